@@ -17,7 +17,51 @@ export const ERROR_CODES = {
   internal_route_refused: { status: 403, message: "The internal credential does not open {method} {path}." },
   internal_secret_invalid: { status: 403, message: "The internal credential is not the one this start issued." },
   internal_call_names_no_work: { status: 403, message: "An internal call must name its work in X-Session-Key." },
+  internal_only_route: { status: 403, message: "{method} {path} is for the gateway's own processes only." },
   bridge_unavailable: { status: 502, message: "The host bridge did not answer: {reason}." },
+  // App bundles: manifest validation, staging, scan and preview (host-bridge/staging, scan, install).
+  manifest_missing: { status: 422, message: "The bundle has no app.json at its root." },
+  manifest_invalid: { status: 422, message: "The manifest field '{field}' is not valid: {reason}." },
+  manifest_path_escapes: { status: 422, message: "The manifest field '{field}' names a path that is rooted or climbs out of the app folder." },
+  manifest_native_refused: { status: 422, message: "Only the packaged native folder may declare 'native': true; this bundle does." },
+  app_name_reserved: { status: 422, message: "The app name '{name}' is reserved by the gateway." },
+  core_incompatible: { status: 422, message: "This PersonalClaw cannot host the app: {reason}. Update PersonalClaw." },
+  bundle_source_invalid: { status: 422, message: "The bundle source is not a readable folder: {reason}." },
+  bundle_unreadable: { status: 422, message: "The bundle entry '{path}' could not be read: {reason}." },
+  bundle_link_absolute: { status: 422, message: "The link '{path}' is absolute; a bundle may only link to its own files." },
+  bundle_link_escapes: { status: 422, message: "The link '{path}' leaves the bundle folder." },
+  bundle_link_to_folder: { status: 422, message: "The link '{path}' points to a folder; only links to files are kept." },
+  bundle_link_dangling: { status: 422, message: "The link '{path}' points to nothing in the bundle." },
+  bundle_link_loop: { status: 422, message: "The link '{path}' is part of a loop of links." },
+  bundle_link_crosses_data: { status: 422, message: "The link '{path}' crosses into or out of data/." },
+  bundle_link_into_omitted: { status: 422, message: "The link '{path}' points into a folder that is never installed." },
+  bundle_reserved_name_is_link: { status: 422, message: "'{path}' must not be a link." },
+  bundle_hardlink_outside: { status: 422, message: "The file '{path}' is a hard link to a file outside the bundle." },
+  bundle_special_file: { status: 422, message: "'{path}' is a {kind}; a bundle may hold only files, folders and links to its own files." },
+  bundle_name_invalid: { status: 422, message: "The name '{path}' holds a NUL, backslash, control character or invalid UTF-8." },
+  bundle_name_collision: { status: 422, message: "The names '{path}' and '{other}' are the same name under Unicode normalisation or letter case." },
+  bundle_too_many_files: { status: 422, message: "The bundle holds more than {limit} entries." },
+  bundle_too_deep: { status: 422, message: "'{path}' is nested deeper than {limit} folders." },
+  bundle_file_too_large: { status: 422, message: "The file '{path}' is larger than {limit} bytes." },
+  bundle_too_large: { status: 422, message: "The bundle is larger than {limit} bytes in total." },
+  bundle_changed_during_copy: { status: 422, message: "'{path}' changed between the survey and the copy; nothing was staged." },
+  scan_dangerous: { status: 422, message: "The scan found dangerous content in code the app runs; this bundle cannot be installed." },
+  auth_bearer_invalid: { status: 403, message: "This Bearer token cannot authorize a request on its own; sign in again with `personalclaw token`." },
+  auth_credential_conflict: { status: 403, message: "The request carries two different owner tokens; send one." },
+  session_signed_out: { status: 403, message: "This sign-in has ended ({reason}); open a new link from `personalclaw token`." },
+  session_expired: { status: 403, message: "This sign-in has expired ({reason}); open a new link from `personalclaw token`." },
+  session_required: { status: 403, message: "Sign in first ({reason}): run `personalclaw token` and open the link it prints." },
+  token_ttl_too_long: { status: 400, message: "A token can last at most 90 days; ask for 90d or less." },
+  token_ttl_invalid: { status: 400, message: "The lifetime '{ttl}' is not a duration; ask for one like 30m, 20h or 7d." },
+  fresh_sign_in_required: { status: 401, message: "This needs a sign-in from the last 10 minutes: open a new link from `personalclaw token` and try again." },
+  app_not_permitted: { status: 403, message: "The app '{app}' did not declare access to {path}." },
+  undeclared_security_route: { status: 403, message: "No app may call {method} {path}: the route has no authorization row for apps." },
+  sandbox_unavailable: { status: 503, message: "The sandbox cannot start ({reason}): run `apt-get install bubblewrap`, or set sandbox.mode = \"off\" in config.json to run app children unsandboxed." },
+  app_secret_unwritable: { status: 500, message: "The backend of '{app}' was not started: its .app_secret could not be written ({reason})." },
+  backend_already_running: { status: 409, message: "The backend of '{app}' is already running; stop it first." },
+  // Security event log (durable/security-log).
+  sel_event_invalid: { status: 400, message: "The security event is not valid: {reason}." },
+  sel_key_invalid: { status: 500, message: "The security log key (SEL_KEY) must be 64 hexadecimal characters; the log refuses to run without it." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -48,6 +92,12 @@ export class GatewayError extends Error {
     this.status = entry.status;
     this.detail = opts.detail;
     this.headers = opts.headers ?? {};
+  }
+
+  /** Re-raises an envelope another PersonalClaw process answered; an unknown code is the bridge's fault. */
+  static fromEnvelope(code: string, message: string, detail: unknown, status: number): GatewayError {
+    if (code in ERROR_CODES) return new GatewayError(code as ErrorCode, { message, detail });
+    return new GatewayError("bridge_unavailable", { vars: { reason: `unknown code ${code} (status ${status})` } });
   }
 
   toEnvelope(): ErrorEnvelope {

@@ -1,0 +1,141 @@
+// AppRegistry: installed-app records (origin/resources/lifecycle, enabled, manifest, consent
+// digest), the live backend status the bridge reports, each backend's current proxy secret
+// (memory only: it is fresh at every backend start), and app inboxes.
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../../workers/env";
+import type { AppRecord, AppView, BackendStatus, ProxyTarget } from "../../workers/contracts/app-record";
+import { APP_REGISTRY_SCHEMA } from "./schema";
+
+export class AppRegistry extends DurableObject<Env> {
+  private records = new Map<string, AppRecord>();
+  private backends = new Map<string, BackendStatus>();
+  private secrets = new Map<string, string>();
+  // Until the host bridge has reported once, how many backends run is not known (null, never 0).
+  private backendsKnown = false;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.blockConcurrencyWhile(async () => {
+      ctx.storage.sql.exec(APP_REGISTRY_SCHEMA);
+      for (const row of ctx.storage.sql.exec("SELECT record FROM apps")) {
+        const record = JSON.parse(String(row.record)) as AppRecord;
+        this.records.set(record.name, record);
+      }
+    });
+  }
+
+  async counts(): Promise<{ installed: number; running: number | null }> {
+    const running = [...this.backends.values()].filter((b) => b.running).length;
+    return { installed: this.records.size, running: this.backendsKnown ? running : null };
+  }
+
+  /** The host bridge has started (or skipped) every backend it will start. */
+  async backendsReported(): Promise<void> {
+    this.backendsKnown = true;
+  }
+
+  async list(): Promise<AppView[]> {
+    return [...this.records.values()].sort((a, b) => a.name.localeCompare(b.name)).map((r) => this.view(r));
+  }
+
+  async get(name: string): Promise<AppView | null> {
+    const record = this.records.get(name);
+    return record ? this.view(record) : null;
+  }
+
+  async record(name: string): Promise<AppRecord | null> {
+    return this.records.get(name) ?? null;
+  }
+
+  async names(): Promise<string[]> {
+    return [...this.records.keys()];
+  }
+
+  /** Adds a record; false when the name is taken. */
+  async add(record: AppRecord): Promise<boolean> {
+    if (this.records.has(record.name)) return false;
+    this.write(record);
+    return true;
+  }
+
+  /** Replaces a record in place (native re-sync keeps the owner's on/off state). */
+  async replace(record: AppRecord): Promise<void> {
+    this.write(record);
+  }
+
+  async remove(name: string): Promise<boolean> {
+    const existed = this.records.delete(name);
+    this.backends.delete(name);
+    this.secrets.delete(name);
+    this.ctx.storage.sql.exec("DELETE FROM apps WHERE name = ?", name);
+    this.ctx.storage.sql.exec("DELETE FROM inbox WHERE recipient = ?", name);
+    return existed;
+  }
+
+  async setEnabled(name: string, enabled: boolean): Promise<AppView | null> {
+    const record = this.records.get(name);
+    if (!record) return null;
+    this.write({ ...record, enabled });
+    if (!enabled) this.secrets.delete(name);
+    return this.view(this.records.get(name)!);
+  }
+
+  async setBackend(name: string, status: BackendStatus, secret?: string): Promise<boolean> {
+    if (!this.records.has(name)) return false;
+    this.backends.set(name, status);
+    if (secret !== undefined) this.secrets.set(name, secret);
+    if (!status.running) this.secrets.delete(name);
+    return true;
+  }
+
+  async proxyTarget(name: string): Promise<ProxyTarget | null> {
+    const record = this.records.get(name);
+    if (!record) return null;
+    const backend = this.backends.get(name);
+    return {
+      enabled: record.enabled,
+      port: backend?.running ? backend.port : null,
+      healthy: Boolean(backend?.running && backend.healthy),
+      secret: this.secrets.get(name) ?? null,
+      healthPath: record.manifest.backend?.healthCheck ?? "/health",
+    };
+  }
+
+  async deliver(recipient: string, sender: string, body: unknown, sentAt: string): Promise<boolean> {
+    if (!this.records.has(recipient)) return false;
+    this.ctx.storage.sql.exec("INSERT INTO inbox (recipient, sender, body, sent_at) VALUES (?, ?, ?, ?)", recipient, sender, JSON.stringify(body), sentAt);
+    return true;
+  }
+
+  /** Returns and removes every message waiting for `recipient`. */
+  async drain(recipient: string): Promise<Array<{ from: string; body: unknown; sentAt: string }>> {
+    const rows = this.ctx.storage.sql.exec("SELECT id, sender, body, sent_at FROM inbox WHERE recipient = ? ORDER BY id", recipient).toArray();
+    this.ctx.storage.sql.exec("DELETE FROM inbox WHERE recipient = ?", recipient);
+    return rows.map((row) => ({ from: String(row.sender), body: JSON.parse(String(row.body)), sentAt: String(row.sent_at) }));
+  }
+
+  private write(record: AppRecord): void {
+    this.records.set(record.name, record);
+    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO apps (name, record) VALUES (?, ?)", record.name, JSON.stringify(record));
+  }
+
+  private view(record: AppRecord): AppView {
+    const manifest = record.manifest;
+    return {
+      name: record.name,
+      displayName: record.displayName,
+      version: record.version,
+      origin: record.origin,
+      resources: record.resources,
+      lifecycle: record.lifecycle,
+      enabled: record.enabled,
+      native: record.origin === "builtin",
+      requires: manifest.requires ?? [],
+      consentDigest: record.consentDigest,
+      installedAt: record.installedAt,
+      hasBackend: Boolean(manifest.backend),
+      ui: manifest.ui?.entry ? { entry: manifest.ui.entry, revision: record.uiRevision } : null,
+      backend: manifest.backend ? this.backends.get(record.name) ?? null : null,
+    };
+  }
+}

@@ -1,0 +1,29 @@
+// SessionStore tables. Only a hash of each token's secret is stored; the token itself
+// exists only in the response that minted it.
+export const SESSION_SCHEMA = `
+CREATE TABLE IF NOT EXISTS signing_key (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  key_hex TEXT NOT NULL,
+  generation INTEGER NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sessions (
+  id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  app TEXT,
+  issuer TEXT NOT NULL,
+  secret_hash TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  last_used_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  signed_in_at INTEGER NOT NULL,
+  open_until INTEGER,
+  bound_address TEXT,
+  opened_at INTEGER
+);
+CREATE TABLE IF NOT EXISTS ended_sessions (
+  id TEXT PRIMARY KEY,
+  reason TEXT NOT NULL,
+  at INTEGER NOT NULL
+);
+`;

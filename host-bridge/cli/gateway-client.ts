@@ -1,0 +1,61 @@
+// The CLI's door to its home's running gateway: loopback only, through node:http directly
+// (no environment proxy, no redirect followed), with the internal credential and the
+// command named as its work (INT-08).
+import { request } from "node:http";
+import { readFileSync } from "node:fs";
+import { homePaths } from "../home";
+import { isProcessAlive, readGatewayFile } from "./gateway-file";
+
+export interface GatewayAnswer {
+  status: number;
+  body: any;
+}
+
+export class GatewayNotRunning extends Error {}
+
+/** Calls the gateway of `home` as the CLI; throws GatewayNotRunning when none is running there. */
+export async function callGateway(home: string, work: string, method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<GatewayAnswer> {
+  const paths = homePaths(home);
+  const gateway = readGatewayFile(paths);
+  if (!gateway || !isProcessAlive(gateway.pid)) throw new GatewayNotRunning(`No gateway is running for ${home}; start it with \`personalclaw start\`.`);
+  const secret = readFileSync(paths.localSecret, "utf8").trim();
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolvePromise, reject) => {
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port: gateway.port,
+        method,
+        path,
+        headers: {
+          Host: `127.0.0.1:${gateway.port}`,
+          "X-Internal-Secret": secret,
+          "X-Session-Key": `cli:${work}`,
+          ...(payload === undefined ? {} : { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(payload) }),
+          ...extraHeaders,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            // Not JSON: hand back the text.
+          }
+          resolvePromise({ status: res.statusCode ?? 0, body: parsed });
+        });
+      },
+    );
+    req.on("error", reject);
+    req.end(payload);
+  });
+}
+
+/** Reads the home's local secret (owner-presence proof from this machine). */
+export function readLocalSecret(home: string): string {
+  return readFileSync(homePaths(home).localSecret, "utf8").trim();
+}

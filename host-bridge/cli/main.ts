@@ -1,0 +1,73 @@
+// The personalclaw command line. Each command is one module; this file only dispatches.
+import { parseArgs } from "node:util";
+import { readSettings } from "../settings";
+import { startGateway } from "./start";
+import { runDoctor } from "./doctor";
+import { runToken, runRotateKey } from "./token";
+import { runSecurityEvents, runSecurityVerify } from "./security";
+import { GatewayNotRunning } from "./gateway-client";
+
+const USAGE = `Usage: personalclaw <command>
+
+  start [--port N] [--home DIR] [--json-ready]   run the gateway
+  doctor [--json]                                 check this machine and home
+  token [--ttl D]                                 print a sign-in link (default 20h, at most 90d)
+  auth rotate-key                                 replace the signing key; every session ends
+  security events [--kind K] [--limit N] [--json] show security events, newest first
+  security verify [--json]                        verify the security log's chain (exit 1 if broken)
+`;
+
+type Command = (args: string[], home: string) => Promise<number>;
+
+/** Runs the CLI; returns the process exit status. */
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const settings = readSettings();
+  const withHome = (args: string[]) => {
+    const index = args.indexOf("--home");
+    if (index >= 0 && args[index + 1]) {
+      settings.home = args[index + 1];
+      return [...args.slice(0, index), ...args.slice(index + 2)];
+    }
+    return args;
+  };
+  const commands: Record<string, Command> = {
+    doctor: (args, home) => runDoctor(args, { ...settings, home }),
+    token: (args, home) => runToken(args, home),
+    "auth rotate-key": (_args, home) => runRotateKey(home),
+    "security events": (args, home) => runSecurityEvents(args, home),
+    "security verify": (args, home) => runSecurityVerify(args, home),
+  };
+  try {
+    if (command === "start") {
+      const { values } = parseArgs({ args: rest, options: { port: { type: "string" }, home: { type: "string" }, "json-ready": { type: "boolean" } } });
+      if (values.home) settings.home = values.home;
+      if (values.port !== undefined) {
+        const port = Number(values.port);
+        if (!Number.isInteger(port) || port < 0 || port > 65535) {
+          process.stderr.write(`personalclaw: --port must be a number from 0 to 65535.\n`);
+          return 2;
+        }
+        settings.port = port;
+      }
+      return await startGateway({ settings, jsonReady: Boolean(values["json-ready"]) });
+    }
+    const two = `${command} ${rest[0] ?? ""}`;
+    if (commands[two]) {
+      const args = withHome(rest.slice(1));
+      return await commands[two](args, settings.home);
+    }
+    if (command && commands[command]) {
+      const args = withHome(rest);
+      return await commands[command](args, settings.home);
+    }
+    process.stderr.write(USAGE);
+    return command === undefined || command === "help" || command === "--help" ? 0 : 2;
+  } catch (error) {
+    if (error instanceof GatewayNotRunning) {
+      process.stderr.write(`personalclaw: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}

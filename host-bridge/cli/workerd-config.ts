@@ -1,0 +1,57 @@
+// The capnp config `personalclaw start` hands to `workerd serve`: the worker bundle, its
+// Durable Object namespaces with localDisk storage under <home>/state, an outbound network
+// that reaches loopback only (the bridge and app backends), the dashboard files, and the
+// listening socket. No dev-server layer sits on the request path.
+import { relative, dirname } from "node:path";
+
+export interface WorkerdConfigInput {
+  configPath: string;
+  workerBundle: string;
+  stateDir: string;
+  webDir: string;
+  listen: string;
+  bindings: Record<string, string>;
+}
+
+export const DURABLE_OBJECT_CLASSES = [
+  { binding: "SESSIONS", className: "SessionStore", uniqueKey: "personalclaw-session-store" },
+  { binding: "APPS", className: "AppRegistry", uniqueKey: "personalclaw-app-registry" },
+  { binding: "SECURITY_LOG", className: "SecurityLog", uniqueKey: "personalclaw-security-log" },
+] as const;
+
+const capnpText = (value: string) => JSON.stringify(value);
+
+/** Renders the capnp config text. Paths inside `embed` are relative to the config file. */
+export function renderWorkerdConfig(input: WorkerdConfigInput): string {
+  const bundle = relative(dirname(input.configPath), input.workerBundle);
+  const bindings = [
+    ...DURABLE_OBJECT_CLASSES.map((d) => `(name = ${capnpText(d.binding)}, durableObjectNamespace = ${capnpText(d.className)})`),
+    `(name = "ASSETS", service = "web")`,
+    ...Object.entries(input.bindings).map(([name, value]) => `(name = ${capnpText(name)}, text = ${capnpText(value)})`),
+  ];
+  return `using Workerd = import "/workerd/workerd.capnp";
+
+const config :Workerd.Config = (
+  services = [
+    (name = "gateway", worker = .gateway),
+    (name = "state", disk = (path = ${capnpText(input.stateDir)}, writable = true)),
+    (name = "web", disk = (path = ${capnpText(input.webDir)}, writable = false)),
+    (name = "loopback", network = (allow = ["local"], deny = [])),
+  ],
+  sockets = [ (name = "http", address = ${capnpText(input.listen)}, http = (), service = "gateway") ],
+);
+
+const gateway :Workerd.Worker = (
+  modules = [ (name = "worker.js", esModule = embed ${capnpText(bundle)}) ],
+  compatibilityDate = "2026-04-01",
+  durableObjectNamespaces = [
+${DURABLE_OBJECT_CLASSES.map((d) => `    (className = ${capnpText(d.className)}, uniqueKey = ${capnpText(d.uniqueKey)}, enableSql = true),`).join("\n")}
+  ],
+  durableObjectStorage = (localDisk = "state"),
+  globalOutbound = "loopback",
+  bindings = [
+${bindings.map((b) => `    ${b},`).join("\n")}
+  ],
+);
+`;
+}

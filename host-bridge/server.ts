@@ -1,0 +1,77 @@
+// The host bridge's internal API: loopback only, and every request must carry this start's
+// internal credential. Each operation is one (method, path) entry matched whole (INT-03).
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { timingSafeEqual } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import { GatewayError } from "../workers/contracts/errors";
+
+export interface BridgeRequest {
+  body: unknown;
+  work: string;
+}
+export type BridgeOperation = (request: BridgeRequest) => Promise<unknown>;
+
+const BODY_LIMIT = 1024 * 1024;
+
+function sameSecret(presented: string | undefined, secret: string): boolean {
+  if (typeof presented !== "string") return false;
+  const a = Buffer.from(presented);
+  const b = Buffer.from(secret);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of req) {
+    total += (chunk as Buffer).length;
+    if (total > BODY_LIMIT) throw new GatewayError("body_too_large", { vars: { limit: BODY_LIMIT } });
+    chunks.push(chunk as Buffer);
+  }
+  if (total === 0) return undefined;
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  } catch {
+    throw new GatewayError("bad_request", { vars: { reason: "the body is not valid JSON" } });
+  }
+}
+
+/** Starts the bridge's internal API on 127.0.0.1 with an ephemeral port. */
+export async function startBridgeServer(secret: string, operations: Map<string, BridgeOperation>, log: (line: string) => void): Promise<{ server: Server; port: number }> {
+  const server = createServer(async (req, res) => {
+    const path = (req.url ?? "/").split("?")[0];
+    if (!sameSecret(req.headers["x-internal-secret"] as string | undefined, secret)) {
+      send(res, 403, new GatewayError("internal_secret_invalid").toEnvelope());
+      return;
+    }
+    const operation = operations.get(`${req.method} ${path}`);
+    if (!operation) {
+      send(res, 403, new GatewayError("internal_route_refused", { vars: { method: req.method ?? "", path } }).toEnvelope());
+      return;
+    }
+    const work = String(req.headers["x-session-key"] ?? "");
+    if (!work) {
+      send(res, 403, new GatewayError("internal_call_names_no_work").toEnvelope());
+      return;
+    }
+    try {
+      send(res, 200, (await operation({ body: await readBody(req), work })) ?? null);
+    } catch (error) {
+      if (error instanceof GatewayError) {
+        send(res, error.status, error.toEnvelope());
+      } else {
+        log(`bridge operation ${req.method} ${path} failed: ${error instanceof Error ? error.stack : String(error)}`);
+        send(res, 500, new GatewayError("internal_error").toEnvelope());
+      }
+    }
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolvePromise) => server.listen(0, "127.0.0.1", resolvePromise));
+  return { server, port: (server.address() as AddressInfo).port };
+}

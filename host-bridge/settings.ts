@@ -1,0 +1,40 @@
+// Every environment variable the Node side reads, declared once with its default and a
+// one-line doc. Nothing else reads process.env (children get buildChildEnv's allowlist).
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+
+export interface Settings {
+  /** PERSONALCLAW_HOME: where all state lives (default ~/.personalclaw). */
+  home: string;
+  /** PERSONALCLAW_PORT: the gateway's port (default 10000; 0 picks a free one). */
+  port: number;
+  /** PERSONALCLAW_AUTH_MODE: local_token (default) or none; anything else is not applied. */
+  authModeRequested: string;
+  /** PERSONALCLAW_BIND_HOST: the address workerd listens on (default 127.0.0.1; `none` forces loopback). */
+  bindHost: string;
+  /** PERSONALCLAW_ALLOWED_HOSTS: extra Host names that name this gateway, comma separated. */
+  allowedHosts: string;
+  /** PERSONALCLAW_SKIP_APP_BACKENDS=1: start no app backend. */
+  skipAppBackends: boolean;
+  /** PERSONALCLAW_TEST_CLOCK=1: honour X-Test-Now (test runs only). */
+  testClock: boolean;
+}
+
+/** Reads the settings from an environment (process.env by default). */
+export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  const port = env.PERSONALCLAW_PORT === undefined || env.PERSONALCLAW_PORT === "" ? 10000 : Number(env.PERSONALCLAW_PORT);
+  return {
+    home: resolve(env.PERSONALCLAW_HOME || join(homedir(), ".personalclaw")),
+    port: Number.isInteger(port) && port >= 0 && port < 65536 ? port : 10000,
+    authModeRequested: env.PERSONALCLAW_AUTH_MODE ?? "",
+    bindHost: env.PERSONALCLAW_BIND_HOST || "127.0.0.1",
+    allowedHosts: env.PERSONALCLAW_ALLOWED_HOSTS ?? "",
+    skipAppBackends: env.PERSONALCLAW_SKIP_APP_BACKENDS === "1",
+    testClock: env.PERSONALCLAW_TEST_CLOCK === "1",
+  };
+}
+
+/** The process environment the host bridge hands to buildChildEnv as its parent. */
+export function parentEnvironment(): NodeJS.ProcessEnv {
+  return process.env;
+}

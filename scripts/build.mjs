@@ -1,0 +1,69 @@
+// Builds the worker bundle, the CLI/host bridge and the route renderer with esbuild, only
+// when a source is newer than the last build (so `personalclaw start` stays fast).
+import { build } from "esbuild";
+import { mkdirSync, readdirSync, statSync, writeFileSync, existsSync } from "node:fs";
+import { join, dirname } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const SOURCES = ["workers", "durable", "host-bridge", "scripts", "package.json"];
+const STAMP = join(root, "dist", ".build-stamp");
+
+function newestMtime(path) {
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let newest = stat.mtimeMs;
+  for (const name of readdirSync(path)) {
+    if (name === "node_modules") continue;
+    newest = Math.max(newest, newestMtime(join(path, name)));
+  }
+  return newest;
+}
+
+/** True when dist/ is missing or older than any source. */
+export function isBuildStale() {
+  if (!existsSync(STAMP)) return true;
+  const built = statSync(STAMP).mtimeMs;
+  return SOURCES.some((source) => newestMtime(join(root, source)) > built);
+}
+
+/** Builds every bundle into dist/. */
+export async function buildAll() {
+  mkdirSync(join(root, "dist"), { recursive: true });
+  const common = { bundle: true, logLevel: "warning", target: "es2022", absWorkingDir: root, sourcemap: "linked" };
+  await Promise.all([
+    build({
+      ...common,
+      entryPoints: ["workers/index.ts"],
+      outfile: "dist/worker.js",
+      format: "esm",
+      platform: "neutral",
+      conditions: ["workerd", "worker", "browser"],
+      mainFields: ["module", "main"],
+      external: ["cloudflare:*"],
+    }),
+    build({
+      ...common,
+      entryPoints: { cli: "host-bridge/cli/main.ts", "render-routes": "scripts/render-routes.ts" },
+      outdir: "dist",
+      outExtension: { ".js": ".mjs" },
+      format: "esm",
+      platform: "node",
+      target: "node20",
+      packages: "external",
+      external: ["cloudflare:*"],
+    }),
+  ]);
+  writeFileSync(STAMP, new Date().toISOString());
+}
+
+/** Builds when stale; returns whether it built. */
+export async function buildIfStale() {
+  if (!isBuildStale()) return false;
+  await buildAll();
+  return true;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  await buildAll();
+}

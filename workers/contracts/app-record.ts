@@ -1,0 +1,62 @@
+// The installed-app record: the one record of each install, held by AppRegistry. The host
+// bridge keeps the bytes; nothing else keeps a second record.
+import { z } from "zod";
+import type { AppManifest } from "./manifest";
+
+export const BackendStatusSchema = z.object({
+  running: z.boolean(),
+  healthy: z.boolean(),
+  pid: z.number().int().nullable(),
+  port: z.number().int().nullable(),
+  startedAt: z.string().nullable(),
+  restarts: z.number().int(),
+  lastLines: z.array(z.string()),
+  exit: z.object({ code: z.number().int().nullable(), signal: z.string().nullable(), at: z.string() }).nullable(),
+  reason: z.string().nullable().optional(),
+});
+export type BackendStatus = z.infer<typeof BackendStatusSchema>;
+
+export type AppOrigin = "builtin" | "local";
+export type AppLifecycle = "gateway" | "locked";
+
+export interface AppRecord {
+  name: string;
+  displayName: string;
+  version: string;
+  origin: AppOrigin;
+  source: string;
+  resources: "gateway";
+  lifecycle: AppLifecycle;
+  enabled: boolean;
+  manifest: AppManifest;
+  consentDigest: string;
+  installedAt: string;
+  uiRevision: string | null;
+}
+
+/** What `GET /api/apps` shows of a record: nativeness from the record's origin, never the manifest. */
+export interface AppView {
+  name: string;
+  displayName: string;
+  version: string;
+  origin: AppOrigin;
+  resources: "gateway";
+  lifecycle: AppLifecycle;
+  enabled: boolean;
+  native: boolean;
+  requires: Array<{ name: string; why: string; how: string }>;
+  consentDigest: string;
+  installedAt: string;
+  hasBackend: boolean;
+  ui: { entry: string; revision: string | null } | null;
+  backend: BackendStatus | null;
+}
+
+/** The proxy's view of an app: read on every proxied request, so it comes from memory. */
+export interface ProxyTarget {
+  enabled: boolean;
+  port: number | null;
+  healthy: boolean;
+  secret: string | null;
+  healthPath: string;
+}

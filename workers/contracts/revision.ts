@@ -1,0 +1,23 @@
+// Whole-document writes are revision-guarded (CONV-08): a read returns `revision`, a write
+// must send If-Match with it, so two editors never silently overwrite each other.
+import { canonicalJson } from "./canonical-json";
+import { GatewayError } from "./errors";
+
+/** The revision of a document: a digest of its editable content only. */
+export async function revisionOf(document: unknown): Promise<string> {
+  const bytes = new TextEncoder().encode(canonicalJson(document));
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return Array.from(digest.subarray(0, 12), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Reads the revision a write is based on from If-Match; 428 `revision_required` without one. */
+export function requireIfMatch(ifMatch: string | null | undefined): string {
+  const match = /^\s*(?:W\/)?"([0-9a-f]+)"\s*$/.exec(ifMatch ?? "");
+  if (!match) throw new GatewayError("revision_required");
+  return match[1];
+}
+
+/** Refuses with 409 `stale_write` unless the document is still at the revision the writer read. */
+export async function assertCurrentRevision(basedOn: string, current: unknown): Promise<void> {
+  if (basedOn !== (await revisionOf(current))) throw new GatewayError("stale_write");
+}

@@ -1,0 +1,34 @@
+// Every binding the gateway worker reads, declared once. The CLI's workerd config
+// (host-bridge/cli/workerd-config.ts) is what fills them; nothing else reads `env`.
+import type { SecurityLog } from "../durable/security-log/index";
+import type { SessionStore } from "../durable/session-store/index";
+import type { AppRegistry } from "../durable/app-registry/index";
+
+export interface Env {
+  /** Durable Object namespace holding sessions, sign-in links and the signing key. */
+  SESSIONS: DurableObjectNamespace<SessionStore>;
+  /** Durable Object namespace holding installed-app records. */
+  APPS: DurableObjectNamespace<AppRegistry>;
+  /** Durable Object namespace holding the HMAC-chained security event log. */
+  SECURITY_LOG: DurableObjectNamespace<SecurityLog>;
+  /** The dashboard's static files (a workerd disk service over web/). */
+  ASSETS: Fetcher;
+  /** The internal credential of this start (contents of <home>/.local_secret). */
+  INTERNAL_SECRET: string;
+  /** Base URL of the host bridge on loopback, e.g. http://127.0.0.1:41234. */
+  BRIDGE_URL: string;
+  /** Security log HMAC key, 64 hex characters (contents of <home>/sel_hmac.key). */
+  SEL_KEY: string;
+  /** The port this gateway serves; names the browser cookie pc_token_<port>. */
+  GATEWAY_PORT: string;
+  /** The value PERSONALCLAW_AUTH_MODE asked for ("" when unset). */
+  AUTH_MODE_REQUESTED: string;
+  /** Extra Host names the owner allows, comma separated (PERSONALCLAW_ALLOWED_HOSTS). */
+  ALLOWED_HOSTS: string;
+  /** The package version. */
+  VERSION: string;
+  /** When this start began, ISO-8601. */
+  STARTED_AT: string;
+  /** "1" only in test runs that need an injectable clock (X-Test-Now header). */
+  TEST_CLOCK: string;
+}

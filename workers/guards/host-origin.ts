@@ -1,0 +1,34 @@
+// Step 1 of every request. The Host check is what defeats DNS rebinding: a page on
+// evil.example that re-points its name at 127.0.0.1 still sends `Host: evil.example`.
+// The Origin check stops another site's page from writing through the owner's browser.
+import { GatewayError } from "../contracts/errors";
+
+const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/** The Host values that name this gateway: loopback names on its port, plus configured hosts. */
+export function allowedHosts(port: string, configured: string): Set<string> {
+  const hosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]);
+  for (const name of configured.split(",").map((value) => value.trim().toLowerCase()).filter(Boolean)) {
+    hosts.add(name.includes(":") && !name.startsWith("[") ? name : `${name}:${port}`);
+  }
+  return hosts;
+}
+
+/** Refuses a request whose Host is not this gateway, or a write from another Origin. */
+export function checkHostAndOrigin(headers: Headers, method: string, hosts: Set<string>): void {
+  const host = headers.get("host")?.toLowerCase() ?? "";
+  // A comma means the header arrived twice; two copies never vouch for each other.
+  if (!hosts.has(host)) throw new GatewayError("host_not_allowed");
+  if (!STATE_CHANGING.has(method)) return;
+  const origin = headers.get("origin");
+  if (origin !== null && !isOwnOrigin(origin, hosts)) throw new GatewayError("origin_not_allowed");
+  const site = headers.get("sec-fetch-site");
+  if (origin === null && site !== null && site !== "same-origin" && site !== "none") {
+    throw new GatewayError("origin_not_allowed");
+  }
+}
+
+function isOwnOrigin(origin: string, hosts: Set<string>): boolean {
+  const match = /^http:\/\/([^/,\s]+)$/i.exec(origin.trim());
+  return match !== null && hosts.has(match[1].toLowerCase());
+}

@@ -1,0 +1,32 @@
+// The gateway's own processes (host bridge, CLI) call it with X-Internal-Secret. The
+// credential opens only the routes whose row lists it, matched whole, and every call must
+// name its work so the security log can say whose work it was (INT-03..06).
+import { GatewayError } from "../contracts/errors";
+import type { Env } from "../env";
+import type { RouteRow } from "../routes/define";
+import { audit } from "../audit";
+import { equalsInConstantTime } from "./constant-time";
+import type { Principal } from "./principal";
+
+const WORK_NAME = /^[a-z][a-z0-9._:-]{0,63}$/i;
+
+/** The internal principal of a request carrying X-Internal-Secret, or null when it carries none. */
+export async function internalPrincipal(
+  request: Request,
+  row: Pick<RouteRow, "internal"> | null,
+  env: Env,
+  path: string,
+): Promise<Principal | null> {
+  const presented = request.headers.get("x-internal-secret");
+  if (presented === null) return null;
+  const subject = `${request.method} ${path}`;
+  const refuse = async (code: "internal_route_refused" | "internal_secret_invalid" | "internal_call_names_no_work") => {
+    await audit(env, { kind: code, outcome: "refused", principal: "anonymous", subject, secrets: [presented] });
+    return new GatewayError(code, { vars: { method: request.method, path } });
+  };
+  if (!row?.internal) throw await refuse("internal_route_refused");
+  if (!equalsInConstantTime(presented, env.INTERNAL_SECRET)) throw await refuse("internal_secret_invalid");
+  const work = request.headers.get("x-session-key") ?? "";
+  if (!WORK_NAME.test(work)) throw await refuse("internal_call_names_no_work");
+  return { kind: "internal", work };
+}

@@ -1,0 +1,49 @@
+// Step 3: turns the presented credentials into one principal through SessionStore.
+import { GatewayError } from "../contracts/errors";
+import type { Env } from "../env";
+import { authModeInForce } from "../contracts/auth-mode";
+import { browserRefusal, type PresentedCredentials } from "./credentials";
+import type { OwnerPrincipal, Principal } from "./principal";
+
+export function sessionStore(env: Env) {
+  return env.SESSIONS.get(env.SESSIONS.idFromName("sessions"));
+}
+
+/**
+ * An app token never authorizes as the owner: beside an owner session it narrows it, alone
+ * it is the app's own work (C-1). A Bearer that cannot authorize is refused outright; a bad
+ * cookie is kept as the refusal an owner-only route will give.
+ */
+export async function resolvePrincipal(env: Env, creds: PresentedCredentials, now: number): Promise<Principal> {
+  const sessions = sessionStore(env);
+  let owner: OwnerPrincipal | null = null;
+  let app: { app: string; tokenId: string } | null = null;
+  let refusal: GatewayError | null = null;
+
+  if (creds.bearer !== null) {
+    const checked = await sessions.check(creds.bearer, now);
+    if (!checked.ok) throw new GatewayError("auth_bearer_invalid");
+    const s = checked.session;
+    if (s.kind === "app") app = { app: s.app!, tokenId: s.id };
+    else owner = { kind: "owner", sessionId: s.id, signedInAt: s.signedInAt, via: "bearer" };
+  }
+  if (creds.appToken !== null && app === null) {
+    const checked = await sessions.check(creds.appToken, now);
+    if (!checked.ok || checked.session.kind !== "app") throw new GatewayError("auth_bearer_invalid");
+    app = { app: checked.session.app!, tokenId: checked.session.id };
+  }
+  if (owner === null && creds.cookie !== null) {
+    const checked = await sessions.check(creds.cookie, now);
+    if (checked.ok && checked.session.kind !== "app") {
+      owner = { kind: "owner", sessionId: checked.session.id, signedInAt: checked.session.signedInAt, via: "cookie" };
+    } else {
+      refusal = checked.ok ? browserRefusal("not_signed_in", null) : browserRefusal(checked.reason, checked.at);
+    }
+  }
+  if (owner === null && authModeInForce(env).mode === "none") {
+    owner = { kind: "owner", sessionId: null, signedInAt: now, via: "auth-off" };
+  }
+  if (app !== null) return { kind: "app", app: app.app, tokenId: app.tokenId, narrows: owner };
+  if (owner !== null) return owner;
+  return { kind: "anonymous", refusal };
+}

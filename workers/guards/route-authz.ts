@@ -1,0 +1,31 @@
+// Step 4: every route's row decides who may call it. An owner-only row refuses every app
+// whatever its manifest declared; a bootstrap row needs no principal.
+import { GatewayError } from "../contracts/errors";
+import type { RouteRow } from "../routes/define";
+import { browserRefusal } from "./credentials";
+import type { Principal } from "./principal";
+
+/**
+ * Throws the refusal for a principal the row does not admit; true when the app permission
+ * gate (step 5) still has to judge an app principal.
+ */
+export function authorizeRoute(row: Pick<RouteRow, "authz" | "internal" | "method">, principal: Principal, path: string): boolean {
+  if (row.authz.kind === "bootstrap") return false;
+  if (row.authz.kind === "internal-only" && principal.kind !== "internal") {
+    if (principal.kind === "anonymous") throw principal.refusal ?? browserRefusal("not_signed_in", null);
+    throw new GatewayError("internal_only_route", { vars: { method: row.method, path } });
+  }
+  switch (principal.kind) {
+    case "internal":
+      return false;
+    case "owner":
+      return false;
+    case "anonymous":
+      throw principal.refusal ?? browserRefusal("not_signed_in", null);
+    case "app":
+      if (row.authz.kind === "owner" || row.authz.kind === "internal-only") {
+        throw new GatewayError("app_not_permitted", { vars: { app: principal.app, path }, detail: { reason: "owner_only" } });
+      }
+      return true;
+  }
+}

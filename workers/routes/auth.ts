@@ -1,0 +1,184 @@
+// Sign-in routes (AUTH-*): minting tokens with owner presence, the startup link, devices
+// and sign-out, and replacing the signing key.
+import { z } from "zod";
+import { GatewayError } from "../contracts/errors";
+import { describeDuration, DEFAULT_TOKEN_TTL_MS, parseTtl, PRESENCE_WINDOW_MS, TokenQuerySchema, type SessionView } from "../contracts/session";
+import { equalsInConstantTime } from "../guards/constant-time";
+import { cookieName } from "../guards/credentials";
+import type { Principal } from "../guards/principal";
+import { sessionStore } from "../guards/resolve-principal";
+import { clientAddress } from "./sign-in-link";
+import { route, type RouteRequest } from "./define";
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
+
+// Owner presence (AUTH-26): a sign-in from the last 10 minutes, or the machine's local
+// secret presented from a loopback address. Minting a lasting credential needs one.
+function assertOwnerPresence(req: RouteRequest<unknown, unknown>): void {
+  const local = req.c.req.header("x-local-secret");
+  if (local !== undefined && LOOPBACK.test(clientAddress(req.c.req.raw)) && equalsInConstantTime(local, req.env.INTERNAL_SECRET)) return;
+  const p = req.principal;
+  if (p.kind === "owner" && p.via !== "auth-off" && req.now - p.signedInAt <= PRESENCE_WINDOW_MS) return;
+  throw new GatewayError("fresh_sign_in_required");
+}
+
+function currentSessionId(principal: Principal): string | null {
+  return principal.kind === "owner" ? principal.sessionId : null;
+}
+
+async function auditSignOuts(req: RouteRequest<unknown, unknown>, ended: SessionView[], reason: string) {
+  for (const session of ended) {
+    await req.audit({ kind: "session_signed_out", outcome: "allowed", subject: session.id, detail: { reason, kind: session.kind, issuer: session.issuer } });
+  }
+}
+
+function linkUrl(env: { GATEWAY_PORT: string }, token: string): string {
+  return `http://127.0.0.1:${env.GATEWAY_PORT}/?token=${token}`;
+}
+
+async function mintOwnerToken(req: RouteRequest<unknown, unknown>, issuer: string, ttlText: string | undefined) {
+  let ttlMs = DEFAULT_TOKEN_TTL_MS;
+  if (ttlText !== undefined) {
+    const parsed = parseTtl(ttlText);
+    if (!parsed.ok) throw new GatewayError(parsed.code, { vars: { ttl: ttlText.slice(0, 40) } });
+    ttlMs = parsed.ms;
+  }
+  const minted = await sessionStore(req.env).mintToken(issuer, ttlMs, req.now);
+  await req.audit({ kind: "session_signed_in", outcome: "allowed", subject: minted.session.id, detail: { kind: "token", issuer } });
+  await auditSignOuts(req, minted.evicted, "limit");
+  await auditSignOuts(req, minted.superseded, "superseded");
+  return {
+    token: minted.token,
+    url: linkUrl(req.env, minted.token),
+    expires_in: Math.floor(ttlMs / 1000),
+    expires_at: new Date(minted.session.expiresAt).toISOString(),
+    open_within: Math.floor(minted.openWithin / 1000),
+    lasts: describeDuration(ttlMs),
+  };
+}
+
+export const authRoutes = [
+  route({
+    method: "GET",
+    path: "/api/token/local",
+    family: "auth",
+    authz: { kind: "owner" },
+    internal: true,
+    query: TokenQuerySchema,
+    contract: "Mints an owner token (default 20h, at most 90d) for a caller proving owner presence; answers {token, url, expires_in, expires_at, open_within}.",
+    async handle(req) {
+      assertOwnerPresence(req);
+      const issuer = req.principal.kind === "internal" ? "cli" : "token-route";
+      return mintOwnerToken(req, issuer, req.query.ttl);
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/api/auth/startup-link",
+    family: "auth",
+    authz: { kind: "internal-only" },
+    internal: true,
+    body: z.object({}).strict(),
+    contract: "Mints this start's sign-in link; the previous start's unopened link ends with reason superseded.",
+    async handle(req) {
+      return mintOwnerToken(req, "startup", undefined);
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/api/auth/sessions",
+    family: "auth",
+    authz: { kind: "owner" },
+    internal: false,
+    contract: "Every sign-in (id, kind, issuer, created, last used, expires, current); never a secret.",
+    async handle({ env, now, principal }) {
+      const current = currentSessionId(principal);
+      const sessions = await sessionStore(env).list(now);
+      return {
+        sessions: sessions
+          .filter((s) => s.kind !== "app")
+          .map((s) => ({
+            id: s.id,
+            kind: s.kind,
+            issuer: s.issuer,
+            created_at: new Date(s.createdAt).toISOString(),
+            last_used_at: new Date(s.lastUsedAt).toISOString(),
+            expires_at: new Date(s.expiresAt).toISOString(),
+            current: s.id === current,
+          })),
+      };
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/api/auth/logout",
+    family: "auth",
+    authz: { kind: "owner" },
+    internal: false,
+    body: z.object({}).strict(),
+    contract: "Signs out the session making the request and clears its cookie.",
+    async handle(req) {
+      const ended = await sessionStore(req.env).signOut("this", currentSessionId(req.principal), null, req.now);
+      await auditSignOuts(req, ended, "signed_out");
+      return req.c.json({ signed_out: ended.length }, 200, {
+        "Set-Cookie": `${cookieName(req.env.GATEWAY_PORT)}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0`,
+      });
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/api/auth/sessions/:id/signout",
+    family: "auth",
+    authz: { kind: "owner" },
+    internal: false,
+    body: z.object({}).strict(),
+    contract: "Signs out one other session by id.",
+    async handle(req) {
+      const ended = await sessionStore(req.env).signOut("one", currentSessionId(req.principal), req.params.id, req.now);
+      await auditSignOuts(req, ended, "signed_out_elsewhere");
+      return { signed_out: ended.length };
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/api/auth/signout-others",
+    family: "auth",
+    authz: { kind: "owner" },
+    internal: false,
+    body: z.object({}).strict(),
+    contract: "Signs out every session but the one making the request.",
+    async handle(req) {
+      const ended = await sessionStore(req.env).signOut("others", currentSessionId(req.principal), null, req.now);
+      await auditSignOuts(req, ended, "signed_out_others");
+      return { signed_out: ended.length };
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/api/auth/signout-everywhere",
+    family: "auth",
+    authz: { kind: "owner" },
+    internal: false,
+    body: z.object({}).strict(),
+    contract: "Signs out every session, this one included.",
+    async handle(req) {
+      const ended = await sessionStore(req.env).signOut("everywhere", null, null, req.now);
+      await auditSignOuts(req, ended, "signed_out_everywhere");
+      return { signed_out: ended.length };
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/api/auth/rotate-key",
+    family: "auth",
+    authz: { kind: "owner" },
+    internal: true,
+    body: z.object({}).strict(),
+    contract: "Replaces the session-signing key; every session and token ends with reason key_replaced. Needs no presence (containment).",
+    async handle(req) {
+      const ended = await sessionStore(req.env).rotateKey(req.now);
+      await req.audit({ kind: "session_key_replaced", outcome: "allowed", detail: { sessions_ended: ended } });
+      return { rotated: true, sessions_ended: ended };
+    },
+  }),
+];

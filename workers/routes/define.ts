@@ -1,0 +1,56 @@
+// The shape of one row of the route table. Everything about a route — how it is reached,
+// who may call it, what it accepts and what it promises — is data in its row.
+import type { Context } from "hono";
+import type { z } from "zod";
+import type { Env } from "../env";
+import type { Principal } from "../guards/principal";
+import type { AuditInput } from "../audit";
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/** Who may call a route. `owner` refuses every app whatever it declared. */
+export type Authorization =
+  | { kind: "bootstrap"; why: string }
+  | { kind: "owner" }
+  | { kind: "internal-only" }
+  | { kind: "app-may"; why: string; owns?: string };
+
+export type RouteFamily = "status" | "auth" | "security-log" | "apps" | "app-proxy" | "messaging" | "internal" | "events";
+
+export interface GatewayVars {
+  principal: Principal;
+  now: number;
+}
+export type GatewayContext = Context<{ Bindings: Env; Variables: GatewayVars }>;
+
+export interface RouteRequest<Body, Query> {
+  c: GatewayContext;
+  env: Env;
+  principal: Principal;
+  params: Record<string, string>;
+  body: Body;
+  query: Query;
+  now: number;
+  audit: (entry: AuditInput) => Promise<void>;
+}
+
+export interface RouteRow<Body = unknown, Query = unknown> {
+  method: HttpMethod;
+  path: string;
+  family: RouteFamily;
+  /** Missing on a write route means every app is refused `undeclared_security_route`. */
+  authz: Authorization;
+  /** Whether the internal credential (X-Internal-Secret) opens this route. */
+  internal: boolean;
+  body?: z.ZodType<Body>;
+  query?: z.ZodType<Query>;
+  /** Raw routes read their own body (the reverse proxy streams it). */
+  rawBody?: boolean;
+  contract: string;
+  handle: (req: RouteRequest<Body, Query>) => Promise<Response | object>;
+}
+
+/** Declares a route row with its body and query types inferred from the schemas. */
+export function route<Body = undefined, Query = undefined>(row: RouteRow<Body, Query>): RouteRow<Body, Query> {
+  return row;
+}

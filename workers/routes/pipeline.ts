@@ -1,0 +1,134 @@
+// The fixed order every request goes through (DESIGN.md "One request through the worker"):
+// host/origin guard -> credential selection -> principal -> route authorization -> app
+// permission gate -> handler with parsed input -> audit. Each step is one named module.
+import { Hono } from "hono";
+import { GatewayError } from "../contracts/errors";
+import type { Env } from "../env";
+import { audit } from "../audit";
+import { allowedHosts, checkHostAndOrigin } from "../guards/host-origin";
+import { presentedCredentials } from "../guards/credentials";
+import { internalPrincipal } from "../guards/internal-credential";
+import { resolvePrincipal } from "../guards/resolve-principal";
+import { principalLabel } from "../guards/principal";
+import { authorizeRoute } from "../guards/route-authz";
+import { checkAppPermission } from "../guards/app-permissions";
+import { exchangeSignInLink } from "./sign-in-link";
+import { readJsonBody, readQuery } from "./read-input";
+import type { GatewayContext, GatewayVars, RouteRow } from "./define";
+
+/** The request's clock: real time, or X-Test-Now when a test run enabled the injectable clock. */
+function clockOf(c: GatewayContext): number {
+  const injected = c.env.TEST_CLOCK === "1" ? c.req.header("x-test-now") : undefined;
+  return injected !== undefined && /^\d{10,16}$/.test(injected) ? Number(injected) : Date.now();
+}
+
+let hostsCache: { key: string; hosts: Set<string> } | null = null;
+function hostsOf(env: Env): Set<string> {
+  const key = `${env.GATEWAY_PORT}|${env.ALLOWED_HOSTS}`;
+  if (hostsCache?.key !== key) hostsCache = { key, hosts: allowedHosts(env.GATEWAY_PORT, env.ALLOWED_HOSTS ?? "") };
+  return hostsCache.hosts;
+}
+
+async function runRoute(c: GatewayContext, row: RouteRow<any, any>): Promise<Response> {
+  const env = c.env;
+  const url = new URL(c.req.url);
+  const now = c.get("now");
+  const principal =
+    (await internalPrincipal(c.req.raw, row, env, url.pathname)) ??
+    (await resolvePrincipal(env, presentedCredentials(c.req.raw, url, env.GATEWAY_PORT), now));
+  c.set("principal", principal);
+  if (authorizeRoute(row, principal, url.pathname)) await checkAppPermission(env, row, principal, url, now);
+  const body = row.body && !row.rawBody ? await readJsonBody(c.req.raw, row.body) : undefined;
+  const query = row.query ? readQuery(url, row.query) : undefined;
+  const result = await row.handle({
+    c,
+    env,
+    principal,
+    params: c.req.param() as Record<string, string>,
+    body,
+    query,
+    now,
+    audit: (entry) => audit(env, { principal: principalLabel(principal), ...entry }),
+  });
+  return result instanceof Response ? result : c.json(result);
+}
+
+function errorResponse(c: GatewayContext, error: GatewayError): Response {
+  return c.json(error.toEnvelope(), error.status as 400, error.headers);
+}
+
+/** Builds the gateway's Hono app from the route table. */
+export function buildGateway(rows: ReadonlyArray<RouteRow<any, any>>) {
+  const app = new Hono<{ Bindings: Env; Variables: GatewayVars }>();
+
+  app.use("*", async (c, next) => {
+    c.set("now", clockOf(c));
+    try {
+      checkHostAndOrigin(c.req.raw.headers, c.req.method, hostsOf(c.env));
+    } catch (error) {
+      if (error instanceof GatewayError) {
+        await audit(c.env, {
+          kind: error.code,
+          outcome: "refused",
+          principal: "anonymous",
+          subject: `${c.req.method} ${new URL(c.req.url).pathname}`,
+          detail: { host: c.req.header("host") ?? null, origin: c.req.header("origin") ?? null },
+        });
+      }
+      throw error;
+    }
+    const exchanged = await exchangeSignInLink(c);
+    if (exchanged) return exchanged;
+    await next();
+  });
+
+  for (const row of rows) app.on(row.method, row.path, (c) => runRoute(c, row));
+
+  app.notFound(async (c) => {
+    const url = new URL(c.req.url);
+    // The internal credential opens only listed routes; an unknown path is not one of them.
+    await internalPrincipal(c.req.raw, null, c.env, url.pathname);
+    if (c.req.method === "GET" && !url.pathname.startsWith("/api/")) return serveDashboardFile(c, url);
+    throw new GatewayError("not_found", { vars: { method: c.req.method, path: url.pathname } });
+  });
+
+  app.onError((error, c) => {
+    if (error instanceof GatewayError) return errorResponse(c, error);
+    console.error("internal_error", c.req.method, new URL(c.req.url).pathname, error instanceof Error ? error.stack : String(error));
+    return errorResponse(c, new GatewayError("internal_error"));
+  });
+
+  return app;
+}
+
+// The dashboard shell is static and loads without a principal; it asks the API, which
+// answers session_required until the owner opens a sign-in link (AUTH-04).
+async function serveDashboardFile(c: GatewayContext, url: URL): Promise<Response> {
+  const file = url.pathname === "/" || !/\.[a-z0-9]+$/i.test(url.pathname) ? "/index.html" : url.pathname;
+  const response = await c.env.ASSETS.fetch(new Request(`http://assets${file}`));
+  if (!response.ok) throw new GatewayError("not_found", { vars: { method: "GET", path: url.pathname } });
+  const headers = new Headers(response.headers);
+  headers.set("Content-Type", contentTypeOf(file));
+  headers.set("Cache-Control", "no-cache");
+  headers.set("X-Content-Type-Options", "nosniff");
+  headers.set("Referrer-Policy", "no-referrer");
+  headers.set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; frame-ancestors 'none'");
+  return new Response(response.body, { status: 200, headers });
+}
+
+const CONTENT_TYPES: Record<string, string> = {
+  html: "text/html; charset=utf-8",
+  js: "text/javascript; charset=utf-8",
+  mjs: "text/javascript; charset=utf-8",
+  css: "text/css; charset=utf-8",
+  json: "application/json",
+  svg: "image/svg+xml",
+  png: "image/png",
+  ico: "image/x-icon",
+};
+
+/** The Content-Type of a served file, by extension; unknown ones are served as bytes. */
+export function contentTypeOf(file: string): string {
+  const ext = file.slice(file.lastIndexOf(".") + 1).toLowerCase();
+  return CONTENT_TYPES[ext] ?? "application/octet-stream";
+}

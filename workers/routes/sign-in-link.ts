@@ -1,0 +1,53 @@
+// The browser's entry link (AUTH-08): `?token=` is exchanged, on whatever path it arrives,
+// for a browser session in the HttpOnly cookie, and the browser is redirected to the same
+// URL without the token so it never stays in the address bar, history or a Referer.
+import { GatewayError } from "../contracts/errors";
+import { audit } from "../audit";
+import { browserRefusal, cookieName, presentedCredentials } from "../guards/credentials";
+import { sessionStore } from "../guards/resolve-principal";
+import { BROWSER_SESSION_TTL_MS } from "../contracts/session";
+import type { GatewayContext } from "./define";
+
+/** The client address workerd saw (request.cf.clientIp is "ip:port"), without the port. */
+export function clientAddress(request: Request): string {
+  const raw = String((request as { cf?: { clientIp?: string } }).cf?.clientIp ?? "");
+  const colon = raw.lastIndexOf(":");
+  const host = colon > 0 ? raw.slice(0, colon) : raw;
+  return host.replace(/^\[|\]$/g, "");
+}
+
+/** Exchanges a `?token=` link for a session cookie and a redirect; null when there is no link. */
+export async function exchangeSignInLink(c: GatewayContext): Promise<Response | null> {
+  const url = new URL(c.req.url);
+  const creds = presentedCredentials(c.req.raw, url, c.env.GATEWAY_PORT);
+  if (creds.link === null) return null;
+  const sessions = sessionStore(c.env);
+  const now = c.get("now");
+  if (creds.bearer !== null && creds.bearer !== creds.link) {
+    const bearer = await sessions.check(creds.bearer, now);
+    if (bearer.ok && bearer.session.kind !== "app") throw new GatewayError("auth_credential_conflict");
+  }
+  const opened = await sessions.openLink(creds.link, clientAddress(c.req.raw), now);
+  if (!opened.ok) throw browserRefusal(opened.reason, opened.at);
+  await audit(c.env, {
+    kind: "session_signed_in",
+    outcome: "allowed",
+    principal: "owner",
+    subject: opened.session.id,
+    detail: { kind: "browser", issuer: opened.session.issuer },
+  });
+  for (const evicted of opened.evicted ?? []) {
+    await audit(c.env, { kind: "session_signed_out", outcome: "info", principal: "gateway", subject: evicted.id, detail: { reason: "limit", kind: evicted.kind, issuer: evicted.issuer } });
+  }
+  url.searchParams.delete("token");
+  const maxAge = Math.floor(Math.min(BROWSER_SESSION_TTL_MS, opened.session.expiresAt - now) / 1000);
+  return new Response(null, {
+    status: 302,
+    headers: {
+      Location: url.pathname + url.search,
+      "Set-Cookie": `${cookieName(c.env.GATEWAY_PORT)}=${opened.browserToken}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${maxAge}`,
+      "Cache-Control": "no-store",
+      "Referrer-Policy": "no-referrer",
+    },
+  });
+}

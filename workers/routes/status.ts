@@ -1,0 +1,24 @@
+// Status of this gateway: owner-only (it says what runs on the owner's machine, PERM-20).
+import { authModeInForce } from "../contracts/auth-mode";
+import { appRegistry } from "../app-registry";
+import { route } from "./define";
+
+export const statusRoutes = [
+  route({
+    method: "GET",
+    path: "/api/status",
+    family: "status",
+    authz: { kind: "owner" },
+    internal: true,
+    contract: "Version, uptime, the auth mode in force and app counts (null while a count is not known).",
+    async handle({ env, now }) {
+      const counts = await appRegistry(env).counts();
+      return {
+        version: env.VERSION,
+        uptime_s: Math.max(0, Math.floor((now - Date.parse(env.STARTED_AT)) / 1000)),
+        auth_mode: authModeInForce(env).mode,
+        apps: { installed: counts.installed, running: counts.running },
+      };
+    },
+  }),
+];
