@@ -16,8 +16,8 @@ export interface Settings {
   allowedHosts: string;
   /** PERSONALCLAW_SKIP_APP_BACKENDS=1: start no app backend. */
   skipAppBackends: boolean;
-  /** PERSONALCLAW_TEST_CLOCK=1: honour X-Test-Now (test runs only). */
-  testClock: boolean;
+  /** PERSONALCLAW_TEST_HOOKS=1: honour X-Test-Now and open /api/test/* (test runs only). */
+  testHooks: boolean;
 }
 
 /** Reads the settings from an environment (process.env by default). */
@@ -30,7 +30,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     bindHost: env.PERSONALCLAW_BIND_HOST || "127.0.0.1",
     allowedHosts: env.PERSONALCLAW_ALLOWED_HOSTS ?? "",
     skipAppBackends: env.PERSONALCLAW_SKIP_APP_BACKENDS === "1",
-    testClock: env.PERSONALCLAW_TEST_CLOCK === "1",
+    testHooks: env.PERSONALCLAW_TEST_HOOKS === "1",
   };
 }
 

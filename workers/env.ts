@@ -29,6 +29,6 @@ export interface Env {
   VERSION: string;
   /** When this start began, ISO-8601. */
   STARTED_AT: string;
-  /** "1" only in test runs that need an injectable clock (X-Test-Now header). */
-  TEST_CLOCK: string;
+  /** "1" only in test runs: honours X-Test-Now and opens the /api/test/* routes. */
+  TEST_HOOKS: string;
 }

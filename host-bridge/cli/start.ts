@@ -138,7 +138,7 @@ export async function startGateway(options: StartOptions): Promise<number> {
         ALLOWED_HOSTS: settings.allowedHosts,
         VERSION: packageVersion(),
         STARTED_AT: startedAt,
-        TEST_CLOCK: settings.testClock ? "1" : "0",
+        TEST_HOOKS: settings.testHooks ? "1" : "0",
       },
     }),
     { mode: 0o600 },

@@ -18,7 +18,7 @@ import type { GatewayContext, GatewayVars, RouteRow } from "./define";
 
 /** The request's clock: real time, or X-Test-Now when a test run enabled the injectable clock. */
 function clockOf(c: GatewayContext): number {
-  const injected = c.env.TEST_CLOCK === "1" ? c.req.header("x-test-now") : undefined;
+  const injected = c.env.TEST_HOOKS === "1" ? c.req.header("x-test-now") : undefined;
   return injected !== undefined && /^\d{10,16}$/.test(injected) ? Number(injected) : Date.now();
 }
 

@@ -6,8 +6,9 @@ import { authRoutes } from "./auth";
 import { route, type RouteRow } from "./define";
 import { securityRoutes } from "./security";
 import { statusRoutes } from "./status";
+import { testHookRoutes } from "./test-hooks";
 
-const baseRows: ReadonlyArray<RouteRow<any, any>> = [...statusRoutes, ...authRoutes, ...securityRoutes];
+const baseRows: ReadonlyArray<RouteRow<any, any>> = [...statusRoutes, ...authRoutes, ...securityRoutes, ...testHookRoutes];
 
 const manifestRoute = route({
   method: "GET",

@@ -1,0 +1,219 @@
+// The foundation against a really started gateway: start/stop, state across restarts,
+// API conventions, the host/origin guard, the internal credential and the route docs.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { errorCode, makeHome, rawRequest, removeHome, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe("a started gateway", () => {
+  let gw: RunningGateway;
+  beforeAll(async () => {
+    gw = await startGateway();
+  });
+  afterAll(async () => {
+    await gw.stop();
+    removeHome(gw.home);
+  });
+
+  it("prints one JSON ready line and answers GET /api/status with version, uptime, mode and app counts", async () => {
+    expect(gw.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${gw.port}/\\?token=`));
+    const response = await gw.fetch("/api/status");
+    expect(response.status).toBe(200);
+    const body = await response.json();
+    expect(body).toMatchObject({ version: "0.1.0", auth_mode: "local_token", apps: { installed: expect.any(Number) } });
+    expect(typeof body.uptime_s).toBe("number");
+    expect(body.apps.running === null || typeof body.apps.running === "number").toBe(true);
+  });
+
+  it("writes gateway.json and a 0600 .local_secret in a 0700 home", () => {
+    const file = JSON.parse(readFileSync(join(gw.home, "gateway.json"), "utf8"));
+    expect(file).toMatchObject({ pid: gw.pid, port: gw.port, url: `http://127.0.0.1:${gw.port}/` });
+    expect(typeof file.bridgePort).toBe("number");
+    expect(statSync(join(gw.home, "gateway.json")).mode & 0o777).toBe(0o600);
+    expect(statSync(join(gw.home, ".local_secret")).mode & 0o777).toBe(0o600);
+    expect(statSync(gw.home).mode & 0o777).toBe(0o700);
+    expect(readFileSync(join(gw.home, ".local_secret"), "utf8")).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("refuses a second start on the same home, naming the running pid", async () => {
+    const second = await runCli(["start", "--port", "0", "--home", gw.home, "--json-ready"]);
+    expect(second.code).not.toBe(0);
+    expect(second.stderr).toContain(`pid ${gw.pid}`);
+    expect(second.stdout).toBe("");
+  });
+
+  const post = (body: string, type = "application/json") =>
+    gw.fetch("/api/auth/signout-others", { method: "POST", body, headers: { "content-type": type } });
+
+  it("answers malformed JSON, a non-object body and a wrongly typed field with bad_request", async () => {
+    for (const body of ["{not json", "[1,2]", "42", '"text"']) {
+      const response = await post(body);
+      expect(response.status).toBe(400);
+      expect(await errorCode(response)).toBe("bad_request");
+    }
+    const typed = await gw.fetch("/api/security/events?limit=many");
+    expect(typed.status).toBe(400);
+    const body = await typed.json();
+    expect(body.error.code).toBe("bad_request");
+    expect(body.error.message).toContain("limit");
+  });
+
+  it("refuses a duplicate key and a __proto__ key with bad_request, writing nothing", async () => {
+    const before = await (await gw.fetch("/api/auth/sessions")).json();
+    for (const body of ['{"a":1,"a":2}', '{"__proto__":{"polluted":true}}', '{"x":{"constructor":{}}}']) {
+      const response = await post(body);
+      expect(response.status).toBe(400);
+      expect(await errorCode(response)).toBe("bad_request");
+    }
+    const after = await (await gw.fetch("/api/auth/sessions")).json();
+    expect(after.sessions.length).toBe(before.sessions.length);
+  });
+
+  it("answers a string where a boolean belongs with field_not_a_boolean", async () => {
+    const response = await gw.fetch("/api/test/boolean-field", { method: "POST", body: '{"enabled":"false"}', headers: { "content-type": "application/json" } });
+    expect(response.status).toBe(400);
+    const body = await response.json();
+    expect(body.error.code).toBe("field_not_a_boolean");
+    expect(body.error.message).toContain("enabled");
+  });
+
+  it("answers a text/plain POST with 415 unsupported_media_type", async () => {
+    const response = await post("{}", "text/plain");
+    expect(response.status).toBe(415);
+    expect(await errorCode(response)).toBe("unsupported_media_type");
+  });
+
+  it("answers a body over 1 MiB with 413 body_too_large", async () => {
+    const response = await post(JSON.stringify({ pad: "x".repeat(1024 * 1024 + 10) }));
+    expect(response.status).toBe(413);
+    expect(await errorCode(response)).toBe("body_too_large");
+  });
+
+  it("answers a handler that throws with 500 internal_error and no stack in the body", async () => {
+    const response = await gw.fetch("/api/test/throw", { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+    expect(response.status).toBe(500);
+    const text = await response.text();
+    expect(JSON.parse(text).error.code).toBe("internal_error");
+    expect(text).not.toMatch(/at \w|\.ts:|\.js:|deliberate failure/);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(readFileSync(join(gw.home, "logs", "gateway.log"), "utf8")).toContain("deliberate failure");
+  });
+
+  it("refuses a foreign Host with 403 host_not_allowed on GET and POST", async () => {
+    for (const method of ["GET", "POST"]) {
+      const response = await rawRequest(gw.port, {
+        method,
+        path: "/api/auth/signout-others",
+        headers: { host: `evil.example:${gw.port}`, authorization: `Bearer ${gw.token}`, "content-type": "application/json" },
+        body: method === "POST" ? "{}" : undefined,
+      });
+      expect(response.status).toBe(403);
+      expect(JSON.parse(response.body).error.code).toBe("host_not_allowed");
+    }
+    const sessions = await (await gw.fetch("/api/auth/sessions")).json();
+    expect(sessions.sessions.length).toBeGreaterThan(0);
+  });
+
+  it("refuses a POST from another Origin with 403 origin_not_allowed", async () => {
+    const response = await gw.fetch("/api/auth/signout-others", { method: "POST", body: "{}", headers: { origin: "http://evil.example", "content-type": "application/json" } });
+    expect(response.status).toBe(403);
+    expect(await errorCode(response)).toBe("origin_not_allowed");
+    const sessions = await (await gw.fetch("/api/auth/sessions")).json();
+    expect(sessions.sessions.length).toBeGreaterThan(0);
+  });
+
+  it("refuses the internal credential on a route outside its list, a wrong one, and one naming no work", async () => {
+    const secret = readFileSync(join(gw.home, ".local_secret"), "utf8").trim();
+    const outside = await gw.fetch("/api/auth/sessions", { owner: false, headers: { "x-internal-secret": secret, "x-session-key": "test" } });
+    expect(outside.status).toBe(403);
+    expect(await errorCode(outside)).toBe("internal_route_refused");
+    const unknown = await gw.fetch("/api/no/such/route", { owner: false, headers: { "x-internal-secret": secret, "x-session-key": "test" } });
+    expect(await errorCode(unknown)).toBe("internal_route_refused");
+    const wrong = await gw.fetch("/api/status", { owner: false, headers: { "x-internal-secret": "0".repeat(64), "x-session-key": "test" } });
+    expect(wrong.status).toBe(403);
+    expect(await errorCode(wrong)).toBe("internal_secret_invalid");
+    const noWork = await gw.fetch("/api/status", { owner: false, headers: { "x-internal-secret": secret } });
+    expect(await errorCode(noWork)).toBe("internal_call_names_no_work");
+    const ok = await gw.fetch("/api/status", { owner: false, headers: { "x-internal-secret": secret, "x-session-key": "test" } });
+    expect(ok.status).toBe(200);
+  });
+
+  it("has a host bridge that refuses a missing and a wrong credential", async () => {
+    const file = JSON.parse(readFileSync(join(gw.home, "gateway.json"), "utf8"));
+    const bridge = `http://127.0.0.1:${file.bridgePort}/sel/anchor`;
+    const missing = await fetch(bridge);
+    expect(missing.status).toBe(403);
+    expect(await errorCode(missing)).toBe("internal_secret_invalid");
+    const wrong = await fetch(bridge, { headers: { "x-internal-secret": "f".repeat(64), "x-session-key": "test" } });
+    expect(wrong.status).toBe(403);
+    const secret = readFileSync(join(gw.home, ".local_secret"), "utf8").trim();
+    const right = await fetch(bridge, { headers: { "x-internal-secret": secret, "x-session-key": "test" } });
+    expect(right.status).toBe(200);
+  });
+
+  it("serves GET /api/manifest with every route and its input schema", async () => {
+    const body = await (await gw.fetch("/api/manifest")).json();
+    const tokenRoute = body.routes.find((r: { path: string }) => r.path === "/api/token/local");
+    expect(tokenRoute).toMatchObject({ method: "GET", authorization: "OwnerOnly", internal: true });
+    expect(tokenRoute.query.properties.ttl.type).toBe("string");
+  });
+});
+
+describe("gateway lifecycle", () => {
+  it("stops on SIGTERM, removes gateway.json, and keeps Durable Object state across a restart", async () => {
+    const home = makeHome();
+    try {
+      const first = await startGateway({ home });
+      const secretOne = readFileSync(join(home, ".local_secret"), "utf8");
+      const workerdPid = JSON.parse(readFileSync(join(home, "gateway.json"), "utf8")).workerdPid;
+      const minted = await (await first.fetch("/api/token/local?ttl=1h", { headers: { "x-local-secret": secretOne.trim() } })).json();
+      expect(await first.stop("SIGTERM")).toBe(0);
+      expect(existsSync(join(home, "gateway.json"))).toBe(false);
+      expect(alive(first.pid)).toBe(false);
+      expect(alive(workerdPid)).toBe(false);
+
+      const second = await startGateway({ home });
+      try {
+        expect(readFileSync(join(home, ".local_secret"), "utf8")).not.toBe(secretOne);
+        // The token minted before the restart is a row in SessionStore's SQLite: still valid.
+        const status = await second.fetch("/api/status", { headers: { authorization: `Bearer ${minted.token}` } });
+        expect(status.status).toBe(200);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      removeHome(home);
+    }
+  });
+
+  it("replaces a stale gateway.json whose pid is dead", async () => {
+    const home = makeHome();
+    try {
+      const { writeFileSync, mkdirSync } = await import("node:fs");
+      mkdirSync(home, { recursive: true });
+      writeFileSync(join(home, "gateway.json"), JSON.stringify({ pid: 999999, port: 1, url: "http://127.0.0.1:1/", bridgePort: 2, startedAt: "x", workerdPid: null }));
+      const gw = await startGateway({ home });
+      expect(JSON.parse(readFileSync(join(home, "gateway.json"), "utf8")).pid).toBe(gw.pid);
+      await gw.stop();
+    } finally {
+      removeHome(home);
+    }
+  });
+});
+
+describe("the route reference", () => {
+  it("docs/api-routes.md equals a fresh render of the route table", async () => {
+    const { execFileSync } = await import("node:child_process");
+    const fresh = execFileSync(process.execPath, [join(repoRoot, "dist", "render-routes.mjs")], { encoding: "utf8" });
+    expect(readFileSync(join(repoRoot, "docs", "api-routes.md"), "utf8")).toBe(fresh);
+  });
+});

@@ -1,0 +1,117 @@
+// Starts the real stack the way an owner does — `personalclaw start` with a temporary home
+// and a free port — and gives tests a client for it.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createInterface } from "node:readline";
+import { request as httpRequest } from "node:http";
+
+export const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
+export const cliPath = join(repoRoot, "bin", "personalclaw.mjs");
+
+export interface RunningGateway {
+  home: string;
+  port: number;
+  url: string;
+  /** The startup link's token: an owner token usable as Bearer. */
+  token: string;
+  pid: number;
+  process: ChildProcess;
+  base: string;
+  stderr: () => string;
+  /** fetch against the gateway with the owner's Bearer unless headers say otherwise. */
+  fetch: (path: string, init?: RequestInit & { owner?: boolean }) => Promise<Response>;
+  stop: (signal?: NodeJS.Signals) => Promise<number | null>;
+}
+
+export function makeHome(prefix = "pc-home-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export function removeHome(home: string): void {
+  rmSync(home, { recursive: true, force: true });
+}
+
+/** Runs a CLI command to completion. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolvePromise) => {
+    const child = spawn(process.execPath, [cliPath, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Starts a gateway on a free port; resolves once its --json-ready line arrives. */
+export async function startGateway(opts: { home?: string; env?: NodeJS.ProcessEnv; args?: string[] } = {}): Promise<RunningGateway> {
+  const home = opts.home ?? makeHome();
+  const child = spawn(process.execPath, [cliPath, "start", "--port", "0", "--home", home, "--json-ready", ...(opts.args ?? [])], {
+    env: { ...process.env, PERSONALCLAW_TEST_HOOKS: "1", ...opts.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr!.on("data", (chunk) => (stderr += chunk));
+  const line = await new Promise<string>((resolvePromise, reject) => {
+    const rl = createInterface({ input: child.stdout! });
+    const timer = setTimeout(() => reject(new Error(`gateway did not start in 30 s: ${stderr}`)), 30_000);
+    rl.once("line", (text) => {
+      clearTimeout(timer);
+      resolvePromise(text);
+    });
+    child.once("exit", (code) => reject(new Error(`gateway exited ${code} before ready: ${stderr}`)));
+  });
+  const ready = JSON.parse(line) as { url: string; port: number; home: string; pid: number };
+  const token = new URL(ready.url).searchParams.get("token")!;
+  const base = `http://127.0.0.1:${ready.port}`;
+  const exited = new Promise<number | null>((resolvePromise) => child.once("exit", (code) => resolvePromise(code)));
+  return {
+    home,
+    port: ready.port,
+    url: ready.url,
+    token,
+    pid: ready.pid,
+    process: child,
+    base,
+    stderr: () => stderr,
+    fetch: (path, init = {}) => {
+      const headers = new Headers(init.headers);
+      if (init.owner !== false && !headers.has("authorization")) headers.set("authorization", `Bearer ${token}`);
+      return fetch(`${base}${path}`, { ...init, headers, redirect: "manual" });
+    },
+    stop: async (signal = "SIGTERM") => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** The error code of a JSON error envelope. */
+export async function errorCode(response: Response): Promise<string | undefined> {
+  const body = (await response.json()) as { error?: { code?: string } };
+  return body.error?.code;
+}
+
+/** A request through node:http, for headers fetch will not send as given (Host, duplicates). */
+export function rawRequest(
+  port: number,
+  opts: { method?: string; path: string; headers?: Record<string, string | string[]>; body?: string },
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const req = httpRequest({ host: "127.0.0.1", port, method: opts.method ?? "GET", path: opts.path, headers: opts.headers }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk) => (body += chunk));
+      res.on("end", () => resolvePromise({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on("error", reject);
+    req.end(opts.body);
+  });
+}
