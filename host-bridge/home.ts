@@ -1,5 +1,5 @@
 // The PersonalClaw home: created 0700; its secret files are written 0600 and atomically.
-import { mkdirSync, chmodSync, openSync, writeSync, closeSync, renameSync, readFileSync, statSync, existsSync } from "node:fs";
+import { mkdirSync, chmodSync, openSync, writeFileSync, closeSync, renameSync, readFileSync, statSync, existsSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 
@@ -33,7 +33,7 @@ export function writePrivateFile(path: string, content: string | Buffer): void {
   const temporary = `${path}.${process.pid}.tmp`;
   const fd = openSync(temporary, "w", 0o600);
   try {
-    writeSync(fd, content);
+    writeFileSync(fd, content);
   } finally {
     closeSync(fd);
   }

@@ -41,7 +41,7 @@ export async function readJsonBody<T>(request: Request, schema: z.ZodType<T>): P
   if (!/^application\/json\s*(;|$)/i.test(type)) throw new GatewayError("unsupported_media_type");
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
     throw new GatewayError("bad_request", { vars: { reason: "the body is not UTF-8" } });
   }

@@ -1,0 +1,73 @@
+// The HMAC chain: mac = HMAC-SHA256(key, prev_mac ‖ canonicalJson(row without mac)), hex.
+import { canonicalJson, type JsonObject } from "./canonical-json";
+
+/** prev_mac of the very first row of a log. */
+export const GENESIS_PREV_MAC = "0".repeat(64);
+
+/** Every field of a row that the MAC covers (all of them except mac itself). */
+export interface ChainedFields {
+  seq: number;
+  ts: string;
+  kind: string;
+  principal: string;
+  outcome: string;
+  subject: string;
+  detail: JsonObject;
+  segment: number;
+  prev_mac: string;
+}
+
+export interface StoredRow extends ChainedFields {
+  mac: string;
+}
+
+const KEY_HEX = /^[0-9a-fA-F]{64}$/;
+const encoder = new TextEncoder();
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+
+/** True when the SEL key is the 64 hex characters (256 bits) the log requires. */
+export function isChainKeyHex(keyHex: unknown): keyHex is string {
+  return typeof keyHex === "string" && KEY_HEX.test(keyHex);
+}
+
+/** Imports the SEL key once, for signing only; a malformed key throws (fail closed). */
+export async function importChainKey(keyHex: string): Promise<CryptoKey> {
+  if (!isChainKeyHex(keyHex)) throw new Error("SEL_KEY must be 64 hexadecimal characters");
+  const bytes = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) bytes[i] = parseInt(keyHex.slice(i * 2, i * 2 + 2), 16);
+  return crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+}
+
+/** The canonical serialisation of a row without its mac (what the MAC covers after prev_mac). */
+export function canonicalRowBody(fields: ChainedFields): string {
+  return canonicalJson({
+    seq: fields.seq,
+    ts: fields.ts,
+    kind: fields.kind,
+    principal: fields.principal,
+    outcome: fields.outcome,
+    subject: fields.subject,
+    detail: fields.detail,
+    segment: fields.segment,
+    prev_mac: fields.prev_mac,
+  });
+}
+
+// `,"mac":"<64 hex>"` — the bytes the mac member adds to the canonical row.
+const MAC_MEMBER_BYTES = 8 + 64 + 1;
+
+/**
+ * Computes a row's mac and its size: the UTF-8 length of the whole row (mac included) in
+ * canonical JSON, which is what a segment's byte count sums.
+ */
+export async function sealRow(key: CryptoKey, fields: ChainedFields): Promise<{ mac: string; bytes: number }> {
+  const body = encoder.encode(canonicalRowBody(fields));
+  const prev = encoder.encode(fields.prev_mac);
+  const message = new Uint8Array(prev.length + body.length);
+  message.set(prev, 0);
+  message.set(body, prev.length);
+  const signature = new Uint8Array(await crypto.subtle.sign("HMAC", key, message));
+  let mac = "";
+  for (const byte of signature) mac += HEX[byte];
+  return { mac, bytes: body.length + MAC_MEMBER_BYTES };
+}

@@ -1,0 +1,494 @@
+// The security log's logic over a tiny SQL port, so it runs the same in the Durable Object
+// (ctx.storage.sql) and in Node tests (an in-memory SQLite). One writer: every write goes
+// through one promise queue, so rows get gapless seqs and each mac chains on the last.
+import { GatewayError } from "../../workers/contracts/errors";
+import {
+  SecurityEventInputSchema,
+  SecurityEventQuerySchema,
+  SecurityLogAnchorSchema,
+  type AppendResult,
+  type BenchAppendResult,
+  type RetentionResult,
+  type RotateResult,
+  type SecurityEventPage,
+  type SecurityEventRow,
+  type SecurityLogHead,
+  type SecurityLogSegment,
+  type VerifyResult,
+} from "../../workers/contracts/security-event";
+import { canonicalJson, toJsonValue, type JsonObject } from "./canonical-json";
+import { canonicalRowBody, GENESIS_PREV_MAC, importChainKey, isChainKeyHex, sealRow, type ChainedFields, type StoredRow } from "./chain-mac";
+import { redactDetail, redactPrincipal, redactSubject, truncateText, maskOrWithhold, maskCredentialShapes, type TextMasker } from "./redact";
+import { BENCH_SCRATCH_CREATE, BENCH_SCRATCH_DROP, BENCH_SCRATCH_TABLE, SCHEMA_STATEMENTS } from "./schema";
+import { ROTATED_KIND, SEGMENT_REMOVED_KIND, verifyChain } from "./verify-chain";
+
+export type SqlBinding = string | number | null;
+
+/** The slice of SQLite the log needs: DO `ctx.storage.sql` + `transactionSync`, or better-sqlite3 in tests. */
+export interface SqlPort {
+  exec<T extends Record<string, unknown>>(query: string, ...bindings: SqlBinding[]): { toArray(): T[] };
+  transact<T>(fn: () => T): T;
+}
+
+export interface LogLimits {
+  /** The write that takes the live segment past this many bytes seals it (SEL-06: 16 MiB). */
+  rotateAtBytes: number;
+  /** Sealed segments older than this are removed (SEL-07: 365 days). */
+  retentionMs: number;
+  /** Sealed segments are then removed oldest-first until they hold at most this (SEL-07: 512 MiB). */
+  archiveCeilingBytes: number;
+}
+
+export const SEL_LIMITS: Readonly<LogLimits> = Object.freeze({
+  rotateAtBytes: 16 * 1024 * 1024,
+  retentionMs: 365 * 24 * 60 * 60 * 1000,
+  archiveCeilingBytes: 512 * 1024 * 1024,
+});
+
+export interface CoreOptions {
+  /** Clock in epoch ms; tests inject one. */
+  now?: () => number;
+  /** Tests shrink these; the Durable Object always runs SEL_LIMITS. */
+  limits?: Partial<LogLimits>;
+  /** Replaces the shape maskers (tests inject a throwing one). */
+  maskers?: readonly TextMasker[];
+}
+
+export const MAX_APPEND_BATCH = 1000;
+export const MAX_BENCH_ROWS = 100_000;
+const VERIFY_PAGE_ROWS = 1000;
+
+interface PreparedEvent {
+  kind: string;
+  principal: string;
+  outcome: string;
+  subject: string;
+  detail: JsonObject;
+}
+
+interface LiveSegment {
+  id: number;
+  startedAt: string;
+  firstSeq: number;
+  bytes: number;
+}
+
+type EventRecord = {
+  seq: number;
+  ts: string;
+  kind: string;
+  principal: string;
+  outcome: string;
+  subject: string;
+  detail: string;
+  segment: number;
+  prev_mac: string;
+  mac: string;
+};
+
+const ROW_COLUMNS = "seq, ts, kind, principal, outcome, subject, detail, segment, prev_mac, mac";
+
+function reasonOf(error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> }): string {
+  const issue = error.issues[0];
+  if (issue === undefined) return "invalid";
+  const path = issue.path.map(String).join(".");
+  return path ? `${path}: ${issue.message}` : issue.message;
+}
+
+/** A stored detail that is not a JSON object is kept as text so its mac fails instead of verify throwing. */
+function parseStoredDetail(text: string): JsonObject {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) return parsed as JsonObject;
+  } catch {
+    // fall through
+  }
+  return { "[unreadable detail]": text };
+}
+
+function toStoredRow(record: EventRecord): StoredRow {
+  return {
+    seq: record.seq,
+    ts: record.ts,
+    kind: record.kind,
+    principal: record.principal,
+    outcome: record.outcome,
+    subject: record.subject,
+    detail: parseStoredDetail(record.detail),
+    segment: record.segment,
+    prev_mac: record.prev_mac,
+    mac: record.mac,
+  };
+}
+
+/** The security log: append, head, verify, rotate, retention, query, bench. */
+export class SecurityLogCore {
+  private queue: Promise<unknown> = Promise.resolve();
+  private activeVerifications = 0;
+  private readonly maskers: readonly TextMasker[] | undefined;
+
+  private constructor(
+    private readonly sql: SqlPort,
+    private readonly key: CryptoKey,
+    private readonly now: () => number,
+    private readonly limits: LogLimits,
+    private headSeq: number,
+    private headMac: string,
+    private live: LiveSegment,
+    maskers: readonly TextMasker[] | undefined,
+  ) {
+    this.maskers = maskers;
+  }
+
+  /** Creates the schema if needed, imports the key once and caches the head; a bad key refuses to open. */
+  static async open(sql: SqlPort, keyHex: string, options: CoreOptions = {}): Promise<SecurityLogCore> {
+    if (!isChainKeyHex(keyHex)) throw new GatewayError("sel_key_invalid");
+    for (const statement of SCHEMA_STATEMENTS) sql.exec(statement);
+    const key = await importChainKey(keyHex);
+    const now = options.now ?? Date.now;
+    const limits = { ...SEL_LIMITS, ...options.limits };
+
+    const head = sql.exec<{ seq: number; mac: string }>("SELECT seq, mac FROM events ORDER BY seq DESC LIMIT 1").toArray()[0];
+    const headSeq = head?.seq ?? 0;
+    const headMac = head?.mac ?? GENESIS_PREV_MAC;
+
+    let live = sql
+      .exec<{ id: number; started_at: string; first_seq: number }>(
+        "SELECT id, started_at, first_seq FROM segments WHERE sealed_at IS NULL ORDER BY id DESC LIMIT 1",
+      )
+      .toArray()[0];
+    if (live === undefined) {
+      const newest = sql.exec<{ id: number }>("SELECT id FROM segments ORDER BY id DESC LIMIT 1").toArray()[0];
+      live = { id: (newest?.id ?? 0) + 1, started_at: new Date(now()).toISOString(), first_seq: headSeq + 1 };
+      sql.exec(
+        "INSERT INTO segments (id, started_at, sealed_at, first_seq, last_seq, last_mac, bytes) VALUES (?, ?, NULL, ?, NULL, NULL, 0)",
+        live.id,
+        live.started_at,
+        live.first_seq,
+      );
+    }
+    const total = sql
+      .exec<{ total: number }>("SELECT COALESCE(SUM(bytes), 0) AS total FROM events WHERE seq >= ?", live.first_seq)
+      .toArray()[0];
+    const liveSegment = { id: live.id, startedAt: live.started_at, firstSeq: live.first_seq, bytes: total?.total ?? 0 };
+    return new SecurityLogCore(sql, key, now, limits, headSeq, headMac, liveSegment, options.maskers);
+  }
+
+  // --- writing ---------------------------------------------------------------------
+
+  /** Appends one event (redacted first) and returns its seq and mac. */
+  async append(input: unknown): Promise<AppendResult> {
+    const prepared = this.prepare(input);
+    return this.serialize(() => this.appendLocked(prepared));
+  }
+
+  /** Appends events in order, all or none validated up front; returns each one's seq and mac. */
+  async appendMany(inputs: unknown): Promise<AppendResult[]> {
+    if (!Array.isArray(inputs)) throw new GatewayError("sel_event_invalid", { vars: { reason: "appendMany takes an array" } });
+    if (inputs.length > MAX_APPEND_BATCH) {
+      throw new GatewayError("sel_event_invalid", { vars: { reason: `at most ${MAX_APPEND_BATCH} events per call` } });
+    }
+    const prepared = inputs.map((input) => this.prepare(input));
+    return this.serialize(async () => {
+      const results: AppendResult[] = [];
+      for (const event of prepared) results.push(await this.appendLocked(event));
+      return results;
+    });
+  }
+
+  /** The newest row's seq and mac and the live segment: what an anchor writer records. */
+  head(): SecurityLogHead {
+    return { seq: this.headSeq, mac: this.headMac, segment: this.live.id };
+  }
+
+  /** Seals the live segment now (SEL-08) and runs retention; an empty live segment is left alone. */
+  async rotate(reason: unknown): Promise<RotateResult> {
+    const why = typeof reason === "string" && reason.length > 0 ? reason : "on_demand";
+    return this.serialize(() => this.rotateLocked(why));
+  }
+
+  /** Removes sealed segments past 365 days, then oldest-first down to 512 MiB; logs each removal. */
+  async enforceRetention(nowMs?: unknown): Promise<RetentionResult> {
+    const at = typeof nowMs === "number" && Number.isFinite(nowMs) ? nowMs : this.now();
+    return this.serialize(() => this.retentionLocked(at));
+  }
+
+  private serialize<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private prepare(input: unknown): PreparedEvent {
+    const parsed = SecurityEventInputSchema.safeParse(input);
+    if (!parsed.success) throw new GatewayError("sel_event_invalid", { vars: { reason: reasonOf(parsed.error) } });
+    const { kind, principal, outcome, subject = "", detail = {}, secrets } = parsed.data;
+    const options = { secrets, maskers: this.maskers };
+    return {
+      kind,
+      principal: redactPrincipal(principal, options),
+      outcome,
+      subject: redactSubject(subject, options),
+      detail: redactDetail(toJsonValue(detail) as JsonObject, options),
+    };
+  }
+
+  private isoNow(): string {
+    return new Date(this.now()).toISOString();
+  }
+
+  private nextFields(event: PreparedEvent, segment = this.live.id): ChainedFields {
+    return { ...event, seq: this.headSeq + 1, ts: this.isoNow(), segment, prev_mac: this.headMac };
+  }
+
+  private insertRow(fields: ChainedFields, mac: string, bytes: number): void {
+    this.sql.exec(
+      `INSERT INTO events (${ROW_COLUMNS}, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      fields.seq,
+      fields.ts,
+      fields.kind,
+      fields.principal,
+      fields.outcome,
+      fields.subject,
+      canonicalJson(fields.detail),
+      fields.segment,
+      fields.prev_mac,
+      mac,
+      bytes,
+    );
+  }
+
+  private advance(fields: ChainedFields, mac: string, bytes: number): void {
+    this.headSeq = fields.seq;
+    this.headMac = mac;
+    this.live.bytes += bytes;
+  }
+
+  private async appendLocked(event: PreparedEvent): Promise<AppendResult> {
+    const fields = this.nextFields(event);
+    const { mac, bytes } = await sealRow(this.key, fields);
+    this.insertRow(fields, mac, bytes);
+    this.advance(fields, mac, bytes);
+    if (this.live.bytes > this.limits.rotateAtBytes) await this.rotateLocked("size");
+    return { seq: fields.seq, mac };
+  }
+
+  private async rotateLocked(reason: string): Promise<RotateResult> {
+    const sealed = this.live;
+    if (this.headSeq < sealed.firstSeq) {
+      return { rotated: false, sealed_segment: null, segment: sealed.id, seq: this.headSeq };
+    }
+    const fields = this.nextFields(
+      {
+        kind: ROTATED_KIND,
+        principal: "gateway",
+        outcome: "info",
+        subject: `segment ${sealed.id} sealed`,
+        detail: {
+          reason: truncateText(maskOrWithhold(reason, this.maskers ?? [maskCredentialShapes])),
+          sealed_segment: sealed.id,
+          first_seq: sealed.firstSeq,
+          last_seq: this.headSeq,
+          last_mac: this.headMac,
+          bytes: sealed.bytes,
+        },
+      },
+      sealed.id + 1,
+    );
+    const { mac, bytes } = await sealRow(this.key, fields);
+    this.sql.transact(() => {
+      this.sql.exec(
+        "UPDATE segments SET sealed_at = ?, last_seq = ?, last_mac = ?, bytes = ? WHERE id = ?",
+        fields.ts,
+        this.headSeq,
+        this.headMac,
+        sealed.bytes,
+        sealed.id,
+      );
+      this.sql.exec(
+        "INSERT INTO segments (id, started_at, sealed_at, first_seq, last_seq, last_mac, bytes) VALUES (?, ?, NULL, ?, NULL, NULL, 0)",
+        fields.segment,
+        fields.ts,
+        fields.seq,
+      );
+      this.insertRow(fields, mac, bytes);
+    });
+    this.live = { id: fields.segment, startedAt: fields.ts, firstSeq: fields.seq, bytes: 0 };
+    this.advance(fields, mac, bytes);
+    await this.retentionLocked(this.now());
+    return { rotated: true, sealed_segment: sealed.id, segment: fields.segment, seq: fields.seq };
+  }
+
+  private async retentionLocked(nowMs: number): Promise<RetentionResult> {
+    // A verification walking the oldest rows would see them vanish; retention waits for the next call.
+    if (this.activeVerifications > 0) return { removed: [], deferred: true };
+    const sealed = this.sql
+      .exec<{ id: number; sealed_at: string; first_seq: number; last_seq: number; last_mac: string; bytes: number }>(
+        "SELECT id, sealed_at, first_seq, last_seq, last_mac, bytes FROM segments WHERE sealed_at IS NOT NULL ORDER BY id",
+      )
+      .toArray();
+    const cutoff = nowMs - this.limits.retentionMs;
+    let archived = sealed.reduce((sum, segment) => sum + segment.bytes, 0);
+    const plan: Array<{ segment: (typeof sealed)[number]; reason: "age" | "size" }> = [];
+    for (const segment of sealed) {
+      if (Date.parse(segment.sealed_at) >= cutoff) break;
+      plan.push({ segment, reason: "age" });
+      archived -= segment.bytes;
+    }
+    for (const segment of sealed.slice(plan.length)) {
+      if (archived <= this.limits.archiveCeilingBytes) break;
+      plan.push({ segment, reason: "size" });
+      archived -= segment.bytes;
+    }
+
+    const removed: RetentionResult["removed"] = [];
+    for (const { segment, reason } of plan) {
+      const fields = this.nextFields({
+        kind: SEGMENT_REMOVED_KIND,
+        principal: "gateway",
+        outcome: "info",
+        subject: `segment ${segment.id} removed`,
+        detail: {
+          reason,
+          segment: segment.id,
+          first_seq: segment.first_seq,
+          last_seq: segment.last_seq,
+          last_mac: segment.last_mac,
+          bytes: segment.bytes,
+          sealed_at: segment.sealed_at,
+        },
+      });
+      const { mac, bytes } = await sealRow(this.key, fields);
+      this.sql.transact(() => {
+        this.sql.exec("DELETE FROM events WHERE seq BETWEEN ? AND ?", segment.first_seq, segment.last_seq);
+        this.sql.exec("DELETE FROM segments WHERE id = ?", segment.id);
+        this.insertRow(fields, mac, bytes);
+      });
+      this.advance(fields, mac, bytes);
+      removed.push({
+        segment: segment.id,
+        first_seq: segment.first_seq,
+        last_seq: segment.last_seq,
+        last_mac: segment.last_mac,
+        reason,
+      });
+    }
+    return { removed, deferred: false };
+  }
+
+  // --- reading ---------------------------------------------------------------------
+
+  /**
+   * Verifies every stored row (a row past the cached head included: that is how a forged
+   * tail shows), and the anchor if one is given. Appends go on meanwhile; retention waits.
+   */
+  async verify(anchorInput: unknown): Promise<VerifyResult> {
+    let anchor = null;
+    if (anchorInput !== null && anchorInput !== undefined) {
+      const parsed = SecurityLogAnchorSchema.safeParse(anchorInput);
+      if (!parsed.success) throw new GatewayError("bad_request", { vars: { reason: `anchor ${reasonOf(parsed.error)}` } });
+      anchor = parsed.data;
+    }
+    this.activeVerifications++;
+    try {
+      const removalRows = this.sql
+        .exec<EventRecord>(`SELECT ${ROW_COLUMNS} FROM events WHERE kind = ? ORDER BY seq`, SEGMENT_REMOVED_KIND)
+        .toArray()
+        .map(toStoredRow);
+      return await verifyChain(this.key, this.rowsInSeqOrder(), { removalRows, anchor });
+    } finally {
+      this.activeVerifications--;
+    }
+  }
+
+  private *rowsInSeqOrder(): Generator<StoredRow> {
+    let after = 0;
+    for (;;) {
+      const page = this.sql
+        .exec<EventRecord>(
+          `SELECT ${ROW_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`,
+          after,
+          VERIFY_PAGE_ROWS,
+        )
+        .toArray();
+      if (page.length === 0) return;
+      for (const record of page) yield toStoredRow(record);
+      after = page[page.length - 1]!.seq;
+    }
+  }
+
+  /** Rows newest first, filtered; page with next_before_seq. */
+  query(filterInput: unknown): SecurityEventPage {
+    const parsed = SecurityEventQuerySchema.safeParse(filterInput ?? {});
+    if (!parsed.success) throw new GatewayError("bad_request", { vars: { reason: reasonOf(parsed.error) } });
+    const filter = parsed.data;
+    const where: string[] = [];
+    const bindings: SqlBinding[] = [];
+    if (filter.kind !== undefined) (where.push("kind = ?"), bindings.push(filter.kind));
+    if (filter.principal !== undefined) (where.push("principal = ?"), bindings.push(filter.principal));
+    if (filter.outcome !== undefined) (where.push("outcome = ?"), bindings.push(filter.outcome));
+    if (filter.since !== undefined) (where.push("ts >= ?"), bindings.push(new Date(Date.parse(filter.since)).toISOString()));
+    if (filter.before_seq !== undefined) (where.push("seq < ?"), bindings.push(filter.before_seq));
+    const clause = where.length > 0 ? `WHERE ${where.join(" AND ")}` : "";
+    const records = this.sql
+      .exec<EventRecord>(`SELECT ${ROW_COLUMNS} FROM events ${clause} ORDER BY seq DESC LIMIT ?`, ...bindings, filter.limit + 1)
+      .toArray();
+    const hasMore = records.length > filter.limit;
+    const events = records.slice(0, filter.limit).map((record) => toStoredRow(record) as SecurityEventRow);
+    return { events, next_before_seq: hasMore ? events[events.length - 1]!.seq : null };
+  }
+
+  /** Every kept segment, oldest first; the live one carries its running byte count. */
+  segments(): SecurityLogSegment[] {
+    return this.sql
+      .exec<SecurityLogSegment>("SELECT id, started_at, sealed_at, first_seq, last_seq, last_mac, bytes FROM segments ORDER BY id")
+      .toArray()
+      .map((segment) => (segment.id === this.live.id ? { ...segment, bytes: this.live.bytes } : segment));
+  }
+
+  // --- measurement hook --------------------------------------------------------------
+
+  /**
+   * Appends n rows in one loop and returns the elapsed ms, for bench/. chained=true writes
+   * real `bench_append` rows into this log (run it on a dedicated instance); chained=false
+   * does the same redaction, canonicalisation and INSERT without the HMAC chain, into a
+   * scratch table dropped afterwards — the difference is what the chain costs.
+   */
+  async benchAppend(n: unknown, chained: unknown): Promise<BenchAppendResult> {
+    if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > MAX_BENCH_ROWS) {
+      throw new GatewayError("bad_request", { vars: { reason: `n must be an integer from 1 to ${MAX_BENCH_ROWS}` } });
+    }
+    const isChained = chained === true;
+    const input = (i: number) => ({ kind: "bench_append", principal: "gateway", outcome: "info", subject: "bench", detail: { i } });
+    return this.serialize(async () => {
+      const started = Date.now();
+      if (isChained) {
+        for (let i = 0; i < n; i++) await this.appendLocked(this.prepare(input(i)));
+      } else {
+        this.sql.exec(BENCH_SCRATCH_CREATE);
+        try {
+          for (let i = 0; i < n; i++) {
+            const fields = { ...this.prepare(input(i)), seq: i + 1, ts: this.isoNow(), segment: 0, prev_mac: "" };
+            const bytes = canonicalRowBody(fields).length;
+            this.sql.exec(
+              `INSERT INTO ${BENCH_SCRATCH_TABLE} (seq, ts, kind, principal, outcome, subject, detail, segment, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+              fields.seq,
+              fields.ts,
+              fields.kind,
+              fields.principal,
+              fields.outcome,
+              fields.subject,
+              canonicalJson(fields.detail),
+              fields.segment,
+              bytes,
+            );
+            await Promise.resolve(); // the chained loop awaits once per row too
+          }
+        } finally {
+          this.sql.exec(BENCH_SCRATCH_DROP);
+        }
+      }
+      return { n, chained: isChained, elapsed_ms: Date.now() - started };
+    });
+  }
+}

@@ -1,0 +1,413 @@
+// The log's logic over a real in-memory SQLite (better-sqlite3) behind the same tiny SQL
+// port the Durable Object gives it; tampering is done with raw SQL, as an attacker with the
+// database file would.
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { GatewayError } from "../../workers/contracts/errors";
+import { GENESIS_PREV_MAC, sealRow, importChainKey, type StoredRow } from "./chain-mac";
+import { SecurityLogCore, type LogLimits, type SqlBinding, type SqlPort } from "./log-core";
+import { REDACTED, WITHHELD } from "./redact";
+import { ROTATED_KIND, SEGMENT_REMOVED_KIND, verifyChain } from "./verify-chain";
+
+const KEY = "0f".repeat(32);
+const DAY = 24 * 60 * 60 * 1000;
+
+function memorySql(): SqlPort & { db: Database.Database } {
+  const db = new Database(":memory:");
+  return {
+    db,
+    exec<T extends Record<string, unknown>>(query: string, ...bindings: SqlBinding[]) {
+      const statement = db.prepare(query);
+      if (statement.reader) {
+        const rows = statement.all(...bindings) as T[];
+        return { toArray: () => rows };
+      }
+      statement.run(...bindings);
+      return { toArray: () => [] as T[] };
+    },
+    transact: <T>(fn: () => T) => db.transaction(fn)(),
+  };
+}
+
+interface Harness {
+  sql: ReturnType<typeof memorySql>;
+  log: SecurityLogCore;
+  clock: { ms: number };
+}
+
+async function openLog(limits: Partial<LogLimits> = {}, sql = memorySql(), clock = { ms: Date.parse("2025-01-01T00:00:00.000Z") }): Promise<Harness> {
+  const log = await SecurityLogCore.open(sql, KEY, { now: () => clock.ms, limits });
+  return { sql, log, clock };
+}
+
+function event(i: number) {
+  return { kind: "internal_route_refused", principal: "internal:supervisor", outcome: "refused" as const, subject: `GET /x/${i}`, detail: { i } };
+}
+
+async function appendN(log: SecurityLogCore, n: number) {
+  for (let i = 0; i < n; i++) await log.append(event(i));
+}
+
+function rowsOf(sql: ReturnType<typeof memorySql>) {
+  return sql.db.prepare("SELECT * FROM events ORDER BY seq").all() as Array<Record<string, unknown>>;
+}
+
+describe("appending", () => {
+  it("gives gapless seqs from 1 and chains each mac on the previous one from 64 zeros", async () => {
+    const { log, sql } = await openLog();
+    const results = await Promise.all([1, 2, 3].map((i) => log.append(event(i))));
+    expect(results.map((r) => r.seq)).toEqual([1, 2, 3]);
+    const rows = rowsOf(sql);
+    expect(rows[0]!.prev_mac).toBe(GENESIS_PREV_MAC);
+    expect(rows[1]!.prev_mac).toBe(rows[0]!.mac);
+    expect(rows[2]!.prev_mac).toBe(results[1]!.mac);
+    expect(log.head()).toEqual({ seq: 3, mac: results[2]!.mac, segment: 1 });
+  });
+
+  it("computes mac = HMAC-SHA256(key, prev_mac ‖ canonical row without mac)", async () => {
+    const { log, sql } = await openLog();
+    const { mac } = await log.append({ kind: "app_installed", principal: "owner", outcome: "allowed", detail: { b: 2, a: [1] } });
+    const stored = rowsOf(sql)[0]!;
+    expect(stored.detail).toBe('{"a":[1],"b":2}');
+    const message = `${GENESIS_PREV_MAC}{"detail":{"a":[1],"b":2},"kind":"app_installed","outcome":"allowed","prev_mac":"${GENESIS_PREV_MAC}","principal":"owner","segment":1,"seq":1,"subject":"","ts":"2025-01-01T00:00:00.000Z"}`;
+    const key = await crypto.subtle.importKey("raw", Buffer.from(KEY, "hex"), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    const expected = Buffer.from(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(message))).toString("hex");
+    expect(mac).toBe(expected);
+  });
+
+  it("keeps counting from the stored head after the object restarts", async () => {
+    const first = await openLog();
+    await appendN(first.log, 3);
+    const again = await openLog({}, first.sql, first.clock);
+    expect((await again.log.append(event(9))).seq).toBe(4);
+    expect(await again.log.verify(null)).toEqual({ ok: true, checked: 4, segments: 1 });
+  });
+
+  it("refuses an invalid event and a kind under 'sel.' that only the log may write", async () => {
+    const { log } = await openLog();
+    await expect(log.append({ kind: "Bad Kind", principal: "owner", outcome: "info" })).rejects.toBeInstanceOf(GatewayError);
+    await expect(log.append({ kind: "x", principal: "root", outcome: "info" })).rejects.toMatchObject({ code: "sel_event_invalid" });
+    await expect(log.append({ kind: "sel.segment_removed", principal: "gateway", outcome: "info" })).rejects.toMatchObject({
+      code: "sel_event_invalid",
+    });
+    expect(log.head().seq).toBe(0);
+  });
+
+  it("writes nothing of a batch when one of its events is invalid", async () => {
+    const { log } = await openLog();
+    await expect(log.appendMany([event(1), { kind: "x" }])).rejects.toMatchObject({ code: "sel_event_invalid" });
+    expect(log.head().seq).toBe(0);
+    expect((await log.appendMany([event(1), event(2)])).map((r) => r.seq)).toEqual([1, 2]);
+  });
+
+  it("refuses to open with a key that is not 64 hex characters", async () => {
+    await expect(SecurityLogCore.open(memorySql(), "abc")).rejects.toMatchObject({ code: "sel_key_invalid" });
+  });
+
+  it("stores no credential: keys, shapes and the caller's raw values are masked, the values never stored", async () => {
+    const { log, sql } = await openLog();
+    const raw = "rawcookievalue-123";
+    await log.append({
+      kind: "session_signed_in",
+      principal: "owner",
+      outcome: "allowed",
+      subject: `cookie pc_token_10000=${raw}`,
+      detail: { headers: { cookie: raw, authorization: "Bearer x.y" }, url: `/?token=${raw}`, note: "Bearer abcdefgh" },
+      secrets: [raw],
+    });
+    const text = JSON.stringify(rowsOf(sql));
+    expect(text).not.toContain(raw);
+    expect(text).not.toContain("abcdefgh");
+    const [row] = log.query({}).events;
+    expect(row!.subject).toBe(`cookie pc_token_10000=${REDACTED}`);
+    expect(row!.detail).toEqual({
+      headers: { cookie: REDACTED, authorization: REDACTED },
+      url: `/?token=${REDACTED}`,
+      note: `Bearer ${REDACTED}`,
+    });
+  });
+
+  it("withholds a text whose masker throws", async () => {
+    const sql = memorySql();
+    const log = await SecurityLogCore.open(sql, KEY, {
+      maskers: [
+        () => {
+          throw new Error("boom");
+        },
+      ],
+    });
+    await log.append({ kind: "k", principal: "owner", outcome: "info", subject: "secret-ish", detail: { v: "x" } });
+    const [row] = log.query({}).events;
+    expect(row!.subject).toBe(WITHHELD);
+    expect(Object.values(row!.detail)).toEqual([WITHHELD]);
+  });
+});
+
+describe("verification", () => {
+  it("passes an untouched chain and counts every row", async () => {
+    const { log } = await openLog();
+    await appendN(log, 20);
+    expect(await log.verify(null)).toEqual({ ok: true, checked: 20, segments: 1 });
+    expect(await log.verify(log.head())).toMatchObject({ ok: true });
+  });
+
+  it("passes an empty log, and an anchor on an empty log is truncation from seq 1", async () => {
+    const { log } = await openLog();
+    expect(await log.verify(null)).toEqual({ ok: true, checked: 0, segments: 0 });
+    expect(await log.verify({ seq: 3, mac: "a".repeat(64) })).toMatchObject({ ok: false, reason: "truncated", first_bad_seq: 1 });
+  });
+
+  it("finds a row whose detail was edited in storage: mac_mismatch at that seq", async () => {
+    const { log, sql } = await openLog();
+    await appendN(log, 10);
+    sql.db.prepare("UPDATE events SET detail = ? WHERE seq = 6").run('{"i":99}');
+    expect(await log.verify(null)).toEqual({ ok: false, checked: 5, segments: 1, first_bad_seq: 6, reason: "mac_mismatch" });
+  });
+
+  it("finds an edited outcome even when the detail is not readable JSON", async () => {
+    const { log, sql } = await openLog();
+    await appendN(log, 4);
+    sql.db.prepare("UPDATE events SET outcome = 'allowed' WHERE seq = 2").run();
+    expect(await log.verify(null)).toMatchObject({ ok: false, first_bad_seq: 2, reason: "mac_mismatch" });
+    sql.db.prepare("UPDATE events SET outcome = 'refused', detail = 'not json' WHERE seq = 2").run();
+    expect(await log.verify(null)).toMatchObject({ ok: false, first_bad_seq: 2, reason: "mac_mismatch" });
+  });
+
+  it("finds a deleted row: seq_gap naming the missing seq", async () => {
+    const { log, sql } = await openLog();
+    await appendN(log, 10);
+    sql.db.prepare("DELETE FROM events WHERE seq = 4").run();
+    expect(await log.verify(null)).toMatchObject({ ok: false, checked: 3, first_bad_seq: 4, reason: "seq_gap" });
+  });
+
+  it("finds two swapped rows: chain_broken at the first of them", async () => {
+    const { log, sql } = await openLog();
+    await appendN(log, 10);
+    sql.transact(() => {
+      sql.exec("UPDATE events SET seq = -1 WHERE seq = 5");
+      sql.exec("UPDATE events SET seq = 5 WHERE seq = 6");
+      sql.exec("UPDATE events SET seq = 6 WHERE seq = -1");
+    });
+    expect(await log.verify(null)).toMatchObject({ ok: false, first_bad_seq: 5, reason: "chain_broken" });
+  });
+
+  it("finds an inserted row, whether appended with a forged mac or spliced in with later seqs shifted", async () => {
+    const forgedAtEnd = await openLog();
+    await appendN(forgedAtEnd.log, 5);
+    const head = forgedAtEnd.log.head();
+    forgedAtEnd.sql.db
+      .prepare("INSERT INTO events VALUES (6, '2025-01-01T00:00:00.000Z', 'k', 'owner', 'allowed', '', '{}', 1, ?, ?, 10)")
+      .run(head.mac, "b".repeat(64));
+    expect(await forgedAtEnd.log.verify(null)).toMatchObject({ ok: false, first_bad_seq: 6, reason: "mac_mismatch" });
+
+    const spliced = await openLog();
+    await appendN(spliced.log, 5);
+    const prev = spliced.sql.db.prepare("SELECT mac FROM events WHERE seq = 3").get() as { mac: string };
+    spliced.sql.transact(() => {
+      spliced.sql.exec("UPDATE events SET seq = -seq WHERE seq >= 4");
+      spliced.sql.exec("UPDATE events SET seq = 1 - seq WHERE seq <= -4");
+      spliced.sql.exec(
+        "INSERT INTO events VALUES (4, '2025-01-01T00:00:00.000Z', 'k', 'owner', 'allowed', '', '{}', 1, ?, ?, 10)",
+        prev.mac,
+        "c".repeat(64),
+      );
+    });
+    expect(spliced.sql.db.prepare("SELECT COUNT(*) AS n FROM events").get()).toEqual({ n: 6 });
+    expect(await spliced.log.verify(null)).toMatchObject({ ok: false, first_bad_seq: 4, reason: "mac_mismatch" });
+  });
+
+  it("finds rows cut off the end behind an anchor: truncated at the first missing seq", async () => {
+    const { log, sql } = await openLog();
+    await appendN(log, 10);
+    const anchor = log.head();
+    sql.db.prepare("DELETE FROM events WHERE seq > 7").run();
+    expect(await log.verify(null)).toMatchObject({ ok: true });
+    expect(await log.verify(anchor)).toEqual({ ok: false, checked: 7, segments: 1, first_bad_seq: 8, reason: "truncated" });
+  });
+
+  it("finds an anchored row that was rewritten: truncated at the anchor's seq", async () => {
+    const { log } = await openLog();
+    await appendN(log, 5);
+    expect(await log.verify({ seq: 3, mac: "d".repeat(64) })).toMatchObject({ ok: false, first_bad_seq: 3, reason: "truncated" });
+  });
+
+  it("verifies plain arrays too (the verifier is pure)", async () => {
+    const { log } = await openLog();
+    await appendN(log, 3);
+    const rows = log.query({}).events.reverse() as StoredRow[];
+    const key = await importChainKey(KEY);
+    expect(await verifyChain(key, rows)).toEqual({ ok: true, checked: 3, segments: 1 });
+    expect(await verifyChain(key, [rows[0]!, rows[2]!])).toMatchObject({ ok: false, first_bad_seq: 2, reason: "seq_gap" });
+  });
+});
+
+describe("rotation", () => {
+  it("seals the live segment when a write takes it past the threshold and opens the next with a sel.rotated row", async () => {
+    const { log, sql } = await openLog({ rotateAtBytes: 2000 });
+    await appendN(log, 40);
+    const segments = log.segments();
+    expect(segments.length).toBeGreaterThan(1);
+    const [first, second] = segments;
+    expect(first!.sealed_at).not.toBeNull();
+    expect(first!.bytes).toBeGreaterThan(2000);
+    const opening = sql.db.prepare("SELECT * FROM events WHERE seq = ?").get(second!.first_seq) as Record<string, unknown>;
+    expect(opening.kind).toBe(ROTATED_KIND);
+    expect(opening.segment).toBe(2);
+    expect(opening.prev_mac).toBe(first!.last_mac);
+    expect(JSON.parse(opening.detail as string)).toMatchObject({ sealed_segment: 1, last_mac: first!.last_mac, last_seq: first!.last_seq, reason: "size" });
+    const result = await log.verify(log.head());
+    expect(result).toMatchObject({ ok: true, segments: segments.length });
+  });
+
+  it("counts segment bytes as the canonical JSON size of each whole row", async () => {
+    const { log, sql } = await openLog();
+    await appendN(log, 3);
+    const rows = log.query({}).events;
+    const expected = rows.reduce((sum, row) => sum + new TextEncoder().encode(JSON.stringify(row)).length, 0);
+    // the stored bytes are the canonical form; JSON.stringify of the same members has the same length
+    expect((sql.db.prepare("SELECT SUM(bytes) AS b FROM events").get() as { b: number }).b).toBe(expected);
+    expect(log.segments()[0]!.bytes).toBe(expected);
+  });
+
+  it("rotates on demand, leaves an empty live segment alone, and the chain verifies end to end", async () => {
+    const { log } = await openLog();
+    expect(await log.rotate("on_demand")).toMatchObject({ rotated: false, segment: 1 });
+    await appendN(log, 3);
+    expect(await log.rotate("owner asked")).toEqual({ rotated: true, sealed_segment: 1, segment: 2, seq: 4 });
+    await appendN(log, 2);
+    expect(await log.rotate("again")).toMatchObject({ rotated: true, sealed_segment: 2, segment: 3 });
+    expect(await log.verify(log.head())).toEqual({ ok: true, checked: 7, segments: 3 });
+  });
+
+  it("finds a segment boundary without a sel.rotated row: segment_link_broken", async () => {
+    const { log } = await openLog();
+    await appendN(log, 3);
+    await log.rotate("x");
+    await appendN(log, 2);
+    // Re-sealed with the key (a bug writing a boundary wrongly): the link rule still catches it.
+    const rows = log.query({ limit: 500 }).events.reverse() as StoredRow[];
+    const key = await importChainKey(KEY);
+    const resealed: StoredRow[] = [];
+    for (const row of rows) {
+      const prev = resealed.length ? resealed[resealed.length - 1]!.mac : GENESIS_PREV_MAC;
+      const fields = { ...row, kind: row.seq === 4 ? "app_installed" : row.kind, prev_mac: row.seq === 1 ? GENESIS_PREV_MAC : prev };
+      resealed.push({ ...fields, mac: (await sealRow(key, fields)).mac });
+    }
+    expect(await verifyChain(key, rows)).toMatchObject({ ok: true, segments: 2 });
+    expect(await verifyChain(key, resealed)).toMatchObject({ ok: false, first_bad_seq: 4, reason: "segment_link_broken" });
+  });
+});
+
+describe("retention", () => {
+  it("removes sealed segments older than 365 days, logs each removal, and still verifies", async () => {
+    const { log, clock } = await openLog();
+    await appendN(log, 3);
+    await log.rotate("r1"); // seals 1 (seq 1-3), opens 2 at seq 4
+    await appendN(log, 2);
+    await log.rotate("r2"); // seals 2 (seq 4-6), opens 3 at seq 7
+    clock.ms += 200 * DAY;
+    await appendN(log, 2);
+    await log.rotate("r3"); // seals 3 (seq 7-9) at day 200
+    const sealedOne = log.segments()[0]!;
+
+    clock.ms += 170 * DAY; // segments 1 and 2 are now 370 days old, segment 3 is 170
+    const result = await log.enforceRetention(clock.ms);
+    expect(result.removed.map((r) => [r.segment, r.reason])).toEqual([
+      [1, "age"],
+      [2, "age"],
+    ]);
+    expect(result.removed[0]).toMatchObject({ first_seq: 1, last_seq: 3, last_mac: sealedOne.last_mac });
+    expect(log.segments().map((s) => s.id)).toEqual([3, 4]);
+
+    const removals = log.query({ kind: SEGMENT_REMOVED_KIND }).events;
+    expect(removals.map((r) => r.detail.segment)).toEqual([2, 1]);
+    expect(await log.verify(null)).toEqual({ ok: true, checked: 6, segments: 2 });
+  });
+
+  it("removes oldest sealed segments until the archive is at most the ceiling", async () => {
+    const { log } = await openLog({ rotateAtBytes: 1500, archiveCeilingBytes: 4000 });
+    await appendN(log, 120);
+    const sealed = log.segments().filter((s) => s.sealed_at !== null);
+    expect(sealed.reduce((sum, s) => sum + s.bytes, 0)).toBeLessThanOrEqual(4000);
+    const removals = log.query({ kind: SEGMENT_REMOVED_KIND, limit: 500 }).events;
+    expect(removals.length).toBeGreaterThan(0);
+    expect(removals.every((r) => r.detail.reason === "size")).toBe(true);
+    expect(await log.verify(log.head())).toMatchObject({ ok: true });
+  });
+
+  it("refuses a chain start that no removal row vouches for: segment_link_broken", async () => {
+    const { log, sql } = await openLog();
+    await appendN(log, 3);
+    await log.rotate("r1");
+    await appendN(log, 3);
+    // An attacker deletes the whole first segment, rows and bookkeeping, without a removal row.
+    sql.db.prepare("DELETE FROM events WHERE segment = 1").run();
+    sql.db.prepare("DELETE FROM segments WHERE id = 1").run();
+    expect(await log.verify(null)).toMatchObject({ ok: false, first_bad_seq: 4, reason: "segment_link_broken" });
+  });
+
+  it("refuses a chain start whose vouching removal row was itself edited", async () => {
+    const { log, sql, clock } = await openLog();
+    await appendN(log, 3);
+    await log.rotate("r1");
+    clock.ms += 400 * DAY;
+    await log.enforceRetention(clock.ms);
+    expect(await log.verify(null)).toMatchObject({ ok: true });
+    sql.db.prepare("UPDATE events SET subject = 'x' WHERE kind = ?").run(SEGMENT_REMOVED_KIND);
+    expect(await log.verify(null)).toMatchObject({ ok: false, reason: "mac_mismatch" });
+  });
+
+  it("accepts an anchor inside a removed segment only when a removal row agrees with it", async () => {
+    const { log, clock } = await openLog();
+    await appendN(log, 3);
+    const anchor = log.head();
+    await log.rotate("r1");
+    clock.ms += 400 * DAY;
+    await log.enforceRetention(clock.ms);
+    expect(await log.verify(anchor)).toMatchObject({ ok: true });
+    expect(await log.verify({ seq: 3, mac: "e".repeat(64) })).toMatchObject({ ok: false, reason: "truncated", first_bad_seq: 3 });
+  });
+});
+
+describe("query", () => {
+  it("answers newest first, filters, and pages with next_before_seq", async () => {
+    const { log, clock } = await openLog();
+    for (let i = 0; i < 7; i++) {
+      clock.ms += 1000;
+      await log.append({ kind: i % 2 ? "session_signed_in" : "app_installed", principal: i < 3 ? "owner" : "app:weather", outcome: "allowed", detail: { i } });
+    }
+    const page1 = log.query({ limit: 3 });
+    expect(page1.events.map((e) => e.seq)).toEqual([7, 6, 5]);
+    expect(page1.next_before_seq).toBe(5);
+    const page2 = log.query({ limit: 3, before_seq: page1.next_before_seq! });
+    expect(page2.events.map((e) => e.seq)).toEqual([4, 3, 2]);
+    const page3 = log.query({ limit: 3, before_seq: page2.next_before_seq! });
+    expect(page3).toMatchObject({ next_before_seq: null });
+    expect(page3.events.map((e) => e.seq)).toEqual([1]);
+
+    expect(log.query({ kind: "session_signed_in" }).events.map((e) => e.seq)).toEqual([6, 4, 2]);
+    expect(log.query({ principal: "owner", kind: "app_installed" }).events.map((e) => e.seq)).toEqual([3, 1]);
+    expect(log.query({ outcome: "refused" }).events).toEqual([]);
+    expect(log.query({ since: "2025-01-01T00:00:05Z" }).events.map((e) => e.seq)).toEqual([7, 6, 5]);
+  });
+
+  it("defaults to 50 rows and refuses a limit above 500", async () => {
+    const { log } = await openLog();
+    await log.appendMany(Array.from({ length: 60 }, (_, i) => event(i)));
+    expect(log.query({}).events).toHaveLength(50);
+    expect(() => log.query({ limit: 501 })).toThrow(GatewayError);
+  });
+});
+
+describe("benchAppend", () => {
+  it("appends chained rows to the log, and unchained rows only to a scratch table it drops", async () => {
+    const { log, sql } = await openLog();
+    expect(await log.benchAppend(5, true)).toMatchObject({ n: 5, chained: true });
+    expect(log.head().seq).toBe(5);
+    expect(await log.benchAppend(5, false)).toMatchObject({ n: 5, chained: false });
+    expect(log.head().seq).toBe(5);
+    const tables = sql.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all();
+    expect(tables).toEqual([{ name: "events" }, { name: "segments" }]);
+    expect(await log.verify(null)).toMatchObject({ ok: true, checked: 5 });
+  });
+});

@@ -1,0 +1,85 @@
+// The SecurityLog Durable Object: the one writer of the HMAC-chained security event log
+// (SEL-*). Native DO RPC: callers hold a typed stub and call these methods directly.
+import { DurableObject } from "cloudflare:workers";
+import type {
+  AppendResult,
+  BenchAppendResult,
+  RetentionResult,
+  RotateResult,
+  SecurityEventInput,
+  SecurityEventPage,
+  SecurityEventQuery,
+  SecurityLogAnchor,
+  SecurityLogHead,
+  SecurityLogSegment,
+  VerifyResult,
+} from "../../workers/contracts/security-event";
+import type { Env } from "../../workers/env";
+import { SecurityLogCore, type SqlPort } from "./log-core";
+
+function storageSqlPort(ctx: DurableObjectState): SqlPort {
+  const sql = ctx.storage.sql;
+  return {
+    exec: <T extends Record<string, unknown>>(query: string, ...bindings: Array<string | number | null>) =>
+      sql.exec(query, ...bindings) as unknown as { toArray(): T[] },
+    transact: (fn) => ctx.storage.transactionSync(fn),
+  };
+}
+
+/** Append-only, HMAC-chained, rotating, verifiable record of every security decision. */
+export class SecurityLog extends DurableObject<Env> {
+  private core!: SecurityLogCore;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    // Schema, key import and head cache before any call is served; a bad SEL_KEY fails every call.
+    void ctx.blockConcurrencyWhile(async () => {
+      this.core = await SecurityLogCore.open(storageSqlPort(ctx), env.SEL_KEY);
+    });
+  }
+
+  /** Records one event (redacted before it is written); answers its seq and mac. */
+  async append(input: SecurityEventInput): Promise<AppendResult> {
+    return this.core.append(input);
+  }
+
+  /** Records events in order (at most 1000); none is written if any is invalid. */
+  async appendMany(inputs: SecurityEventInput[]): Promise<AppendResult[]> {
+    return this.core.appendMany(inputs);
+  }
+
+  /** The newest row's seq and mac and the live segment id, for the anchor writer. */
+  async head(): Promise<SecurityLogHead> {
+    return this.core.head();
+  }
+
+  /** Walks every kept row; with an anchor, also detects rows cut off the end. */
+  async verify(anchor: SecurityLogAnchor | null): Promise<VerifyResult> {
+    return this.core.verify(anchor);
+  }
+
+  /** Newest-first rows matching the filter, with a paging cursor. */
+  async query(filter: SecurityEventQuery = {}): Promise<SecurityEventPage> {
+    return this.core.query(filter);
+  }
+
+  /** Seals the live segment on demand (POST /api/sel/rotate) and applies retention. */
+  async rotate(reason: string): Promise<RotateResult> {
+    return this.core.rotate(reason);
+  }
+
+  /** Removes sealed segments past 365 days, then oldest-first down to 512 MiB; each removal is a row. */
+  async enforceRetention(nowMs?: number): Promise<RetentionResult> {
+    return this.core.enforceRetention(nowMs);
+  }
+
+  /** Every kept segment, oldest first. */
+  async segments(): Promise<SecurityLogSegment[]> {
+    return this.core.segments();
+  }
+
+  /** Measurement hook for bench/: n appends in one loop, chained or into a dropped scratch table. */
+  async benchAppend(n: number, chained: boolean): Promise<BenchAppendResult> {
+    return this.core.benchAppend(n, chained);
+  }
+}

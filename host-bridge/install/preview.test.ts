@@ -1,0 +1,209 @@
+import { cp, mkdir, readFile, readdir, writeFile, symlink, rm } from "node:fs/promises";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { makeSandbox, type Sandbox } from "../../test/fixtures/hostile/sandbox";
+import { hashInstalledTree } from "../digest/canonical-listing";
+import { consentDigest } from "../digest/consent-digest";
+import { previewBundle, type PreviewOptions } from "./preview";
+
+const sandboxes: Sandbox[] = [];
+afterEach(async () => {
+  for (const sb of sandboxes.splice(0)) await sb.cleanup();
+});
+
+async function sandbox(fixture: string): Promise<Sandbox> {
+  const sb = await makeSandbox(fixture);
+  sandboxes.push(sb);
+  return sb;
+}
+
+function options(sb: Sandbox, extra: Partial<PreviewOptions> = {}): PreviewOptions {
+  return {
+    quarantineRoot: sb.quarantine,
+    reservedNames: new Set(["registry", "registries", "blob", "install", "register"]),
+    core: { version: "0.3.0rc1", features: ["app-tokens"] },
+    ...extra,
+  };
+}
+
+/** Previews and asserts a refusal that names the path, leaves quarantine empty and writes nothing else. */
+async function expectPreviewRefused(sb: Sandbox, code: string, extra: Partial<PreviewOptions> = {}) {
+  const before = await sb.snapshot();
+  const r = await previewBundle(sb.bundle, options(sb, extra));
+  if (r.ok) throw new Error(`expected ${code}, the preview succeeded`);
+  expect(r.code).toBe(code);
+  expect(r.message.length).toBeGreaterThan(0);
+  expect(await sb.quarantineEntries()).toEqual([]);
+  expect(await sb.snapshot()).toBe(before);
+  expect(await readFile(sb.sentinel, "utf8")).toBe("sentinel: must never change\n");
+  return r;
+}
+
+describe("previewBundle refusals", () => {
+  it("a bundle without app.json is refused as manifest_missing", async () => {
+    const r = await expectPreviewRefused(await sandbox("manifest-missing"), "manifest_missing");
+    expect(r.path).toBe("app.json");
+  });
+
+  it("an app.json that is not JSON is refused as manifest_invalid", async () => {
+    const r = await expectPreviewRefused(await sandbox("manifest-not-json"), "manifest_invalid");
+    expect(r.field).toBe("app.json");
+  });
+
+  it("an app.json that is a link to another bundle file is refused, not followed", async () => {
+    const sb = await sandbox("manifest-missing");
+    await writeFile(path.join(sb.bundle, "real.json"), '{"name":"linked","version":"1.0.0"}');
+    await symlink("real.json", path.join(sb.bundle, "app.json"));
+    const r = await expectPreviewRefused(sb, "manifest_invalid");
+    expect(r.message).toContain("link");
+  });
+
+  it.each([
+    ["manifest-native", "manifest_native_refused", "native"],
+    ["manifest-path-escapes", "manifest_path_escapes", "backend.entryPoint"],
+    ["manifest-reserved-name", "app_name_reserved", "name"],
+    ["manifest-core-too-old", "core_incompatible", "minPersonalClawVersion"],
+    ["manifest-not-boolean", "field_not_a_boolean", "permissions.memory"],
+  ])("fixture %s is refused with %s naming field %s", async (fixture, code, field) => {
+    const r = await expectPreviewRefused(await sandbox(fixture), code);
+    expect(r.field).toBe(field);
+    expect(r.path).toBe("app.json");
+  });
+
+  it("a core that lacks a required feature is refused naming it", async () => {
+    const r = await expectPreviewRefused(await sandbox("manifest-core-too-old"), "core_incompatible", { core: { version: "0.3.0", features: [] } });
+    expect(r.field).toBe("requiresCoreFeatures");
+    expect(r.message).toContain("teleport");
+  });
+
+  it("the packaged native folder may declare native", async () => {
+    const sb = await sandbox("manifest-native");
+    const r = await previewBundle(sb.bundle, options(sb, { fromNativeFolder: true }));
+    expect(r.ok).toBe(true);
+  });
+
+  it("a staging refusal comes back unchanged with the path named", async () => {
+    const r = await expectPreviewRefused(await sandbox("link-escapes"), "bundle_link_escapes");
+    expect(r.path).toBe("stolen");
+  });
+
+  it.each(["scan-destructive-runtime", "scan-credentials", "scan-download-exec", "scan-pip-overrides", "scan-embedded-git", "scan-manifest-python-source"])(
+    "a dangerous verdict (%s) is a terminal scan_dangerous refusal carrying the findings",
+    async (fixture) => {
+      const r = await expectPreviewRefused(await sandbox(fixture), "scan_dangerous");
+      const detail = r.detail as { verdict: string; findings: Array<{ runs: boolean; severity: string; path: string }> };
+      expect(detail.verdict).toBe("dangerous");
+      expect(detail.findings.some((f) => f.runs && f.severity === "dangerous" && f.path === r.path)).toBe(true);
+    },
+  );
+});
+
+describe("previewBundle review and digest", () => {
+  it("a clean app previews with a review and a digest, and the quarantine copy is removed", async () => {
+    const sb = await sandbox("scan-clean-ok");
+    const r = await previewBundle(sb.bundle, options(sb));
+    if (!r.ok) throw new Error(r.code);
+    expect(r.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(r.review.verdict).toBe("clean");
+    expect(r.review.backend).toMatchObject({ command: "python3", args: ["server.py"], healthCheck: "/health" });
+    expect(r.stagedDir).toBeUndefined();
+    expect(await sb.quarantineEntries()).toEqual([]);
+  });
+
+  it("a warning verdict previews, with test findings grouped apart from runtime ones", async () => {
+    const sb = await sandbox("scan-destructive-test-only");
+    const r = await previewBundle(sb.bundle, options(sb));
+    if (!r.ok) throw new Error(r.code);
+    expect(r.review.verdict).toBe("warning");
+    expect(r.review.findings.runtime).toEqual([]);
+    expect(r.review.findings.tests.map((f) => f.path).sort()).toEqual(["docs/INSTALL.md", "tests/test_cleanup.py"]);
+  });
+
+  it("keepStaged keeps the quarantine copy, and its installed listing equals the consented one", async () => {
+    const sb = await sandbox("scan-clean-ok");
+    const r = await previewBundle(sb.bundle, options(sb, { keepStaged: true }));
+    if (!r.ok) throw new Error(r.code);
+    expect(r.stagedDir).toBeDefined();
+    expect(await readdir(sb.quarantine)).toEqual([r.stagedId]);
+    // Simulate the install's rename into place, then re-hash what is installed.
+    const installed = path.join(sb.root, "apps", "clean-ok");
+    await mkdir(path.dirname(installed), { recursive: true });
+    await cp(r.stagedDir!, installed, { recursive: true, verbatimSymlinks: true });
+    await rm(r.stagedDir!, { recursive: true });
+    const rehashed = await hashInstalledTree(installed);
+    if (!rehashed.ok) throw new Error(rehashed.code);
+    expect(consentDigest(rehashed.listing, r.review as unknown as Record<string, unknown>)).toBe(r.digest);
+  });
+
+  it("the review leads with prerequisites and labels the network claim advisory", async () => {
+    const sb = await sandbox("scan-clean-ok");
+    const manifest = JSON.parse(await readFile(path.join(sb.bundle, "app.json"), "utf8"));
+    Object.assign(manifest, {
+      requires: [{ name: "ComfyUI", why: "renders images", how: "install ComfyUI" }],
+      permissions: { network: ["api.example.com"], cron: true, agent: "text" },
+      crons: [{ name: "daily", schedule: "0 9 * * *" }],
+      dependencies: { pythonDependencies: ["requests==2.31.0"], npmPackages: ["some-adapter"] },
+      setup: { onInstall: { command: "python3", args: ["handlers.py"] }, onUpdate: { command: "true" } },
+      mcpServers: { search: { command: "python3", args: ["handlers.py"], env: { TOKEN_FILE: "x" } } },
+      launches: [{ program: "git", why: "clones repositories", hosts: ["github.com"] }],
+      writes: [{ path: "~/.cache/clean-ok", why: "thumbnails" }],
+      storeCopy: { highlights: ["x"] },
+    });
+    await writeFile(path.join(sb.bundle, "app.json"), JSON.stringify(manifest));
+    const r = await previewBundle(sb.bundle, options(sb));
+    if (!r.ok) throw new Error(r.code);
+    expect(Object.keys(r.review)[1]).toBe("prerequisites");
+    expect(r.review.prerequisites).toEqual([{ name: "ComfyUI", why: "renders images", how: "install ComfyUI" }]);
+    expect(r.review.permissions.network).toMatchObject({ declared: ["api.example.com"], advisory: true });
+    expect(r.review.scheduledJobs).toEqual([{ name: "daily", schedule: "0 9 * * *", enabled: true, registers: true }]);
+    expect(r.review.pythonPackages).toEqual(["requests==2.31.0"]);
+    expect(r.review.npmPackages.packages).toEqual(["some-adapter"]);
+    expect(r.review.npmPackages.note).toContain("install scripts");
+    expect(r.review.installHook).toEqual({ command: "python3", args: ["handlers.py"], timeoutSeconds: 60 });
+    expect(r.review.updateHook).toEqual({ declared: true, runs: false });
+    expect(r.review.mcpServers).toEqual([{ name: "search", command: "python3", args: ["handlers.py"], envNames: ["TOKEN_FILE"] }]);
+    expect(r.review.launches[0]).toMatchObject({ program: "git", hosts: ["github.com"] });
+    expect(r.review.writes).toEqual([{ path: "~/.cache/clean-ok", why: "thumbnails" }]);
+    expect(r.review.unrecognisedManifestKeys).toEqual(["storeCopy"]);
+  });
+
+  it("an identical tree in another location gives the same digest; one changed byte gives another", async () => {
+    const a = await sandbox("scan-clean-ok");
+    const b = await sandbox("scan-clean-ok");
+    const ra = await previewBundle(a.bundle, options(a));
+    const rb = await previewBundle(b.bundle, options(b));
+    if (!ra.ok || !rb.ok) throw new Error("preview failed");
+    expect(rb.digest).toBe(ra.digest);
+
+    const handlers = path.join(b.bundle, "handlers.py");
+    const bytes = await readFile(handlers);
+    bytes[bytes.length - 2] = bytes[bytes.length - 2]! ^ 1;
+    await writeFile(handlers, bytes);
+    const changed = await previewBundle(b.bundle, options(b));
+    if (!changed.ok) throw new Error(changed.code);
+    expect(changed.digest).not.toBe(ra.digest);
+  });
+
+  it("omitted tooling folders are not in the listing and do not change the digest", async () => {
+    const a = await sandbox("scan-clean-ok");
+    const b = await sandbox("scan-clean-ok");
+    for (const dir of [".git/objects", "ui/__pycache__", "Venv/bin"]) {
+      await mkdir(path.join(b.bundle, dir), { recursive: true });
+      await writeFile(path.join(b.bundle, dir, "payload"), "rm -rf /\n");
+    }
+    const ra = await previewBundle(a.bundle, options(a));
+    const rb = await previewBundle(b.bundle, options(b));
+    if (!ra.ok || !rb.ok) throw new Error("preview failed");
+    expect(rb.listing.some((e) => /(^|\/)(\.git|__pycache__|venv)(\/|$)/i.test(e.path))).toBe(false);
+    expect(rb.digest).toBe(ra.digest);
+    expect(rb.review.verdict).toBe("clean");
+  });
+
+  it("a previewed link is listed as a link with its target", async () => {
+    const sb = await sandbox("scan-clean-ok");
+    await symlink("handlers.py", path.join(sb.bundle, "alias.py"));
+    const r = await previewBundle(sb.bundle, options(sb));
+    if (!r.ok) throw new Error(r.code);
+    expect(r.listing).toContainEqual({ path: "alias.py", type: "link", target: "handlers.py" });
+  });
+});

@@ -1,0 +1,117 @@
+// Install preview (INST-12): stage the bundle into quarantine, read its manifest from the
+// staged copy, validate it, scan the staged bytes, build the review and the consent digest.
+// Every gate reads the one staged copy, so scanned == reviewed == digested bytes. The copy is
+// removed before returning unless the caller (install) keeps it; on any refusal it is removed.
+import { constants } from "node:fs";
+import { open, rm } from "node:fs/promises";
+import path from "node:path";
+import { validateManifest, type AppManifest } from "../../workers/contracts/manifest";
+import { canonicalListing, type ListingEntry } from "../digest/canonical-listing";
+import { consentDigest } from "../digest/consent-digest";
+import { scanStaged, type ScanOptions } from "../scan/scan-staged";
+import { refuse, type Refusal } from "../staging/refusal";
+import { stageBundle, type StageOptions } from "../staging/stage-bundle";
+import { buildReview, type InstallReview } from "./review";
+
+// A manifest is a few KiB; a larger one is refused rather than parsed.
+const MAX_MANIFEST_BYTES = 1024 * 1024;
+
+export interface PreviewOptions {
+  quarantineRoot: string;
+  reservedNames: ReadonlySet<string>;
+  core: { version: string; features: readonly string[] };
+  /** True only for the package's own native folder. */
+  fromNativeFolder?: boolean;
+  /** Keep the staged copy for the install step (install); the preview itself removes it. */
+  keepStaged?: boolean;
+  stage?: StageOptions;
+  scan?: ScanOptions;
+}
+
+export type PreviewResult =
+  | {
+      ok: true;
+      manifest: AppManifest;
+      review: InstallReview;
+      digest: string;
+      listing: ListingEntry[];
+      /** Present only with keepStaged: the quarantine copy the digest describes. */
+      stagedDir?: string;
+      stagedId?: string;
+    }
+  | Refusal;
+
+type ManifestRead = { ok: true; raw: unknown } | Refusal;
+
+/** Reads app.json from the staged copy with a no-follow open; a link there is not a manifest. */
+async function readStagedManifest(stagedDir: string): Promise<ManifestRead> {
+  let fh;
+  try {
+    fh = await open(path.join(stagedDir, "app.json"), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return refuse("manifest_missing", { path: "app.json" });
+    return refuse("manifest_invalid", { path: "app.json", field: "app.json", reason: code === "ELOOP" ? "app.json is a link" : `it cannot be opened (${code})` }, { field: "app.json" });
+  }
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) return refuse("manifest_invalid", { path: "app.json", field: "app.json", reason: "app.json is not a file" }, { field: "app.json" });
+    if (st.size > MAX_MANIFEST_BYTES) return refuse("manifest_invalid", { path: "app.json", field: "app.json", reason: `app.json is larger than ${MAX_MANIFEST_BYTES} bytes` }, { field: "app.json" });
+    const text = await fh.readFile("utf8");
+    try {
+      return { ok: true, raw: JSON.parse(text) };
+    } catch (err) {
+      return refuse("manifest_invalid", { path: "app.json", field: "app.json", reason: `it is not JSON (${(err as Error).message})` }, { field: "app.json" });
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Stages, validates, scans and reviews a bundle; a 'dangerous' verdict is a refusal. */
+export async function previewBundle(source: string, opts: PreviewOptions): Promise<PreviewResult> {
+  const staged = await stageBundle(source, opts.quarantineRoot, opts.stage);
+  if (!staged.ok) return staged;
+
+  let keep = false;
+  try {
+    const read = await readStagedManifest(staged.dir);
+    if (!read.ok) return read;
+
+    const validated = validateManifest(read.raw, {
+      reservedNames: opts.reservedNames,
+      fromNativeFolder: opts.fromNativeFolder === true,
+      core: opts.core,
+    });
+    if (!validated.ok) {
+      return { ok: false, code: validated.code, message: validated.message, path: "app.json", field: validated.field, ...(validated.detail ? { detail: validated.detail } : {}) };
+    }
+    const manifest = validated.manifest;
+
+    const scan = await scanStaged(staged.dir, staged.entries, manifest, opts.scan);
+    if (scan.verdict === "dangerous") {
+      const runtime = scan.findings.filter((f) => f.runs && f.severity === "dangerous");
+      const first = runtime[0];
+      return refuse(
+        "scan_dangerous",
+        first ? { path: first.path } : {},
+        { detail: { verdict: scan.verdict, findings: scan.findings } },
+      );
+    }
+
+    const review = buildReview(manifest, scan);
+    const listed = await canonicalListing(staged.dir);
+    if (!listed.ok) return listed;
+    const digest = consentDigest(listed.listing, review as unknown as Record<string, unknown>);
+
+    keep = opts.keepStaged === true;
+    const result: PreviewResult = { ok: true, manifest, review, digest, listing: listed.listing };
+    if (keep) {
+      result.stagedDir = staged.dir;
+      result.stagedId = staged.id;
+    }
+    return result;
+  } finally {
+    if (!keep) await rm(staged.dir, { recursive: true, force: true });
+  }
+}

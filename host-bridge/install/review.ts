@@ -1,0 +1,121 @@
+// The install review: what installing an app grants and runs, in the order the consent dialog
+// shows it (INST-12, MAN-07..09). It is built only from the validated manifest and the scan of
+// the staged bytes, and the consent digest covers it, so the owner's yes is to these words.
+import type { AppManifest } from "../../workers/contracts/manifest";
+import type { Finding, ScanResult, Verdict } from "../scan/scan-staged";
+
+/** DESIGN.md: onInstall and onUninstall run bounded to 60 s; onUpdate is parsed, never run. */
+export const HOOK_TIMEOUT_SECONDS = 60;
+
+export interface ReviewCommand {
+  command: string;
+  args: string[];
+}
+
+export interface InstallReview {
+  app: { name: string; version: string; displayName: string | null; description: string | null };
+  /** What it needs that PersonalClaw does not install — shown first. */
+  prerequisites: Array<{ name: string; why: string; how: string }>;
+  permissions: {
+    api: string[];
+    config: string[];
+    events: string[];
+    eventSubscriptions: string[];
+    mcpTools: string[];
+    appMessaging: string[];
+    memory: boolean;
+    cron: boolean;
+    storage: boolean;
+    agent: "text" | "read" | "tools" | null;
+    network: { declared: string[] | boolean; advisory: true; note: string };
+  };
+  scheduledJobs: Array<{ name: string; schedule: string; enabled: boolean; registers: boolean }>;
+  pythonPackages: string[];
+  npmPackages: { packages: string[]; note: string | null };
+  ui: { entry: string | null; pages: Array<{ entryPoint: string; title: string | null }> } | null;
+  backend: (ReviewCommand & { entryPoint: string | null; healthCheck: string }) | null;
+  installHook: (ReviewCommand & { timeoutSeconds: number }) | null;
+  uninstallHook: (ReviewCommand & { timeoutSeconds: number }) | null;
+  updateHook: { declared: boolean; runs: false };
+  mcpServers: Array<ReviewCommand & { name: string; envNames: string[] }>;
+  launches: Array<{ program: string; why: string; inherits: string[]; inheritsWhile: { setting: string; value: boolean } | null; hosts: string[]; npmPackage: string | null }>;
+  writes: Array<{ path: string; why: string }>;
+  findings: { runtime: Finding[]; tests: Finding[] };
+  verdict: Verdict;
+  /** Top-level manifest keys this core does not read: kept, shown, never trusted. */
+  unrecognisedManifestKeys: string[];
+}
+
+const KNOWN_KEYS = new Set([
+  "name", "version", "displayName", "description", "icon", "backend", "ui", "permissions", "crons", "mcpServers",
+  "dependencies", "setup", "launches", "writes", "requires", "minPersonalClawVersion", "requiresCoreFeatures", "quality", "native",
+]);
+
+const NETWORK_NOTE = "Advisory: the app's backend is not confined to these hosts; this is what the app says it reaches.";
+const NPM_NOTE = "npm runs these packages' install scripts when it installs them.";
+
+function cmd(c: { command: string; args?: string[] | undefined }): ReviewCommand {
+  return { command: c.command, args: [...(c.args ?? [])] };
+}
+
+/** Builds the review from a validated manifest and the scan of the staged bytes. */
+export function buildReview(manifest: AppManifest, scan: ScanResult): InstallReview {
+  const p = manifest.permissions ?? {};
+  const holdsCronAndTier = p.cron === true && p.agent !== undefined;
+  const hook = (h: { command: string; args?: string[] | undefined } | undefined) => (h ? { ...cmd(h), timeoutSeconds: HOOK_TIMEOUT_SECONDS } : null);
+  const npm = manifest.dependencies?.npmPackages ?? [];
+
+  return {
+    app: {
+      name: manifest.name,
+      version: manifest.version,
+      displayName: manifest.displayName ?? null,
+      description: manifest.description ?? null,
+    },
+    prerequisites: (manifest.requires ?? []).map((r) => ({ name: r.name, why: r.why, how: r.how })),
+    permissions: {
+      api: [...(p.api ?? [])],
+      config: [...(p.config ?? [])],
+      events: [...(p.events ?? [])],
+      eventSubscriptions: [...(p.eventSubscriptions ?? [])],
+      mcpTools: [...(p.mcpTools ?? [])],
+      appMessaging: [...(p.appMessaging ?? [])],
+      memory: p.memory === true,
+      cron: p.cron === true,
+      storage: p.storage === true,
+      agent: p.agent ?? null,
+      network: { declared: Array.isArray(p.network) ? [...p.network] : p.network === true, advisory: true, note: NETWORK_NOTE },
+    },
+    // A job registers only if the app holds cron and an agent tier (CRON-02); say which.
+    scheduledJobs: (manifest.crons ?? []).map((c) => ({ name: c.name, schedule: c.schedule, enabled: c.enabled !== false, registers: holdsCronAndTier })),
+    pythonPackages: [...(manifest.dependencies?.pythonDependencies ?? [])],
+    npmPackages: { packages: [...npm], note: npm.length > 0 ? NPM_NOTE : null },
+    ui: manifest.ui
+      ? { entry: manifest.ui.entry ?? null, pages: (manifest.ui.pages ?? []).map((pg) => ({ entryPoint: pg.entryPoint, title: pg.title ?? null })) }
+      : null,
+    backend: manifest.backend
+      ? { ...cmd(manifest.backend), entryPoint: manifest.backend.entryPoint ?? null, healthCheck: manifest.backend.healthCheck ?? "/health" }
+      : null,
+    installHook: hook(manifest.setup?.onInstall),
+    uninstallHook: hook(manifest.setup?.onUninstall),
+    updateHook: { declared: manifest.setup?.onUpdate !== undefined, runs: false },
+    mcpServers: Object.entries(manifest.mcpServers ?? {})
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([name, s]) => ({ name, ...cmd(s), envNames: Object.keys(s.env ?? {}).sort() })),
+    launches: (manifest.launches ?? []).map((l) => ({
+      program: l.program,
+      why: l.why,
+      inherits: [...(l.inherits ?? [])],
+      inheritsWhile: l.inheritsWhile ? { setting: l.inheritsWhile.setting, value: l.inheritsWhile.value } : null,
+      hosts: [...(l.hosts ?? [])],
+      npmPackage: l.npmPackage ?? null,
+    })),
+    writes: (manifest.writes ?? []).map((w) => ({ path: w.path, why: w.why })),
+    findings: {
+      runtime: scan.findings.filter((f) => f.runs),
+      tests: scan.findings.filter((f) => !f.runs),
+    },
+    verdict: scan.verdict,
+    unrecognisedManifestKeys: Object.keys(manifest).filter((k) => !KNOWN_KEYS.has(k)).sort(),
+  };
+}

@@ -1,0 +1,203 @@
+// Scans the whole staged tree (INST-07/08/09): no folder is skipped, every regular file is read
+// whole up to 16 MiB, and a file that cannot be read whole is an `unscanned_file` finding,
+// never a silent pass. Each finding says whether the app runs the file it sits in.
+import { constants } from "node:fs";
+import { open } from "node:fs/promises";
+import path from "node:path";
+import posix from "node:path/posix";
+import type { AppManifest } from "../../workers/contracts/manifest";
+import type { StagedEntry } from "../staging/stage-bundle";
+import { isRequirementsFile, SCAN_RULES, type ScanRule, type Severity } from "./rules";
+import { extractRefs, isCodeLike, isTestPath, runtimeFiles, type FileRefs } from "./runtime-reach";
+
+export const MAX_SCANNED_FILE_BYTES = 16 * 1024 * 1024;
+// One rule can match thousands of lines of a vendored file; the review needs a few to judge.
+const MAX_FINDINGS_PER_RULE_PER_FILE = 20;
+
+export type Verdict = "clean" | "warning" | "dangerous";
+
+export interface Finding {
+  rule: string;
+  severity: Severity;
+  /** Relative to the bundle root; "app.json" for manifest findings. */
+  path: string;
+  /** 1-based; 0 when the finding is about the file or folder as a whole. */
+  line: number;
+  /** Whether the app (or the platform for it) runs or loads this file. */
+  runs: boolean;
+  message: string;
+}
+
+export interface ScanResult {
+  verdict: Verdict;
+  findings: Finding[];
+}
+
+export interface ScanOptions {
+  maxFileBytes?: number;
+}
+
+type Unplaced = Omit<Finding, "runs"> & { runs?: boolean };
+
+/** Reads a staged file whole with a no-follow open, or says why it could not. */
+async function readWhole(abs: string, limit: number): Promise<{ ok: true; text: string } | { ok: false; reason: string }> {
+  let fh;
+  try {
+    fh = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    return { ok: false, reason: `it could not be opened (${(err as NodeJS.ErrnoException).code ?? "error"})` };
+  }
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) return { ok: false, reason: "it is not a regular file" };
+    if (st.size > limit) return { ok: false, reason: `it is larger than ${limit} bytes` };
+    const buf = await fh.readFile();
+    if (buf.length > limit) return { ok: false, reason: `it is larger than ${limit} bytes` };
+    return { ok: true, text: buf.toString("utf8") };
+  } catch (err) {
+    return { ok: false, reason: `it could not be read (${(err as NodeJS.ErrnoException).code ?? "error"})` };
+  } finally {
+    await fh.close();
+  }
+}
+
+const CONTENT_RULES = SCAN_RULES.filter((r) => r.match.kind === "content");
+const ruleById = new Map(SCAN_RULES.map((r) => [r.id, r]));
+
+function finding(rule: ScanRule, p: string, line: number, detail?: string): Unplaced {
+  return { rule: rule.id, severity: rule.severity, path: p, line, message: detail ? `${rule.reason} (${detail})` : rule.reason };
+}
+
+function contentFindings(relPath: string, text: string): Unplaced[] {
+  const out: Unplaced[] = [];
+  const requirements = isRequirementsFile(relPath);
+  const lines = text.split("\n");
+  const counts = new Map<string, number>();
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i]!;
+    for (const rule of CONTENT_RULES) {
+      if (rule.match.kind !== "content") continue;
+      if (rule.match.files === "requirements" && !requirements) continue;
+      // A pip comment is not an instruction.
+      const line = rule.match.files === "requirements" ? raw.replace(/(?:^|\s)#.*$/, "") : raw;
+      if (!rule.match.pattern.test(line)) continue;
+      const n = (counts.get(rule.id) ?? 0) + 1;
+      counts.set(rule.id, n);
+      if (n <= MAX_FINDINGS_PER_RULE_PER_FILE) out.push(finding(rule, relPath, i + 1));
+    }
+  }
+  return out;
+}
+
+function lifecycleFindings(relPath: string, text: string): Unplaced[] {
+  const rule = ruleById.get("npm-lifecycle-script")!;
+  if (rule.match.kind !== "npm-lifecycle") return [];
+  let scripts: unknown;
+  try {
+    scripts = (JSON.parse(text) as { scripts?: unknown }).scripts;
+  } catch {
+    return [];
+  }
+  if (!scripts || typeof scripts !== "object") return [];
+  const out: Unplaced[] = [];
+  for (const name of rule.match.scripts) {
+    if (!Object.prototype.hasOwnProperty.call(scripts, name)) continue;
+    const idx = text.search(new RegExp(`"${name}"\\s*:`));
+    const line = idx < 0 ? 0 : text.slice(0, idx).split("\n").length;
+    out.push(finding(rule, relPath, line, `script "${name}"`));
+  }
+  return out;
+}
+
+function manifestFindings(manifest: AppManifest): Unplaced[] {
+  const out: Unplaced[] = [];
+  for (const rule of SCAN_RULES) {
+    if (rule.match.kind !== "manifest-dependency") continue;
+    const list = manifest.dependencies?.[rule.match.list] ?? [];
+    for (const spec of list) {
+      if (rule.match.pattern.test(spec)) out.push({ ...finding(rule, "app.json", 0, `dependencies.${rule.match.list}: ${spec}`), runs: true });
+    }
+  }
+  return out;
+}
+
+/** Folders holding HEAD, objects/ and refs/ — a git repository whatever it is called. */
+function embeddedGitFindings(entries: readonly StagedEntry[]): Unplaced[] {
+  const rule = ruleById.get("embedded-git-repository")!;
+  const kinds = new Map(entries.map((e) => [e.path, e.type]));
+  const folders = new Set<string>([""]);
+  for (const e of entries) if (e.type === "dir") folders.add(e.path);
+  const out: Unplaced[] = [];
+  for (const dir of folders) {
+    const at = (name: string) => (dir === "" ? name : `${dir}/${name}`);
+    if (kinds.get(at("HEAD")) === "file" && kinds.get(at("objects")) === "dir" && kinds.get(at("refs")) === "dir") {
+      // Git acts on it whenever any git command runs inside it, whether or not the app loads it.
+      out.push({ ...finding(rule, dir === "" ? "." : dir, 0), runs: true });
+    }
+  }
+  return out;
+}
+
+/** Resolves each staged link to the file it finally names (staging proved it stays inside). */
+function resolveLinks(entries: readonly StagedEntry[]): Map<string, string> {
+  const targets = new Map(entries.filter((e) => e.type === "link").map((e) => [e.path, e.linkTarget!]));
+  const out = new Map<string, string>();
+  for (const start of targets.keys()) {
+    let current = start;
+    for (let hops = 0; hops < 40 && targets.has(current); hops++) {
+      current = posix.normalize(posix.join(posix.dirname(current), targets.get(current)!));
+    }
+    out.set(start, current);
+  }
+  return out;
+}
+
+/** Scans a staged bundle; the verdict is 'dangerous' only for a dangerous finding in a file the app runs. */
+export async function scanStaged(dir: string, entries: readonly StagedEntry[], manifest: AppManifest, opts: ScanOptions = {}): Promise<ScanResult> {
+  const limit = opts.maxFileBytes ?? MAX_SCANNED_FILE_BYTES;
+  const unplaced: Unplaced[] = [];
+  const refs = new Map<string, FileRefs>();
+  const codeLike = new Set<string>();
+  const files = new Set<string>();
+  const planted = ruleById.get("planted-package-config")!;
+  const plantedNames = planted.match.kind === "file-name" ? new Set(planted.match.names.map((n) => n.toLowerCase())) : new Set<string>();
+
+  for (const entry of entries) {
+    if (entry.type !== "file") continue;
+    files.add(entry.path);
+    const base = entry.path.slice(entry.path.lastIndexOf("/") + 1);
+    if (plantedNames.has(base.toLowerCase())) {
+      // Tools read these from the folder they run in: the app root is where hooks and backends start.
+      unplaced.push({ ...finding(planted, entry.path, 0), runs: !entry.path.includes("/") });
+    }
+    const executable = (entry.mode & 0o111) !== 0;
+    if (isCodeLike(entry.path, executable, "")) codeLike.add(entry.path);
+    const read = await readWhole(path.join(dir, ...entry.path.split("/")), limit);
+    if (!read.ok) {
+      unplaced.push(finding(ruleById.get("unscanned_file")!, entry.path, 0, read.reason));
+      continue;
+    }
+    const nl = read.text.indexOf("\n");
+    const firstLine = nl < 0 ? read.text : read.text.slice(0, nl);
+    if (isCodeLike(entry.path, executable, firstLine)) codeLike.add(entry.path);
+    refs.set(entry.path, extractRefs(entry.path, read.text, firstLine));
+    unplaced.push(...contentFindings(entry.path, read.text));
+    if (base === "package.json") unplaced.push(...lifecycleFindings(entry.path, read.text));
+  }
+  unplaced.push(...embeddedGitFindings(entries));
+  unplaced.push(...manifestFindings(manifest));
+
+  const runtime = runtimeFiles({ files, links: resolveLinks(entries), refs, manifest });
+  // Reached files run. Where the follow cannot tell, a code file that is not a test presumes to
+  // run; only a test file (or a document) that nothing reaches is treated as not running.
+  const runs = (p: string) => runtime.has(p) || (codeLike.has(p) && !isTestPath(p));
+
+  const findings: Finding[] = unplaced.map((f) => ({ ...f, runs: f.runs ?? runs(f.path) }));
+  findings.sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)) || a.line - b.line || a.rule.localeCompare(b.rule));
+  return { verdict: verdictOf(findings), findings };
+}
+
+export function verdictOf(findings: readonly Finding[]): Verdict {
+  if (findings.some((f) => f.severity === "dangerous" && f.runs)) return "dangerous";
+  return findings.length > 0 ? "warning" : "clean";
+}

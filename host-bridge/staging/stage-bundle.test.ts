@@ -1,0 +1,268 @@
+import { execFileSync } from "node:child_process";
+import { link, lstat, mkdir, readdir, readlink, rm, stat, symlink, writeFile, chmod, appendFile, readFile } from "node:fs/promises";
+import net from "node:net";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { makeSandbox, type Sandbox } from "../../test/fixtures/hostile/sandbox";
+import { stageBundle, type StageOptions } from "./stage-bundle";
+
+const sandboxes: Sandbox[] = [];
+afterEach(async () => {
+  for (const sb of sandboxes.splice(0)) await sb.cleanup();
+});
+
+async function sandbox(fixture?: string): Promise<Sandbox> {
+  const sb = await makeSandbox(fixture);
+  if (!fixture) await writeFile(path.join(sb.bundle, "app.json"), '{"name":"x","version":"1.0.0"}');
+  sandboxes.push(sb);
+  return sb;
+}
+
+/** Stages and asserts the refusal code and named path, and that nothing was left or written. */
+async function expectRefused(sb: Sandbox, code: string, namedPath: string | undefined, opts?: StageOptions) {
+  const before = await sb.snapshot();
+  const r = await stageBundle(sb.bundle, sb.quarantine, opts);
+  if (r.ok) throw new Error(`expected ${code}, the bundle was staged`);
+  expect(r.code).toBe(code);
+  if (namedPath !== undefined) expect(r.path).toBe(namedPath);
+  expect(r.message.length).toBeGreaterThan(0);
+  expect(await sb.quarantineEntries()).toEqual([]);
+  if (!opts?.afterSurvey) expect(await sb.snapshot()).toBe(before);
+  expect(await readFile(sb.sentinel, "utf8")).toBe("sentinel: must never change\n");
+  return r;
+}
+
+function canMknod(): boolean {
+  try {
+    const probe = path.join(process.env.TMPDIR ?? "/tmp", `pc-mknod-probe-${process.pid}`);
+    execFileSync("mknod", [probe, "c", "1", "3"], { stdio: "ignore" });
+    execFileSync("rm", ["-f", probe]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+const MKNOD_WORKS = canMknod();
+
+describe("stageBundle refuses links that could bring in outside bytes", () => {
+  it.each([
+    ["link-absolute", "bundle_link_absolute", "passwd"],
+    ["link-escapes", "bundle_link_escapes", "stolen"],
+    ["link-escapes-and-returns", "bundle_link_escapes", "sub/manifest-again"],
+    ["link-to-folder", "bundle_link_to_folder", "lib-alias"],
+    ["link-dangling", "bundle_link_dangling", "main.js"],
+    ["link-loop", "bundle_link_loop", "a"],
+    ["link-into-data", "bundle_link_crosses_data", "state-peek.json"],
+    ["link-out-of-data", "bundle_link_crosses_data", "data/code.py"],
+    ["data-is-link", "bundle_reserved_name_is_link", "data"],
+    ["installed-json-is-link", "bundle_reserved_name_is_link", "installed.json"],
+    ["link-into-omitted", "bundle_link_into_omitted", "settings.ini"],
+  ])("fixture %s is refused with %s naming %s", async (fixture, code, namedPath) => {
+    await expectRefused(await sandbox(fixture), code, namedPath);
+  });
+
+  it("a link into a .git folder (made at run time) is refused as pointing into an omitted folder", async () => {
+    const sb = await sandbox();
+    await mkdir(path.join(sb.bundle, ".git"));
+    await writeFile(path.join(sb.bundle, ".git", "config"), "[core]\n");
+    await symlink(".git/config", path.join(sb.bundle, "cfg"));
+    await expectRefused(sb, "bundle_link_into_omitted", "cfg");
+  });
+
+  it("a link to a file inside the bundle is recreated as the same relative link", async () => {
+    const sb = await sandbox("link-inside-ok");
+    const r = await stageBundle(sb.bundle, sb.quarantine);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(path.dirname(r.dir)).toBe(sb.quarantine);
+    expect(await readlink(path.join(r.dir, "alias.js"))).toBe("lib/real.js");
+    expect(await readlink(path.join(r.dir, "lib/chain.js"))).toBe("../alias.js");
+    expect(r.entries.find((e) => e.path === "alias.js")).toMatchObject({ type: "link", linkTarget: "lib/real.js" });
+  });
+});
+
+describe("stageBundle refuses special files and outside hard links without opening them", () => {
+  it("a FIFO is refused (made with mkfifo)", async () => {
+    const sb = await sandbox();
+    execFileSync("mkfifo", [path.join(sb.bundle, "pipe")]);
+    const r = await expectRefused(sb, "bundle_special_file", "pipe");
+    expect(r.message).toContain("pipe");
+  });
+
+  it("a socket is refused (made by a listening net.Server)", async () => {
+    const sb = await sandbox();
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(path.join(sb.bundle, "sock"), resolve));
+    try {
+      await expectRefused(sb, "bundle_special_file", "sock");
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it.runIf(MKNOD_WORKS)("a character device is refused (skipped only where mknod is impossible)", async () => {
+    const sb = await sandbox();
+    execFileSync("mknod", [path.join(sb.bundle, "null-dev"), "c", "1", "3"]);
+    await expectRefused(sb, "bundle_special_file", "null-dev");
+  });
+
+  it.runIf(MKNOD_WORKS)("a block device is refused (skipped only where mknod is impossible)", async () => {
+    const sb = await sandbox();
+    execFileSync("mknod", [path.join(sb.bundle, "loop-dev"), "b", "7", "0"]);
+    await expectRefused(sb, "bundle_special_file", "loop-dev");
+  });
+
+  it("a hard link to a file outside the bundle is refused", async () => {
+    const sb = await sandbox();
+    await link(sb.sentinel, path.join(sb.bundle, "innocent.txt"));
+    await expectRefused(sb, "bundle_hardlink_outside", "innocent.txt");
+  });
+
+  it("hard links whose every name is inside the bundle are staged as separate copies", async () => {
+    const sb = await sandbox();
+    await writeFile(path.join(sb.bundle, "a.txt"), "same bytes");
+    await link(path.join(sb.bundle, "a.txt"), path.join(sb.bundle, "b.txt"));
+    const r = await stageBundle(sb.bundle, sb.quarantine);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(await readFile(path.join(r.dir, "b.txt"), "utf8")).toBe("same bytes");
+    expect((await stat(path.join(r.dir, "b.txt"))).nlink).toBe(1);
+  });
+});
+
+describe("stageBundle refuses names that read differently elsewhere", () => {
+  it.each([
+    ["a backslash", "evil\\name.js"],
+    ["a control character", "bell\u0007.js"],
+    ["a newline", "line\nbreak.js"],
+    ["a C1 control character", "c1\u009b.js"],
+  ])("a name with %s is refused", async (_label, name) => {
+    const sb = await sandbox();
+    await writeFile(path.join(sb.bundle, name), "x");
+    const r = await expectRefused(sb, "bundle_name_invalid", undefined);
+    expect(r.path).toBeDefined();
+  });
+
+  it("a name that is not UTF-8 is refused", async () => {
+    const sb = await sandbox();
+    const { writeFileSync } = await import("node:fs");
+    writeFileSync(Buffer.concat([Buffer.from(path.join(sb.bundle, "bad")), Buffer.from([0xff, 0xfe])]), "x");
+    await expectRefused(sb, "bundle_name_invalid", undefined);
+  });
+
+  it("two names that differ only by letter case are refused as a collision", async () => {
+    const sb = await sandbox();
+    await mkdir(path.join(sb.bundle, "src"));
+    await writeFile(path.join(sb.bundle, "src", "README.md"), "a");
+    await writeFile(path.join(sb.bundle, "src", "readme.md"), "b");
+    const r = await expectRefused(sb, "bundle_name_collision", "src/readme.md");
+    expect(r.message).toContain("src/README.md");
+  });
+
+  it("two names that differ only by Unicode normalisation (NFC vs NFD) are refused as a collision", async () => {
+    const sb = await sandbox();
+    const nfc = "caf\u00e9.py";
+    const nfd = "cafe\u0301.py";
+    await writeFile(path.join(sb.bundle, nfc), "a");
+    await writeFile(path.join(sb.bundle, nfd), "b");
+    const r = await expectRefused(sb, "bundle_name_collision", undefined);
+    expect([nfc, nfd]).toContain(r.path);
+  });
+});
+
+describe("stageBundle leaves tooling out", () => {
+  it("omits .git, .hg, .svn, __pycache__, .venv, venv and .tox at any depth and case, and keeps node_modules", async () => {
+    const sb = await sandbox();
+    for (const dir of [".git", "sub/.HG", "sub/deep/.Svn", "pkg/__pycache__", ".venv", "Venv", "x/.TOX"]) {
+      await mkdir(path.join(sb.bundle, dir), { recursive: true });
+      await writeFile(path.join(sb.bundle, dir, "payload"), "tooling");
+    }
+    await mkdir(path.join(sb.bundle, "node_modules", "dep"), { recursive: true });
+    await writeFile(path.join(sb.bundle, "node_modules", "dep", "index.js"), "module.exports = 1;");
+    const r = await stageBundle(sb.bundle, sb.quarantine);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    const paths = r.entries.map((e) => e.path);
+    expect(paths.some((p) => /(^|\/)(\.git|\.hg|\.svn|__pycache__|\.venv|venv|\.tox)(\/|$)/i.test(p))).toBe(false);
+    expect(paths).toContain("node_modules/dep/index.js");
+    expect(r.omitted.sort()).toEqual([".git", ".venv", "Venv", "pkg/__pycache__", "sub/.HG", "sub/deep/.Svn", "x/.TOX"].sort());
+    await expect(lstat(path.join(r.dir, ".git"))).rejects.toThrow();
+    await expect(lstat(path.join(r.dir, "Venv"))).rejects.toThrow();
+  });
+});
+
+describe("stageBundle caps", () => {
+  it("refuses more entries than the cap", async () => {
+    const sb = await sandbox();
+    for (let i = 0; i < 5; i++) await writeFile(path.join(sb.bundle, `f${i}`), "x");
+    await expectRefused(sb, "bundle_too_many_files", undefined, { caps: { maxEntries: 4 } });
+  });
+
+  it("refuses a tree deeper than the cap, naming the path", async () => {
+    const sb = await sandbox();
+    await mkdir(path.join(sb.bundle, "a/b/c"), { recursive: true });
+    await expectRefused(sb, "bundle_too_deep", "a/b/c", { caps: { maxDepth: 2 } });
+  });
+
+  it("refuses a file larger than the per-file cap, naming it", async () => {
+    const sb = await sandbox();
+    await writeFile(path.join(sb.bundle, "big.bin"), Buffer.alloc(2048));
+    await expectRefused(sb, "bundle_file_too_large", "big.bin", { caps: { maxFileBytes: 1024 } });
+  });
+
+  it("refuses a bundle larger than the total cap", async () => {
+    const sb = await sandbox();
+    for (let i = 0; i < 4; i++) await writeFile(path.join(sb.bundle, `part${i}`), Buffer.alloc(400));
+    await expectRefused(sb, "bundle_too_large", undefined, { caps: { maxTotalBytes: 1000 } });
+  });
+});
+
+describe("stageBundle copies only what the survey saw", () => {
+  it("a file swapped for a symlink after the survey fails the copy and leaves quarantine empty", async () => {
+    const sb = await sandbox();
+    await writeFile(path.join(sb.bundle, "main.py"), "print('hello')\n");
+    const r = await expectRefused(sb, "bundle_changed_during_copy", "main.py", {
+      afterSurvey: async () => {
+        await rm(path.join(sb.bundle, "main.py"));
+        await symlink(sb.sentinel, path.join(sb.bundle, "main.py"));
+      },
+    });
+    expect(r.ok).toBe(false);
+  });
+
+  it("a file rewritten after the survey fails the copy", async () => {
+    const sb = await sandbox();
+    await writeFile(path.join(sb.bundle, "main.py"), "print('hello')\n");
+    await expectRefused(sb, "bundle_changed_during_copy", "main.py", {
+      afterSurvey: () => appendFile(path.join(sb.bundle, "main.py"), "import os; os.system('rm -rf /')\n"),
+    });
+  });
+
+  it("a file swapped for a FIFO after the survey fails the copy without hanging", async () => {
+    const sb = await sandbox();
+    await writeFile(path.join(sb.bundle, "main.py"), "print('hello')\n");
+    await expectRefused(sb, "bundle_changed_during_copy", "main.py", {
+      afterSurvey: async () => {
+        await rm(path.join(sb.bundle, "main.py"));
+        execFileSync("mkfifo", [path.join(sb.bundle, "main.py")]);
+      },
+    });
+  });
+
+  it("normalises installed modes: no setuid, setgid, sticky or group/world write; executable class kept", async () => {
+    const sb = await sandbox();
+    await writeFile(path.join(sb.bundle, "run.sh"), "#!/bin/sh\n");
+    await chmod(path.join(sb.bundle, "run.sh"), 0o6777);
+    await writeFile(path.join(sb.bundle, "notes.txt"), "x");
+    await chmod(path.join(sb.bundle, "notes.txt"), 0o666);
+    await mkdir(path.join(sb.bundle, "shared"));
+    await chmod(path.join(sb.bundle, "shared"), 0o1777);
+    const r = await stageBundle(sb.bundle, sb.quarantine);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect((await stat(path.join(r.dir, "run.sh"))).mode & 0o7777).toBe(0o755);
+    expect((await stat(path.join(r.dir, "notes.txt"))).mode & 0o7777).toBe(0o644);
+    expect((await stat(path.join(r.dir, "shared"))).mode & 0o7777).toBe(0o755);
+    expect(await readdir(sb.quarantine)).toEqual([r.id]);
+  });
+});

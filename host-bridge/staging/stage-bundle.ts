@@ -1,0 +1,132 @@
+// Stages a bundle into quarantine from its one survey (INST-02/03). Files are opened without
+// following links and checked against the survey, so a file swapped or rewritten after the
+// survey fails the copy instead of bringing in bytes nobody judged. On any refusal the partial
+// copy is removed; nothing is ever written outside the quarantine root.
+import { randomBytes } from "node:crypto";
+import { constants } from "node:fs";
+import { mkdir, open, rm, symlink, chmod, type FileHandle } from "node:fs/promises";
+import path from "node:path";
+import { refuse, type Refusal } from "./refusal";
+import { DEFAULT_STAGING_CAPS, surveyTree, type StagingCaps, type Survey, type SurveyEntry } from "./survey-tree";
+
+export interface StagedEntry {
+  path: string;
+  type: "file" | "dir" | "link";
+  /** The installed mode: 0o755 for folders and executable files, 0o644 for other files. */
+  mode: number;
+  size: number;
+  linkTarget?: string;
+}
+
+export interface StageOptions {
+  caps?: Partial<StagingCaps>;
+  /** Test hook: runs between the survey and the copy, to prove a swap in that window is caught. */
+  afterSurvey?: (survey: Survey) => void | Promise<void>;
+}
+
+export type StageResult = { ok: true; id: string; dir: string; entries: StagedEntry[]; omitted: string[] } | Refusal;
+
+/**
+ * Setuid/setgid/sticky and group/world write are dropped; only the executable class survives,
+ * so an app cannot plant a privilege bit or a file another user could rewrite.
+ */
+export function normalisedMode(entry: Pick<SurveyEntry, "type" | "mode">): number {
+  if (entry.type === "dir") return 0o755;
+  if (entry.type === "link") return 0o777;
+  return (entry.mode & 0o111) !== 0 ? 0o755 : 0o644;
+}
+
+const COPY_CHUNK = 1024 * 1024;
+// O_NONBLOCK: if a file was swapped for a pipe after the survey, open must not hang on it.
+const SOURCE_OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const DEST_OPEN_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
+/** Copies one surveyed file; refuses if what is opened is not the file the survey saw. */
+async function copySurveyedFile(src: string, dest: string, entry: SurveyEntry): Promise<Refusal | null> {
+  const changed = () => refuse("bundle_changed_during_copy", { path: entry.path });
+  let input: FileHandle;
+  try {
+    input = await open(src, SOURCE_OPEN_FLAGS);
+  } catch {
+    return changed(); // ELOOP: now a link; ENOENT: removed; ENXIO: now a socket
+  }
+  try {
+    const before = await input.stat({ bigint: true });
+    const sameAsSurvey =
+      before.isFile() &&
+      before.dev.toString() === entry.dev &&
+      before.ino.toString() === entry.ino &&
+      Number(before.size) === entry.size &&
+      before.mtimeNs.toString() === entry.mtimeNs;
+    if (!sameAsSurvey) return changed();
+
+    const output = await open(dest, DEST_OPEN_FLAGS, 0o600);
+    try {
+      const buf = Buffer.allocUnsafe(Math.min(COPY_CHUNK, Math.max(entry.size, 1)));
+      let copied = 0;
+      for (;;) {
+        const { bytesRead } = await input.read(buf, 0, buf.length, null);
+        if (bytesRead === 0) break;
+        copied += bytesRead;
+        if (copied > entry.size) return changed(); // grew while we read it
+        await output.write(buf, 0, bytesRead);
+      }
+      const after = await input.stat({ bigint: true });
+      if (copied !== entry.size || after.mtimeNs.toString() !== entry.mtimeNs || Number(after.size) !== entry.size) return changed();
+      await output.chmod(normalisedMode(entry));
+    } finally {
+      await output.close();
+    }
+    return null;
+  } finally {
+    await input.close();
+  }
+}
+
+/** Stages `source` into `<quarantineRoot>/<random id>/` from one survey, or refuses naming the path. */
+export async function stageBundle(source: string, quarantineRoot: string, opts: StageOptions = {}): Promise<StageResult> {
+  const caps = { ...DEFAULT_STAGING_CAPS, ...opts.caps };
+  const surveyed = await surveyTree(source, caps);
+  if (!surveyed.ok) return surveyed;
+  const survey = surveyed.survey;
+
+  const quarantine = path.resolve(quarantineRoot);
+  // A quarantine inside the bundle would make the copy part of what it copies.
+  if (quarantine === survey.root || quarantine.startsWith(survey.root + path.sep)) {
+    return refuse("bundle_source_invalid", { reason: "the quarantine folder is inside the bundle" });
+  }
+  await opts.afterSurvey?.(survey);
+
+  await mkdir(quarantine, { recursive: true, mode: 0o700 });
+  const id = randomBytes(16).toString("hex");
+  const dir = path.join(quarantine, id);
+  await mkdir(dir, { mode: 0o700 }); // not recursive: an existing id is a failure, never shared
+
+  let staged = false;
+  try {
+    const entries: StagedEntry[] = [];
+    const folders: string[] = [dir];
+    for (const entry of survey.entries) {
+      const parts = entry.path.split("/");
+      const dest = path.join(dir, ...parts);
+      if (entry.type === "dir") {
+        await mkdir(dest, { mode: 0o700 });
+        folders.push(dest);
+      } else if (entry.type === "link") {
+        // Recreated as the same relative link; the survey proved it names a bundle file.
+        await symlink(entry.linkTarget!, dest);
+      } else {
+        const refusal = await copySurveyedFile(path.join(survey.root, ...parts), dest, entry);
+        if (refusal) return refusal;
+      }
+      const out: StagedEntry = { path: entry.path, type: entry.type, mode: normalisedMode(entry), size: entry.size };
+      if (entry.linkTarget !== undefined) out.linkTarget = entry.linkTarget;
+      entries.push(out);
+    }
+    for (const folder of folders) await chmod(folder, 0o755);
+    staged = true;
+    return { ok: true, id, dir, entries, omitted: survey.omitted };
+  } finally {
+    if (!staged) await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,178 @@
+import { describe, expect, it } from "vitest";
+import { compareVersions, isEscapingResourcePath, validateManifest, type ValidateManifestOptions } from "./manifest";
+
+const opts: ValidateManifestOptions = {
+  reservedNames: new Set(["registry", "registries", "blob", "install", "register"]),
+  fromNativeFolder: false,
+  core: { version: "0.3.0", features: ["app-tokens", "mcp-bridge"] },
+};
+
+const base = { name: "hello-app", version: "1.0.0" };
+
+function refusedWith(raw: unknown, o: ValidateManifestOptions = opts) {
+  const r = validateManifest(raw, o);
+  if (r.ok) throw new Error("expected a refusal");
+  return r;
+}
+
+describe("validateManifest", () => {
+  it("accepts a full manifest and keeps unknown top-level keys", () => {
+    const raw = {
+      ...base,
+      displayName: "Hello",
+      description: "says hello",
+      backend: { command: "python3", args: ["server.py"], entryPoint: "server.py", healthCheck: "/health" },
+      ui: { entry: "ui/index.html", pages: [{ entryPoint: "ui/a..b.html", title: "A" }] },
+      permissions: { api: ["/api/status"], memory: false, cron: true, agent: "text", network: ["example.com"] },
+      crons: [{ name: "daily", schedule: "0 9 * * *", silent: true }],
+      mcpServers: { search: { command: "node", args: ["mcp.js"], env: { MODE: "x" } } },
+      dependencies: { pythonDependencies: ["requests==2.31.0"], npmPackages: ["left-pad"] },
+      setup: { onInstall: { command: "python3", args: ["setup.py"] }, onUpdate: { command: "true" } },
+      launches: [{ program: "npx", why: "runs a tool", npmPackage: "@scope/tool", inherits: ["settings"] }],
+      writes: [{ path: "~/.config/hello", why: "its cache" }],
+      requires: [{ name: "ComfyUI", why: "renders images", how: "install ComfyUI" }],
+      minPersonalClawVersion: "0.3.0",
+      requiresCoreFeatures: ["mcp-bridge"],
+      quality: { tested: true },
+      futureField: { anything: 1 },
+    };
+    const r = validateManifest(raw, opts);
+    expect(r.ok).toBe(true);
+    if (r.ok) expect((r.manifest as Record<string, unknown>).futureField).toEqual({ anything: 1 });
+  });
+
+  it("refuses a name that is not kebab-case, naming the field", () => {
+    for (const name of ["Hello", "hello_app", "-x", "a--b", "", "x".repeat(65)]) {
+      const r = refusedWith({ ...base, name });
+      expect(r.code).toBe("manifest_invalid");
+      expect(r.field).toBe("name");
+    }
+  });
+
+  it("refuses a reserved app name", () => {
+    const r = refusedWith({ ...base, name: "registry" });
+    expect(r).toMatchObject({ code: "app_name_reserved", field: "name" });
+  });
+
+  it.each([
+    ["native", { native: "true" }],
+    ["permissions.memory", { permissions: { memory: 1 } }],
+    ["permissions.cron", { permissions: { cron: null } }],
+    ["permissions.storage", { permissions: { storage: ["yes"] } }],
+    ["crons[0].silent", { permissions: { agent: "text" }, crons: [{ name: "a", schedule: "* * * * *", silent: "false" }] }],
+    ["quality.tested", { quality: { tested: "yes" } }],
+    ["launches[0].inheritsWhile.value", { launches: [{ program: "x", why: "y", inheritsWhile: { setting: "s", value: 0 } }] }],
+  ])("refuses a non-boolean %s as field_not_a_boolean", (field, extra) => {
+    const r = refusedWith({ ...base, ...extra });
+    expect(r).toMatchObject({ code: "field_not_a_boolean", field });
+  });
+
+  it.each([
+    ["permissions.api", { permissions: { api: "*" } }],
+    ["permissions.events", { permissions: { events: "app.*" } }],
+    ["permissions.mcpTools", { permissions: { mcpTools: "all" } }],
+    ["permissions.network", { permissions: { network: "example.com" } }],
+    ["dependencies.pythonDependencies", { dependencies: { pythonDependencies: "requests" } }],
+    ["requiresCoreFeatures", { requiresCoreFeatures: "x" }],
+  ])("refuses a scalar where %s must be a list", (field, extra) => {
+    const r = refusedWith({ ...base, ...extra });
+    expect(r).toMatchObject({ code: "manifest_invalid", field });
+  });
+
+  it("refuses agent: true (the tier is a word, not a boolean)", () => {
+    expect(refusedWith({ ...base, permissions: { agent: true } })).toMatchObject({ code: "manifest_invalid", field: "permissions.agent" });
+  });
+
+  it("refuses crons without an agent tier", () => {
+    expect(refusedWith({ ...base, crons: [{ name: "a", schedule: "* * * * *" }] })).toMatchObject({ code: "manifest_invalid", field: "crons" });
+  });
+
+  it("refuses a relative or querying health check path", () => {
+    for (const healthCheck of ["health", "/health?x=1", "/h%2e"]) {
+      expect(refusedWith({ ...base, backend: { command: "node", healthCheck } }).field).toBe("backend.healthCheck");
+    }
+  });
+
+  it("refuses a setup hook written as a shell string", () => {
+    expect(refusedWith({ ...base, setup: { onInstall: "sh -c 'x'" } })).toMatchObject({ code: "manifest_invalid", field: "setup.onInstall" });
+  });
+
+  it("refuses an mcp server name with ':' or '/'", () => {
+    expect(refusedWith({ ...base, mcpServers: { "a:b": { command: "x" } } }).code).toBe("manifest_invalid");
+    expect(refusedWith({ ...base, mcpServers: { "a/b": { command: "x" } } }).code).toBe("manifest_invalid");
+  });
+
+  it("refuses an npx launch without a bare package name", () => {
+    expect(refusedWith({ ...base, launches: [{ program: "npx", why: "x" }] }).field).toBe("launches[0].npmPackage");
+    expect(refusedWith({ ...base, launches: [{ program: "npx", why: "x", npmPackage: "tool@1.2.3" }] }).field).toBe("launches[0].npmPackage");
+  });
+
+  it.each([
+    ["backend.entryPoint", { backend: { command: "python3", entryPoint: "/etc/passwd" } }],
+    ["backend.entryPoint", { backend: { command: "python3", entryPoint: "D:evil.py" } }],
+    ["backend.entryPoint", { backend: { command: "python3", entryPoint: "..\\evil.py" } }],
+    ["ui.entry", { ui: { entry: "\\\\server\\share\\x.html" } }],
+    ["ui.entry", { ui: { entry: "ui/../../x.html" } }],
+    ["ui.pages[1].entryPoint", { ui: { pages: [{ entryPoint: "ok.html" }, { entryPoint: "a/../../b.html" }] } }],
+    ["icon", { icon: "C:\\icon.png" }],
+  ])("refuses an escaping resource path in %s", (field, extra) => {
+    expect(refusedWith({ ...base, ...extra })).toMatchObject({ code: "manifest_path_escapes", field });
+  });
+
+  it("keeps names like a..b valid", () => {
+    expect(isEscapingResourcePath("a..b/c..d.py")).toBe(false);
+    expect(validateManifest({ ...base, backend: { command: "python3", entryPoint: "src/a..b.py" } }, opts).ok).toBe(true);
+  });
+
+  it("refuses native: true from anywhere but the native folder, naming the field", () => {
+    expect(refusedWith({ ...base, native: true })).toMatchObject({ code: "manifest_native_refused", field: "native" });
+    expect(validateManifest({ ...base, native: true }, { ...opts, fromNativeFolder: true }).ok).toBe(true);
+  });
+});
+
+describe("core compatibility (MAN-02)", () => {
+  it("refuses a floor above this core, naming both versions", () => {
+    const r = refusedWith({ ...base, minPersonalClawVersion: "0.4.0" });
+    expect(r).toMatchObject({ code: "core_incompatible", field: "minPersonalClawVersion" });
+    expect(r.message).toContain("0.4.0");
+    expect(r.message).toContain("0.3.0");
+    expect(r.message).toContain("Update PersonalClaw");
+  });
+
+  it("refuses an app that needs 0.3.0 on a 0.3.0rc1 or 0.3.0-rc.1 core", () => {
+    for (const version of ["0.3.0rc1", "0.3.0-rc.1", "0.3.0.dev4", "0.3.0a2"]) {
+      expect(refusedWith({ ...base, minPersonalClawVersion: "0.3.0" }, { ...opts, core: { version, features: [] } }).code).toBe("core_incompatible");
+    }
+  });
+
+  it("accepts a pre-release floor on the release core", () => {
+    expect(validateManifest({ ...base, minPersonalClawVersion: "0.3.0rc1" }, opts).ok).toBe(true);
+    expect(validateManifest({ ...base, minPersonalClawVersion: "0.2.9" }, opts).ok).toBe(true);
+  });
+
+  it("refuses an unparsable floor or core version, naming both", () => {
+    const bad = refusedWith({ ...base, minPersonalClawVersion: "latest" });
+    expect(bad.code).toBe("core_incompatible");
+    expect(bad.message).toContain("latest");
+    expect(bad.message).toContain("0.3.0");
+    const badCore = refusedWith({ ...base, minPersonalClawVersion: "0.1.0" }, { ...opts, core: { version: "dev-build", features: [] } });
+    expect(badCore.message).toContain("dev-build");
+    expect(badCore.message).toContain("0.1.0");
+  });
+
+  it("refuses missing core features, naming each", () => {
+    const r = refusedWith({ ...base, requiresCoreFeatures: ["mcp-bridge", "time-travel", "teleport"] });
+    expect(r).toMatchObject({ code: "core_incompatible", field: "requiresCoreFeatures" });
+    expect(r.message).toContain("time-travel");
+    expect(r.message).toContain("teleport");
+    expect(r.message).not.toContain("mcp-bridge");
+  });
+
+  it("orders versions as the packaging standard does", () => {
+    const ordered = ["0.3.0.dev1", "0.3.0a1", "0.3.0b2", "0.3.0rc1", "0.3.0", "0.3.0.post1", "0.3.1", "1.0"];
+    for (let i = 0; i + 1 < ordered.length; i++) expect(compareVersions(ordered[i]!, ordered[i + 1]!)).toBeLessThan(0);
+    expect(compareVersions("1.0", "1.0.0")).toBe(0);
+    expect(compareVersions("0.3.0-rc.1", "0.3.0rc1")).toBe(0);
+    expect(compareVersions("0.3.0-beta.1", "0.3.0-rc.1")).toBeLessThan(0);
+  });
+});

@@ -1,0 +1,320 @@
+// The app.json contract, shared by the gateway, the host bridge and the CLI. An app's manifest
+// is written by whoever wrote the app: every field is parsed strictly, a boolean is JSON
+// true/false and a list is a list (never coerced: iterating "*" as characters would widen a
+// grant), and unknown top-level keys are kept for display but never trusted.
+import { z } from "zod";
+import { ERROR_CODES, GatewayError, type ErrorCode } from "./errors";
+
+const shortText = (max: number) => z.string().min(1).max(max);
+const stringList = z.array(z.string().max(512)).max(512);
+
+/** A relative path inside the app folder (checked for escapes after parsing, see RESOURCE_PATH_FIELDS). */
+const resourcePath = z.string().min(1).max(1024);
+
+/**
+ * A command the host bridge spawns as `file, args[]` — never a shell string, so there is no
+ * quoting to get wrong and nothing for a shell to expand. Hooks use this same shape.
+ */
+export const CommandSchema = z.object({
+  command: z.string().min(1).max(1024),
+  args: z.array(z.string().max(4096)).max(256).optional(),
+});
+export type Command = z.infer<typeof CommandSchema>;
+
+export const BackendSchema = z.object({
+  command: z.string().min(1).max(1024),
+  args: z.array(z.string().max(4096)).max(256).optional(),
+  entryPoint: resourcePath.optional(),
+  // The health path is exempt from the proxy signature, so it must be a plain absolute path:
+  // no query, no encoded characters, nothing a router could read two ways.
+  healthCheck: z
+    .string()
+    .max(256)
+    .regex(/^\/[A-Za-z0-9._~\-/]*$/, "must be an absolute path of letters, digits and . _ ~ - /")
+    .optional(),
+});
+
+export const UiSchema = z.object({
+  entry: resourcePath.optional(),
+  pages: z.array(z.object({ entryPoint: resourcePath, title: shortText(120).optional() })).max(64).optional(),
+});
+
+export const AgentTierSchema = z.enum(["text", "read", "tools"]);
+
+export const PermissionsSchema = z.object({
+  api: stringList.optional(),
+  config: stringList.optional(),
+  events: stringList.optional(),
+  eventSubscriptions: stringList.optional(),
+  mcpTools: stringList.optional(),
+  memory: z.boolean().optional(),
+  cron: z.boolean().optional(),
+  storage: z.boolean().optional(),
+  agent: AgentTierSchema.optional(),
+  appMessaging: stringList.optional(),
+  // Advisory only: the backend is not network-confined by this declaration (DESIGN.md).
+  network: z.union([stringList, z.boolean()]).optional(),
+});
+
+export const CronSchema = z.object({
+  name: shortText(120),
+  schedule: shortText(120),
+  prompt: z.string().max(8192).optional(),
+  enabled: z.boolean().optional(),
+  // Parsed so a non-boolean is refused; ignored when the job is registered (CRON-02).
+  silent: z.boolean().optional(),
+  persistent_session: z.boolean().optional(),
+});
+
+// A server name becomes the `<app>:<server>` key in mcp.json, so neither ':' nor '/' (MCP-08).
+const mcpServerName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "must be letters, digits, . _ - (no ':' or '/')");
+
+export const McpServerSchema = z.object({
+  command: z.string().min(1).max(1024),
+  args: z.array(z.string().max(4096)).max(256).optional(),
+  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(4096)).optional(),
+});
+
+export const DependenciesSchema = z.object({
+  pythonDependencies: z.array(z.string().min(1).max(512)).max(512).optional(),
+  npmPackages: z.array(z.string().min(1).max(214)).max(128).optional(),
+});
+
+/** setup hooks: onUpdate is parsed and validated but never executed (MAN-12). */
+export const SetupSchema = z.object({
+  onInstall: CommandSchema.optional(),
+  onUninstall: CommandSchema.optional(),
+  onUpdate: CommandSchema.optional(),
+});
+
+export const LAUNCH_INHERITS = ["sign-in", "settings", "auto-approve-rules", "folder-settings"] as const;
+
+export const LaunchedProgramSchema = z.object({
+  program: shortText(256),
+  why: shortText(500),
+  inherits: z.array(z.enum(LAUNCH_INHERITS)).max(4).optional(),
+  inheritsWhile: z.object({ setting: shortText(128), value: z.boolean() }).optional(),
+  hosts: z.array(z.string().regex(/^[A-Za-z0-9.-]+$/, "must be a host name")).max(64).optional(),
+  npmPackage: z.string().max(214).optional(),
+});
+
+export const ExternalWriteSchema = z.object({ path: shortText(1024), why: shortText(500) });
+
+/** A prerequisite PersonalClaw does not install, within the lengths the consent dialog shows. */
+export const PrerequisiteSchema = z.object({ name: shortText(64), why: shortText(200), how: shortText(300) });
+
+export const AppManifestSchema = z.looseObject({
+  name: z.string().min(1).max(64).regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, "must be kebab-case: a-z, 0-9 and single dashes"),
+  version: shortText(64),
+  displayName: shortText(120).optional(),
+  description: z.string().max(2000).optional(),
+  icon: resourcePath.optional(),
+  backend: BackendSchema.optional(),
+  ui: UiSchema.optional(),
+  permissions: PermissionsSchema.optional(),
+  crons: z.array(CronSchema).max(64).optional(),
+  mcpServers: z.record(mcpServerName, McpServerSchema).optional(),
+  dependencies: DependenciesSchema.optional(),
+  setup: SetupSchema.optional(),
+  launches: z.array(LaunchedProgramSchema).max(64).optional(),
+  writes: z.array(ExternalWriteSchema).max(64).optional(),
+  requires: z.array(PrerequisiteSchema).max(32).optional(),
+  minPersonalClawVersion: z.string().max(64).optional(),
+  requiresCoreFeatures: z.array(z.string().min(1).max(128)).max(128).optional(),
+  quality: z.record(z.string().max(64), z.boolean()).optional(),
+  native: z.boolean().optional(),
+});
+export type AppManifest = z.infer<typeof AppManifestSchema>;
+
+export type ManifestRefusal = {
+  ok: false;
+  code: ErrorCode;
+  message: string;
+  field: string;
+  detail?: Record<string, unknown>;
+};
+export type ManifestValidation = { ok: true; manifest: AppManifest } | ManifestRefusal;
+
+export interface ValidateManifestOptions {
+  reservedNames: ReadonlySet<string>;
+  /** True only for the package's own native folder (MAN-03). */
+  fromNativeFolder: boolean;
+  core: { version: string; features: readonly string[] };
+}
+
+function refusal(code: ErrorCode, field: string, vars: Record<string, string> = {}, detail?: Record<string, unknown>): ManifestRefusal {
+  const message = new GatewayError(code, { vars: { field, ...vars } }).message;
+  return detail ? { ok: false, code, message, field, detail } : { ok: false, code, message, field };
+}
+
+function fieldName(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else out += out === "" ? String(part) : `.${String(part)}`;
+  }
+  return out === "" ? "(manifest)" : out;
+}
+
+/**
+ * A resource path is refused if it is rooted or has a `..` segment in either the POSIX or the
+ * Windows flavour, so the verdict is identical on every host (MAN-06). `a..b` is a plain name.
+ */
+export function isEscapingResourcePath(p: string): boolean {
+  if (p.includes("\0")) return true;
+  if (p.startsWith("/") || p.startsWith("\\")) return true;
+  // A drive letter roots a path even without a separator: `D:evil.py` is relative to D:'s cwd.
+  if (/^[A-Za-z]:/.test(p)) return true;
+  return p.split(/[\\/]/).some((segment) => segment === "..");
+}
+
+/** Which manifest fields name files inside the app folder. */
+function resourcePathFields(m: AppManifest): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  if (m.icon !== undefined) out.push(["icon", m.icon]);
+  if (m.backend?.entryPoint !== undefined) out.push(["backend.entryPoint", m.backend.entryPoint]);
+  if (m.ui?.entry !== undefined) out.push(["ui.entry", m.ui.entry]);
+  m.ui?.pages?.forEach((page, i) => out.push([`ui.pages[${i}].entryPoint`, page.entryPoint]));
+  for (const key of ["agents", "skills", "sops"] as const) {
+    const list = (m as Record<string, unknown>)[key];
+    if (Array.isArray(list)) list.forEach((item, i) => typeof item === "string" && out.push([`${key}[${i}]`, item]));
+  }
+  return out;
+}
+
+// ---- Version ordering (MAN-02) --------------------------------------------------------------
+// One comparison for every version check: PEP 440 ordering, also reading semver pre-release
+// spellings, so a release candidate or dev build sorts before its release (0.3.0rc1 < 0.3.0,
+// 0.3.0-rc.1 < 0.3.0, 0.3.0.dev1 < 0.3.0a1).
+
+const VERSION_RE =
+  /^v?(\d+(?:\.\d+)*)(?:[-_.]?(a|alpha|b|beta|c|rc|pre|preview)[-_.]?(\d+)?)?(?:[-_.]?(post|rev|r)[-_.]?(\d+)?)?(?:[-_.]?(dev)[-_.]?(\d+)?)?(?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?$/i;
+
+const PRE_RANK: Record<string, number> = { a: 0, alpha: 0, b: 1, beta: 1, c: 2, rc: 2, pre: 2, preview: 2 };
+
+/** A sortable key for a version string, or null when it is not a version. */
+export function parseVersion(text: string): number[] | null {
+  const m = VERSION_RE.exec(text.trim());
+  if (!m) return null;
+  const release = m[1]!.split(".").map(Number);
+  while (release.length > 1 && release[release.length - 1] === 0) release.pop();
+  while (release.length < 8) release.push(0);
+  if (release.length > 8) return null;
+  const hasPre = m[2] !== undefined;
+  const hasPost = m[4] !== undefined;
+  const hasDev = m[6] !== undefined;
+  // A bare dev release (1.0.dev1) sorts before every pre-release of 1.0.
+  const preRank = hasPre ? PRE_RANK[m[2]!.toLowerCase()]! : hasDev && !hasPost ? -1 : 3;
+  const preNum = hasPre ? Number(m[3] ?? 0) : 0;
+  const postNum = hasPost ? Number(m[5] ?? 0) : -1;
+  const devNum = hasDev ? Number(m[7] ?? 0) : Number.MAX_SAFE_INTEGER;
+  return [...release, preRank, preNum, postNum, devNum];
+}
+
+/** Negative, zero or positive as a sorts before, with or after b; null if either is not a version. */
+export function compareVersions(a: string, b: string): number | null {
+  const ka = parseVersion(a);
+  const kb = parseVersion(b);
+  if (!ka || !kb) return null;
+  for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return ka[i]! - kb[i]!;
+  return 0;
+}
+
+/** MAN-02: refuse an app whose floor is above this core or that needs a feature this core lacks. */
+export function checkCoreCompatibility(
+  m: Pick<AppManifest, "minPersonalClawVersion" | "requiresCoreFeatures">,
+  core: { version: string; features: readonly string[] },
+): ManifestRefusal | null {
+  if (m.minPersonalClawVersion !== undefined) {
+    const order = compareVersions(m.minPersonalClawVersion, core.version);
+    if (order === null) {
+      return refusal(
+        "core_incompatible",
+        "minPersonalClawVersion",
+        { reason: `the app's minPersonalClawVersion '${m.minPersonalClawVersion}' or this core's version '${core.version}' is not a version` },
+        { minPersonalClawVersion: m.minPersonalClawVersion, coreVersion: core.version },
+      );
+    }
+    if (order > 0) {
+      return refusal(
+        "core_incompatible",
+        "minPersonalClawVersion",
+        { reason: `the app needs PersonalClaw ${m.minPersonalClawVersion} or later and this is ${core.version}` },
+        { minPersonalClawVersion: m.minPersonalClawVersion, coreVersion: core.version },
+      );
+    }
+  }
+  const offered = new Set(core.features);
+  const missing = (m.requiresCoreFeatures ?? []).filter((f) => !offered.has(f));
+  if (missing.length > 0) {
+    return refusal(
+      "core_incompatible",
+      "requiresCoreFeatures",
+      { reason: `this core (${core.version}) does not offer the feature${missing.length > 1 ? "s" : ""} ${missing.map((f) => `'${f}'`).join(", ")}` },
+      { missingFeatures: missing, coreVersion: core.version },
+    );
+  }
+  return null;
+}
+
+/**
+ * Validates an untrusted app.json value for review, install and update. Refusals name the
+ * field: `field_not_a_boolean` for a boolean that is not JSON true/false, `manifest_invalid`
+ * for any other shape error, then name, native, resource path and core checks.
+ */
+export function validateManifest(raw: unknown, opts: ValidateManifestOptions): ManifestValidation {
+  const parsed = AppManifestSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = fieldName(issue.path);
+    if (issue.code === "invalid_type" && issue.expected === "boolean") {
+      return refusal("field_not_a_boolean", field);
+    }
+    return refusal("manifest_invalid", field, { reason: issue.message }, { field });
+  }
+  const manifest = parsed.data;
+
+  if (opts.reservedNames.has(manifest.name)) {
+    return refusal("app_name_reserved", "name", { name: manifest.name });
+  }
+  if (manifest.native === true && !opts.fromNativeFolder) {
+    return refusal("manifest_native_refused", "native");
+  }
+  for (const [field, value] of resourcePathFields(manifest)) {
+    if (isEscapingResourcePath(value)) return refusal("manifest_path_escapes", field, {}, { field, value });
+  }
+  const semantic = checkSemanticRules(manifest);
+  if (semantic) return semantic;
+  const incompatible = checkCoreCompatibility(manifest, opts.core);
+  if (incompatible) return incompatible;
+  return { ok: true, manifest };
+}
+
+/** Rules a field-by-field schema cannot state (MAN-04, MAN-07). */
+function checkSemanticRules(m: AppManifest): ManifestRefusal | null {
+  const invalid = (field: string, reason: string) => refusal("manifest_invalid", field, { reason }, { field });
+  // A cron fires an agent at the app's tier, so a job without a tier could never run (MAN-04).
+  if ((m.crons?.length ?? 0) > 0 && m.permissions?.agent === undefined) {
+    return invalid("crons", "scheduled jobs need permissions.agent (an agent tier)");
+  }
+  for (const [i, launch] of (m.launches ?? []).entries()) {
+    if (launch.program === "npx") {
+      if (launch.npmPackage === undefined) return invalid(`launches[${i}].npmPackage`, "an npx launch must name the npm package npx runs");
+      // No version: consent says each start fetches the newest version.
+      if (!/^(@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/.test(launch.npmPackage)) {
+        return invalid(`launches[${i}].npmPackage`, "must be a bare npm package name without a version");
+      }
+    }
+  }
+  return null;
+}
+
+/** The error codes validateManifest may answer, for callers that map them to statuses. */
+export const MANIFEST_REFUSAL_CODES = [
+  "manifest_invalid",
+  "field_not_a_boolean",
+  "app_name_reserved",
+  "manifest_native_refused",
+  "manifest_path_escapes",
+  "core_incompatible",
+] as const satisfies readonly (keyof typeof ERROR_CODES)[];

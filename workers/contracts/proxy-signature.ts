@@ -1,0 +1,78 @@
+// The proxy-signature format shared by the gateway's signer and every backend verifier
+// (apps/sdk/node, apps/sdk/python). It proves a request came through the gateway's proxy,
+// closing the direct-to-port bypass of a backend on 127.0.0.1 (PROXY-05..08, PROXY-15).
+// It does not encrypt loopback and does not resist a local process that can read the
+// app's secret file.
+//
+//   X-PersonalClaw-Proxy: <ts>:<hmac_hex>
+//   hmac_hex = lower-case hex HMAC-SHA256(key, "<ts>:<METHOD>:<target>:<sha256_hex(body)>")
+//
+// - key: the UTF-8 bytes of the PERSONALCLAW_APP_SECRET string exactly as the backend sees
+//   it (64 hex characters minted by the bridge -> a 64-byte key). It is NOT hex-decoded: a
+//   verifier in any language can then use the environment value as-is, with no decoding
+//   step that two implementations could disagree on.
+// - ts: integer Unix seconds, canonical decimal (no sign, no leading zero, no fraction).
+// - METHOD: the method exactly as on the request line.
+// - target: the request target exactly as the backend receives it: `/api/<tail>` plus
+//   `?<query>` only when a `?` goes on the wire. Nothing is decoded or normalized. The
+//   signer must sign what it will SEND, not what it was asked: the URL parser encodes
+//   spaces and non-ASCII and resolves dot segments, so sign wireTarget(url) of the URL
+//   object handed to fetch. A target string is UTF-8 encoded.
+// - body: the exact body bytes (a chunked body signs its de-chunked bytes); an empty body
+//   hashes to sha256("").
+// Verifiers accept |now - ts| <= SIGNATURE_WINDOW_S, compare in constant time, refuse a
+// repeated header and accept each signature once.
+
+/** The header that carries the signature. */
+export const PROXY_SIGNATURE_HEADER = "X-PersonalClaw-Proxy";
+
+/** A signature more than this many seconds from the verifier's clock is refused. */
+export const SIGNATURE_WINDOW_S = 60;
+
+const utf8 = new TextEncoder();
+
+function toHex(bytes: ArrayBuffer): string {
+  let out = "";
+  for (const b of new Uint8Array(bytes)) out += b.toString(16).padStart(2, "0");
+  return out;
+}
+
+/** Lower-case hex SHA-256 of the bytes. */
+export async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  // WebCrypto takes only ArrayBuffer-backed views; copy the rare view over a SharedArrayBuffer.
+  const view = bytes.buffer instanceof ArrayBuffer ? (bytes as Uint8Array<ArrayBuffer>) : new Uint8Array(bytes);
+  return toHex(await crypto.subtle.digest("SHA-256", view));
+}
+
+/**
+ * The request target workerd's fetch(url) puts on the request line: the serialized URL after
+ * its authority, without the fragment. A bare `?` stays (workerd sends it; URL.search would
+ * drop it, and Node's fetch does not send it).
+ */
+export function wireTarget(url: URL): string {
+  // A serialized http(s) URL has `#` only where the fragment starts and `/` only after the host.
+  const href = url.href.split("#", 1)[0]!;
+  return href.slice(href.indexOf("/", href.indexOf("//") + 2));
+}
+
+/** The exact string the HMAC covers. */
+export function signatureMessage(ts: number, method: string, target: string, bodySha256Hex: string): string {
+  return `${ts}:${method}:${target}:${bodySha256Hex}`;
+}
+
+/** The header value `<ts>:<hmac_hex>` for one request; throws on a missing secret or a non-canonical ts. */
+export async function signProxyRequest(req: {
+  secret: string;
+  ts: number;
+  method: string;
+  target: string;
+  body: Uint8Array;
+}): Promise<string> {
+  // An empty key would still produce a valid-looking HMAC that anyone can forge.
+  if (typeof req.secret !== "string" || req.secret.length === 0) throw new Error("proxy signature: the app has no secret");
+  // A fractional or negative ts would print a form every verifier refuses.
+  if (!Number.isSafeInteger(req.ts) || req.ts < 0) throw new Error("proxy signature: ts must be integer Unix seconds");
+  const key = await crypto.subtle.importKey("raw", utf8.encode(req.secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const message = signatureMessage(req.ts, req.method, req.target, await sha256Hex(req.body));
+  return `${req.ts}:${toHex(await crypto.subtle.sign("HMAC", key, utf8.encode(message)))}`;
+}
