@@ -4,6 +4,7 @@ import { build } from "esbuild";
 import { mkdirSync, readdirSync, statSync, writeFileSync, existsSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { execFileSync } from "node:child_process";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const SOURCES = ["workers", "durable", "host-bridge", "scripts", "package.json"];
@@ -54,6 +55,8 @@ export async function buildAll() {
       external: ["cloudflare:*"],
     }),
   ]);
+  const reserved = execFileSync(process.execPath, [join(root, "dist", "render-routes.mjs"), "--reserved-app-names"], { encoding: "utf8" });
+  writeFileSync(join(root, "dist", "reserved-app-names.json"), reserved);
   writeFileSync(STAMP, new Date().toISOString());
 }
 

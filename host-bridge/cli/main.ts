@@ -6,6 +6,7 @@ import { runDoctor } from "./doctor";
 import { runToken, runRotateKey } from "./token";
 import { runSecurityEvents, runSecurityVerify } from "./security";
 import { GatewayNotRunning } from "./gateway-client";
+import { appAction, runAppsInstall, runAppsList, runAppsPreview } from "./apps";
 
 const USAGE = `Usage: personalclaw <command>
 
@@ -15,6 +16,11 @@ const USAGE = `Usage: personalclaw <command>
   auth rotate-key                                 replace the signing key; every session ends
   security events [--kind K] [--limit N] [--json] show security events, newest first
   security verify [--json]                        verify the security log's chain (exit 1 if broken)
+  apps preview <folder> [--json]                  review a folder (works without a running gateway)
+  apps install <folder> [--consent D | --yes] [--json]
+  apps list [--json]
+  apps enable|disable <name> [--json]
+  apps uninstall <name> [--purge-data] [--json]   data/ is kept unless --purge-data
 `;
 
 type Command = (args: string[], home: string) => Promise<number>;
@@ -37,6 +43,12 @@ export async function main(argv: string[]): Promise<number> {
     "auth rotate-key": (_args, home) => runRotateKey(home),
     "security events": (args, home) => runSecurityEvents(args, home),
     "security verify": (args, home) => runSecurityVerify(args, home),
+    "apps preview": (args, home) => runAppsPreview(args, home),
+    "apps install": (args, home) => runAppsInstall(args, home),
+    "apps list": (args, home) => runAppsList(args, home),
+    "apps enable": appAction("enable"),
+    "apps disable": appAction("disable"),
+    "apps uninstall": appAction("uninstall"),
   };
   try {
     if (command === "start") {

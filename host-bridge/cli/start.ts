@@ -8,14 +8,16 @@ import { fileURLToPath } from "node:url";
 import { execa, type ResultPromise } from "execa";
 import { authModeInForce } from "../../workers/contracts/auth-mode";
 import { ensureHome, readOrCreateSelKey, writeFreshLocalSecret, type HomePaths } from "../home";
-import type { Settings } from "../settings";
-import { startBridgeServer, type BridgeOperation } from "../server";
-import { readAnchor, startAnchorWriter } from "../sel-anchor";
+import { parentEnvironment, type Settings } from "../settings";
+import { startBridgeServer } from "../server";
+import { startAnchorWriter } from "../sel-anchor";
+import { BridgeRuntime } from "../bridge-runtime";
+import { readOwnerConfig } from "../owner-config";
 import { renderWorkerdConfig } from "./workerd-config";
 import { isProcessAlive, readGatewayFile, removeGatewayFile, writeGatewayFile } from "./gateway-file";
 import { callGateway } from "./gateway-client";
 
-const packageRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
+export const packageRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
 
 export interface StartOptions {
@@ -115,9 +117,24 @@ export async function startGateway(options: StartOptions): Promise<number> {
   }
   const bindHost = mode.mode === "none" ? "127.0.0.1" : settings.bindHost;
 
-  const operations = new Map<string, BridgeOperation>();
-  operations.set("GET /sel/anchor", async () => readAnchor(paths.selAnchor));
-  const bridge = await startBridgeServer(secret, operations, log);
+  const config = readOwnerConfig(paths.home);
+  if (!config.ok) {
+    process.stderr.write(`personalclaw: refusing to start: ${config.reason}\n`);
+    return 1;
+  }
+  if (config.config.sandbox.mode === "off") log("warning: sandbox.mode is off: app backends run without bubblewrap");
+  const runtime = new BridgeRuntime({
+    paths,
+    packageRoot,
+    version: packageVersion(),
+    config: config.config,
+    parentEnv: parentEnvironment(),
+    skipBackends: settings.skipAppBackends,
+    log,
+    callGateway: (method, path, body) => callGateway(paths.home, "bridge", method, path, body),
+  });
+  await runtime.prepare();
+  const bridge = await startBridgeServer(secret, runtime.operations(), log);
 
   const port = settings.port === 0 ? await freePort(bindHost) : settings.port;
   const startedAt = new Date().toISOString();
@@ -162,6 +179,7 @@ export async function startGateway(options: StartOptions): Promise<number> {
     stopping = true;
     const hardStop = setTimeout(() => process.exit(exitCode), 9_500);
     try {
+      await runtime.stopAll().catch((error) => log(`stopping backends: ${error instanceof Error ? error.message : String(error)}`));
       await appendSecurityRow(paths.home, "gateway_stopped", { port }).catch(() => undefined);
       await anchor.flush().catch(() => undefined);
     } finally {
@@ -185,6 +203,8 @@ export async function startGateway(options: StartOptions): Promise<number> {
     writeGatewayFile(paths, { pid: process.pid, port, url: `http://127.0.0.1:${port}/`, bridgePort: bridge.port, startedAt, workerdPid: workerd.pid ?? null });
     await waitForGateway(paths.home, workerd, 15_000);
     await appendSecurityRow(paths.home, "gateway_started", { port, auth_mode: mode.mode });
+    await runtime.syncNativeApps();
+    await runtime.startEnabledBackends();
     const link = await callGateway(paths.home, "start", "POST", "/api/auth/startup-link", {});
     if (link.status !== 200) throw new Error(`the startup sign-in link could not be minted (${link.status})`);
     const url: string = link.body.url;

@@ -59,9 +59,19 @@ export const ERROR_CODES = {
   sandbox_unavailable: { status: 503, message: "The sandbox cannot start ({reason}): run `apt-get install bubblewrap`, or set sandbox.mode = \"off\" in config.json to run app children unsandboxed." },
   app_secret_unwritable: { status: 500, message: "The backend of '{app}' was not started: its .app_secret could not be written ({reason})." },
   backend_already_running: { status: 409, message: "The backend of '{app}' is already running; stop it first." },
+  backend_spawn_failed: { status: 500, message: "The backend of '{app}' could not be started: {reason}." },
   // Security event log (durable/security-log).
   sel_event_invalid: { status: 400, message: "The security event is not valid: {reason}." },
   sel_key_invalid: { status: 500, message: "The security log key (SEL_KEY) must be 64 hexadecimal characters; the log refuses to run without it." },
+  consent_required: { status: 409, message: "Installing needs the owner's consent to exactly these bytes: review them and send their digest as consent." },
+  app_exists: { status: 409, message: "An app named '{name}' is already installed." },
+  app_not_found: { status: 404, message: "No app named '{name}' is installed." },
+  app_disabled: { status: 409, message: "The app '{name}' is disabled; enable it first." },
+  app_locked: { status: 400, message: "The app '{name}' ships with PersonalClaw and cannot be removed; disable it instead." },
+  install_step_failed: { status: 422, message: "Installing failed at the step '{step}': {reason}. Nothing was installed." },
+  install_hook_failed: { status: 422, message: "The app's install hook failed ({reason}). Nothing was installed." },
+  install_hook_timeout: { status: 422, message: "The app's install hook did not finish within {seconds} s. Nothing was installed." },
+  app_source_invalid: { status: 400, message: "The source must be an absolute path to a folder on this machine." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

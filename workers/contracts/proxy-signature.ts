@@ -2,16 +2,20 @@
 // (apps/sdk/node, apps/sdk/python). It proves a request came through the gateway's proxy,
 // closing the direct-to-port bypass of a backend on 127.0.0.1 (PROXY-05..08, PROXY-15).
 // It does not encrypt loopback and does not resist a local process that can read the
-// app's secret file.
+// app's secret file. docs/design/proxy-signature.md gives the reasons.
 //
-//   X-PersonalClaw-Proxy: <ts>:<hmac_hex>
-//   hmac_hex = lower-case hex HMAC-SHA256(key, "<ts>:<METHOD>:<target>:<sha256_hex(body)>")
+//   X-PersonalClaw-Proxy: <ts>:<nonce>:<hmac_hex>
+//   hmac_hex = lower-case hex HMAC-SHA256(key, "<ts>:<nonce>:<METHOD>:<target>:<sha256_hex(body)>")
 //
 // - key: the UTF-8 bytes of the PERSONALCLAW_APP_SECRET string exactly as the backend sees
 //   it (64 hex characters minted by the bridge -> a 64-byte key). It is NOT hex-decoded: a
 //   verifier in any language can then use the environment value as-is, with no decoding
 //   step that two implementations could disagree on.
 // - ts: integer Unix seconds, canonical decimal (no sign, no leading zero, no fraction).
+// - nonce: exactly 32 lower-case hex characters, 128 fresh random bits per request. Without
+//   it the signature is a function of the second and the request, so two identical requests
+//   in one second (a page fetching one URL twice) collide and the replay cache refuses the
+//   second.
 // - METHOD: the method exactly as on the request line.
 // - target: the request target exactly as the backend receives it: `/api/<tail>` plus
 //   `?<query>` only when a `?` goes on the wire. Nothing is decoded or normalized. The
@@ -21,7 +25,8 @@
 // - body: the exact body bytes (a chunked body signs its de-chunked bytes); an empty body
 //   hashes to sha256("").
 // Verifiers accept |now - ts| <= SIGNATURE_WINDOW_S, compare in constant time, refuse a
-// repeated header and accept each signature once.
+// repeated header, refuse any header whose ts, nonce or HMAC is not in the canonical form,
+// and accept each nonce once within the window.
 
 /** The header that carries the signature. */
 export const PROXY_SIGNATURE_HEADER = "X-PersonalClaw-Proxy";
@@ -56,23 +61,39 @@ export function wireTarget(url: URL): string {
 }
 
 /** The exact string the HMAC covers. */
-export function signatureMessage(ts: number, method: string, target: string, bodySha256Hex: string): string {
-  return `${ts}:${method}:${target}:${bodySha256Hex}`;
+export function signatureMessage(ts: number, nonce: string, method: string, target: string, bodySha256Hex: string): string {
+  return `${ts}:${nonce}:${method}:${target}:${bodySha256Hex}`;
 }
 
-/** The header value `<ts>:<hmac_hex>` for one request; throws on a missing secret or a non-canonical ts. */
+// One spelling only: verifiers refuse upper-case or any other length.
+const NONCE_SHAPE = /^[0-9a-f]{32}$/;
+
+// 128 bits: two requests drawing the same nonce within one window is not a practical event.
+function freshNonce(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return toHex(bytes.buffer);
+}
+
+/**
+ * The header value `<ts>:<nonce>:<hmac_hex>` for one request. Production omits `nonce` and
+ * gets a fresh random one; tests pass a fixed one. Throws on a missing secret, a
+ * non-canonical ts or a nonce verifiers would refuse.
+ */
 export async function signProxyRequest(req: {
   secret: string;
   ts: number;
   method: string;
   target: string;
   body: Uint8Array;
+  nonce?: string;
 }): Promise<string> {
   // An empty key would still produce a valid-looking HMAC that anyone can forge.
   if (typeof req.secret !== "string" || req.secret.length === 0) throw new Error("proxy signature: the app has no secret");
   // A fractional or negative ts would print a form every verifier refuses.
   if (!Number.isSafeInteger(req.ts) || req.ts < 0) throw new Error("proxy signature: ts must be integer Unix seconds");
+  const nonce = req.nonce ?? freshNonce();
+  if (typeof nonce !== "string" || !NONCE_SHAPE.test(nonce)) throw new Error("proxy signature: nonce must be 32 lower-case hex characters");
   const key = await crypto.subtle.importKey("raw", utf8.encode(req.secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  const message = signatureMessage(req.ts, req.method, req.target, await sha256Hex(req.body));
-  return `${req.ts}:${toHex(await crypto.subtle.sign("HMAC", key, utf8.encode(message)))}`;
+  const message = signatureMessage(req.ts, nonce, req.method, req.target, await sha256Hex(req.body));
+  return `${req.ts}:${nonce}:${toHex(await crypto.subtle.sign("HMAC", key, utf8.encode(message)))}`;
 }

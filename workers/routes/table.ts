@@ -2,13 +2,14 @@
 // authorization step, GET /api/manifest, the reserved app names and docs/api-routes.md all
 // come from it; nothing keeps a second list.
 import { z } from "zod";
+import { appRoutes } from "./apps";
 import { authRoutes } from "./auth";
 import { route, type RouteRow } from "./define";
 import { securityRoutes } from "./security";
 import { statusRoutes } from "./status";
 import { testHookRoutes } from "./test-hooks";
 
-const baseRows: ReadonlyArray<RouteRow<any, any>> = [...statusRoutes, ...authRoutes, ...securityRoutes, ...testHookRoutes];
+const baseRows: ReadonlyArray<RouteRow<any, any>> = [...statusRoutes, ...authRoutes, ...securityRoutes, ...appRoutes, ...testHookRoutes];
 
 const manifestRoute = route({
   method: "GET",

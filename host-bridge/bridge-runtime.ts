@@ -1,0 +1,220 @@
+// The host bridge's work for a running gateway: installs, native apps and app backends, and
+// the internal operations the gateway calls. The gateway holds every record; the bridge
+// holds bytes and processes, and reports backend changes back through internal routes.
+import { homedir } from "node:os";
+import { existsSync, readdirSync } from "node:fs";
+import { rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { z } from "zod";
+import { GatewayError } from "../workers/contracts/errors";
+import { CORE_FEATURES } from "../workers/contracts/core";
+import type { AppManifest } from "../workers/contracts/manifest";
+import { reservedAppNames } from "./reserved-app-names";
+import type { BridgeOperation } from "./server";
+import { previewBundle, type PreviewOptions } from "./install/preview";
+import { installApp, removeAppFiles, type InstallProgressEvent } from "./install/install-app";
+import { venvPython } from "./install/install-dependencies";
+import { sandboxAvailability, type SandboxAvailability } from "./sandbox/bubblewrap";
+import { BackendSupervisor, type BackendStatus } from "./supervisor/index";
+import { readAnchor } from "./sel-anchor";
+import type { HomePaths } from "./home";
+import type { OwnerConfig } from "./owner-config";
+
+export interface BridgeRuntimeOptions {
+  paths: HomePaths;
+  packageRoot: string;
+  version: string;
+  config: OwnerConfig;
+  parentEnv: Readonly<Record<string, string | undefined>>;
+  skipBackends: boolean;
+  log: (line: string) => void;
+  /** Calls the gateway's internal routes as the bridge. */
+  callGateway: (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>;
+}
+
+const SourceSchema = z.object({ source: z.string().min(1).max(4096) });
+const InstallSchema = SourceSchema.extend({ consent: z.string().max(200).optional(), takenNames: z.array(z.string()).max(10_000), installId: z.string().max(100).optional() });
+const NameSchema = z.object({ name: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/) });
+const StartSchema = NameSchema.extend({ manifest: z.record(z.string(), z.unknown()) });
+const RemoveSchema = NameSchema.extend({ purgeData: z.boolean() });
+
+function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw new GatewayError("bad_request", { vars: { reason: `${parsed.error.issues[0].path.join(".")} ${parsed.error.issues[0].message}` } });
+  return parsed.data;
+}
+
+function refusalError(refusal: { code: string; message: string; path?: string; field?: string; detail?: unknown }): GatewayError {
+  return GatewayError.fromEnvelope(refusal.code, refusal.message, { path: refusal.path, field: refusal.field, ...(refusal.detail as object | undefined) }, 422);
+}
+
+/** What an app backend is told to run: `python`/`python3` means the app's own venv when it has one. */
+export function backendCommand(appDir: string, manifest: AppManifest): { command: string; args: string[]; healthCheck?: string } {
+  const backend = manifest.backend!;
+  const usesVenv = (backend.command === "python" || backend.command === "python3") && existsSync(venvPython(appDir));
+  return { command: usesVenv ? venvPython(appDir) : backend.command, args: [...(backend.args ?? [])], healthCheck: backend.healthCheck };
+}
+
+export class BridgeRuntime {
+  readonly supervisor: BackendSupervisor;
+  private sandbox: SandboxAvailability = { ok: false, reason: "not probed yet" };
+  private secrets = new Map<string, string>();
+  private progress = new Map<string, InstallProgressEvent[]>();
+  private readonly previewOptions: PreviewOptions;
+
+  constructor(private readonly opts: BridgeRuntimeOptions) {
+    this.previewOptions = {
+      quarantineRoot: opts.paths.quarantine,
+      reservedNames: reservedAppNames(opts.packageRoot),
+      core: { version: opts.version, features: CORE_FEATURES },
+    };
+    this.supervisor = new BackendSupervisor({
+      home: opts.paths.home,
+      ownerHome: homedir(),
+      sandbox: { mode: opts.config.sandbox.mode, level: "strict" },
+      parentEnv: opts.parentEnv,
+      passthrough: opts.config.sandbox.env_passthrough,
+      onChange: (name, status) => void this.report(name, status),
+      log: (level, line) => opts.log(`${level} ${line}`),
+    });
+  }
+
+  /** Probes bubblewrap once and ends backends a previous bridge left orphaned. */
+  async prepare(): Promise<void> {
+    this.sandbox = await sandboxAvailability(this.opts.parentEnv.PATH);
+    const reaped = await this.supervisor.reapOrphans();
+    this.opts.log(`bridge: orphan sweep ${JSON.stringify(reaped)}`);
+  }
+
+  private async report(name: string, status: BackendStatus): Promise<void> {
+    const { held: _held, name: _name, ...view } = status;
+    await this.opts.callGateway("POST", `/api/internal/apps/${name}/backend`, { status: view, secret: this.secrets.get(name) ?? null }).catch((error) => {
+      this.opts.log(`bridge: could not report ${name}'s backend: ${error instanceof Error ? error.message : String(error)}`);
+    });
+  }
+
+  private hookContext() {
+    return {
+      home: this.opts.paths.home,
+      ownerHome: homedir(),
+      sandboxMode: this.opts.config.sandbox.mode,
+      sandbox: this.sandbox,
+      parentEnv: this.opts.parentEnv,
+      passthrough: this.opts.config.sandbox.env_passthrough,
+      log: this.opts.log,
+      appsDir: this.opts.paths.apps,
+      preview: this.previewOptions,
+    };
+  }
+
+  async startBackend(name: string, manifest: AppManifest): Promise<{ started: boolean; reason?: string; code?: string }> {
+    if (!manifest.backend) return { started: false, reason: "the app has no backend" };
+    if (this.opts.skipBackends) return { started: false, reason: "PERSONALCLAW_SKIP_APP_BACKENDS=1" };
+    const appDir = join(this.opts.paths.apps, name);
+    const result = await this.supervisor.start({
+      name,
+      appDir,
+      dataDir: join(appDir, "data"),
+      hasStorage: manifest.permissions?.storage === true,
+      backend: backendCommand(appDir, manifest),
+    });
+    if (!result.ok) {
+      this.opts.log(`bridge: ${name}'s backend did not start: ${result.code} ${result.reason}`);
+      await this.opts.callGateway("POST", `/api/internal/apps/${name}/backend`, {
+        status: { running: false, healthy: false, pid: null, port: null, startedAt: null, restarts: 0, lastLines: [], exit: null, reason: `${result.code}: ${result.reason}` },
+        secret: null,
+      });
+      return { started: false, reason: result.reason, code: result.code };
+    }
+    this.secrets.set(name, result.secret);
+    await this.report(name, this.supervisor.status(name)!);
+    return { started: true };
+  }
+
+  async stopBackend(name: string): Promise<void> {
+    this.supervisor.hold(name);
+    await this.supervisor.stop(name);
+    this.secrets.delete(name);
+    this.supervisor.release(name);
+  }
+
+  /** Starts the backend of every enabled app the gateway's registry holds. */
+  async startEnabledBackends(): Promise<void> {
+    const answer = await this.opts.callGateway("GET", "/api/internal/apps/startable");
+    const apps = (answer.body?.apps ?? []) as Array<{ name: string; manifest: AppManifest }>;
+    await Promise.all(apps.map((app) => this.startBackend(app.name, app.manifest)));
+    await this.opts.callGateway("POST", "/api/internal/apps/backends-reported", {});
+  }
+
+  /**
+   * Native apps ship in the package's apps/native/: seeded on first start and their files
+   * re-synced at every start, never touching data/ (ORIG-04). The gateway records them as
+   * origin builtin, lifecycle locked.
+   */
+  async syncNativeApps(): Promise<void> {
+    const nativeRoot = join(this.opts.packageRoot, "apps", "native");
+    const records: Array<{ manifest: AppManifest; digest: string; source: string }> = [];
+    for (const entry of existsSync(nativeRoot) ? readdirSync(nativeRoot, { withFileTypes: true }) : []) {
+      if (!entry.isDirectory()) continue;
+      const source = join(nativeRoot, entry.name);
+      const staged = await previewBundle(source, { ...this.previewOptions, fromNativeFolder: true, keepStaged: true });
+      if (!staged.ok) {
+        this.opts.log(`bridge: native app ${entry.name} refused: ${staged.code} ${staged.message}`);
+        continue;
+      }
+      const appDir = join(this.opts.paths.apps, staged.manifest.name);
+      const previous = `${appDir}.previous-${process.pid}`;
+      if (existsSync(appDir)) {
+        await rename(appDir, previous);
+        if (existsSync(join(previous, "data"))) await rename(join(previous, "data"), join(staged.stagedDir!, "data"));
+      }
+      await rename(staged.stagedDir!, appDir);
+      await rm(previous, { recursive: true, force: true });
+      records.push({ manifest: staged.manifest, digest: staged.digest, source });
+    }
+    await this.opts.callGateway("POST", "/api/internal/apps/native", { apps: records });
+  }
+
+  /** The bridge's internal operations, each one (method, path) matched whole. */
+  operations(): Map<string, BridgeOperation> {
+    const ops = new Map<string, BridgeOperation>();
+    ops.set("GET /sel/anchor", async () => readAnchor(this.opts.paths.selAnchor));
+    ops.set("POST /apps/preview", async ({ body }) => {
+      const { source } = parse(SourceSchema, body);
+      const result = await previewBundle(source, this.previewOptions);
+      if (!result.ok) throw refusalError(result);
+      return { review: result.review, digest: result.digest };
+    });
+    ops.set("POST /apps/install", async ({ body }) => {
+      const request = parse(InstallSchema, body);
+      const events: InstallProgressEvent[] = [];
+      if (request.installId) this.progress.set(request.installId, events);
+      const installed = await installApp(request.source, request.consent, new Set(request.takenNames), this.hookContext(), (event) => events.push(event));
+      return { manifest: installed.manifest, review: installed.review, digest: installed.digest };
+    });
+    ops.set("POST /apps/install-progress", async ({ body }) => {
+      const { id } = parse(z.object({ id: z.string().max(100) }), body);
+      return { steps: this.progress.get(id) ?? null };
+    });
+    ops.set("POST /apps/remove", async ({ body }) => {
+      const { name, purgeData } = parse(RemoveSchema, body);
+      await this.stopBackend(name);
+      await removeAppFiles(this.opts.paths.apps, name, purgeData);
+      return { removed: true };
+    });
+    ops.set("POST /backends/start", async ({ body }) => {
+      const { name, manifest } = parse(StartSchema, body);
+      return this.startBackend(name, manifest as AppManifest);
+    });
+    ops.set("POST /backends/stop", async ({ body }) => {
+      const { name } = parse(NameSchema, body);
+      await this.stopBackend(name);
+      return { stopped: true };
+    });
+    return ops;
+  }
+
+  async stopAll(): Promise<void> {
+    await this.supervisor.stopAll();
+  }
+}

@@ -1,0 +1,134 @@
+// `personalclaw apps preview|install|list|enable|disable|uninstall`. Exit status: 0 done or
+// installable, 3 refused, 1 any other failure; --json prints the answer or the error envelope.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { randomBytes } from "node:crypto";
+import { CORE_FEATURES } from "../../workers/contracts/core";
+import { reservedAppNames } from "../reserved-app-names";
+import { previewBundle } from "../install/preview";
+import { callGateway, GatewayNotRunning, type GatewayAnswer } from "./gateway-client";
+import { reviewText } from "./review-text";
+import { packageRoot, packageVersion } from "./start";
+
+const EXIT_REFUSED = 3;
+
+function emitError(envelope: { error: { code: string; message: string; path?: string } }, json: boolean, status: number): number {
+  if (json) process.stdout.write(`${JSON.stringify(envelope)}\n`);
+  else process.stderr.write(`personalclaw: ${envelope.error.message} (${envelope.error.code}${envelope.error.path ? `, ${envelope.error.path}` : ""})\n`);
+  return status >= 400 && status < 500 && status !== 409 ? EXIT_REFUSED : 1;
+}
+
+function answerError(answer: GatewayAnswer, json: boolean): number {
+  const error = answer.body?.error ?? { code: "unexpected_answer", message: `The gateway answered ${answer.status}.` };
+  const path = error.detail?.path ?? undefined;
+  return emitError({ error: { code: error.code, message: error.message, ...(path ? { path } : {}) } }, json, answer.status);
+}
+
+// Without a gateway, a bundle is still checked: staged into a temporary quarantine and reported.
+async function offlinePreview(source: string): Promise<GatewayAnswer> {
+  const quarantine = mkdtempSync(join(tmpdir(), "personalclaw-preview-"));
+  try {
+    const result = await previewBundle(source, {
+      quarantineRoot: quarantine,
+      reservedNames: reservedAppNames(packageRoot),
+      core: { version: packageVersion(), features: CORE_FEATURES },
+    });
+    if (result.ok) return { status: 200, body: { review: result.review, digest: result.digest } };
+    return { status: 422, body: { error: { code: result.code, message: result.message, detail: { path: result.path } } } };
+  } finally {
+    rmSync(quarantine, { recursive: true, force: true });
+  }
+}
+
+async function preview(home: string, source: string): Promise<GatewayAnswer> {
+  try {
+    return await callGateway(home, "apps-preview", "POST", "/api/apps/preview", { source });
+  } catch (error) {
+    if (error instanceof GatewayNotRunning) return offlinePreview(source);
+    throw error;
+  }
+}
+
+export async function runAppsPreview(args: string[], home: string): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
+  if (positionals.length !== 1) return emitError({ error: { code: "bad_request", message: "Usage: personalclaw apps preview <folder> [--json]" } }, Boolean(values.json), 400);
+  const answer = await preview(home, resolve(positionals[0]));
+  if (answer.status !== 200) return answerError(answer, Boolean(values.json));
+  if (values.json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
+  else process.stdout.write(reviewText(answer.body.review, answer.body.digest));
+  return 0;
+}
+
+export async function runAppsInstall(args: string[], home: string): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" }, yes: { type: "boolean" }, consent: { type: "string" } } });
+  const json = Boolean(values.json);
+  if (positionals.length !== 1) return emitError({ error: { code: "bad_request", message: "Usage: personalclaw apps install <folder> [--consent DIGEST | --yes] [--json]" } }, json, 400);
+  const source = resolve(positionals[0]);
+  let consent = values.consent;
+  if (consent === undefined) {
+    const reviewed = await callGateway(home, "apps-install", "POST", "/api/apps/preview", { source });
+    if (reviewed.status !== 200) return answerError(reviewed, json);
+    if (!json) process.stderr.write(reviewText(reviewed.body.review, reviewed.body.digest));
+    if (!values.yes) {
+      return emitError({ error: { code: "consent_required", message: `Nothing installed. To install exactly these bytes run: personalclaw apps install ${source} --consent ${reviewed.body.digest}` } }, json, 409);
+    }
+    // --yes installs only the digest it just showed: a change since then is refused.
+    consent = reviewed.body.digest as string;
+  }
+  const installId = randomBytes(8).toString("hex");
+  const seen = new Set<string>();
+  const poll = setInterval(async () => {
+    const progress = await callGateway(home, "apps-install", "GET", `/api/apps/installs/${installId}`).catch(() => null);
+    for (const step of progress?.body?.steps ?? []) {
+      const key = `${step.step}:${step.status}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      process.stderr.write(`  ${step.step.replace(/_/g, " ")}: ${step.status}${step.message ? ` (${step.message})` : ""}\n`);
+    }
+  }, 250);
+  let answer: GatewayAnswer;
+  try {
+    answer = await callGateway(home, "apps-install", "POST", "/api/apps", { source, consent, install_id: installId });
+  } finally {
+    clearInterval(poll);
+  }
+  if (answer.status !== 200) return answerError(answer, json);
+  if (json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
+  else process.stdout.write(`Installed ${answer.body.app.name} ${answer.body.app.version} (${answer.body.digest}).\n`);
+  return 0;
+}
+
+export async function runAppsList(args: string[], home: string): Promise<number> {
+  const { values } = parseArgs({ args, options: { json: { type: "boolean" } } });
+  const answer = await callGateway(home, "apps-list", "GET", "/api/apps");
+  if (answer.status !== 200) return answerError(answer, Boolean(values.json));
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(answer.body)}\n`);
+    return 0;
+  }
+  for (const app of answer.body.apps) {
+    const backend = app.backend ? (app.backend.running ? (app.backend.healthy ? "healthy" : "unhealthy") : "stopped") : "no backend";
+    process.stdout.write(`${app.name}\t${app.version}\t${app.origin}\t${app.enabled ? "enabled" : "disabled"}\t${backend}\n`);
+  }
+  return 0;
+}
+
+/** enable, disable and uninstall: one POST (or DELETE) on the app's route. */
+export function appAction(action: "enable" | "disable" | "uninstall") {
+  return async (args: string[], home: string): Promise<number> => {
+    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" }, "purge-data": { type: "boolean" } } });
+    const json = Boolean(values.json);
+    if (positionals.length !== 1) return emitError({ error: { code: "bad_request", message: `Usage: personalclaw apps ${action} <name> [--json]` } }, json, 400);
+    const name = encodeURIComponent(positionals[0]);
+    const answer =
+      action === "uninstall"
+        ? await callGateway(home, `apps-${action}`, "DELETE", `/api/apps/${name}`, values["purge-data"] ? { purge_data: true } : {})
+        : await callGateway(home, `apps-${action}`, "POST", `/api/apps/${name}/${action}`, {});
+    if (answer.status !== 200) return answerError(answer, json);
+    if (json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
+    else process.stdout.write(action === "uninstall" ? `Uninstalled ${positionals[0]}${answer.body.data_kept ? " (its data/ was kept)" : ""}.\n` : `${positionals[0]} is ${action}d.\n`);
+    return 0;
+  };
+}

@@ -1,0 +1,124 @@
+// Install (INST-01, INST-13, INST-14): re-stage the source, install only if the staged bytes
+// still hash to the digest the owner consented to, then packages, the install hook, and one
+// atomic rename from quarantine into <home>/apps/<name>. Any failure removes the quarantine
+// copy: no folder, no record, and the error names the step.
+import { existsSync } from "node:fs";
+import { mkdir, rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { GatewayError } from "../../workers/contracts/errors";
+import type { AppManifest } from "../../workers/contracts/manifest";
+import { previewBundle, type PreviewOptions } from "./preview";
+import type { InstallReview } from "./review";
+import { HOOK_TIMEOUT_SECONDS } from "./review";
+import { installNpmPackages, installPythonDependencies, type InstallerContext } from "./install-dependencies";
+import { runHook, type HookContext } from "./run-hook";
+
+export type InstallStep = "stage" | "consent" | "python_dependencies" | "npm_packages" | "install_hook" | "move_into_place";
+
+export interface InstallProgressEvent {
+  step: InstallStep;
+  status: "started" | "done" | "failed" | "skipped";
+  at: string;
+  message?: string;
+}
+
+export interface InstalledApp {
+  manifest: AppManifest;
+  review: InstallReview;
+  digest: string;
+  appDir: string;
+}
+
+export interface InstallContext extends HookContext, InstallerContext {
+  appsDir: string;
+  preview: PreviewOptions;
+}
+
+function stepFailure(step: InstallStep, reason: string): GatewayError {
+  return new GatewayError("install_step_failed", { vars: { step, reason }, detail: { step } });
+}
+
+/** Installs `source` if it still matches `consent`; throws a GatewayError naming the step otherwise. */
+export async function installApp(
+  source: string,
+  consent: string | undefined,
+  takenNames: ReadonlySet<string>,
+  ctx: InstallContext,
+  progress: (event: InstallProgressEvent) => void,
+): Promise<InstalledApp> {
+  const note = (step: InstallStep, status: InstallProgressEvent["status"], message?: string) => progress({ step, status, at: new Date().toISOString(), message });
+  note("stage", "started");
+  const staged = await previewBundle(source, { ...ctx.preview, keepStaged: true });
+  if (!staged.ok) {
+    note("stage", "failed", staged.message);
+    throw new GatewayError(staged.code as never, { message: staged.message, detail: { path: staged.path, field: staged.field, ...(staged.detail as object | undefined) } });
+  }
+  note("stage", "done");
+  const stagedDir = staged.stagedDir!;
+  try {
+    if (consent !== staged.digest) {
+      note("consent", "failed", "the consent does not match these bytes");
+      throw new GatewayError("consent_required", { detail: { review: staged.review, digest: staged.digest } });
+    }
+    const { manifest } = staged;
+    const name = manifest.name;
+    const appDir = join(ctx.appsDir, name);
+    if (takenNames.has(name) || existsSync(appDir)) throw new GatewayError("app_exists", { vars: { name } });
+    note("consent", "done");
+
+    const python = manifest.dependencies?.pythonDependencies ?? [];
+    if (python.length > 0) {
+      note("python_dependencies", "started", python.join(", "));
+      const result = await installPythonDependencies(name, stagedDir, python, ctx);
+      if (!result.ok) throw stepFailure("python_dependencies", result.reason);
+      note("python_dependencies", "done");
+    } else note("python_dependencies", "skipped");
+
+    const npm = manifest.dependencies?.npmPackages ?? [];
+    if (npm.length > 0) {
+      note("npm_packages", "started", npm.join(", "));
+      const result = await installNpmPackages(name, stagedDir, npm, ctx);
+      if (!result.ok) throw stepFailure("npm_packages", result.reason);
+      note("npm_packages", "done");
+    } else note("npm_packages", "skipped");
+
+    const hasStorage = manifest.permissions?.storage === true;
+    if (hasStorage) await mkdir(join(stagedDir, "data"), { recursive: true, mode: 0o700 });
+    const hook = manifest.setup?.onInstall;
+    if (hook) {
+      note("install_hook", "started");
+      const result = await runHook(hook, { name, appDir: stagedDir, dataDir: join(stagedDir, "data"), hasStorage }, ctx, HOOK_TIMEOUT_SECONDS);
+      if (!result.ok) {
+        note("install_hook", "failed", result.reason);
+        throw result.timedOut
+          ? new GatewayError("install_hook_timeout", { vars: { seconds: HOOK_TIMEOUT_SECONDS }, detail: { step: "install_hook" } })
+          : new GatewayError("install_hook_failed", { vars: { reason: result.reason }, detail: { step: "install_hook" } });
+      }
+      note("install_hook", "done");
+    } else note("install_hook", "skipped");
+
+    note("move_into_place", "started");
+    await rename(stagedDir, appDir);
+    note("move_into_place", "done");
+    return { manifest, review: staged.review, digest: staged.digest, appDir };
+  } catch (error) {
+    await rm(stagedDir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** Removes an installed app's folder: its code always, its data/ only when asked. */
+export async function removeAppFiles(appsDir: string, name: string, purgeData: boolean): Promise<void> {
+  const appDir = join(appsDir, name);
+  if (purgeData) {
+    await rm(appDir, { recursive: true, force: true });
+    return;
+  }
+  const keep = join(appsDir, ".kept-data");
+  await mkdir(keep, { recursive: true, mode: 0o700 });
+  if (existsSync(join(appDir, "data"))) {
+    await rm(join(keep, name), { recursive: true, force: true });
+    await rename(join(appDir, "data"), join(keep, name));
+  }
+  await rm(appDir, { recursive: true, force: true });
+}

@@ -1,0 +1,29 @@
+// The owner's <home>/config.json: settings only the owner writes (never an app's manifest).
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { z } from "zod";
+
+export const OwnerConfigSchema = z.object({
+  sandbox: z
+    .object({
+      /** "off" runs backends unsandboxed; doctor flags it. */
+      mode: z.enum(["on", "off"]).default("on"),
+      /** Extra environment names handed to app children (the floor list is withheld regardless). */
+      env_passthrough: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).max(64).default([]),
+    })
+    .default({ mode: "on", env_passthrough: [] }),
+});
+export type OwnerConfig = z.infer<typeof OwnerConfigSchema>;
+
+/** Reads config.json; a missing file is the defaults, an invalid one is an error naming the field. */
+export function readOwnerConfig(home: string): { ok: true; config: OwnerConfig } | { ok: false; reason: string } {
+  let raw: unknown = {};
+  try {
+    raw = JSON.parse(readFileSync(join(home, "config.json"), "utf8"));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") return { ok: false, reason: `config.json cannot be read: ${(error as Error).message}` };
+  }
+  const parsed = OwnerConfigSchema.safeParse(raw);
+  if (!parsed.success) return { ok: false, reason: `config.json: ${parsed.error.issues[0].path.join(".")} ${parsed.error.issues[0].message}` };
+  return { ok: true, config: parsed.data };
+}

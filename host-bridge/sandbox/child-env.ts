@@ -1,0 +1,212 @@
+// The environment every child the bridge starts for an app begins from: an allowlist, never an
+// inheritance. Threat: the bridge's own environment holds the owner's credentials (cloud keys,
+// agent sockets, tokens seeded from ~/.personalclaw/.env); a copy of it would hand every one of
+// them to third-party code (BACK-10, SBX-01..03).
+
+export type ChildKind = "backend" | "hook" | "installer";
+
+export interface ChildEnvOptions {
+  kind: ChildKind;
+  app: {
+    name: string;
+    hasStorage: boolean;
+    dataDir: string;
+    /** The proxy-signature secret; set for a backend, absent for a hook or an installer. */
+    secret?: string;
+    /** The loopback port a backend listens on. */
+    port?: number;
+  };
+  /** PERSONALCLAW_HOME of this gateway. */
+  home: string;
+  workspace?: string;
+  gatewayPort?: number;
+  /** Names the operator declared in sandbox.env_passthrough (config.json only, never a manifest). */
+  passthrough: readonly string[];
+  /** Debug log for withheld names and removed logins. Names only, never values. */
+  log?: (msg: string) => void;
+}
+
+export interface ChildEnv {
+  env: Record<string, string>;
+  /** Parent names that did not reach the child, sorted. */
+  withheld: string[];
+  /** Inherited names whose value lost a `user:pass@` login. */
+  loginsRemoved: string[];
+}
+
+/** Exact names every child may inherit (BACK-10 CHILD_ENV_BASE_NAMES). */
+const BASE_NAMES = new Set([
+  "PATH",
+  "HOME",
+  "TMPDIR",
+  "LANG",
+  "LANGUAGE",
+  "TZ",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "NODE_EXTRA_CA_CERTS",
+  "REQUESTS_CA_BUNDLE",
+  "CURL_CA_BUNDLE",
+  "GIT_SSL_CAINFO",
+  "GIT_SSL_CAPATH",
+  "PYTHONPATH",
+  "PYTHONPYCACHEPREFIX",
+  "PERSONALCLAW_HOME",
+  "PERSONALCLAW_WORKSPACE",
+  "PERSONALCLAW_PORT",
+]);
+
+/** Proxy settings, matched in any case (curl reads lower case, most others upper). */
+const PROXY_NAMES = new Set(["http_proxy", "https_proxy", "no_proxy", "all_proxy", "ftp_proxy"]);
+
+function isBaseName(name: string): boolean {
+  return (
+    BASE_NAMES.has(name) ||
+    PROXY_NAMES.has(name.toLowerCase()) ||
+    name.startsWith("XDG_") ||
+    name.startsWith("LC_")
+  );
+}
+
+/**
+ * The floor no declaration passes (SBX-02): cloud session keys, the SSH agent, the GnuPG home
+ * and a password program. Matched in any case so `aws_secret_access_key` is caught too.
+ */
+export function isFloorName(name: string): boolean {
+  const upper = name.toUpperCase();
+  return (
+    upper.startsWith("AWS_SECRET") ||
+    upper.startsWith("AWS_SESSION") ||
+    upper === "SSH_AUTH_SOCK" ||
+    upper === "GNUPGHOME" ||
+    upper === "GIT_ASKPASS"
+  );
+}
+
+/**
+ * Installer settings that would move where an install lands or whose cache it writes, so an
+ * app's pip/npm cannot be steered outside the app folder or into a cache the owner's own
+ * installs read later. The integrator gives the installer a per-app cache instead.
+ */
+const INSTALLER_LOCATION_KEYS = new Set([
+  "pip_target",
+  "pip_prefix",
+  "pip_root",
+  "pip_user",
+  "pip_src",
+  "pip_cache_dir",
+  "pip_install_option",
+  "pip_global_option",
+  "npm_config_prefix",
+  "npm_config_global",
+  "npm_config_location",
+  "npm_config_cache",
+  "npm_config_userconfig",
+  "npm_config_globalconfig",
+]);
+
+function isInstallerName(name: string): boolean {
+  const lower = name.toLowerCase();
+  if (!lower.startsWith("pip_") && !lower.startsWith("npm_config_")) return false;
+  if (INSTALLER_LOCATION_KEYS.has(lower)) return false;
+  // npm login keys: _auth, _authToken, //registry/:_authToken, _password.
+  if (lower.includes("_auth") || lower.includes("_password")) return false;
+  return true;
+}
+
+const LOGIN_IN_URL = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#@\s]*@/i;
+
+/** `http://ada:pw@proxy:3128` -> `http://proxy:3128`; other values unchanged. */
+export function removeUrlLogin(value: string): string {
+  return value.replace(LOGIN_IN_URL, "$1");
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Builds a child's environment from the allowlist, the operator's passthrough and the app's own variables. */
+export function buildChildEnv(parentEnv: Readonly<Record<string, string | undefined>>, opts: ChildEnvOptions): ChildEnv {
+  for (const name of opts.passthrough) {
+    if (!ENV_NAME.test(name)) throw new TypeError(`sandbox.env_passthrough holds a name that is not a variable name: ${JSON.stringify(name)}`);
+  }
+  const declared = new Set(opts.passthrough.filter((name) => !isFloorName(name)));
+  const env: Record<string, string> = {};
+  const withheld: string[] = [];
+  const loginsRemoved: string[] = [];
+
+  for (const [name, value] of Object.entries(parentEnv)) {
+    if (value === undefined) continue;
+    if (isFloorName(name)) {
+      withheld.push(name);
+      continue;
+    }
+    if (declared.has(name)) {
+      env[name] = value; // an operator-declared name arrives as it is (SBX-03)
+      continue;
+    }
+    if (isBaseName(name) || (opts.kind === "installer" && isInstallerName(name))) {
+      const cleaned = removeUrlLogin(value);
+      if (cleaned !== value) loginsRemoved.push(name);
+      env[name] = cleaned;
+      continue;
+    }
+    withheld.push(name);
+  }
+
+  env.PERSONALCLAW_HOME = opts.home;
+  if (opts.workspace !== undefined) env.PERSONALCLAW_WORKSPACE = opts.workspace;
+  if (opts.gatewayPort !== undefined) env.PERSONALCLAW_PORT = String(opts.gatewayPort);
+  if (opts.app.port !== undefined) env.PORT = String(opts.app.port);
+  env.PERSONALCLAW_APP_NAME = opts.app.name;
+  if (opts.app.secret !== undefined) env.PERSONALCLAW_APP_SECRET = opts.app.secret;
+  else delete env.PERSONALCLAW_APP_SECRET;
+  // The storage gate is applied after every layer, so declaring the name in passthrough cannot
+  // hand a storage-less app a data folder.
+  if (opts.app.hasStorage) env.PERSONALCLAW_APP_DATA_DIR = opts.app.dataDir;
+  else delete env.PERSONALCLAW_APP_DATA_DIR;
+
+  withheld.sort();
+  const site = `app ${opts.app.name} ${opts.kind}`;
+  if (withheld.length > 0) opts.log?.(`${site}: withheld ${withheld.length} variable(s) from the child: ${withheld.join(", ")}`);
+  if (loginsRemoved.length > 0) opts.log?.(`${site}: removed a login from the value of ${loginsRemoved.join(", ")}`);
+  return { env, withheld, loginsRemoved };
+}
+
+/** Names whose values are locations or settings, not credentials; every other value in a child's env is masked in its log. */
+const NOT_CREDENTIAL = new Set([
+  "PATH",
+  "HOME",
+  "TMPDIR",
+  "LANG",
+  "LANGUAGE",
+  "TZ",
+  "PORT",
+  "PYTHONPATH",
+  "PYTHONPYCACHEPREFIX",
+  "PERSONALCLAW_HOME",
+  "PERSONALCLAW_WORKSPACE",
+  "PERSONALCLAW_PORT",
+  "PERSONALCLAW_APP_NAME",
+  "PERSONALCLAW_APP_DATA_DIR",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "NODE_EXTRA_CA_CERTS",
+  "REQUESTS_CA_BUNDLE",
+  "CURL_CA_BUNDLE",
+  "GIT_SSL_CAINFO",
+  "GIT_SSL_CAPATH",
+]);
+
+/**
+ * The values a child's log is masked by (BACK-05): everything the operator passed through and
+ * the app secret. Values shorter than 8 characters are left out: masking `1` or `true` would
+ * shred every line without hiding anything worth hiding.
+ */
+export function credentialValuesOf(env: Readonly<Record<string, string>>): string[] {
+  const values = new Set<string>();
+  for (const [name, value] of Object.entries(env)) {
+    if (NOT_CREDENTIAL.has(name) || name.startsWith("XDG_") || name.startsWith("LC_")) continue;
+    if (PROXY_NAMES.has(name.toLowerCase())) continue;
+    if (value.length >= 8) values.add(value);
+  }
+  return [...values].sort((a, b) => b.length - a.length);
+}

@@ -1,0 +1,646 @@
+// Runs app backends as supervised children (BACK-01..08, 13..15, 19, 21): each gets its own
+// port, secret, allowlisted env and sandbox; health is a standing, reversible observation; a
+// backend that exits on its own is restarted with backoff unless held or failing to start.
+import type { ChildProcess } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ERROR_CODES } from "../../workers/contracts/errors.js";
+import { sandboxAvailability, sandboxRefusal, wrapInSandbox, type SandboxAvailability, type SandboxLevel, type SandboxMode } from "../sandbox/bubblewrap.js";
+import { buildChildEnv, credentialValuesOf } from "../sandbox/child-env.js";
+import { createLogRelay, type LogRelay } from "../sandbox/log-relay.js";
+import { generateAppSecret, writeAppSecret } from "./app-secret.js";
+import { allocateLoopbackPort } from "./free-port.js";
+import { isAcceptableHealthPath, probeHealth } from "./health-probe.js";
+import { readProcStat } from "./process-identity.js";
+import { reapOrphans, type ReapReport } from "./reap-orphans.js";
+import { removeRunRecord, writeRunRecord } from "./run-records.js";
+import { closeInheritedFds, inheritableFds, SANDBOX_INFO_FD, spawnChild } from "./spawn-child.js";
+
+export type SupervisorLogLevel = "debug" | "info" | "warning" | "error";
+
+export interface BackendSpec {
+  /** The app name (kebab-case, as the manifest contract allows). */
+  name: string;
+  /** Absolute path of the installed app folder; the backend's working directory. */
+  appDir: string;
+  /** Absolute path of the app's data folder; writable only when hasStorage. */
+  dataDir: string;
+  hasStorage: boolean;
+  backend: { command: string; args?: readonly string[]; healthCheck?: string };
+}
+
+export interface BackendSupervisorOptions {
+  /** PERSONALCLAW_HOME. */
+  home: string;
+  /** The owner's home folder, where credential folders are hidden; default os.homedir(). */
+  ownerHome?: string;
+  sandbox: { mode: SandboxMode; level: SandboxLevel };
+  /** The environment the bridge was launched with; only the allowlist reaches a child. */
+  parentEnv: Readonly<Record<string, string | undefined>>;
+  /** sandbox.env_passthrough from the operator's config.json. */
+  passthrough: readonly string[];
+  workspace?: string;
+  gatewayPort?: number;
+  onChange?: (name: string, status: BackendStatus) => void;
+  /** Bridge log; relayed child lines arrive here at info (stdout) and warning (stderr). */
+  log?: (level: SupervisorLogLevel, msg: string) => void;
+  healthIntervalMs?: number;
+  healthMisses?: number;
+  startTimeoutMs?: number;
+  startupPollMs?: number;
+  probeTimeoutMs?: number;
+  stopGraceMs?: number;
+  stopAllBudgetMs?: number;
+  /** Upper bound of the delay before a backend that exited on its own is restarted. */
+  watchdogMs?: number;
+  /** First restart delay; doubles with each failed start, capped at watchdogMs. */
+  restartBackoffMs?: number;
+  /** Consecutive starts that end before health after which a backend stays down. */
+  maxFailedStarts?: number;
+}
+
+export interface BackendExit {
+  code: number | null;
+  signal: string | null;
+  at: string;
+}
+
+export interface BackendStatus {
+  name: string;
+  running: boolean;
+  healthy: boolean;
+  pid: number | null;
+  port: number | null;
+  startedAt: string | null;
+  restarts: number;
+  held: boolean;
+  lastLines: string[];
+  exit: BackendExit | null;
+  reason?: string;
+}
+
+export type StartResult =
+  | { ok: true; name: string; port: number; secret: string; pid: number | null }
+  | { ok: false; code: "sandbox_unavailable" | "app_secret_unwritable" | "backend_already_running" | "backend_spawn_failed"; reason: string; cause?: unknown };
+
+export interface StopResult {
+  ok: true;
+  wasRunning: boolean;
+  /** True when the grace ran out and the group was sent SIGKILL. */
+  killed: boolean;
+  exit: BackendExit | null;
+}
+
+interface Tracked {
+  spec: BackendSpec;
+  secret: string;
+  generation: number;
+  child: ChildProcess | null;
+  pid: number | null;
+  pgid: number | null;
+  sandboxPgid: number | null;
+  port: number | null;
+  startedAt: string | null;
+  running: boolean;
+  healthy: boolean;
+  healthyThisRun: boolean;
+  restarts: number;
+  failedStarts: number;
+  exit: BackendExit | null;
+  reason?: string;
+  relay: LogRelay | null;
+  stopping: boolean;
+  gaveUp: boolean;
+  exited: Promise<void>;
+  timers: Set<NodeJS.Timeout>;
+  restartTimer: NodeJS.Timeout | null;
+}
+
+const APP_NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+
+function signalGroup(pgid: number | null, signal: NodeJS.Signals): void {
+  if (pgid === null || pgid <= 1) return;
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // ESRCH: the group is gone
+  }
+}
+
+/** Resolves with the promise's value, or `fallback` after ms; the timer never outlives the race. */
+function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<T>((resolve) => (timer = setTimeout(() => resolve(fallback), ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Supervises app backends; one instance per bridge. */
+export class BackendSupervisor {
+  private readonly opts: Required<Omit<BackendSupervisorOptions, "onChange" | "log" | "workspace" | "gatewayPort">> &
+    Pick<BackendSupervisorOptions, "workspace" | "gatewayPort">;
+  private readonly tracked = new Map<string, Tracked>();
+  private readonly held = new Set<string>();
+  private readonly warnedHealthPaths = new Set<string>();
+  private availability: SandboxAvailability | null = null;
+  private readonly onChange: (name: string, status: BackendStatus) => void;
+  private readonly log: (level: SupervisorLogLevel, msg: string) => void;
+  private readonly bridgeStartTime: string;
+  private reportedInheritableFds = false;
+
+  constructor(options: BackendSupervisorOptions) {
+    if (!path.isAbsolute(options.home)) throw new TypeError("BackendSupervisor needs an absolute home");
+    if (options.sandbox.mode !== "on" && options.sandbox.mode !== "off") throw new TypeError(`sandbox.mode must be "on" or "off"`);
+    this.opts = {
+      home: options.home,
+      ownerHome: options.ownerHome ?? os.homedir(),
+      sandbox: options.sandbox,
+      parentEnv: options.parentEnv,
+      passthrough: options.passthrough,
+      workspace: options.workspace,
+      gatewayPort: options.gatewayPort,
+      healthIntervalMs: options.healthIntervalMs ?? 10_000,
+      healthMisses: options.healthMisses ?? 3,
+      startTimeoutMs: options.startTimeoutMs ?? 30_000,
+      startupPollMs: options.startupPollMs ?? 250,
+      probeTimeoutMs: options.probeTimeoutMs ?? 2_000,
+      stopGraceMs: options.stopGraceMs ?? 5_000,
+      stopAllBudgetMs: options.stopAllBudgetMs ?? 8_000,
+      watchdogMs: options.watchdogMs ?? 30_000,
+      restartBackoffMs: options.restartBackoffMs ?? 1_000,
+      maxFailedStarts: options.maxFailedStarts ?? 3,
+    };
+    this.onChange = options.onChange ?? (() => {});
+    this.log = options.log ?? (() => {});
+    this.bridgeStartTime = readProcStat(process.pid)?.startTime ?? "";
+  }
+
+  /**
+   * Starts an app's backend and resolves once it is spawned (health follows through onChange
+   * and waitForHealth). The returned secret is the one written to <appDir>/.app_secret and
+   * handed to the child; the integrator gives it to the gateway. It is kept across watchdog
+   * restarts of this start, so the gateway's copy stays valid.
+   */
+  async start(spec: BackendSpec): Promise<StartResult> {
+    if (!APP_NAME.test(spec.name)) throw new TypeError(`not an app name: ${JSON.stringify(spec.name)}`);
+    if (!path.isAbsolute(spec.appDir) || !path.isAbsolute(spec.dataDir)) throw new TypeError("appDir and dataDir must be absolute");
+    const existing = this.tracked.get(spec.name);
+    if (existing && (existing.running || existing.restartTimer !== null)) {
+      return { ok: false, code: "backend_already_running", reason: ERROR_CODES.backend_already_running.message.replace("{app}", spec.name) };
+    }
+    if (this.opts.sandbox.mode === "on") {
+      const refusal = sandboxRefusal("on", await this.sandboxAvailability());
+      if (refusal) {
+        this.log("error", `app ${spec.name} backend not started: ${refusal.reason}`);
+        return { ok: false, ...refusal };
+      }
+    }
+    const t: Tracked = {
+      spec: { ...spec, backend: { ...spec.backend, args: [...(spec.backend.args ?? [])] } },
+      secret: generateAppSecret(),
+      generation: 0,
+      child: null,
+      pid: null,
+      pgid: null,
+      sandboxPgid: null,
+      port: null,
+      startedAt: null,
+      running: false,
+      healthy: false,
+      healthyThisRun: false,
+      restarts: 0,
+      failedStarts: 0,
+      exit: null,
+      relay: null,
+      stopping: false,
+      gaveUp: false,
+      exited: Promise.resolve(),
+      timers: new Set(),
+      restartTimer: null,
+    };
+    this.tracked.set(spec.name, t);
+    const launched = await this.launch(t);
+    if (!launched.ok) {
+      t.reason = launched.reason;
+      this.emit(t);
+      return launched;
+    }
+    return { ok: true, name: spec.name, port: t.port as number, secret: t.secret, pid: t.pid };
+  }
+
+  /** A held backend is never restarted by the watchdog (unload, update, core-incompatible). */
+  hold(name: string): void {
+    this.held.add(name);
+    const t = this.tracked.get(name);
+    if (t?.restartTimer) {
+      clearTimeout(t.restartTimer);
+      t.restartTimer = null;
+      t.reason = `${t.reason ?? "exited"}; held, so not restarted`;
+      this.emit(t);
+    }
+  }
+
+  /** Lifts a hold; a backend that exited on its own while held is restarted. */
+  release(name: string): void {
+    this.held.delete(name);
+    const t = this.tracked.get(name);
+    if (t && !t.running && !t.stopping && !t.gaveUp && t.exit && t.restartTimer === null) this.scheduleRestart(t);
+  }
+
+  isHeld(name: string): boolean {
+    return this.held.has(name);
+  }
+
+  /** The backend's observable state, or null when it was never started here. */
+  status(name: string): BackendStatus | null {
+    const t = this.tracked.get(name);
+    if (!t) return null;
+    const status: BackendStatus = {
+      name,
+      running: t.running,
+      healthy: t.healthy,
+      pid: t.pid,
+      port: t.port,
+      startedAt: t.startedAt,
+      restarts: t.restarts,
+      held: this.held.has(name),
+      lastLines: t.relay?.lastLines() ?? [],
+      exit: t.exit,
+    };
+    if (t.reason !== undefined) status.reason = t.reason;
+    return status;
+  }
+
+  /** Resolves true once the backend answers its health check, false on timeout or when it stops running. */
+  async waitForHealth(name: string, timeoutMs: number = this.opts.startTimeoutMs): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const t = this.tracked.get(name);
+      if (t?.healthy) return true;
+      if (!t || Date.now() >= deadline) return false;
+      if (!t.running && t.restartTimer === null) return false;
+      await sleep(20);
+    }
+  }
+
+  /** SIGTERM to the backend's group, SIGKILL after the grace; resolves when it has exited. */
+  async stop(name: string, graceMs: number = this.opts.stopGraceMs): Promise<StopResult> {
+    const t = this.tracked.get(name);
+    if (!t) return { ok: true, wasRunning: false, killed: false, exit: null };
+    t.stopping = true;
+    this.clearTimers(t);
+    if (!t.running) {
+      if (t.reason?.endsWith("restarting")) t.reason = "stopped";
+      return { ok: true, wasRunning: false, killed: false, exit: t.exit };
+    }
+    // Sandboxed, the backend is in bwrap's own session: signal that group first, because bwrap
+    // does not forward SIGTERM and its death would SIGKILL the backend with no grace.
+    signalGroup(t.sandboxPgid ?? t.pgid, "SIGTERM");
+    let killed = false;
+    if (!(await this.exitedWithin(t, graceMs))) {
+      killed = true;
+      // The sandbox first, so bwrap itself sees its child die, reaps it and exits.
+      if (t.sandboxPgid !== null) {
+        signalGroup(t.sandboxPgid, "SIGKILL");
+        await this.exitedWithin(t, 500);
+      }
+      signalGroup(t.pgid, "SIGKILL");
+      await this.exitedWithin(t, 2_000);
+    }
+    // Anything the backend started in its group and left behind goes with it.
+    signalGroup(t.pgid, "SIGKILL");
+    // Its last lines and the drop note reach the log before stop returns (bounded: a grandchild
+    // that kept the pipes open must not hold the stop).
+    if (t.relay) await withTimeout(t.relay.finished(), 500, undefined);
+    return { ok: true, wasRunning: true, killed, exit: t.exit };
+  }
+
+  /** Stops every backend this supervisor spawned, concurrently, within stopAllBudgetMs (BACK-21). */
+  async stopAll(): Promise<void> {
+    const budget = this.opts.stopAllBudgetMs;
+    const grace = Math.max(0, Math.min(this.opts.stopGraceMs, budget - 3_500)); // grace + kill waits + log drain fit the budget
+    const names = [...this.tracked.keys()];
+    const stops = Promise.allSettled(names.map((name) => this.stop(name, grace))).then(() => undefined);
+    await withTimeout(stops, budget, undefined);
+    for (const t of this.tracked.values()) {
+      if (!t.running) continue;
+      this.log("warning", `app ${t.spec.name} backend (pid ${t.pid}) outlived the stop budget; killed`);
+      signalGroup(t.sandboxPgid, "SIGKILL");
+      signalGroup(t.pgid, "SIGKILL");
+    }
+  }
+
+  /** At bridge start: kills recorded backends whose bridge died, never a live sibling's or a reused pid. */
+  reapOrphans(): Promise<ReapReport> {
+    return reapOrphans(this.opts.home, { graceMs: this.opts.stopGraceMs, log: (msg) => this.log("warning", msg) });
+  }
+
+  private async sandboxAvailability(): Promise<SandboxAvailability> {
+    // Only a success is cached: once the owner installs bubblewrap the next start sees it.
+    if (this.availability?.ok) return this.availability;
+    const found = await sandboxAvailability(this.opts.parentEnv.PATH);
+    if (found.ok) this.availability = found;
+    return found;
+  }
+
+  /**
+   * One run of the backend: the hardening steps in order, least reversible (spawn) last.
+   *
+   * Dying with the bridge: sandboxed, bwrap --die-with-parent has the kernel SIGKILL the backend
+   * when the bridge dies. Unsandboxed (sandbox.mode = "off") there is no such guarantee: Node
+   * cannot call prctl(PR_SET_PDEATHSIG) between fork and exec, so after a hard kill the backend
+   * lives on until the next bridge's reapOrphans. (util-linux `setpriv --pdeathsig KILL` could be
+   * prepended; not done, the opt-out stays the plain command.)
+   */
+  private async launch(t: Tracked): Promise<{ ok: true } | Extract<StartResult, { ok: false }>> {
+    const generation = ++t.generation;
+    const { spec } = t;
+    t.stopping = false;
+    t.gaveUp = false;
+    let port: number;
+    try {
+      port = await allocateLoopbackPort();
+    } catch (cause) {
+      return { ok: false, code: "backend_spawn_failed", reason: `no free loopback port: ${String(cause)}`, cause };
+    }
+    if (t.stopping || generation !== t.generation) return { ok: false, code: "backend_spawn_failed", reason: "stopped before it started" };
+    if (spec.hasStorage) {
+      try {
+        mkdirSync(spec.dataDir, { recursive: true, mode: 0o700 }); // bwrap refuses to bind a missing folder
+      } catch (cause) {
+        return { ok: false, code: "backend_spawn_failed", reason: `its data folder could not be created: ${String(cause)}`, cause };
+      }
+    }
+    const written = writeAppSecret(spec.appDir, t.secret);
+    if (!written.ok) {
+      const reason = ERROR_CODES.app_secret_unwritable.message.replace("{app}", spec.name).replace("{reason}", written.reason);
+      this.log("error", reason);
+      return { ok: false, code: "app_secret_unwritable", reason, cause: written.cause };
+    }
+    const sandbox = this.opts.sandbox.mode === "on" ? this.availability : null;
+    if (this.opts.sandbox.mode === "on" && !sandbox?.ok) {
+      return { ok: false, ...(sandboxRefusal("on", sandbox ?? { ok: false }) as { code: "sandbox_unavailable"; reason: string }) };
+    }
+
+    const stdio = closeInheritedFds(sandbox !== null);
+    if (!this.reportedInheritableFds) {
+      this.reportedInheritableFds = true;
+      const leaked = inheritableFds();
+      if (leaked.length > 0) this.log("warning", `descriptors ${leaked.join(", ")} were inherited by the bridge without close-on-exec and reach every app child; start the bridge from a parent that does not leak them`);
+    }
+    const { env } = buildChildEnv(this.opts.parentEnv, {
+      kind: "backend",
+      app: { name: spec.name, hasStorage: spec.hasStorage, dataDir: spec.dataDir, secret: t.secret, port },
+      home: this.opts.home,
+      workspace: this.opts.workspace,
+      gatewayPort: this.opts.gatewayPort,
+      passthrough: this.opts.passthrough,
+      log: (msg) => this.log("debug", msg),
+    });
+    const plain = { file: spec.backend.command, args: [...(spec.backend.args ?? [])], cwd: spec.appDir };
+    const cmd = sandbox
+      ? {
+          ...wrapInSandbox(plain, {
+            appDir: spec.appDir,
+            dataDir: spec.dataDir,
+            writableData: spec.hasStorage,
+            home: this.opts.home,
+            ownerHome: this.opts.ownerHome,
+            level: this.opts.sandbox.level,
+            network: true, // the gateway reaches the backend on the host's loopback
+            bwrapPath: sandbox.path,
+            userNamespace: sandbox.userNamespace,
+            infoFd: SANDBOX_INFO_FD,
+          }),
+          cwd: spec.appDir,
+        }
+      : plain;
+    const child = spawnChild(cmd, { env, stdio });
+
+    const pid = child.pid ?? null;
+    t.child = child;
+    t.pid = pid;
+    t.pgid = pid;
+    t.sandboxPgid = null;
+    t.port = port;
+    t.startedAt = new Date().toISOString();
+    t.running = pid !== null;
+    t.healthy = false;
+    t.healthyThisRun = false;
+    t.reason = undefined;
+    const relay = createLogRelay({
+      tag: `app ${spec.name} backend (pid ${pid ?? "none"})`,
+      sink: (level, line) => this.log(level, line),
+      secrets: credentialValuesOf(env),
+    });
+    t.relay = relay;
+    if (child.stdout) relay.attach(child.stdout, "info");
+    if (child.stderr) relay.attach(child.stderr, "warning");
+
+    let resolveExited: () => void = () => {};
+    t.exited = new Promise<void>((resolve) => (resolveExited = resolve));
+    let ended = false;
+    const end = (code: number | null, signal: string | null, spawnError?: string) => {
+      if (ended) return;
+      ended = true;
+      this.onExit(t, generation, code, signal, spawnError);
+      resolveExited();
+    };
+    child.once("exit", (code, signal) => end(code, signal));
+    child.once("error", (err) => {
+      if (pid === null) end(null, null, err.message);
+      else this.log("warning", `app ${spec.name} backend (pid ${pid}): ${err.message}`);
+    });
+
+    if (pid !== null) {
+      this.record(t);
+      const info = child.stdio[SANDBOX_INFO_FD];
+      if (sandbox && info && "on" in info) this.readSandboxInfo(t, generation, info as NodeJS.ReadableStream);
+      this.log("info", `app ${spec.name} backend started (pid ${pid}, port ${port}${sandbox ? `, sandbox ${this.opts.sandbox.level}` : ", unsandboxed"})`);
+      this.emit(t);
+      this.startupPoll(t, generation);
+    }
+    return { ok: true };
+  }
+
+  private record(t: Tracked): void {
+    const stat = t.pid === null ? null : readProcStat(t.pid);
+    if (!stat || t.pid === null || t.pgid === null) return;
+    try {
+      writeRunRecord(this.opts.home, {
+        name: t.spec.name,
+        pid: t.pid,
+        pgid: t.pgid,
+        ...(t.sandboxPgid !== null ? { sandboxPgid: t.sandboxPgid } : {}),
+        startTime: stat.startTime,
+        bridgePid: process.pid,
+        bridgeStartTime: this.bridgeStartTime,
+        startedAt: t.startedAt ?? new Date().toISOString(),
+      });
+    } catch (err) {
+      // Not fatal: the record only serves reaping after a hard kill of this bridge.
+      this.log("warning", `app ${t.spec.name}: could not write its run record: ${String(err)}`);
+    }
+  }
+
+  private readSandboxInfo(t: Tracked, generation: number, stream: NodeJS.ReadableStream): void {
+    let text = "";
+    stream.on("data", (chunk: Buffer) => {
+      if (text.length < 4096) text += chunk.toString("utf8");
+    });
+    stream.once("end", () => {
+      try {
+        const childPid = (JSON.parse(text) as { "child-pid"?: unknown })["child-pid"];
+        if (generation === t.generation && t.running && typeof childPid === "number" && Number.isInteger(childPid) && childPid > 1) {
+          t.sandboxPgid = childPid;
+          this.record(t);
+        }
+      } catch {
+        // bwrap failed before it wrote the info; its exit says why
+      }
+    });
+  }
+
+  private onExit(t: Tracked, generation: number, code: number | null, signal: string | null, spawnError?: string): void {
+    if (generation !== t.generation) return;
+    void t.relay?.finished(); // trailing partial line and the drop note, once the pipes close
+    this.clearTimers(t);
+    t.running = false;
+    t.healthy = false;
+    t.exit = { code, signal, at: new Date().toISOString() };
+    removeRunRecord(this.opts.home, t.spec.name);
+    const name = t.spec.name;
+    if (t.stopping) {
+      t.reason = "stopped";
+      this.log("info", `app ${name} backend (pid ${t.pid}) stopped`);
+      this.emit(t);
+      return;
+    }
+    const how = spawnError ? `could not be started: ${spawnError}` : signal ? `was killed by ${signal}` : `exited with code ${code}`;
+    t.failedStarts = t.healthyThisRun ? 0 : t.failedStarts + 1;
+    this.log("warning", `app ${name} backend (pid ${t.pid}) ${how}`);
+    if (t.failedStarts >= this.opts.maxFailedStarts) {
+      t.gaveUp = true;
+      t.reason = `stays down: ${t.failedStarts} starts in a row ended before it answered its health check (last: ${how})`;
+      this.log("error", `app ${name} backend ${t.reason}`);
+    } else if (this.held.has(name)) {
+      t.reason = `${how}; held, so not restarted`;
+    } else {
+      t.reason = `${how}; restarting`;
+      this.scheduleRestart(t);
+    }
+    this.emit(t);
+  }
+
+  private scheduleRestart(t: Tracked): void {
+    const delay = Math.min(this.opts.watchdogMs, this.opts.restartBackoffMs * 2 ** Math.max(0, t.failedStarts - 1));
+    t.restartTimer = setTimeout(() => {
+      t.restartTimer = null;
+      if (t.running || t.stopping || t.gaveUp || this.held.has(t.spec.name)) return;
+      t.restarts += 1;
+      void this.launch(t).then((launched) => {
+        if (!launched.ok) {
+          t.reason = `restart failed: ${launched.reason}`;
+          this.log("error", `app ${t.spec.name} backend ${t.reason}`);
+          this.emit(t);
+        }
+      });
+    }, delay);
+  }
+
+  private startupPoll(t: Tracked, generation: number): void {
+    const healthPath = t.spec.backend.healthCheck ?? "/health";
+    if (!isAcceptableHealthPath(healthPath)) {
+      if (!this.warnedHealthPaths.has(healthPath)) {
+        this.warnedHealthPaths.add(healthPath);
+        this.log("warning", `app ${t.spec.name}: healthCheck ${JSON.stringify(healthPath)} is not an absolute path of [A-Za-z0-9/_.~-]; the backend is treated as unhealthy`);
+      }
+      t.reason = "healthCheck path refused; treated as unhealthy";
+      this.emit(t);
+      return;
+    }
+    const deadline = Date.now() + this.opts.startTimeoutMs;
+    const tick = async () => {
+      if (generation !== t.generation || !t.running) return;
+      const ok = await probeHealth(t.port as number, healthPath, this.opts.probeTimeoutMs);
+      if (generation !== t.generation || !t.running) return;
+      if (ok) {
+        this.markHealthy(t);
+        this.watch(t, generation, healthPath);
+        return;
+      }
+      if (Date.now() >= deadline) {
+        t.reason = `did not answer GET ${healthPath} with 2xx within ${Math.round(this.opts.startTimeoutMs / 1000)} s`;
+        this.log("warning", `app ${t.spec.name} backend ${t.reason}`);
+        this.emit(t);
+        this.watch(t, generation, healthPath);
+        return;
+      }
+      this.later(t, this.opts.startupPollMs, tick);
+    };
+    this.later(t, Math.min(this.opts.startupPollMs, 100), tick);
+  }
+
+  /** The standing watch: every healthIntervalMs; healthMisses misses in a row demote, one success promotes. */
+  private watch(t: Tracked, generation: number, healthPath: string): void {
+    let misses = 0;
+    const tick = async () => {
+      if (generation !== t.generation || !t.running) return;
+      const ok = await probeHealth(t.port as number, healthPath, this.opts.probeTimeoutMs);
+      if (generation !== t.generation || !t.running) return;
+      if (ok) {
+        misses = 0;
+        if (!t.healthy) this.markHealthy(t);
+      } else {
+        misses += 1;
+        if (misses >= this.opts.healthMisses && t.healthy) {
+          t.healthy = false;
+          t.reason = `missed ${misses} health checks in a row`;
+          this.log("warning", `app ${t.spec.name} backend ${t.reason}`);
+          this.emit(t);
+        }
+      }
+      this.later(t, this.opts.healthIntervalMs, tick);
+    };
+    this.later(t, this.opts.healthIntervalMs, tick);
+  }
+
+  private markHealthy(t: Tracked): void {
+    t.healthy = true;
+    t.healthyThisRun = true;
+    t.failedStarts = 0;
+    t.reason = undefined;
+    this.emit(t);
+  }
+
+  private later(t: Tracked, ms: number, fn: () => void | Promise<void>): void {
+    const timer = setTimeout(() => {
+      t.timers.delete(timer);
+      void fn();
+    }, ms);
+    t.timers.add(timer);
+  }
+
+  private clearTimers(t: Tracked): void {
+    for (const timer of t.timers) clearTimeout(timer);
+    t.timers.clear();
+    if (t.restartTimer) clearTimeout(t.restartTimer);
+    t.restartTimer = null;
+  }
+
+  private async exitedWithin(t: Tracked, ms: number): Promise<boolean> {
+    if (!t.running) return true;
+    return withTimeout(t.exited.then(() => true), ms, false);
+  }
+
+  private emit(t: Tracked): void {
+    const status = this.status(t.spec.name);
+    if (!status) return;
+    try {
+      this.onChange(t.spec.name, status);
+    } catch (err) {
+      this.log("error", `onChange for app ${t.spec.name} threw: ${String(err)}`);
+    }
+  }
+}

@@ -1,0 +1,40 @@
+// Identifies a process by pid AND start time, so a pid the kernel has reused for an unrelated
+// process is never mistaken for a backend we spawned (and never killed).
+import { readFileSync } from "node:fs";
+
+export interface ProcStat {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  /** Clock ticks since boot at which the process started (field 22 of /proc/<pid>/stat). */
+  startTime: string;
+  state: string;
+}
+
+/** Reads /proc/<pid>/stat, or null when no such process exists (or it is a zombie already reaped). */
+export function readProcStat(pid: number): ProcStat | null {
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return null;
+  }
+  // The command name (field 2) is in parentheses and may itself contain spaces or ')'.
+  const close = text.lastIndexOf(")");
+  if (close === -1) return null;
+  const fields = text.slice(close + 2).trim().split(/\s+/);
+  // fields[0] is field 3 (state); field N is fields[N - 3].
+  const state = fields[0] ?? "";
+  const ppid = Number(fields[1]);
+  const pgid = Number(fields[2]);
+  const startTime = fields[19] ?? "";
+  if (!Number.isInteger(ppid) || !Number.isInteger(pgid) || startTime === "") return null;
+  return { pid, ppid, pgid, startTime, state };
+}
+
+/** True when `pid` is alive (not a zombie) and is the process that started at `startTime`. */
+export function isSameProcess(pid: number, startTime: string): boolean {
+  const stat = readProcStat(pid);
+  return stat !== null && stat.state !== "Z" && stat.startTime === startTime;
+}
