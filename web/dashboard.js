@@ -1,1 +1,61 @@
-// dashboard
+// The dashboard entry: asks the gateway who we are, then shows either the sign-in
+// instructions (AUTH-04) or the signed-in sections. Any answer that says to sign in
+// (X-Auth-Required) returns the page to the instructions.
+import { createApiClient } from "./api-client.js";
+import { el, errorNotice, replaceChildren } from "./element.js";
+import { signInView } from "./sign-in-view.js";
+import { mountStatusHeader } from "./status-header.js";
+import { appsSection } from "./apps-section.js";
+import { devicesSection } from "./devices-section.js";
+import { securityLogSection } from "./security-log-section.js";
+
+const main = document.getElementById("app");
+const statusHost = document.getElementById("status");
+const nav = document.getElementById("nav");
+
+let statusHeader = null;
+/** "loading", "sign-in" or "dashboard"; several refused requests show the sign-in view once. */
+let view = "loading";
+
+function showSignIn(note) {
+  if (view === "sign-in") return;
+  const wasSignedIn = view === "dashboard";
+  view = "sign-in";
+  main.dataset.view = view;
+  statusHeader?.stop();
+  statusHeader = null;
+  statusHost.hidden = true;
+  statusHost.replaceChildren();
+  nav.hidden = true;
+  replaceChildren(main, signInView(note));
+  document.title = "Sign in · PersonalClaw";
+  // The section the owner was using is gone; move focus to what replaced it.
+  if (wasSignedIn) document.getElementById("sign-in-title")?.focus();
+}
+
+const api = createApiClient(showSignIn);
+
+async function showDashboard() {
+  const header = mountStatusHeader(statusHost, api);
+  statusHeader = header;
+  const first = await header.refresh();
+  if (!first.ok) {
+    header.stop();
+    if (statusHeader === header) statusHeader = null;
+    if (!first.isAuthRequired) replaceChildren(main, errorNotice(first), el("button", { type: "button", text: "Try again", onClick: showDashboard }));
+    return;
+  }
+  view = "dashboard";
+  main.dataset.view = view;
+  statusHost.hidden = false;
+  nav.hidden = false;
+  document.title = "PersonalClaw";
+  const refreshStatus = () => statusHeader?.refresh();
+  const apps = appsSection(api, refreshStatus);
+  const devices = devicesSection(api, showSignIn);
+  const securityLog = securityLogSection(api);
+  replaceChildren(main, apps.section, devices.section, securityLog.section);
+  await Promise.all([apps.refresh(), devices.refresh(), securityLog.refresh()]);
+}
+
+showDashboard();

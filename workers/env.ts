@@ -13,6 +13,8 @@ export interface Env {
   SECURITY_LOG: DurableObjectNamespace<SecurityLog>;
   /** The dashboard's static files (a workerd disk service over web/). */
   ASSETS: Fetcher;
+  /** Installed apps' files, read-only and without dot files (a workerd disk service over <home>/apps). */
+  APP_FILES: Fetcher;
   /** The internal credential of this start (contents of <home>/.local_secret). */
   INTERNAL_SECRET: string;
   /** Base URL of the host bridge on loopback, e.g. http://127.0.0.1:41234. */

@@ -3,7 +3,7 @@
 // (memory only: it is fresh at every backend start), and app inboxes.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../workers/env";
-import type { AppRecord, AppView, BackendStatus, ProxyTarget } from "../../workers/contracts/app-record";
+import type { AppGrants, AppRecord, AppView, BackendStatus, ProxyTarget } from "../../workers/contracts/app-record";
 import { APP_REGISTRY_SCHEMA } from "./schema";
 
 export class AppRegistry extends DurableObject<Env> {
@@ -99,6 +99,16 @@ export class AppRegistry extends DurableObject<Env> {
       secret: this.secrets.get(name) ?? null,
       healthPath: record.manifest.backend?.healthCheck ?? "/health",
     };
+  }
+
+  /** What the app permission gate needs of an app, or null for an unknown one. */
+  async grants(name: string): Promise<AppGrants | null> {
+    const record = this.records.get(name);
+    if (!record) return null;
+    const permissions = record.manifest.permissions ?? {};
+    // A grant that is not a list is no grant: iterating "*" as characters would widen it (PERM-02).
+    const list = (value: unknown) => (Array.isArray(value) && value.every((item) => typeof item === "string") ? [...value] : null);
+    return { enabled: record.enabled, api: list(permissions.api), appMessaging: list(permissions.appMessaging) };
   }
 
   async deliver(recipient: string, sender: string, body: unknown, sentAt: string): Promise<boolean> {

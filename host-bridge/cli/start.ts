@@ -145,6 +145,7 @@ export async function startGateway(options: StartOptions): Promise<number> {
       workerBundle: join(packageRoot, "dist", "worker.js"),
       stateDir: paths.state,
       webDir: join(packageRoot, "web"),
+      appsDir: paths.apps,
       listen: `${bindHost.includes(":") ? `[${bindHost}]` : bindHost}:${port}`,
       bindings: {
         INTERNAL_SECRET: secret,

@@ -9,6 +9,7 @@ export interface WorkerdConfigInput {
   workerBundle: string;
   stateDir: string;
   webDir: string;
+  appsDir: string;
   listen: string;
   bindings: Record<string, string>;
 }
@@ -27,6 +28,7 @@ export function renderWorkerdConfig(input: WorkerdConfigInput): string {
   const bindings = [
     ...DURABLE_OBJECT_CLASSES.map((d) => `(name = ${capnpText(d.binding)}, durableObjectNamespace = ${capnpText(d.className)})`),
     `(name = "ASSETS", service = "web")`,
+    `(name = "APP_FILES", service = "app-files")`,
     ...Object.entries(input.bindings).map(([name, value]) => `(name = ${capnpText(name)}, text = ${capnpText(value)})`),
   ];
   return `using Workerd = import "/workerd/workerd.capnp";
@@ -36,6 +38,7 @@ const config :Workerd.Config = (
     (name = "gateway", worker = .gateway),
     (name = "state", disk = (path = ${capnpText(input.stateDir)}, writable = true)),
     (name = "web", disk = (path = ${capnpText(input.webDir)}, writable = false)),
+    (name = "app-files", disk = (path = ${capnpText(input.appsDir)}, writable = false, allowDotfiles = false)),
     (name = "loopback", network = (allow = ["local"], deny = [])),
   ],
   sockets = [ (name = "http", address = ${capnpText(input.listen)}, http = (), service = "gateway") ],

@@ -60,3 +60,10 @@ export interface ProxyTarget {
   secret: string | null;
   healthPath: string;
 }
+
+/** An app's grants as the permission gate reads them; a grant that is not a list is null (denies). */
+export interface AppGrants {
+  enabled: boolean;
+  api: string[] | null;
+  appMessaging: string[] | null;
+}

@@ -72,6 +72,10 @@ export const ERROR_CODES = {
   install_hook_failed: { status: 422, message: "The app's install hook failed ({reason}). Nothing was installed." },
   install_hook_timeout: { status: 422, message: "The app's install hook did not finish within {seconds} s. Nothing was installed." },
   app_source_invalid: { status: 400, message: "The source must be an absolute path to a folder on this machine." },
+  app_backend_unavailable: { status: 503, message: "The app '{name}' has no healthy backend right now." },
+  proxy_path_ambiguous: { status: 400, message: "The path has an encoded slash, backslash or dot segment that could route differently than it was signed." },
+  app_message_not_permitted: { status: 403, message: "The app '{app}' did not declare '{to}' in appMessaging." },
+  app_ui_not_found: { status: 404, message: "The app '{name}' declares no UI file at {path}." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

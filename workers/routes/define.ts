@@ -13,7 +13,7 @@ export type Authorization =
   | { kind: "bootstrap"; why: string }
   | { kind: "owner" }
   | { kind: "internal-only" }
-  | { kind: "app-may"; why: string; owns?: string };
+  | { kind: "app-may"; why: string; owns?: string; grant?: "appMessaging" };
 
 export type RouteFamily = "status" | "auth" | "security-log" | "apps" | "app-proxy" | "messaging" | "internal" | "events";
 

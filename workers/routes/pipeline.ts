@@ -14,7 +14,9 @@ import { authorizeRoute } from "../guards/route-authz";
 import { checkAppPermission } from "../guards/app-permissions";
 import { exchangeSignInLink } from "./sign-in-link";
 import { readJsonBody, readQuery } from "./read-input";
+import { contentTypeOf } from "./content-type";
 import type { GatewayContext, GatewayVars, RouteRow } from "./define";
+import { reservedAppNames } from "./table";
 
 /** The request's clock: real time, or X-Test-Now when a test run enabled the injectable clock. */
 function clockOf(c: GatewayContext): number {
@@ -29,7 +31,7 @@ function hostsOf(env: Env): Set<string> {
   return hostsCache.hosts;
 }
 
-async function runRoute(c: GatewayContext, row: RouteRow<any, any>): Promise<Response> {
+async function runRoute(c: GatewayContext, row: RouteRow<any, any>, reserved: ReadonlySet<string>): Promise<Response> {
   const env = c.env;
   const url = new URL(c.req.url);
   const now = c.get("now");
@@ -37,14 +39,15 @@ async function runRoute(c: GatewayContext, row: RouteRow<any, any>): Promise<Res
     (await internalPrincipal(c.req.raw, row, env, url.pathname)) ??
     (await resolvePrincipal(env, presentedCredentials(c.req.raw, url, env.GATEWAY_PORT), now));
   c.set("principal", principal);
-  if (authorizeRoute(row, principal, url.pathname)) await checkAppPermission(env, row, principal, url, now);
+  const params = c.req.param() as Record<string, string>;
+  if (authorizeRoute(row, principal, url.pathname)) await checkAppPermission(env, row, principal, url, params, reserved, now);
   const body = row.body && !row.rawBody ? await readJsonBody(c.req.raw, row.body) : undefined;
   const query = row.query ? readQuery(url, row.query) : undefined;
   const result = await row.handle({
     c,
     env,
     principal,
-    params: c.req.param() as Record<string, string>,
+    params,
     body,
     query,
     now,
@@ -60,6 +63,7 @@ function errorResponse(c: GatewayContext, error: GatewayError): Response {
 /** Builds the gateway's Hono app from the route table. */
 export function buildGateway(rows: ReadonlyArray<RouteRow<any, any>>) {
   const app = new Hono<{ Bindings: Env; Variables: GatewayVars }>();
+  const reserved = reservedAppNames(rows);
 
   app.use("*", async (c, next) => {
     c.set("now", clockOf(c));
@@ -82,7 +86,7 @@ export function buildGateway(rows: ReadonlyArray<RouteRow<any, any>>) {
     await next();
   });
 
-  for (const row of rows) app.on(row.method, row.path, (c) => runRoute(c, row));
+  for (const row of rows) app.on(row.method, row.path, (c) => runRoute(c, row, reserved));
 
   app.notFound(async (c) => {
     const url = new URL(c.req.url);
@@ -114,21 +118,4 @@ async function serveDashboardFile(c: GatewayContext, url: URL): Promise<Response
   headers.set("Referrer-Policy", "no-referrer");
   headers.set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; frame-ancestors 'none'");
   return new Response(response.body, { status: 200, headers });
-}
-
-const CONTENT_TYPES: Record<string, string> = {
-  html: "text/html; charset=utf-8",
-  js: "text/javascript; charset=utf-8",
-  mjs: "text/javascript; charset=utf-8",
-  css: "text/css; charset=utf-8",
-  json: "application/json",
-  svg: "image/svg+xml",
-  png: "image/png",
-  ico: "image/x-icon",
-};
-
-/** The Content-Type of a served file, by extension; unknown ones are served as bytes. */
-export function contentTypeOf(file: string): string {
-  const ext = file.slice(file.lastIndexOf(".") + 1).toLowerCase();
-  return CONTENT_TYPES[ext] ?? "application/octet-stream";
 }

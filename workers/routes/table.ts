@@ -3,13 +3,23 @@
 // come from it; nothing keeps a second list.
 import { z } from "zod";
 import { appRoutes } from "./apps";
+import { appProxyRoutes } from "./app-proxy";
+import { messagingRoutes } from "./messaging";
 import { authRoutes } from "./auth";
 import { route, type RouteRow } from "./define";
 import { securityRoutes } from "./security";
 import { statusRoutes } from "./status";
 import { testHookRoutes } from "./test-hooks";
 
-const baseRows: ReadonlyArray<RouteRow<any, any>> = [...statusRoutes, ...authRoutes, ...securityRoutes, ...appRoutes, ...testHookRoutes];
+const baseRows: ReadonlyArray<RouteRow<any, any>> = [
+  ...statusRoutes,
+  ...authRoutes,
+  ...securityRoutes,
+  ...messagingRoutes,
+  ...appRoutes,
+  ...appProxyRoutes,
+  ...testHookRoutes,
+];
 
 const manifestRoute = route({
   method: "GET",

@@ -1,0 +1,245 @@
+// The dashboard in a real Chromium against a really started gateway: the sign-in
+// instructions without a session, the one-time link exchanged for an HttpOnly cookie, the
+// status header, devices and sign-out, the security log and its verification, and a page
+// that runs under its CSP without a violation or a console error.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { appendFileSync, cpSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { makeHome, removeHome, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
+
+const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+
+// Chromium logs every non-2xx fetch as a console error of its own. Those answers are the API
+// speaking as designed and the page shows each one: 403 is how a page learns it is not
+// signed in (the cookie is HttpOnly, so it must ask), 409 asks for consent again, 422 is a
+// refused preview. They are allowed only for /api/ and only when the answer was the error
+// envelope (checked in `problems.badErrorAnswers`); anything else the page logs fails.
+const BROWSER_NETWORK_LOG = /^error: Failed to load resource: the server responded with a status of 4\d\d \([^)]*\) @ http:\/\/127\.0\.0\.1:\d+\/api\//;
+
+interface PageProblems {
+  console: string[];
+  pageErrors: string[];
+  badErrorAnswers: string[];
+}
+
+describe("the dashboard in Chromium", () => {
+  let gw: RunningGateway;
+  let browser: Browser;
+  /** A copy of the node-notes fixture the install test may change between preview and install. */
+  const appFolder = join(makeHome("pc-dashboard-app-"), "node-notes");
+  const contexts: BrowserContext[] = [];
+  /** Every console error/warning and uncaught error of every page this file opens. */
+  const problems: PageProblems = { console: [], pageErrors: [], badErrorAnswers: [] };
+
+  beforeAll(async () => {
+    [gw, browser] = await Promise.all([startGateway(), chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS })]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await gw?.stop();
+    if (gw) removeHome(gw.home);
+    removeHome(join(appFolder, ".."));
+  });
+
+  async function openPage(): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext();
+    contexts.push(context);
+    const page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    // A CSP violation fires this event in the page; record it where the test can read it.
+    await page.addInitScript(() => {
+      (window as unknown as { __cspViolations: string[] }).__cspViolations = [];
+      document.addEventListener("securitypolicyviolation", (e) => {
+        (window as unknown as { __cspViolations: string[] }).__cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`);
+      });
+    });
+    page.on("console", (message) => {
+      if (message.type() === "error" || message.type() === "warning") problems.console.push(`${message.type()}: ${message.text()} @ ${message.location().url}`);
+    });
+    page.on("pageerror", (error) => problems.pageErrors.push(error.message));
+    page.on("response", async (response) => {
+      if (response.status() < 400 || !new URL(response.url()).pathname.startsWith("/api/")) return;
+      const body = await response.json().catch(() => null);
+      if (typeof body?.error?.code !== "string" || typeof body?.error?.message !== "string") problems.badErrorAnswers.push(`${response.status()} ${response.url()}`);
+    });
+    return { context, page };
+  }
+
+  async function cspViolations(page: Page): Promise<string[]> {
+    return page.evaluate(() => (window as unknown as { __cspViolations: string[] }).__cspViolations);
+  }
+
+  /** A page signed in through a fresh `personalclaw token` link. */
+  async function signedInPage(): Promise<{ context: BrowserContext; page: Page }> {
+    const minted = await runCli(["token", "--home", gw.home]);
+    expect(minted.code, minted.stderr).toBe(0);
+    const opened = await openPage();
+    await opened.page.goto(minted.stdout.trim());
+    await opened.page.locator("[data-fact=version] dd").waitFor();
+    return opened;
+  }
+
+  it("without a sign-in shows how to get a link (personalclaw token) and no API data", async () => {
+    const { page } = await openPage();
+    const response = await page.goto(gw.base + "/");
+    expect(response?.status()).toBe(200);
+    expect(response?.headers()["content-security-policy"]).toContain("script-src 'self'");
+    const signIn = page.locator("section.sign-in");
+    await signIn.waitFor();
+    await expect(signIn.locator("pre.command").textContent()).resolves.toBe("personalclaw token");
+    expect(await page.locator("input[type=password]").count()).toBe(0);
+    expect(await page.locator("#status").isHidden()).toBe(true);
+    expect(await page.locator("#apps, #devices, #security-log, [data-fact]").count()).toBe(0);
+    const text = await page.locator("body").innerText();
+    expect(text).not.toContain("local_token");
+    expect(text).not.toContain("0.1.0");
+  });
+
+  it("opening the startup link signs in: no token in the address bar, an HttpOnly cookie, and the status header", async () => {
+    const { context, page } = await openPage();
+    await page.goto(gw.url);
+    await page.locator("[data-fact=version] dd").waitFor();
+    expect(page.url()).not.toContain("token=");
+    expect(page.url()).toBe(`${gw.base}/`);
+    const cookies = await context.cookies();
+    const cookie = cookies.find((c) => c.name === `pc_token_${gw.port}`);
+    expect(cookie).toBeDefined();
+    expect(cookie!.httpOnly).toBe(true);
+    expect(await page.evaluate(() => document.cookie)).not.toContain("pc_token_");
+    const status = await (await gw.fetch("/api/status")).json();
+    await expect(page.locator("[data-fact=version] dd").textContent()).resolves.toBe(status.version);
+    await expect(page.locator("[data-fact=auth-mode] dd").textContent()).resolves.toBe("local_token");
+    await expect(page.locator("[data-fact=uptime] dd").textContent()).resolves.toMatch(/^\d+[dhms]/);
+    await expect(page.locator("[data-fact=apps-installed] dd").textContent()).resolves.toMatch(/^(\d+|unknown)$/);
+    // The sections load and nothing among them shows an error.
+    await page.locator("#devices table").waitFor();
+    await page.locator("#security-log tbody tr").first().waitFor();
+    await page.screenshot({ path: "/tmp/dashboard.png", fullPage: true });
+    expect(await page.locator(".notice-error").count()).toBe(0);
+  });
+
+  it("the security log lists a session_signed_in event, filters by kind, and Verify shows the chain ok", async () => {
+    const { page } = await signedInPage();
+    const log = page.locator("#security-log");
+    await log.locator("tbody tr[data-kind=session_signed_in]").first().waitFor();
+    await log.getByLabel("Kind").fill("session_signed_in");
+    await log.getByRole("button", { name: "Filter" }).click();
+    await expect.poll(async () => log.locator("p.muted[aria-live]").textContent()).toContain("of kind session_signed_in");
+    const kinds = await log.locator("tbody tr").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-kind")));
+    expect(kinds.length).toBeGreaterThan(0);
+    expect(new Set(kinds)).toEqual(new Set(["session_signed_in"]));
+    await log.getByRole("button", { name: "Verify chain" }).click();
+    const result = log.locator("[data-verify]");
+    await result.waitFor();
+    expect(await result.getAttribute("data-verify")).toBe("ok");
+    await expect(result.textContent()).resolves.toMatch(/Chain ok: \d+ events in \d+ segments? verified/);
+  });
+
+  it("shows markup in logged text as text: a hostile subject and detail neither render nor run", async () => {
+    const hostile = `<img src=x onerror="window.__pwned=1"><b>bold</b>`;
+    const secret = readFileSync(join(gw.home, ".local_secret"), "utf8").trim();
+    const appended = await gw.fetch("/api/internal/sel/append", {
+      method: "POST",
+      owner: false,
+      headers: { "x-internal-secret": secret, "x-session-key": "bridge", "content-type": "application/json" },
+      body: JSON.stringify({ kind: "dashboard_escape_probe", principal: "app:evil", outcome: "refused", subject: hostile, detail: { note: hostile } }),
+    });
+    expect(appended.status).toBe(200);
+    const { page } = await signedInPage();
+    const row = page.locator("#security-log tbody tr[data-kind=dashboard_escape_probe]");
+    await row.waitFor();
+    await expect(row.locator("td").nth(5).textContent()).resolves.toBe(hostile);
+    await expect(row.locator("td").nth(6).textContent()).resolves.toContain(JSON.stringify(hostile).slice(1, -1));
+    expect(await page.locator("#security-log img, #security-log b").count()).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+  });
+
+  it("install from folder shows the review (requires first, network advisory, digest), asks again when the folder changed, then installs and toggles the app", async () => {
+    cpSync(join(repoRoot, "apps", "fixtures", "node-notes"), appFolder, { recursive: true });
+    const { page } = await signedInPage();
+    const apps = page.locator("#apps");
+    await apps.getByLabel("Folder path").fill(appFolder);
+    await apps.getByRole("button", { name: "Preview" }).click();
+    const review = apps.locator(".review");
+    await review.waitFor({ timeout: 30_000 });
+    const parts = await review.locator(".review-part h4").allTextContents();
+    expect(parts[0]).toBe("Needs first");
+    expect(parts.indexOf("Permissions")).toBeLessThan(parts.indexOf("Backend"));
+    expect(parts.slice(1)).toEqual(expect.arrayContaining(["Permissions", "Backend", "UI", "Hooks", "Scan findings", "Consent digest"]));
+    expect(parts.at(-1)).toBe("Consent digest");
+    await expect(review.locator(".prerequisites li").first().textContent()).resolves.toContain("Node.js 20 or later");
+    await expect(review.locator(".terms div", { hasText: "Network" }).textContent()).resolves.toContain("advisory");
+    const previewed = await (await gw.fetch("/api/apps/preview", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ source: appFolder }) })).json();
+    const shownDigest = await review.locator(".digest").textContent();
+    expect(shownDigest).toBe(previewed.digest);
+
+    // The folder changes after the owner read the review: Install must not install it silently.
+    appendFileSync(join(appFolder, "ui", "app.js"), "\n// changed after the preview\n");
+    await apps.getByRole("button", { name: "Install", exact: true }).click();
+    await apps.locator(".notice-warn").waitFor({ timeout: 30_000 });
+    await expect(apps.locator(".notice-error .error-code").textContent()).resolves.toBe("consent_required");
+    const newDigest = await review.locator(".digest").textContent();
+    expect(newDigest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(newDigest).not.toBe(shownDigest);
+    const before = (await (await gw.fetch("/api/apps")).json()) as { apps: Array<{ name: string }> };
+    expect(before.apps.map((a) => a.name)).not.toContain("node-notes");
+
+    await apps.getByRole("button", { name: "Install", exact: true }).click();
+    await apps.getByText("Installed node-notes.").waitFor({ timeout: 60_000 });
+    const item = apps.locator("li[data-app=node-notes]");
+    await item.waitFor();
+    await expect(item.locator(".app-head .badge").first().textContent()).resolves.toBe("enabled");
+    await item.getByRole("button", { name: "Disable node-notes" }).click();
+    await expect.poll(() => item.locator(".app-head .badge").first().textContent(), { timeout: 30_000 }).toBe("disabled");
+    const listed = (await (await gw.fetch("/api/apps")).json()) as { apps: Array<{ name: string; enabled: boolean }> };
+    expect(listed.apps.find((a) => a.name === "node-notes")?.enabled).toBe(false);
+    await expect.poll(() => page.locator("[data-fact=apps-installed] dd").textContent()).toBe(String(listed.apps.length));
+  });
+
+  it("Devices lists this browser as current, and signing out everywhere returns the page to the sign-in instruction", async () => {
+    const { page } = await signedInPage();
+    const devices = page.locator("#devices");
+    const current = devices.locator("tr.current");
+    await current.waitFor();
+    expect(await current.count()).toBe(1);
+    await expect(current.textContent()).resolves.toContain("This browser");
+    const sessions = (await page.evaluate(async () => (await fetch("/api/auth/sessions")).json())) as { sessions: Array<{ id: string; current: boolean }> };
+    const mine = sessions.sessions.find((s) => s.current);
+    expect(await current.getAttribute("data-session-id")).toBe(mine!.id);
+    expect(await devices.locator("tbody tr").count()).toBe(sessions.sessions.length);
+
+    await devices.getByRole("button", { name: "Sign out everywhere" }).click();
+    await devices.getByRole("button", { name: "Yes, sign out everywhere" }).click();
+    await page.locator("section.sign-in").waitFor();
+    await expect(page.locator("section.sign-in pre.command").textContent()).resolves.toBe("personalclaw token");
+    await expect(page.locator("section.sign-in [role=status]").textContent()).resolves.toMatch(/^Signed out everywhere: \d+ sessions? ended\.$/);
+    expect(await page.locator("#status").isHidden()).toBe(true);
+    expect(await page.locator("#devices").count()).toBe(0);
+    // The sign-in really ended: a reload still shows the instruction, and the API refuses the cookie.
+    await page.reload();
+    await page.locator("section.sign-in").waitFor();
+    const after = await page.evaluate(async () => (await fetch("/api/status")).status);
+    expect(after).toBe(403);
+  });
+
+  it("renders every page above under its CSP with no violation, console error or page error", async () => {
+    // One more pass that touches the remaining controls: refresh buttons, an install
+    // preview that the gateway refuses (its message and code shown), and sign out others.
+    const { page } = await signedInPage();
+    await page.locator("#devices table").waitFor();
+    await page.locator("#install-path").fill("/nonexistent/folder");
+    await page.getByRole("button", { name: "Preview" }).click();
+    const refusal = page.locator("#apps .notice-error");
+    await refusal.waitFor();
+    await expect(refusal.locator(".error-code").textContent()).resolves.toMatch(/^[a-z0-9_]+$/);
+    await page.locator("#devices").getByRole("button", { name: "Sign out all others" }).click();
+    await page.locator("#devices").getByRole("button", { name: "Yes, sign out others" }).click();
+    await expect.poll(() => page.locator("#devices tbody tr").count()).toBe(1);
+    expect(await cspViolations(page)).toEqual([]);
+    for (const context of contexts) for (const p of context.pages()) expect(await cspViolations(p)).toEqual([]);
+    expect(problems.pageErrors).toEqual([]);
+    expect(problems.badErrorAnswers).toEqual([]);
+    expect(problems.console.filter((line) => !BROWSER_NETWORK_LOG.test(line))).toEqual([]);
+  });
+});

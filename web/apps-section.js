@@ -1,0 +1,181 @@
+// Apps: installed apps with enable/disable and backend health, and install from a folder
+// (preview -> review -> install with the review's digest as consent).
+import { el, errorNotice, infoNotice, replaceChildren } from "./element.js";
+import { findingsPart, installReview } from "./install-review.js";
+
+const list = (value) => (Array.isArray(value) ? value : []);
+
+function backendSummary(backend, hasBackend) {
+  if (!backend) return el("span", { class: "badge badge-neutral", text: hasBackend ? "backend not started" : "no backend" });
+  const badges = [];
+  if (backend.running && backend.healthy) badges.push(el("span", { class: "badge badge-ok", text: "healthy" }));
+  else if (backend.running) badges.push(el("span", { class: "badge badge-warn", text: "running, not healthy" }));
+  else badges.push(el("span", { class: "badge badge-bad", text: "stopped" }));
+  const facts = [];
+  if (typeof backend.pid === "number") facts.push(`pid ${backend.pid}`);
+  if (typeof backend.port === "number") facts.push(`port ${backend.port}`);
+  if (typeof backend.restarts === "number") facts.push(`${backend.restarts} ${backend.restarts === 1 ? "restart" : "restarts"}`);
+  if (backend.exit && typeof backend.exit === "object") {
+    const how = backend.exit.signal ? `signal ${backend.exit.signal}` : `code ${backend.exit.code}`;
+    facts.push(`last exit ${how}`);
+  }
+  if (typeof backend.reason === "string" && backend.reason) facts.push(backend.reason);
+  return el("span", {}, badges, facts.length ? el("span", { class: "muted", text: ` ${facts.join(" · ")}` }) : null);
+}
+
+function requiresLine(requires) {
+  const items = list(requires);
+  if (items.length === 0) return null;
+  return el("p", { class: "requires" }, "Needs: ", items.map((r, i) => [i > 0 ? ", " : "", el("span", { title: typeof r === "object" ? [r.why, r.how].filter(Boolean).join(" — ") : null, text: typeof r === "string" ? r : r?.name ?? "?" })]));
+}
+
+/** Builds the Apps section; `statusChanged()` refreshes the header counts. */
+export function appsSection(api, statusChanged) {
+  const notices = el("div", { class: "notices", "aria-live": "polite" });
+  const listHost = el("div", { class: "section-body" }, el("p", { class: "muted", text: "Loading apps…" }));
+  const pathInput = el("input", { id: "install-path", name: "source", type: "text", required: true, autocomplete: "off", spellcheck: "false", placeholder: "/home/me/my-app" });
+  const installNotices = el("div", { class: "notices", "aria-live": "polite" });
+  const reviewHost = el("div", { class: "review-host" });
+  const previewButton = el("button", { type: "submit", text: "Preview" });
+  let reviewed = null; // {source, digest} of the review on screen
+
+  const installForm = el(
+    "form",
+    { class: "install-form", onSubmit: (event) => { event.preventDefault(); preview(); } },
+    el("h3", { text: "Install from folder" }),
+    el("p", { class: "muted", text: "Preview shows what the app needs, gets and runs before anything is installed." }),
+    el("div", { class: "inline-form" }, el("label", { for: "install-path", text: "Folder path" }), pathInput, previewButton),
+  );
+
+  const section = el(
+    "section",
+    { class: "card", id: "apps", "aria-labelledby": "apps-title" },
+    el("div", { class: "section-head" }, el("h2", { id: "apps-title", text: "Apps" }), el("button", { type: "button", text: "Refresh", onClick: () => refresh() })),
+    notices,
+    listHost,
+    installForm,
+    installNotices,
+    reviewHost,
+  );
+
+  async function setEnabled(app, enable) {
+    const answer = await api.post(`/api/apps/${encodeURIComponent(app.name)}/${enable ? "enable" : "disable"}`, {});
+    if (!answer.ok) {
+      if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
+      return;
+    }
+    replaceChildren(notices, infoNotice(`${app.displayName || app.name} is ${enable ? "enabled" : "disabled"}.`));
+    await refresh({ keepNotices: true });
+    statusChanged();
+  }
+
+  function appItem(app) {
+    const name = typeof app.name === "string" ? app.name : "?";
+    const label = app.displayName && app.displayName !== name ? `${app.displayName} (${name})` : name;
+    const enabled = app.enabled === true;
+    const facts = [app.version ? `version ${app.version}` : null, app.origin ?? null, app.lifecycle === "locked" ? "locked" : null].filter(Boolean).join(" · ");
+    const backend = app.backend && typeof app.backend === "object" ? app.backend : null;
+    const lastLines = list(backend?.lastLines);
+    return el(
+      "li",
+      { class: "app", "data-app": name },
+      el(
+        "div",
+        { class: "app-head" },
+        el("h3", { class: "app-name", text: label }),
+        el("span", { class: `badge ${enabled ? "badge-ok" : "badge-neutral"}`, text: enabled ? "enabled" : "disabled" }),
+        app.native ? el("span", { class: "badge badge-neutral", text: "native" }) : null,
+      ),
+      facts ? el("p", { class: "muted", text: facts }) : null,
+      requiresLine(app.requires),
+      el("p", { class: "backend" }, "Backend: ", backendSummary(backend, app.hasBackend === true)),
+      lastLines.length ? el("details", {}, el("summary", { text: "Last log lines" }), el("pre", { class: "log", text: lastLines.join("\n") })) : null,
+      el(
+        "div",
+        { class: "toolbar" },
+        el("button", { type: "button", text: enabled ? "Disable" : "Enable", "aria-label": `${enabled ? "Disable" : "Enable"} ${name}`, onClick: () => setEnabled(app, !enabled) }),
+        app.ui && enabled ? el("a", { class: "button-link", href: `/apps/${encodeURIComponent(name)}/`, text: "Open", "aria-label": `Open ${name}` }) : null,
+      ),
+    );
+  }
+
+  async function refresh(opts = {}) {
+    const answer = await api.get("/api/apps");
+    if (!opts.keepNotices) replaceChildren(notices);
+    if (!answer.ok) {
+      if (answer.isAuthRequired) return;
+      replaceChildren(listHost, answer.status === 404 && answer.code === "not_found" ? el("p", { class: "muted", text: "This gateway does not list apps yet." }) : errorNotice(answer));
+      return;
+    }
+    const apps = list(answer.data.apps);
+    replaceChildren(listHost, apps.length === 0 ? el("p", { class: "muted", text: "No apps installed." }) : el("ul", { class: "app-list" }, apps.map(appItem)));
+  }
+
+  function showReview(source, review, digest, warning) {
+    reviewed = { source, digest };
+    const installButton = el("button", { type: "button", class: "button-primary", text: "Install", onClick: () => install() });
+    replaceChildren(
+      reviewHost,
+      warning ? el("p", { class: "notice notice-warn", role: "alert", text: warning }) : null,
+      installReview(review, digest),
+      el("div", { class: "toolbar" }, installButton, el("button", { type: "button", text: "Cancel", onClick: () => { reviewed = null; replaceChildren(reviewHost); pathInput.focus(); } })),
+    );
+  }
+
+  function showRefusal(answer) {
+    const detail = answer.detail && typeof answer.detail === "object" ? answer.detail : null;
+    const findings = detail?.findings ?? detail?.review?.findings;
+    replaceChildren(installNotices, errorNotice(answer));
+    replaceChildren(reviewHost, findings ? el("div", { class: "review" }, findingsPart(findings, detail?.verdict ?? detail?.review?.verdict)) : null);
+  }
+
+  async function preview() {
+    const source = pathInput.value.trim();
+    if (source === "") return;
+    previewButton.disabled = true;
+    replaceChildren(installNotices, el("p", { class: "muted", role: "status", text: "Scanning the folder…" }));
+    replaceChildren(reviewHost);
+    reviewed = null;
+    const answer = await api.post("/api/apps/preview", { source });
+    previewButton.disabled = false;
+    if (!answer.ok) {
+      if (!answer.isAuthRequired) showRefusal(answer);
+      return;
+    }
+    replaceChildren(installNotices);
+    const review = answer.data.review && typeof answer.data.review === "object" ? answer.data.review : {};
+    showReview(source, review, answer.data.digest ?? review.digest);
+    reviewHost.querySelector(".review-title")?.setAttribute("tabindex", "-1");
+    reviewHost.querySelector(".review-title")?.focus();
+  }
+
+  async function install() {
+    if (reviewed === null) return;
+    const { source, digest } = reviewed;
+    for (const button of reviewHost.querySelectorAll("button")) button.disabled = true;
+    replaceChildren(installNotices, el("p", { class: "muted", role: "status", text: "Installing…" }));
+    const answer = await api.post("/api/apps", { source, consent: digest });
+    if (answer.ok) {
+      reviewed = null;
+      replaceChildren(reviewHost);
+      const name = answer.data?.app?.name ?? answer.data?.name ?? source;
+      replaceChildren(installNotices, infoNotice(`Installed ${name}.`));
+      pathInput.value = "";
+      await refresh();
+      statusChanged();
+      return;
+    }
+    if (answer.isAuthRequired) return;
+    if (answer.code === "consent_required" && answer.detail && typeof answer.detail === "object") {
+      // The bytes or the review changed since the preview: show what would be installed now.
+      const review = answer.detail.review && typeof answer.detail.review === "object" ? answer.detail.review : answer.detail;
+      replaceChildren(installNotices, errorNotice(answer));
+      showReview(source, review, answer.detail.digest ?? review.digest, "What would be installed changed since the preview. Read this review again; Install now consents to it.");
+      return;
+    }
+    for (const button of reviewHost.querySelectorAll("button")) button.disabled = false;
+    replaceChildren(installNotices, errorNotice(answer));
+  }
+
+  return { section, refresh };
+}

@@ -1,0 +1,137 @@
+// Devices: every owner sign-in, with sign-out per row, sign out others and everywhere.
+import { el, errorNotice, infoNotice, replaceChildren } from "./element.js";
+import { formatRelative, formatTime } from "./format.js";
+
+function timeCell(value) {
+  return el("td", {}, el("time", { datetime: value ?? "", title: formatTime(value), text: formatRelative(value) }));
+}
+
+/**
+ * A button that asks once more before acting: the first press shows "Yes" and "Cancel".
+ * Used for actions that end sign-ins the owner cannot get back without a new link.
+ */
+function confirmingButton(label, question, confirmLabel, action) {
+  const wrap = el("span", { class: "confirming" });
+  const showButton = () =>
+    replaceChildren(
+      wrap,
+      el("button", {
+        type: "button",
+        class: "button-danger",
+        text: label,
+        onClick: () => {
+          replaceChildren(
+            wrap,
+            el("span", { class: "confirm-question", text: question }),
+            " ",
+            el("button", { type: "button", class: "button-danger", text: confirmLabel, onClick: action }),
+            " ",
+            el("button", { type: "button", text: "Cancel", onClick: () => { showButton(); wrap.querySelector("button")?.focus(); } }),
+          );
+          wrap.querySelector(".button-danger")?.focus();
+        },
+      }),
+    );
+  showButton();
+  return wrap;
+}
+
+/** Builds the Devices section; `signedOut(note)` shows the sign-in view after this browser signs out. */
+export function devicesSection(api, signedOut) {
+  const notices = el("div", { class: "notices", "aria-live": "polite" });
+  const body = el("div", { class: "section-body" }, el("p", { class: "muted", text: "Loading devices…" }));
+  const section = el(
+    "section",
+    { class: "card", id: "devices", "aria-labelledby": "devices-title" },
+    el("div", { class: "section-head" }, el("h2", { id: "devices-title", text: "Devices" }), el("button", { type: "button", text: "Refresh", onClick: () => refresh() })),
+    notices,
+    body,
+  );
+
+  async function act(path, doneText) {
+    const answer = await api.post(path, {});
+    if (!answer.ok) {
+      if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
+      return answer;
+    }
+    replaceChildren(notices, infoNotice(doneText(answer.data)));
+    return answer;
+  }
+
+  const endedText = (data) => {
+    const n = typeof data.signed_out === "number" ? data.signed_out : 0;
+    return `Signed out ${n} ${n === 1 ? "session" : "sessions"}.`;
+  };
+
+  async function signOutThisBrowser() {
+    const answer = await api.post("/api/auth/logout", {});
+    if (answer.ok) signedOut({ message: "You signed out of this browser." });
+    else if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
+  }
+
+  async function signOutEverywhere() {
+    const answer = await api.post("/api/auth/signout-everywhere", {});
+    if (answer.ok) signedOut({ message: `Signed out everywhere: ${endedText(answer.data).replace(/^Signed out /, "").replace(/\.$/, "")} ended.` });
+    else if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
+  }
+
+  function row(session) {
+    const isCurrent = session.current === true;
+    const name = [session.kind, session.issuer].filter((v) => typeof v === "string" && v !== "").join(" · ") || "session";
+    const signOut = isCurrent
+      ? el("button", { type: "button", text: "Sign out", "aria-label": "Sign out this browser", onClick: signOutThisBrowser })
+      : el("button", {
+          type: "button",
+          text: "Sign out",
+          "aria-label": `Sign out ${name} ${session.id}`,
+          onClick: async () => {
+            const answer = await act(`/api/auth/sessions/${encodeURIComponent(session.id)}/signout`, endedText);
+            if (answer.ok) await refresh({ keepNotices: true });
+          },
+        });
+    return el(
+      "tr",
+      { class: isCurrent ? "current" : null, "data-session-id": session.id, "aria-current": isCurrent ? "true" : null },
+      el("td", {}, el("span", { class: "session-name", text: name }), isCurrent ? el("span", { class: "badge badge-ok", text: "This browser" }) : null, el("div", { class: "muted mono", text: session.id })),
+      timeCell(session.created_at),
+      timeCell(session.last_used_at),
+      timeCell(session.expires_at),
+      el("td", { class: "actions" }, signOut),
+    );
+  }
+
+  async function refresh(opts = {}) {
+    const answer = await api.get("/api/auth/sessions");
+    if (!opts.keepNotices) replaceChildren(notices);
+    if (!answer.ok) {
+      if (!answer.isAuthRequired) replaceChildren(body, errorNotice(answer));
+      return;
+    }
+    const sessions = Array.isArray(answer.data.sessions) ? answer.data.sessions : [];
+    const table =
+      sessions.length === 0
+        ? el("p", { class: "muted", text: "No sign-ins." })
+        : el(
+            "table",
+            { class: "devices-table" },
+            el("caption", { class: "visually-hidden", text: "Signed-in devices and tokens" }),
+            el("thead", {}, el("tr", {}, ["Device", "Signed in", "Last used", "Expires", ""].map((h) => el("th", { scope: "col", text: h })))),
+            el("tbody", {}, sessions.map(row)),
+          );
+    replaceChildren(
+      body,
+      el("div", { class: "table-wrap" }, table),
+      el(
+        "div",
+        { class: "toolbar" },
+        confirmingButton("Sign out all others", "Sign out every other device and token?", "Yes, sign out others", async () => {
+          const done = await act("/api/auth/signout-others", endedText);
+          if (done.ok) await refresh({ keepNotices: true });
+        }),
+        confirmingButton("Sign out everywhere", "Sign out every device, this browser included?", "Yes, sign out everywhere", signOutEverywhere),
+      ),
+    );
+  }
+
+  return { section, refresh };
+}

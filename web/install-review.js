@@ -1,0 +1,177 @@
+// Renders an install review (host-bridge/install/review.ts) in the order the owner must read
+// it: what the app needs first, what it is granted (network marked advisory), what runs
+// (backend, UI, hooks), what the scan found, and the digest the Install button consents to.
+// Every field is read defensively: a review from a newer gateway still renders.
+import { el } from "./element.js";
+import { compactJson, formatCommand } from "./format.js";
+
+const list = (value) => (Array.isArray(value) ? value : []);
+
+function part(title, ...content) {
+  return el("section", { class: "review-part" }, el("h4", { text: title }), content);
+}
+
+function none(text) {
+  return el("p", { class: "muted", text });
+}
+
+function terms(pairs) {
+  const shown = pairs.filter(([, value]) => value !== null && value !== undefined && value !== false && !(Array.isArray(value) && value.length === 0));
+  if (shown.length === 0) return null;
+  return el(
+    "dl",
+    { class: "terms" },
+    shown.map(([label, value]) =>
+      el("div", {}, el("dt", { text: label }), el("dd", {}, Array.isArray(value) ? el("ul", { class: "chips" }, value.map((v) => el("li", { class: "mono", text: compactJson(v) }))) : typeof value === "object" && value instanceof Node ? value : el("span", { text: value === true ? "yes" : compactJson(value) }))),
+    ),
+  );
+}
+
+function commandLine(c) {
+  return el("code", { class: "command-line", text: formatCommand(c?.command, c?.args) });
+}
+
+function requiresPart(review) {
+  const items = list(review.prerequisites ?? review.requires);
+  return part(
+    "Needs first",
+    items.length === 0
+      ? none("Nothing beyond PersonalClaw itself.")
+      : el(
+          "ul",
+          { class: "prerequisites" },
+          items.map((r) =>
+            typeof r === "string"
+              ? el("li", { text: r })
+              : el("li", {}, el("strong", { text: r.name ?? "unnamed" }), r.why ? ` — ${r.why}` : "", r.how ? el("div", {}, "How: ", el("code", { text: r.how })) : null),
+          ),
+        ),
+  );
+}
+
+function networkTerm(network) {
+  if (!network || typeof network !== "object") return null;
+  const declared = network.declared;
+  const what = Array.isArray(declared) ? (declared.length === 0 ? "none declared" : declared.join(", ")) : declared === true ? "any host" : "none declared";
+  return el("span", {}, el("span", { class: "badge badge-warn", text: "advisory" }), " ", what, network.note ? el("div", { class: "muted", text: network.note }) : null);
+}
+
+function permissionsPart(review) {
+  const p = review.permissions && typeof review.permissions === "object" ? review.permissions : {};
+  const shown = terms([
+    ["API paths", list(p.api)],
+    ["Settings", list(p.config)],
+    ["Emits events", list(p.events)],
+    ["Subscribes to events", list(p.eventSubscriptions)],
+    ["MCP tools", list(p.mcpTools)],
+    ["Messages apps", list(p.appMessaging)],
+    ["Memory", p.memory === true],
+    ["Scheduled jobs", p.cron === true],
+    ["Storage", p.storage === true],
+    ["Agent tier", p.agent ?? null],
+  ]);
+  const network = networkTerm(p.network);
+  return part("Permissions", shown ?? none("No permissions."), network ? terms([["Network", network]]) : null);
+}
+
+function backendPart(review) {
+  const b = review.backend;
+  if (!b) return part("Backend", none("No backend process."));
+  return part("Backend", terms([["Runs", commandLine(b)], ["Entry point", b.entryPoint ?? null], ["Health check", b.healthCheck ?? null]]));
+}
+
+function uiPart(review) {
+  const ui = review.ui;
+  if (!ui) return part("UI", none("No UI."));
+  const pages = list(ui.pages).map((pg) => (pg.title ? `${pg.title} (${pg.entryPoint})` : pg.entryPoint));
+  return part("UI", terms([["Entry", ui.entry ?? null], ["Pages", pages]]) ?? none("A UI with no entry."));
+}
+
+function hookTerm(hook) {
+  if (!hook) return null;
+  return el("span", {}, commandLine(hook), typeof hook.timeoutSeconds === "number" ? el("span", { class: "muted", text: ` (stopped after ${hook.timeoutSeconds} s)` }) : null);
+}
+
+function hooksPart(review) {
+  const update = review.updateHook;
+  const shown = terms([
+    ["On install", hookTerm(review.installHook)],
+    ["On uninstall", hookTerm(review.uninstallHook)],
+    ["On update", update && update.declared ? "declared; never run (install hook re-runs on update)" : null],
+  ]);
+  return part("Hooks", shown ?? none("No install or uninstall hooks."));
+}
+
+function otherPart(review) {
+  const npm = review.npmPackages && typeof review.npmPackages === "object" ? review.npmPackages : {};
+  const shown = terms([
+    ["Scheduled jobs", list(review.scheduledJobs).map((j) => `${j.name} ${j.schedule}${j.enabled === false ? " (off)" : ""}${j.registers === false ? " — not registered: needs cron and an agent tier" : ""}`)],
+    ["MCP servers", list(review.mcpServers).map((s) => `${s.name}: ${formatCommand(s.command, s.args)}${list(s.envNames).length ? ` (env ${s.envNames.join(", ")})` : ""}`)],
+    ["Launches", list(review.launches).map((l) => `${l.program} — ${l.why}${list(l.hosts).length ? ` (hosts ${l.hosts.join(", ")})` : ""}`)],
+    ["Writes", list(review.writes).map((w) => `${w.path} — ${w.why}`)],
+    ["Python packages", list(review.pythonPackages)],
+    ["npm packages", list(npm.packages)],
+    ["npm note", list(npm.packages).length ? npm.note ?? null : null],
+    ["Unrecognised manifest keys", list(review.unrecognisedManifestKeys)],
+  ]);
+  return shown ? part("Also", shown) : null;
+}
+
+function findingsTable(caption, findings) {
+  return el(
+    "table",
+    { class: "findings-table" },
+    el("caption", { text: caption }),
+    el("thead", {}, el("tr", {}, ["Severity", "Rule", "Where", "What"].map((h) => el("th", { scope: "col", text: h })))),
+    el(
+      "tbody",
+      {},
+      findings.map((f) =>
+        el(
+          "tr",
+          {},
+          el("td", {}, el("span", { class: `badge ${f.severity === "dangerous" ? "badge-bad" : "badge-warn"}`, text: f.severity ?? "?" })),
+          el("td", { class: "mono", text: f.rule ?? "" }),
+          el("td", { class: "mono wrap", text: f.line ? `${f.path}:${f.line}` : f.path ?? "" }),
+          el("td", { class: "wrap", text: f.message ?? "" }),
+        ),
+      ),
+    ),
+  );
+}
+
+/** The findings part; exported so a refused preview (scan_dangerous) can show its findings. */
+export function findingsPart(findings, verdict) {
+  const runtime = list(findings?.runtime);
+  const tests = list(findings?.tests);
+  const flat = Array.isArray(findings) ? findings : [];
+  const tone = verdict === "clean" ? "ok" : verdict === "dangerous" ? "bad" : "warn";
+  return part(
+    "Scan findings",
+    verdict ? el("p", {}, "Verdict: ", el("span", { class: `badge badge-${tone}`, text: verdict })) : null,
+    runtime.length + tests.length + flat.length === 0 ? none("The scan found nothing.") : null,
+    runtime.length ? findingsTable("In code the app runs", runtime) : null,
+    tests.length ? findingsTable("In tests and documents nothing runs", tests) : null,
+    flat.length ? findingsTable("Findings", flat) : null,
+  );
+}
+
+/** The whole review with its digest. */
+export function installReview(review, digest) {
+  const app = review.app && typeof review.app === "object" ? review.app : {};
+  const title = app.displayName ? `${app.displayName} (${app.name})` : app.name ?? "this app";
+  return el(
+    "div",
+    { class: "review" },
+    el("h3", { class: "review-title" }, `Review: ${title}`, app.version ? el("span", { class: "muted", text: ` version ${app.version}` }) : null),
+    app.description ? el("p", { text: app.description }) : null,
+    requiresPart(review),
+    permissionsPart(review),
+    backendPart(review),
+    uiPart(review),
+    hooksPart(review),
+    otherPart(review),
+    findingsPart(review.findings, review.verdict),
+    part("Consent digest", el("p", {}, el("code", { class: "digest", text: digest ?? "missing" })), el("p", { class: "muted", text: "Install consents to exactly these bytes and this review; if the folder changes, you will be asked again." })),
+  );
+}

@@ -1,0 +1,45 @@
+// What a backend is handed of the client's headers. The owner's credentials (cookie,
+// Authorization) and any identity or signature a client tried to supply are stripped, so a
+// backend never holds a token it could replay against the whole gateway (PROXY-02).
+const ALWAYS_STRIPPED = new Set([
+  "cookie",
+  "authorization",
+  "x-internal-secret",
+  "x-local-secret",
+  "x-session-key",
+  "host",
+  "content-length",
+  // Hop-by-hop (RFC 9110 §7.6.1): they describe one connection, not the request.
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authorization",
+  "proxy-authenticate",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
+
+/** The client's headers less credentials, X-PersonalClaw-*, hop-by-hop ones and any named in Connection. */
+export function forwardableRequestHeaders(incoming: Headers): Headers {
+  const named = new Set((incoming.get("connection") ?? "").split(",").map((name) => name.trim().toLowerCase()).filter(Boolean));
+  const out = new Headers();
+  for (const [name, value] of incoming) {
+    const lower = name.toLowerCase();
+    if (ALWAYS_STRIPPED.has(lower) || named.has(lower) || lower.startsWith("x-personalclaw-") || lower.startsWith("cf-")) continue;
+    out.append(name, value);
+  }
+  return out;
+}
+
+// A backend answers on the gateway's own origin: a Set-Cookie from it could plant or
+// overwrite the owner's session cookie, so it never reaches the browser.
+const RESPONSE_STRIPPED = new Set(["set-cookie", "connection", "keep-alive", "transfer-encoding", "trailer", "upgrade", "proxy-authenticate"]);
+
+/** The backend's response headers the client may see. */
+export function returnableResponseHeaders(incoming: Headers): Headers {
+  const out = new Headers();
+  for (const [name, value] of incoming) if (!RESPONSE_STRIPPED.has(name.toLowerCase())) out.append(name, value);
+  return out;
+}

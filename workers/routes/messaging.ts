@@ -1,0 +1,58 @@
+// App messaging (GRANT-10, EVT-04): an app delivers to another app's inbox only when its
+// `appMessaging` list names the target (a trailing `*` is a name prefix). `@platform` is a
+// reserved sender no app can be.
+import { z } from "zod";
+import { GatewayError } from "../contracts/errors";
+import { appRegistry } from "../app-registry";
+import type { Principal } from "../guards/principal";
+import { route } from "./define";
+
+const MessageBody = z.object({ to: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/), body: z.unknown() }).strict();
+const MESSAGING = { kind: "app-may", why: "an app messages the apps its appMessaging names", grant: "appMessaging" } as const;
+
+/** True when a declared target (`name` or `prefix*`) names `to`. */
+export function messagingAllows(declared: readonly string[], to: string): boolean {
+  return declared.some((entry) => (entry.endsWith("*") ? to.startsWith(entry.slice(0, -1)) : entry === to));
+}
+
+function senderApp(principal: Principal, to: string): string {
+  if (principal.kind !== "app") throw new GatewayError("app_message_not_permitted", { vars: { app: "(not an app)", to } });
+  return principal.app;
+}
+
+export const messagingRoutes = [
+  route({
+    method: "POST",
+    path: "/api/apps/message",
+    family: "messaging",
+    authz: MESSAGING,
+    internal: false,
+    body: MessageBody,
+    contract: "Delivers {to, body} to another app's inbox when the sender's appMessaging names it; else 403 app_message_not_permitted and a security-log row.",
+    async handle(req) {
+      const from = senderApp(req.principal, req.body.to);
+      const registry = appRegistry(req.env);
+      const grants = await registry.grants(from);
+      if (!grants?.appMessaging || !messagingAllows(grants.appMessaging, req.body.to)) {
+        await req.audit({ kind: "app_message_not_permitted", outcome: "refused", subject: req.body.to, detail: { from } });
+        throw new GatewayError("app_message_not_permitted", { vars: { app: from, to: req.body.to } });
+      }
+      if (!(await registry.deliver(req.body.to, from, req.body.body ?? null, new Date(req.now).toISOString()))) {
+        throw new GatewayError("app_not_found", { vars: { name: req.body.to } });
+      }
+      return { delivered: true };
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/api/apps/message",
+    family: "messaging",
+    authz: MESSAGING,
+    internal: false,
+    contract: "Returns and removes every message waiting in the calling app's own inbox.",
+    async handle(req) {
+      const app = senderApp(req.principal, "(inbox)");
+      return { messages: await appRegistry(req.env).drain(app) };
+    },
+  }),
+];
