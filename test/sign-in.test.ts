@@ -128,7 +128,7 @@ describe("sign-in of a running gateway", () => {
   it("answers every Bearer that cannot authorize with the one auth_bearer_invalid", async () => {
     const expiredToken = await mint(gw, "1h");
     seenTokens.push(expiredToken);
-    const cases = [
+    const cases: Array<Record<string, string>> = [
       { authorization: "Bearer garbage" },
       { authorization: "Bearer AAAAAAAAAAAAAAAA.BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB" },
       { authorization: `Bearer ${expiredToken}`, "x-test-now": String(Date.now() + 2 * HOUR) },

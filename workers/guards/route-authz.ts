@@ -11,7 +11,7 @@ import type { Principal } from "./principal";
  */
 export function authorizeRoute(row: Pick<RouteRow, "authz" | "internal" | "method">, principal: Principal, path: string): boolean {
   if (row.authz.kind === "bootstrap") return false;
-  if (row.authz.kind === "internal-only" && principal.kind !== "internal") {
+  if (row.authz.kind === "internal-only" && principal.kind !== "internal" && principal.kind !== "app") {
     if (principal.kind === "anonymous") throw principal.refusal ?? browserRefusal("not_signed_in", null);
     throw new GatewayError("internal_only_route", { vars: { method: row.method, path } });
   }
@@ -23,9 +23,7 @@ export function authorizeRoute(row: Pick<RouteRow, "authz" | "internal" | "metho
     case "anonymous":
       throw principal.refusal ?? browserRefusal("not_signed_in", null);
     case "app":
-      if (row.authz.kind === "owner" || row.authz.kind === "internal-only") {
-        throw new GatewayError("app_not_permitted", { vars: { app: principal.app, path }, detail: { reason: "owner_only" } });
-      }
+      // Step 5 judges every app request, owner-only rows included, so each refusal is logged.
       return true;
   }
 }

@@ -5,15 +5,11 @@ import type { z } from "zod";
 import type { Env } from "../env";
 import type { Principal } from "../guards/principal";
 import type { AuditInput } from "../audit";
+import type { Authorization } from "./authorization";
+
+export type { Authorization } from "./authorization";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-
-/** Who may call a route. `owner` refuses every app whatever it declared. */
-export type Authorization =
-  | { kind: "bootstrap"; why: string }
-  | { kind: "owner" }
-  | { kind: "internal-only" }
-  | { kind: "app-may"; why: string; owns?: string; grant?: "appMessaging" };
 
 export type RouteFamily = "status" | "auth" | "security-log" | "apps" | "app-proxy" | "messaging" | "internal" | "events";
 

@@ -1,4 +1,5 @@
-// Status of this gateway: owner-only (it says what runs on the owner's machine, PERM-20).
+// Status of this gateway. Never implicit for an app (PERM-20): an app reaches it only when
+// its manifest declares /api/status.
 import { authModeInForce } from "../contracts/auth-mode";
 import { appRegistry } from "../app-registry";
 import { route } from "./define";
@@ -8,7 +9,7 @@ export const statusRoutes = [
     method: "GET",
     path: "/api/status",
     family: "status",
-    authz: { kind: "owner" },
+    authz: { kind: "app-may", why: "an app that declared /api/status reads the version and counts" },
     internal: true,
     contract: "Version, uptime, the auth mode in force and app counts (null while a count is not known).",
     async handle({ env, now }) {

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
 import type { Env } from "../env";
+import { signProxyRequest } from "../contracts/proxy-signature";
 import { route } from "./define";
 
 function requireTestHooks(env: Env, path: string): void {
@@ -21,6 +22,22 @@ export const testHookRoutes = [
     async handle({ env, body }) {
       requireTestHooks(env, "/api/test/boolean-field");
       return { enabled: body.enabled };
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/api/test/sign",
+    family: "status",
+    authz: { kind: "owner" },
+    internal: false,
+    body: z
+      .object({ secret: z.string().min(1), ts: z.number().int(), nonce: z.string(), method: z.string(), target: z.string(), body_base64: z.string() })
+      .strict(),
+    contract: "Test runs only (404 otherwise): the proxy signature header the worker's signer mints for a golden vector.",
+    async handle({ env, body }) {
+      requireTestHooks(env, "/api/test/sign");
+      const bytes = Uint8Array.from(atob(body.body_base64), (ch) => ch.charCodeAt(0));
+      return { header: await signProxyRequest({ secret: body.secret, ts: body.ts, nonce: body.nonce, method: body.method, target: body.target, body: bytes }) };
     },
   }),
   route({

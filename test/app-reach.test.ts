@@ -1,0 +1,281 @@
+// App reach through the real gateway to real backends: the signed reverse proxy, app tokens
+// (alone, beside an owner cookie, after disable), the permission gate, app messaging, UI
+// serving, and the worker's own signer against the golden vectors.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { repoRoot, rawRequest, removeHome, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
+
+const nodeNotes = join(repoRoot, "apps", "fixtures", "node-notes");
+const pyEcho = join(repoRoot, "apps", "fixtures", "py-echo");
+const vectors = JSON.parse(readFileSync(join(repoRoot, "apps", "sdk", "test-vectors.json"), "utf8"));
+
+/** A copy of node-notes under another name and grants, with one extra route that tries to plant a cookie. */
+function probeApp(root: string, name: string, permissions: Record<string, unknown>): string {
+  const dir = join(root, name);
+  cpSync(nodeNotes, dir, { recursive: true });
+  const manifest = JSON.parse(readFileSync(join(dir, "app.json"), "utf8"));
+  writeFileSync(join(dir, "app.json"), JSON.stringify({ ...manifest, name, displayName: name, permissions: { ...manifest.permissions, ...permissions } }));
+  const server = readFileSync(join(dir, "server.mjs"), "utf8").replace(
+    '"GET /api/echo": echo,',
+    '"GET /api/echo": echo,\n  "GET /api/plant-cookie": (req, res) => { res.writeHead(200, { "set-cookie": "pc_token_1=planted; Path=/", "content-type": "application/json" }); res.end("{}"); },',
+  );
+  writeFileSync(join(dir, "server.mjs"), server);
+  return dir;
+}
+
+async function install(gw: RunningGateway, folder: string): Promise<void> {
+  const result = await runCli(["apps", "install", folder, "--yes", "--json", "--home", gw.home]);
+  expect(result.code, result.stderr + result.stdout).toBe(0);
+  for (let i = 0; i < 100; i++) {
+    const row = await (await gw.fetch(`/api/apps/${JSON.parse(result.stdout).app.name}`)).json();
+    if (row.backend?.healthy) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${folder}'s backend did not become healthy`);
+}
+
+/** The app token the proxy hands app `name`'s backend (the backend echoes what it received). */
+async function appTokenOf(gw: RunningGateway, name: string): Promise<string> {
+  const echo = await (await gw.fetch(`/apps/${name}/api/echo`)).json();
+  return echo.headers.authorization.replace(/^Bearer /, "");
+}
+
+const asApp = (gw: RunningGateway, token: string, path: string, init: RequestInit = {}) =>
+  gw.fetch(path, { ...init, headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${token}` } });
+
+async function code(response: Response): Promise<string | undefined> {
+  return ((await response.json()) as { error?: { code?: string } }).error?.code;
+}
+
+/** The checks an app token alone must pass, in any auth mode. */
+function appTokenChecks(get: () => { gw: RunningGateway; token: string }) {
+  it("an app token alone reaches a declared prefix and its own row, and is refused an undeclared route", async () => {
+    const { gw, token } = get();
+    expect((await asApp(gw, token, "/api/status")).status).toBe(200);
+    expect((await asApp(gw, token, "/api/apps/reach")).status).toBe(200);
+    const undeclared = await asApp(gw, token, "/api/manifest");
+    expect(undeclared.status).toBe(403);
+    expect(await code(undeclared)).toBe("app_not_permitted");
+  });
+
+  it("an app token is refused the owner-only routes: security log, sessions, app install and management", async () => {
+    const { gw, token } = get();
+    const json = { "content-type": "application/json" };
+    for (const [method, path, body] of [
+      ["GET", "/api/security/events", undefined],
+      ["GET", "/api/security/events/verify", undefined],
+      ["GET", "/api/auth/sessions", undefined],
+      ["POST", "/api/auth/signout-everywhere", "{}"],
+      ["POST", "/api/apps", JSON.stringify({ source: nodeNotes })],
+      ["POST", "/api/apps/preview", JSON.stringify({ source: nodeNotes })],
+      ["POST", "/api/apps/reach/disable", "{}"],
+      ["GET", "/api/apps", undefined],
+      ["GET", "/api/token/local", undefined],
+    ] as const) {
+      const response = await asApp(gw, token, path, { method, body, headers: body ? json : {} });
+      expect(response.status, `${method} ${path}`).toBe(403);
+      expect(await code(response)).toBe("app_not_permitted");
+    }
+  });
+
+  it("an app token reaches neither another app's /apps/<other>/ nor /api/apps/<other>/, and foo never reaches foo-bar", async () => {
+    const { gw, token } = get();
+    for (const path of ["/apps/reach-bar/api/echo", "/api/apps/reach-bar", "/apps/reach-bar/", "/apps/reach-bar/app.js"]) {
+      const response = await asApp(gw, token, path);
+      expect(response.status, path).toBe(403);
+      expect(await code(response)).toBe("app_not_permitted");
+    }
+    expect((await asApp(gw, token, "/apps/reach/api/echo")).status).toBe(200);
+  });
+}
+
+describe("app reach through a running gateway", () => {
+  let gw: RunningGateway;
+  let root: string;
+  let reachToken: string;
+  beforeAll(async () => {
+    root = mkdtempSync("/var/tmp/pc-reach-");
+    gw = await startGateway({ home: mkdtempSync("/var/tmp/pc-reach-home-") });
+    await install(gw, probeApp(root, "reach", { api: ["/api/status"], appMessaging: ["reach-b*"] }));
+    await install(gw, probeApp(root, "reach-bar", { api: [], appMessaging: [] }));
+    await install(gw, nodeNotes);
+    await install(gw, pyEcho);
+    reachToken = await appTokenOf(gw, "reach");
+  }, 120_000);
+  afterAll(async () => {
+    await gw.stop();
+    removeHome(gw.home);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it("reaches the Node and the Python backend, which see the app token and X-PersonalClaw-App but no cookie or owner credential", async () => {
+    for (const app of ["node-notes", "py-echo"]) {
+      const response = await gw.fetch(`/apps/${app}/api/echo?x=1&y=%2B+z`, {
+        method: "POST",
+        body: '{"hello":"world"}',
+        headers: { cookie: `pc_token_${gw.port}=owner-cookie; other=1`, "content-type": "application/json", "x-personalclaw-proxy": "1:forged:forged", "x-personalclaw-app": "someone-else" },
+      });
+      expect(response.status, app).toBe(200);
+      const echo = await response.json();
+      expect(echo.target).toBe("/api/echo?x=1&y=%2B+z");
+      expect(echo.headers["x-personalclaw-app"]).toBe(app);
+      expect(echo.headers.cookie).toBeNull();
+      expect(echo.headers.authorization).toMatch(/^Bearer [\w-]+\.[\w-]+$/);
+      expect(echo.headers.authorization).not.toContain(gw.token);
+      // The forged header was stripped: a second one would have been refused by the SDK.
+      expect(echo.headers["x-personalclaw-proxy"]).toBe(true);
+      const { createHash } = await import("node:crypto");
+      expect(echo.bodySha256).toBe(createHash("sha256").update('{"hello":"world"}').digest("hex"));
+    }
+  });
+
+  it("hands the backend's token only as an app token: it never authorizes as the owner", async () => {
+    const notesToken = await appTokenOf(gw, "node-notes");
+    expect(notesToken).toBe(await appTokenOf(gw, "node-notes"));
+    expect(await code(await asApp(gw, notesToken, "/api/security/events"))).toBe("app_not_permitted");
+  });
+
+  it("refuses a request straight to a backend's port with 401: nothing unsigned runs", async () => {
+    for (const app of ["node-notes", "py-echo"]) {
+      const row = await (await gw.fetch(`/api/apps/${app}`)).json();
+      const direct = await fetch(`http://127.0.0.1:${row.backend.port}/api/echo`);
+      expect(direct.status, app).toBe(401);
+      expect((await direct.json()).error.code).toBe("proxy_signature_invalid");
+      expect((await fetch(`http://127.0.0.1:${row.backend.port}/health`)).status).toBe(200);
+    }
+  });
+
+  it("never passes a backend's Set-Cookie to the browser", async () => {
+    const response = await gw.fetch("/apps/reach/api/plant-cookie");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("set-cookie")).toBeNull();
+  });
+
+  it("refuses encoded-slash, backslash and dot-segment tricks in the proxied path", async () => {
+    for (const path of ["/apps/reach/api/..%2F..%2Fapi%2Fstatus", "/apps/reach/api/%2e%2e/x", "/apps/reach/api/a%5Cb", "/apps/reach/api//x"]) {
+      const response = await rawRequest(gw.port, { path, headers: { host: `127.0.0.1:${gw.port}`, authorization: `Bearer ${gw.token}` } });
+      expect(response.status, path).toBeGreaterThanOrEqual(400);
+      expect(response.status, path).toBeLessThan(500);
+    }
+  });
+
+  it("answers 413 for a proxied body over the cap and 404 for an unknown app", async () => {
+    const big = await gw.fetch("/apps/reach/api/echo", { method: "POST", body: "x".repeat(16 * 1024 * 1024 + 1), headers: { "content-type": "text/plain" } });
+    expect(big.status).toBe(413);
+    expect(await code(big)).toBe("body_too_large");
+    const unknown = await gw.fetch("/apps/nope/api/echo");
+    expect(unknown.status).toBe(404);
+    expect(await code(unknown)).toBe("app_not_found");
+  });
+
+  it("signs the golden vectors inside the worker exactly as the SDKs expect", async () => {
+    for (const vector of vectors.signing) {
+      const response = await gw.fetch("/api/test/sign", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ secret: vector.secret, ts: vector.ts, nonce: vector.nonce, method: vector.method, target: vector.target, body_base64: vector.body_base64 }),
+      });
+      expect((await response.json()).header, vector.name).toBe(vector.header);
+    }
+  });
+
+  appTokenChecks(() => ({ gw, token: reachToken }));
+
+  it("narrows an owner cookie to the app's permissions when an app token rides beside it", async () => {
+    const link = await rawRequest(gw.port, { path: `/?token=${gw.token}`, headers: { host: `127.0.0.1:${gw.port}` } });
+    const cookie = String(([] as string[]).concat(link.headers["set-cookie"] ?? [])[0]).split(";")[0];
+    expect((await gw.fetch("/api/security/events", { owner: false, headers: { cookie } })).status).toBe(200);
+    const narrowed = await gw.fetch("/api/security/events", { owner: false, headers: { cookie, authorization: `Bearer ${reachToken}` } });
+    expect(narrowed.status).toBe(403);
+    expect(await code(narrowed)).toBe("app_not_permitted");
+    const viaQuery = await gw.fetch(`/api/security/events?app_token=${reachToken}`, { owner: false, headers: { cookie } });
+    expect(await code(viaQuery)).toBe("app_not_permitted");
+    expect((await gw.fetch("/api/status", { owner: false, headers: { cookie, authorization: `Bearer ${reachToken}` } })).status).toBe(200);
+  });
+
+  it("delivers a message to a declared target once and refuses and logs an undeclared one", async () => {
+    const barToken = await appTokenOf(gw, "reach-bar");
+    const send = (token: string, to: string) => asApp(gw, token, "/api/apps/message", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ to, body: { hi: to } }) });
+    expect((await send(reachToken, "reach-bar")).status).toBe(200);
+    const refused = await send(barToken, "reach");
+    expect(refused.status).toBe(403);
+    expect(await code(refused)).toBe("app_message_not_permitted");
+    expect(await code(await send(reachToken, "node-notes"))).toBe("app_message_not_permitted");
+    const inbox = await (await asApp(gw, barToken, "/api/apps/message")).json();
+    expect(inbox.messages).toEqual([{ from: "reach", body: { hi: "reach-bar" }, sentAt: expect.any(String) }]);
+    expect((await (await asApp(gw, barToken, "/api/apps/message")).json()).messages).toEqual([]);
+    expect((await (await asApp(gw, reachToken, "/api/apps/message")).json()).messages).toEqual([]);
+    const rows = (await (await gw.fetch("/api/security/events?kind=app_message_not_permitted")).json()).events;
+    expect(rows.some((r: { principal: string; subject: string }) => r.principal === "app:reach-bar" && r.subject === "reach")).toBe(true);
+  });
+
+  it("logs an app's refusal once per app, route and reason within five minutes", async () => {
+    await asApp(gw, reachToken, "/api/auth/sessions");
+    await asApp(gw, reachToken, "/api/auth/sessions");
+    const rows = (await (await gw.fetch("/api/security/events?kind=app_not_permitted")).json()).events.filter(
+      (r: { principal: string; subject: string }) => r.principal === "app:reach" && r.subject === "GET /api/auth/sessions",
+    );
+    expect(rows.length).toBe(1);
+    expect(rows[0].detail.reason).toBe("owner_only");
+  });
+
+  it("serves an app's declared UI with no-cache, nosniff and a CSP, and nothing outside its UI folder", async () => {
+    const page = await gw.fetch("/apps/node-notes/");
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toContain("text/html");
+    expect(page.headers.get("cache-control")).toBe("no-cache");
+    expect(page.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(page.headers.get("content-security-policy")).toContain("default-src 'self'");
+    const row = await (await gw.fetch("/api/apps/node-notes")).json();
+    expect(page.headers.get("x-personalclaw-ui-revision")).toBe(row.ui.revision);
+    expect((await gw.fetch("/apps/node-notes/app.js")).status).toBe(200);
+    for (const path of ["/apps/node-notes/server.mjs", "/apps/node-notes/.app_secret", "/apps/node-notes/%2e%2e/server.mjs", "/apps/py-echo/"]) {
+      expect((await gw.fetch(path)).status, path).toBeGreaterThanOrEqual(400);
+    }
+  });
+
+  it("after the app is disabled its token is refused and its proxy answers 409 app_disabled", async () => {
+    const disabled = await runCli(["apps", "disable", "reach-bar", "--json", "--home", gw.home]);
+    expect(disabled.code).toBe(0);
+    const barToken = reachToken; // reach stays enabled: its token still works
+    expect((await asApp(gw, barToken, "/api/status")).status).toBe(200);
+    const proxy = await gw.fetch("/apps/reach-bar/api/echo");
+    expect(proxy.status).toBe(409);
+    expect(await code(proxy)).toBe("app_disabled");
+  });
+
+  it("revokes a disabled app's tokens", async () => {
+    const token = await appTokenOf(gw, "reach");
+    expect((await runCli(["apps", "disable", "reach", "--home", gw.home])).code).toBe(0);
+    const refused = await asApp(gw, token, "/api/apps/reach");
+    expect(refused.status).toBe(403);
+    expect(await code(refused)).toBe("auth_bearer_invalid");
+    expect((await runCli(["apps", "enable", "reach", "--home", gw.home])).code).toBe(0);
+    expect((await asApp(gw, token, "/api/apps/reach")).status).toBe(403);
+  });
+});
+
+describe("app reach with PERSONALCLAW_AUTH_MODE=none", () => {
+  let gw: RunningGateway;
+  let root: string;
+  let token: string;
+  beforeAll(async () => {
+    root = mkdtempSync("/var/tmp/pc-reach-none-");
+    gw = await startGateway({ home: mkdtempSync("/var/tmp/pc-reach-none-home-"), env: { PERSONALCLAW_AUTH_MODE: "none" } });
+    await install(gw, probeApp(root, "reach", { api: ["/api/status"], appMessaging: [] }));
+    await install(gw, probeApp(root, "reach-bar", { api: [], appMessaging: [] }));
+    token = await appTokenOf(gw, "reach");
+  }, 120_000);
+  afterAll(async () => {
+    await gw.stop();
+    removeHome(gw.home);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it("answers the owner without a credential", async () => {
+    expect((await gw.fetch("/api/security/events", { owner: false })).status).toBe(200);
+  });
+
+  appTokenChecks(() => ({ gw, token }));
+});
