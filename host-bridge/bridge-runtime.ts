@@ -14,9 +14,12 @@ import type { BridgeOperation } from "./server";
 import { previewBundle, type PreviewOptions } from "./install/preview";
 import { installApp, removeAppFiles, type InstallProgressEvent } from "./install/install-app";
 import { venvPython } from "./install/install-dependencies";
+import { runHook } from "./install/run-hook";
+import { HOOK_TIMEOUT_SECONDS } from "./install/review";
 import { sandboxAvailability, type SandboxAvailability } from "./sandbox/bubblewrap";
 import { BackendSupervisor, type BackendStatus } from "./supervisor/index";
 import { readAnchor } from "./sel-anchor";
+import { readSettings } from "./settings";
 import type { HomePaths } from "./home";
 import type { OwnerConfig } from "./owner-config";
 
@@ -36,7 +39,7 @@ const SourceSchema = z.object({ source: z.string().min(1).max(4096) });
 const InstallSchema = SourceSchema.extend({ consent: z.string().max(200).optional(), takenNames: z.array(z.string()).max(10_000), installId: z.string().max(100).optional() });
 const NameSchema = z.object({ name: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/) });
 const StartSchema = NameSchema.extend({ manifest: z.record(z.string(), z.unknown()) });
-const RemoveSchema = NameSchema.extend({ purgeData: z.boolean() });
+const RemoveSchema = NameSchema.extend({ purgeData: z.boolean(), manifest: z.record(z.string(), z.unknown()).optional() });
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   const parsed = schema.safeParse(body);
@@ -55,10 +58,17 @@ export function backendCommand(appDir: string, manifest: AppManifest): { command
   return { command: usesVenv ? venvPython(appDir) : backend.command, args: [...(backend.args ?? [])], healthCheck: backend.healthCheck };
 }
 
+/** What the bridge tells the gateway about one app's backend (POST /api/internal/apps/:name/backend). */
+interface BackendReport {
+  status: Omit<BackendStatus, "held" | "name">;
+  secret: string | null;
+}
+
 export class BridgeRuntime {
   readonly supervisor: BackendSupervisor;
   private sandbox: SandboxAvailability = { ok: false, reason: "not probed yet" };
   private secrets = new Map<string, string>();
+  private readonly reports = new Map<string, { next: BackendReport | null; drained: Promise<void> }>();
   private progress = new Map<string, InstallProgressEvent[]>();
   private readonly previewOptions: PreviewOptions;
 
@@ -67,6 +77,7 @@ export class BridgeRuntime {
       quarantineRoot: opts.paths.quarantine,
       reservedNames: reservedAppNames(opts.packageRoot),
       core: { version: opts.version, features: CORE_FEATURES },
+      hookTimeoutSeconds: readSettings(opts.parentEnv).hookTimeoutSeconds,
     };
     this.supervisor = new BackendSupervisor({
       home: opts.paths.home,
@@ -86,11 +97,36 @@ export class BridgeRuntime {
     this.opts.log(`bridge: orphan sweep ${JSON.stringify(reaped)}`);
   }
 
-  private async report(name: string, status: BackendStatus): Promise<void> {
+  private report(name: string, status: BackendStatus): Promise<void> {
     const { held: _held, name: _name, ...view } = status;
-    await this.opts.callGateway("POST", `/api/internal/apps/${name}/backend`, { status: view, secret: this.secrets.get(name) ?? null }).catch((error) => {
-      this.opts.log(`bridge: could not report ${name}'s backend: ${error instanceof Error ? error.message : String(error)}`);
-    });
+    return this.sendReport(name, { status: view, secret: this.secrets.get(name) ?? null });
+  }
+
+  /**
+   * One report per app in flight, and only the newest one waiting. Reports sent side by side
+   * can reach the registry out of order, and a stale "not healthy yet" landing after "healthy"
+   * would leave the proxy answering 503 to a healthy backend (nothing re-reports a steady state).
+   * Resolves once the newest report queued so far has been sent.
+   */
+  private sendReport(name: string, body: BackendReport): Promise<void> {
+    const queued = this.reports.get(name);
+    if (queued) {
+      queued.next = body;
+      return queued.drained;
+    }
+    const entry: { next: BackendReport | null; drained: Promise<void> } = { next: body, drained: Promise.resolve() };
+    this.reports.set(name, entry);
+    entry.drained = (async () => {
+      while (entry.next) {
+        const next = entry.next;
+        entry.next = null;
+        await this.opts.callGateway("POST", `/api/internal/apps/${name}/backend`, next).catch((error) => {
+          this.opts.log(`bridge: could not report ${name}'s backend: ${error instanceof Error ? error.message : String(error)}`);
+        });
+      }
+      this.reports.delete(name);
+    })();
+    return entry.drained;
   }
 
   private hookContext() {
@@ -120,7 +156,7 @@ export class BridgeRuntime {
     });
     if (!result.ok) {
       this.opts.log(`bridge: ${name}'s backend did not start: ${result.code} ${result.reason}`);
-      await this.opts.callGateway("POST", `/api/internal/apps/${name}/backend`, {
+      await this.sendReport(name, {
         status: { running: false, healthy: false, pid: null, port: null, startedAt: null, restarts: 0, lastLines: [], exit: null, reason: `${result.code}: ${result.reason}` },
         secret: null,
       });
@@ -197,10 +233,23 @@ export class BridgeRuntime {
       return { steps: this.progress.get(id) ?? null };
     });
     ops.set("POST /apps/remove", async ({ body }) => {
-      const { name, purgeData } = parse(RemoveSchema, body);
+      const { name, purgeData, manifest } = parse(RemoveSchema, body);
+      // Teardown order (UNIN-02): the uninstall hook, then the backend, then the files.
+      const hook = (manifest as AppManifest | undefined)?.setup?.onUninstall;
+      const appDir = join(this.opts.paths.apps, name);
+      let hookResult: string | null = null;
+      if (hook && existsSync(appDir)) {
+        const ctx = this.hookContext();
+        const result = await runHook(hook, { name, appDir, dataDir: join(appDir, "data"), hasStorage: (manifest as AppManifest).permissions?.storage === true }, ctx, ctx.preview.hookTimeoutSeconds ?? HOOK_TIMEOUT_SECONDS, {
+          KEEP_DATA: purgeData ? "0" : "1",
+          PURGE_DATA: purgeData ? "1" : "0",
+        });
+        hookResult = result.ok ? "ok" : result.reason;
+        if (!result.ok) this.opts.log(`bridge: ${name}'s uninstall hook failed (${result.reason}); removing it anyway`);
+      }
       await this.stopBackend(name);
       await removeAppFiles(this.opts.paths.apps, name, purgeData);
-      return { removed: true };
+      return { removed: true, uninstallHook: hookResult };
     });
     ops.set("POST /backends/start", async ({ body }) => {
       const { name, manifest } = parse(StartSchema, body);

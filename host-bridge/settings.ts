@@ -18,10 +18,16 @@ export interface Settings {
   skipAppBackends: boolean;
   /** PERSONALCLAW_TEST_HOOKS=1: honour X-Test-Now and open /api/test/* (test runs only). */
   testHooks: boolean;
+  /** PERSONALCLAW_HOOK_TIMEOUT_S: seconds an install hook may run (default 60, 1..3600); tests shorten it. */
+  hookTimeoutSeconds: number;
 }
 
+/** DESIGN.md: onInstall and onUninstall run bounded to 60 s. */
+export const DEFAULT_HOOK_TIMEOUT_SECONDS = 60;
+
 /** Reads the settings from an environment (process.env by default). */
-export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+export function readSettings(env: Readonly<Record<string, string | undefined>> = process.env): Settings {
+  const hookTimeout = Number(env.PERSONALCLAW_HOOK_TIMEOUT_S);
   const port = env.PERSONALCLAW_PORT === undefined || env.PERSONALCLAW_PORT === "" ? 10000 : Number(env.PERSONALCLAW_PORT);
   return {
     home: resolve(env.PERSONALCLAW_HOME || join(homedir(), ".personalclaw")),
@@ -31,6 +37,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     allowedHosts: env.PERSONALCLAW_ALLOWED_HOSTS ?? "",
     skipAppBackends: env.PERSONALCLAW_SKIP_APP_BACKENDS === "1",
     testHooks: env.PERSONALCLAW_TEST_HOOKS === "1",
+    hookTimeoutSeconds: Number.isInteger(hookTimeout) && hookTimeout >= 1 && hookTimeout <= 3600 ? hookTimeout : DEFAULT_HOOK_TIMEOUT_SECONDS,
   };
 }
 

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { request as httpRequest } from "node:http";
 import { repoRoot, rawRequest, removeHome, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 
 const nodeNotes = join(repoRoot, "apps", "fixtures", "node-notes");
@@ -161,9 +162,24 @@ describe("app reach through a running gateway", () => {
   });
 
   it("answers 413 for a proxied body over the cap and 404 for an unknown app", async () => {
-    const big = await gw.fetch("/apps/reach/api/echo", { method: "POST", body: "x".repeat(16 * 1024 * 1024 + 1), headers: { "content-type": "text/plain" } });
+    // The answer comes before the upload ends: send the headers and a little of the body, then wait.
+    const big = await new Promise<{ status: number; body: string }>((resolvePromise, reject) => {
+      const req = httpRequest(
+        { host: "127.0.0.1", port: gw.port, method: "POST", path: "/apps/reach/api/echo", headers: { authorization: `Bearer ${gw.token}`, "content-type": "text/plain", "content-length": String(16 * 1024 * 1024 + 1) } },
+        (res) => {
+          let body = "";
+          res.on("data", (chunk) => (body += chunk));
+          res.on("end", () => {
+            req.destroy();
+            resolvePromise({ status: res.statusCode ?? 0, body });
+          });
+        },
+      );
+      req.on("error", reject);
+      req.write("x".repeat(1024));
+    });
     expect(big.status).toBe(413);
-    expect(await code(big)).toBe("body_too_large");
+    expect(JSON.parse(big.body).error.code).toBe("body_too_large");
     const unknown = await gw.fetch("/apps/nope/api/echo");
     expect(unknown.status).toBe(404);
     expect(await code(unknown)).toBe("app_not_found");

@@ -318,10 +318,13 @@ describe("consent to exact bytes, the native app and uninstall", () => {
     expect(kept.body).toEqual({ removed: "node-notes", data_kept: true });
     expect(existsSync(appDir)).toBe(false);
     expect((await gw.fetch("/api/apps/node-notes")).status).toBe(404);
-    expect(copiesOf('["keep me"]\n')).toHaveLength(1);
+    expect(copiesOf('["keep me"]\n')).toEqual([".node-notes.data/notes.json"]);
 
     const preview = await post(gw, "/api/apps/preview", { source: bundle });
     expect((await post(gw, "/api/apps", { source: bundle, consent: preview.body.digest })).status).toBe(200);
+    // A reinstall of the name takes the parked data back.
+    expect(readFileSync(join(appDir, "data", "notes.json"), "utf8")).toBe('["keep me"]\n');
+    expect(existsSync(join(gw.home, "apps", ".node-notes.data"))).toBe(false);
     await notes('["purge me"]\n');
     const purged = await del(gw, "/api/apps/node-notes", { purge_data: true });
     expect(purged.status).toBe(200);

@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 import { randomBytes } from "node:crypto";
 import { CORE_FEATURES } from "../../workers/contracts/core";
 import { reservedAppNames } from "../reserved-app-names";
+import { readSettings } from "../settings";
 import { previewBundle } from "../install/preview";
 import { callGateway, GatewayNotRunning, type GatewayAnswer } from "./gateway-client";
 import { reviewText } from "./review-text";
@@ -34,6 +35,7 @@ async function offlinePreview(source: string): Promise<GatewayAnswer> {
       quarantineRoot: quarantine,
       reservedNames: reservedAppNames(packageRoot),
       core: { version: packageVersion(), features: CORE_FEATURES },
+      hookTimeoutSeconds: readSettings().hookTimeoutSeconds,
     });
     if (result.ok) return { status: 200, body: { review: result.review, digest: result.digest } };
     return { status: 422, body: { error: { code: result.code, message: result.message, detail: { path: result.path } } } };

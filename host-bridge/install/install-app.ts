@@ -87,11 +87,13 @@ export async function installApp(
     const hook = manifest.setup?.onInstall;
     if (hook) {
       note("install_hook", "started");
-      const result = await runHook(hook, { name, appDir: stagedDir, dataDir: join(stagedDir, "data"), hasStorage }, ctx, HOOK_TIMEOUT_SECONDS);
+      // The cap the review showed is the cap applied.
+      const seconds = ctx.preview.hookTimeoutSeconds ?? HOOK_TIMEOUT_SECONDS;
+      const result = await runHook(hook, { name, appDir: stagedDir, dataDir: join(stagedDir, "data"), hasStorage }, ctx, seconds);
       if (!result.ok) {
         note("install_hook", "failed", result.reason);
         throw result.timedOut
-          ? new GatewayError("install_hook_timeout", { vars: { seconds: HOOK_TIMEOUT_SECONDS }, detail: { step: "install_hook" } })
+          ? new GatewayError("install_hook_timeout", { vars: { seconds }, detail: { step: "install_hook" } })
           : new GatewayError("install_hook_failed", { vars: { reason: result.reason }, detail: { step: "install_hook" } });
       }
       note("install_hook", "done");
@@ -99,6 +101,12 @@ export async function installApp(
 
     note("move_into_place", "started");
     await rename(stagedDir, appDir);
+    // Data kept by an earlier keep-data uninstall of this name comes back with it.
+    const parked = parkedDataDir(ctx.appsDir, name);
+    if (hasStorage && existsSync(parked)) {
+      await rm(join(appDir, "data"), { recursive: true, force: true });
+      await rename(parked, join(appDir, "data"));
+    }
     note("move_into_place", "done");
     return { manifest, review: staged.review, digest: staged.digest, appDir };
   } catch (error) {
@@ -107,18 +115,19 @@ export async function installApp(
   }
 }
 
-/** Removes an installed app's folder: its code always, its data/ only when asked. */
+/** Where a keep-data uninstall parks an app's data/ (UNIN-01); a later install of the name takes it back. */
+export function parkedDataDir(appsDir: string, name: string): string {
+  return join(appsDir, `.${name}.data`);
+}
+
+/** Removes an installed app's folder: its code (and venv) always, its data/ only when purging. */
 export async function removeAppFiles(appsDir: string, name: string, purgeData: boolean): Promise<void> {
   const appDir = join(appsDir, name);
-  if (purgeData) {
-    await rm(appDir, { recursive: true, force: true });
-    return;
+  const parked = parkedDataDir(appsDir, name);
+  if (!purgeData && existsSync(join(appDir, "data"))) {
+    await rm(parked, { recursive: true, force: true });
+    await rename(join(appDir, "data"), parked);
   }
-  const keep = join(appsDir, ".kept-data");
-  await mkdir(keep, { recursive: true, mode: 0o700 });
-  if (existsSync(join(appDir, "data"))) {
-    await rm(join(keep, name), { recursive: true, force: true });
-    await rename(join(appDir, "data"), join(keep, name));
-  }
+  if (purgeData) await rm(parked, { recursive: true, force: true });
   await rm(appDir, { recursive: true, force: true });
 }

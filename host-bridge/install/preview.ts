@@ -20,6 +20,8 @@ export interface PreviewOptions {
   quarantineRoot: string;
   reservedNames: ReadonlySet<string>;
   core: { version: string; features: readonly string[] };
+  /** The install hook's time cap the review states and install applies (default 60 s). */
+  hookTimeoutSeconds?: number;
   /** True only for the package's own native folder. */
   fromNativeFolder?: boolean;
   /** Keep the staged copy for the install step (install); the preview itself removes it. */
@@ -99,7 +101,7 @@ export async function previewBundle(source: string, opts: PreviewOptions): Promi
       );
     }
 
-    const review = buildReview(manifest, scan);
+    const review = buildReview(manifest, scan, opts.hookTimeoutSeconds);
     const listed = await canonicalListing(staged.dir);
     if (!listed.ok) return listed;
     const digest = consentDigest(listed.listing, review as unknown as Record<string, unknown>);

@@ -3,9 +3,10 @@
 // the staged bytes, and the consent digest covers it, so the owner's yes is to these words.
 import type { AppManifest } from "../../workers/contracts/manifest";
 import type { Finding, ScanResult, Verdict } from "../scan/scan-staged";
+import { DEFAULT_HOOK_TIMEOUT_SECONDS } from "../settings";
 
 /** DESIGN.md: onInstall and onUninstall run bounded to 60 s; onUpdate is parsed, never run. */
-export const HOOK_TIMEOUT_SECONDS = 60;
+export const HOOK_TIMEOUT_SECONDS = DEFAULT_HOOK_TIMEOUT_SECONDS;
 
 export interface ReviewCommand {
   command: string;
@@ -58,11 +59,11 @@ function cmd(c: { command: string; args?: string[] | undefined }): ReviewCommand
   return { command: c.command, args: [...(c.args ?? [])] };
 }
 
-/** Builds the review from a validated manifest and the scan of the staged bytes. */
-export function buildReview(manifest: AppManifest, scan: ScanResult): InstallReview {
+/** Builds the review from a validated manifest and the scan of the staged bytes; it states the hook cap that applies. */
+export function buildReview(manifest: AppManifest, scan: ScanResult, hookTimeoutSeconds: number = HOOK_TIMEOUT_SECONDS): InstallReview {
   const p = manifest.permissions ?? {};
   const holdsCronAndTier = p.cron === true && p.agent !== undefined;
-  const hook = (h: { command: string; args?: string[] | undefined } | undefined) => (h ? { ...cmd(h), timeoutSeconds: HOOK_TIMEOUT_SECONDS } : null);
+  const hook = (h: { command: string; args?: string[] | undefined } | undefined) => (h ? { ...cmd(h), timeoutSeconds: hookTimeoutSeconds } : null);
   const npm = manifest.dependencies?.npmPackages ?? [];
 
   return {

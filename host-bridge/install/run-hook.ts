@@ -25,14 +25,16 @@ export async function runHook(
   app: { name: string; appDir: string; dataDir: string; hasStorage: boolean },
   ctx: HookContext,
   timeoutSeconds: number,
+  extraEnv: Record<string, string> = {},
 ): Promise<HookResult> {
-  const { env } = buildChildEnv(ctx.parentEnv, {
+  const { env: allowlisted } = buildChildEnv(ctx.parentEnv, {
     kind: "hook",
     app: { name: app.name, hasStorage: app.hasStorage, dataDir: app.dataDir },
     home: ctx.home,
     passthrough: ctx.passthrough,
     log: ctx.log,
   });
+  const env = { ...allowlisted, ...extraEnv };
   let command = { file: hook.command, args: hook.args ?? [] };
   if (ctx.sandboxMode === "on") {
     if (!ctx.sandbox.ok) return { ok: false, exitCode: null, signal: null, timedOut: false, reason: `sandbox_unavailable: ${ctx.sandbox.reason}` };

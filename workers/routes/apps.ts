@@ -211,10 +211,10 @@ export const appRoutes = [
       const record = await requireRecord(req.env, req.params.name);
       if (record.lifecycle === "locked") throw new GatewayError("app_locked", { vars: { name: record.name } });
       const purgeData = req.body.purge_data === true;
-      await bridgeCall(req.env, "POST", "/apps/remove", z.unknown(), { name: record.name, purgeData }, 60_000);
+      const removed = await bridgeCall(req.env, "POST", "/apps/remove", z.object({ uninstallHook: z.string().nullable() }).passthrough(), { name: record.name, purgeData, manifest: record.manifest }, 120_000);
       await appRegistry(req.env).remove(record.name);
       await sessionStore(req.env).revokeApp(record.name, req.now);
-      await req.audit({ kind: "app_uninstalled", outcome: "allowed", subject: record.name, detail: { purge_data: purgeData } });
+      await req.audit({ kind: "app_uninstalled", outcome: "allowed", subject: record.name, detail: { purge_data: purgeData, uninstall_hook: removed.uninstallHook } });
       return { removed: record.name, data_kept: !purgeData };
     },
   }),
