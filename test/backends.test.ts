@@ -134,7 +134,7 @@ describe("app backends under a running gateway", () => {
   afterAll(async () => {
     if (sleeperPid !== null && isAlive(sleeperPid)) process.kill(sleeperPid, "SIGKILL");
     await gw?.stop();
-    if (root && !process.env.KEEP_HOME) rmSync(root, { recursive: true, force: true });
+    if (root) rmSync(root, { recursive: true, force: true });
   });
 
   it("the node-notes backend starts after install, answers its health check and its row shows running and healthy with a pid and port", async () => {

@@ -45,7 +45,8 @@ describe("the security log of a running gateway", () => {
     const events = (await allEvents(gw)).reverse();
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     const kinds = events.map((e) => e.kind);
-    expect(kinds.slice(0, 2)).toEqual(["gateway_started", "session_signed_in"]);
+    expect(kinds[0]).toBe("gateway_started");
+    expect(kinds).toContain("session_signed_in");
     const probe = kinds.indexOf("bridge_probe");
     expect(kinds[probe - 1]).toBe("host_not_allowed");
     expect(kinds[probe + 1]).toBe("host_not_allowed");
