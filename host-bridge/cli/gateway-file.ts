@@ -10,6 +10,8 @@ export const GatewayFileSchema = z.object({
   bridgePort: z.number().int(),
   startedAt: z.string(),
   workerdPid: z.number().int().nullable(),
+  /** workerd's start time (/proc/<pid>/stat field 22): a reused pid never matches it. */
+  workerdStartTime: z.string().nullable().default(null),
 });
 export type GatewayFile = z.infer<typeof GatewayFileSchema>;
 

@@ -16,6 +16,7 @@ import { readOwnerConfig } from "../owner-config";
 import { renderWorkerdConfig } from "./workerd-config";
 import { isProcessAlive, readGatewayFile, removeGatewayFile, writeGatewayFile } from "./gateway-file";
 import { callGateway } from "./gateway-client";
+import { isSameProcess, readProcStat } from "../supervisor/process-identity";
 
 export const packageRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
@@ -45,32 +46,16 @@ async function freePort(host: string): Promise<number> {
   });
 }
 
-// A gateway.json whose pid is dead is stale: the workerd it left behind (if any) is ended
-// only when its own parent is gone, so a process that merely reused the pid survives.
+// A gateway.json whose pid is dead is stale: the workerd it left behind is ended only when it
+// is still the very process that start recorded (pid and start time), so a process that
+// merely reused the pid survives, whatever adopted the orphan.
 function clearStaleGateway(paths: HomePaths): void {
   const stale = readGatewayFile(paths);
   if (!stale) return;
-  if (stale.workerdPid !== null && isProcessAlive(stale.workerdPid) && parentPid(stale.workerdPid) === 1 && commandOf(stale.workerdPid).includes("workerd")) {
+  if (stale.workerdPid !== null && stale.workerdStartTime !== null && isSameProcess(stale.workerdPid, stale.workerdStartTime)) {
     process.kill(stale.workerdPid, "SIGKILL");
   }
   removeGatewayFile(paths);
-}
-
-export function parentPid(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-  } catch {
-    return null;
-  }
-}
-
-function commandOf(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8");
-  } catch {
-    return "";
-  }
 }
 
 async function waitForGateway(home: string, workerd: ResultPromise, deadlineMs: number): Promise<void> {
@@ -201,7 +186,16 @@ export async function startGateway(options: StartOptions): Promise<number> {
   process.on("SIGTERM", () => void stopAll(0));
 
   try {
-    writeGatewayFile(paths, { pid: process.pid, port, url: `http://127.0.0.1:${port}/`, bridgePort: bridge.port, startedAt, workerdPid: workerd.pid ?? null });
+    const workerdPid = workerd.pid ?? null;
+    writeGatewayFile(paths, {
+      pid: process.pid,
+      port,
+      url: `http://127.0.0.1:${port}/`,
+      bridgePort: bridge.port,
+      startedAt,
+      workerdPid,
+      workerdStartTime: workerdPid === null ? null : (readProcStat(workerdPid)?.startTime ?? null),
+    });
     await waitForGateway(paths.home, workerd, 15_000);
     await appendSecurityRow(paths.home, "gateway_started", { port, auth_mode: mode.mode });
     await runtime.syncNativeApps();
