@@ -160,6 +160,26 @@ describe("a started gateway", () => {
     expect(right.status).toBe(200);
   });
 
+  it("guards a whole-document write with its revision: 428 without If-Match, 409 when stale, nothing written", async () => {
+    const put = (body: unknown, ifMatch?: string) =>
+      gw.fetch("/api/apps/welcome/config", { method: "PUT", body: JSON.stringify(body), headers: { "content-type": "application/json", ...(ifMatch ? { "if-match": ifMatch } : {}) } });
+    const first = await (await gw.fetch("/api/apps/welcome/config")).json();
+    expect(first).toEqual({ config: {}, revision: expect.stringMatching(/^[0-9a-f]+$/) });
+    const missing = await put({ config: { theme: "dark" } });
+    expect(missing.status).toBe(428);
+    expect(await errorCode(missing)).toBe("revision_required");
+    const written = await put({ config: { theme: "dark" } }, `"${first.revision}"`);
+    expect(written.status).toBe(200);
+    const second = await written.json();
+    expect(second.revision).not.toBe(first.revision);
+    const stale = await put({ config: { theme: "light" } }, `"${first.revision}"`);
+    expect(stale.status).toBe(409);
+    const staleBody = await stale.json();
+    expect(staleBody.error.code).toBe("stale_write");
+    expect(JSON.stringify(staleBody)).not.toContain(second.revision);
+    expect(await (await gw.fetch("/api/apps/welcome/config")).json()).toEqual({ config: { theme: "dark" }, revision: second.revision });
+  });
+
   it("serves GET /api/manifest with every route and its input schema", async () => {
     const body = await (await gw.fetch("/api/manifest")).json();
     const tokenRoute = body.routes.find((r: { path: string }) => r.path === "/api/token/local");

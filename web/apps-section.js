@@ -94,7 +94,7 @@ export function appsSection(api, statusChanged) {
         "div",
         { class: "toolbar" },
         el("button", { type: "button", text: enabled ? "Disable" : "Enable", "aria-label": `${enabled ? "Disable" : "Enable"} ${name}`, onClick: () => setEnabled(app, !enabled) }),
-        app.ui && enabled ? el("a", { class: "button-link", href: `/apps/${encodeURIComponent(name)}/`, text: "Open", "aria-label": `Open ${name}` }) : null,
+        app.ui && enabled ? el("a", { class: "button-link", href: `/apps/${encodeURIComponent(name)}/${app.ui.revision ? `?rev=${encodeURIComponent(app.ui.revision)}` : ""}`, text: "Open", "aria-label": `Open ${name}` }) : null,
       ),
     );
   }

@@ -1,9 +1,10 @@
 // AppRegistry: installed-app records (origin/resources/lifecycle, enabled, manifest, consent
-// digest), the live backend status the bridge reports, each backend's current proxy secret
+// digest), each app's own config document (revision-guarded), the live backend status the bridge reports, each backend's current proxy secret
 // (memory only: it is fresh at every backend start), and app inboxes.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../workers/env";
 import type { AppGrants, AppRecord, AppView, BackendStatus, ProxyTarget } from "../../workers/contracts/app-record";
+import { revisionOf } from "../../workers/contracts/revision";
 import { APP_REGISTRY_SCHEMA } from "./schema";
 
 export class AppRegistry extends DurableObject<Env> {
@@ -69,6 +70,7 @@ export class AppRegistry extends DurableObject<Env> {
     this.secrets.delete(name);
     this.ctx.storage.sql.exec("DELETE FROM apps WHERE name = ?", name);
     this.ctx.storage.sql.exec("DELETE FROM inbox WHERE recipient = ?", name);
+    this.ctx.storage.sql.exec("DELETE FROM app_config WHERE name = ?", name);
     return existed;
   }
 
@@ -109,6 +111,26 @@ export class AppRegistry extends DurableObject<Env> {
     // A grant that is not a list is no grant: iterating "*" as characters would widen it (PERM-02).
     const list = (value: unknown) => (Array.isArray(value) && value.every((item) => typeof item === "string") ? [...value] : null);
     return { enabled: record.enabled, api: list(permissions.api), appMessaging: list(permissions.appMessaging) };
+  }
+
+  /** The app's own config document and its revision; null for an unknown app. */
+  async config(name: string): Promise<{ config: Record<string, unknown>; revision: string } | null> {
+    if (!this.records.has(name)) return null;
+    const row = this.ctx.storage.sql.exec("SELECT config FROM app_config WHERE name = ?", name).toArray()[0];
+    const config = row ? (JSON.parse(String(row.config)) as Record<string, unknown>) : {};
+    return { config, revision: await revisionOf(config) };
+  }
+
+  /**
+   * Replaces the app's config only if it is still at `basedOn` (read and write in one turn of
+   * this object, so two writers can never both win): `stale` otherwise, nothing written.
+   */
+  async replaceConfig(name: string, basedOn: string, config: Record<string, unknown>): Promise<{ ok: true; revision: string } | { ok: false; reason: "unknown_app" | "stale" }> {
+    const current = await this.config(name);
+    if (!current) return { ok: false, reason: "unknown_app" };
+    if (current.revision !== basedOn) return { ok: false, reason: "stale" };
+    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO app_config (name, config) VALUES (?, ?)", name, JSON.stringify(config));
+    return { ok: true, revision: await revisionOf(config) };
   }
 
   async deliver(recipient: string, sender: string, body: unknown, sentAt: string): Promise<boolean> {

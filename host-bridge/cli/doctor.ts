@@ -5,6 +5,7 @@ import { existsSync, statSync, accessSync, constants } from "node:fs";
 import { execaSync } from "execa";
 import { authModeInForce } from "../../workers/contracts/auth-mode";
 import { homePaths } from "../home";
+import { readOwnerConfig } from "../owner-config";
 import type { Settings } from "../settings";
 import { isProcessAlive, readGatewayFile } from "./gateway-file";
 import { workerdBinary } from "./start";
@@ -48,6 +49,11 @@ export function doctorRows(settings: Settings): DoctorRow[] {
   const paths = homePaths(settings.home);
   rows.push(modeRow("home", paths.home, 0o700, { name: "home", status: "warn", message: `${paths.home} does not exist yet; \`personalclaw start\` creates it.` }));
   rows.push(modeRow("local secret", paths.localSecret, 0o600, { name: "local secret", status: "warn", message: `${paths.localSecret} does not exist yet; \`personalclaw start\` writes it.` }));
+  const config = readOwnerConfig(paths.home);
+  if (!config.ok) rows.push({ name: "config", status: "fail", message: `${config.reason}; fix or remove ${paths.home}/config.json.` });
+  else if (config.config.sandbox.mode === "off") {
+    rows.push({ name: "sandbox", status: "warn", message: 'sandbox.mode is "off" in config.json: app backends run without bubblewrap and can read your credential folders; remove it to sandbox them again.' });
+  } else rows.push({ name: "sandbox", status: "ok", message: "App backends run in bubblewrap at the strict level." });
   const gateway = readGatewayFile(paths);
   rows.push(
     gateway && isProcessAlive(gateway.pid)

@@ -55,7 +55,6 @@ export const ERROR_CODES = {
   token_ttl_invalid: { status: 400, message: "The lifetime '{ttl}' is not a duration; ask for one like 30m, 20h or 7d." },
   fresh_sign_in_required: { status: 401, message: "This needs a sign-in from the last 10 minutes: open a new link from `personalclaw token` and try again." },
   app_not_permitted: { status: 403, message: "The app '{app}' did not declare access to {path}." },
-  undeclared_security_route: { status: 403, message: "No app may call {method} {path}: the route has no authorization row for apps." },
   sandbox_unavailable: { status: 503, message: "The sandbox cannot start ({reason}): run `apt-get install bubblewrap`, or set sandbox.mode = \"off\" in config.json to run app children unsandboxed." },
   app_secret_unwritable: { status: 500, message: "The backend of '{app}' was not started: its .app_secret could not be written ({reason})." },
   backend_already_running: { status: 409, message: "The backend of '{app}' is already running; stop it first." },

@@ -17,7 +17,3 @@ export function requireIfMatch(ifMatch: string | null | undefined): string {
   return match[1];
 }
 
-/** Refuses with 409 `stale_write` unless the document is still at the revision the writer read. */
-export async function assertCurrentRevision(basedOn: string, current: unknown): Promise<void> {
-  if (basedOn !== (await revisionOf(current))) throw new GatewayError("stale_write");
-}

@@ -19,6 +19,7 @@ async function refuse(env: Env, app: string, row: RouteRow<any, any>, path: stri
   const key = `${app}|${row.method} ${row.path}|${reason}`;
   const last = recentRefusals.get(key);
   if (last === undefined || now - last > DEDUP_WINDOW_MS) {
+    if (recentRefusals.size > 10_000) recentRefusals.clear();
     recentRefusals.set(key, now);
     await audit(env, { kind: "app_not_permitted", outcome: "refused", principal: `app:${app}`, subject: `${row.method} ${path}`, detail: { reason, route: row.path } });
   }

@@ -8,6 +8,7 @@ import { AppManifestSchema, type AppManifest } from "../contracts/manifest";
 import { appRegistry } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
 import { sessionStore } from "../guards/resolve-principal";
+import { requireIfMatch } from "../contracts/revision";
 import type { Env } from "../env";
 import { route, type RouteRequest } from "./define";
 
@@ -164,6 +165,35 @@ export const appRoutes = [
       const view = await appRegistry(env).get(params.name);
       if (!view) throw new GatewayError("app_not_found", { vars: { name: params.name.slice(0, 80) } });
       return view;
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/api/apps/:name/config",
+    family: "apps",
+    authz: { kind: "app-may", why: "an app reads its own config", owns: "name" },
+    internal: false,
+    contract: "The app's own config document and its revision (send it back as If-Match to replace it).",
+    async handle({ env, params }) {
+      const current = await appRegistry(env).config(params.name);
+      if (!current) throw new GatewayError("app_not_found", { vars: { name: params.name.slice(0, 80) } });
+      return current;
+    },
+  }),
+  route({
+    method: "PUT",
+    path: "/api/apps/:name/config",
+    family: "apps",
+    authz: { kind: "app-may", why: "an app replaces its own config", owns: "name" },
+    internal: false,
+    body: z.object({ config: AnyObject }).strict(),
+    contract: "Replaces the app's config as a whole: 428 revision_required without If-Match, 409 stale_write if it changed since read; nothing written then. Answers the new revision.",
+    async handle(req) {
+      const basedOn = requireIfMatch(req.c.req.header("if-match"));
+      const result = await appRegistry(req.env).replaceConfig(req.params.name, basedOn, req.body.config);
+      if (!result.ok && result.reason === "unknown_app") throw new GatewayError("app_not_found", { vars: { name: req.params.name.slice(0, 80) } });
+      if (!result.ok) throw new GatewayError("stale_write");
+      return { config: req.body.config, revision: result.revision };
     },
   }),
   route({

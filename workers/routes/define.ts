@@ -34,7 +34,7 @@ export interface RouteRow<Body = unknown, Query = unknown> {
   method: HttpMethod;
   path: string;
   family: RouteFamily;
-  /** Missing on a write route means every app is refused `undeclared_security_route`. */
+  /** Required on every row: a route without one cannot be registered, so no write route is ever undeclared. */
   authz: Authorization;
   /** Whether the internal credential (X-Internal-Secret) opens this route. */
   internal: boolean;
