@@ -73,20 +73,17 @@ interface LiveSegment {
   bytes: number;
 }
 
-type EventRecord = {
-  seq: number;
-  ts: string;
-  kind: string;
-  principal: string;
-  outcome: string;
-  subject: string;
-  detail: string;
-  segment: number;
-  prev_mac: string;
-  mac: string;
-};
+/** A stored row as SQLite returns it: detail is still its canonical-JSON text. */
+type EventRecord = Omit<StoredRow, "detail"> & { detail: string };
 
-const ROW_COLUMNS = "seq, ts, kind, principal, outcome, subject, detail, segment, prev_mac, mac";
+/** The columns of a row before the chain: what the bench's unchained scratch table holds too. */
+const UNCHAINED_COLUMNS = "seq, ts, kind, principal, outcome, subject, detail, segment";
+const ROW_COLUMNS = `${UNCHAINED_COLUMNS}, prev_mac, mac`;
+
+/** The bindings for UNCHAINED_COLUMNS, in that order. */
+function unchainedBindings(fields: ChainedFields): SqlBinding[] {
+  return [fields.seq, fields.ts, fields.kind, fields.principal, fields.outcome, fields.subject, canonicalJson(fields.detail), fields.segment];
+}
 
 function reasonOf(error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> }): string {
   const issue = error.issues[0];
@@ -244,14 +241,7 @@ export class SecurityLogCore {
   private insertRow(fields: ChainedFields, mac: string, bytes: number): void {
     this.sql.exec(
       `INSERT INTO events (${ROW_COLUMNS}, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      fields.seq,
-      fields.ts,
-      fields.kind,
-      fields.principal,
-      fields.outcome,
-      fields.subject,
-      canonicalJson(fields.detail),
-      fields.segment,
+      ...unchainedBindings(fields),
       fields.prev_mac,
       mac,
       bytes,
@@ -471,15 +461,8 @@ export class SecurityLogCore {
             const fields = { ...this.prepare(input(i)), seq: i + 1, ts: this.isoNow(), segment: 0, prev_mac: "" };
             const bytes = canonicalRowBody(fields).length;
             this.sql.exec(
-              `INSERT INTO ${BENCH_SCRATCH_TABLE} (seq, ts, kind, principal, outcome, subject, detail, segment, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-              fields.seq,
-              fields.ts,
-              fields.kind,
-              fields.principal,
-              fields.outcome,
-              fields.subject,
-              canonicalJson(fields.detail),
-              fields.segment,
+              `INSERT INTO ${BENCH_SCRATCH_TABLE} (${UNCHAINED_COLUMNS}, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+              ...unchainedBindings(fields),
               bytes,
             );
             await Promise.resolve(); // the chained loop awaits once per row too

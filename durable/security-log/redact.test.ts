@@ -133,3 +133,11 @@ describe("subjects", () => {
     expect(out).toBe(`${"x".repeat(MAX_TEXT_CHARS)}…[+7 chars]`);
   });
 });
+
+describe("content digests", () => {
+  it("keeps a sha256:-labelled consent digest whole and still masks the same hex unlabelled", () => {
+    const hex = "ab".repeat(32);
+    expect(maskCredentialShapes(`consent sha256:${hex}`)).toBe(`consent sha256:${hex}`);
+    expect(maskCredentialShapes(`key ${hex}`)).not.toContain(hex);
+  });
+});

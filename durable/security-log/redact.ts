@@ -93,8 +93,9 @@ const SHAPE_PATTERNS: Array<[RegExp, string]> = [
   [/\bxox[abposr]-[A-Za-z0-9-]{8,}/g, REDACTED],
   // `id.secret` tokens: 16+ url-safe characters, a dot, 20+ url-safe characters.
   [/(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])/g, REDACTED],
-  // 32+ hex characters: raw keys, secrets, signatures (a digest too: quote at most 31).
-  [/(?<![0-9A-Fa-f])[0-9A-Fa-f]{32,}(?![0-9A-Fa-f])/g, REDACTED],
+  // 32+ hex characters: raw keys, secrets, signatures. A content digest labelled `sha256:`
+  // (a consent digest) names bytes anyone can hash; it is evidence, not a credential.
+  [/(?<![0-9A-Fa-f])(?<!sha256:)[0-9A-Fa-f]{32,}(?![0-9A-Fa-f])/g, REDACTED],
 ];
 
 /** Masks credential shapes in a text (URL logins first, then the patterns above). */

@@ -1,39 +1,8 @@
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { loadVectors } from "../../apps/sdk/test-vectors";
 import { PROXY_SIGNATURE_HEADER, SIGNATURE_WINDOW_S, sha256Hex, signatureMessage, signProxyRequest, wireTarget } from "./proxy-signature";
 
-type SigningVector = {
-  name: string;
-  secret: string;
-  ts: number;
-  nonce: string;
-  method: string;
-  target: string;
-  body_base64: string;
-  body_chunks_base64?: string[];
-  body_sha256: string;
-  message: string;
-  header: string;
-};
-type VerifyingVector = {
-  name: string;
-  now: number;
-  secret: string;
-  method: string;
-  target: string;
-  body_base64: string;
-  headers: string[];
-  expect: "accept" | "refuse";
-  reason?: string;
-};
-type VerifyingSequence = { name: string; now: number; secret: string; requests: Array<Omit<VerifyingVector, "name" | "now" | "secret">> };
-
-const vectors = JSON.parse(readFileSync(new URL("../../apps/sdk/test-vectors.json", import.meta.url), "utf8")) as {
-  format: { window_s: number };
-  signing: SigningVector[];
-  verifying: VerifyingVector[];
-  verifying_sequences: VerifyingSequence[];
-};
+const vectors = loadVectors();
 const bytes = (b64: string) => new Uint8Array(Buffer.from(b64, "base64"));
 
 describe("proxy signature format", () => {

@@ -55,11 +55,6 @@ async function auditedRefusal<T>(req: RouteRequest<unknown, unknown>, kind: stri
   }
 }
 
-// The security log masks any run of 32+ hex characters (a digest looks like a key), so a row
-// quotes the consent digest's first 31 hex characters: enough to name it, never masked.
-function digestForLog(digest: string): string {
-  return digest.slice(0, "sha256:".length + 31);
-}
 
 function uiRevisionOf(manifest: AppManifest, digest: string): string | null {
   return manifest.ui?.entry ? digest.replace(/^sha256:/, "").slice(0, 16) : null;
@@ -127,7 +122,7 @@ export const appRoutes = [
         await bridgeCall(req.env, "POST", "/apps/remove", z.unknown(), { name: manifest.name, purgeData: true });
         throw new GatewayError("app_exists", { vars: { name: manifest.name } });
       }
-      await req.audit({ kind: "app_installed", outcome: "allowed", subject: manifest.name, detail: { consent: digestForLog(installed.digest), source: req.body.source, version: manifest.version } });
+      await req.audit({ kind: "app_installed", outcome: "allowed", subject: manifest.name, detail: { consent: installed.digest, source: req.body.source, version: manifest.version } });
       await startBackend(req.env, manifest.name, manifest);
       return { app: await registry.get(manifest.name), digest: installed.digest };
     },
@@ -319,7 +314,7 @@ export const appRoutes = [
           uiRevision: uiRevisionOf(manifest, entry.digest),
         };
         await registry.replace(record);
-        if (!existing) await req.audit({ kind: "app_installed", outcome: "allowed", subject: manifest.name, detail: { origin: "builtin", consent: digestForLog(entry.digest) } });
+        if (!existing) await req.audit({ kind: "app_installed", outcome: "allowed", subject: manifest.name, detail: { origin: "builtin", consent: entry.digest } });
       }
       return { synced: req.body.apps.length };
     },
