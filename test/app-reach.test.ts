@@ -5,11 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { request as httpRequest } from "node:http";
+import { loadVectors } from "../apps/sdk/test-vectors";
 import { repoRoot, rawRequest, removeHome, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 
 const nodeNotes = join(repoRoot, "apps", "fixtures", "node-notes");
 const pyEcho = join(repoRoot, "apps", "fixtures", "py-echo");
-const vectors = JSON.parse(readFileSync(join(repoRoot, "apps", "sdk", "test-vectors.json"), "utf8"));
+const vectors = loadVectors();
 
 /** A copy of node-notes under another name and grants, with one extra route that tries to plant a cookie. */
 function probeApp(root: string, name: string, permissions: Record<string, unknown>): string {

@@ -8,31 +8,20 @@ import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BackendStatus } from "../workers/contracts/app-record";
 import { repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 
 const fixtureApps = join(repoRoot, "test", "fixtures", "backend-apps");
 const nodeNotes = join(repoRoot, "apps", "fixtures", "node-notes");
 
-interface BackendRow {
-  running: boolean;
-  healthy: boolean;
-  pid: number | null;
-  port: number | null;
-  startedAt: string | null;
-  restarts: number;
-  lastLines: string[];
-  exit: { code: number | null; signal: string | null; at: string } | null;
-  reason?: string | null;
-}
-
-async function backendOf(gw: RunningGateway, name: string): Promise<BackendRow | null> {
+async function backendOf(gw: RunningGateway, name: string): Promise<BackendStatus | null> {
   const response = await gw.fetch(`/api/apps/${name}`);
   expect(response.status).toBe(200);
-  return ((await response.json()) as { backend: BackendRow | null }).backend;
+  return ((await response.json()) as { backend: BackendStatus | null }).backend;
 }
 
 /** Polls the app's row until `done` holds; answers the last row seen (the caller asserts on it). */
-async function waitForRow(gw: RunningGateway, name: string, done: (row: BackendRow) => boolean, timeoutMs = 20_000): Promise<BackendRow | null> {
+async function waitForRow(gw: RunningGateway, name: string, done: (row: BackendStatus) => boolean, timeoutMs = 20_000): Promise<BackendStatus | null> {
   const deadline = Date.now() + timeoutMs;
   let row = await backendOf(gw, name);
   while (!(row && done(row)) && Date.now() < deadline) {

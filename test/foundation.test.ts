@@ -1,9 +1,9 @@
 // The foundation against a really started gateway: start/stop, state across restarts,
 // API conventions, the host/origin guard, the internal credential and the route docs.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { errorCode, makeHome, rawRequest, removeHome, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
+import { errorCode, gatewayPerSuite, makeHome, rawRequest, removeHome, repoRoot, runCli, startGateway } from "./helpers/gateway";
 
 function alive(pid: number): boolean {
   try {
@@ -15,14 +15,7 @@ function alive(pid: number): boolean {
 }
 
 describe("a started gateway", () => {
-  let gw: RunningGateway;
-  beforeAll(async () => {
-    gw = await startGateway();
-  });
-  afterAll(async () => {
-    await gw.stop();
-    removeHome(gw.home);
-  });
+  const gw = gatewayPerSuite();
 
   it("prints one JSON ready line and answers GET /api/status with version, uptime, mode and app counts", async () => {
     expect(gw.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${gw.port}/\\?token=`));

@@ -117,31 +117,21 @@ const HOSTILE: HostileCase[] = [
   },
   {
     title: "a name holding a backslash",
-    make: async (sb) => {
-      await writeFile(join(sb.bundle, "app.json"), appJson("backslash"));
-      await writeFile(join(sb.bundle, "lib\\evil.js"), "export {};\n");
-    },
+    make: (sb) => writeBundle(sb.bundle, { "app.json": appJson("backslash"), "lib\\evil.js": "export {};\n" }),
     status: 422,
     code: "bundle_name_invalid",
     path: "lib\\\\evil.js",
   },
   {
     title: "a name holding a control character",
-    make: async (sb) => {
-      await writeFile(join(sb.bundle, "app.json"), appJson("control-char"));
-      await writeFile(join(sb.bundle, "ring\u0007bell.txt"), "ding\n");
-    },
+    make: (sb) => writeBundle(sb.bundle, { "app.json": appJson("control-char"), "ring\u0007bell.txt": "ding\n" }),
     status: 422,
     code: "bundle_name_invalid",
     path: "ring\\u0007bell.txt",
   },
   {
     title: "two names that differ only by letter case",
-    make: async (sb) => {
-      await writeFile(join(sb.bundle, "app.json"), appJson("case-twins"));
-      await writeFile(join(sb.bundle, "README.md"), "upper\n");
-      await writeFile(join(sb.bundle, "Readme.md"), "mixed\n");
-    },
+    make: (sb) => writeBundle(sb.bundle, { "app.json": appJson("case-twins"), "README.md": "upper\n", "Readme.md": "mixed\n" }),
     status: 422,
     code: "bundle_name_collision",
     path: "Readme.md",
@@ -150,9 +140,7 @@ const HOSTILE: HostileCase[] = [
   { title: "native: true outside the packaged folder", fixture: "manifest-native", status: 422, code: "manifest_native_refused", path: "app.json", field: "native" },
   {
     title: "a name the route table reserves",
-    make: async (sb) => {
-      await writeFile(join(sb.bundle, "app.json"), appJson(reservedNames[0]!));
-    },
+    make: (sb) => writeBundle(sb.bundle, { "app.json": appJson(reservedNames[0]!) }),
     status: 422,
     code: "app_name_reserved",
     path: "app.json",

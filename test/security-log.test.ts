@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cpSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { errorCode, makeHome, rawRequest, removeHome, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
+import { errorCode, gatewayPerSuite, makeHome, rawRequest, removeHome, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 
 function logDatabase(home: string): Database.Database {
   const dir = join(home, "state", "personalclaw-security-log");
@@ -28,14 +28,7 @@ async function internalAppend(gw: RunningGateway, event: Record<string, unknown>
 }
 
 describe("the security log of a running gateway", () => {
-  let gw: RunningGateway;
-  beforeAll(async () => {
-    gw = await startGateway();
-  });
-  afterAll(async () => {
-    await gw.stop();
-    removeHome(gw.home);
-  });
+  const gw = gatewayPerSuite();
 
   it("keeps rows from the worker and from the bridge in order with a gapless seq, and verifies", async () => {
     await rawRequest(gw.port, { path: "/api/status", headers: { host: `evil.example:${gw.port}` } });

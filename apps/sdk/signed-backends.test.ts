@@ -3,7 +3,6 @@
 // Each runs as a real server on 127.0.0.1 with a route that counts its runs, so every
 // refusal is checked for its answer AND for the route not having run.
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
@@ -12,34 +11,9 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { signProxyRequest } from "../../workers/contracts/proxy-signature";
 import { createVerifier, honoVerifier, REFUSAL_BODY, requireProxySignature, withSignature, type Verifier } from "./node/index.js";
 import { rawRequest } from "./raw-http";
+import { loadVectors, type VerifyingVector } from "./test-vectors";
 
-type SigningVector = {
-  name: string;
-  secret: string;
-  ts: number;
-  method: string;
-  target: string;
-  body_base64: string;
-  body_chunks_base64?: string[];
-  header: string;
-};
-type VerifyingVector = {
-  name: string;
-  now: number;
-  secret: string;
-  method: string;
-  target: string;
-  body_base64: string;
-  headers: string[];
-  expect: "accept" | "refuse";
-  reason?: string;
-};
-type VerifyingSequence = { name: string; now: number; secret: string; requests: Array<Omit<VerifyingVector, "name" | "now" | "secret">> };
-const vectors = JSON.parse(readFileSync(new URL("./test-vectors.json", import.meta.url), "utf8")) as {
-  signing: SigningVector[];
-  verifying: VerifyingVector[];
-  verifying_sequences: VerifyingSequence[];
-};
+const vectors = loadVectors();
 
 const SECRET = "9f2c6e1ab47d03c85e6f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f";
 const NOW = 1700000000;

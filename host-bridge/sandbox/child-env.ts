@@ -171,30 +171,16 @@ export function buildChildEnv(parentEnv: Readonly<Record<string, string | undefi
   return { env, withheld, loginsRemoved };
 }
 
-/** Names whose values are locations or settings, not credentials; every other value in a child's env is masked in its log. */
-const NOT_CREDENTIAL = new Set([
-  "PATH",
-  "HOME",
-  "TMPDIR",
-  "LANG",
-  "LANGUAGE",
-  "TZ",
-  "PORT",
-  "PYTHONPATH",
-  "PYTHONPYCACHEPREFIX",
-  "PERSONALCLAW_HOME",
-  "PERSONALCLAW_WORKSPACE",
-  "PERSONALCLAW_PORT",
-  "PERSONALCLAW_APP_NAME",
-  "PERSONALCLAW_APP_DATA_DIR",
-  "SSL_CERT_FILE",
-  "SSL_CERT_DIR",
-  "NODE_EXTRA_CA_CERTS",
-  "REQUESTS_CA_BUNDLE",
-  "CURL_CA_BUNDLE",
-  "GIT_SSL_CAINFO",
-  "GIT_SSL_CAPATH",
-]);
+/**
+ * Names the bridge sets itself whose values are a port, a name or a folder, not credentials.
+ * PERSONALCLAW_APP_SECRET is absent on purpose: it is the credential a log must never show.
+ */
+const SET_BY_BRIDGE_NOT_CREDENTIAL = new Set(["PORT", "PERSONALCLAW_APP_NAME", "PERSONALCLAW_APP_DATA_DIR"]);
+
+/** Names whose values are locations or settings, not credentials: the inherited base names and the bridge's own. */
+function isNotCredentialName(name: string): boolean {
+  return isBaseName(name) || SET_BY_BRIDGE_NOT_CREDENTIAL.has(name);
+}
 
 /**
  * The values a child's log is masked by (BACK-05): everything the operator passed through and
@@ -204,8 +190,7 @@ const NOT_CREDENTIAL = new Set([
 export function credentialValuesOf(env: Readonly<Record<string, string>>): string[] {
   const values = new Set<string>();
   for (const [name, value] of Object.entries(env)) {
-    if (NOT_CREDENTIAL.has(name) || name.startsWith("XDG_") || name.startsWith("LC_")) continue;
-    if (PROXY_NAMES.has(name.toLowerCase())) continue;
+    if (isNotCredentialName(name)) continue;
     if (value.length >= 8) values.add(value);
   }
   return [...values].sort((a, b) => b.length - a.length);

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
 import { request as httpRequest } from "node:http";
+import { afterAll, beforeAll } from "vitest";
 
 export const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 export const cliPath = join(repoRoot, "bin", "personalclaw.mjs");
@@ -91,6 +92,23 @@ export async function startGateway(opts: { home?: string; env?: NodeJS.ProcessEn
       return exited;
     },
   };
+}
+
+/**
+ * One gateway for the tests of the describe() block that calls this: started in its beforeAll,
+ * stopped and its home removed in its afterAll. The object answered is filled in by that
+ * beforeAll, so read it inside tests and hooks only, never while the block is being defined.
+ */
+export function gatewayPerSuite(opts: Parameters<typeof startGateway>[0] = {}): RunningGateway {
+  const gateway = {} as RunningGateway;
+  beforeAll(async () => {
+    Object.assign(gateway, await startGateway(opts));
+  });
+  afterAll(async () => {
+    await gateway.stop();
+    removeHome(gateway.home);
+  });
+  return gateway;
 }
 
 /** The error code of a JSON error envelope. */

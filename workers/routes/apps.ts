@@ -36,9 +36,14 @@ async function readRecord(env: Env, name: string): Promise<AppRecord | null> {
   return (await appRegistry(env).record(name)) as AppRecord | null;
 }
 
+/** The refusal for a name no installed app has; the name comes from the request, so it is cut to 80 characters. */
+function appNotFound(name: string): GatewayError {
+  return new GatewayError("app_not_found", { vars: { name: name.slice(0, 80) } });
+}
+
 async function requireRecord(env: Env, name: string): Promise<AppRecord> {
   const record = await readRecord(env, name);
-  if (!record) throw new GatewayError("app_not_found", { vars: { name: name.slice(0, 80) } });
+  if (!record) throw appNotFound(name);
   return record;
 }
 
@@ -158,7 +163,7 @@ export const appRoutes = [
     contract: "One installed app's row, with its backend's running, healthy, pid, port, startedAt, restarts, lastLines and exit.",
     async handle({ env, params }) {
       const view = await appRegistry(env).get(params.name);
-      if (!view) throw new GatewayError("app_not_found", { vars: { name: params.name.slice(0, 80) } });
+      if (!view) throw appNotFound(params.name);
       return view;
     },
   }),
@@ -171,7 +176,7 @@ export const appRoutes = [
     contract: "The app's own config document and its revision (send it back as If-Match to replace it).",
     async handle({ env, params }) {
       const current = await appRegistry(env).config(params.name);
-      if (!current) throw new GatewayError("app_not_found", { vars: { name: params.name.slice(0, 80) } });
+      if (!current) throw appNotFound(params.name);
       return current;
     },
   }),
@@ -186,7 +191,7 @@ export const appRoutes = [
     async handle(req) {
       const basedOn = requireIfMatch(req.c.req.header("if-match"));
       const result = await appRegistry(req.env).replaceConfig(req.params.name, basedOn, req.body.config);
-      if (!result.ok && result.reason === "unknown_app") throw new GatewayError("app_not_found", { vars: { name: req.params.name.slice(0, 80) } });
+      if (!result.ok && result.reason === "unknown_app") throw appNotFound(req.params.name);
       if (!result.ok) throw new GatewayError("stale_write");
       return { config: req.body.config, revision: result.revision };
     },

@@ -1,29 +1,11 @@
 // The verifier's own API, without HTTP. The HTTP behaviour shared with the Python SDK is in
 // ../signed-backends.test.ts.
-import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { signProxyRequest } from "../../../workers/contracts/proxy-signature";
+import { loadVectors } from "../test-vectors";
 import { createVerifier } from "./index.js";
 
-type VerifyingVector = {
-  name: string;
-  now: number;
-  secret: string;
-  method: string;
-  target: string;
-  body_base64: string;
-  headers: string[];
-  expect: "accept" | "refuse";
-  reason?: string;
-};
-type SequenceRequest = Omit<VerifyingVector, "name" | "now" | "secret">;
-type VerifyingSequence = { name: string; now: number; secret: string; requests: SequenceRequest[] };
-type SigningVector = { name: string; secret: string; ts: number; method: string; target: string; body_base64: string; header: string };
-const vectors = JSON.parse(readFileSync(new URL("../test-vectors.json", import.meta.url), "utf8")) as {
-  signing: SigningVector[];
-  verifying: VerifyingVector[];
-  verifying_sequences: VerifyingSequence[];
-};
+const vectors = loadVectors();
 const quiet = { onRefusal: () => {} };
 
 afterEach(() => {
