@@ -116,6 +116,24 @@ describe("a started gateway", () => {
     expect(sessions.sessions.length).toBeGreaterThan(0);
   });
 
+  it("refuses a body framed both by Content-Length and Transfer-Encoding with 400 bad_request, writing nothing", async () => {
+    const { connect } = await import("node:net");
+    const answer = await new Promise<string>((resolvePromise) => {
+      const socket = connect(gw.port, "127.0.0.1", () =>
+        socket.end(
+          `POST /api/auth/signout-everywhere HTTP/1.1\r\nHost: 127.0.0.1:${gw.port}\r\nAuthorization: Bearer ${gw.token}\r\n` +
+            "Content-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
+        ),
+      );
+      let text = "";
+      socket.on("data", (chunk) => (text += chunk));
+      socket.on("close", () => resolvePromise(text));
+    });
+    expect(answer.split("\r\n")[0]).toBe("HTTP/1.1 400 Bad Request");
+    expect(answer).toContain('"code":"bad_request"');
+    expect((await gw.fetch("/api/status")).status).toBe(200);
+  });
+
   it("refuses a POST from another Origin with 403 origin_not_allowed", async () => {
     const response = await gw.fetch("/api/auth/signout-others", { method: "POST", body: "{}", headers: { origin: "http://evil.example", "content-type": "application/json" } });
     expect(response.status).toBe(403);

@@ -6,6 +6,7 @@ import { GatewayError } from "../contracts/errors";
 import type { Env } from "../env";
 import { audit } from "../audit";
 import { allowedHosts, checkHostAndOrigin } from "../guards/host-origin";
+import { checkRequestFraming } from "../guards/request-framing";
 import { presentedCredentials } from "../guards/credentials";
 import { internalPrincipal } from "../guards/internal-credential";
 import { resolvePrincipal } from "../guards/resolve-principal";
@@ -69,10 +70,11 @@ export function buildGateway(rows: ReadonlyArray<RouteRow<any, any>>) {
     c.set("now", clockOf(c));
     try {
       checkHostAndOrigin(c.req.raw.headers, c.req.method, hostsOf(c.env));
+      checkRequestFraming(c.req.raw.headers);
     } catch (error) {
       if (error instanceof GatewayError) {
         await audit(c.env, {
-          kind: error.code,
+          kind: error.code === "bad_request" ? "request_framing_refused" : error.code,
           outcome: "refused",
           principal: "anonymous",
           subject: `${c.req.method} ${new URL(c.req.url).pathname}`,
