@@ -1,0 +1,147 @@
+// workerd for the bench: the same binary the product runs, started the way the product starts
+// it (`workerd serve <config> --experimental`, PATH as the only environment), under either a
+// hand-written minimal config or the product's own generator (host-bridge/cli/workerd-config.ts,
+// compiled from source with esbuild so the bench renders exactly what `personalclaw start` renders).
+import { spawn } from "node:child_process";
+import { createRequire } from "node:module";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { build } from "esbuild";
+import { freePort, httpGet, pollUntil, msSince, stopChild } from "./procs.mjs";
+
+const require = createRequire(import.meta.url);
+export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const benchWorkers = join(repoRoot, "bench", "workers");
+
+export function workerdBinary() {
+  return require.resolve("workerd/bin/workerd");
+}
+
+const q = (value) => JSON.stringify(value);
+
+/**
+ * A hand-written minimal config: one worker, its modules, text bindings, optionally loopback
+ * network as its global outbound and Durable Object namespaces with localDisk storage.
+ */
+export function minimalConfig({ configPath, listen, modules, bindings = {}, loopbackNetwork = false, durable = null }) {
+  const dir = dirname(configPath);
+  const services = [`(name = "main", worker = .main)`];
+  if (loopbackNetwork) services.push(`(name = "loopback", network = (allow = ["local"], deny = []))`);
+  if (durable) services.push(`(name = "state", disk = (path = ${q(durable.stateDir)}, writable = true))`);
+  const bindingLines = [
+    ...Object.entries(bindings).map(([name, value]) => `(name = ${q(name)}, text = ${q(value)})`),
+    ...(durable ? durable.namespaces.map((d) => `(name = ${q(d.binding)}, durableObjectNamespace = ${q(d.className)})`) : []),
+  ];
+  return `using Workerd = import "/workerd/workerd.capnp";
+
+const config :Workerd.Config = (
+  services = [ ${services.join(", ")} ],
+  sockets = [ (name = "http", address = ${q(listen)}, http = (), service = "main") ],
+);
+
+const main :Workerd.Worker = (
+  modules = [ ${modules.map((m) => `(name = ${q(m.name)}, esModule = embed ${q(relative(dir, m.path))})`).join(", ")} ],
+  compatibilityDate = "2026-04-01",
+${loopbackNetwork ? `  globalOutbound = "loopback",\n` : ""}${
+    durable
+      ? `  durableObjectNamespaces = [ ${durable.namespaces.map((d) => `(className = ${q(d.className)}, uniqueKey = ${q(d.uniqueKey)}, enableSql = true)`).join(", ")} ],
+  durableObjectStorage = (localDisk = "state"),\n`
+      : ""
+  }  bindings = [ ${bindingLines.join(", ")} ],
+);
+`;
+}
+
+let generator = null;
+/** The product's renderWorkerdConfig, compiled from its TypeScript source into `scratch`. */
+export async function productConfigGenerator(scratch) {
+  if (generator) return generator;
+  const outfile = join(scratch, "workerd-config.mjs");
+  await build({ entryPoints: [join(repoRoot, "host-bridge", "cli", "workerd-config.ts")], outfile, bundle: true, format: "esm", platform: "node", logLevel: "warning" });
+  generator = await import(pathToFileURL(outfile).href);
+  return generator;
+}
+
+/** Bundles the hello worker with the gateway's Durable Object classes, for the product's config. */
+export async function buildHelloProductBundle(outfile) {
+  await build({
+    entryPoints: [join(benchWorkers, "hello-product.js")],
+    outfile,
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    target: "es2022",
+    external: ["cloudflare:*"],
+    logLevel: "warning",
+  });
+  return outfile;
+}
+
+/** The product's config around `workerBundle`, rendered by the product's own generator. */
+export async function productConfig({ scratch, configPath, workerBundle, listen }) {
+  const { renderWorkerdConfig } = await productConfigGenerator(scratch);
+  const stateDir = join(scratch, "hello-product-state");
+  const appsDir = join(scratch, "hello-product-apps");
+  mkdirSync(stateDir, { recursive: true });
+  mkdirSync(appsDir, { recursive: true });
+  return renderWorkerdConfig({
+    configPath,
+    workerBundle,
+    stateDir,
+    webDir: join(repoRoot, "web"),
+    appsDir,
+    listen,
+    bindings: {
+      INTERNAL_SECRET: "0".repeat(64),
+      BRIDGE_URL: "http://127.0.0.1:9",
+      SEL_KEY: "1".repeat(64),
+      GATEWAY_PORT: listen.split(":").pop(),
+      AUTH_MODE_REQUESTED: "",
+      ALLOWED_HOSTS: "",
+      VERSION: "bench",
+      STARTED_AT: new Date().toISOString(),
+      TEST_HOOKS: "0",
+    },
+  });
+}
+
+/**
+ * Writes `configText` to `configPath`, starts workerd on it and waits for the first 200 of
+ * GET `readyPath`. Answers {child, pid, port, startMs} (spawn to first 200, polled every 5 ms).
+ */
+export async function startWorkerd({ configPath, configText, port, readyPath = "/", experimental = true, logFile = null }) {
+  writeFileSync(configPath, configText, { mode: 0o600 });
+  const started = process.hrtime.bigint();
+  const args = ["serve", configPath, ...(experimental ? ["--experimental"] : [])];
+  const child = spawn(workerdBinary(), args, { stdio: ["ignore", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
+  let output = "";
+  const keep = (chunk) => {
+    output = (output + chunk).slice(-4000);
+  };
+  child.stdout.on("data", keep);
+  child.stderr.on("data", keep);
+  let exited = false;
+  child.once("exit", () => (exited = true));
+  try {
+    await pollUntil(
+      async () => {
+        if (exited) throw new Error(`workerd exited: ${output}`);
+        return (await httpGet(port, readyPath, {}, 1_000)).status === 200;
+      },
+      { intervalMs: 5, timeoutMs: 15_000, what: `workerd on ${configPath}` },
+    );
+  } catch (error) {
+    await stopChild(child, 2_000);
+    throw error;
+  }
+  const startMs = msSince(started);
+  if (logFile) child.on("exit", () => writeFileSync(logFile, output));
+  return { child, pid: child.pid, port, startMs, stop: () => stopChild(child, 5_000) };
+}
+
+/** A free loopback port and its listen address. */
+export async function loopbackListen() {
+  const port = await freePort();
+  return { port, listen: `127.0.0.1:${port}` };
+}

@@ -1,0 +1,203 @@
+// Where the proxy path's time goes, by comparing variants (an ablation): the gateway worker is
+// rebuilt from its own sources with one phase of `/apps/<name>/api/*` taken off the request
+// path (its answer cached in the isolate after the first request), each variant runs as a
+// full `personalclaw start` from a throw-away package copy, and all of them are loaded the same
+// way, interleaved, beside the bare workerd pass-through. Product sources are never edited:
+// the changes are string replacements applied by an esbuild plugin while bundling.
+//
+//   node bench/profile-proxy.mjs [--json] [--runs 3] [--duration 4]
+// Run `npm run build` first (the variants reuse dist/cli.mjs).
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { build } from "esbuild";
+import { summarize } from "./lib/stats.mjs";
+import { runLoad } from "./lib/load.mjs";
+import { benchWorkers, loopbackListen, minimalConfig, repoRoot, startWorkerd } from "./lib/workerd.mjs";
+import { installApp, startPersonalclaw, waitHealthy } from "./lib/gateway.mjs";
+
+const { values: argv } = parseArgs({ options: { json: { type: "boolean", default: false }, runs: { type: "string", default: "3" }, duration: { type: "string", default: "4" } } });
+const RUNS = Math.max(3, Math.min(10, Number(argv.runs) || 3));
+const DURATION_S = Math.max(1, Math.min(30, Number(argv.duration) || 4));
+const log = (line) => process.stderr.write(`profile: ${line}\n`);
+
+// Each phase: the file, the exact text on the request path, and its cached replacement.
+const PHASES = {
+  principal: {
+    file: "workers/guards/resolve-principal.ts",
+    what: "principal: SessionStore.check RPC (owner Bearer)",
+    find: "const checked = await sessions.check(creds.bearer, now);",
+    replace: "const checked = __benchPrincipal.get(creds.bearer) ?? (await sessions.check(creds.bearer, now)); __benchPrincipal.set(creds.bearer, checked);",
+    prelude: "const __benchPrincipal = new Map<string, any>();\n",
+  },
+  proxyTarget: {
+    file: "workers/proxy/forward.ts",
+    what: "AppRegistry.proxyTarget RPC",
+    find: "const target = await appRegistry(env).proxyTarget(app);",
+    replace: "const target = __benchTargets.get(app) ?? (await appRegistry(env).proxyTarget(app)); __benchTargets.set(app, target);",
+    prelude: "const __benchTargets = new Map<string, any>();\n",
+  },
+  appToken: {
+    file: "workers/proxy/forward.ts",
+    what: "SessionStore.appToken RPC",
+    find: "const { token } = await sessionStore(env).appToken(app, now);",
+    replace: "const { token } = __benchTokens.get(app) ?? (await sessionStore(env).appToken(app, now)); __benchTokens.set(app, { token });",
+    prelude: "const __benchTokens = new Map<string, any>();\n",
+  },
+  hmacKey: {
+    file: "workers/contracts/proxy-signature.ts",
+    what: "HMAC key import per request",
+    find: 'const key = await crypto.subtle.importKey("raw", utf8.encode(req.secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);',
+    replace:
+      'const key = __benchKeys.get(req.secret) ?? (await crypto.subtle.importKey("raw", utf8.encode(req.secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"])); __benchKeys.set(req.secret, key);',
+    prelude: "const __benchKeys = new Map<string, CryptoKey>();\n",
+  },
+};
+
+const VARIANTS = [
+  { id: "product", phases: [] },
+  { id: "principal-cached", phases: ["principal"] },
+  { id: "proxyTarget-cached", phases: ["proxyTarget"] },
+  { id: "appToken-cached", phases: ["appToken"] },
+  { id: "hmacKey-cached", phases: ["hmacKey"] },
+  { id: "three-rpcs-cached", phases: ["principal", "proxyTarget", "appToken"] },
+  { id: "all-cached", phases: ["principal", "proxyTarget", "appToken", "hmacKey"] },
+];
+
+function ablationPlugin(phases) {
+  const byFile = new Map();
+  for (const name of phases) {
+    const phase = PHASES[name];
+    const abs = join(repoRoot, phase.file);
+    if (!byFile.has(abs)) byFile.set(abs, []);
+    byFile.get(abs).push(phase);
+  }
+  return {
+    name: "bench-ablation",
+    setup(b) {
+      b.onLoad({ filter: /\.ts$/ }, (args) => {
+        const edits = byFile.get(args.path);
+        if (!edits) return undefined;
+        let contents = readFileSync(args.path, "utf8");
+        for (const edit of edits) {
+          if (!contents.includes(edit.find)) throw new Error(`${edit.file}: the text to replace is gone; update bench/profile-proxy.mjs`);
+          contents = contents.replace(edit.find, edit.replace);
+        }
+        // After the imports: the caches live for the isolate's lifetime.
+        const lastImport = contents.lastIndexOf("\nimport ");
+        const insertAt = lastImport === -1 ? 0 : contents.indexOf("\n", contents.indexOf(";", lastImport)) + 1;
+        contents = contents.slice(0, insertAt) + edits.map((e) => e.prelude).join("") + contents.slice(insertAt);
+        return { contents, loader: "ts" };
+      });
+    },
+  };
+}
+
+/** A throw-away package root whose dist/worker.js is the variant; everything else is the repo's. */
+async function variantPackage(scratch, variant) {
+  const root = join(scratch, `pkg-${variant.id}`);
+  mkdirSync(join(root, "dist"), { recursive: true });
+  mkdirSync(join(root, "bin"));
+  for (const name of ["node_modules", "web", "apps"]) symlinkSync(join(repoRoot, name), join(root, name));
+  copyFileSync(join(repoRoot, "package.json"), join(root, "package.json"));
+  for (const name of ["cli.mjs", "reserved-app-names.json"]) copyFileSync(join(repoRoot, "dist", name), join(root, "dist", name));
+  await build({
+    entryPoints: [join(repoRoot, "workers", "index.ts")],
+    outfile: join(root, "dist", "worker.js"),
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    target: "es2022",
+    conditions: ["workerd", "worker", "browser"],
+    mainFields: ["module", "main"],
+    external: ["cloudflare:*"],
+    absWorkingDir: repoRoot,
+    logLevel: "warning",
+    plugins: [ablationPlugin(variant.phases)],
+  });
+  const launcher = join(root, "bin", "run.mjs");
+  writeFileSync(launcher, 'const { main } = await import("../dist/cli.mjs");\nprocess.exitCode = await main(process.argv.slice(2));\n');
+  return launcher;
+}
+
+async function main() {
+  const scratch = mkdtempSync(join(tmpdir(), "personalclaw-profile-"));
+  const stops = [];
+  const results = {};
+  try {
+    const targets = [];
+    let backendPort = null;
+    let secretFile = null;
+    for (const variant of VARIANTS) {
+      log(`building and starting ${variant.id}`);
+      const cli = await variantPackage(scratch, variant);
+      const home = join(scratch, `home-${variant.id}`);
+      mkdirSync(home);
+      const gateway = await startPersonalclaw(home, cli);
+      stops.push(() => gateway.stop());
+      await installApp(gateway, join(repoRoot, "apps", "fixtures", "node-notes"));
+      const rows = await waitHealthy(gateway, ["node-notes"]);
+      if (backendPort === null) {
+        backendPort = rows["node-notes"].backend.port;
+        secretFile = join(home, "apps", "node-notes", ".app_secret");
+      }
+      targets.push({ id: variant.id, port: gateway.port, path: "/apps/node-notes/api/echo", headers: gateway.owner });
+    }
+    const pt = await loopbackListen();
+    const ptConfig = join(scratch, "passthrough.capnp");
+    const passthrough = await startWorkerd({
+      configPath: ptConfig,
+      port: pt.port,
+      readyPath: "/health",
+      experimental: false,
+      configText: minimalConfig({ configPath: ptConfig, listen: pt.listen, modules: [{ name: "passthrough.js", path: join(benchWorkers, "passthrough.js") }], bindings: { BACKEND_PORT: String(backendPort) }, loopbackNetwork: true }),
+    });
+    stops.push(() => passthrough.stop());
+    targets.push({ id: "workerd-passthrough", port: pt.port, path: "/api/echo", sign: { secretFile, method: "GET", target: "/api/echo" } });
+
+    for (const t of targets) results[t.id] = { loaded: [], single: [] };
+    for (let r = 0; r < RUNS; r++) {
+      const order = targets.map((_, i) => targets[(i + r) % targets.length]);
+      for (const target of order) {
+        log(`run ${r + 1}/${RUNS}: ${target.id}`);
+        results[target.id].loaded.push(await runLoad(target, { connections: 10, duration: DURATION_S, warmup: 1 }));
+        results[target.id].single.push(await runLoad(target, { connections: 1, duration: Math.max(1, Math.round(DURATION_S / 2)), warmup: 0.5 }));
+      }
+    }
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  const med = (id, kind, field) => summarize(results[id][kind].map((x) => x[field]));
+  const product = { rps: med("product", "loaded", "rps").median, p50: med("product", "single", "p50").median };
+  const rows = Object.keys(results).map((id) => {
+    const rps = med(id, "loaded", "rps");
+    const p50 = med(id, "single", "p50");
+    const variant = VARIANTS.find((v) => v.id === id);
+    return {
+      id,
+      removed: variant ? variant.phases.map((p) => PHASES[p].what) : ["everything but the fetch (bare pass-through, load generator signs)"],
+      rps,
+      p50Single: p50,
+      p50Loaded: med(id, "loaded", "p50"),
+      rpsVsProduct: rps.median / product.rps,
+      p50SavedMs: product.p50 - p50.median,
+      non2xx: results[id].loaded.reduce((s, x) => s + x.non2xx, 0) + results[id].single.reduce((s, x) => s + x.non2xx, 0),
+    };
+  });
+  if (argv.json) {
+    process.stdout.write(`${JSON.stringify({ date: new Date().toISOString(), runs: RUNS, durationS: DURATION_S, rows, raw: results }, null, 2)}\n`);
+    return;
+  }
+  const f = (s, d = 2) => `${s.median.toFixed(d)} [${s.min.toFixed(d)}–${s.max.toFixed(d)}]`;
+  process.stdout.write(`proxy ablation, medians of ${RUNS} runs [min–max]; req/s at 10 connections, p50 at 1 connection\n\n`);
+  process.stdout.write("| variant | taken off the request path | req/s | × product | p50 ms (1 conn) | p50 saved ms | p50 ms (10 conn) | non-2xx |\n|---|---|---|---|---|---|---|---|\n");
+  for (const row of rows) {
+    process.stdout.write(
+      `| ${row.id} | ${row.removed.join("; ") || "nothing"} | ${f(row.rps, 0)} | ${row.rpsVsProduct.toFixed(2)}× | ${f(row.p50Single, 3)} | ${row.p50SavedMs.toFixed(3)} | ${f(row.p50Loaded, 2)} | ${row.non2xx} |\n`,
+    );
+  }
+}
+
+await main();

@@ -1,0 +1,461 @@
+// `npm run bench`: what each layer of PersonalClaw costs against the nearest honest baseline,
+// measured in the same run on the same machine. Prints a table (or with --json one JSON
+// document) of medians over --runs runs with their min-max spread. Results are printed, never
+// asserted. Every process it starts is its own child on loopback, stopped before it exits.
+//
+//   node bench/run.mjs [--json] [--json-out FILE] [--runs 3] [--duration 4] [--only proxy,auth,runtime,install,sel,start]
+import { spawn, execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { cpus, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { summarize, ratio } from "./lib/stats.mjs";
+import { descendants, httpGet, msSince, rssKiB, stopChild } from "./lib/procs.mjs";
+import {
+  benchWorkers,
+  buildHelloProductBundle,
+  loopbackListen,
+  minimalConfig,
+  productConfig,
+  repoRoot,
+  startWorkerd,
+  workerdBinary,
+} from "./lib/workerd.mjs";
+import { copyNodeNotesAs, installApp, runCli, startPersonalclaw, waitHealthy } from "./lib/gateway.mjs";
+import { nginxBinary, nginxVersion, startNginx } from "./lib/nginx.mjs";
+import { generateBundle } from "./lib/bundle.mjs";
+import { runLoad } from "./lib/load.mjs";
+
+const SECTIONS = ["proxy", "auth", "runtime", "install", "sel", "start"];
+const { values: argv } = parseArgs({
+  options: {
+    json: { type: "boolean", default: false },
+    runs: { type: "string", default: "3" },
+    duration: { type: "string", default: "4" },
+    only: { type: "string", default: SECTIONS.join(",") },
+    "json-out": { type: "string" },
+  },
+});
+const RUNS = Math.max(3, Math.min(10, Number(argv.runs) || 3));
+const DURATION_S = Math.max(1, Math.min(30, Number(argv.duration) || 4));
+const LATENCY_DURATION_S = Math.max(1, Math.round(DURATION_S / 2));
+const CONNECTIONS = 10;
+const only = new Set(argv.only.split(",").map((s) => s.trim()).filter((s) => SECTIONS.includes(s)));
+const wants = (s) => only.has(s);
+
+const log = (line) => process.stderr.write(`bench: ${line}\n`);
+const scratch = mkdtempSync(join(tmpdir(), "personalclaw-bench-"));
+const cleanups = [];
+const benchStarted = process.hrtime.bigint();
+const benchStartedAt = new Date().toISOString();
+const figures = [];
+const raw = {};
+
+function figure(section, name, unit, subject, baseline, baselineName, extra = {}) {
+  const s = summarize(subject);
+  const b = baseline ? summarize(baseline) : null;
+  figures.push({ section, name, unit, subject: s, baselineName, baseline: b, ratio: b ? ratio(s.median, b.median) : null, ...extra });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load runs: autocannon in a child process (a second process on loopback), bounded by duration.
+
+async function loadSections() {
+  const gatewayHome = join(scratch, "gateway-home");
+  mkdirSync(gatewayHome);
+  log("starting the gateway and installing node-notes");
+  const gateway = await startPersonalclaw(gatewayHome);
+  cleanups.push(() => gateway.stop());
+  await installApp(gateway, join(repoRoot, "apps", "fixtures", "node-notes"));
+  const rows = await waitHealthy(gateway, ["node-notes"]);
+  const backendPort = rows["node-notes"].backend.port;
+  const secretFile = join(gatewayHome, "apps", "node-notes", ".app_secret");
+  const sign = { secretFile, method: "GET", target: "/api/echo" };
+  const targets = [];
+  const proxyTarget = { id: "gateway-proxy", port: gateway.port, path: "/apps/node-notes/api/echo", headers: gateway.owner };
+  if (wants("proxy")) {
+    targets.push(proxyTarget, { id: "backend-direct", port: backendPort, path: "/api/echo", sign });
+    const pt = await loopbackListen();
+    const ptConfig = join(scratch, "passthrough.capnp");
+    const passthrough = await startWorkerd({
+      configPath: ptConfig,
+      port: pt.port,
+      readyPath: "/health",
+      experimental: false,
+      configText: minimalConfig({
+        configPath: ptConfig,
+        listen: pt.listen,
+        modules: [{ name: "passthrough.js", path: join(benchWorkers, "passthrough.js") }],
+        bindings: { BACKEND_PORT: String(backendPort) },
+        loopbackNetwork: true,
+      }),
+    });
+    cleanups.push(() => passthrough.stop());
+    targets.push({ id: "workerd-passthrough", port: pt.port, path: "/api/echo", sign });
+    const nginx = nginxBinary();
+    if (nginx) {
+      const ng = await loopbackListen();
+      const proxy = await startNginx({ binary: nginx, scratch, port: ng.port, backendPort });
+      cleanups.push(() => proxy.stop());
+      targets.push({ id: "nginx-proxy", port: ng.port, path: "/api/echo", sign });
+    } else {
+      raw.nginxSkipped = "nginx is not installed: the nginx baseline row is skipped";
+      log(raw.nginxSkipped);
+    }
+  }
+  if (wants("auth")) targets.push({ id: "gateway-status", port: gateway.port, path: "/api/status", headers: gateway.owner });
+  if (wants("auth") || wants("runtime")) {
+    const hp = await loopbackListen();
+    const hpConfig = join(scratch, "hello-product.capnp");
+    const bundle = await buildHelloProductBundle(join(scratch, "hello-product-bundle.js"));
+    const helloProduct = await startWorkerd({ configPath: hpConfig, port: hp.port, configText: await productConfig({ scratch, configPath: hpConfig, workerBundle: bundle, listen: hp.listen }) });
+    cleanups.push(() => helloProduct.stop());
+    targets.push({ id: "hello-product-config", port: hp.port, path: "/" });
+  }
+  if (wants("runtime")) {
+    const hm = await loopbackListen();
+    const hmConfig = join(scratch, "hello-minimal.capnp");
+    const helloMinimal = await startWorkerd({
+      configPath: hmConfig,
+      port: hm.port,
+      experimental: false,
+      configText: minimalConfig({ configPath: hmConfig, listen: hm.listen, modules: [{ name: "hello.js", path: join(benchWorkers, "hello.js") }] }),
+    });
+    cleanups.push(() => helloMinimal.stop());
+    targets.push({ id: "hello-minimal-config", port: hm.port, path: "/" });
+  }
+
+  // Each run visits every target once, in an order rotated per run, so drift on a shared
+  // machine lands on subject and baseline alike.
+  const runs = Object.fromEntries(targets.map((t) => [t.id, { loaded: [], single: [] }]));
+  for (let r = 0; r < RUNS; r++) {
+    const order = targets.map((_, i) => targets[(i + r) % targets.length]);
+    for (const target of order) {
+      log(`run ${r + 1}/${RUNS}: ${target.id}`);
+      runs[target.id].loaded.push(await runLoad(target, { connections: CONNECTIONS, duration: DURATION_S, warmup: 1 }));
+      runs[target.id].single.push(await runLoad(target, { connections: 1, duration: LATENCY_DURATION_S, warmup: 0.5 }));
+    }
+  }
+  raw.load = runs;
+  const pick = (id, kind, field) => (runs[id] ? runs[id][kind].map((x) => x[field]) : null);
+  const loadFigures = (section, subjectId, baselineId, label) => {
+    if (!runs[subjectId] || !runs[baselineId]) return;
+    figure(section, `req/s, ${CONNECTIONS} connections`, "req/s", pick(subjectId, "loaded", "rps"), pick(baselineId, "loaded", "rps"), label);
+    for (const [kind, tag] of [
+      ["single", "1 connection"],
+      ["loaded", `${CONNECTIONS} connections`],
+    ]) {
+      for (const q of ["p50", "p99"]) {
+        const s = pick(subjectId, kind, q);
+        const b = pick(baselineId, kind, q);
+        const added = summarize(s).median !== null && summarize(b).median !== null ? summarize(s).median - summarize(b).median : null;
+        figure(section, `${q} ms, ${tag}`, "ms", s, b, label, q === "p50" ? { addedMs: added } : {});
+      }
+    }
+  };
+  if (wants("proxy")) {
+    loadFigures("proxy", "gateway-proxy", "backend-direct", "backend direct");
+    loadFigures("proxy", "gateway-proxy", "workerd-passthrough", "bare workerd pass-through");
+    if (runs["nginx-proxy"]) loadFigures("proxy", "gateway-proxy", "nginx-proxy", "nginx reverse proxy");
+  }
+  if (wants("auth")) loadFigures("auth", "gateway-status", "hello-product-config", "hello, same runtime path");
+  if (wants("runtime")) loadFigures("runtime", "hello-product-config", "hello-minimal-config", "hello, hand-written minimal config");
+  const bad = Object.entries(runs).flatMap(([id, r]) => [...r.loaded, ...r.single].filter((x) => x.non2xx > 0 || x.errors > 0).map((x) => `${id}: ${x.non2xx} non-2xx, ${x.errors} errors`));
+  if (bad.length > 0) raw.loadWarnings = bad;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runtime path start-up: the hello worker under each config, spawn to first 200, and its RSS.
+
+async function runtimeStartups() {
+  const bundle = await buildHelloProductBundle(join(scratch, "hello-product-bundle.js"));
+  const out = { product: { startMs: [], rssKiB: [] }, minimal: { startMs: [], rssKiB: [] }, node: { rssKiB: [] } };
+  for (let r = 0; r < RUNS; r++) {
+    const hm = await loopbackListen();
+    const hmConfig = join(scratch, `hello-minimal-start-${r}.capnp`);
+    const minimal = await startWorkerd({
+      configPath: hmConfig,
+      port: hm.port,
+      experimental: false,
+      configText: minimalConfig({ configPath: hmConfig, listen: hm.listen, modules: [{ name: "hello.js", path: join(benchWorkers, "hello.js") }] }),
+    });
+    await new Promise((r2) => setTimeout(r2, 500));
+    out.minimal.startMs.push(minimal.startMs);
+    out.minimal.rssKiB.push(rssKiB(minimal.pid));
+    await minimal.stop();
+
+    const hp = await loopbackListen();
+    const hpConfig = join(scratch, `hello-product-start-${r}.capnp`);
+    const product = await startWorkerd({ configPath: hpConfig, port: hp.port, configText: await productConfig({ scratch, configPath: hpConfig, workerBundle: bundle, listen: hp.listen }) });
+    await new Promise((r2) => setTimeout(r2, 500));
+    out.product.startMs.push(product.startMs);
+    out.product.rssKiB.push(rssKiB(product.pid));
+    await product.stop();
+
+    // A bare Node HTTP server: the floor under the bridge's own memory.
+    const node = spawn(process.execPath, ["-e", "require('node:http').createServer((q, s) => s.end('ok')).listen(0, '127.0.0.1', () => console.log('up'))"], { stdio: ["ignore", "pipe", "ignore"] });
+    await new Promise((resolvePromise) => node.stdout.once("data", resolvePromise));
+    await new Promise((r2) => setTimeout(r2, 500));
+    out.node.rssKiB.push(rssKiB(node.pid));
+    await stopChild(node, 2_000);
+  }
+  raw.runtimeStartups = out;
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Install: `apps preview` of a 10 000-file / 100 MiB bundle against walk + read + sha256.
+
+async function walkReadHash(dir) {
+  const stack = [dir];
+  const hash = createHash("sha256");
+  let files = 0;
+  let bytes = 0;
+  while (stack.length > 0) {
+    const current = stack.pop();
+    for (const entry of readdirSync(current, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const abs = join(current, entry.name);
+      if (entry.isDirectory()) stack.push(abs);
+      else if (entry.isFile()) {
+        const data = await readFile(abs);
+        hash.update(createHash("sha256").update(data).digest());
+        files++;
+        bytes += data.length;
+      }
+    }
+  }
+  return { files, bytes, digest: hash.digest("hex") };
+}
+
+async function installSection() {
+  const bundle = join(scratch, "bundle-10k");
+  log("generating the 10 000-file / 100 MiB bundle");
+  const generated = generateBundle(bundle, { template: join(repoRoot, "apps", "fixtures", "node-notes"), name: "bench-bundle", files: 10_000, bytes: 100 * 1024 * 1024 });
+  const home = join(scratch, "preview-home");
+  mkdirSync(home);
+  const preview = [];
+  const baseline = [];
+  const fixture = [];
+  const nodeStart = [];
+  await walkReadHash(bundle); // the page cache holds the tree for both sides from here on
+  for (let r = 0; r < RUNS; r++) {
+    log(`run ${r + 1}/${RUNS}: install preview`);
+    const started = process.hrtime.bigint();
+    const walked = await walkReadHash(bundle);
+    baseline.push(msSince(started));
+    const answer = await runCli(["apps", "preview", bundle, "--json", "--home", home], 180_000);
+    if (answer.code !== 0) throw new Error(`apps preview failed (${answer.code}): ${answer.stdout.slice(0, 400)} ${answer.stderr.slice(0, 400)}`);
+    preview.push(answer.ms);
+    if (walked.files < generated.files) throw new Error("the baseline walk missed files");
+    // The same command on the 4-file fixture: the CLI's fixed cost (Node start, build check).
+    const small = await runCli(["apps", "preview", join(repoRoot, "apps", "fixtures", "node-notes"), "--json", "--home", home]);
+    fixture.push(small.ms);
+    const bare = process.hrtime.bigint();
+    execFileSync(process.execPath, ["-e", "0"]);
+    nodeStart.push(msSince(bare));
+  }
+  raw.install = { generated, previewMs: preview, baselineMs: baseline, fixturePreviewMs: fixture, nodeStartMs: nodeStart };
+  figure("install", "apps preview, 10 000 files / 100 MiB", "ms", preview, baseline, "walk + read + sha256 in-process");
+  figure("install", "apps preview, node-notes (4 files): CLI fixed cost", "ms", fixture, nodeStart, "node -e 0 (process start)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Security log: sustained appends per second through SecurityLog.benchAppend, chained vs not.
+
+async function selSection() {
+  const sl = await loopbackListen();
+  const config = join(scratch, "sel-bench.capnp");
+  const stateDir = join(scratch, "sel-state");
+  mkdirSync(stateDir);
+  const worker = await startWorkerd({
+    configPath: config,
+    port: sl.port,
+    readyPath: "/ready",
+    experimental: false,
+    configText: minimalConfig({
+      configPath: config,
+      listen: sl.listen,
+      modules: [
+        { name: "sel-bench.js", path: join(benchWorkers, "sel-bench.js") },
+        { name: "worker.js", path: join(repoRoot, "dist", "worker.js") },
+      ],
+      bindings: { SEL_KEY: createHash("sha256").update("personalclaw bench key").digest("hex") },
+      durable: { stateDir, namespaces: [{ binding: "SECURITY_LOG", className: "SecurityLog", uniqueKey: "personalclaw-bench-security-log" }] },
+    }),
+  });
+  cleanups.push(() => worker.stop());
+  const PER_CALL = 5_000;
+  const SUSTAIN_MS = 2_000;
+  const out = { chained: [], unchained: [], callRoundTripMs: [] };
+  const call = async (object, n, chained) => {
+    const answer = await httpGet(sl.port, `/append?object=${object}&n=${n}&chained=${chained ? 1 : 0}`, {}, 60_000);
+    if (answer.status !== 200) throw new Error(`benchAppend answered ${answer.status}: ${answer.body}`);
+    return JSON.parse(answer.body);
+  };
+  for (let r = 0; r < RUNS; r++) {
+    for (const chained of r % 2 === 0 ? [true, false] : [false, true]) {
+      log(`run ${r + 1}/${RUNS}: security log, ${chained ? "chained" : "unchained"}`);
+      const object = `bench-r${r}-${chained ? "chained" : "plain"}`;
+      await call(object, 1, chained); // opens the object (schema, key import) outside the timing
+      let rows = 0;
+      const started = process.hrtime.bigint();
+      for (let i = 0; i < 40 && msSince(started) < SUSTAIN_MS; i++) rows += (await call(object, PER_CALL, chained)).n;
+      (chained ? out.chained : out.unchained).push(rows / (msSince(started) / 1000));
+    }
+    const started = process.hrtime.bigint();
+    await call(`bench-r${r}-chained`, 1, true);
+    out.callRoundTripMs.push(msSince(started));
+  }
+  raw.sel = { ...out, rowsPerCall: PER_CALL, sustainMs: SUSTAIN_MS };
+  figure("sel", "appends/s with the HMAC chain", "rows/s", out.chained, out.unchained, "same append without the chain");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Start and memory: `personalclaw start` to the first 200 of /api/status, RSS idle and with
+// 10 apps whose backends run.
+
+async function startSection(runtime) {
+  const appsDir = join(scratch, "ten-apps");
+  const names = Array.from({ length: 10 }, (_, i) => `bench-app-${String(i + 1).padStart(2, "0")}`);
+  for (const name of names) copyNodeNotesAs(join(appsDir, name), name);
+  const out = { firstStatusMs: [], readyMs: [], idle: [], tenApps: [] };
+  const rssOf = (gateway) => {
+    const workerd = rssKiB(gateway.workerdPid);
+    const bridge = rssKiB(gateway.bridgePid);
+    const workerdTree = new Set([gateway.workerdPid, ...descendants(gateway.workerdPid)]);
+    const backendPids = descendants(gateway.bridgePid).filter((p) => !workerdTree.has(p));
+    const backends = backendPids.reduce((sum, p) => sum + rssKiB(p), 0);
+    return { workerd, bridge, gateway: workerd + bridge, backends, backendProcesses: backendPids.length };
+  };
+  for (let r = 0; r < RUNS; r++) {
+    log(`run ${r + 1}/${RUNS}: start and memory`);
+    const home = join(scratch, `start-home-${r}`);
+    mkdirSync(home);
+    const gateway = await startPersonalclaw(home);
+    cleanups.push(() => gateway.stop());
+    out.firstStatusMs.push(gateway.firstStatusMs);
+    out.readyMs.push(gateway.readyMs);
+    await new Promise((r2) => setTimeout(r2, 2_000));
+    out.idle.push(rssOf(gateway));
+    for (const name of names) await installApp(gateway, join(appsDir, name));
+    await waitHealthy(gateway, names, 60_000);
+    await new Promise((r2) => setTimeout(r2, 2_000));
+    out.tenApps.push(rssOf(gateway));
+    await gateway.stop();
+  }
+  raw.start = out;
+  const MiB = (xs) => xs.map((x) => x / 1024);
+  figure("start", "personalclaw start -> first 200 of /api/status", "ms", out.firstStatusMs, runtime.minimal.startMs, "raw workerd serve, hello, first 200");
+  figure("start", "personalclaw start -> ready line", "ms", out.readyMs, runtime.minimal.startMs, "raw workerd serve, hello, first 200");
+  const floor = runtime.minimal.rssKiB.map((w, i) => w + (runtime.node.rssKiB[i] ?? runtime.node.rssKiB[0]));
+  figure("start", "RSS workerd + bridge, idle", "MiB", MiB(out.idle.map((x) => x.gateway)), MiB(floor), "bare workerd (hello) + bare Node HTTP server");
+  figure("start", "RSS workerd + bridge, 10 apps running", "MiB", MiB(out.tenApps.map((x) => x.gateway)), MiB(out.idle.map((x) => x.gateway)), "the same gateway idle");
+  figure("start", "RSS workerd alone, 10 apps running", "MiB", MiB(out.tenApps.map((x) => x.workerd)), MiB(runtime.minimal.rssKiB), "bare workerd (hello)");
+  figure("start", "RSS per app backend (node + bwrap)", "MiB", MiB(out.tenApps.map((x) => x.backends / 10)), MiB(runtime.node.rssKiB), "bare Node HTTP server");
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function machine() {
+  const read = (cmd, args) => {
+    try {
+      return execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+    } catch (error) {
+      return String(error.stderr ?? "").trim() || null;
+    }
+  };
+  const nginx = nginxBinary();
+  return {
+    nproc: Number(read("nproc", [])) || cpus().length,
+    cpu: cpus()[0]?.model ?? null,
+    memoryGiB: Math.round((totalmem() / 1024 ** 3) * 10) / 10,
+    node: process.version,
+    workerd: read(workerdBinary(), ["--version"]),
+    nginx: nginx ? nginxVersion(nginx) : null,
+    kernel: read("uname", ["-sr"]),
+  };
+}
+
+const fmt = (x, unit) => {
+  if (x === null || x === undefined) return "—";
+  if (unit === "req/s" || unit === "rows/s") return x >= 100 ? Math.round(x).toLocaleString("en-US") : x.toFixed(1);
+  if (unit === "MiB") return x.toFixed(1);
+  if (unit === "ms") return x >= 100 ? Math.round(x).toLocaleString("en-US") : x >= 10 ? x.toFixed(1) : x.toFixed(2);
+  return String(x);
+};
+const cell = (s, unit) => (s ? `${fmt(s.median, unit)} [${fmt(s.min, unit)}–${fmt(s.max, unit)}]` : "—");
+
+function table(doc) {
+  const lines = [];
+  lines.push(`PersonalClaw bench — ${doc.date} — ${doc.machine.nproc} CPU (${doc.machine.cpu}), ${doc.machine.memoryGiB} GiB, Node ${doc.machine.node}, ${doc.machine.workerd}`);
+  lines.push(`medians of ${doc.settings.runs} runs [min–max]; load: autocannon in a child process, ${doc.settings.connections} connections for ${doc.settings.durationS} s and 1 connection for ${doc.settings.latencyDurationS} s per run`);
+  lines.push("");
+  const header = ["section", "figure", "unit", "subject", "baseline", "baseline value", "ratio", "added"];
+  const rows = doc.figures.map((f) => [
+    f.section,
+    f.name,
+    f.unit,
+    cell(f.subject, f.unit),
+    f.baselineName ?? "—",
+    cell(f.baseline, f.unit),
+    f.ratio === null ? "—" : `${f.ratio.toFixed(2)}×`,
+    f.addedMs === undefined || f.addedMs === null ? "" : `+${f.addedMs.toFixed(2)} ms`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const render = (r) => `| ${r.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`;
+  lines.push(render(header));
+  lines.push(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
+  for (const r of rows) lines.push(render(r));
+  if (doc.notes.length > 0) {
+    lines.push("");
+    for (const n of doc.notes) lines.push(`note: ${n}`);
+  }
+  lines.push(`total bench time: ${(doc.elapsedS).toFixed(0)} s`);
+  return lines.join("\n");
+}
+
+async function main() {
+  const notes = [];
+  try {
+    if (wants("proxy") || wants("auth") || wants("runtime")) await loadSections();
+    let runtime = null;
+    if (wants("runtime") || wants("start")) runtime = await runtimeStartups();
+    if (wants("runtime")) {
+      figure("runtime", "start -> first 200 (hello)", "ms", runtime.product.startMs, runtime.minimal.startMs, "hello, hand-written minimal config");
+      figure("runtime", "RSS idle (hello)", "MiB", runtime.product.rssKiB.map((x) => x / 1024), runtime.minimal.rssKiB.map((x) => x / 1024), "hello, hand-written minimal config");
+    }
+    if (wants("install")) await installSection();
+    if (wants("sel")) await selSection();
+    if (wants("start")) await startSection(runtime);
+  } finally {
+    for (const stop of cleanups.reverse()) await stop().catch(() => undefined);
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  if (raw.nginxSkipped) notes.push(raw.nginxSkipped);
+  if (raw.loadWarnings) notes.push(`some load runs saw failures: ${raw.loadWarnings.join("; ")}`);
+  notes.push("the keep-warm GET /api/status every 2 s (0.5 req/s) works around AppRegistry losing backend state when workerd evicts it (see docs/performance.md)");
+  const doc = {
+    date: benchStartedAt,
+    machine: machine(),
+    settings: { runs: RUNS, durationS: DURATION_S, latencyDurationS: LATENCY_DURATION_S, connections: CONNECTIONS, sections: [...only] },
+    figures,
+    notes,
+    raw,
+    elapsedS: msSince(benchStarted) / 1000,
+  };
+  if (argv["json-out"]) writeFileSync(argv["json-out"], `${JSON.stringify(doc, null, 2)}\n`);
+  if (argv.json) process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+  else process.stdout.write(`${table(doc)}\n`);
+}
+
+const onSignal = async () => {
+  for (const stop of cleanups.reverse()) await stop().catch(() => undefined);
+  rmSync(scratch, { recursive: true, force: true });
+  process.exit(130);
+};
+process.once("SIGINT", onSignal);
+process.once("SIGTERM", onSignal);
+
+await main();
