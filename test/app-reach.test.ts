@@ -273,6 +273,24 @@ describe("app reach through a running gateway", () => {
   });
 });
 
+describe("a registry unloaded while idle", () => {
+  it("still routes to a healthy backend after workerd unloaded the idle registry object", async () => {
+    const gw = await startGateway({ home: mkdtempSync("/var/tmp/pc-reach-idle-") });
+    try {
+      await install(gw, nodeNotes);
+      expect((await gw.fetch("/apps/node-notes/api/echo")).status).toBe(200);
+      // workerd unloads a Durable Object after about 10 s without requests; nothing here touches it for 13 s.
+      await new Promise((r) => setTimeout(r, 13_000));
+      const after = await gw.fetch("/apps/node-notes/api/echo");
+      expect(after.status).toBe(200);
+      expect((await (await gw.fetch("/api/status")).json()).apps).toEqual({ installed: 2, running: 1 });
+    } finally {
+      await gw.stop();
+      removeHome(gw.home);
+    }
+  }, 60_000);
+});
+
 describe("app reach with PERSONALCLAW_AUTH_MODE=none", () => {
   let gw: RunningGateway;
   let root: string;

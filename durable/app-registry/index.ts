@@ -1,6 +1,8 @@
 // AppRegistry: installed-app records (origin/resources/lifecycle, enabled, manifest, consent
-// digest), each app's own config document (revision-guarded), the live backend status the bridge reports, each backend's current proxy secret
-// (memory only: it is fresh at every backend start), and app inboxes.
+// digest), each app's own config document (revision-guarded), the backend status and proxy
+// secret the bridge reports, and app inboxes. Backend rows belong to one gateway start: they
+// are stored (workerd unloads an idle object, and the proxy must still find a healthy
+// backend afterwards) and cleared when a new start begins, since its backends are new.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../workers/env";
 import type { AppGrants, AppRecord, AppView, BackendStatus, ProxyTarget } from "../../workers/contracts/app-record";
@@ -13,6 +15,10 @@ export class AppRegistry extends DurableObject<Env> {
   private secrets = new Map<string, string>();
   // Until the host bridge has reported once, how many backends run is not known (null, never 0).
   private backendsKnown = false;
+  // Bumped whenever an app's tokens are revoked, so a token cached by the worker is dropped;
+  // the instance part changes whenever this object is loaded again (its counters start over).
+  private tokenEpochs = new Map<string, number>();
+  private readonly instance = crypto.randomUUID();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -21,6 +27,17 @@ export class AppRegistry extends DurableObject<Env> {
       for (const row of ctx.storage.sql.exec("SELECT record FROM apps")) {
         const record = JSON.parse(String(row.record)) as AppRecord;
         this.records.set(record.name, record);
+      }
+      const start = ctx.storage.sql.exec("SELECT started_at, backends_reported FROM gateway_start WHERE id = 1").toArray()[0];
+      if (start?.started_at !== env.STARTED_AT) {
+        ctx.storage.sql.exec("DELETE FROM backends");
+        ctx.storage.sql.exec("INSERT OR REPLACE INTO gateway_start (id, started_at, backends_reported) VALUES (1, ?, 0)", env.STARTED_AT);
+        return;
+      }
+      this.backendsKnown = Number(start.backends_reported) === 1;
+      for (const row of ctx.storage.sql.exec("SELECT name, status, secret FROM backends")) {
+        this.backends.set(String(row.name), JSON.parse(String(row.status)) as BackendStatus);
+        if (row.secret !== null) this.secrets.set(String(row.name), String(row.secret));
       }
     });
   }
@@ -33,6 +50,7 @@ export class AppRegistry extends DurableObject<Env> {
   /** The host bridge has started (or skipped) every backend it will start. */
   async backendsReported(): Promise<void> {
     this.backendsKnown = true;
+    this.ctx.storage.sql.exec("UPDATE gateway_start SET backends_reported = 1 WHERE id = 1");
   }
 
   async list(): Promise<AppView[]> {
@@ -66,8 +84,8 @@ export class AppRegistry extends DurableObject<Env> {
 
   async remove(name: string): Promise<boolean> {
     const existed = this.records.delete(name);
-    this.backends.delete(name);
-    this.secrets.delete(name);
+    this.forgetBackend(name);
+    this.bumpTokenEpoch(name);
     this.ctx.storage.sql.exec("DELETE FROM apps WHERE name = ?", name);
     this.ctx.storage.sql.exec("DELETE FROM inbox WHERE recipient = ?", name);
     this.ctx.storage.sql.exec("DELETE FROM app_config WHERE name = ?", name);
@@ -78,7 +96,7 @@ export class AppRegistry extends DurableObject<Env> {
     const record = this.records.get(name);
     if (!record) return null;
     this.write({ ...record, enabled });
-    if (!enabled) this.secrets.delete(name);
+    this.bumpTokenEpoch(name);
     return this.view(this.records.get(name)!);
   }
 
@@ -87,7 +105,18 @@ export class AppRegistry extends DurableObject<Env> {
     this.backends.set(name, status);
     if (secret !== undefined) this.secrets.set(name, secret);
     if (!status.running) this.secrets.delete(name);
+    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO backends (name, status, secret) VALUES (?, ?, ?)", name, JSON.stringify(status), this.secrets.get(name) ?? null);
     return true;
+  }
+
+  private forgetBackend(name: string): void {
+    this.backends.delete(name);
+    this.secrets.delete(name);
+    this.ctx.storage.sql.exec("DELETE FROM backends WHERE name = ?", name);
+  }
+
+  private bumpTokenEpoch(name: string): void {
+    this.tokenEpochs.set(name, (this.tokenEpochs.get(name) ?? 0) + 1);
   }
 
   async proxyTarget(name: string): Promise<ProxyTarget | null> {
@@ -100,6 +129,7 @@ export class AppRegistry extends DurableObject<Env> {
       healthy: Boolean(backend?.running && backend.healthy),
       secret: this.secrets.get(name) ?? null,
       healthPath: record.manifest.backend?.healthCheck ?? "/health",
+      tokenEpoch: `${this.instance}:${this.tokenEpochs.get(name) ?? 0}`,
     };
   }
 

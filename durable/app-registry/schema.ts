@@ -1,8 +1,19 @@
-// AppRegistry tables: one row per installed app, its own config document, and its inbox.
+// AppRegistry tables: one row per installed app, its backend as the bridge last reported it
+// during this gateway start, its own config document, and its inbox.
 export const APP_REGISTRY_SCHEMA = `
 CREATE TABLE IF NOT EXISTS apps (
   name TEXT PRIMARY KEY,
   record TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS backends (
+  name TEXT PRIMARY KEY,
+  status TEXT NOT NULL,
+  secret TEXT
+);
+CREATE TABLE IF NOT EXISTS gateway_start (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  started_at TEXT NOT NULL,
+  backends_reported INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS app_config (
   name TEXT PRIMARY KEY,

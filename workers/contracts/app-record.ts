@@ -59,6 +59,8 @@ export interface ProxyTarget {
   healthy: boolean;
   secret: string | null;
   healthPath: string;
+  /** Changes whenever the app's tokens may have been revoked; a cached app token is kept only while it stays the same. */
+  tokenEpoch: string;
 }
 
 /** An app's grants as the permission gate reads them; a grant that is not a list is null (denies). */

@@ -74,6 +74,18 @@ function freshNonce(): string {
   return toHex(bytes.buffer);
 }
 
+// Importing the HMAC key costs about as much as signing: keep the few current apps' keys.
+const keys = new Map<string, Promise<CryptoKey>>();
+function signingKey(secret: string): Promise<CryptoKey> {
+  let key = keys.get(secret);
+  if (!key) {
+    if (keys.size >= 64) keys.clear();
+    key = crypto.subtle.importKey("raw", utf8.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    keys.set(secret, key);
+  }
+  return key;
+}
+
 /**
  * The header value `<ts>:<nonce>:<hmac_hex>` for one request. Production omits `nonce` and
  * gets a fresh random one; tests pass a fixed one. Throws on a missing secret, a
@@ -93,7 +105,7 @@ export async function signProxyRequest(req: {
   if (!Number.isSafeInteger(req.ts) || req.ts < 0) throw new Error("proxy signature: ts must be integer Unix seconds");
   const nonce = req.nonce ?? freshNonce();
   if (typeof nonce !== "string" || !NONCE_SHAPE.test(nonce)) throw new Error("proxy signature: nonce must be 32 lower-case hex characters");
-  const key = await crypto.subtle.importKey("raw", utf8.encode(req.secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const key = await signingKey(req.secret);
   const message = signatureMessage(req.ts, nonce, req.method, req.target, await sha256Hex(req.body));
   return `${req.ts}:${nonce}:${toHex(await crypto.subtle.sign("HMAC", key, utf8.encode(message)))}`;
 }

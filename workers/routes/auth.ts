@@ -8,6 +8,7 @@ import { cookieName } from "../guards/credentials";
 import type { Principal } from "../guards/principal";
 import { sessionStore } from "../guards/resolve-principal";
 import { clientAddress } from "./sign-in-link";
+import { forgetAppTokens } from "../proxy/forward";
 import { route, type RouteRequest } from "./define";
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
@@ -177,6 +178,7 @@ export const authRoutes = [
     contract: "Replaces the session-signing key; every session and token ends with reason key_replaced. Needs no presence (containment).",
     async handle(req) {
       const ended = await sessionStore(req.env).rotateKey(req.now);
+      forgetAppTokens();
       await req.audit({ kind: "session_key_replaced", outcome: "allowed", detail: { sessions_ended: ended } });
       return { rotated: true, sessions_ended: ended };
     },
