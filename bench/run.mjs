@@ -435,7 +435,6 @@ async function main() {
   }
   if (raw.nginxSkipped) notes.push(raw.nginxSkipped);
   if (raw.loadWarnings) notes.push(`some load runs saw failures: ${raw.loadWarnings.join("; ")}`);
-  notes.push("the keep-warm GET /api/status every 2 s (0.5 req/s) works around AppRegistry losing backend state when workerd evicts it (see docs/performance.md)");
   const doc = {
     date: benchStartedAt,
     machine: machine(),

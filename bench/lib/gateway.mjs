@@ -71,16 +71,10 @@ export async function startPersonalclaw(home, cli = cliPath) {
     readyMs,
     owner: { authorization: `Bearer ${token}` },
     get: (path) => httpGet(port, path, { authorization: `Bearer ${token}` }),
-    keepWarm: null,
     async stop() {
-      if (gateway.keepWarm) clearInterval(gateway.keepWarm);
       await stopChild(child, 15_000);
     },
   };
-  // The AppRegistry Durable Object keeps backend health and proxy secrets in memory only, and
-  // workerd evicts an object idle for about 10 s; the proxy then answers 503 until a backend
-  // restarts. A GET /api/status every 2 s (0.5 request/s) keeps it loaded while the bench runs.
-  gateway.keepWarm = setInterval(() => void gateway.get("/api/status"), 2_000);
   return gateway;
 }
 
