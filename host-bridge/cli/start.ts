@@ -151,7 +151,7 @@ export async function startGateway(options: StartOptions): Promise<number> {
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+    env: { PATH: parentEnvironment().PATH ?? "/usr/bin:/bin" },
     extendEnv: false,
     cleanup: true,
   });
