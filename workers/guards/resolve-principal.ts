@@ -4,10 +4,7 @@ import type { Env } from "../env";
 import { authModeInForce } from "../contracts/auth-mode";
 import { browserRefusal, type PresentedCredentials } from "./credentials";
 import type { OwnerPrincipal, Principal } from "./principal";
-
-export function sessionStore(env: Env) {
-  return env.SESSIONS.get(env.SESSIONS.idFromName("sessions"));
-}
+import { sessions } from "../sessions";
 
 /**
  * An app token never authorizes as the owner: beside an owner session it narrows it, alone
@@ -15,25 +12,25 @@ export function sessionStore(env: Env) {
  * cookie is kept as the refusal an owner-only route will give.
  */
 export async function resolvePrincipal(env: Env, creds: PresentedCredentials, now: number): Promise<Principal> {
-  const sessions = sessionStore(env);
+  const store = sessions(env);
   let owner: OwnerPrincipal | null = null;
   let app: { app: string; tokenId: string } | null = null;
   let refusal: GatewayError | null = null;
 
   if (creds.bearer !== null) {
-    const checked = await sessions.check(creds.bearer, now);
+    const checked = await store.check(creds.bearer, now);
     if (!checked.ok) throw new GatewayError("auth_bearer_invalid");
     const s = checked.session;
     if (s.kind === "app") app = { app: s.app!, tokenId: s.id };
     else owner = { kind: "owner", sessionId: s.id, signedInAt: s.signedInAt, via: "bearer" };
   }
   if (creds.appToken !== null && app === null) {
-    const checked = await sessions.check(creds.appToken, now);
+    const checked = await store.check(creds.appToken, now);
     if (!checked.ok || checked.session.kind !== "app") throw new GatewayError("auth_bearer_invalid");
     app = { app: checked.session.app!, tokenId: checked.session.id };
   }
   if (owner === null && creds.cookie !== null) {
-    const checked = await sessions.check(creds.cookie, now);
+    const checked = await store.check(creds.cookie, now);
     if (checked.ok && checked.session.kind !== "app") {
       owner = { kind: "owner", sessionId: checked.session.id, signedInAt: checked.session.signedInAt, via: "cookie" };
     } else {

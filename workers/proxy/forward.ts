@@ -6,32 +6,13 @@ import { GatewayError } from "../contracts/errors";
 import { PROXY_SIGNATURE_HEADER, signProxyRequest, wireTarget } from "../contracts/proxy-signature";
 import type { Env } from "../env";
 import { appRegistry } from "../app-registry";
-import { sessionStore } from "../guards/resolve-principal";
-import { APP_TOKEN_TTL_MS } from "../contracts/session";
+import { sessions } from "../sessions";
 import { readCappedBody } from "../routes/read-input";
 import { forwardableRequestHeaders, returnableResponseHeaders } from "./forward-headers";
 import { isAmbiguousPath } from "./app-target";
 
 export const PROXY_BODY_LIMIT = 16 * 1024 * 1024;
 const NO_BODY = new Set(["GET", "HEAD"]);
-
-// Each app's token, reused while more than half of its hour is left (APPID-02) and while the
-// registry's token epoch for the app is unchanged (enable, disable and removal change it);
-// a key rotation clears it. Saves a SessionStore call on nearly every proxied request.
-const appTokens = new Map<string, { token: string; expiresAt: number; epoch: string }>();
-
-/** Drops every cached app token (after the signing key is replaced). */
-export function forgetAppTokens(): void {
-  appTokens.clear();
-}
-
-async function appTokenFor(env: Env, app: string, epoch: string, now: number): Promise<string> {
-  const cached = appTokens.get(app);
-  if (cached && cached.epoch === epoch && cached.expiresAt - now > APP_TOKEN_TTL_MS / 2) return cached.token;
-  const minted = await sessionStore(env).appToken(app, now);
-  appTokens.set(app, { token: minted.token, expiresAt: minted.expiresAt, epoch });
-  return minted.token;
-}
 
 /** Forwards one request to the app's backend and streams its answer back. */
 export async function forwardToBackend(env: Env, request: Request, app: string, now: number): Promise<Response> {
@@ -49,7 +30,7 @@ export async function forwardToBackend(env: Env, request: Request, app: string, 
   // Read once, capped, then hashed and forwarded: the signed bytes are the sent bytes.
   const body = NO_BODY.has(request.method) ? new Uint8Array(0) : await readCappedBody(request, PROXY_BODY_LIMIT);
   const backendUrl = new URL(`http://127.0.0.1:${target.port}${tail}${url.search}`);
-  const token = await appTokenFor(env, app, target.tokenEpoch, now);
+  const token = await sessions(env).appToken(app, target.tokenEpoch, now);
   const headers = forwardableRequestHeaders(request.headers);
   headers.set("Authorization", `Bearer ${token}`);
   headers.set("X-PersonalClaw-App", app);

@@ -7,7 +7,7 @@ import { BackendStatusSchema, type AppRecord } from "../contracts/app-record";
 import { AppManifestSchema, type AppManifest } from "../contracts/manifest";
 import { appRegistry } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
-import { sessionStore } from "../guards/resolve-principal";
+import { sessions } from "../sessions";
 import { requireIfMatch } from "../contracts/revision";
 import type { Env } from "../env";
 import { route, type RouteRequest } from "./define";
@@ -223,7 +223,7 @@ export const appRoutes = [
     async handle(req) {
       const record = await requireRecord(req.env, req.params.name);
       await appRegistry(req.env).setEnabled(record.name, false);
-      const revoked = await sessionStore(req.env).revokeApp(record.name, req.now);
+      const revoked = await sessions(req.env).revokeApp(record.name, req.now);
       if (record.manifest.backend) await bridgeCall(req.env, "POST", "/backends/stop", z.unknown(), { name: record.name }, 30_000);
       await req.audit({ kind: "app_disabled", outcome: "allowed", subject: record.name, detail: { tokens_revoked: revoked } });
       return { app: await appRegistry(req.env).get(record.name) };
@@ -243,7 +243,7 @@ export const appRoutes = [
       const purgeData = req.body.purge_data === true;
       const removed = await bridgeCall(req.env, "POST", "/apps/remove", z.object({ uninstallHook: z.string().nullable() }).passthrough(), { name: record.name, purgeData, manifest: record.manifest }, 120_000);
       await appRegistry(req.env).remove(record.name);
-      await sessionStore(req.env).revokeApp(record.name, req.now);
+      await sessions(req.env).revokeApp(record.name, req.now);
       await req.audit({ kind: "app_uninstalled", outcome: "allowed", subject: record.name, detail: { purge_data: purgeData, uninstall_hook: removed.uninstallHook } });
       return { removed: record.name, data_kept: !purgeData };
     },

@@ -6,9 +6,8 @@ import { describeDuration, DEFAULT_TOKEN_TTL_MS, parseTtl, PRESENCE_WINDOW_MS, T
 import { equalsInConstantTime } from "../guards/constant-time";
 import { cookieName } from "../guards/credentials";
 import type { Principal } from "../guards/principal";
-import { sessionStore } from "../guards/resolve-principal";
+import { sessions } from "../sessions";
 import { clientAddress } from "./sign-in-link";
-import { forgetAppTokens } from "../proxy/forward";
 import { route, type RouteRequest } from "./define";
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
@@ -44,7 +43,7 @@ async function mintOwnerToken(req: RouteRequest<unknown, unknown>, issuer: strin
     if (!parsed.ok) throw new GatewayError(parsed.code, { vars: { ttl: ttlText.slice(0, 40) } });
     ttlMs = parsed.ms;
   }
-  const minted = await sessionStore(req.env).mintToken(issuer, ttlMs, req.now);
+  const minted = await sessions(req.env).mintToken(issuer, ttlMs, req.now);
   await req.audit({ kind: "session_signed_in", outcome: "allowed", subject: minted.session.id, detail: { kind: "token", issuer } });
   await auditSignOuts(req, minted.evicted, "limit");
   await auditSignOuts(req, minted.superseded, "superseded");
@@ -94,9 +93,9 @@ export const authRoutes = [
     contract: "Every sign-in (id, kind, issuer, created, last used, expires, current); never a secret.",
     async handle({ env, now, principal }) {
       const current = currentSessionId(principal);
-      const sessions = await sessionStore(env).list(now);
+      const all = await sessions(env).list(now);
       return {
-        sessions: sessions
+        sessions: all
           .filter((s) => s.kind !== "app")
           .map((s) => ({
             id: s.id,
@@ -119,7 +118,7 @@ export const authRoutes = [
     body: z.object({}).strict(),
     contract: "Signs out the session making the request and clears its cookie.",
     async handle(req) {
-      const ended = await sessionStore(req.env).signOut("this", currentSessionId(req.principal), null, req.now);
+      const ended = await sessions(req.env).signOut("this", currentSessionId(req.principal), null, req.now);
       await auditSignOuts(req, ended, "signed_out");
       return req.c.json({ signed_out: ended.length }, 200, {
         "Set-Cookie": `${cookieName(req.env.GATEWAY_PORT)}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0`,
@@ -135,7 +134,7 @@ export const authRoutes = [
     body: z.object({}).strict(),
     contract: "Signs out one other session by id.",
     async handle(req) {
-      const ended = await sessionStore(req.env).signOut("one", currentSessionId(req.principal), req.params.id, req.now);
+      const ended = await sessions(req.env).signOut("one", currentSessionId(req.principal), req.params.id, req.now);
       await auditSignOuts(req, ended, "signed_out_elsewhere");
       return { signed_out: ended.length };
     },
@@ -149,7 +148,7 @@ export const authRoutes = [
     body: z.object({}).strict(),
     contract: "Signs out every session but the one making the request.",
     async handle(req) {
-      const ended = await sessionStore(req.env).signOut("others", currentSessionId(req.principal), null, req.now);
+      const ended = await sessions(req.env).signOut("others", currentSessionId(req.principal), null, req.now);
       await auditSignOuts(req, ended, "signed_out_others");
       return { signed_out: ended.length };
     },
@@ -163,7 +162,7 @@ export const authRoutes = [
     body: z.object({}).strict(),
     contract: "Signs out every session, this one included.",
     async handle(req) {
-      const ended = await sessionStore(req.env).signOut("everywhere", null, null, req.now);
+      const ended = await sessions(req.env).signOut("everywhere", null, null, req.now);
       await auditSignOuts(req, ended, "signed_out_everywhere");
       return { signed_out: ended.length };
     },
@@ -177,8 +176,7 @@ export const authRoutes = [
     body: z.object({}).strict(),
     contract: "Replaces the session-signing key; every session and token ends with reason key_replaced. Needs no presence (containment).",
     async handle(req) {
-      const ended = await sessionStore(req.env).rotateKey(req.now);
-      forgetAppTokens();
+      const ended = await sessions(req.env).rotateKey(req.now);
       await req.audit({ kind: "session_key_replaced", outcome: "allowed", detail: { sessions_ended: ended } });
       return { rotated: true, sessions_ended: ended };
     },

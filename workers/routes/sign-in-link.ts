@@ -4,7 +4,7 @@
 import { GatewayError } from "../contracts/errors";
 import { audit } from "../audit";
 import { browserRefusal, cookieName, presentedCredentials } from "../guards/credentials";
-import { sessionStore } from "../guards/resolve-principal";
+import { sessions as sessionDoor } from "../sessions";
 import { BROWSER_SESSION_TTL_MS } from "../contracts/session";
 import type { GatewayContext } from "./define";
 
@@ -21,7 +21,7 @@ export async function exchangeSignInLink(c: GatewayContext): Promise<Response | 
   const url = new URL(c.req.url);
   const creds = presentedCredentials(c.req.raw, url, c.env.GATEWAY_PORT);
   if (creds.link === null) return null;
-  const sessions = sessionStore(c.env);
+  const sessions = sessionDoor(c.env);
   const now = c.get("now");
   if (creds.bearer !== null && creds.bearer !== creds.link) {
     const bearer = await sessions.check(creds.bearer, now);
