@@ -15,11 +15,9 @@ import { previewBundle, type PreviewOptions } from "./install/preview";
 import { installApp, removeAppFiles, type InstallProgressEvent } from "./install/install-app";
 import { venvPython } from "./install/install-dependencies";
 import { runHook } from "./install/run-hook";
-import { HOOK_TIMEOUT_SECONDS } from "./install/review";
 import { sandboxAvailability, type SandboxAvailability } from "./sandbox/bubblewrap";
 import { BackendSupervisor, type BackendStatus } from "./supervisor/index";
 import { readAnchor } from "./sel-anchor";
-import { readSettings } from "./settings";
 import type { HomePaths } from "./home";
 import type { OwnerConfig } from "./owner-config";
 
@@ -30,6 +28,8 @@ export interface BridgeRuntimeOptions {
   config: OwnerConfig;
   parentEnv: Readonly<Record<string, string | undefined>>;
   skipBackends: boolean;
+  /** Seconds an install or uninstall hook may run (PERSONALCLAW_HOOK_TIMEOUT_S). */
+  hookTimeoutSeconds: number;
   log: (line: string) => void;
   /** Calls the gateway's internal routes as the bridge. */
   callGateway: (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>;
@@ -77,7 +77,7 @@ export class BridgeRuntime {
       quarantineRoot: opts.paths.quarantine,
       reservedNames: reservedAppNames(opts.packageRoot),
       core: { version: opts.version, features: CORE_FEATURES },
-      hookTimeoutSeconds: readSettings(opts.parentEnv).hookTimeoutSeconds,
+      hookTimeoutSeconds: opts.hookTimeoutSeconds,
     };
     this.supervisor = new BackendSupervisor({
       home: opts.paths.home,
@@ -240,7 +240,7 @@ export class BridgeRuntime {
       let hookResult: string | null = null;
       if (hook && existsSync(appDir)) {
         const ctx = this.hookContext();
-        const result = await runHook(hook, { name, appDir, dataDir: join(appDir, "data"), hasStorage: (manifest as AppManifest).permissions?.storage === true }, ctx, ctx.preview.hookTimeoutSeconds ?? HOOK_TIMEOUT_SECONDS, {
+        const result = await runHook(hook, { name, appDir, dataDir: join(appDir, "data"), hasStorage: (manifest as AppManifest).permissions?.storage === true }, ctx, this.opts.hookTimeoutSeconds, {
           KEEP_DATA: purgeData ? "0" : "1",
           PURGE_DATA: purgeData ? "1" : "0",
         });

@@ -115,6 +115,7 @@ export async function startGateway(options: StartOptions): Promise<number> {
     config: config.config,
     parentEnv: parentEnvironment(),
     skipBackends: settings.skipAppBackends,
+    hookTimeoutSeconds: settings.hookTimeoutSeconds,
     log,
     callGateway: (method, path, body) => callGateway(paths.home, "bridge", method, path, body),
   });
