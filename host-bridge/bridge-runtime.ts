@@ -70,6 +70,7 @@ export class BridgeRuntime {
   private secrets = new Map<string, string>();
   private readonly reports = new Map<string, { next: BackendReport | null; drained: Promise<void> }>();
   private progress = new Map<string, InstallProgressEvent[]>();
+  private pendingRows: Array<{ kind: string; outcome: "allowed" | "refused" | "info"; subject: string }> = [];
   private readonly previewOptions: PreviewOptions;
 
   constructor(private readonly opts: BridgeRuntimeOptions) {
@@ -95,6 +96,15 @@ export class BridgeRuntime {
     this.sandbox = await sandboxAvailability(this.opts.parentEnv.PATH);
     const reaped = await this.supervisor.reapOrphans();
     this.opts.log(`bridge: orphan sweep ${JSON.stringify(reaped)}`);
+    // The gateway is not up yet: these rows are written once it is (startEnabledBackends).
+    for (const name of reaped.killed) this.pendingRows.push({ kind: "backend_orphan_killed", outcome: "allowed", subject: name });
+  }
+
+  /** Appends a security-log row as the bridge's own work. */
+  private async audit(row: { kind: string; outcome: "allowed" | "refused" | "info"; subject: string; detail?: Record<string, unknown> }): Promise<void> {
+    await this.opts.callGateway("POST", "/api/internal/sel/append", { principal: "internal:bridge", detail: {}, ...row }).catch((error) => {
+      this.opts.log(`bridge: could not write a security-log row: ${error instanceof Error ? error.message : String(error)}`);
+    });
   }
 
   private report(name: string, status: BackendStatus): Promise<void> {
@@ -156,6 +166,7 @@ export class BridgeRuntime {
     });
     if (!result.ok) {
       this.opts.log(`bridge: ${name}'s backend did not start: ${result.code} ${result.reason}`);
+      await this.audit({ kind: "backend_start_refused", outcome: "refused", subject: name, detail: { code: result.code } });
       await this.sendReport(name, {
         status: { running: false, healthy: false, pid: null, port: null, startedAt: null, restarts: 0, lastLines: [], exit: null, reason: `${result.code}: ${result.reason}` },
         secret: null,
@@ -176,6 +187,7 @@ export class BridgeRuntime {
 
   /** Starts the backend of every enabled app the gateway's registry holds. */
   async startEnabledBackends(): Promise<void> {
+    for (const row of this.pendingRows.splice(0)) await this.audit(row);
     const answer = await this.opts.callGateway("GET", "/api/internal/apps/startable");
     const apps = (answer.body?.apps ?? []) as Array<{ name: string; manifest: AppManifest }>;
     await Promise.all(apps.map((app) => this.startBackend(app.name, app.manifest)));

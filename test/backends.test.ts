@@ -295,5 +295,7 @@ describe("app backends without bubblewrap", () => {
     expect(row).toMatchObject({ running: false, healthy: false, pid: null });
     expect(row!.reason).toContain("sandbox_unavailable");
     expect(row!.reason).toContain("bubblewrap");
+    const events = (await (await gw.fetch("/api/security/events?kind=backend_start_refused")).json()).events;
+    expect(events[0]).toMatchObject({ principal: "internal:bridge", outcome: "refused", subject: "node-notes", detail: { code: "sandbox_unavailable" } });
   });
 });
