@@ -14,7 +14,7 @@ import { parseArgs } from "node:util";
 import { build } from "esbuild";
 import { summarize } from "./lib/stats.mjs";
 import { runLoad } from "./lib/load.mjs";
-import { benchWorkers, loopbackListen, minimalConfig, repoRoot, startWorkerd } from "./lib/workerd.mjs";
+import { repoRoot, startPassthrough } from "./lib/workerd.mjs";
 import { installApp, startPersonalclaw, waitHealthy } from "./lib/gateway.mjs";
 
 const { values: argv } = parseArgs({ options: { json: { type: "boolean", default: false }, runs: { type: "string", default: "3" }, duration: { type: "string", default: "4" } } });
@@ -144,17 +144,9 @@ async function main() {
       }
       targets.push({ id: variant.id, port: gateway.port, path: "/apps/node-notes/api/echo", headers: gateway.owner });
     }
-    const pt = await loopbackListen();
-    const ptConfig = join(scratch, "passthrough.capnp");
-    const passthrough = await startWorkerd({
-      configPath: ptConfig,
-      port: pt.port,
-      readyPath: "/health",
-      experimental: false,
-      configText: minimalConfig({ configPath: ptConfig, listen: pt.listen, modules: [{ name: "passthrough.js", path: join(benchWorkers, "passthrough.js") }], bindings: { BACKEND_PORT: String(backendPort) }, loopbackNetwork: true }),
-    });
+    const passthrough = await startPassthrough(scratch, backendPort);
     stops.push(() => passthrough.stop());
-    targets.push({ id: "workerd-passthrough", port: pt.port, path: "/api/echo", sign: { secretFile, method: "GET", target: "/api/echo" } });
+    targets.push({ id: "workerd-passthrough", port: passthrough.port, path: "/api/echo", sign: { secretFile, method: "GET", target: "/api/echo" } });
 
     for (const t of targets) results[t.id] = { loaded: [], single: [] };
     for (let r = 0; r < RUNS; r++) {

@@ -20,6 +20,7 @@ import {
   minimalConfig,
   productConfig,
   repoRoot,
+  startPassthrough,
   startWorkerd,
   workerdBinary,
 } from "./lib/workerd.mjs";
@@ -77,23 +78,9 @@ async function loadSections() {
   const proxyTarget = { id: "gateway-proxy", port: gateway.port, path: "/apps/node-notes/api/echo", headers: gateway.owner };
   if (wants("proxy")) {
     targets.push(proxyTarget, { id: "backend-direct", port: backendPort, path: "/api/echo", sign });
-    const pt = await loopbackListen();
-    const ptConfig = join(scratch, "passthrough.capnp");
-    const passthrough = await startWorkerd({
-      configPath: ptConfig,
-      port: pt.port,
-      readyPath: "/health",
-      experimental: false,
-      configText: minimalConfig({
-        configPath: ptConfig,
-        listen: pt.listen,
-        modules: [{ name: "passthrough.js", path: join(benchWorkers, "passthrough.js") }],
-        bindings: { BACKEND_PORT: String(backendPort) },
-        loopbackNetwork: true,
-      }),
-    });
+    const passthrough = await startPassthrough(scratch, backendPort);
     cleanups.push(() => passthrough.stop());
-    targets.push({ id: "workerd-passthrough", port: pt.port, path: "/api/echo", sign });
+    targets.push({ id: "workerd-passthrough", port: passthrough.port, path: "/api/echo", sign });
     const nginx = nginxBinary();
     if (nginx) {
       const ng = await loopbackListen();

@@ -145,3 +145,23 @@ export async function loopbackListen() {
   const port = await freePort();
   return { port, listen: `127.0.0.1:${port}` };
 }
+
+/** Starts the bare workerd pass-through worker (fetch to the backend, no auth, no signature). */
+export async function startPassthrough(scratch, backendPort) {
+  const pt = await loopbackListen();
+  const configPath = join(scratch, "passthrough.capnp");
+  const worker = await startWorkerd({
+    configPath,
+    port: pt.port,
+    readyPath: "/health",
+    experimental: false,
+    configText: minimalConfig({
+      configPath,
+      listen: pt.listen,
+      modules: [{ name: "passthrough.js", path: join(benchWorkers, "passthrough.js") }],
+      bindings: { BACKEND_PORT: String(backendPort) },
+      loopbackNetwork: true,
+    }),
+  });
+  return { port: pt.port, stop: () => worker.stop() };
+}
