@@ -1,10 +1,11 @@
 // The dashboard in a real Chromium against a really started gateway: the sign-in
 // instructions without a session, the one-time link exchanged for an HttpOnly cookie, the
-// status header, devices and sign-out, the security log and its verification, and a page
-// that runs under its CSP without a violation or a console error.
+// status header, devices and sign-out, the security log and its verification, install with
+// its step-by-step progress, uninstall, and a page that runs under its CSP without a
+// violation or a console error.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
-import { appendFileSync, cpSync, readFileSync } from "node:fs";
+import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeHome, removeHome, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 
@@ -184,17 +185,124 @@ describe("the dashboard in Chromium", () => {
     expect(newDigest).not.toBe(shownDigest);
     const before = (await (await gw.fetch("/api/apps")).json()) as { apps: Array<{ name: string }> };
     expect(before.apps.map((a) => a.name)).not.toContain("node-notes");
+    // The refused attempt's progress names the step that refused it.
+    const progress = apps.locator(".install-progress");
+    await expect(progress.locator("[data-step=stage]").getAttribute("data-status")).resolves.toBe("done");
+    await expect(progress.locator("[data-step=consent]").getAttribute("data-status")).resolves.toBe("failed");
+    await expect(progress.locator("[data-step=move_into_place]").getAttribute("data-status")).resolves.toBe("not-run");
+    await expect(apps.locator(".notice-error").getAttribute("data-failed-step")).resolves.toBe("consent");
 
+    // Record the progress rows at the moment the installed app first shows in the list.
+    await page.evaluate(() => {
+      const w = window as unknown as { __stepsWhenListed?: string[][] };
+      const observer = new MutationObserver(() => {
+        if (w.__stepsWhenListed || !document.querySelector("#apps li[data-app=node-notes]")) return;
+        w.__stepsWhenListed = [...document.querySelectorAll<HTMLElement>("#apps .install-step")].map((li) => [li.dataset.step!, li.dataset.status!]);
+        observer.disconnect();
+      });
+      observer.observe(document.getElementById("apps")!, { childList: true, subtree: true });
+    });
+    const installRequest = page.waitForRequest((r) => r.method() === "POST" && new URL(r.url()).pathname === "/api/apps");
     await apps.getByRole("button", { name: "Install", exact: true }).click();
+    const installId = JSON.parse((await installRequest).postData() ?? "{}").install_id as string;
+    expect(installId).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
     await apps.getByText("Installed node-notes.").waitFor({ timeout: 60_000 });
     const item = apps.locator("li[data-app=node-notes]");
     await item.waitFor();
+    const stepsWhenListed = await page.evaluate(() => (window as unknown as { __stepsWhenListed?: string[][] }).__stepsWhenListed);
+    expect(stepsWhenListed).toEqual([
+      ["stage", "done"],
+      ["consent", "done"],
+      ["python_dependencies", "skipped"],
+      ["npm_packages", "skipped"],
+      ["install_hook", "skipped"],
+      ["move_into_place", "done"],
+    ]);
+    await expect(progress.locator("ol").getAttribute("aria-live")).resolves.toBe("polite");
+    await progress.screenshot({ path: "/tmp/dashboard-install-progress.png" });
+    // The steps shown are the gateway's own record of this install.
+    const recorded = (await (await gw.fetch(`/api/apps/installs/${installId}`)).json()) as { steps: Array<{ step: string; status: string }> };
+    expect(recorded.steps.filter((s) => s.status !== "started").map((s) => s.step)).toEqual(stepsWhenListed!.map(([step]) => step));
     await expect(item.locator(".app-head .badge").first().textContent()).resolves.toBe("enabled");
     await item.getByRole("button", { name: "Disable node-notes" }).click();
     await expect.poll(() => item.locator(".app-head .badge").first().textContent(), { timeout: 30_000 }).toBe("disabled");
     const listed = (await (await gw.fetch("/api/apps")).json()) as { apps: Array<{ name: string; enabled: boolean }> };
     expect(listed.apps.find((a) => a.name === "node-notes")?.enabled).toBe(false);
     await expect.poll(() => page.locator("[data-fact=apps-installed] dd").textContent()).toBe(String(listed.apps.length));
+  });
+
+  it("Uninstall asks first, sends {} unless 'Also delete its data' is ticked, keeps the data, and a native app offers no Uninstall", async () => {
+    const { page } = await signedInPage();
+    const apps = page.locator("#apps");
+    const item = apps.locator("li[data-app=node-notes]");
+    await item.waitFor();
+    const welcome = apps.locator("li[data-app=welcome]");
+    await welcome.waitFor();
+    expect(await welcome.getByRole("button", { name: /uninstall/i }).count()).toBe(0);
+    expect(await item.getByRole("button", { name: "Uninstall node-notes" }).count()).toBe(1);
+
+    // The first press only asks; Cancel puts the button back and nothing is removed.
+    await item.getByRole("button", { name: "Uninstall node-notes" }).click();
+    await item.getByRole("button", { name: "Cancel uninstalling node-notes" }).click();
+    await item.getByRole("button", { name: "Uninstall node-notes" }).click();
+    const purge = item.getByLabel("Also delete its data");
+    expect(await purge.isChecked()).toBe(false);
+    const stillListed = (await (await gw.fetch("/api/apps")).json()) as { apps: Array<{ name: string }> };
+    expect(stillListed.apps.map((a) => a.name)).toContain("node-notes");
+
+    const deleteRequest = page.waitForRequest((r) => r.method() === "DELETE");
+    await item.getByRole("button", { name: "Yes, uninstall node-notes" }).click();
+    const sent = await deleteRequest;
+    expect(new URL(sent.url()).pathname).toBe("/api/apps/node-notes");
+    expect(sent.headers()["content-type"]).toBe("application/json");
+    expect(sent.postData()).toBe("{}");
+    const result = apps.locator("[data-uninstalled=node-notes]");
+    await result.waitFor({ timeout: 30_000 });
+    await expect(result.textContent()).resolves.toBe("Uninstalled Node Notes: data kept.");
+    await item.waitFor({ state: "detached" });
+
+    const listed = (await (await gw.fetch("/api/apps")).json()) as { apps: Array<{ name: string }> };
+    expect(listed.apps.map((a) => a.name)).not.toContain("node-notes");
+    expect(existsSync(join(gw.home, "apps", "node-notes"))).toBe(false);
+    expect(existsSync(join(gw.home, "apps", ".node-notes.data"))).toBe(true);
+    await expect.poll(() => page.locator("[data-fact=apps-installed] dd").textContent()).toBe(String(listed.apps.length));
+  });
+
+  it("while an install is pending the progress list shows the running step, and a failed install hook is named with its message and code", async () => {
+    // An app whose install hook runs for a second, then fails: long enough to be seen running.
+    const slowFailing = join(appFolder, "..", "slow-failing-hook");
+    mkdirSync(slowFailing);
+    writeFileSync(join(slowFailing, "app.json"), JSON.stringify({ name: "slow-failing-hook", version: "1.0.0", setup: { onInstall: { command: "/bin/sh", args: ["hook.sh"] } } }));
+    writeFileSync(join(slowFailing, "hook.sh"), "sleep 1.5\necho 'no database here' >&2\nexit 3\n");
+    const { page } = await signedInPage();
+    const apps = page.locator("#apps");
+    await apps.getByLabel("Folder path").fill(slowFailing);
+    await apps.getByRole("button", { name: "Preview" }).click();
+    await apps.locator(".review").waitFor({ timeout: 30_000 });
+    let isInstallPending = true;
+    const installAnswered = page.waitForResponse((r) => r.request().method() === "POST" && new URL(r.url()).pathname === "/api/apps", { timeout: 60_000 }).then((r) => {
+      isInstallPending = false;
+      return r;
+    });
+    await apps.getByRole("button", { name: "Install", exact: true }).click();
+    const hookStep = apps.locator(".install-step[data-step=install_hook]");
+    await expect.poll(() => hookStep.getAttribute("data-status"), { timeout: 10_000, interval: 50 }).toBe("started");
+    expect(isInstallPending).toBe(true);
+    await expect(apps.locator(".install-step[data-step=npm_packages]").getAttribute("data-status")).resolves.toBe("skipped");
+    await apps.locator(".install-progress").screenshot({ path: "/tmp/dashboard-install-running.png" });
+
+    expect((await installAnswered).status()).toBeGreaterThanOrEqual(400);
+    const failure = apps.locator(".notice-error[data-failed-step]");
+    await failure.waitFor();
+    expect(await failure.getAttribute("data-failed-step")).toBe("install_hook");
+    await expect(failure.locator("strong").textContent()).resolves.toBe("Install hook failed: ");
+    await expect(failure.locator(".error-code").textContent()).resolves.toBe("install_hook_failed");
+    await expect(failure.locator(".notice-message").textContent()).resolves.not.toBe("");
+    await expect.poll(() => hookStep.getAttribute("data-status")).toBe("failed");
+    await expect(apps.locator(".install-step[data-step=move_into_place]").getAttribute("data-status")).resolves.toBe("not-run");
+    await apps.locator(".install-progress").screenshot({ path: "/tmp/dashboard-install-failed.png" });
+    const listed = (await (await gw.fetch("/api/apps")).json()) as { apps: Array<{ name: string }> };
+    expect(listed.apps.map((a) => a.name)).not.toContain("slow-failing-hook");
   });
 
   it("Devices lists this browser as current, and signing out everywhere returns the page to the sign-in instruction", async () => {

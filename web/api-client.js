@@ -41,5 +41,6 @@ export function createApiClient(onAuthRequired) {
   return {
     get: (path) => call("GET", path),
     post: (path, body) => call("POST", path, body),
+    delete: (path, body) => call("DELETE", path, body),
   };
 }

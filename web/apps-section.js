@@ -1,7 +1,9 @@
-// Apps: installed apps with enable/disable and backend health, and install from a folder
-// (preview -> review -> install with the review's digest as consent).
+// Apps: installed apps with enable/disable, uninstall and backend health, and install from a
+// folder (preview -> review -> install with the review's digest as consent, showing each step).
 import { el, errorNotice, infoNotice, replaceChildren } from "./element.js";
 import { findingsPart, installReview } from "./install-review.js";
+import { installFailureNotice, installProgressView, newInstallId, withInstallProgress } from "./install-progress.js";
+import { uninstallControl } from "./uninstall-control.js";
 
 const list = (value) => (Array.isArray(value) ? value : []);
 
@@ -36,6 +38,7 @@ export function appsSection(api, statusChanged) {
   const pathInput = el("input", { id: "install-path", name: "source", type: "text", required: true, autocomplete: "off", spellcheck: "false", placeholder: "/home/me/my-app" });
   const installNotices = el("div", { class: "notices", "aria-live": "polite" });
   const reviewHost = el("div", { class: "review-host" });
+  const progressHost = el("div", { class: "progress-host" });
   const previewButton = el("button", { type: "submit", text: "Preview" });
   let reviewed = null; // {source, digest} of the review on screen
 
@@ -50,11 +53,12 @@ export function appsSection(api, statusChanged) {
   const section = el(
     "section",
     { class: "card", id: "apps", "aria-labelledby": "apps-title" },
-    el("div", { class: "section-head" }, el("h2", { id: "apps-title", text: "Apps" }), el("button", { type: "button", text: "Refresh", onClick: () => refresh() })),
+    el("div", { class: "section-head" }, el("h2", { id: "apps-title", tabindex: "-1", text: "Apps" }), el("button", { type: "button", text: "Refresh", onClick: () => refresh() })),
     notices,
     listHost,
     installForm,
     installNotices,
+    progressHost,
     reviewHost,
   );
 
@@ -67,6 +71,21 @@ export function appsSection(api, statusChanged) {
     replaceChildren(notices, infoNotice(`${app.displayName || app.name} is ${enable ? "enabled" : "disabled"}.`));
     await refresh({ keepNotices: true });
     statusChanged();
+  }
+
+  /** Answers true when the app is gone, so its control need not ask again. */
+  async function uninstall(app, purgeData) {
+    const answer = await api.delete(`/api/apps/${encodeURIComponent(app.name)}`, purgeData ? { purge_data: true } : {});
+    if (!answer.ok) {
+      if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
+      return false;
+    }
+    const isDataKept = answer.data.data_kept === true;
+    replaceChildren(notices, el("p", { class: "notice notice-info", role: "status", "data-uninstalled": app.name }, `Uninstalled ${app.displayName || app.name}: `, el("strong", { text: isDataKept ? "data kept" : "data deleted" }), "."));
+    await refresh({ keepNotices: true });
+    statusChanged();
+    section.querySelector("#apps-title")?.focus();
+    return true;
   }
 
   function appItem(app) {
@@ -95,6 +114,8 @@ export function appsSection(api, statusChanged) {
         { class: "toolbar" },
         el("button", { type: "button", text: enabled ? "Disable" : "Enable", "aria-label": `${enabled ? "Disable" : "Enable"} ${name}`, onClick: () => setEnabled(app, !enabled) }),
         app.ui && enabled ? el("a", { class: "button-link", href: `/apps/${encodeURIComponent(name)}/${app.ui.revision ? `?rev=${encodeURIComponent(app.ui.revision)}` : ""}`, text: "Open", "aria-label": `Open ${name}` }) : null,
+        // A native (locked) app cannot be uninstalled, only disabled; the gateway refuses it too.
+        app.lifecycle === "locked" ? null : uninstallControl(name, (purgeData) => uninstall(app, purgeData)),
       ),
     );
   }
@@ -135,6 +156,7 @@ export function appsSection(api, statusChanged) {
     previewButton.disabled = true;
     replaceChildren(installNotices, el("p", { class: "muted", role: "status", text: "Scanning the folder…" }));
     replaceChildren(reviewHost);
+    replaceChildren(progressHost);
     reviewed = null;
     const answer = await api.post("/api/apps/preview", { source });
     previewButton.disabled = false;
@@ -154,7 +176,11 @@ export function appsSection(api, statusChanged) {
     const { source, digest } = reviewed;
     for (const button of reviewHost.querySelectorAll("button")) button.disabled = true;
     replaceChildren(installNotices, el("p", { class: "muted", role: "status", text: "Installing…" }));
-    const answer = await api.post("/api/apps", { source, consent: digest });
+    const installId = newInstallId();
+    const progress = installProgressView(source);
+    replaceChildren(progressHost, progress.node);
+    const { answer, steps } = await withInstallProgress(api, installId, progress.update, () => api.post("/api/apps", { source, consent: digest, install_id: installId }));
+    const failedStep = progress.finish(answer, steps);
     if (answer.ok) {
       reviewed = null;
       replaceChildren(reviewHost);
@@ -169,12 +195,12 @@ export function appsSection(api, statusChanged) {
     if (answer.code === "consent_required" && answer.detail && typeof answer.detail === "object") {
       // The bytes or the review changed since the preview: show what would be installed now.
       const review = answer.detail.review && typeof answer.detail.review === "object" ? answer.detail.review : answer.detail;
-      replaceChildren(installNotices, errorNotice(answer));
+      replaceChildren(installNotices, installFailureNotice(answer, failedStep));
       showReview(source, review, answer.detail.digest ?? review.digest, "What would be installed changed since the preview. Read this review again; Install now consents to it.");
       return;
     }
     for (const button of reviewHost.querySelectorAll("button")) button.disabled = false;
-    replaceChildren(installNotices, errorNotice(answer));
+    replaceChildren(installNotices, installFailureNotice(answer, failedStep));
   }
 
   return { section, refresh };
