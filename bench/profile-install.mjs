@@ -1,13 +1,15 @@
 // Where `apps preview` spends its time on the generated 10 000-file / 100 MiB bundle: the
-// product's own stageBundle, scanStaged and canonicalListing (compiled from source with
-// esbuild), each timed in one process, beside the bare walk + read + sha256 of the same tree.
+// product's own stageBundle, scanStaged and the listing the digest uses (compiled from source
+// with esbuild), each timed in one process, beside the bare walk + read + sha256 of the same tree.
+// `--against DIR` profiles a second checkout (say `git archive` of an older commit) in the same
+// process, alternating with this one run by run, so before and after share the machine's state.
 //
-//   node bench/profile-install.mjs [--runs 3]
+//   node bench/profile-install.mjs [--runs 3] [--against DIR]
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { build } from "esbuild";
@@ -16,7 +18,7 @@ import { summarize } from "./lib/stats.mjs";
 import { msSince } from "./lib/procs.mjs";
 import { repoRoot } from "./lib/workerd.mjs";
 
-const { values: argv } = parseArgs({ options: { runs: { type: "string", default: "3" } } });
+const { values: argv } = parseArgs({ options: { runs: { type: "string", default: "3" }, against: { type: "string" } } });
 const RUNS = Math.max(3, Math.min(10, Number(argv.runs) || 3));
 const scratch = mkdtempSync(join(tmpdir(), "personalclaw-profile-install-"));
 
@@ -37,56 +39,81 @@ async function walkReadHash(dir) {
   return files;
 }
 
-try {
-  const entry = join(scratch, "entry.ts");
-  const { writeFileSync } = await import("node:fs");
+/** Compiles one checkout's stage, scan and listing into a module of its own. */
+async function loadParts(root, label, key) {
+  const entry = join(scratch, `entry-${key}.ts`);
+  const listingModule = join(root, "host-bridge/digest/canonical-listing.ts");
   writeFileSync(
     entry,
     [
-      `export { stageBundle } from ${JSON.stringify(join(repoRoot, "host-bridge/staging/stage-bundle.ts"))};`,
-      `export { scanStaged } from ${JSON.stringify(join(repoRoot, "host-bridge/scan/scan-staged.ts"))};`,
-      `export { canonicalListing } from ${JSON.stringify(join(repoRoot, "host-bridge/digest/canonical-listing.ts"))};`,
+      `export { stageBundle } from ${JSON.stringify(join(root, "host-bridge/staging/stage-bundle.ts"))};`,
+      `export { scanStaged } from ${JSON.stringify(join(root, "host-bridge/scan/scan-staged.ts"))};`,
+      `export * as listing from ${JSON.stringify(listingModule)};`,
     ].join("\n"),
   );
-  const outfile = join(scratch, "install-parts.mjs");
+  const outfile = join(scratch, `install-parts-${key}.mjs`);
   await build({ entryPoints: [entry], outfile, bundle: true, format: "esm", platform: "node", target: "node20", logLevel: "warning" });
-  const { stageBundle, scanStaged, canonicalListing } = await import(pathToFileURL(outfile).href);
+  const parts = await import(pathToFileURL(outfile).href);
+  // The listing as the preview makes it: from staging's own hashes where the checkout has that,
+  // otherwise by reading the staged folder again (what older checkouts did).
+  const previewListing = parts.listing.listingOfStaged
+    ? async (staged) => parts.listing.listingOfStaged(staged.entries)
+    : async (staged) => parts.listing.canonicalListing(staged.dir);
+  return { label, ...parts, previewListing, recomputeListing: (staged) => parts.listing.canonicalListing(staged.dir) };
+}
+
+try {
+  const subjects = [await loadParts(repoRoot, "this checkout", "this")];
+  if (argv.against) subjects.push(await loadParts(resolve(argv.against), argv.against, "against"));
   const bundle = join(scratch, "bundle-10k");
   generateBundle(bundle, { template: join(repoRoot, "apps", "fixtures", "node-notes"), name: "bench-bundle", files: 10_000, bytes: 100 * 1024 * 1024 });
   const manifest = JSON.parse(readFileSync(join(bundle, "app.json"), "utf8"));
   await walkReadHash(bundle);
-  const t = { baseline: [], stage: [], scan: [], listing: [] };
+  const baseline = [];
+  const t = new Map(subjects.map((s) => [s, { stage: [], scan: [], listing: [], recompute: [], preview: [] }]));
   for (let r = 0; r < RUNS; r++) {
     let started = process.hrtime.bigint();
     await walkReadHash(bundle);
-    t.baseline.push(msSince(started));
-    const quarantine = mkdtempSync(join(scratch, "q-"));
-    started = process.hrtime.bigint();
-    const staged = await stageBundle(bundle, quarantine);
-    t.stage.push(msSince(started));
-    if (!staged.ok) throw new Error(`stage refused: ${staged.message}`);
-    started = process.hrtime.bigint();
-    await scanStaged(staged.dir, staged.entries, manifest);
-    t.scan.push(msSince(started));
-    started = process.hrtime.bigint();
-    await canonicalListing(staged.dir);
-    t.listing.push(msSince(started));
-    rmSync(quarantine, { recursive: true, force: true });
+    baseline.push(msSince(started));
+    // Rotated order: whatever the machine does across a run falls on each subject in turn.
+    for (const subject of subjects.slice(r % subjects.length).concat(subjects.slice(0, r % subjects.length))) {
+      const times = t.get(subject);
+      const quarantine = mkdtempSync(join(scratch, "q-"));
+      started = process.hrtime.bigint();
+      const staged = await subject.stageBundle(bundle, quarantine);
+      times.stage.push(msSince(started));
+      if (!staged.ok) throw new Error(`stage refused: ${staged.message}`);
+      started = process.hrtime.bigint();
+      await subject.scanStaged(staged.dir, staged.entries, manifest);
+      times.scan.push(msSince(started));
+      started = process.hrtime.bigint();
+      await subject.previewListing(staged);
+      times.listing.push(msSince(started));
+      times.preview.push(times.stage.at(-1) + times.scan.at(-1) + times.listing.at(-1));
+      started = process.hrtime.bigint();
+      await subject.recomputeListing(staged);
+      times.recompute.push(msSince(started));
+      rmSync(quarantine, { recursive: true, force: true });
+    }
   }
   const f = (xs) => {
     const s = summarize(xs);
-    return `${Math.round(s.median)} [${Math.round(s.min)}–${Math.round(s.max)}]`;
+    return `${Math.round(s.median).toLocaleString("en-US")} [${Math.round(s.min).toLocaleString("en-US")}–${Math.round(s.max).toLocaleString("en-US")}]`;
   };
-  process.stdout.write(`apps preview phases, 10 000 files / 100 MiB, medians of ${RUNS} runs [min–max], ms\n\n| phase | ms | × baseline |\n|---|---|---|\n`);
-  const base = summarize(t.baseline).median;
-  for (const [name, xs] of [
-    ["stage (survey + copy into quarantine)", t.stage],
-    ["scan (read every file, rules, runtime reach)", t.scan],
-    ["canonical listing (the digest's hashes)", t.listing],
-    ["baseline: walk + read + sha256", t.baseline],
+  const base = summarize(baseline).median;
+  const x = (xs) => `${(summarize(xs).median / base).toFixed(1)}×`;
+  process.stdout.write(`apps preview phases, 10 000 files / 100 MiB, medians of ${RUNS} runs [min–max], ms\n\n`);
+  process.stdout.write(`| phase | ${subjects.map((s) => `${s.label} ms | ×`).join(" | ")} |\n|---|${subjects.map(() => "---|---").join("|")}|\n`);
+  for (const [name, key] of [
+    ["stage (survey + copy into quarantine)", "stage"],
+    ["scan (read every file, rules, runtime reach)", "scan"],
+    ["listing for the digest, as the preview makes it", "listing"],
+    ["stage + scan + listing", "preview"],
+    ["listing recomputed by reading the staged folder (verification)", "recompute"],
   ]) {
-    process.stdout.write(`| ${name} | ${f(xs)} | ${(summarize(xs).median / base).toFixed(2)}× |\n`);
+    process.stdout.write(`| ${name} | ${subjects.map((s) => `${f(t.get(s)[key])} | ${x(t.get(s)[key])}`).join(" | ")} |\n`);
   }
+  process.stdout.write(`| baseline: walk + read + sha256 | ${subjects.map(() => `${f(baseline)} | 1.0×`).join(" | ")} |\n`);
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }

@@ -1,8 +1,8 @@
-import { cp, mkdir, readFile, readdir, writeFile, symlink, rm } from "node:fs/promises";
+import { chmod, cp, mkdir, readFile, readdir, writeFile, symlink, rm } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeSandbox, type Sandbox } from "../../test/fixtures/hostile/sandbox";
-import { hashInstalledTree } from "../digest/canonical-listing";
+import { canonicalListing, hashInstalledTree } from "../digest/canonical-listing";
 import { consentDigest } from "../digest/consent-digest";
 import { previewBundle, type PreviewOptions } from "./preview";
 
@@ -197,6 +197,32 @@ describe("previewBundle review and digest", () => {
     expect(rb.listing.some((e) => /(^|\/)(\.git|__pycache__|venv)(\/|$)/i.test(e.path))).toBe(false);
     expect(rb.digest).toBe(ra.digest);
     expect(rb.review.verdict).toBe("clean");
+  });
+
+  it("for 2 000 files staged several at a time, the digest equals one recomputed by reading the staged folder", async () => {
+    const sb = await sandbox("scan-clean-ok");
+    let seed = 0x2545f491;
+    const next = () => (seed = (seed * 1103515245 + 12345) >>> 0);
+    for (let i = 0; i < 2000; i++) {
+      const folder = path.join(sb.bundle, "assets", `d${i % 20}`);
+      if (i < 20) await mkdir(folder, { recursive: true });
+      const size = (next() % 6000) + (i % 7 === 0 ? 0 : 1);
+      const bytes = i % 2 === 0 ? Buffer.from(`// asset ${i}\n`.repeat(Math.ceil(size / 14)).slice(0, size)) : Buffer.from(Array.from({ length: size }, () => next() & 0xff));
+      const file = path.join(folder, `f${i}.${i % 2 === 0 ? "txt" : "bin"}`);
+      await writeFile(file, bytes);
+      if (i % 97 === 0) await chmod(file, 0o755);
+    }
+    await symlink("d1/f1.bin", path.join(sb.bundle, "assets", "alias.bin"));
+    const r = await previewBundle(sb.bundle, options(sb, { keepStaged: true }));
+    if (!r.ok) throw new Error(r.code);
+    const recomputed = await canonicalListing(r.stagedDir!);
+    if (!recomputed.ok) throw new Error(recomputed.code);
+    expect(r.listing).toEqual(recomputed.listing);
+    expect(r.listing.filter((e) => e.type === "file")).toHaveLength(2000 + 6);
+    expect(consentDigest(recomputed.listing, r.review as unknown as Record<string, unknown>)).toBe(r.digest);
+    const again = await previewBundle(sb.bundle, options(sb));
+    if (!again.ok) throw new Error(again.code);
+    expect(again.digest).toBe(r.digest);
   });
 
   it("a previewed link is listed as a link with its target", async () => {

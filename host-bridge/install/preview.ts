@@ -1,12 +1,14 @@
 // Install preview (INST-12): stage the bundle into quarantine, read its manifest from the
 // staged copy, validate it, scan the staged bytes, build the review and the consent digest.
-// Every gate reads the one staged copy, so scanned == reviewed == digested bytes. The copy is
-// removed before returning unless the caller (install) keeps it; on any refusal it is removed.
+// Every gate reads the one staged copy, so scanned == reviewed == digested bytes: the scan reads
+// the staged files, and the listing's hashes are of exactly the bytes staging wrote into them
+// (canonicalListing can recompute the same listing from the folder). The copy is removed
+// before returning unless the caller (install) keeps it; on any refusal it is removed.
 import { constants } from "node:fs";
 import { open, rm } from "node:fs/promises";
 import path from "node:path";
 import { validateManifest, type AppManifest } from "../../workers/contracts/manifest";
-import { canonicalListing, type ListingEntry } from "../digest/canonical-listing";
+import { listingOfStaged, type ListingEntry } from "../digest/canonical-listing";
 import { consentDigest } from "../digest/consent-digest";
 import { scanStaged, type ScanOptions } from "../scan/scan-staged";
 import { refuse, type Refusal } from "../staging/refusal";
@@ -102,12 +104,11 @@ export async function previewBundle(source: string, opts: PreviewOptions): Promi
     }
 
     const review = buildReview(manifest, scan, opts.hookTimeoutSeconds);
-    const listed = await canonicalListing(staged.dir);
-    if (!listed.ok) return listed;
-    const digest = consentDigest(listed.listing, review as unknown as Record<string, unknown>);
+    const listing = listingOfStaged(staged.entries);
+    const digest = consentDigest(listing, review as unknown as Record<string, unknown>);
 
     keep = opts.keepStaged === true;
-    const result: PreviewResult = { ok: true, manifest, review, digest, listing: listed.listing };
+    const result: PreviewResult = { ok: true, manifest, review, digest, listing };
     if (keep) {
       result.stagedDir = staged.dir;
       result.stagedId = staged.id;

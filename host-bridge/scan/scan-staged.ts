@@ -6,6 +6,7 @@ import { open } from "node:fs/promises";
 import path from "node:path";
 import posix from "node:path/posix";
 import type { AppManifest } from "../../workers/contracts/manifest";
+import { FILES_IN_FLIGHT, mapInOrder } from "../staging/bounded-parallel";
 import type { StagedEntry } from "../staging/stage-bundle";
 import { isRequirementsFile, SCAN_RULES, type ScanRule, type Severity } from "./rules";
 import { extractRefs, isCodeLike, isTestPath, runtimeFiles, type FileRefs } from "./runtime-reach";
@@ -64,6 +65,27 @@ async function readWhole(abs: string, limit: number): Promise<{ ok: true; text: 
 const CONTENT_RULES = SCAN_RULES.filter((r) => r.match.kind === "content");
 const ruleById = new Map(SCAN_RULES.map((r) => [r.id, r]));
 
+/**
+ * A line matches a rule only if the whole text, read with the m flag, matches it too: the same
+ * characters are there, ^ and $ hold at the same line edges, and the newline beyond a line's
+ * edge is neither a word character nor anything a pattern's lookahead needs to be absent. So a
+ * text none of these match has no matching line, and the line-by-line loop (which alone
+ * decides what is found) can be skipped. One alternation per flag set, built once.
+ */
+const ANY_FILE_PREFILTERS: readonly RegExp[] = (() => {
+  const byFlags = new Map<string, string[]>();
+  for (const rule of CONTENT_RULES) {
+    if (rule.match.kind !== "content" || rule.match.files !== "any") continue;
+    const flags = `${rule.match.pattern.flags.replace(/[gmy]/g, "")}m`;
+    byFlags.set(flags, [...(byFlags.get(flags) ?? []), `(?:${rule.match.pattern.source})`]);
+  }
+  return [...byFlags].map(([flags, sources]) => new RegExp(sources.join("|"), flags));
+})();
+
+function mayHaveMatchingLine(text: string): boolean {
+  return ANY_FILE_PREFILTERS.some((re) => re.test(text));
+}
+
 function finding(rule: ScanRule, p: string, line: number, detail?: string): Unplaced {
   return { rule: rule.id, severity: rule.severity, path: p, line, message: detail ? `${rule.reason} (${detail})` : rule.reason };
 }
@@ -71,6 +93,7 @@ function finding(rule: ScanRule, p: string, line: number, detail?: string): Unpl
 function contentFindings(relPath: string, text: string): Unplaced[] {
   const out: Unplaced[] = [];
   const requirements = isRequirementsFile(relPath);
+  if (!requirements && !mayHaveMatchingLine(text)) return out;
   const lines = text.split("\n");
   const counts = new Map<string, number>();
   for (let i = 0; i < lines.length; i++) {
@@ -162,28 +185,36 @@ export async function scanStaged(dir: string, entries: readonly StagedEntry[], m
   const planted = ruleById.get("planted-package-config")!;
   const plantedNames = planted.match.kind === "file-name" ? new Set(planted.match.names.map((n) => n.toLowerCase())) : new Set<string>();
 
-  for (const entry of entries) {
-    if (entry.type !== "file") continue;
-    files.add(entry.path);
+  // Each file is read once, several at a time; what each yields is kept in entry order, so
+  // findings never depend on which read finished first.
+  const fileEntries = entries.filter((e) => e.type === "file");
+  const perFile = await mapInOrder(fileEntries, FILES_IN_FLIGHT, async (entry) => {
+    const found: Unplaced[] = [];
     const base = entry.path.slice(entry.path.lastIndexOf("/") + 1);
     if (plantedNames.has(base.toLowerCase())) {
       // Tools read these from the folder they run in: the app root is where hooks and backends start.
-      unplaced.push({ ...finding(planted, entry.path, 0), runs: !entry.path.includes("/") });
+      found.push({ ...finding(planted, entry.path, 0), runs: !entry.path.includes("/") });
     }
     const executable = (entry.mode & 0o111) !== 0;
-    if (isCodeLike(entry.path, executable, "")) codeLike.add(entry.path);
     const read = await readWhole(path.join(dir, ...entry.path.split("/")), limit);
     if (!read.ok) {
-      unplaced.push(finding(ruleById.get("unscanned_file")!, entry.path, 0, read.reason));
-      continue;
+      found.push(finding(ruleById.get("unscanned_file")!, entry.path, 0, read.reason));
+      return { found, isCodeLike: isCodeLike(entry.path, executable, ""), refs: null };
     }
     const nl = read.text.indexOf("\n");
     const firstLine = nl < 0 ? read.text : read.text.slice(0, nl);
-    if (isCodeLike(entry.path, executable, firstLine)) codeLike.add(entry.path);
-    refs.set(entry.path, extractRefs(entry.path, read.text, firstLine));
-    unplaced.push(...contentFindings(entry.path, read.text));
-    if (base === "package.json") unplaced.push(...lifecycleFindings(entry.path, read.text));
-  }
+    const refs = extractRefs(entry.path, read.text, firstLine);
+    found.push(...contentFindings(entry.path, read.text));
+    if (base === "package.json") found.push(...lifecycleFindings(entry.path, read.text));
+    return { found, isCodeLike: isCodeLike(entry.path, executable, firstLine), refs };
+  });
+  fileEntries.forEach((entry, i) => {
+    const one = perFile[i]!;
+    files.add(entry.path);
+    if (one.isCodeLike) codeLike.add(entry.path);
+    if (one.refs) refs.set(entry.path, one.refs);
+    unplaced.push(...one.found);
+  });
   unplaced.push(...embeddedGitFindings(entries));
   unplaced.push(...manifestFindings(manifest));
 

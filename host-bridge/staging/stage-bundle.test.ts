@@ -249,6 +249,21 @@ describe("stageBundle copies only what the survey saw", () => {
     });
   });
 
+  it("when several files change after the survey, the refusal always names the first in survey order", async () => {
+    const sb = await sandbox();
+    await mkdir(path.join(sb.bundle, "lib"));
+    const names = Array.from({ length: 60 }, (_, i) => `lib/m${String(i).padStart(2, "0")}.py`);
+    for (const name of names) await writeFile(path.join(sb.bundle, name), `# ${name}\n`);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const rewrite = [names[53]!, names[17]!, names[41]!];
+      await expectRefused(sb, "bundle_changed_during_copy", names[17], {
+        afterSurvey: async () => {
+          for (const name of rewrite) await appendFile(path.join(sb.bundle, name), "import os\n");
+        },
+      });
+    }
+  });
+
   it("normalises installed modes: no setuid, setgid, sticky or group/world write; executable class kept", async () => {
     const sb = await sandbox();
     await writeFile(path.join(sb.bundle, "run.sh"), "#!/bin/sh\n");

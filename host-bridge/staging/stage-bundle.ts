@@ -1,11 +1,13 @@
 // Stages a bundle into quarantine from its one survey (INST-02/03). Files are opened without
 // following links and checked against the survey, so a file swapped or rewritten after the
 // survey fails the copy instead of bringing in bytes nobody judged. On any refusal the partial
-// copy is removed; nothing is ever written outside the quarantine root.
-import { randomBytes } from "node:crypto";
+// copy is removed; nothing is ever written outside the quarantine root. Each file is hashed from
+// the very bytes written to its staged copy, so the consent listing needs no second read.
+import { createHash, randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { mkdir, open, rm, symlink, chmod, type FileHandle } from "node:fs/promises";
 import path from "node:path";
+import { FILES_IN_FLIGHT, firstStopInOrder } from "./bounded-parallel";
 import { refuse, type Refusal } from "./refusal";
 import { DEFAULT_STAGING_CAPS, surveyTree, type StagingCaps, type Survey, type SurveyEntry } from "./survey-tree";
 
@@ -16,6 +18,8 @@ export interface StagedEntry {
   mode: number;
   size: number;
   linkTarget?: string;
+  /** For files: sha256 (hex) of exactly the bytes written to the staged copy. */
+  sha256?: string;
 }
 
 export interface StageOptions {
@@ -41,8 +45,19 @@ const COPY_CHUNK = 1024 * 1024;
 const SOURCE_OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 const DEST_OPEN_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
-/** Copies one surveyed file; refuses if what is opened is not the file the survey saw. */
-async function copySurveyedFile(src: string, dest: string, entry: SurveyEntry): Promise<Refusal | null> {
+/** Writes all of `bytes`: a write may take fewer bytes than it was given. */
+async function writeAll(output: FileHandle, bytes: Buffer): Promise<void> {
+  for (let done = 0; done < bytes.length; ) {
+    const { bytesWritten } = await output.write(bytes, done, bytes.length - done);
+    done += bytesWritten;
+  }
+}
+
+/**
+ * Copies one surveyed file and answers the sha256 of the bytes it wrote; refuses if what is
+ * opened is not the file the survey saw, or if it changed while being read.
+ */
+async function copySurveyedFile(src: string, dest: string, entry: SurveyEntry): Promise<{ sha256: string } | Refusal> {
   const changed = () => refuse("bundle_changed_during_copy", { path: entry.path });
   let input: FileHandle;
   try {
@@ -62,6 +77,7 @@ async function copySurveyedFile(src: string, dest: string, entry: SurveyEntry): 
 
     const output = await open(dest, DEST_OPEN_FLAGS, 0o600);
     try {
+      const hash = createHash("sha256");
       const buf = Buffer.allocUnsafe(Math.min(COPY_CHUNK, Math.max(entry.size, 1)));
       let copied = 0;
       for (;;) {
@@ -69,15 +85,17 @@ async function copySurveyedFile(src: string, dest: string, entry: SurveyEntry): 
         if (bytesRead === 0) break;
         copied += bytesRead;
         if (copied > entry.size) return changed(); // grew while we read it
-        await output.write(buf, 0, bytesRead);
+        const chunk = buf.subarray(0, bytesRead);
+        await writeAll(output, chunk);
+        hash.update(chunk); // the bytes just written, unchanged: buf is refilled only by the next read
       }
       const after = await input.stat({ bigint: true });
       if (copied !== entry.size || after.mtimeNs.toString() !== entry.mtimeNs || Number(after.size) !== entry.size) return changed();
       await output.chmod(normalisedMode(entry));
+      return { sha256: hash.digest("hex") };
     } finally {
       await output.close();
     }
-    return null;
   } finally {
     await input.close();
   }
@@ -104,25 +122,36 @@ export async function stageBundle(source: string, quarantineRoot: string, opts: 
 
   let staged = false;
   try {
-    const entries: StagedEntry[] = [];
-    const folders: string[] = [dir];
-    for (const entry of survey.entries) {
-      const parts = entry.path.split("/");
-      const dest = path.join(dir, ...parts);
-      if (entry.type === "dir") {
-        await mkdir(dest, { mode: 0o700 });
-        folders.push(dest);
-      } else if (entry.type === "link") {
-        // Recreated as the same relative link; the survey proved it names a bundle file.
-        await symlink(entry.linkTarget!, dest);
-      } else {
-        const refusal = await copySurveyedFile(path.join(survey.root, ...parts), dest, entry);
-        if (refusal) return refusal;
-      }
+    const entries: StagedEntry[] = survey.entries.map((entry) => {
       const out: StagedEntry = { path: entry.path, type: entry.type, mode: normalisedMode(entry), size: entry.size };
       if (entry.linkTarget !== undefined) out.linkTarget = entry.linkTarget;
-      entries.push(out);
+      return out;
+    });
+    const folders: string[] = [dir];
+    // Folders first, in pre-order (parents before what they hold), so files can be copied in any order.
+    for (const entry of survey.entries) {
+      if (entry.type !== "dir") continue;
+      const dest = path.join(dir, ...entry.path.split("/"));
+      await mkdir(dest, { mode: 0o700 });
+      folders.push(dest);
     }
+    // Files and links, several at once. The refusal returned is the first in survey order, and
+    // every copy still running has finished before it is returned and the copy removed.
+    const refusal = await firstStopInOrder(survey.entries, FILES_IN_FLIGHT, async (entry, index): Promise<Refusal | null> => {
+      if (entry.type === "dir") return null;
+      const parts = entry.path.split("/");
+      const dest = path.join(dir, ...parts);
+      if (entry.type === "link") {
+        // Recreated as the same relative link; the survey proved it names a bundle file.
+        await symlink(entry.linkTarget!, dest);
+        return null;
+      }
+      const copied = await copySurveyedFile(path.join(survey.root, ...parts), dest, entry);
+      if ("ok" in copied) return copied;
+      entries[index]!.sha256 = copied.sha256;
+      return null;
+    });
+    if (refusal) return refusal;
     for (const folder of folders) await chmod(folder, 0o755);
     staged = true;
     return { ok: true, id, dir, entries, omitted: survey.omitted };
