@@ -3,7 +3,7 @@
 // true/false and a list is a list (never coerced: iterating "*" as characters would widen a
 // grant), and unknown top-level keys are kept for display but never trusted.
 import { z } from "zod";
-import { ERROR_CODES, GatewayError, type ErrorCode } from "./errors";
+import { GatewayError, type ErrorCode } from "./errors";
 
 const shortText = (max: number) => z.string().min(1).max(max);
 const stringList = z.array(z.string().max(512)).max(512);
@@ -308,13 +308,3 @@ function checkSemanticRules(m: AppManifest): ManifestRefusal | null {
   }
   return null;
 }
-
-/** The error codes validateManifest may answer, for callers that map them to statuses. */
-export const MANIFEST_REFUSAL_CODES = [
-  "manifest_invalid",
-  "field_not_a_boolean",
-  "app_name_reserved",
-  "manifest_native_refused",
-  "manifest_path_escapes",
-  "core_incompatible",
-] as const satisfies readonly (keyof typeof ERROR_CODES)[];
