@@ -116,6 +116,16 @@ describe("a started gateway", () => {
     expect(sessions.sessions.length).toBeGreaterThan(0);
   });
 
+  it("refuses an API request a browser marks as cross-site, even a GET that would mint a token", async () => {
+    for (const site of ["cross-site", "same-site"]) {
+      const response = await gw.fetch("/api/token/local", { headers: { "sec-fetch-site": site } });
+      expect(response.status, site).toBe(403);
+      expect(await errorCode(response)).toBe("origin_not_allowed");
+    }
+    expect((await gw.fetch("/api/status", { headers: { "sec-fetch-site": "same-origin" } })).status).toBe(200);
+    expect((await gw.fetch("/", { owner: false, headers: { "sec-fetch-site": "cross-site" } })).status).toBe(200);
+  });
+
   it("refuses a body framed both by Content-Length and Transfer-Encoding with 400 bad_request, writing nothing", async () => {
     const { connect } = await import("node:net");
     const answer = await new Promise<string>((resolvePromise) => {

@@ -14,18 +14,21 @@ export function allowedHosts(port: string, configured: string): Set<string> {
   return hosts;
 }
 
-/** Refuses a request whose Host is not this gateway, or a write from another Origin. */
-export function checkHostAndOrigin(headers: Headers, method: string, hosts: Set<string>): void {
+/**
+ * Refuses a request whose Host is not this gateway, a write from another Origin, and any API
+ * request a browser says came from another site: a cross-site page can still make the
+ * owner's browser navigate to a GET (the Lax cookie rides along), and some GETs mint.
+ */
+export function checkHostAndOrigin(headers: Headers, method: string, hosts: Set<string>, pathname: string): void {
   const host = headers.get("host")?.toLowerCase() ?? "";
   // A comma means the header arrived twice; two copies never vouch for each other.
   if (!hosts.has(host)) throw new GatewayError("host_not_allowed");
+  const site = headers.get("sec-fetch-site");
+  if (pathname.startsWith("/api/") && site !== null && site !== "same-origin" && site !== "none") throw new GatewayError("origin_not_allowed");
   if (!STATE_CHANGING.has(method)) return;
   const origin = headers.get("origin");
   if (origin !== null && !isOwnOrigin(origin, hosts)) throw new GatewayError("origin_not_allowed");
-  const site = headers.get("sec-fetch-site");
-  if (origin === null && site !== null && site !== "same-origin" && site !== "none") {
-    throw new GatewayError("origin_not_allowed");
-  }
+  if (origin === null && site !== null && site !== "same-origin" && site !== "none") throw new GatewayError("origin_not_allowed");
 }
 
 function isOwnOrigin(origin: string, hosts: Set<string>): boolean {

@@ -69,7 +69,7 @@ export function buildGateway(rows: ReadonlyArray<RouteRow<any, any>>) {
   app.use("*", async (c, next) => {
     c.set("now", clockOf(c));
     try {
-      checkHostAndOrigin(c.req.raw.headers, c.req.method, hostsOf(c.env));
+      checkHostAndOrigin(c.req.raw.headers, c.req.method, hostsOf(c.env), new URL(c.req.url).pathname);
       checkRequestFraming(c.req.raw.headers);
     } catch (error) {
       if (error instanceof GatewayError) {
