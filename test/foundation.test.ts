@@ -124,6 +124,8 @@ describe("a started gateway", () => {
     }
     expect((await gw.fetch("/api/status", { headers: { "sec-fetch-site": "same-origin" } })).status).toBe(200);
     expect((await gw.fetch("/", { owner: false, headers: { "sec-fetch-site": "cross-site" } })).status).toBe(200);
+    const appApi = await gw.fetch("/apps/welcome/api/anything", { headers: { "sec-fetch-site": "cross-site" } });
+    expect(await errorCode(appApi)).toBe("origin_not_allowed");
   });
 
   it("refuses a body framed both by Content-Length and Transfer-Encoding with 400 bad_request, writing nothing", async () => {

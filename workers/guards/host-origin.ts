@@ -16,15 +16,17 @@ export function allowedHosts(port: string, configured: string): Set<string> {
 
 /**
  * Refuses a request whose Host is not this gateway, a write from another Origin, and any API
- * request a browser says came from another site: a cross-site page can still make the
- * owner's browser navigate to a GET (the Lax cookie rides along), and some GETs mint.
+ * request (the gateway's or an app backend's) a browser says came from another site: a
+ * cross-site page can still make the owner's browser navigate to a GET (the Lax cookie
+ * rides along), and some GETs mint or change things.
  */
 export function checkHostAndOrigin(headers: Headers, method: string, hosts: Set<string>, pathname: string): void {
   const host = headers.get("host")?.toLowerCase() ?? "";
   // A comma means the header arrived twice; two copies never vouch for each other.
   if (!hosts.has(host)) throw new GatewayError("host_not_allowed");
   const site = headers.get("sec-fetch-site");
-  if (pathname.startsWith("/api/") && site !== null && site !== "same-origin" && site !== "none") throw new GatewayError("origin_not_allowed");
+  const isApi = pathname.startsWith("/api/") || /^\/apps\/[^/]+\/api\//.test(pathname);
+  if (isApi && site !== null && site !== "same-origin" && site !== "none") throw new GatewayError("origin_not_allowed");
   if (!STATE_CHANGING.has(method)) return;
   const origin = headers.get("origin");
   if (origin !== null && !isOwnOrigin(origin, hosts)) throw new GatewayError("origin_not_allowed");
