@@ -83,7 +83,7 @@ function appTokenChecks(get: () => { gw: RunningGateway; token: string }) {
 
   it("an app token reaches neither another app's /apps/<other>/ nor /api/apps/<other>/, and foo never reaches foo-bar", async () => {
     const { gw, token } = get();
-    for (const path of ["/apps/reach-bar/api/echo", "/api/apps/reach-bar", "/apps/reach-bar/", "/apps/reach-bar/app.js"]) {
+    for (const path of ["/apps/reach-bar/api/echo", "/api/apps/reach-bar", "/apps/reach-bar/"]) {
       const response = await asApp(gw, token, path);
       expect(response.status, path).toBe(403);
       expect(await code(response)).toBe("app_not_permitted");
@@ -237,18 +237,55 @@ describe("app reach through a running gateway", () => {
     expect(rows[0].detail.reason).toBe("owner_only");
   });
 
-  it("serves an app's declared UI with no-cache, nosniff and a CSP, and nothing outside its UI folder", async () => {
-    const page = await gw.fetch("/apps/node-notes/");
+  it("hands the owner's browser the app's UI sandboxed: a redirect adding the app token, then the entry with a sandbox CSP", async () => {
+    const redirect = await gw.fetch("/apps/node-notes/?rev=abc");
+    expect(redirect.status).toBe(302);
+    expect(redirect.headers.get("cache-control")).toBe("no-store");
+    const location = new URL(redirect.headers.get("location")!, gw.base);
+    expect(location.pathname).toBe("/apps/node-notes/");
+    expect(location.searchParams.get("rev")).toBe("abc");
+    const token = location.searchParams.get("app_token")!;
+    expect(token).toBe(await appTokenOf(gw, "node-notes"));
+    const page = await gw.fetch(location.pathname + location.search);
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toContain("text/html");
     expect(page.headers.get("cache-control")).toBe("no-cache");
     expect(page.headers.get("x-content-type-options")).toBe("nosniff");
-    expect(page.headers.get("content-security-policy")).toContain("default-src 'self'");
+    const csp = page.headers.get("content-security-policy")!;
+    expect(csp).toMatch(/^sandbox allow-scripts/);
+    expect(csp).not.toContain("allow-same-origin");
     const row = await (await gw.fetch("/api/apps/node-notes")).json();
     expect(page.headers.get("x-personalclaw-ui-revision")).toBe(row.ui.revision);
-    expect((await gw.fetch("/apps/node-notes/app.js")).status).toBe(200);
-    for (const path of ["/apps/node-notes/server.mjs", "/apps/node-notes/.app_secret", "/apps/node-notes/%2e%2e/server.mjs", "/apps/py-echo/"]) {
+  });
+
+  it("serves the UI's own files to a credential-less request, and nothing outside its UI folder", async () => {
+    const script = await gw.fetch("/apps/node-notes/app.js", { owner: false });
+    expect(script.status).toBe(200);
+    expect(script.headers.get("content-security-policy")).toMatch(/^sandbox /);
+    for (const path of ["/apps/node-notes/server.mjs", "/apps/node-notes/.app_secret", "/apps/node-notes/%2e%2e/server.mjs", "/apps/py-echo/", "/apps/py-echo/server.py", "/apps/node-notes/../app.json"]) {
       expect((await gw.fetch(path)).status, path).toBeGreaterThanOrEqual(400);
+    }
+    expect((await gw.fetch("/apps/node-notes/", { owner: false })).status).toBe(403);
+  });
+
+  it("lets a sandboxed UI (Origin: null) call its own backend with its token, and nothing else", async () => {
+    const token = await appTokenOf(gw, "node-notes");
+    const preflight = await gw.fetch("/apps/node-notes/api/notes", { method: "OPTIONS", owner: false, headers: { origin: "null", "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type" } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("null");
+    expect(preflight.headers.get("access-control-allow-headers")).toContain("authorization");
+    expect(preflight.headers.get("access-control-allow-credentials")).toBeNull();
+    const foreign = await gw.fetch("/apps/node-notes/api/notes", { method: "OPTIONS", owner: false, headers: { origin: "http://evil.example" } });
+    expect(foreign.status).toBe(403);
+    const call = await gw.fetch("/apps/node-notes/api/echo", { headers: { origin: "null", "sec-fetch-site": "cross-site", authorization: `Bearer ${token}` } });
+    expect(call.status).toBe(200);
+    expect(call.headers.get("access-control-allow-origin")).toBe("null");
+    const link = await rawRequest(gw.port, { path: `/?token=${gw.token}`, headers: { host: `127.0.0.1:${gw.port}` } });
+    const cookie = String(([] as string[]).concat(link.headers["set-cookie"] ?? [])[0]).split(";")[0];
+    for (const path of ["/api/auth/sessions", "/api/apps/node-notes", "/apps/node-notes/api/echo"]) {
+      const withCookie = await gw.fetch(path, { owner: false, headers: { origin: "null", "sec-fetch-site": "cross-site", cookie } });
+      expect(withCookie.status, path).toBe(403);
+      expect(await code(withCookie)).toBe("origin_not_allowed");
     }
   });
 

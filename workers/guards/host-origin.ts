@@ -25,10 +25,16 @@ export function checkHostAndOrigin(headers: Headers, method: string, hosts: Set<
   // A comma means the header arrived twice; two copies never vouch for each other.
   if (!hosts.has(host)) throw new GatewayError("host_not_allowed");
   const site = headers.get("sec-fetch-site");
-  const isApi = pathname.startsWith("/api/") || /^\/apps\/[^/]+\/api\//.test(pathname);
+  const origin = headers.get("origin");
+  const appBackendPath = /^\/apps\/[^/]+\/api\//.test(pathname);
+  // An app's UI runs sandboxed in an opaque origin ("null"): its calls to its own backend
+  // are cross-site and carry no cookie, only the app token it was handed. Held to the app's
+  // permissions, such a call (and its credential-less CORS preflight) is let through; nothing
+  // else from another site is.
+  if (appBackendPath && origin === "null" && (method === "OPTIONS" || /^Bearer\s/i.test(headers.get("authorization") ?? ""))) return;
+  const isApi = pathname.startsWith("/api/") || appBackendPath;
   if (isApi && site !== null && site !== "same-origin" && site !== "none") throw new GatewayError("origin_not_allowed");
   if (!STATE_CHANGING.has(method)) return;
-  const origin = headers.get("origin");
   if (origin !== null && !isOwnOrigin(origin, hosts)) throw new GatewayError("origin_not_allowed");
   if (origin === null && site !== null && site !== "same-origin" && site !== "none") throw new GatewayError("origin_not_allowed");
 }

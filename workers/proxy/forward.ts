@@ -10,6 +10,7 @@ import { sessions } from "../sessions";
 import { readCappedBody } from "../routes/read-input";
 import { forwardableRequestHeaders, returnableResponseHeaders } from "./forward-headers";
 import { isAmbiguousPath } from "./app-target";
+import { allowSandboxedUi } from "./sandboxed-ui";
 
 export const PROXY_BODY_LIMIT = 16 * 1024 * 1024;
 const NO_BODY = new Set(["GET", "HEAD"]);
@@ -44,5 +45,7 @@ export async function forwardToBackend(env: Env, request: Request, app: string, 
   } catch {
     throw new GatewayError("app_backend_unavailable", { vars: { name: app } });
   }
-  return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers: returnableResponseHeaders(answer.headers) });
+  const headersBack = returnableResponseHeaders(answer.headers);
+  allowSandboxedUi(request.headers.get("origin"), headersBack);
+  return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers: headersBack });
 }

@@ -1,15 +1,14 @@
 // An app's UI (UI-*): `/apps/<name>/` serves the declared entry and `/apps/<name>/<file>`
 // the files beside it, read through a read-only disk service over the apps folder that
 // hides dot files (so never `.app_secret`). Only the entry's own folder is served: not the
-// backend's code, not data/. Every answer says no-cache, nosniff and a CSP that keeps the
-// page to its own files and the gateway's API.
+// backend's code, not data/. Every answer says no-cache, nosniff and the sandboxing CSP.
 import { GatewayError } from "../contracts/errors";
 import type { AppRecord } from "../contracts/app-record";
 import type { Env } from "../env";
 import { contentTypeOf } from "../routes/content-type";
 import { isAmbiguousPath } from "./app-target";
+import { SANDBOXED_UI_CSP } from "./sandboxed-ui";
 
-const UI_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'self'; base-uri 'none'; form-action 'self'";
 
 /** Serves one declared UI file of `record`. */
 export async function serveUiFile(env: Env, record: AppRecord, pathname: string): Promise<Response> {
@@ -29,7 +28,9 @@ export async function serveUiFile(env: Env, record: AppRecord, pathname: string)
       "Content-Type": contentTypeOf(file),
       "Cache-Control": "no-cache",
       "X-Content-Type-Options": "nosniff",
-      "Content-Security-Policy": UI_CSP,
+      "Content-Security-Policy": SANDBOXED_UI_CSP,
+      // The sandboxed page's module scripts are fetched in CORS mode from its opaque origin.
+      "Access-Control-Allow-Origin": "*",
       "Referrer-Policy": "no-referrer",
       ETag: `"${record.uiRevision ?? "none"}"`,
       "X-PersonalClaw-UI-Revision": record.uiRevision ?? "",

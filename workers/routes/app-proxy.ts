@@ -1,11 +1,14 @@
-// `/apps/<name>/api/*` (the signed reverse proxy) and `/apps/<name>/...` (the app's UI):
-// callable by the owner and by the app itself only.
+// `/apps/<name>/api/*` (the signed reverse proxy, callable by the owner and by the app
+// itself only) and `/apps/<name>/...` (the app's UI, served sandboxed: see proxy/sandboxed-ui.ts).
 import { GatewayError } from "../contracts/errors";
 import type { AppRecord } from "../contracts/app-record";
 import { appRegistry } from "../app-registry";
 import { forwardToBackend } from "../proxy/forward";
 import { serveUiFile } from "../proxy/ui-files";
 import { route, type HttpMethod } from "./define";
+import { sessions } from "../sessions";
+import type { Env } from "../env";
+import { SANDBOXED_UI_PREFLIGHT } from "../proxy/sandboxed-ui";
 
 const PROXY_METHODS: HttpMethod[] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 const OWN_APP = { kind: "app-may", why: "an app reaches its own backend and UI", owns: "name" } as const;
@@ -26,17 +29,52 @@ export const appProxyRoutes = [
     }),
   ),
   route({
+    method: "OPTIONS",
+    path: "/apps/:name/api/*",
+    family: "app-proxy",
+    authz: { kind: "bootstrap", why: "a browser's CORS preflight carries no credential; the call that follows must carry the app token" },
+    internal: false,
+    contract: "Answers the CORS preflight of an app's sandboxed UI (Origin: null) calling its own backend; any other origin is refused.",
+    async handle({ c }) {
+      if (c.req.header("origin") !== "null") throw new GatewayError("origin_not_allowed");
+      return new Response(null, { status: 204, headers: SANDBOXED_UI_PREFLIGHT });
+    },
+  }),
+  route({
     method: "GET",
-    path: "/apps/:name/*",
+    path: "/apps/:name/",
     family: "app-proxy",
     authz: OWN_APP,
     internal: false,
-    contract: "Serves the app's declared UI files (the entry at /apps/<name>/), no-cache, nosniff, with a content-security policy.",
+    contract: "The app's UI entry. The owner is redirected to the same URL with the app's token (?app_token=); the page is served sandboxed in an opaque origin, so it never acts with the owner's session, only with that token.",
+    async handle({ c, env, params, principal, now }) {
+      const record = await enabledRecord(env, params.name);
+      const url = new URL(c.req.url);
+      if (!record.manifest.ui?.entry) throw new GatewayError("app_ui_not_found", { vars: { name: record.name, path: url.pathname } });
+      if (principal.kind !== "app") {
+        const target = await appRegistry(env).proxyTarget(record.name);
+        url.searchParams.set("app_token", await sessions(env).appToken(record.name, target!.tokenEpoch, now));
+        return new Response(null, { status: 302, headers: { Location: url.pathname + url.search, "Cache-Control": "no-store", "Referrer-Policy": "no-referrer" } });
+      }
+      return serveUiFile(env, record, url.pathname);
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/apps/:name/*",
+    family: "app-proxy",
+    authz: { kind: "bootstrap", why: "a sandboxed UI's own script and style requests carry no credential; only declared UI files are served" },
+    internal: false,
+    contract: "The files beside the app's UI entry (never its backend code or data/), no-cache, nosniff, with a content-security policy.",
     async handle({ c, env, params }) {
-      const record = (await appRegistry(env).record(params.name)) as AppRecord | null;
-      if (!record) throw new GatewayError("app_not_found", { vars: { name: params.name.slice(0, 80) } });
-      if (!record.enabled) throw new GatewayError("app_disabled", { vars: { name: record.name } });
-      return serveUiFile(env, record, new URL(c.req.url).pathname);
+      return serveUiFile(env, await enabledRecord(env, params.name), new URL(c.req.url).pathname);
     },
   }),
 ];
+
+async function enabledRecord(env: Env, name: string): Promise<AppRecord> {
+  const record = (await appRegistry(env).record(name)) as AppRecord | null;
+  if (!record) throw new GatewayError("app_not_found", { vars: { name: name.slice(0, 80) } });
+  if (!record.enabled) throw new GatewayError("app_disabled", { vars: { name: record.name } });
+  return record;
+}

@@ -9,7 +9,7 @@ import type { Authorization } from "./authorization";
 
 export type { Authorization } from "./authorization";
 
-export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
 
 export type RouteFamily = "status" | "auth" | "security-log" | "apps" | "app-proxy" | "messaging" | "internal" | "events";
 
