@@ -10,7 +10,7 @@ import { GatewayError } from "../workers/contracts/errors";
 import { CORE_FEATURES } from "../workers/contracts/core";
 import type { AppManifest } from "../workers/contracts/manifest";
 import { reservedAppNames } from "./reserved-app-names";
-import type { BridgeOperation } from "./server";
+import type { BridgeOperation, BridgeRefusal } from "./server";
 import { previewBundle, type PreviewOptions } from "./install/preview";
 import { installApp, removeAppFiles, type InstallProgressEvent } from "./install/install-app";
 import { venvPython } from "./install/install-dependencies";
@@ -70,6 +70,7 @@ export class BridgeRuntime {
   private secrets = new Map<string, string>();
   private readonly reports = new Map<string, { next: BackendReport | null; drained: Promise<void> }>();
   private progress = new Map<string, InstallProgressEvent[]>();
+  private refusalsLogged = new Map<string, number>();
   private pendingRows: Array<{ kind: string; outcome: "allowed" | "refused" | "info"; subject: string }> = [];
   private readonly previewOptions: PreviewOptions;
 
@@ -98,6 +99,20 @@ export class BridgeRuntime {
     this.opts.log(`bridge: orphan sweep ${JSON.stringify(reaped)}`);
     // The gateway is not up yet: these rows are written once it is (startEnabledBackends).
     for (const name of reaped.killed) this.pendingRows.push({ kind: "backend_orphan_killed", outcome: "allowed", subject: name });
+  }
+
+  /**
+   * Writes a refusal of the bridge's own API to the security log (never the presented
+   * secret), once per code and subject a minute, so a process hammering the port cannot
+   * flood the log.
+   */
+  auditRefusal(code: BridgeRefusal, subject: string): void {
+    const key = `${code} ${subject}`;
+    const now = Date.now();
+    if (now - (this.refusalsLogged.get(key) ?? 0) < 60_000) return;
+    if (this.refusalsLogged.size > 1_000) this.refusalsLogged.clear();
+    this.refusalsLogged.set(key, now);
+    void this.audit({ kind: `bridge_${code}`, outcome: "refused", subject });
   }
 
   /** Appends a security-log row as the bridge's own work. */

@@ -13,6 +13,9 @@ export type BridgeOperation = (request: BridgeRequest) => Promise<unknown>;
 
 const BODY_LIMIT = 1024 * 1024;
 
+/** The bridge's refusals; each is also a security-log row (as the bridge's own work). */
+export type BridgeRefusal = "internal_secret_invalid" | "internal_route_refused" | "internal_call_names_no_work";
+
 function sameSecret(presented: string | undefined, secret: string): boolean {
   if (typeof presented !== "string") return false;
   const a = Buffer.from(presented);
@@ -43,23 +46,23 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
 }
 
 /** Starts the bridge's internal API on 127.0.0.1 with an ephemeral port. */
-export async function startBridgeServer(secret: string, operations: Map<string, BridgeOperation>, log: (line: string) => void): Promise<{ server: Server; port: number }> {
+export async function startBridgeServer(
+  secret: string,
+  operations: Map<string, BridgeOperation>,
+  log: (line: string) => void,
+  onRefused: (code: BridgeRefusal, subject: string) => void,
+): Promise<{ server: Server; port: number }> {
   const server = createServer(async (req, res) => {
     const path = (req.url ?? "/").split("?")[0];
-    if (!sameSecret(req.headers["x-internal-secret"] as string | undefined, secret)) {
-      send(res, 403, new GatewayError("internal_secret_invalid").toEnvelope());
-      return;
-    }
+    const refuse = (code: BridgeRefusal) => {
+      onRefused(code, `${req.method} ${path.slice(0, 200)}`);
+      send(res, 403, new GatewayError(code, { vars: { method: req.method ?? "", path } }).toEnvelope());
+    };
+    if (!sameSecret(req.headers["x-internal-secret"] as string | undefined, secret)) return refuse("internal_secret_invalid");
     const operation = operations.get(`${req.method} ${path}`);
-    if (!operation) {
-      send(res, 403, new GatewayError("internal_route_refused", { vars: { method: req.method ?? "", path } }).toEnvelope());
-      return;
-    }
+    if (!operation) return refuse("internal_route_refused");
     const work = String(req.headers["x-session-key"] ?? "");
-    if (!work) {
-      send(res, 403, new GatewayError("internal_call_names_no_work").toEnvelope());
-      return;
-    }
+    if (!work) return refuse("internal_call_names_no_work");
     try {
       send(res, 200, (await operation({ body: await readBody(req), work })) ?? null);
     } catch (error) {

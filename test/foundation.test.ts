@@ -181,6 +181,13 @@ describe("a started gateway", () => {
     const secret = readFileSync(join(gw.home, ".local_secret"), "utf8").trim();
     const right = await fetch(bridge, { headers: { "x-internal-secret": secret, "x-session-key": "test" } });
     expect(right.status).toBe(200);
+    const outside = await fetch(`http://127.0.0.1:${file.bridgePort}/apps/not-an-operation`, { method: "POST", headers: { "x-internal-secret": secret, "x-session-key": "test" } });
+    expect(outside.status).toBe(403);
+    expect(await errorCode(outside)).toBe("internal_route_refused");
+    await new Promise((r) => setTimeout(r, 300));
+    const rows = (await (await gw.fetch("/api/security/events?principal=internal:bridge")).json()).events;
+    expect(rows.map((r: { kind: string }) => r.kind)).toEqual(expect.arrayContaining(["bridge_internal_secret_invalid", "bridge_internal_route_refused"]));
+    expect(JSON.stringify(rows)).not.toContain(secret);
   });
 
   it("guards a whole-document write with its revision: 428 without If-Match, 409 when stale, nothing written", async () => {
