@@ -493,3 +493,25 @@ describe("personalclaw apps preview with no gateway running", () => {
     expect(readdirSync(home)).toEqual([]);
   });
 });
+
+describe("two installs of one name at once", () => {
+  it("installs one and answers the other 409 app_exists, leaving one folder and one record", async () => {
+    const gw = await startGateway();
+    try {
+      const bundle = await tempFolder("pc-twice-");
+      await writeBundle(bundle, { "app.json": JSON.stringify({ name: "twice", version: "1.0.0", ui: { entry: "ui/index.html" } }), "ui/index.html": "<p>twice</p>" });
+      const preview = await post(gw, "/api/apps/preview", { source: bundle });
+      const answers = await Promise.all([1, 2, 3].map(() => post(gw, "/api/apps", { source: bundle, consent: preview.body.digest })));
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 409, 409]);
+      for (const refused of answers.filter((a) => a.status === 409)) expect(refused.body.error.code).toBe("app_exists");
+      const apps = (await gw.fetch("/api/apps").then((r) => r.json())).apps.filter((a: Json) => a.name === "twice");
+      expect(apps).toHaveLength(1);
+      expect(readdirSync(join(gw.home, "apps")).filter((n) => n === "twice")).toHaveLength(1);
+      expect(quarantineEntries(gw.home)).toEqual([]);
+      await rm(bundle, { recursive: true, force: true });
+    } finally {
+      await gw.stop();
+      removeHome(gw.home);
+    }
+  });
+});

@@ -100,7 +100,15 @@ export async function installApp(
     } else note("install_hook", "skipped");
 
     note("move_into_place", "started");
-    await rename(stagedDir, appDir);
+    // A concurrent install of the same name may have moved in since the check above: the
+    // rename then fails rather than replace it, and this install answers app_exists.
+    try {
+      await rename(stagedDir, appDir);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOTEMPTY" || code === "EEXIST") throw new GatewayError("app_exists", { vars: { name } });
+      throw error;
+    }
     // Data kept by an earlier keep-data uninstall of this name comes back with it.
     const parked = parkedDataDir(ctx.appsDir, name);
     if (hasStorage && existsSync(parked)) {
