@@ -356,6 +356,11 @@ describe("the fixture apps install end to end through the CLI", () => {
     expect(answer.app.name).toBe(name);
     expect(answer.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
     installed.set(name, answer);
+    // Progress goes to stderr, every step to its end; stdout stays the one JSON answer.
+    expect(result.stderr).toContain("  stage: done");
+    expect(result.stderr).toContain(name === "py-echo" ? "  python dependencies: done" : "  python dependencies: skipped");
+    expect(result.stderr).toContain("  move into place: done");
+    expect(result.stdout.trim().split("\n")).toHaveLength(1);
     expect(existsSync(join(gw.home, "apps", name, "app.json"))).toBe(true);
     expect(quarantineEntries(gw.home)).toEqual([]);
   });

@@ -81,7 +81,7 @@ export async function runAppsInstall(args: string[], home: string): Promise<numb
   }
   const installId = randomBytes(8).toString("hex");
   const seen = new Set<string>();
-  const poll = setInterval(async () => {
+  const printNewSteps = async () => {
     const progress = await callGateway(home, "apps-install", "GET", `/api/apps/installs/${installId}`).catch(() => null);
     for (const step of progress?.body?.steps ?? []) {
       const key = `${step.step}:${step.status}`;
@@ -89,13 +89,16 @@ export async function runAppsInstall(args: string[], home: string): Promise<numb
       seen.add(key);
       process.stderr.write(`  ${step.step.replace(/_/g, " ")}: ${step.status}${step.message ? ` (${step.message})` : ""}\n`);
     }
-  }, 250);
+  };
+  const poll = setInterval(() => void printNewSteps(), 250);
   let answer: GatewayAnswer;
   try {
     answer = await callGateway(home, "apps-install", "POST", "/api/apps", { source, consent, install_id: installId });
   } finally {
     clearInterval(poll);
   }
+  // The steps finished since the last poll.
+  await printNewSteps();
   if (answer.status !== 200) return answerError(answer, json);
   if (json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
   else process.stdout.write(`Installed ${answer.body.app.name} ${answer.body.app.version} (${answer.body.digest}).\n`);
