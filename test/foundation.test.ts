@@ -245,6 +245,23 @@ describe("gateway lifecycle", () => {
     }
   });
 
+  it("`personalclaw stop` stops the running gateway and answers 1 when none runs", async () => {
+    const gw = await startGateway();
+    try {
+      const stopped = await runCli(["stop", "--home", gw.home]);
+      expect(stopped.code).toBe(0);
+      expect(stopped.stdout).toContain(`pid ${gw.pid}`);
+      expect(alive(gw.pid)).toBe(false);
+      expect(existsSync(join(gw.home, "gateway.json"))).toBe(false);
+      const again = await runCli(["stop", "--home", gw.home]);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toContain("no gateway is running");
+    } finally {
+      await gw.stop();
+      removeHome(gw.home);
+    }
+  });
+
   it("replaces a stale gateway.json whose pid is dead", async () => {
     const home = makeHome();
     try {

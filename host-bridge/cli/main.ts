@@ -7,10 +7,12 @@ import { runToken, runRotateKey } from "./token";
 import { runSecurityEvents, runSecurityVerify } from "./security";
 import { GatewayNotRunning } from "./gateway-client";
 import { appAction, runAppsInstall, runAppsList, runAppsPreview } from "./apps";
+import { runStop } from "./stop";
 
 const USAGE = `Usage: personalclaw <command>
 
   start [--port N] [--home DIR] [--json-ready]   run the gateway
+  stop                                            stop the running gateway of the home
   doctor [--json]                                 check this machine and home
   token [--ttl D]                                 print a sign-in link (default 20h, at most 90d)
   auth rotate-key                                 replace the signing key; every session ends
@@ -39,6 +41,7 @@ export async function main(argv: string[]): Promise<number> {
   };
   const commands: Record<string, Command> = {
     doctor: (args, home) => runDoctor(args, { ...settings, home }),
+    stop: (_args, home) => runStop(home),
     token: (args, home) => runToken(args, home),
     "auth rotate-key": (_args, home) => runRotateKey(home),
     "security events": (args, home) => runSecurityEvents(args, home),
