@@ -14,6 +14,15 @@ export function allowedHosts(port: string, configured: string): Set<string> {
   return hosts;
 }
 
+let hostsCache: { key: string; hosts: Set<string> } | null = null;
+
+/** The Host values of this gateway, from its bindings (computed once per isolate). */
+export function hostsOf(env: { GATEWAY_PORT: string; ALLOWED_HOSTS: string }): Set<string> {
+  const key = `${env.GATEWAY_PORT}|${env.ALLOWED_HOSTS}`;
+  if (hostsCache?.key !== key) hostsCache = { key, hosts: allowedHosts(env.GATEWAY_PORT, env.ALLOWED_HOSTS ?? "") };
+  return hostsCache.hosts;
+}
+
 /**
  * Refuses a request whose Host is not this gateway, a write from another Origin, and any API
  * request (the gateway's or an app backend's) a browser says came from another site: a

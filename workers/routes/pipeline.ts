@@ -5,7 +5,7 @@ import { Hono } from "hono";
 import { GatewayError } from "../contracts/errors";
 import type { Env } from "../env";
 import { audit } from "../audit";
-import { allowedHosts, checkHostAndOrigin } from "../guards/host-origin";
+import { checkHostAndOrigin, hostsOf } from "../guards/host-origin";
 import { checkRequestFraming } from "../guards/request-framing";
 import { presentedCredentials } from "../guards/credentials";
 import { internalPrincipal } from "../guards/internal-credential";
@@ -23,13 +23,6 @@ import { reservedAppNames } from "./table";
 function clockOf(c: GatewayContext): number {
   const injected = c.env.TEST_HOOKS === "1" ? c.req.header("x-test-now") : undefined;
   return injected !== undefined && /^\d{10,16}$/.test(injected) ? Number(injected) : Date.now();
-}
-
-let hostsCache: { key: string; hosts: Set<string> } | null = null;
-function hostsOf(env: Env): Set<string> {
-  const key = `${env.GATEWAY_PORT}|${env.ALLOWED_HOSTS}`;
-  if (hostsCache?.key !== key) hostsCache = { key, hosts: allowedHosts(env.GATEWAY_PORT, env.ALLOWED_HOSTS ?? "") };
-  return hostsCache.hosts;
 }
 
 async function runRoute(c: GatewayContext, row: RouteRow<any, any>, reserved: ReadonlySet<string>): Promise<Response> {
