@@ -23,6 +23,10 @@ describe("personalclaw doctor", () => {
       await gw.stop();
 
       writeFileSync(join(home, "config.json"), "{ not json");
+      const hooks = await runCli(["doctor", "--json", "--home", home], { PERSONALCLAW_TEST_HOOKS: "1" });
+      expect(hooks.code).toBe(1);
+      expect(JSON.parse(hooks.stdout).rows.find((r: { name: string }) => r.name === "test hooks")).toMatchObject({ status: "fail" });
+
       const broken = await runCli(["doctor", "--home", home]);
       expect(broken.code).toBe(1);
       expect(broken.stdout).toMatch(/^fail\s+config:/m);

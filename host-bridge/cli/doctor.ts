@@ -60,6 +60,9 @@ export function doctorRows(settings: Settings): DoctorRow[] {
       ? { name: "gateway", status: "ok", message: `Running (pid ${gateway.pid}) at http://127.0.0.1:${gateway.port}/.` }
       : { name: "gateway", status: "warn", message: "Not running; start it with `personalclaw start`." },
   );
+  if (settings.testHooks) {
+    rows.push({ name: "test hooks", status: "fail", message: "PERSONALCLAW_TEST_HOOKS=1 lets any caller move the gateway's clock (and so outlive expiries); it is for the test suite only — unset it." });
+  }
   const mode = authModeInForce({ AUTH_MODE_REQUESTED: settings.authModeRequested });
   rows.push(
     mode.warning

@@ -101,6 +101,7 @@ export async function startGateway(options: StartOptions): Promise<number> {
     log(`warning: ${mode.warning}`);
   }
   const bindHost = mode.mode === "none" ? "127.0.0.1" : settings.bindHost;
+  if (settings.testHooks) log("warning: PERSONALCLAW_TEST_HOOKS=1: X-Test-Now moves the clock and /api/test/* is open (test runs only)");
 
   const config = readOwnerConfig(paths.home);
   if (!config.ok) {
