@@ -1,5 +1,7 @@
-// The PersonalClaw home: created 0700; its secret files are written 0600 and atomically.
-import { mkdirSync, chmodSync, openSync, writeFileSync, closeSync, renameSync, readFileSync, statSync, existsSync } from "node:fs";
+// The PersonalClaw home: created 0700; its secret files are written 0600 and atomically
+// (host-bridge/private-file.ts).
+import { mkdirSync, chmodSync, readFileSync, statSync, existsSync } from "node:fs";
+import { writePrivateFile } from "./private-file";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 
@@ -26,19 +28,6 @@ export function ensureHome(home: string): HomePaths {
   chmodSync(home, 0o700);
   for (const dir of [paths.state, paths.run, paths.logs, paths.apps, paths.quarantine]) mkdirSync(dir, { recursive: true, mode: 0o700 });
   return paths;
-}
-
-/** Writes a file readable by the owner only, via a temporary name and rename. */
-export function writePrivateFile(path: string, content: string | Buffer): void {
-  const temporary = `${path}.${process.pid}.tmp`;
-  const fd = openSync(temporary, "w", 0o600);
-  try {
-    writeFileSync(fd, content);
-  } finally {
-    closeSync(fd);
-  }
-  chmodSync(temporary, 0o600);
-  renameSync(temporary, path);
 }
 
 /** A fresh 256-bit internal credential for this start, written to .local_secret (0600). */

@@ -4,7 +4,7 @@
 // longer holds the anchored row with the anchored mac.
 import { readFileSync } from "node:fs";
 import { SecurityLogAnchorSchema, SecurityLogHeadSchema, type SecurityLogAnchor } from "../workers/contracts/security-event";
-import { writePrivateFile } from "./home";
+import { writePrivateFile } from "./private-file";
 
 export const ANCHOR_INTERVAL_MS = 2_000;
 

@@ -1,7 +1,7 @@
 // The foundation against a really started gateway: start/stop, state across restarts,
 // API conventions, the host/origin guard, the internal credential and the route docs.
 import { describe, expect, it } from "vitest";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { errorCode, gatewayPerSuite, makeHome, rawRequest, removeHome, repoRoot, runCli, startGateway } from "./helpers/gateway";
 
@@ -231,8 +231,12 @@ describe("gateway lifecycle", () => {
       expect(alive(first.pid)).toBe(false);
       expect(alive(workerdPid)).toBe(false);
 
+      // The generated config holds the internal credential and the log key: a wider mode left
+      // on an old copy must not survive the next start.
+      chmodSync(join(home, "run", "workerd.capnp"), 0o644);
       const second = await startGateway({ home });
       try {
+        expect(statSync(join(home, "run", "workerd.capnp")).mode & 0o777).toBe(0o600);
         expect(readFileSync(join(home, ".local_secret"), "utf8")).not.toBe(secretOne);
         // The token minted before the restart is a row in SessionStore's SQLite: still valid.
         const status = await second.fetch("/api/status", { headers: { authorization: `Bearer ${minted.token}` } });

@@ -1,7 +1,8 @@
 // <home>/gateway.json: how every CLI command finds the running gateway of a home.
 import { readFileSync, rmSync } from "node:fs";
 import { z } from "zod";
-import { writePrivateFile, type HomePaths } from "../home";
+import type { HomePaths } from "../home";
+import { writePrivateFile } from "../private-file";
 
 export const GatewayFileSchema = z.object({
   pid: z.number().int(),

@@ -1,6 +1,6 @@
 // `personalclaw start`: the host bridge in this process, workerd as its child, one ready
 // line. Ctrl-C (or SIGTERM) stops backends, then workerd, then the bridge, within 10 s.
-import { createWriteStream, readFileSync, writeFileSync } from "node:fs";
+import { createWriteStream, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { execa, type ResultPromise } from "execa";
 import { authModeInForce } from "../../workers/contracts/auth-mode";
 import { ensureHome, readOrCreateSelKey, writeFreshLocalSecret, type HomePaths } from "../home";
+import { writePrivateFile } from "../private-file";
 import { parentEnvironment, type Settings } from "../settings";
 import { startBridgeServer } from "../server";
 import { startAnchorWriter } from "../sel-anchor";
@@ -125,7 +126,8 @@ export async function startGateway(options: StartOptions): Promise<number> {
 
   const port = settings.port === 0 ? await freePort(bindHost) : settings.port;
   const startedAt = new Date().toISOString();
-  writeFileSync(
+  // The config holds the internal credential and the security log key.
+  writePrivateFile(
     paths.workerdConfig,
     renderWorkerdConfig({
       configPath: paths.workerdConfig,
@@ -146,7 +148,6 @@ export async function startGateway(options: StartOptions): Promise<number> {
         TEST_HOOKS: settings.testHooks ? "1" : "0",
       },
     }),
-    { mode: 0o600 },
   );
   const workerd = execa(workerdBinary(), ["serve", paths.workerdConfig, "--experimental"], {
     reject: false,

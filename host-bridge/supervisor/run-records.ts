@@ -1,8 +1,9 @@
 // <home>/run/backends/<name>.json: what a bridge spawned, so the next bridge can reap it after a
 // hard kill. Parsed with zod when read: the file is on disk and may be stale or edited.
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { writePrivateFile } from "../private-file";
 
 export const RunRecordSchema = z.object({
   name: z.string(),
@@ -26,13 +27,11 @@ function recordPath(home: string, name: string): string {
   return path.join(runRecordDir(home), `${name}.json`);
 }
 
-/** Writes the record by staging and renaming, owner-only. */
+/** Writes the record owner-only and atomically. */
 export function writeRunRecord(home: string, record: RunRecord): void {
   const dir = runRecordDir(home);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const staging = path.join(dir, `.${record.name}.${process.pid}.tmp`);
-  writeFileSync(staging, JSON.stringify(RunRecordSchema.parse(record)), { mode: 0o600 });
-  renameSync(staging, recordPath(home, record.name));
+  writePrivateFile(recordPath(home, record.name), JSON.stringify(RunRecordSchema.parse(record)));
 }
 
 export function removeRunRecord(home: string, name: string): void {
