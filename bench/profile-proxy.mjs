@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { build } from "esbuild";
+import { WORKER_BUILD } from "../scripts/build.mjs";
 import { summarize } from "./lib/stats.mjs";
 import { runLoad } from "./lib/load.mjs";
 import { repoRoot, startPassthrough } from "./lib/workerd.mjs";
@@ -103,15 +104,10 @@ async function variantPackage(scratch, variant) {
   copyFileSync(join(repoRoot, "package.json"), join(root, "package.json"));
   for (const name of ["cli.mjs", "reserved-app-names.json"]) copyFileSync(join(repoRoot, "dist", name), join(root, "dist", name));
   await build({
-    entryPoints: [join(repoRoot, "workers", "index.ts")],
+    ...WORKER_BUILD,
     outfile: join(root, "dist", "worker.js"),
     bundle: true,
-    format: "esm",
-    platform: "neutral",
     target: "es2022",
-    conditions: ["workerd", "worker", "browser"],
-    mainFields: ["module", "main"],
-    external: ["cloudflare:*"],
     absWorkingDir: repoRoot,
     logLevel: "warning",
     plugins: [ablationPlugin(variant.phases)],

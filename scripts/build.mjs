@@ -28,21 +28,22 @@ export function isBuildStale() {
   return SOURCES.some((source) => newestMtime(join(root, source)) > built);
 }
 
+/** How the gateway worker is bundled for workerd (bench/ builds its variants the same way). */
+export const WORKER_BUILD = {
+  entryPoints: ["workers/index.ts"],
+  format: "esm",
+  platform: "neutral",
+  conditions: ["workerd", "worker", "browser"],
+  mainFields: ["module", "main"],
+  external: ["cloudflare:*"],
+};
+
 /** Builds every bundle into dist/. */
 export async function buildAll() {
   mkdirSync(join(root, "dist"), { recursive: true });
   const common = { bundle: true, logLevel: "warning", target: "es2022", absWorkingDir: root, sourcemap: "linked" };
   await Promise.all([
-    build({
-      ...common,
-      entryPoints: ["workers/index.ts"],
-      outfile: "dist/worker.js",
-      format: "esm",
-      platform: "neutral",
-      conditions: ["workerd", "worker", "browser"],
-      mainFields: ["module", "main"],
-      external: ["cloudflare:*"],
-    }),
+    build({ ...common, ...WORKER_BUILD, outfile: "dist/worker.js" }),
     build({
       ...common,
       entryPoints: { cli: "host-bridge/cli/main.ts", "render-routes": "scripts/render-routes.ts" },

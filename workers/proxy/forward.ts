@@ -5,7 +5,7 @@
 import { GatewayError } from "../contracts/errors";
 import { PROXY_SIGNATURE_HEADER, signProxyRequest, wireTarget } from "../contracts/proxy-signature";
 import type { Env } from "../env";
-import { appRegistry } from "../app-registry";
+import { appNotFound, appRegistry } from "../app-registry";
 import { sessions } from "../sessions";
 import { readCappedBody } from "../routes/read-input";
 import { forwardableRequestHeaders, returnableResponseHeaders } from "./forward-headers";
@@ -24,7 +24,7 @@ export async function forwardToBackend(env: Env, request: Request, app: string, 
   if (!tail.startsWith("/api/") && tail !== "/api") throw new GatewayError("proxy_path_ambiguous");
 
   const target = await appRegistry(env).proxyTarget(app);
-  if (!target) throw new GatewayError("app_not_found", { vars: { name: app } });
+  if (!target) throw appNotFound(app);
   if (!target.enabled) throw new GatewayError("app_disabled", { vars: { name: app } });
   if (!target.healthy || target.port === null || !target.secret) throw new GatewayError("app_backend_unavailable", { vars: { name: app } });
 

@@ -2,7 +2,7 @@
 // itself only) and `/apps/<name>/...` (the app's UI, served sandboxed: see proxy/sandboxed-ui.ts).
 import { GatewayError } from "../contracts/errors";
 import type { AppRecord } from "../contracts/app-record";
-import { appRegistry } from "../app-registry";
+import { appRegistry, requireRecord } from "../app-registry";
 import { forwardToBackend } from "../proxy/forward";
 import { serveUiFile } from "../proxy/ui-files";
 import { route, type HttpMethod } from "./define";
@@ -73,8 +73,7 @@ export const appProxyRoutes = [
 ];
 
 async function enabledRecord(env: Env, name: string): Promise<AppRecord> {
-  const record = (await appRegistry(env).record(name)) as AppRecord | null;
-  if (!record) throw new GatewayError("app_not_found", { vars: { name: name.slice(0, 80) } });
+  const record = await requireRecord(env, name);
   if (!record.enabled) throw new GatewayError("app_disabled", { vars: { name: record.name } });
   return record;
 }

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
 import { BackendStatusSchema, type AppRecord } from "../contracts/app-record";
 import { AppManifestSchema, type AppManifest } from "../contracts/manifest";
-import { appRegistry } from "../app-registry";
+import { appNotFound, appRegistry, readRecord, requireRecord } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
 import { sessions } from "../sessions";
 import { requireIfMatch } from "../contracts/revision";
@@ -28,23 +28,6 @@ const AnyObject = z.record(z.string(), z.unknown());
 
 function requireAbsolute(source: string): void {
   if (!source.startsWith("/") || source.includes("\0")) throw new GatewayError("app_source_invalid");
-}
-
-// Records cross the RPC boundary as structured clones; the manifest's open index signature
-// defeats RPC's type mapping, so the one read of a record states its type here.
-async function readRecord(env: Env, name: string): Promise<AppRecord | null> {
-  return (await appRegistry(env).record(name)) as AppRecord | null;
-}
-
-/** The refusal for a name no installed app has; the name comes from the request, so it is cut to 80 characters. */
-function appNotFound(name: string): GatewayError {
-  return new GatewayError("app_not_found", { vars: { name: name.slice(0, 80) } });
-}
-
-async function requireRecord(env: Env, name: string): Promise<AppRecord> {
-  const record = await readRecord(env, name);
-  if (!record) throw appNotFound(name);
-  return record;
 }
 
 /** Runs `work`; a refusal becomes one security-log row naming its code, then is re-raised. */

@@ -3,7 +3,7 @@
 // reserved sender no app can be.
 import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
-import { appRegistry } from "../app-registry";
+import { appNotFound, appRegistry } from "../app-registry";
 import type { Principal } from "../guards/principal";
 import { route } from "./define";
 
@@ -38,7 +38,7 @@ export const messagingRoutes = [
         throw new GatewayError("app_message_not_permitted", { vars: { app: from, to: req.body.to } });
       }
       if (!(await registry.deliver(req.body.to, from, req.body.body ?? null, new Date(req.now).toISOString()))) {
-        throw new GatewayError("app_not_found", { vars: { name: req.body.to } });
+        throw appNotFound(req.body.to);
       }
       return { delivered: true };
     },
