@@ -49,7 +49,7 @@ export const appProxyRoutes = [
     contract: "The app's UI entry. The owner is redirected to the same URL with the app's token (?app_token=); the page is served sandboxed in an opaque origin, so it never acts with the owner's session, only with that token.",
     async handle({ c, env, params, principal, now }) {
       const record = await enabledRecord(env, params.name);
-      const url = new URL(c.req.url);
+      const url = new URL(c.get("url"));
       if (!record.manifest.ui?.entry) throw new GatewayError("app_ui_not_found", { vars: { name: record.name, path: url.pathname } });
       if (principal.kind !== "app") {
         const target = await appRegistry(env).proxyTarget(record.name);
@@ -67,7 +67,7 @@ export const appProxyRoutes = [
     internal: false,
     contract: "The files beside the app's UI entry (never its backend code or data/), no-cache, nosniff, with a content-security policy.",
     async handle({ c, env, params }) {
-      return serveUiFile(env, await enabledRecord(env, params.name), new URL(c.req.url).pathname);
+      return serveUiFile(env, await enabledRecord(env, params.name), c.get("url").pathname);
     },
   }),
 ];

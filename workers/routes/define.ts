@@ -16,6 +16,8 @@ export type RouteFamily = "status" | "auth" | "security-log" | "apps" | "app-pro
 export interface GatewayVars {
   principal: Principal;
   now: number;
+  /** The request URL, parsed once by the first step. */
+  url: URL;
 }
 export type GatewayContext = Context<{ Bindings: Env; Variables: GatewayVars }>;
 

@@ -27,7 +27,7 @@ function clockOf(c: GatewayContext): number {
 
 async function runRoute(c: GatewayContext, row: RouteRow<any, any>, reserved: ReadonlySet<string>): Promise<Response> {
   const env = c.env;
-  const url = new URL(c.req.url);
+  const url = c.get("url");
   const now = c.get("now");
   const principal =
     (await internalPrincipal(c.req.raw, row, env, url.pathname)) ??
@@ -60,9 +60,11 @@ export function buildGateway(rows: ReadonlyArray<RouteRow<any, any>>) {
   const reserved = reservedAppNames(rows);
 
   app.use("*", async (c, next) => {
+    const url = new URL(c.req.url);
+    c.set("url", url);
     c.set("now", clockOf(c));
     try {
-      checkHostAndOrigin(c.req.raw.headers, c.req.method, hostsOf(c.env), new URL(c.req.url).pathname);
+      checkHostAndOrigin(c.req.raw.headers, c.req.method, hostsOf(c.env), url.pathname);
       checkRequestFraming(c.req.raw.headers);
     } catch (error) {
       if (error instanceof GatewayError) {
@@ -70,13 +72,13 @@ export function buildGateway(rows: ReadonlyArray<RouteRow<any, any>>) {
           kind: error.code === "bad_request" ? "request_framing_refused" : error.code,
           outcome: "refused",
           principal: "anonymous",
-          subject: `${c.req.method} ${new URL(c.req.url).pathname}`,
+          subject: `${c.req.method} ${url.pathname}`,
           detail: { host: c.req.header("host") ?? null, origin: c.req.header("origin") ?? null },
         });
       }
       throw error;
     }
-    const exchanged = await exchangeSignInLink(c);
+    const exchanged = url.searchParams.has("token") ? await exchangeSignInLink(c, url) : null;
     if (exchanged) return exchanged;
     await next();
   });
@@ -84,7 +86,7 @@ export function buildGateway(rows: ReadonlyArray<RouteRow<any, any>>) {
   for (const row of rows) app.on(row.method, row.path, (c) => runRoute(c, row, reserved));
 
   app.notFound(async (c) => {
-    const url = new URL(c.req.url);
+    const url = c.get("url");
     // The internal credential opens only listed routes; an unknown path is not one of them.
     await internalPrincipal(c.req.raw, null, c.env, url.pathname);
     if (c.req.method === "GET" && !url.pathname.startsWith("/api/")) return serveDashboardFile(c, url);

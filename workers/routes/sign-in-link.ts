@@ -16,18 +16,18 @@ export function clientAddress(request: Request): string {
   return host.replace(/^\[|\]$/g, "");
 }
 
-/** Exchanges a `?token=` link for a session cookie and a redirect; null when there is no link. */
-export async function exchangeSignInLink(c: GatewayContext): Promise<Response | null> {
-  const url = new URL(c.req.url);
+/** Exchanges the `?token=` link of a request that carries one for a session cookie and a redirect. */
+export async function exchangeSignInLink(c: GatewayContext, requestUrl: URL): Promise<Response> {
+  const url = new URL(requestUrl);
   const creds = presentedCredentials(c.req.raw, url, c.env.GATEWAY_PORT);
-  if (creds.link === null) return null;
+  const link = creds.link ?? "";
   const sessions = sessionDoor(c.env);
   const now = c.get("now");
-  if (creds.bearer !== null && creds.bearer !== creds.link) {
+  if (creds.bearer !== null && creds.bearer !== link) {
     const bearer = await sessions.check(creds.bearer, now);
     if (bearer.ok && bearer.session.kind !== "app") throw new GatewayError("auth_credential_conflict");
   }
-  const opened = await sessions.openLink(creds.link, clientAddress(c.req.raw), now);
+  const opened = await sessions.openLink(link, clientAddress(c.req.raw), now);
   if (!opened.ok) throw browserRefusal(opened.reason, opened.at);
   await audit(c.env, {
     kind: "session_signed_in",
