@@ -67,7 +67,6 @@ interface BackendReport {
 export class BridgeRuntime {
   readonly supervisor: BackendSupervisor;
   private sandbox: SandboxAvailability = { ok: false, reason: "not probed yet" };
-  private secrets = new Map<string, string>();
   private readonly reports = new Map<string, { next: BackendReport | null; drained: Promise<void> }>();
   private progress = new Map<string, InstallProgressEvent[]>();
   private refusalsLogged = new Map<string, number>();
@@ -124,7 +123,7 @@ export class BridgeRuntime {
 
   private report(name: string, status: BackendStatus): Promise<void> {
     const { held: _held, name: _name, ...view } = status;
-    return this.sendReport(name, { status: view, secret: this.secrets.get(name) ?? null });
+    return this.sendReport(name, { status: view, secret: this.supervisor.secretOf(name) });
   }
 
   /**
@@ -188,7 +187,6 @@ export class BridgeRuntime {
       });
       return { started: false, reason: result.reason, code: result.code };
     }
-    this.secrets.set(name, result.secret);
     await this.report(name, this.supervisor.status(name)!);
     return { started: true };
   }
@@ -196,7 +194,6 @@ export class BridgeRuntime {
   async stopBackend(name: string): Promise<void> {
     this.supervisor.hold(name);
     await this.supervisor.stop(name);
-    this.secrets.delete(name);
     this.supervisor.release(name);
   }
 

@@ -253,6 +253,12 @@ export class BackendSupervisor {
   }
 
   /** The backend's observable state, or null when it was never started here. */
+  /** The proxy secret of the backend's current start (kept across watchdog restarts), or null. */
+  secretOf(name: string): string | null {
+    const t = this.tracked.get(name);
+    return t && t.running ? t.secret : null;
+  }
+
   status(name: string): BackendStatus | null {
     const t = this.tracked.get(name);
     if (!t) return null;
