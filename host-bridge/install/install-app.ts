@@ -66,21 +66,20 @@ export async function installApp(
     if (takenNames.has(name) || existsSync(appDir)) throw new GatewayError("app_exists", { vars: { name } });
     note("consent", "done");
 
-    const python = manifest.dependencies?.pythonDependencies ?? [];
-    if (python.length > 0) {
-      note("python_dependencies", "started", python.join(", "));
-      const result = await installPythonDependencies(name, stagedDir, python, ctx);
-      if (!result.ok) throw stepFailure("python_dependencies", result.reason);
-      note("python_dependencies", "done");
-    } else note("python_dependencies", "skipped");
-
-    const npm = manifest.dependencies?.npmPackages ?? [];
-    if (npm.length > 0) {
-      note("npm_packages", "started", npm.join(", "));
-      const result = await installNpmPackages(name, stagedDir, npm, ctx);
-      if (!result.ok) throw stepFailure("npm_packages", result.reason);
-      note("npm_packages", "done");
-    } else note("npm_packages", "skipped");
+    const packageSteps = [
+      { step: "python_dependencies", packages: manifest.dependencies?.pythonDependencies ?? [], install: installPythonDependencies },
+      { step: "npm_packages", packages: manifest.dependencies?.npmPackages ?? [], install: installNpmPackages },
+    ] as const;
+    for (const { step, packages, install } of packageSteps) {
+      if (packages.length === 0) {
+        note(step, "skipped");
+        continue;
+      }
+      note(step, "started", packages.join(", "));
+      const result = await install(name, stagedDir, packages, ctx);
+      if (!result.ok) throw stepFailure(step, result.reason);
+      note(step, "done");
+    }
 
     const hasStorage = manifest.permissions?.storage === true;
     if (hasStorage) await mkdir(join(stagedDir, "data"), { recursive: true, mode: 0o700 });
