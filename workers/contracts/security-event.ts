@@ -4,7 +4,6 @@
 import { z } from "zod";
 
 export const SecurityOutcomeSchema = z.enum(["allowed", "refused", "timeout", "error", "info"]);
-export type SecurityOutcome = z.infer<typeof SecurityOutcomeSchema>;
 
 /** snake_case words, optionally dotted or colon-separated: `session_signed_in`, `sel.rotated`. */
 export const SecurityEventKindSchema = z
