@@ -1,9 +1,10 @@
 // Step 7: security decisions become rows of the SecurityLog Durable Object.
 import type { Env } from "./env";
+import type { SecurityEventInput } from "./contracts/security-event";
 
 export interface AuditInput {
   kind: string;
-  outcome: "allowed" | "refused" | "timeout" | "error" | "info";
+  outcome: SecurityEventInput["outcome"];
   principal?: string;
   subject?: string;
   detail?: Record<string, unknown>;
