@@ -16,10 +16,11 @@ import { installApp, removeAppFiles, type InstallProgressEvent } from "./install
 import { venvPython } from "./install/install-dependencies";
 import { runHook } from "./install/run-hook";
 import { sandboxAvailability, type SandboxAvailability } from "./sandbox/bubblewrap";
+import { boundsAvailability, type BoundsAvailability } from "./sandbox/bounds";
 import { BackendSupervisor, type BackendStatus } from "./supervisor/index";
 import { readAnchor } from "./sel-anchor";
 import type { HomePaths } from "./home";
-import type { OwnerConfig } from "./owner-config";
+import { childLimits, type OwnerConfig } from "./owner-config";
 
 export interface BridgeRuntimeOptions {
   paths: HomePaths;
@@ -67,6 +68,7 @@ interface BackendReport {
 export class BridgeRuntime {
   readonly supervisor: BackendSupervisor;
   private sandbox: SandboxAvailability = { ok: false, reason: "not probed yet" };
+  private readonly bounds: BoundsAvailability;
   private readonly reports = new Map<string, { next: BackendReport | null; drained: Promise<void> }>();
   private progress = new Map<string, InstallProgressEvent[]>();
   private refusalsLogged = new Map<string, number>();
@@ -80,10 +82,15 @@ export class BridgeRuntime {
       core: { version: opts.version, features: CORE_FEATURES },
       hookTimeoutSeconds: opts.hookTimeoutSeconds,
     };
+    const preferred = opts.config.sandbox.bounds;
+    this.bounds = boundsAvailability(opts.parentEnv.PATH, preferred === "auto" ? undefined : preferred);
     this.supervisor = new BackendSupervisor({
       home: opts.paths.home,
       ownerHome: homedir(),
-      sandbox: { mode: opts.config.sandbox.mode, level: "strict" },
+      sandbox: { mode: opts.config.sandbox.mode },
+      bounds: this.bounds,
+      limits: childLimits(opts.config),
+      onLimit: (name, hit, limits) => void this.audit({ kind: "app_limit_reached", outcome: "refused", subject: name, detail: { limit: hit, processes: limits.processes, memory_bytes: limits.memoryBytes } }),
       parentEnv: opts.parentEnv,
       passthrough: opts.config.sandbox.env_passthrough,
       onChange: (name, status) => void this.report(name, status),
@@ -94,6 +101,7 @@ export class BridgeRuntime {
   /** Probes bubblewrap once and ends backends a previous bridge left orphaned. */
   async prepare(): Promise<void> {
     this.sandbox = await sandboxAvailability(this.opts.parentEnv.PATH);
+    this.opts.log(`bridge: app children are bounded by ${this.bounds.mechanism}: ${this.bounds.description}`);
     const reaped = await this.supervisor.reapOrphans();
     this.opts.log(`bridge: orphan sweep ${JSON.stringify(reaped)}`);
     // The gateway is not up yet: these rows are written once it is (startEnabledBackends).
@@ -159,6 +167,8 @@ export class BridgeRuntime {
       ownerHome: homedir(),
       sandboxMode: this.opts.config.sandbox.mode,
       sandbox: this.sandbox,
+      bounds: this.bounds,
+      limits: childLimits(this.opts.config),
       parentEnv: this.opts.parentEnv,
       passthrough: this.opts.config.sandbox.env_passthrough,
       log: this.opts.log,

@@ -10,10 +10,25 @@ export const OwnerConfigSchema = z.object({
       mode: z.enum(["on", "off"]).default("on"),
       /** Extra environment names handed to app children (the floor list is withheld regardless). */
       env_passthrough: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).max(64).default([]),
+      /** Per app child: processes (and threads) at once, and memory in MiB. */
+      limits: z
+        .object({
+          processes: z.number().int().min(16).max(65_536).default(256),
+          memory_mb: z.number().int().min(64).max(1_048_576).default(1024),
+        })
+        .strict()
+        .default({ processes: 256, memory_mb: 1024 }),
+      /** Which mechanism bounds children; "auto" takes the first that works (see docs/design/sandbox.md). */
+      bounds: z.enum(["auto", "cgroup", "systemd-scope", "rlimit"]).default("auto"),
     })
-    .default({ mode: "on", env_passthrough: [] }),
+    .default({ mode: "on", env_passthrough: [], limits: { processes: 256, memory_mb: 1024 }, bounds: "auto" }),
 });
 export type OwnerConfig = z.infer<typeof OwnerConfigSchema>;
+
+/** The owner's limits as the sandbox takes them. */
+export function childLimits(config: OwnerConfig): { processes: number; memoryBytes: number } {
+  return { processes: config.sandbox.limits.processes, memoryBytes: config.sandbox.limits.memory_mb * 1024 * 1024 };
+}
 
 /** Reads config.json; a missing file is the defaults, an invalid one is an error naming the field. */
 export function readOwnerConfig(home: string): { ok: true; config: OwnerConfig } | { ok: false; reason: string } {

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BackendStatus } from "../workers/contracts/app-record";
 import { repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
+import { plantCredentialStores } from "./fixtures/hostile/credential-stores";
 
 const fixtureApps = join(repoRoot, "test", "fixtures", "backend-apps");
 const nodeNotes = join(repoRoot, "apps", "fixtures", "node-notes");
@@ -90,6 +91,7 @@ const isAllowedEnvName = (name: string) =>
 describe("app backends under a running gateway", () => {
   let root: string;
   let ownerHome: string;
+  let planted: string[];
   let home: string;
   let gw: RunningGateway;
   let sleeperPid: number | null = null;
@@ -103,11 +105,9 @@ describe("app backends under a running gateway", () => {
     home = join(ownerHome, ".personalclaw"); // nested inside the owner's home, as by default
     mkdirSync(home, { recursive: true });
     writeFileSync(join(home, "config.json"), JSON.stringify({ sandbox: { env_passthrough: ["AWS_SECRET_ACCESS_KEY", "MY_TOOL_TOKEN"] } }));
-    mkdirSync(join(ownerHome, ".ssh"));
-    mkdirSync(join(ownerHome, ".gnupg"));
-    writeFileSync(join(ownerHome, ".ssh", "id_rsa"), "-----BEGIN OPENSSH PRIVATE KEY-----\nplanted\n");
-    writeFileSync(join(ownerHome, ".gnupg", "secring.gpg"), "planted keyring");
-    writeFileSync(join(ownerHome, "notes.txt"), "an ordinary file");
+    planted = plantCredentialStores(ownerHome);
+    mkdirSync(join(root, "other-project"));
+    writeFileSync(join(root, "other-project", ".env"), "OTHER_PROJECT_TOKEN=planted\n");
     gatewayEnv = {
       HOME: ownerHome,
       MY_TOOL_TOKEN: "my-tool-token-0123456789",
@@ -183,20 +183,23 @@ describe("app backends under a running gateway", () => {
     }
   });
 
-  it("inside the sandbox the backend cannot read the home's secrets, state, another app's secret or the owner's keys", async () => {
+  it("inside the sandbox the backend can read nothing of the owner's home, the PersonalClaw home or another project", async () => {
     const row = (await waitForRow(gw, "sandbox-probe", (r) => r.healthy))!;
     expect(row.healthy).toBe(true);
     const port = row.port!;
     // Controls: the probe does read what it is allowed to, so a hidden verdict below means hidden.
     expect((await probe(port, join(home, "apps", "sandbox-probe", ".app_secret"))).read).toBe("ok");
-    expect((await probe(port, join(ownerHome, "notes.txt"))).read).toBe("ok");
+    expect((await probe(port, join(home, "apps", "sandbox-probe", "server.mjs"))).read).toBe("ok");
 
     expect((await probe(port, join(home, ".local_secret"))).read).toBe("ENOENT");
+    expect((await probe(port, join(home, "sel_hmac.key"))).read).toBe("ENOENT");
     expect((await probe(port, join(home, "state"))).list).toBe("ENOENT");
     expect((await probe(port, join(home, "apps", "node-notes", ".app_secret"))).read).toBe("ENOENT");
-    expect((await probe(port, join(ownerHome, ".ssh", "id_rsa"))).read).toBe("ENOENT");
-    expect((await probe(port, join(ownerHome, ".gnupg", "secring.gpg"))).read).toBe("ENOENT");
-    expect((await probe(port, join(ownerHome, ".gnupg"))).list).toBe("ok"); // an empty tmpfs, not the keyring
+    for (const file of planted) expect((await probe(port, file)).read, file).toBe("ENOENT");
+    expect((await probe(port, join(root, "other-project", ".env"))).read).toBe("ENOENT");
+    expect((await probe(port, join(ownerHome, ".gnupg"))).list).toBe("ENOENT");
+    expect((await probe(port, "/run"))).toMatchObject({ list: "ENOENT" });
+    expect((await probe(port, "/etc/shadow")).read).toBe("ENOENT");
   });
 
   it("the backend's environment holds only allowlisted names; a passthrough name arrives, a floor name does not", async () => {

@@ -1,61 +1,76 @@
-// Installs an app's declared packages into its own folder, from the allowlisted environment:
-// Python packages into <app>/venv (made without pip, filled by the host's pip with --python),
-// npm packages with --ignore-scripts so no package runs code at install time.
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { execa } from "execa";
-import { buildChildEnv } from "../sandbox/child-env";
+// Installs an app's declared packages into its own folder, confined like every app child:
+// the bundle is never the working directory (a `venv.py` or `pip/` in it would shadow the
+// module the installer runs), Python runs in isolated mode, pip takes wheels only (a source
+// archive would run the bundle's own build backend), npm runs no package's scripts, and each
+// installer may write only the one folder it fills.
+import { existsSync, realpathSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { findOnPath, realPython } from "../sandbox/interpreter";
+import { runConfined, type ConfinementContext } from "../sandbox/run-confined";
 
-export interface InstallerContext {
-  home: string;
-  parentEnv: Readonly<Record<string, string | undefined>>;
-  passthrough: readonly string[];
-  log: (line: string) => void;
-}
+export type InstallerContext = ConfinementContext;
 
 export type StepResult = { ok: true } | { ok: false; exitCode: number | null; timedOut: boolean; reason: string };
 
 const INSTALL_TIMEOUT_MS = 10 * 60 * 1000;
-
-function installerEnv(app: string, appDir: string, ctx: InstallerContext): Record<string, string> {
-  return buildChildEnv(ctx.parentEnv, {
-    kind: "installer",
-    app: { name: app, hasStorage: false, dataDir: join(appDir, "data") },
-    home: ctx.home,
-    passthrough: ctx.passthrough,
-    log: ctx.log,
-  }).env;
-}
-
-async function run(file: string, args: string[], cwd: string, env: Record<string, string>, log: (line: string) => void): Promise<StepResult> {
-  const result = await execa(file, args, { cwd, env, extendEnv: false, reject: false, stdin: "ignore", timeout: INSTALL_TIMEOUT_MS, all: true });
-  const output = String(result.all ?? "").split("\n").filter(Boolean);
-  for (const line of output.slice(-20)) log(line);
-  if (result.exitCode === 0) return { ok: true };
-  return { ok: false, exitCode: result.exitCode ?? null, timedOut: Boolean(result.timedOut), reason: output.slice(-3).join(" / ") || `exit status ${result.exitCode}` };
-}
 
 /** The interpreter an app's Python backend runs with. */
 export function venvPython(appDir: string): string {
   return join(appDir, "venv", "bin", "python");
 }
 
+async function installerRun(app: string, appDir: string, file: string, args: string[], output: string, network: boolean, ctx: InstallerContext): Promise<StepResult> {
+  await mkdir(output, { recursive: true, mode: 0o755 }); // bwrap binds only a folder that exists
+  const result = await runConfined(
+    {
+      kind: "installer",
+      app: { name: app, appDir, dataDir: join(appDir, "data"), hasStorage: false },
+      command: { file, args },
+      cwd: "/tmp",
+      writable: [output],
+      network,
+      timeoutMs: INSTALL_TIMEOUT_MS,
+      tag: `app ${app} installer`,
+    },
+    ctx,
+  );
+  if (result.ok) return { ok: true };
+  const tail = result.lastLines.slice(-3).join(" / ");
+  return { ok: false, exitCode: result.exitCode, timedOut: result.timedOut, reason: tail ? `${result.reason}: ${tail}` : result.reason };
+}
+
 /**
- * Creates <appDir>/venv and installs `requirements` into it. An app that ships a `wheels/`
- * folder installs from it alone (`--no-index`): offline and exactly the files reviewed.
- * Requirement strings were already screened (no options, no URLs); `--` ends pip's options.
+ * Creates <appDir>/venv and installs `requirements` into it, wheels only. An app that ships a
+ * `wheels/` folder installs from it alone (`--no-index`, no network): offline and exactly the
+ * files reviewed. Requirement strings were already screened (no options, no URLs); `--` ends
+ * pip's options.
  */
 export async function installPythonDependencies(app: string, appDir: string, requirements: readonly string[], ctx: InstallerContext): Promise<StepResult> {
-  const env = installerEnv(app, appDir, ctx);
-  const venv = await run("python3", ["-m", "venv", "--without-pip", join(appDir, "venv")], appDir, env, ctx.log);
-  if (!venv.ok) return venv;
+  const python = realPython(ctx.parentEnv.PATH);
+  if (!python) return { ok: false, exitCode: null, timedOut: false, reason: "python3 was not found on PATH" };
+  const venv = join(appDir, "venv");
+  const made = await installerRun(app, appDir, python, ["-I", "-m", "venv", "--without-pip", venv], venv, false, ctx);
+  if (!made.ok) return made;
   const wheels = join(appDir, "wheels");
-  const source = existsSync(wheels) ? ["--no-index", "--find-links", wheels] : [];
-  return run("python3", ["-m", "pip", "--python", venvPython(appDir), "install", "--disable-pip-version-check", "--no-input", ...source, "--", ...requirements], appDir, env, ctx.log);
+  const offline = existsSync(wheels);
+  const source = offline ? ["--no-index", "--find-links", wheels] : [];
+  const pip = ["-I", "-m", "pip", "--python", venvPython(appDir), "install", "--disable-pip-version-check", "--no-input", "--no-cache-dir", "--only-binary", ":all:", ...source, "--", ...requirements];
+  return installerRun(app, appDir, python, pip, venv, !offline, ctx);
+}
+
+/** npm's own script: the copy beside the bridge's node, else the one `npm` on PATH points to. */
+function npmCli(pathEnv: string | undefined): string | undefined {
+  const beside = join(dirname(realpathSync(process.execPath)), "..", "lib", "node_modules", "npm", "bin", "npm-cli.js");
+  if (existsSync(beside)) return beside;
+  const onPath = findOnPath("npm", pathEnv);
+  return onPath ? realpathSync(onPath) : undefined;
 }
 
 /** Installs npm packages into <appDir>/node_modules without running any package's scripts. */
 export async function installNpmPackages(app: string, appDir: string, packages: readonly string[], ctx: InstallerContext): Promise<StepResult> {
-  const env = installerEnv(app, appDir, ctx);
-  return run("npm", ["install", "--ignore-scripts", "--no-audit", "--no-fund", "--no-save", "--prefix", appDir, "--", ...packages], appDir, env, ctx.log);
+  const cli = npmCli(ctx.parentEnv.PATH);
+  if (!cli) return { ok: false, exitCode: null, timedOut: false, reason: "npm was not found beside node or on PATH" };
+  const args = [cli, "install", "--ignore-scripts", "--no-audit", "--no-fund", "--no-save", "--no-package-lock", "--cache", "/tmp/npm-cache", "--prefix", appDir, "--", ...packages];
+  return installerRun(app, appDir, process.execPath, args, join(appDir, "node_modules"), true, ctx);
 }

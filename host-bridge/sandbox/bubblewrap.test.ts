@@ -5,7 +5,10 @@ import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tmpdir } from "node:os";
 import { sandboxAvailability, sandboxRefusal, wrapInSandbox, type SandboxAvailability, type WrapOptions } from "./bubblewrap.js";
+import { ETC_ENTRIES } from "./mount-plan.js";
+import { plantCredentialStores } from "../../test/fixtures/hostile/credential-stores.js";
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../test/fixtures/backends");
 let root: string;
@@ -14,6 +17,8 @@ let ownerHome: string;
 let appDir: string;
 let dataDir: string;
 let available: SandboxAvailability;
+let planted: string[];
+
 
 function run(file: string, args: string[], env: Record<string, string> = { PATH: "/usr/bin:/bin" }): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -29,11 +34,10 @@ function run(file: string, args: string[], env: Record<string, string> = { PATH:
 function wrapOpts(over: Partial<WrapOptions> = {}): WrapOptions {
   return {
     appDir,
-    dataDir,
-    writableData: true,
+    writable: [dataDir],
     home,
     ownerHome,
-    level: "strict",
+    pathEnv: "/usr/bin:/bin",
     network: true,
     bwrapPath: available.path,
     userNamespace: available.userNamespace,
@@ -47,10 +51,19 @@ async function readInSandbox(paths: string[], over: Partial<WrapOptions> = {}): 
   expect(result.stdout, result.stderr).toContain("DONE");
   const verdicts: Record<string, string> = {};
   for (const line of result.stdout.split("\n")) {
-    const m = /^(READ|WRITE) (\S+) (\S+)$/.exec(line);
+    const m = /^(READ|WRITE) (.+) (\S+)$/.exec(line);
     if (m) verdicts[m[2] as string] = m[3] as string;
   }
   return verdicts;
+}
+
+/** What the child sees when it lists each folder (sorted names, or the error code). */
+async function listInSandbox(folders: string[], over: Partial<WrapOptions> = {}): Promise<Record<string, string[] | string>> {
+  const script = `const fs=require("fs");const out={};for(const d of ${JSON.stringify(folders)}){try{out[d]=fs.readdirSync(d).sort()}catch(e){out[d]=e.code}}console.log(JSON.stringify(out))`;
+  const cmd = wrapInSandbox({ file: "node", args: ["-e", script], cwd: appDir }, wrapOpts(over));
+  const result = await run(cmd.file, cmd.args);
+  expect(result.code, result.stderr).toBe(0);
+  return JSON.parse(result.stdout) as Record<string, string[] | string>;
 }
 
 function freePort(): Promise<number> {
@@ -101,13 +114,15 @@ beforeAll(async () => {
   writeFileSync(path.join(home, ".local_secret"), "local-secret");
   writeFileSync(path.join(home, "state", "x"), "durable object state");
   writeFileSync(path.join(home, "apps", "other", ".app_secret"), "other-secret");
-  for (const dir of [".ssh", ".gnupg", ".aws", ".config/gcloud"]) mkdirSync(path.join(ownerHome, dir), { recursive: true });
-  writeFileSync(path.join(ownerHome, ".ssh", "id_rsa"), "-----BEGIN OPENSSH PRIVATE KEY-----");
-  writeFileSync(path.join(ownerHome, ".gnupg", "secring.gpg"), "gpg");
-  writeFileSync(path.join(ownerHome, ".aws", "credentials"), "[default]");
-  writeFileSync(path.join(ownerHome, ".config", "gcloud", "credentials.db"), "gcloud");
-  writeFileSync(path.join(ownerHome, ".npmrc"), "//registry.npmjs.org/:_authToken=npm_x");
-  writeFileSync(path.join(ownerHome, "notes.txt"), "ordinary file");
+  planted = plantCredentialStores(ownerHome);
+  mkdirSync(path.join(root, "other-project"), { recursive: true });
+  writeFileSync(path.join(root, "other-project", ".env"), "OTHER_PROJECT_TOKEN=x");
+  // An interpreter installed under the owner's home, as nvm does: its bin/ and lib/ are shown, nothing else of the home.
+  const nvm = path.join(ownerHome, ".nvm", "versions", "node", "v20.0.0");
+  mkdirSync(path.join(nvm, "bin"), { recursive: true });
+  mkdirSync(path.join(nvm, "lib", "node_modules"), { recursive: true });
+  writeFileSync(path.join(nvm, "bin", "node"), '#!/bin/sh\necho interpreter-ran\nfor d in "$@"; do ls -A "$d" | tr "\\n" " "; echo; done\n', { mode: 0o755 });
+  writeFileSync(path.join(nvm, "lib", "node_modules", "marker"), "lib");
 });
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -130,62 +145,99 @@ describe("sandboxAvailability", () => {
 });
 
 describe("wrapInSandbox", () => {
-  it("hides the PersonalClaw home, other apps and the owner's credentials but shows the app's own folder", async () => {
-    const verdicts = await readInSandbox([
-      path.join(home, ".local_secret"),
-      path.join(home, "state", "x"),
-      path.join(home, "apps", "other", ".app_secret"),
-      path.join(ownerHome, ".ssh", "id_rsa"),
-      path.join(ownerHome, ".gnupg", "secring.gpg"),
-      path.join(ownerHome, ".aws", "credentials"),
-      path.join(ownerHome, ".config", "gcloud", "credentials.db"),
-      path.join(ownerHome, ".npmrc"),
-      path.join(appDir, ".app_secret"),
-      path.join(ownerHome, "notes.txt"),
-    ]);
+  it("shows nothing of the owner's home: every planted credential store, history and other project is absent", async () => {
+    const targets = [...planted, path.join(root, "other-project", ".env")];
+    const verdicts = await readInSandbox(targets);
+    for (const target of targets) expect(verdicts[target], target).toBe("ENOENT");
+  });
+
+  it("hides the PersonalClaw home and other apps but shows the app's own folder", async () => {
+    const verdicts = await readInSandbox([path.join(home, ".local_secret"), path.join(home, "state", "x"), path.join(home, "apps", "other", ".app_secret"), path.join(appDir, ".app_secret")]);
     expect(verdicts[path.join(home, ".local_secret")]).toBe("ENOENT");
     expect(verdicts[path.join(home, "state", "x")]).toBe("ENOENT");
     expect(verdicts[path.join(home, "apps", "other", ".app_secret")]).toBe("ENOENT");
-    expect(verdicts[path.join(ownerHome, ".ssh", "id_rsa")]).toBe("ENOENT");
-    expect(verdicts[path.join(ownerHome, ".gnupg", "secring.gpg")]).toBe("ENOENT");
-    expect(verdicts[path.join(ownerHome, ".aws", "credentials")]).toBe("ENOENT");
-    expect(verdicts[path.join(ownerHome, ".config", "gcloud", "credentials.db")]).toBe("ENOENT");
-    expect(verdicts[path.join(ownerHome, ".npmrc")]).toBe("ok"); // bound to /dev/null: readable, empty
     expect(verdicts[path.join(appDir, ".app_secret")]).toBe("ok");
-    expect(verdicts[path.join(ownerHome, "notes.txt")]).toBe("ok"); // credential-hiding, not a jail
   });
 
-  it("a credential file is read as empty", async () => {
-    const cmd = wrapInSandbox({ file: "/bin/cat", args: [path.join(ownerHome, ".npmrc")], cwd: appDir }, wrapOpts());
-    const result = await run(cmd.file, cmd.args);
-    expect(result.code).toBe(0);
-    expect(result.stdout).toBe("");
+  it("lists exactly the mount plan: the root, /etc, the homes and the PersonalClaw home hold only what was bound", async () => {
+    const seen = await listInSandbox(["/", "/etc", ownerHome, home, path.join(home, "apps"), "/tmp", "/run", "/home", "/var/tmp", root]);
+    const rootEntries = seen["/"] as string[];
+    for (const name of rootEntries) expect(["bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "tmp", "usr", "var"], `/${name}`).toContain(name);
+    for (const name of seen["/etc"] as string[]) expect(ETC_ENTRIES as readonly string[]).toContain(name);
+    expect(seen["/etc"]).not.toContain("shadow");
+    expect(seen[ownerHome]).toEqual([".personalclaw"]); // only the path down to the app folder
+    expect(seen[home]).toEqual(["apps"]);
+    expect(seen[path.join(home, "apps")]).toEqual(["notes"]);
+    expect(seen[root]).toEqual(["owner"]); // not other-project
+    expect(seen["/tmp"]).toEqual([]);
+    expect(seen["/run"]).toBe("ENOENT");
+    expect(seen["/home"]).toBe("ENOENT");
   });
 
-  it("level standard hides gnupg and gcloud but leaves ssh and aws readable", async () => {
-    const verdicts = await readInSandbox(
-      [path.join(ownerHome, ".ssh", "id_rsa"), path.join(ownerHome, ".aws", "credentials"), path.join(ownerHome, ".gnupg", "secring.gpg"), path.join(ownerHome, ".config", "gcloud", "credentials.db")],
-      { level: "standard" },
+  it("a host UNIX socket in /tmp or /run is not reachable", async () => {
+    const sockets = [path.join(tmpdir(), `pc-sbx-${process.pid}.sock`), `/run/pc-sbx-${process.pid}.sock`];
+    const servers = await Promise.all(
+      sockets.map(
+        (socketPath) =>
+          new Promise<net.Server>((resolve) => {
+            const server = net.createServer((s) => s.end("hi"));
+            server.listen(socketPath, () => resolve(server));
+          }),
+      ),
     );
-    expect(verdicts[path.join(ownerHome, ".ssh", "id_rsa")]).toBe("ok");
-    expect(verdicts[path.join(ownerHome, ".aws", "credentials")]).toBe("ok");
-    expect(verdicts[path.join(ownerHome, ".gnupg", "secring.gpg")]).toBe("ENOENT");
-    expect(verdicts[path.join(ownerHome, ".config", "gcloud", "credentials.db")]).toBe("ENOENT");
+    try {
+      const probe = `const net=require("net");let n=0;for(const p of ${JSON.stringify(sockets)}){net.connect(p).on("connect",()=>{console.log("CONNECTED "+p);if(++n===2)process.exit(0)}).on("error",e=>{console.log("ERR "+e.code);if(++n===2)process.exit(0)})}`;
+      const cmd = wrapInSandbox({ file: "node", args: ["-e", probe], cwd: appDir }, wrapOpts());
+      const result = await run(cmd.file, cmd.args);
+      expect(result.stdout).not.toContain("CONNECTED");
+      expect(result.stdout.match(/ERR ENOENT/g)?.length).toBe(2);
+    } finally {
+      for (const server of servers) server.close();
+    }
   });
 
-  it("only data/ is writable, and only when the app has storage", async () => {
+  it("an interpreter under the owner's home gets its bin/ and lib/ shown, and nothing else of the home", async () => {
+    const nvm = path.join(ownerHome, ".nvm", "versions", "node", "v20.0.0");
+    const pathEnv = `${path.join(nvm, "bin")}:/usr/bin:/bin`;
+    const cmd = wrapInSandbox({ file: "node", args: [ownerHome, nvm, path.join(ownerHome, ".ssh")], cwd: appDir }, wrapOpts({ pathEnv }));
+    expect(cmd.args).toContain(path.join(nvm, "bin"));
+    expect(cmd.args).toContain(path.join(nvm, "lib"));
+    expect(cmd.args.slice(0, cmd.args.indexOf("--"))).not.toContain(ownerHome);
+    const ran = await run(cmd.file, cmd.args);
+    const [first, homeListing, prefixListing, sshListing] = ran.stdout.split("\n");
+    expect(first).toBe("interpreter-ran");
+    expect(homeListing?.trim().split(" ").sort()).toEqual([".nvm", ".personalclaw"]);
+    expect(prefixListing?.trim().split(" ").sort()).toEqual(["bin", "lib"]);
+    expect(sshListing?.trim()).toBe("");
+    expect(ran.stderr).toMatch(/No such file/);
+  });
+
+  it("a #! line naming a file in a credential folder adds no mount", async () => {
+    const script = path.join(appDir, "sneaky");
+    writeFileSync(script, `#!${path.join(ownerHome, ".config", "gh", "hosts.yml")}\n`, { mode: 0o755 });
+    const cmd = wrapInSandbox({ file: "./sneaky", args: [], cwd: appDir }, wrapOpts());
+    expect(cmd.args.some((arg) => arg.startsWith(path.join(ownerHome, ".config")))).toBe(false);
+  });
+
+  it("only data/ and the private /tmp are writable; the root, the app folder and /etc are not", async () => {
     const target = path.join(dataDir, "w.txt");
     const outside = path.join(appDir, "w.txt");
-    const args = [path.join(appDir, "read-files.mjs"), "--write", target, outside, "/etc/pc-sandbox-test"];
+    const args = [path.join(appDir, "read-files.mjs"), "--write", target, outside, "/etc/pc-sandbox-test", "/pc-sandbox-test", "/tmp/scratch"];
     const writable = await run(...Object.values(wrapInSandbox({ file: process.execPath, args, cwd: appDir }, wrapOpts())) as [string, string[]]);
     expect(writable.stdout).toContain(`WRITE ${target} ok`);
     expect(writable.stdout).toContain(`WRITE ${outside} EROFS`);
     expect(writable.stdout).toContain("WRITE /etc/pc-sandbox-test EROFS");
+    expect(writable.stdout).toContain("WRITE /pc-sandbox-test EROFS");
+    expect(writable.stdout).toContain("WRITE /tmp/scratch ok");
     expect(readFileSync(target, "utf8")).toBe("written from the sandbox\n");
 
     rmSync(target);
-    const readOnly = await run(...Object.values(wrapInSandbox({ file: process.execPath, args, cwd: appDir }, wrapOpts({ writableData: false }))) as [string, string[]]);
+    const readOnly = await run(...Object.values(wrapInSandbox({ file: process.execPath, args, cwd: appDir }, wrapOpts({ writable: [] }))) as [string, string[]]);
     expect(readOnly.stdout).toContain(`WRITE ${target} EROFS`);
+  });
+
+  it("a writable folder outside the app folder, or a read-only one holding the PersonalClaw home, is refused when the plan is built", () => {
+    expect(() => wrapInSandbox({ file: "/bin/true", args: [], cwd: appDir }, wrapOpts({ writable: [ownerHome] }))).toThrow(/inside the app folder/);
   });
 
   it("the child has no capabilities and its own pid namespace", async () => {

@@ -24,6 +24,8 @@ export interface ChildEnvOptions {
   passthrough: readonly string[];
   /** Debug log for withheld names and removed logins. Names only, never values. */
   log?: (msg: string) => void;
+  /** Sandboxed, HOME and TMPDIR are the child's private /tmp: the owner's home is not in its view. */
+  sandboxed?: boolean;
 }
 
 export interface ChildEnv {
@@ -152,6 +154,10 @@ export function buildChildEnv(parentEnv: Readonly<Record<string, string | undefi
     withheld.push(name);
   }
 
+  if (opts.sandboxed) {
+    env.HOME = "/tmp";
+    env.TMPDIR = "/tmp";
+  }
   env.PERSONALCLAW_HOME = opts.home;
   if (opts.workspace !== undefined) env.PERSONALCLAW_WORKSPACE = opts.workspace;
   if (opts.gatewayPort !== undefined) env.PERSONALCLAW_PORT = String(opts.gatewayPort);

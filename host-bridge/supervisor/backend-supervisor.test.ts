@@ -33,7 +33,7 @@ function makeSupervisor(over: Partial<BackendSupervisorOptions> = {}): { sup: Ba
   const sup = new BackendSupervisor({
     home,
     ownerHome,
-    sandbox: { mode: "on", level: "strict" },
+    sandbox: { mode: "on" },
     parentEnv: { ...parentEnv, HOME: ownerHome },
     passthrough: ["DEMO_API_TOKEN", "AWS_SECRET_ACCESS_KEY", "SSH_AUTH_SOCK"],
     log: (level, msg) => logs.push({ level, msg }),
@@ -231,8 +231,8 @@ describe("BackendSupervisor", () => {
     expect(await sup.waitForHealth(spec.name)).toBe(true);
     const envLine = sup.status(spec.name)?.lastLines.find((l) => l.startsWith("ENV_NAMES ")) ?? "";
     const names = envLine.slice("ENV_NAMES ".length).split(",");
-    // PWD is bwrap's own, naming the --chdir folder (the app's).
-    expect(names.sort()).toEqual(["DEMO_API_TOKEN", "HOME", "LANG", "PATH", "PERSONALCLAW_APP_NAME", "PERSONALCLAW_APP_SECRET", "PERSONALCLAW_HOME", "PORT", "PWD"].sort());
+    // PWD is bwrap's own, naming the --chdir folder (the app's); HOME and TMPDIR are the private /tmp.
+    expect(names.sort()).toEqual(["DEMO_API_TOKEN", "HOME", "LANG", "PATH", "PERSONALCLAW_APP_NAME", "PERSONALCLAW_APP_SECRET", "PERSONALCLAW_HOME", "PORT", "PWD", "TMPDIR"].sort());
     const debug = logs.filter((l) => l.level === "debug").map((l) => l.msg).join("\n");
     for (const withheld of ["AWS_SECRET_ACCESS_KEY", "SSH_AUTH_SOCK", "SLACK_BOT_TOKEN", "RANDOM_SETTING"]) expect(debug).toContain(withheld);
     expect(debug).not.toContain(parentEnv.AWS_SECRET_ACCESS_KEY);
@@ -261,7 +261,7 @@ describe("BackendSupervisor", () => {
   it("a descriptor the bridge holds open does not reach the backend", async () => {
     const held = openSync(path.join(home, ".local_secret"), "r");
     try {
-      const { sup } = makeSupervisor({ sandbox: { mode: "off", level: "strict" } });
+      const { sup } = makeSupervisor({ sandbox: { mode: "off" } });
       const spec = makeApp("print-env.mjs");
       await sup.start(spec);
       expect(await sup.waitForHealth(spec.name)).toBe(true);
@@ -324,7 +324,7 @@ describe("BackendSupervisor", () => {
     expect(sup.status(spec.name)).toBeNull();
 
     // The owner's explicit opt-out runs it unsandboxed.
-    const { sup: off } = makeSupervisor({ parentEnv: { PATH: bin, HOME: ownerHome }, sandbox: { mode: "off", level: "strict" } });
+    const { sup: off } = makeSupervisor({ parentEnv: { PATH: bin, HOME: ownerHome }, sandbox: { mode: "off" } });
     expect((await off.start(spec)).ok).toBe(true);
     expect(await off.waitForHealth(spec.name)).toBe(true);
   });

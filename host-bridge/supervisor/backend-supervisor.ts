@@ -7,7 +7,9 @@ import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ERROR_CODES } from "../../workers/contracts/errors.js";
-import { sandboxAvailability, sandboxRefusal, wrapInSandbox, type SandboxAvailability, type SandboxLevel, type SandboxMode } from "../sandbox/bubblewrap.js";
+import { sandboxAvailability, sandboxRefusal, wrapInSandbox, type SandboxAvailability, type SandboxMode } from "../sandbox/bubblewrap.js";
+import { boundCommand, boundsAvailability, createChildGroup, DEFAULT_LIMITS, describeLimits, LIMIT_WORDS, type BoundsAvailability, type ChildGroup, type LimitHit, type Limits } from "../sandbox/bounds.js";
+import { readChildPid } from "../sandbox/run-confined.js";
 import { buildChildEnv, credentialValuesOf } from "../sandbox/child-env.js";
 import { createLogRelay, type LogRelay } from "../sandbox/log-relay.js";
 import { generateAppSecret, writeAppSecret } from "./app-secret.js";
@@ -16,7 +18,8 @@ import { isAcceptableHealthPath, probeHealth } from "./health-probe.js";
 import { readProcStat } from "./process-identity.js";
 import { reapOrphans, type ReapReport } from "./reap-orphans.js";
 import { removeRunRecord, writeRunRecord } from "./run-records.js";
-import { closeInheritedFds, inheritableFds, SANDBOX_INFO_FD, spawnChild } from "./spawn-child.js";
+import { closeInheritedFds, inheritableFds, SANDBOX_BLOCK_FD, SANDBOX_INFO_FD, spawnChild } from "./spawn-child.js";
+import type { Writable } from "node:stream";
 
 export type SupervisorLogLevel = "debug" | "info" | "warning" | "error";
 
@@ -34,9 +37,14 @@ export interface BackendSpec {
 export interface BackendSupervisorOptions {
   /** PERSONALCLAW_HOME. */
   home: string;
-  /** The owner's home folder, where credential folders are hidden; default os.homedir(). */
+  /** The owner's home folder, never shown to a backend; default os.homedir(). */
   ownerHome?: string;
-  sandbox: { mode: SandboxMode; level: SandboxLevel };
+  sandbox: { mode: SandboxMode };
+  /** How backends are bounded (default: what boundsAvailability finds) and to what. */
+  bounds?: BoundsAvailability;
+  limits?: Limits;
+  /** Called when a backend reaches one of its limits (the bridge writes a security-log row). */
+  onLimit?: (name: string, hit: LimitHit, limits: Limits) => void;
   /** The environment the bridge was launched with; only the allowlist reaches a child. */
   parentEnv: Readonly<Record<string, string | undefined>>;
   /** sandbox.env_passthrough from the operator's config.json. */
@@ -111,6 +119,10 @@ interface Tracked {
   exit: BackendExit | null;
   reason?: string;
   relay: LogRelay | null;
+  /** The cgroup of the current run, when bounds are by cgroup. */
+  group: ChildGroup | null;
+  /** Limits this run reached, noted before the bridge stopped it or the kernel killed it. */
+  limitsReached: LimitHit[];
   stopping: boolean;
   gaveUp: boolean;
   exited: Promise<void>;
@@ -138,8 +150,9 @@ function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T
 
 /** Supervises app backends; one instance per bridge. */
 export class BackendSupervisor {
-  private readonly opts: Required<Omit<BackendSupervisorOptions, "onChange" | "log" | "workspace" | "gatewayPort">> &
-    Pick<BackendSupervisorOptions, "workspace" | "gatewayPort">;
+  private readonly opts: Required<Omit<BackendSupervisorOptions, "onChange" | "log" | "workspace" | "gatewayPort" | "bounds" | "onLimit">> &
+    Pick<BackendSupervisorOptions, "workspace" | "gatewayPort" | "bounds">;
+  private readonly onLimit: (name: string, hit: LimitHit, limits: Limits) => void;
   private readonly tracked = new Map<string, Tracked>();
   private readonly held = new Set<string>();
   private readonly warnedHealthPaths = new Set<string>();
@@ -156,6 +169,8 @@ export class BackendSupervisor {
       home: options.home,
       ownerHome: options.ownerHome ?? os.homedir(),
       sandbox: options.sandbox,
+      bounds: options.bounds,
+      limits: options.limits ?? DEFAULT_LIMITS,
       parentEnv: options.parentEnv,
       passthrough: options.passthrough,
       workspace: options.workspace,
@@ -172,6 +187,7 @@ export class BackendSupervisor {
       maxFailedStarts: options.maxFailedStarts ?? 3,
     };
     this.onChange = options.onChange ?? (() => {});
+    this.onLimit = options.onLimit ?? (() => {});
     this.log = options.log ?? (() => {});
     this.bridgeStartTime = readProcStat(process.pid)?.startTime ?? "";
   }
@@ -213,6 +229,8 @@ export class BackendSupervisor {
       failedStarts: 0,
       exit: null,
       relay: null,
+      group: null,
+      limitsReached: [],
       stopping: false,
       gaveUp: false,
       exited: Promise.resolve(),
@@ -342,6 +360,10 @@ export class BackendSupervisor {
     return reapOrphans(this.opts.home, { graceMs: this.opts.stopGraceMs, log: (msg) => this.log("warning", msg) });
   }
 
+  private bounds(): BoundsAvailability {
+    return this.opts.bounds ?? boundsAvailability(this.opts.parentEnv.PATH);
+  }
+
   private async sandboxAvailability(): Promise<SandboxAvailability> {
     // Only a success is cached: once the owner installs bubblewrap the next start sees it.
     if (this.availability?.ok) return this.availability;
@@ -389,7 +411,17 @@ export class BackendSupervisor {
       return { ok: false, ...(sandboxRefusal("on", sandbox ?? { ok: false }) as { code: "sandbox_unavailable"; reason: string }) };
     }
 
-    const stdio = closeInheritedFds(sandbox !== null);
+    const bounds = this.bounds();
+    const useGroup = sandbox !== null && bounds.mechanism === "cgroup";
+    let group: ChildGroup | null = null;
+    if (useGroup) {
+      try {
+        group = createChildGroup(bounds, spec.name, this.opts.limits);
+      } catch (cause) {
+        return { ok: false, code: "backend_spawn_failed", reason: `its limits (${describeLimits(this.opts.limits)}) could not be set up: ${String(cause)}`, cause };
+      }
+    }
+    const stdio = closeInheritedFds(sandbox !== null, useGroup);
     if (!this.reportedInheritableFds) {
       this.reportedInheritableFds = true;
       const leaked = inheritableFds();
@@ -403,26 +435,35 @@ export class BackendSupervisor {
       gatewayPort: this.opts.gatewayPort,
       passthrough: this.opts.passthrough,
       log: (msg) => this.log("debug", msg),
+      sandboxed: sandbox !== null,
     });
     const plain = { file: spec.backend.command, args: [...(spec.backend.args ?? [])], cwd: spec.appDir };
-    const cmd = sandbox
-      ? {
-          ...wrapInSandbox(plain, {
-            appDir: spec.appDir,
-            dataDir: spec.dataDir,
-            writableData: spec.hasStorage,
-            home: this.opts.home,
-            ownerHome: this.opts.ownerHome,
-            level: this.opts.sandbox.level,
-            network: true, // the gateway reaches the backend on the host's loopback
-            bwrapPath: sandbox.path,
-            userNamespace: sandbox.userNamespace,
-            infoFd: SANDBOX_INFO_FD,
-          }),
-          cwd: spec.appDir,
-        }
+    const wrapped = sandbox
+      ? wrapInSandbox(plain, {
+          appDir: spec.appDir,
+          writable: spec.hasStorage ? [spec.dataDir] : [],
+          home: this.opts.home,
+          ownerHome: this.opts.ownerHome,
+          pathEnv: env.PATH,
+          network: true, // the gateway reaches the backend on the host's loopback
+          bwrapPath: sandbox.path,
+          userNamespace: sandbox.userNamespace,
+          infoFd: SANDBOX_INFO_FD,
+          ...(useGroup ? { blockFd: SANDBOX_BLOCK_FD } : {}),
+        })
       : plain;
+    const cmd = sandbox ? { ...boundCommand(wrapped, this.opts.limits, bounds), cwd: spec.appDir } : plain;
     const child = spawnChild(cmd, { env, stdio });
+    t.group = group;
+    t.limitsReached = [];
+    if (group && child.pid !== undefined) {
+      try {
+        group.attach(child.pid); // bwrap itself; the sandboxed child joins once bwrap names it
+      } catch (cause) {
+        signalGroup(child.pid, "SIGKILL");
+        this.log("error", `app ${spec.name} backend could not be placed under its limits: ${String(cause)}`);
+      }
+    }
 
     const pid = child.pid ?? null;
     t.child = child;
@@ -462,8 +503,9 @@ export class BackendSupervisor {
     if (pid !== null) {
       this.record(t);
       const info = child.stdio[SANDBOX_INFO_FD];
-      if (sandbox && info && "on" in info) this.readSandboxInfo(t, generation, info as NodeJS.ReadableStream);
-      this.log("info", `app ${spec.name} backend started (pid ${pid}, port ${port}${sandbox ? `, sandbox ${this.opts.sandbox.level}` : ", unsandboxed"})`);
+      if (sandbox && info && "on" in info) this.readSandboxInfo(t, generation, info as NodeJS.ReadableStream, child.stdio[SANDBOX_BLOCK_FD] as Writable | null);
+      this.log("info", `app ${spec.name} backend started (pid ${pid}, port ${port}${sandbox ? `, confined, ${bounds.mechanism} bounds of ${describeLimits(this.opts.limits)}` : ", unsandboxed"})`);
+      if (group) this.watchLimits(t, generation);
       this.emit(t);
       this.startupPoll(t, generation);
     }
@@ -490,22 +532,43 @@ export class BackendSupervisor {
     }
   }
 
-  private readSandboxInfo(t: Tracked, generation: number, stream: NodeJS.ReadableStream): void {
-    let text = "";
-    stream.on("data", (chunk: Buffer) => {
-      if (text.length < 4096) text += chunk.toString("utf8");
-    });
-    stream.once("end", () => {
-      try {
-        const childPid = (JSON.parse(text) as { "child-pid"?: unknown })["child-pid"];
-        if (generation === t.generation && t.running && typeof childPid === "number" && Number.isInteger(childPid) && childPid > 1) {
-          t.sandboxPgid = childPid;
-          this.record(t);
+  /**
+   * bwrap names its sandboxed child on the info descriptor; with cgroup bounds the child is
+   * attached to the run's group and only then released from bwrap's block descriptor, so not
+   * one of its processes starts outside the limits.
+   */
+  private readSandboxInfo(t: Tracked, generation: number, stream: NodeJS.ReadableStream, block: Writable | null): void {
+    void readChildPid(stream, 10_000).then((childPid) => {
+      if (generation !== t.generation || !t.running || childPid === null || childPid <= 1) return;
+      if (t.group) {
+        try {
+          t.group.attach(childPid);
+        } catch (cause) {
+          this.log("error", `app ${t.spec.name} backend could not be placed under its limits: ${String(cause)}`);
+          signalGroup(t.pgid, "SIGKILL");
+          return;
         }
-      } catch {
-        // bwrap failed before it wrote the info; its exit says why
+        block?.end("go");
       }
+      t.sandboxPgid = childPid;
+      this.record(t);
     });
+  }
+
+  /** Checks the run's cgroup each second: a process limit reached is a bomb, so the backend is stopped. */
+  private watchLimits(t: Tracked, generation: number): void {
+    const tick = () => {
+      if (generation !== t.generation || !t.running || !t.group) return;
+      if (t.group.hits().includes("processes") && !t.limitsReached.includes("processes")) {
+        t.limitsReached.push("processes");
+        this.log("error", `app ${t.spec.name} backend reached ${LIMIT_WORDS.processes} (${describeLimits(this.opts.limits)}); stopping it`);
+        this.onLimit(t.spec.name, "processes", this.opts.limits);
+        signalGroup(t.pgid, "SIGKILL"); // bwrap: its pid namespace, and every process in it, goes with it
+        return;
+      }
+      this.later(t, 1_000, tick);
+    };
+    this.later(t, 500, tick);
   }
 
   private onExit(t: Tracked, generation: number, code: number | null, signal: string | null, spawnError?: string): void {
@@ -517,13 +580,30 @@ export class BackendSupervisor {
     t.exit = { code, signal, at: new Date().toISOString() };
     removeRunRecord(this.opts.home, t.spec.name);
     const name = t.spec.name;
+    if (t.group) {
+      for (const hit of t.group.hits()) {
+        if (t.limitsReached.includes(hit)) continue;
+        t.limitsReached.push(hit);
+        this.log("error", `app ${name} backend reached ${LIMIT_WORDS[hit]} (${describeLimits(this.opts.limits)})`);
+        this.onLimit(name, hit, this.opts.limits);
+      }
+      t.group.remove();
+      t.group = null;
+    }
     if (t.stopping) {
       t.reason = "stopped";
       this.log("info", `app ${name} backend (pid ${t.pid}) stopped`);
       this.emit(t);
       return;
     }
-    const how = spawnError ? `could not be started: ${spawnError}` : signal ? `was killed by ${signal}` : `exited with code ${code}`;
+    const reached = t.limitsReached.map((hit) => LIMIT_WORDS[hit]).join(" and ");
+    const how = spawnError
+      ? `could not be started: ${spawnError}`
+      : reached
+        ? `was stopped at ${reached} (${describeLimits(this.opts.limits)})`
+        : signal
+          ? `was killed by ${signal}`
+          : `exited with code ${code}`;
     t.failedStarts = t.healthyThisRun ? 0 : t.failedStarts + 1;
     this.log("warning", `app ${name} backend (pid ${t.pid}) ${how}`);
     if (t.failedStarts >= this.opts.maxFailedStarts) {

@@ -5,6 +5,9 @@ import { readdirSync, readFileSync } from "node:fs";
 /** The descriptor bwrap writes {"child-pid": N} to, when sandboxed. */
 export const SANDBOX_INFO_FD = 3;
 
+/** The descriptor bwrap waits on before it runs the child (bounds by cgroup: attached first). */
+export const SANDBOX_BLOCK_FD = 4;
+
 /**
  * The child's descriptors: stdin closed, stdout/stderr piped to the log relay, and (sandboxed)
  * one pipe for bwrap's info. Threat: a descriptor the bridge holds (its listening socket, an
@@ -12,9 +15,11 @@ export const SANDBOX_INFO_FD = 3;
  * descriptor close-on-exec and passes a child only what this list names plus any descriptor
  * the bridge itself inherited without close-on-exec (see inheritableFds: Node has no
  * close_fds, and bwrap passes descriptors through); this function is where that list lives.
+ * bwrap closes its info and block descriptors before it runs the child.
  */
-export function closeInheritedFds(sandboxed: boolean): StdioOptions {
-  return sandboxed ? ["ignore", "pipe", "pipe", "pipe"] : ["ignore", "pipe", "pipe"];
+export function closeInheritedFds(sandboxed: boolean, blocked = false): StdioOptions {
+  if (!sandboxed) return ["ignore", "pipe", "pipe"];
+  return blocked ? ["ignore", "pipe", "pipe", "pipe", "pipe"] : ["ignore", "pipe", "pipe", "pipe"];
 }
 
 /**
@@ -23,7 +28,7 @@ export function closeInheritedFds(sandboxed: boolean): StdioOptions {
  * not reach it before the bridge's orderly stop.
  */
 export function spawnChild(cmd: { file: string; args: string[]; cwd: string }, opts: { env: Record<string, string>; stdio: StdioOptions }): ChildProcess {
-  return spawn(cmd.file, cmd.args, {
+  const child = spawn(cmd.file, cmd.args, {
     cwd: cmd.cwd,
     env: opts.env,
     stdio: opts.stdio,
@@ -31,6 +36,10 @@ export function spawnChild(cmd: { file: string; args: string[]; cwd: string }, o
     shell: false,
     windowsHide: true,
   });
+  // bwrap's info and block descriptors are sockets it closes when it likes; a reset there is
+  // the end of that channel, not a bridge error (unhandled, it would crash the bridge).
+  for (const extra of child.stdio.slice(3)) extra?.on("error", () => {});
+  return child;
 }
 
 /**

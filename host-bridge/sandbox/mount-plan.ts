@@ -1,0 +1,171 @@
+// The filesystem a sandboxed app child sees, as one ordered list: deny by default. bwrap
+// starts every child on an empty root; only what this plan names appears in it. Threat: a
+// sandbox that shows the whole disk and hides a list of credential folders misses every
+// store nobody listed (the GitHub CLI token, browser cookies, keyrings, shell history, other
+// projects); a list of what a child needs cannot miss anything it does not name.
+import { lstatSync, readlinkSync } from "node:fs";
+import path from "node:path";
+
+export type MountStep =
+  | { kind: "ro-bind"; source: string; target: string; why: string; optional?: boolean }
+  | { kind: "bind"; source: string; target: string; why: string }
+  | { kind: "symlink"; linkTarget: string; target: string; why: string }
+  | { kind: "dir"; target: string; why: string }
+  | { kind: "tmpfs"; target: string; why: string }
+  | { kind: "dev"; target: string; why: string }
+  | { kind: "proc"; target: string; why: string }
+  | { kind: "remount-ro"; target: string; why: string };
+
+/** The system's program and library folders: where /usr-merged systems keep links, the links are recreated. */
+export const SYSTEM_FOLDERS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"] as const;
+
+/**
+ * The entries of /etc a program needs to run, resolve names and check certificates. Not the
+ * rest of /etc: it holds host keys, shadow passwords (readable to a root owner's children),
+ * mount tables and service credentials.
+ */
+export const ETC_ENTRIES = [
+  "alternatives",
+  "ca-certificates",
+  "ca-certificates.conf",
+  "gai.conf",
+  "group",
+  "host.conf",
+  "hosts",
+  "ld.so.cache",
+  "ld.so.conf",
+  "ld.so.conf.d",
+  "localtime",
+  "mime.types",
+  "nsswitch.conf",
+  "os-release",
+  "passwd",
+  "protocols",
+  "resolv.conf",
+  "services",
+  "ssl",
+  "timezone",
+] as const;
+
+export interface MountPlanOptions {
+  /** The app's own folder: visible read-only. */
+  appDir: string;
+  /** Folders inside appDir the child may write (data/, or an installer's output folder). */
+  writable: readonly string[];
+  /** Extra read-only folders outside the system ones (an interpreter's real prefix). */
+  readOnly: readonly string[];
+  /** PERSONALCLAW_HOME: no mount may show it, or a folder that holds it, except appDir's own subtree. */
+  home: string;
+  /** The system folders as this machine has them (tests pass their own). */
+  system?: readonly string[];
+  etc?: readonly string[];
+}
+
+function kindOf(p: string): "dir" | "link" | "file" | "missing" {
+  try {
+    const st = lstatSync(p);
+    return st.isSymbolicLink() ? "link" : st.isDirectory() ? "dir" : "file";
+  } catch {
+    return "missing";
+  }
+}
+
+function isInside(child: string, parent: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+}
+
+/**
+ * Refuses a bind that would show the PersonalClaw home or a folder holding it (an interpreter
+ * installed at the top of the owner's home, say): the home holds .local_secret and every
+ * other app. Configuration, so a TypeError: the caller built a wrong plan.
+ */
+function assertKeepsHomeHidden(source: string, home: string, appDir: string): void {
+  if (isInside(home, source) || (isInside(source, home) && !isInside(source, appDir))) {
+    throw new TypeError(`the sandbox would show ${source}, which holds or lies in the PersonalClaw home`);
+  }
+}
+
+/** The ordered mount plan; later steps cover earlier ones. */
+export function planMounts(opts: MountPlanOptions): MountStep[] {
+  for (const p of [opts.appDir, opts.home, ...opts.writable, ...opts.readOnly]) {
+    if (!path.isAbsolute(p)) throw new TypeError(`the mount plan needs absolute paths, got ${JSON.stringify(p)}`);
+  }
+  const appDir = path.resolve(opts.appDir);
+  const home = path.resolve(opts.home);
+  const steps: MountStep[] = [];
+
+  // 1. Programs and libraries, read-only. On a merged-/usr system /bin is a link to usr/bin.
+  for (const folder of opts.system ?? SYSTEM_FOLDERS) {
+    const kind = kindOf(folder);
+    if (kind === "link") steps.push({ kind: "symlink", linkTarget: readlinkSync(folder), target: folder, why: "merged /usr link" });
+    else if (kind === "dir") steps.push({ kind: "ro-bind", source: folder, target: folder, why: "system programs and libraries" });
+  }
+
+  // 2. The few files of /etc a program needs; a link (resolv.conf into /run) is bound as its target's content.
+  steps.push({ kind: "dir", target: "/etc", why: "an /etc with only what programs need" });
+  for (const entry of opts.etc ?? ETC_ENTRIES) {
+    const source = path.join("/etc", entry);
+    steps.push({ kind: "ro-bind", source, target: source, why: "name resolution, users, certificates, loader", optional: true });
+  }
+
+  // 3. Kernel interfaces: a minimal /dev (null, zero, random, tty, shm) and the child's own /proc.
+  steps.push({ kind: "dev", target: "/dev", why: "minimal device nodes" });
+  steps.push({ kind: "proc", target: "/proc", why: "the child's own pid namespace" });
+
+  // 4. Private scratch: nothing of the host's /tmp (sockets, other programs' files) is visible.
+  steps.push({ kind: "tmpfs", target: "/tmp", why: "private scratch, also HOME and TMPDIR" });
+
+  // 5. The interpreter's real prefix when it is not a system one (pyenv, nvm, a venv's base).
+  for (const folder of opts.readOnly) {
+    const source = path.resolve(folder);
+    assertKeepsHomeHidden(source, home, appDir);
+    steps.push({ kind: "ro-bind", source, target: source, why: "the interpreter's own prefix" });
+  }
+
+  // 6. The app's own folder read-only, then the folders it may write.
+  steps.push({ kind: "ro-bind", source: appDir, target: appDir, why: "the app's installed copy" });
+  for (const folder of opts.writable) {
+    const source = path.resolve(folder);
+    if (!isInside(source, appDir) || source === appDir) throw new TypeError(`a writable folder must lie inside the app folder: ${source}`);
+    steps.push({ kind: "bind", source, target: source, why: "the app's own writable folder" });
+  }
+
+  // 7. Last: the root itself read-only, so the child cannot create files beside the mounts.
+  steps.push({ kind: "remount-ro", target: "/", why: "nothing writable but what step 6 bound" });
+  return steps;
+}
+
+/** The bwrap arguments of a plan, in its order. */
+export function mountArgs(plan: readonly MountStep[]): string[] {
+  const args: string[] = [];
+  for (const step of plan) {
+    switch (step.kind) {
+      case "ro-bind":
+        args.push(step.optional ? "--ro-bind-try" : "--ro-bind", step.source, step.target);
+        break;
+      case "bind":
+        args.push("--bind", step.source, step.target);
+        break;
+      case "symlink":
+        args.push("--symlink", step.linkTarget, step.target);
+        break;
+      case "dir":
+        args.push("--dir", step.target);
+        break;
+      case "tmpfs":
+        args.push("--tmpfs", step.target);
+        break;
+      case "dev":
+        args.push("--dev", step.target);
+        break;
+      case "proc":
+        args.push("--proc", step.target);
+        break;
+      case "remount-ro":
+        args.push("--remount-ro", step.target);
+        break;
+    }
+  }
+  return args;
+}

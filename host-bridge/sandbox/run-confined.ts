@@ -1,0 +1,185 @@
+// Runs one short-lived app child to its end, confined: an install or uninstall hook, a venv
+// creation, a pip or npm install. The same hardening steps as a backend, in the same order
+// (buildChildEnv, wrapInSandbox, applyBounds, spawnChild), so nothing of a bundle ever runs
+// outside the box, at install time included. Expected failures are results.
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Writable } from "node:stream";
+import { buildChildEnv, credentialValuesOf, type ChildKind } from "./child-env";
+import { wrapInSandbox, type SandboxAvailability, type SandboxMode } from "./bubblewrap";
+import { boundCommand, createChildGroup, describeLimits, LIMIT_WORDS, type BoundsAvailability, type ChildGroup, type LimitHit, type Limits } from "./bounds";
+import { createLogRelay } from "./log-relay";
+import { closeInheritedFds, SANDBOX_BLOCK_FD, SANDBOX_INFO_FD, spawnChild } from "../supervisor/spawn-child";
+
+export interface ConfinementContext {
+  home: string;
+  ownerHome: string;
+  sandboxMode: SandboxMode;
+  sandbox: SandboxAvailability;
+  bounds: BoundsAvailability;
+  limits: Limits;
+  parentEnv: Readonly<Record<string, string | undefined>>;
+  passthrough: readonly string[];
+  /** The bridge log; child output arrives masked and escaped. */
+  log: (line: string) => void;
+}
+
+export interface ConfinedRun {
+  kind: Exclude<ChildKind, "backend">;
+  app: { name: string; appDir: string; dataDir: string; hasStorage: boolean };
+  command: { file: string; args: string[] };
+  /** Inside the sandbox: the app folder for a hook, /tmp for an installer (never the bundle, whose files could shadow a module). */
+  cwd: string;
+  /** Folders inside appDir the child may write, besides data/ for an app with storage. */
+  writable: readonly string[];
+  network: boolean;
+  timeoutMs: number;
+  /** e.g. `app notes hook`; prefixed to every relayed line. */
+  tag: string;
+  extraEnv?: Record<string, string>;
+}
+
+export type ConfinedResult =
+  | { ok: true; exitCode: 0; lastLines: string[] }
+  | { ok: false; exitCode: number | null; signal: string | null; timedOut: boolean; limitsReached: LimitHit[]; reason: string; lastLines: string[] };
+
+function killGroup(pgid: number | undefined): void {
+  if (!pgid || pgid <= 1) return;
+  try {
+    process.kill(-pgid, "SIGKILL");
+  } catch {
+    // gone
+  }
+}
+
+/** Runs `run` confined to its end or its time cap; the sandbox missing is a refusal, not a fallback. */
+export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Promise<ConfinedResult> {
+  const failed = (reason: string, more: Partial<Extract<ConfinedResult, { ok: false }>> = {}): ConfinedResult => ({ ok: false, exitCode: null, signal: null, timedOut: false, limitsReached: [], reason, lastLines: [], ...more });
+  const sandboxed = ctx.sandboxMode === "on";
+  if (sandboxed && !ctx.sandbox.ok) return failed(`sandbox_unavailable: ${ctx.sandbox.reason ?? "bwrap is unavailable"}`);
+
+  // 1. The environment: an allowlist, HOME and TMPDIR in the private /tmp.
+  const { env: allowlisted } = buildChildEnv(ctx.parentEnv, {
+    kind: run.kind,
+    app: { name: run.app.name, hasStorage: run.app.hasStorage, dataDir: run.app.dataDir },
+    home: ctx.home,
+    passthrough: ctx.passthrough,
+    sandboxed,
+  });
+  const env = { ...allowlisted, ...(run.extraEnv ?? {}) };
+
+  // 2. The filesystem view and namespaces.
+  const writable = [...run.writable, ...(run.app.hasStorage ? [run.app.dataDir] : [])];
+  const useGroup = sandboxed && ctx.bounds.mechanism === "cgroup";
+  let cmd = { file: run.command.file, args: run.command.args };
+  if (sandboxed) {
+    cmd = wrapInSandbox(
+      { file: run.command.file, args: run.command.args, cwd: run.cwd },
+      {
+        appDir: run.app.appDir,
+        writable,
+        home: ctx.home,
+        ownerHome: ctx.ownerHome,
+        pathEnv: env.PATH,
+        network: run.network,
+        bwrapPath: ctx.sandbox.path,
+        userNamespace: ctx.sandbox.userNamespace,
+        infoFd: SANDBOX_INFO_FD,
+        ...(useGroup ? { blockFd: SANDBOX_BLOCK_FD } : {}),
+      },
+    );
+  }
+
+  // 3. Bounds: a cgroup the child joins before it runs, or a prefix that sets them.
+  cmd = boundCommand(cmd, ctx.limits, ctx.bounds);
+  let group: ChildGroup | null = null;
+  if (useGroup) {
+    try {
+      group = createChildGroup(ctx.bounds, run.app.name, ctx.limits);
+    } catch (error) {
+      return failed(`its limits (${describeLimits(ctx.limits)}) could not be set up: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  // 4. Spawn, least reversible last.
+  const child = spawnChild({ ...cmd, cwd: run.cwd }, { env, stdio: closeInheritedFds(sandboxed, useGroup) });
+  const relay = createLogRelay({ tag: run.tag, sink: (_level, line) => ctx.log(line), secrets: credentialValuesOf(env) });
+  if (child.stdout) relay.attach(child.stdout, "info");
+  if (child.stderr) relay.attach(child.stderr, "warning");
+  const exited = new Promise<{ code: number | null; signal: string | null; error?: string }>((resolve) => {
+    child.once("exit", (code, signal) => resolve({ code, signal }));
+    child.once("error", (err) => resolve({ code: null, signal: null, error: err.message }));
+  });
+
+  if (group && child.pid !== undefined) {
+    try {
+      group.attach(child.pid);
+      const sandboxPid = await readChildPid(child.stdio[SANDBOX_INFO_FD] as NodeJS.ReadableStream | null, 5_000);
+      if (sandboxPid !== null) group.attach(sandboxPid);
+      (child.stdio[SANDBOX_BLOCK_FD] as Writable | null)?.end("go");
+    } catch (error) {
+      killGroup(child.pid);
+      group.remove();
+      await exited;
+      return failed(`it could not be placed under its limits: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup(child.pid);
+  }, run.timeoutMs);
+  // A process limit reached is a bomb, not a slow step: end it at once rather than at the cap.
+  let limitWatch = true;
+  const watchLimits = async () => {
+    while (limitWatch && group) {
+      if (group.hits().includes("processes")) {
+        killGroup(child.pid);
+        group.remove();
+        return;
+      }
+      await sleep(200);
+    }
+  };
+  void watchLimits();
+  const end = await exited;
+  limitWatch = false;
+  clearTimeout(timer);
+  killGroup(child.pid); // anything it left in its group goes with it
+  const limitsReached = group?.hits() ?? [];
+  group?.remove();
+  await Promise.race([relay.finished(), sleep(500)]);
+  const lastLines = relay.lastLines();
+
+  if (end.error) return failed(`could not be started: ${end.error}`, { lastLines });
+  if (end.code === 0 && !timedOut) return { ok: true, exitCode: 0, lastLines };
+  const reached = limitsReached.map((hit) => LIMIT_WORDS[hit]).join(" and ");
+  const reason = timedOut
+    ? `timed out after ${Math.round(run.timeoutMs / 1000)} s`
+    : reached
+      ? `stopped at ${reached} (${describeLimits(ctx.limits)})`
+      : end.signal
+        ? `killed by ${end.signal}`
+        : `exit status ${end.code}`;
+  if (reached) ctx.log(`${run.tag}: ${reason}`);
+  return { ok: false, exitCode: end.code, signal: end.signal, timedOut, limitsReached, reason, lastLines };
+}
+
+/** bwrap's {"child-pid": N} from its info descriptor, or null when it ends without one. */
+export function readChildPid(stream: NodeJS.ReadableStream | null, timeoutMs: number): Promise<number | null> {
+  if (!stream) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    let text = "";
+    const done = (value: number | null) => {
+      clearTimeout(timer);
+      resolve(value);
+    };
+    const timer = setTimeout(() => done(null), timeoutMs);
+    stream.on("data", (chunk: Buffer) => {
+      if (text.length < 4096) text += chunk.toString("utf8");
+      const match = /"child-pid"\s*:\s*(\d+)/.exec(text);
+      if (match) done(Number(match[1]));
+    });
+    stream.once("end", () => done(null));
+  });
+}
