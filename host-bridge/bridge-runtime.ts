@@ -16,7 +16,7 @@ import { installApp, removeAppFiles, type InstallProgressEvent } from "./install
 import { venvPython } from "./install/install-dependencies";
 import { runHook } from "./install/run-hook";
 import { sandboxAvailability, type SandboxAvailability } from "./sandbox/bubblewrap";
-import { boundsAvailability, type BoundsAvailability } from "./sandbox/bounds";
+import { boundsAvailability, removeStaleGroups, type BoundsAvailability } from "./sandbox/bounds";
 import { BackendSupervisor, type BackendStatus } from "./supervisor/index";
 import { readAnchor } from "./sel-anchor";
 import type { HomePaths } from "./home";
@@ -102,6 +102,8 @@ export class BridgeRuntime {
   async prepare(): Promise<void> {
     this.sandbox = await sandboxAvailability(this.opts.parentEnv.PATH);
     this.opts.log(`bridge: app children are bounded by ${this.bounds.mechanism}: ${this.bounds.description}`);
+    const staleGroups = removeStaleGroups(this.bounds);
+    if (staleGroups.length > 0) this.opts.log(`bridge: removed ${staleGroups.length} cgroup(s) a previous bridge left behind`);
     const reaped = await this.supervisor.reapOrphans();
     this.opts.log(`bridge: orphan sweep ${JSON.stringify(reaped)}`);
     // The gateway is not up yet: these rows are written once it is (startEnabledBackends).

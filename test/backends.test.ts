@@ -8,29 +8,12 @@ import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { BackendStatus } from "../workers/contracts/app-record";
-import { repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
+import { repoRoot, startGateway, type RunningGateway } from "./helpers/gateway";
+import { backendOf, install, waitForRow } from "./helpers/backends";
 import { plantCredentialStores } from "./fixtures/hostile/credential-stores";
 
 const fixtureApps = join(repoRoot, "test", "fixtures", "backend-apps");
 const nodeNotes = join(repoRoot, "apps", "fixtures", "node-notes");
-
-async function backendOf(gw: RunningGateway, name: string): Promise<BackendStatus | null> {
-  const response = await gw.fetch(`/api/apps/${name}`);
-  expect(response.status).toBe(200);
-  return ((await response.json()) as { backend: BackendStatus | null }).backend;
-}
-
-/** Polls the app's row until `done` holds; answers the last row seen (the caller asserts on it). */
-async function waitForRow(gw: RunningGateway, name: string, done: (row: BackendStatus) => boolean, timeoutMs = 20_000): Promise<BackendStatus | null> {
-  const deadline = Date.now() + timeoutMs;
-  let row = await backendOf(gw, name);
-  while (!(row && done(row)) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
-    row = await backendOf(gw, name);
-  }
-  return row;
-}
 
 async function waitUntil(check: () => boolean, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
@@ -51,11 +34,6 @@ function procStat(pid: number): string[] | null {
 function isAlive(pid: number): boolean {
   const stat = procStat(pid);
   return stat !== null && stat[0] !== "Z";
-}
-
-async function install(home: string, folder: string, env: NodeJS.ProcessEnv = {}): Promise<void> {
-  const result = await runCli(["apps", "install", folder, "--yes", "--json", "--home", home], env);
-  expect(result.code, `${folder}: ${result.stdout} ${result.stderr}`).toBe(0);
 }
 
 async function post(gw: RunningGateway, path: string): Promise<Response> {

@@ -10,7 +10,7 @@ describe("personalclaw doctor", () => {
     try {
       const before = await runCli(["doctor", "--json", "--home", home]);
       const rows = JSON.parse(before.stdout).rows as Array<{ name: string; status: string; message: string }>;
-      expect(rows.map((r) => r.name)).toEqual(["node", "workerd", "bubblewrap", "home", "local secret", "sandbox", "gateway", "auth mode"]);
+      expect(rows.map((r) => r.name)).toEqual(["node", "workerd", "bubblewrap", "home", "local secret", "sandbox", "bounds", "gateway", "auth mode"]);
       expect(rows.find((r) => r.name === "gateway")).toMatchObject({ status: "warn", message: expect.stringContaining("personalclaw start") });
       expect(before.code).toBe(0);
 

@@ -5,8 +5,10 @@ import { existsSync, statSync, accessSync, constants } from "node:fs";
 import { execaSync } from "execa";
 import { authModeInForce } from "../../workers/contracts/auth-mode";
 import { homePaths } from "../home";
-import { readOwnerConfig } from "../owner-config";
-import type { Settings } from "../settings";
+import { childLimits, readOwnerConfig } from "../owner-config";
+import { sandboxAvailability } from "../sandbox/bubblewrap";
+import { boundsAvailability, describeLimits } from "../sandbox/bounds";
+import { parentEnvironment, type Settings } from "../settings";
 import { isProcessAlive, readGatewayFile } from "./gateway-file";
 import { workerdBinary } from "./start";
 
@@ -24,7 +26,7 @@ function modeRow(name: string, path: string, expected: number, missing: DoctorRo
 }
 
 /** Every doctor row for these settings. */
-export function doctorRows(settings: Settings): DoctorRow[] {
+export async function doctorRows(settings: Settings): Promise<DoctorRow[]> {
   const rows: DoctorRow[] = [];
   const [major, minor] = process.versions.node.split(".").map(Number);
   rows.push(
@@ -40,11 +42,12 @@ export function doctorRows(settings: Settings): DoctorRow[] {
   } catch {
     rows.push({ name: "workerd", status: "fail", message: "The workerd binary is missing; run `npm ci` in the PersonalClaw folder." });
   }
-  const bwrap = execaSync("bwrap", ["--ro-bind", "/", "/", "true"], { reject: false });
+  // The same probe the supervisor asks before every start, so doctor cannot say ok while backends refuse.
+  const sandbox = await sandboxAvailability(parentEnvironment().PATH);
   rows.push(
-    bwrap.exitCode === 0
-      ? { name: "bubblewrap", status: "ok", message: "bwrap runs; app backends will be sandboxed." }
-      : { name: "bubblewrap", status: "fail", message: "bwrap is missing or cannot run; install it with `apt-get install bubblewrap` (app backends refuse to start without it)." },
+    sandbox.ok
+      ? { name: "bubblewrap", status: "ok", message: `${sandbox.path} starts the confinement sandbox every app child runs in${sandbox.userNamespace ? " (own user namespace)" : ""}.` }
+      : { name: "bubblewrap", status: "fail", message: `${sandbox.reason ?? "bwrap cannot run"}; install it with \`apt-get install bubblewrap\` (app children refuse to start without it).` },
   );
   const paths = homePaths(settings.home);
   rows.push(modeRow("home", paths.home, 0o700, { name: "home", status: "warn", message: `${paths.home} does not exist yet; \`personalclaw start\` creates it.` }));
@@ -53,7 +56,18 @@ export function doctorRows(settings: Settings): DoctorRow[] {
   if (!config.ok) rows.push({ name: "config", status: "fail", message: `${config.reason}; fix or remove ${paths.home}/config.json.` });
   else if (config.config.sandbox.mode === "off") {
     rows.push({ name: "sandbox", status: "warn", message: 'sandbox.mode is "off" in config.json: app backends run without bubblewrap and can read your credential folders; remove it to sandbox them again.' });
-  } else rows.push({ name: "sandbox", status: "ok", message: "App backends run in bubblewrap at the strict level." });
+  } else rows.push({ name: "sandbox", status: "ok", message: "Every app child (backend, hook, installer) runs confined: it sees its own folder, the system's programs and a private /tmp, nothing of any home." });
+  if (config.ok) {
+    const preferred = config.config.sandbox.bounds;
+    const bounds = boundsAvailability(parentEnvironment().PATH, preferred === "auto" ? undefined : preferred);
+    const limits = describeLimits(childLimits(config.config));
+    const binds = bounds.mechanism !== "none" && bounds.processLimitBinds;
+    rows.push({
+      name: "bounds",
+      status: binds ? "ok" : "warn",
+      message: `${bounds.mechanism}: ${bounds.description}; each app child may use ${limits}.${binds ? "" : " Run as a user with systemd (systemd-run --user) or give the gateway a delegated cgroup to bound processes too."}`,
+    });
+  }
   const gateway = readGatewayFile(paths);
   rows.push(
     gateway && isProcessAlive(gateway.pid)
@@ -74,7 +88,7 @@ export function doctorRows(settings: Settings): DoctorRow[] {
 
 export async function runDoctor(args: string[], settings: Settings): Promise<number> {
   const { values } = parseArgs({ args, options: { json: { type: "boolean" } } });
-  const rows = doctorRows(settings);
+  const rows = await doctorRows(settings);
   if (values.json) process.stdout.write(`${JSON.stringify({ rows })}\n`);
   else for (const row of rows) process.stdout.write(`${row.status.padEnd(4)}  ${row.name}: ${row.message}\n`);
   return rows.some((row) => row.status === "fail") ? 1 : 0;

@@ -171,6 +171,68 @@ function readCounter(file: string, pattern: RegExp): number {
   }
 }
 
+/** SIGKILLs what is left in a group folder and removes it; a folder already gone is fine. */
+function removeGroupFolder(folder: string): void {
+  for (let attempt = 0; attempt < 20; attempt += 1) {
+    let left: number[];
+    try {
+      left = readFileSync(path.join(folder, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number);
+    } catch {
+      return; // already gone
+    }
+    for (const pid of left) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // gone
+      }
+    }
+    try {
+      rmdirSync(folder);
+      return;
+    } catch {
+      // still busy: the kills take a moment
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 25);
+    }
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** A group's folder name: the app, the bridge that made it, and what makes it unique. */
+const GROUP_NAME = /^[a-z0-9-]+-(\d+)-[a-z0-9]+-[a-z0-9]+$/;
+
+/**
+ * At bridge start: removes the groups a bridge that is gone left behind (a hard kill skips
+ * its cleanup), with anything still in them. A live bridge's groups are left alone.
+ */
+export function removeStaleGroups(bounds: BoundsAvailability): string[] {
+  const removed: string[] = [];
+  if (bounds.mechanism !== "cgroup" || !bounds.cgroupRoots) return removed;
+  for (const root of Object.values(bounds.cgroupRoots)) {
+    let entries: string[];
+    try {
+      entries = readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      const creator = Number(GROUP_NAME.exec(entry)?.[1]);
+      if (!Number.isInteger(creator) || creator === process.pid || isAlive(creator)) continue;
+      removeGroupFolder(path.join(root, entry));
+      removed.push(entry);
+    }
+  }
+  return [...new Set(removed)];
+}
+
 /** Makes the cgroup of one child run; throws when it cannot (the caller refuses to start the child). */
 export function createChildGroup(bounds: BoundsAvailability, name: string, limits: Limits): ChildGroup {
   const roots = bounds.cgroupRoots!;
@@ -196,30 +258,7 @@ export function createChildGroup(bounds: BoundsAvailability, name: string, limit
       return found;
     },
     remove() {
-      for (const folder of [pids, memory]) {
-        for (let attempt = 0; attempt < 20; attempt += 1) {
-          let left: number[] = [];
-          try {
-            left = readFileSync(path.join(folder, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number);
-          } catch {
-            break; // already gone
-          }
-          for (const pid of left) {
-            try {
-              process.kill(pid, "SIGKILL");
-            } catch {
-              // gone
-            }
-          }
-          try {
-            rmdirSync(folder);
-            break;
-          } catch {
-            // still busy: the kills take a moment (zombies here are reaped by their parent)
-            Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 25);
-          }
-        }
-      }
+      for (const folder of [pids, memory]) removeGroupFolder(folder);
     },
   };
 }
