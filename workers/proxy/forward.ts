@@ -18,7 +18,7 @@ export const PROXY_BODY_LIMIT = 16 * 1024 * 1024;
 const NO_BODY = new Set(["GET", "HEAD"]);
 
 /** The header that tells a backend how many of its own calls through its proxy are in flight, this one included (0: not its own call). */
-export const HOP_HEADER = "X-PersonalClaw-Hop";
+const HOP_HEADER = "X-PersonalClaw-Hop";
 
 /** True when the caller is the app itself with its token alone: a call its backend (or its sandboxed UI) makes through its own proxy. */
 function isSelfCall(principal: Principal, app: string): boolean {
