@@ -22,8 +22,9 @@ async function mint(gw: RunningGateway, ttl = "7d"): Promise<string> {
 /** Opens a sign-in link from `address`; returns the status, the cookie it set and the body. */
 async function openLink(gw: RunningGateway, token: string, opts: { address?: string; now?: number; path?: string } = {}) {
   const answer = await rawRequestFrom(gw.port, opts.address ?? "127.0.0.1", `${opts.path ?? "/"}?token=${token}`, opts.now);
-  const setCookie = ([] as string[]).concat(answer.headers["set-cookie"] ?? [])[0] ?? null;
-  return { ...answer, setCookie, cookie: setCookie ? setCookie.split(";")[0] : null };
+  const setCookies = ([] as string[]).concat(answer.headers["set-cookie"] ?? []);
+  const setCookie = setCookies[0] ?? null;
+  return { ...answer, setCookie, setCookies, cookie: setCookie ? setCookie.split(";")[0] : null };
 }
 
 function rawRequestFrom(port: number, address: string, path: string, now?: number, headers: Record<string, string> = {}) {
@@ -69,9 +70,15 @@ describe("sign-in of a running gateway", () => {
     expect(opened.headers.location).toBe("/api/status");
     expect(opened.headers["cache-control"]).toBe("no-store");
     expect(opened.headers["referrer-policy"]).toBe("no-referrer");
-    expect(opened.setCookie).toMatch(new RegExp(`^pc_token_${gw.port}=[^;]+; HttpOnly; SameSite=Lax; Path=/`));
-    expect(opened.setCookie).not.toMatch(/Domain=/i);
-    expect(opened.setCookie).not.toContain(token);
+    // The __Host- copy (Secure, Path=/, no Domain: no sibling port can plant a copy that shadows it) and the fallback.
+    expect(opened.setCookies).toHaveLength(2);
+    expect(opened.setCookies[0]).toMatch(new RegExp(`^__Host-pc_token_${gw.port}=[^;]+; Secure; HttpOnly; SameSite=Lax; Path=/; Max-Age=\\d+$`));
+    expect(opened.setCookies[1]).toMatch(new RegExp(`^pc_token_${gw.port}=[^;]+; HttpOnly; SameSite=Lax; Path=/; Max-Age=\\d+$`));
+    expect(opened.setCookies[0].split(";")[0].split("=")[1]).toBe(opened.setCookies[1].split(";")[0].split("=")[1]);
+    for (const cookie of opened.setCookies) {
+      expect(cookie).not.toMatch(/Domain=/i);
+      expect(cookie).not.toContain(token);
+    }
     const status = await withCookie(gw, opened.cookie!);
     expect(status.status).toBe(200);
   });
@@ -162,6 +169,8 @@ describe("sign-in of a running gateway", () => {
     const logout = await gw.fetch("/api/auth/logout", { method: "POST", owner: false, headers: { cookie: a, "content-type": "application/json" }, body: "{}" });
     expect(logout.status).toBe(200);
     expect(logout.headers.get("set-cookie")).toMatch(/Max-Age=0/);
+    expect(logout.headers.getSetCookie().map((c) => c.split("=")[0])).toEqual([`__Host-pc_token_${gw.port}`, `pc_token_${gw.port}`]);
+    for (const cookie of logout.headers.getSetCookie()) expect(cookie).toMatch(/^[^=]+=; .*Max-Age=0$/);
     expect((await withCookie(gw, a)).body.error).toMatchObject({ code: "session_signed_out", detail: { reason: "signed_out" } });
 
     const sessions = (await (await gw.fetch("/api/auth/sessions", { owner: false, headers: { cookie: c } })).json()).sessions;

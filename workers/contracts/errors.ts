@@ -75,6 +75,12 @@ export const ERROR_CODES = {
   proxy_path_ambiguous: { status: 400, message: "The path has an encoded slash, backslash or dot segment that could route differently than it was signed." },
   app_message_not_permitted: { status: 403, message: "The app '{app}' did not declare '{to}' in appMessaging." },
   app_ui_not_found: { status: 404, message: "The app '{name}' declares no UI file at {path}." },
+  // browser edge
+  request_path_ambiguous: { status: 400, message: "The request path is encoded ambiguously ({reason}); send it in its plain form." },
+  auth_header_malformed: { status: 400, message: "The Authorization header is not one 'Bearer <token>' credential (RFC 6750): {reason}." },
+  auth_cookie_conflict: { status: 403, message: "The request carries {count} copies of the session cookie; one was not set by this gateway. Open a new link from `personalclaw token`." },
+  app_redirect_refused: { status: 502, message: "The backend of '{name}' redirected outside /apps/{name}/; the gateway does not follow or pass on such a redirect." },
+  app_proxy_loop: { status: 508, message: "The app '{name}' already has {limit} of its own calls through its proxy in flight; a call through its own proxy cannot nest deeper." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -2,6 +2,7 @@
 // evil.example that re-points its name at 127.0.0.1 still sends `Host: evil.example`.
 // The Origin check stops another site's page from writing through the owner's browser.
 import { GatewayError } from "../contracts/errors";
+import type { ParsedRequest } from "./parsed-request";
 
 const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -23,25 +24,30 @@ export function hostsOf(env: { GATEWAY_PORT: string; ALLOWED_HOSTS: string }): S
   return hostsCache.hosts;
 }
 
-/**
- * Refuses a request whose Host is not this gateway, a write from another Origin, and any API
- * request (the gateway's or an app backend's) a browser says came from another site: a
- * cross-site page can still make the owner's browser navigate to a GET (the Lax cookie
- * rides along), and some GETs mint or change things.
- */
-export function checkHostAndOrigin(headers: Headers, method: string, hosts: Set<string>, pathname: string): void {
+/** Refuses a request whose Host is not this gateway (checked before anything else is read). */
+export function checkHost(headers: Headers, hosts: Set<string>): void {
   const host = headers.get("host")?.toLowerCase() ?? "";
   // A comma means the header arrived twice; two copies never vouch for each other.
   if (!hosts.has(host)) throw new GatewayError("host_not_allowed");
+}
+
+/**
+ * Refuses a write from another Origin, and any API request (the gateway's or an app
+ * backend's) a browser says came from another site: a cross-site page can still make the
+ * owner's browser navigate to a GET (the Lax cookie rides along), and some GETs mint or
+ * change things. It reads the one parsed path and Authorization the router and the
+ * credential reader read, so an encoding cannot route a request past it.
+ */
+export function checkOrigin(headers: Headers, method: string, hosts: Set<string>, parsed: Pick<ParsedRequest, "path" | "authorization">): void {
   const site = headers.get("sec-fetch-site");
   const origin = headers.get("origin");
-  const appBackendPath = /^\/apps\/[^/]+\/api\//.test(pathname);
+  const appBackendPath = /^\/apps\/[^/]+\/api\//.test(parsed.path);
   // An app's UI runs sandboxed in an opaque origin ("null"): its calls to its own backend
   // are cross-site and carry no cookie, only the app token it was handed. Held to the app's
   // permissions, such a call (and its credential-less CORS preflight) is let through; nothing
   // else from another site is.
-  if (appBackendPath && origin === "null" && (method === "OPTIONS" || /^Bearer\s/i.test(headers.get("authorization") ?? ""))) return;
-  const isApi = pathname.startsWith("/api/") || appBackendPath;
+  if (appBackendPath && origin === "null" && (method === "OPTIONS" || parsed.authorization.kind === "bearer")) return;
+  const isApi = parsed.path.startsWith("/api/") || parsed.path === "/api" || appBackendPath;
   if (isApi && site !== null && site !== "same-origin" && site !== "none") throw new GatewayError("origin_not_allowed");
   if (!STATE_CHANGING.has(method)) return;
   if (origin !== null && !isOwnOrigin(origin, hosts)) throw new GatewayError("origin_not_allowed");

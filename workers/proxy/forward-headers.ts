@@ -32,20 +32,3 @@ export function forwardableRequestHeaders(incoming: Headers): Headers {
   }
   return out;
 }
-
-// A backend answers on the gateway's own origin: a Set-Cookie from it could plant or
-// overwrite the owner's session cookie, so it never reaches the browser.
-const RESPONSE_STRIPPED = new Set(["set-cookie", "connection", "keep-alive", "transfer-encoding", "trailer", "upgrade", "proxy-authenticate"]);
-
-/**
- * The backend's response headers the client may see. CORS headers are the gateway's to set
- * (a backend granting `*` or credentials would widen who can read it), so they are dropped.
- */
-export function returnableResponseHeaders(incoming: Headers): Headers {
-  const out = new Headers();
-  for (const [name, value] of incoming) {
-    const lower = name.toLowerCase();
-    if (!RESPONSE_STRIPPED.has(lower) && !lower.startsWith("access-control-")) out.append(name, value);
-  }
-  return out;
-}

@@ -8,16 +8,29 @@ import type { Env } from "../env";
 import { appNotFound, appRegistry } from "../app-registry";
 import { sessions } from "../sessions";
 import { readCappedBody } from "../routes/read-input";
-import { forwardableRequestHeaders, returnableResponseHeaders } from "./forward-headers";
+import type { Principal } from "../guards/principal";
+import { forwardableRequestHeaders } from "./forward-headers";
 import { isAmbiguousPath } from "./app-target";
-import { allowSandboxedUi } from "./sandboxed-ui";
+import { backendAnswerHeaders, keptLocation } from "./backend-answer-headers";
+import { enterSelfCall, releasedWhenDone, type SelfCallSlot } from "./self-call-bound";
 
 export const PROXY_BODY_LIMIT = 16 * 1024 * 1024;
 const NO_BODY = new Set(["GET", "HEAD"]);
 
-/** Forwards one request to the app's backend and streams its answer back. */
-export async function forwardToBackend(env: Env, request: Request, app: string, now: number): Promise<Response> {
-  const url = new URL(request.url);
+/** The header that tells a backend how many of its own calls through its proxy are in flight, this one included (0: not its own call). */
+const HOP_HEADER = "X-PersonalClaw-Hop";
+
+/** True when the caller is the app itself with its token alone: a call its backend (or its sandboxed UI) makes through its own proxy. */
+function isSelfCall(principal: Principal, app: string): boolean {
+  return principal.kind === "app" && principal.narrows === null && principal.app === app;
+}
+
+/**
+ * Forwards one request to the app's backend and streams its answer back, made inert on the
+ * gateway's origin (backend-answer-headers.ts). A redirect that leaves `/apps/<app>/` becomes
+ * 502 `app_redirect_refused`; an app's own calls through its proxy are bounded (self-call-bound.ts).
+ */
+export async function forwardToBackend(env: Env, request: Request, url: URL, app: string, principal: Principal, now: number): Promise<Response> {
   if (isAmbiguousPath(url.pathname)) throw new GatewayError("proxy_path_ambiguous");
   const prefix = `/apps/${app}`;
   const tail = url.pathname.slice(prefix.length);
@@ -39,13 +52,23 @@ export async function forwardToBackend(env: Env, request: Request, app: string, 
     PROXY_SIGNATURE_HEADER,
     await signProxyRequest({ secret: target.secret, ts: Math.floor(now / 1000), method: request.method, target: wireTarget(backendUrl), body }),
   );
+  const slot: SelfCallSlot | null = isSelfCall(principal, app) ? enterSelfCall(app, now) : null;
+  headers.set(HOP_HEADER, String(slot?.depth ?? 0));
   let answer: Response;
   try {
     answer = await fetch(backendUrl, { method: request.method, headers, body: NO_BODY.has(request.method) ? undefined : body, redirect: "manual" });
   } catch {
+    slot?.release();
     throw new GatewayError("app_backend_unavailable", { vars: { name: app } });
   }
-  const headersBack = returnableResponseHeaders(answer.headers);
-  allowSandboxedUi(request.headers.get("origin"), headersBack);
-  return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers: headersBack });
+  const backendLocation = answer.headers.get("location");
+  const location = backendLocation === null ? null : keptLocation(backendLocation, url, app);
+  if (backendLocation !== null && location === null && answer.status >= 300 && answer.status < 400) {
+    await answer.body?.cancel();
+    slot?.release();
+    throw new GatewayError("app_redirect_refused", { vars: { name: app } });
+  }
+  const headersBack = backendAnswerHeaders(answer.headers, location, request.headers.get("origin"));
+  const bodyBack = slot ? releasedWhenDone(answer.body, slot.release) : answer.body;
+  return new Response(bodyBack, { status: answer.status, statusText: answer.statusText, headers: headersBack });
 }

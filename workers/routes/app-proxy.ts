@@ -9,6 +9,7 @@ import { route, type HttpMethod } from "./define";
 import { sessions } from "../sessions";
 import type { Env } from "../env";
 import { SANDBOXED_UI_PREFLIGHT } from "../proxy/sandboxed-ui";
+import { SELF_CALL_LIMIT } from "../proxy/self-call-bound";
 
 const PROXY_METHODS: HttpMethod[] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 const OWN_APP = { kind: "app-may", why: "an app reaches its own backend and UI", owns: "name" } as const;
@@ -22,9 +23,9 @@ export const appProxyRoutes = [
       authz: OWN_APP,
       internal: false,
       rawBody: true,
-      contract: `Forwards ${method} to the app's backend at /api/<tail> with the query as sent, the app's token and a signature; 503 app_backend_unavailable while it is not healthy.`,
-      async handle({ c, env, params, now }) {
-        return forwardToBackend(env, c.req.raw, params.name, now);
+      contract: `Forwards ${method} to the app's backend at /api/<tail> with the query as sent, the app's token and a signature; 503 app_backend_unavailable while it is not healthy. The answer keeps only allowlisted headers and always carries a sandbox CSP and nosniff; a redirect leaving /apps/<name>/ is 502 app_redirect_refused; past ${SELF_CALL_LIMIT} of the app's own calls through its proxy in flight, 508 app_proxy_loop.`,
+      async handle({ c, env, params, principal, now }) {
+        return forwardToBackend(env, c.req.raw, c.get("url"), params.name, principal, now);
       },
     }),
   ),

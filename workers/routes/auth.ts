@@ -4,7 +4,7 @@ import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
 import { describeDuration, DEFAULT_TOKEN_TTL_MS, parseTtl, PRESENCE_WINDOW_MS, TokenQuerySchema, type SessionView } from "../contracts/session";
 import { equalsInConstantTime } from "../guards/constant-time";
-import { cookieName } from "../guards/credentials";
+import { sessionCookieHeaders } from "../guards/credentials";
 import type { Principal } from "../guards/principal";
 import { sessions } from "../sessions";
 import { clientAddress } from "./sign-in-link";
@@ -120,9 +120,9 @@ export const authRoutes = [
     async handle(req) {
       const ended = await sessions(req.env).signOut("this", currentSessionId(req.principal), null, req.now);
       await auditSignOuts(req, ended, "signed_out");
-      return req.c.json({ signed_out: ended.length }, 200, {
-        "Set-Cookie": `${cookieName(req.env.GATEWAY_PORT)}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0`,
-      });
+      const answer = req.c.json({ signed_out: ended.length }, 200);
+      for (const cookie of sessionCookieHeaders(req.env.GATEWAY_PORT, null, 0)) answer.headers.append("Set-Cookie", cookie);
+      return answer;
     },
   }),
   route({

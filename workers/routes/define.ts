@@ -4,6 +4,7 @@ import type { Context } from "hono";
 import type { z } from "zod";
 import type { Env } from "../env";
 import type { Principal } from "../guards/principal";
+import type { ParsedRequest } from "../guards/parsed-request";
 import type { AuditInput } from "../audit";
 import type { Authorization } from "./authorization";
 
@@ -18,6 +19,8 @@ export interface GatewayVars {
   now: number;
   /** The request URL, parsed once by the first step. */
   url: URL;
+  /** The one parse of path, Authorization and session cookie every later step reads. */
+  parsed: ParsedRequest;
 }
 export type GatewayContext = Context<{ Bindings: Env; Variables: GatewayVars }>;
 

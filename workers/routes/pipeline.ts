@@ -5,9 +5,10 @@ import { Hono } from "hono";
 import { GatewayError } from "../contracts/errors";
 import type { Env } from "../env";
 import { audit } from "../audit";
-import { checkHostAndOrigin, hostsOf } from "../guards/host-origin";
+import { checkHost, checkOrigin, hostsOf } from "../guards/host-origin";
 import { checkRequestFraming } from "../guards/request-framing";
-import { presentedCredentials } from "../guards/credentials";
+import { parseRequest, presentedCredentials, type ParsedRequest } from "../guards/parsed-request";
+import { rawPathOf } from "../guards/request-path";
 import { internalPrincipal } from "../guards/internal-credential";
 import { resolvePrincipal } from "../guards/resolve-principal";
 import { principalLabel } from "../guards/principal";
@@ -27,14 +28,15 @@ function clockOf(c: GatewayContext): number {
 
 async function runRoute(c: GatewayContext, row: RouteRow<any, any>, reserved: ReadonlySet<string>): Promise<Response> {
   const env = c.env;
-  const url = c.get("url");
+  const parsed = c.get("parsed");
+  const url = parsed.url;
   const now = c.get("now");
   const principal =
-    (await internalPrincipal(c.req.raw, row, env, url.pathname)) ??
-    (await resolvePrincipal(env, presentedCredentials(c.req.raw, url, env.GATEWAY_PORT), now));
+    (await internalPrincipal(c.req.raw, row, env, parsed.path)) ??
+    (await resolvePrincipal(env, presentedCredentials(parsed), now));
   c.set("principal", principal);
   const params = c.req.param() as Record<string, string>;
-  if (authorizeRoute(row, principal, url.pathname)) await checkAppPermission(env, row, principal, url, params, reserved, now);
+  if (authorizeRoute(row, principal, parsed.path)) await checkAppPermission(env, row, principal, url, params, reserved, now);
   const body = row.body && !row.rawBody ? await readJsonBody(c.req.raw, row.body) : undefined;
   const query = row.query ? readQuery(url, row.query) : undefined;
   const result = await row.handle({
@@ -60,11 +62,12 @@ export function buildGateway(rows: ReadonlyArray<RouteRow<any, any>>) {
   const reserved = reservedAppNames(rows);
 
   app.use("*", async (c, next) => {
-    const url = new URL(c.req.url);
-    c.set("url", url);
     c.set("now", clockOf(c));
+    let parsed: ParsedRequest;
     try {
-      checkHostAndOrigin(c.req.raw.headers, c.req.method, hostsOf(c.env), url.pathname);
+      checkHost(c.req.raw.headers, hostsOf(c.env));
+      parsed = parseRequest(c.req.raw, c.env.GATEWAY_PORT);
+      checkOrigin(c.req.raw.headers, c.req.method, hostsOf(c.env), parsed);
       checkRequestFraming(c.req.raw.headers);
     } catch (error) {
       if (error instanceof GatewayError) {
@@ -72,12 +75,15 @@ export function buildGateway(rows: ReadonlyArray<RouteRow<any, any>>) {
           kind: error.code === "bad_request" ? "request_framing_refused" : error.code,
           outcome: "refused",
           principal: "anonymous",
-          subject: `${c.req.method} ${url.pathname}`,
+          subject: `${c.req.method} ${rawPathOf(c.req.url).slice(0, 512)}`,
           detail: { host: c.req.header("host") ?? null, origin: c.req.header("origin") ?? null },
         });
       }
       throw error;
     }
+    c.set("parsed", parsed);
+    const url = parsed.url;
+    c.set("url", url);
     const exchanged = url.searchParams.has("token") ? await exchangeSignInLink(c, url) : null;
     if (exchanged) return exchanged;
     await next();
@@ -86,11 +92,11 @@ export function buildGateway(rows: ReadonlyArray<RouteRow<any, any>>) {
   for (const row of rows) app.on(row.method, row.path, (c) => runRoute(c, row, reserved));
 
   app.notFound(async (c) => {
-    const url = c.get("url");
+    const { url, path } = c.get("parsed");
     // The internal credential opens only listed routes; an unknown path is not one of them.
-    await internalPrincipal(c.req.raw, null, c.env, url.pathname);
-    if (c.req.method === "GET" && !url.pathname.startsWith("/api/")) return serveDashboardFile(c, url);
-    throw new GatewayError("not_found", { vars: { method: c.req.method, path: url.pathname } });
+    await internalPrincipal(c.req.raw, null, c.env, path);
+    if (c.req.method === "GET" && !path.startsWith("/api/")) return serveDashboardFile(c, url);
+    throw new GatewayError("not_found", { vars: { method: c.req.method, path } });
   });
 
   app.onError((error, c) => {

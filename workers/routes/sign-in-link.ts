@@ -3,7 +3,8 @@
 // URL without the token so it never stays in the address bar, history or a Referer.
 import { GatewayError } from "../contracts/errors";
 import { audit } from "../audit";
-import { browserRefusal, cookieName, presentedCredentials } from "../guards/credentials";
+import { browserRefusal, sessionCookieHeaders } from "../guards/credentials";
+import { presentedCredentials } from "../guards/parsed-request";
 import { sessions as sessionDoor } from "../sessions";
 import { BROWSER_SESSION_TTL_MS } from "../contracts/session";
 import type { GatewayContext } from "./define";
@@ -19,7 +20,7 @@ export function clientAddress(request: Request): string {
 /** Exchanges the `?token=` link of a request that carries one for a session cookie and a redirect. */
 export async function exchangeSignInLink(c: GatewayContext, requestUrl: URL): Promise<Response> {
   const url = new URL(requestUrl);
-  const creds = presentedCredentials(c.req.raw, url, c.env.GATEWAY_PORT);
+  const creds = presentedCredentials(c.get("parsed"));
   const link = creds.link ?? "";
   const sessions = sessionDoor(c.env);
   const now = c.get("now");
@@ -41,13 +42,7 @@ export async function exchangeSignInLink(c: GatewayContext, requestUrl: URL): Pr
   }
   url.searchParams.delete("token");
   const maxAge = Math.floor(Math.min(BROWSER_SESSION_TTL_MS, opened.session.expiresAt - now) / 1000);
-  return new Response(null, {
-    status: 302,
-    headers: {
-      Location: url.pathname + url.search,
-      "Set-Cookie": `${cookieName(c.env.GATEWAY_PORT)}=${opened.browserToken}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${maxAge}`,
-      "Cache-Control": "no-store",
-      "Referrer-Policy": "no-referrer",
-    },
-  });
+  const headers = new Headers({ Location: url.pathname + url.search, "Cache-Control": "no-store", "Referrer-Policy": "no-referrer" });
+  for (const cookie of sessionCookieHeaders(c.env.GATEWAY_PORT, opened.browserToken, maxAge)) headers.append("Set-Cookie", cookie);
+  return new Response(null, { status: 302, headers });
 }

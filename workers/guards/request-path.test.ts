@@ -1,0 +1,73 @@
+// The one path rule over the encodings a router, a URL parser and a guard could read apart.
+import { describe, expect, it } from "vitest";
+import { pathAmbiguity, rawPathOf } from "./request-path";
+
+const REFUSED: Array<[string, string]> = [
+  ["/%61pi/token/local", "an encoded letter in /api"],
+  ["/%41PI/status", "an encoded capital"],
+  ["/ap%69/status", "an encoded letter mid-segment"],
+  ["/api/token/%6Cocal", "an encoded letter in an API segment"],
+  ["/apps/n%6fde-notes/api/echo", "an encoded letter in an app name"],
+  ["/apps/node%2Dnotes/api/echo", "an encoded hyphen in an app name"],
+  ["/apps/a%20b/api/echo", "any escape in an app name"],
+  ["/%20api/status", "any escape in the first segment"],
+  ["/api%2fstatus", "an encoded slash"],
+  ["/apps/x/api/a%2Fb", "an encoded slash in a tail"],
+  ["/apps/x/api/a%5cb", "an encoded backslash"],
+  ["/apps/x/api/a\\b", "a raw backslash"],
+  ["/apps/x/api/%2e%2e/y", "an encoded dot segment"],
+  ["/apps/x/api/.%2e/y", "a half-encoded dot segment"],
+  ["/apps/x/api/../y", "a dot-dot segment"],
+  ["/apps/x/api/./y", "a dot segment"],
+  ["/apps/x/api/..", "a trailing dot-dot segment"],
+  ["/apps/x/api//y", "an empty segment"],
+  ["//api/status", "a leading empty segment"],
+  ["/apps/x/api/%252e%252e/y", "double encoding"],
+  ["/apps/x/api/%25", "an encoded percent"],
+  ["/apps/x/api/%", "a lone percent"],
+  ["/apps/x/api/%zz", "a percent without hex"],
+  ["/apps/x/api/%4", "a truncated escape"],
+  ["/apps/x/api/%00", "an encoded NUL"],
+  ["/apps/x/api/a%0ab", "an encoded line feed"],
+  ["/apps/x/api/%7f", "an encoded DEL"],
+  ["/apps/x/api/%C2%85", "an encoded C1 control"],
+  ["/apps/x/api/%C0%AE%C0%AE/y", "an overlong UTF-8 dot"],
+  ["/apps/x/api/%C0%AF", "an overlong UTF-8 slash"],
+  ["/apps/x/api/%FF", "an invalid UTF-8 byte"],
+  ["/apps/x/api/%ED%A0%80", "an encoded surrogate"],
+  ["/apps/x/api/%E2%82", "a truncated UTF-8 sequence"],
+  ["/apps/x/api/a b", "a raw space"],
+  ["/apps/x/api/\u00e9", "a raw non-ASCII character"],
+  ["/apps/x/api/a\tb", "a raw tab"],
+  ["api/status", "no leading slash"],
+];
+
+const ACCEPTED = [
+  "/",
+  "/api/status",
+  "/api/token/local",
+  "/apps/node-notes/",
+  "/apps/node-notes/api/echo",
+  "/apps/node-notes/api/search/caf%C3%A9",
+  "/apps/node-notes/api/a%20b",
+  "/apps/node-notes/api/a%3Fb",
+  "/apps/node-notes/api/x.y/z_~-",
+  "/index.html",
+];
+
+describe("the one path rule", () => {
+  it.each(REFUSED)("refuses %s (%s)", (path) => {
+    expect(pathAmbiguity(path)).not.toBeNull();
+  });
+
+  it.each(ACCEPTED)("accepts %s", (path) => {
+    expect(pathAmbiguity(path)).toBeNull();
+  });
+
+  it("slices the raw path exactly as the router does, before the query and fragment", () => {
+    expect(rawPathOf("http://127.0.0.1:1/%61pi/x?token=a/b#c")).toBe("/%61pi/x");
+    expect(rawPathOf("http://127.0.0.1:1/a#b?c")).toBe("/a");
+    expect(rawPathOf("http://[::1]:1/apps/x/api/y")).toBe("/apps/x/api/y");
+    expect(rawPathOf("http://127.0.0.1:1")).toBe("/");
+  });
+});

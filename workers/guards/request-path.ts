@@ -1,0 +1,58 @@
+// The one path rule. The router decodes percent-escapes before matching, a URL parser
+// resolves dot segments and backslashes, and a guard that reads the raw text sees neither:
+// `/%61pi/token/local` is routed as `/api/token/local` while a prefix check on the raw path
+// says it is not an API path. So a path is accepted only in the one form every reader sees
+// identically, and everything else is refused before routing.
+
+const UNRESERVED = /[A-Za-z0-9\-._~]/;
+
+/** The raw path of a request URL exactly as the router slices it (up to `?` or `#`). */
+export function rawPathOf(requestUrl: string): string {
+  const start = requestUrl.indexOf("/", requestUrl.indexOf(":") + 3);
+  if (start === -1) return "/";
+  let end = requestUrl.length;
+  for (const mark of ["?", "#"]) {
+    const at = requestUrl.indexOf(mark, start);
+    if (at !== -1 && at < end) end = at;
+  }
+  return requestUrl.slice(start, end);
+}
+
+/**
+ * Why `path` could be read two ways, or null when it cannot: a raw byte a parser rewrites,
+ * an invalid or overlong escape, an escape of `/`, `\`, `%`, a control or an unreserved
+ * character (a disguise: RFC 3986 §2.3 makes it equal to the plain letter), an empty or
+ * dot segment, or any escape in the first segment or an app's name.
+ */
+export function pathAmbiguity(path: string): string | null {
+  if (!path.startsWith("/")) return "it does not start with /";
+  if (/[^\x21-\x7e]/.test(path)) return "it holds a raw space, control or non-ASCII character";
+  if (path.includes("\\")) return "it holds a backslash";
+  if (/%(?![0-9A-Fa-f]{2})/.test(path)) return "it holds a % that starts no escape";
+  for (const match of path.matchAll(/%([0-9A-Fa-f]{2})/g)) {
+    const byte = parseInt(match[1], 16);
+    const char = String.fromCharCode(byte);
+    if (char === "/" || char === "\\") return "it holds an encoded slash or backslash";
+    if (char === "%") return "it is encoded twice";
+    if (byte < 0x20 || byte === 0x7f) return "it holds an encoded control character or NUL";
+    if (UNRESERVED.test(char)) return "it encodes a plain character";
+  }
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    return "an escape is not valid UTF-8";
+  }
+  if (/[\u0080-\u009f]/.test(decoded)) return "it holds an encoded control character";
+  const segments = path.slice(1).split("/");
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i];
+    if (segment === "." || segment === "..") return "it holds a dot segment";
+    if (segment === "" && i < segments.length - 1) return "it holds an empty segment";
+  }
+  if (segments[0].includes("%")) return "its first segment is encoded";
+  if (segments[0] === "apps" && segments.length > 1 && segments[1].includes("%")) return "the app name is encoded";
+  // The last word: a URL parser must read it unchanged, or some reader would see another path.
+  if (new URL(path, "http://gateway.invalid").pathname !== path) return "a URL parser rewrites it";
+  return null;
+}
