@@ -24,6 +24,8 @@ import { childLimits, type OwnerConfig } from "./owner-config";
 
 export interface BridgeRuntimeOptions {
   paths: HomePaths;
+  /** The gateway's port; backends get it as PERSONALCLAW_PORT to call back. */
+  gatewayPort: number;
   packageRoot: string;
   version: string;
   config: OwnerConfig;
@@ -88,6 +90,7 @@ export class BridgeRuntime {
       home: opts.paths.home,
       ownerHome: homedir(),
       sandbox: { mode: opts.config.sandbox.mode },
+      gatewayPort: opts.gatewayPort,
       bounds: this.bounds,
       limits: childLimits(opts.config),
       onLimit: (name, hit, limits) => void this.audit({ kind: "app_limit_reached", outcome: "refused", subject: name, detail: { limit: hit, processes: limits.processes, memory_bytes: limits.memoryBytes } }),

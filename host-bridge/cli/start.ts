@@ -110,8 +110,10 @@ export async function startGateway(options: StartOptions): Promise<number> {
     return 1;
   }
   if (config.config.sandbox.mode === "off") log("warning: sandbox.mode is off: app backends run without bubblewrap");
+  const port = settings.port === 0 ? await freePort(bindHost) : settings.port;
   const runtime = new BridgeRuntime({
     paths,
+    gatewayPort: port,
     packageRoot,
     version: packageVersion(),
     config: config.config,
@@ -124,7 +126,6 @@ export async function startGateway(options: StartOptions): Promise<number> {
   await runtime.prepare();
   const bridge = await startBridgeServer(secret, runtime.operations(), log, (code, subject) => runtime.auditRefusal(code, subject));
 
-  const port = settings.port === 0 ? await freePort(bindHost) : settings.port;
   const startedAt = new Date().toISOString();
   // The config holds the internal credential and the security log key.
   writePrivateFile(
