@@ -44,8 +44,11 @@ async function sha256Hex(bytes: ArrayBuffer): Promise<string> {
 function fileInUiFolder(record: AppRecord, pathname: string): { folder: string; file: string } | null {
   const entry = record.manifest.ui?.entry;
   const folder = uiFolderOf(record.manifest);
-  if (!entry || folder === null || isAmbiguousPath(pathname)) return null;
-  const rest = pathname.slice(`/apps/${record.name}/`.length);
+  const prefix = `/apps/${record.name}/`;
+  // The URL parser resolves a percent-encoded dot segment before routing, so the path may no
+  // longer be under this app at all: only a path that still is names one of its files.
+  if (!entry || folder === null || isAmbiguousPath(pathname) || !pathname.startsWith(prefix)) return null;
+  const rest = pathname.slice(prefix.length);
   let file: string;
   try {
     file = rest === "" ? entry.slice(folder.length) : rest.split("/").map(decodeURIComponent).join("/");
@@ -60,7 +63,8 @@ function fileInUiFolder(record: AppRecord, pathname: string): { folder: string; 
 export async function serveUiFile(env: Env, record: AppRecord, pathname: string, request: Request): Promise<Response> {
   refuseCrossSite(request);
   const notFound = () => new GatewayError("app_ui_not_found", { vars: { name: record.name, path: pathname.slice(0, 300) } });
-  const target = fileInUiFolder(record, pathname);
+  const rawPath = request.url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, "").split("?")[0]!;
+  const target = isAmbiguousPath(rawPath) ? null : fileInUiFolder(record, pathname);
   const expected = target ? record.uiFiles?.[target.file] : undefined;
   if (!target || expected === undefined) throw notFound();
   const diskPath = `${target.folder}${target.file}`.split("/").map(encodeURIComponent).join("/");
