@@ -377,6 +377,17 @@ describe("an install is all or nothing", () => {
     expect(quarantineEntries(gw.home)).toEqual([]);
   });
 
+  it("a manifest too large to record is refused before the move, leaving nothing and the name free", async () => {
+    const source = await writeBundle(join(work, "huge-record"), { "app.json": manifest({ name: "huge-record", notes: "n".repeat(600 * 1024) }) });
+    const before = appsEntries(gw.home);
+    const { install } = await previewAndInstall(gw, source);
+    expect(install.status).toBe(422);
+    expect(install.body.error).toMatchObject({ code: "install_not_recordable", detail: { step: "verify" } });
+    expect(appsEntries(gw.home)).toEqual(before);
+    expect(quarantineEntries(gw.home)).toEqual([]);
+    expect((await gw.fetch("/api/apps/huge-record")).status).toBe(404);
+  });
+
   it("a deeply nested app.json is refused at preview and the name stays free", async () => {
     const deep = await writeBundle(join(work, "deep"), { "app.json": `{"name":"deep-app","version":"1.0.0","extra":${deepValue(3000)}}` });
     const refused = await post(gw, "/api/apps/preview", { source: deep });
