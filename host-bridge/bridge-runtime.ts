@@ -12,7 +12,11 @@ import type { AppManifest } from "../workers/contracts/manifest";
 import { reservedAppNames } from "./reserved-app-names";
 import type { BridgeOperation, BridgeRefusal } from "./server";
 import { previewBundle, type PreviewOptions } from "./install/preview";
-import { installApp, removeAppFiles, type InstallProgressEvent } from "./install/install-app";
+import { installApp, removeAppFiles, undoInstall, type InstallProgressEvent } from "./install/install-app";
+import { listParkedData, parkedDataDir, purgeParkedData } from "./install/parked-data";
+import { listUiFiles } from "./install/ui-files";
+import { ParkedDataViewSchema } from "../workers/contracts/parked-data";
+import { uiFolderOf } from "../workers/contracts/manifest";
 import { venvPython } from "./install/install-dependencies";
 import { runHook } from "./install/run-hook";
 import { sandboxAvailability, type SandboxAvailability } from "./sandbox/bubblewrap";
@@ -39,10 +43,29 @@ export interface BridgeRuntimeOptions {
 }
 
 const SourceSchema = z.object({ source: z.string().min(1).max(4096) });
-const InstallSchema = SourceSchema.extend({ consent: z.string().max(200).optional(), takenNames: z.array(z.string()).max(10_000), installId: z.string().max(100).optional() });
+const InstallSchema = SourceSchema.extend({
+  consent: z.string().max(200).optional(),
+  takenNames: z.array(z.string()).max(10_000),
+  installId: z.string().max(100).optional(),
+  adoptData: z.boolean().optional(),
+});
 const NameSchema = z.object({ name: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/) });
 const StartSchema = NameSchema.extend({ manifest: z.record(z.string(), z.unknown()) });
-const RemoveSchema = NameSchema.extend({ purgeData: z.boolean(), manifest: z.record(z.string(), z.unknown()).optional() });
+const RemoveSchema = NameSchema.extend({
+  purgeData: z.boolean(),
+  manifest: z.record(z.string(), z.unknown()).optional(),
+  version: z.string().max(64),
+  consentDigest: z.string().max(200),
+});
+const UndoSchema = NameSchema.extend({ adoptedData: ParkedDataViewSchema.nullable() });
+const NativeProofSchema = z.object({ source: z.string().min(1).max(4096), digest: z.string().max(200) });
+
+/** What the bridge staged from the package's own apps/native/ at this start: the only apps the gateway may record as native. */
+interface NativeProof {
+  manifest: AppManifest;
+  digest: string;
+  uiFiles: Record<string, string>;
+}
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   const parsed = schema.safeParse(body);
@@ -76,6 +99,7 @@ export class BridgeRuntime {
   private refusalsLogged = new Map<string, number>();
   private pendingRows: Array<{ kind: string; outcome: "allowed" | "refused" | "info"; subject: string }> = [];
   private readonly previewOptions: PreviewOptions;
+  private readonly nativeProofs = new Map<string, NativeProof>();
 
   constructor(private readonly opts: BridgeRuntimeOptions) {
     this.previewOptions = {
@@ -83,6 +107,7 @@ export class BridgeRuntime {
       reservedNames: reservedAppNames(opts.packageRoot),
       core: { version: opts.version, features: CORE_FEATURES },
       hookTimeoutSeconds: opts.hookTimeoutSeconds,
+      appsDir: opts.paths.apps,
     };
     const preferred = opts.config.sandbox.bounds;
     this.bounds = boundsAvailability(opts.parentEnv.PATH, preferred === "auto" ? undefined : preferred);
@@ -228,13 +253,20 @@ export class BridgeRuntime {
    */
   async syncNativeApps(): Promise<void> {
     const nativeRoot = join(this.opts.packageRoot, "apps", "native");
-    const records: Array<{ manifest: AppManifest; digest: string; source: string }> = [];
+    const records: Array<{ digest: string; source: string }> = [];
     for (const entry of existsSync(nativeRoot) ? readdirSync(nativeRoot, { withFileTypes: true }) : []) {
       if (!entry.isDirectory()) continue;
       const source = join(nativeRoot, entry.name);
       const staged = await previewBundle(source, { ...this.previewOptions, fromNativeFolder: true, keepStaged: true });
       if (!staged.ok) {
         this.opts.log(`bridge: native app ${entry.name} refused: ${staged.code} ${staged.message}`);
+        continue;
+      }
+      const uiFolder = uiFolderOf(staged.manifest);
+      const listed = uiFolder === null ? { ok: true as const, files: {} } : await listUiFiles(staged.stagedDir!, uiFolder);
+      if (!listed.ok) {
+        this.opts.log(`bridge: native app ${entry.name} refused: ${listed.code} ${listed.message}`);
+        await rm(staged.stagedDir!, { recursive: true, force: true });
         continue;
       }
       const appDir = join(this.opts.paths.apps, staged.manifest.name);
@@ -245,7 +277,8 @@ export class BridgeRuntime {
       }
       await rename(staged.stagedDir!, appDir);
       await rm(previous, { recursive: true, force: true });
-      records.push({ manifest: staged.manifest, digest: staged.digest, source });
+      this.nativeProofs.set(source, { manifest: staged.manifest, digest: staged.digest, uiFiles: listed.files });
+      records.push({ digest: staged.digest, source });
     }
     await this.opts.callGateway("POST", "/api/internal/apps/native", { apps: records });
   }
@@ -264,15 +297,42 @@ export class BridgeRuntime {
       const request = parse(InstallSchema, body);
       const events: InstallProgressEvent[] = [];
       if (request.installId) this.progress.set(request.installId, events);
-      const installed = await installApp(request.source, request.consent, new Set(request.takenNames), this.hookContext(), (event) => events.push(event));
-      return { manifest: installed.manifest, review: installed.review, digest: installed.digest };
+      const installed = await installApp(request.source, request.consent, new Set(request.takenNames), this.hookContext(), (event) => events.push(event), {
+        adoptData: request.adoptData === true,
+      });
+      return { manifest: installed.manifest, review: installed.review, digest: installed.digest, uiFiles: installed.uiFiles, adoptedData: installed.adoptedData };
+    });
+    // The gateway could not record an install that moved into place: undo it, freeing the name.
+    ops.set("POST /apps/install-undo", async ({ body }) => {
+      const { name, adoptedData } = parse(UndoSchema, body);
+      await this.stopBackend(name);
+      await undoInstall(this.opts.paths.apps, name, adoptedData);
+      return { undone: true };
+    });
+    ops.set("POST /apps/parked", async () => ({ parked: await listParkedData(this.opts.paths.apps) }));
+    ops.set("POST /apps/parked/purge", async ({ body }) => {
+      const { name } = parse(NameSchema, body);
+      await purgeParkedData(this.opts.paths.apps, name);
+      return { purged: name };
+    });
+    // Proof by path and digest: only what this start itself staged from the package's own
+    // apps/native/ folder may be recorded as a locked native app (issue 11 item 8).
+    ops.set("POST /apps/native/verify", async ({ body }) => {
+      const { source, digest } = parse(NativeProofSchema, body);
+      const proof = this.nativeProofs.get(source);
+      if (!proof || proof.digest !== digest) throw new GatewayError("native_app_unproven", { vars: { source: source.slice(0, 300) } });
+      return proof;
     });
     ops.set("POST /apps/install-progress", async ({ body }) => {
       const { id } = parse(z.object({ id: z.string().max(100) }), body);
       return { steps: this.progress.get(id) ?? null };
     });
     ops.set("POST /apps/remove", async ({ body }) => {
-      const { name, purgeData, manifest } = parse(RemoveSchema, body);
+      const { name, purgeData, manifest, version, consentDigest } = parse(RemoveSchema, body);
+      // Checked before anything is torn down: parking over an earlier install's data would destroy it.
+      if (!purgeData && existsSync(join(this.opts.paths.apps, name, "data")) && existsSync(parkedDataDir(this.opts.paths.apps, name))) {
+        throw new GatewayError("parked_data_exists", { vars: { name } });
+      }
       // Teardown order (UNIN-02): the uninstall hook, then the backend, then the files.
       const hook = (manifest as AppManifest | undefined)?.setup?.onUninstall;
       const appDir = join(this.opts.paths.apps, name);
@@ -287,7 +347,7 @@ export class BridgeRuntime {
         if (!result.ok) this.opts.log(`bridge: ${name}'s uninstall hook failed (${result.reason}); removing it anyway`);
       }
       await this.stopBackend(name);
-      await removeAppFiles(this.opts.paths.apps, name, purgeData);
+      await removeAppFiles(this.opts.paths.apps, name, purgeData, { version, consentDigest });
       return { removed: true, uninstallHook: hookResult };
     });
     ops.set("POST /backends/start", async ({ body }) => {

@@ -216,6 +216,7 @@ describe("the dashboard in Chromium", () => {
       ["python_dependencies", "skipped"],
       ["npm_packages", "skipped"],
       ["install_hook", "skipped"],
+      ["verify", "done"],
       ["move_into_place", "done"],
     ]);
     await expect(progress.locator("ol").getAttribute("aria-live")).resolves.toBe("polite");

@@ -309,8 +309,9 @@ describe("consent to exact bytes, the native app and uninstall", () => {
     expect(copiesOf('["keep me"]\n')).toEqual([".node-notes.data/notes.json"]);
 
     const preview = await post(gw, "/api/apps/preview", { source: bundle });
-    expect((await post(gw, "/api/apps", { source: bundle, consent: preview.body.digest })).status).toBe(200);
-    // A reinstall of the name takes the parked data back.
+    expect(preview.body.review.keptData).toMatchObject({ version: "0.1.0", parkedAt: expect.any(String) });
+    expect((await post(gw, "/api/apps", { source: bundle, consent: preview.body.digest, adopt_data: true })).status).toBe(200);
+    // A reinstall of the name takes the parked data back when the owner says so.
     expect(readFileSync(join(appDir, "data", "notes.json"), "utf8")).toBe('["keep me"]\n');
     expect(existsSync(join(gw.home, "apps", ".node-notes.data"))).toBe(false);
     await notes('["purge me"]\n');

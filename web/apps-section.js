@@ -174,12 +174,14 @@ export function appsSection(api, statusChanged) {
   async function install() {
     if (reviewed === null) return;
     const { source, digest } = reviewed;
+    // Kept data is adopted only with the owner's explicit tick (adopt_data: true).
+    const adoptData = reviewHost.querySelector("input.adopt-data")?.checked === true;
     for (const button of reviewHost.querySelectorAll("button")) button.disabled = true;
     replaceChildren(installNotices, el("p", { class: "muted", role: "status", text: "Installing…" }));
     const installId = newInstallId();
     const progress = installProgressView(source);
     replaceChildren(progressHost, progress.node);
-    const { answer, steps } = await withInstallProgress(api, installId, progress.update, () => api.post("/api/apps", { source, consent: digest, install_id: installId }));
+    const { answer, steps } = await withInstallProgress(api, installId, progress.update, () => api.post("/api/apps", { source, consent: digest, install_id: installId, ...(adoptData ? { adopt_data: true } : {}) }));
     const failedStep = progress.finish(answer, steps);
     if (answer.ok) {
       reviewed = null;

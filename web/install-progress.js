@@ -10,6 +10,7 @@ const STEPS = [
   ["python_dependencies", "Python dependencies"],
   ["npm_packages", "npm packages"],
   ["install_hook", "Install hook"],
+  ["verify", "Verify"],
   ["move_into_place", "Move into place"],
 ];
 const STEP_LABELS = new Map(STEPS);

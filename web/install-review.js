@@ -156,6 +156,18 @@ export function findingsPart(findings, verdict) {
   );
 }
 
+/** Data an earlier install of this name left parked: shown with whose it is, adopted only when ticked. */
+function keptDataPart(review) {
+  const kept = review.keptData && typeof review.keptData === "object" ? review.keptData : null;
+  if (!kept) return null;
+  return part(
+    "Kept data",
+    el("p", { text: `This name has kept data from ${kept.version ?? "an unrecorded version"} of ${kept.parkedAt ?? "an unrecorded date"}.` }),
+    kept.note ? el("p", { class: "muted", text: kept.note }) : null,
+    el("label", {}, el("input", { type: "checkbox", class: "adopt-data" }), " Adopt this kept data (otherwise the app starts with an empty data/ and the kept data stays parked)"),
+  );
+}
+
 /** The whole review with its digest. */
 export function installReview(review, digest) {
   const app = review.app && typeof review.app === "object" ? review.app : {};
@@ -170,6 +182,7 @@ export function installReview(review, digest) {
     backendPart(review),
     uiPart(review),
     hooksPart(review),
+    keptDataPart(review),
     otherPart(review),
     findingsPart(review.findings, review.verdict),
     part("Consent digest", el("p", {}, el("code", { class: "digest", text: digest ?? "missing" })), el("p", { class: "muted", text: "Install consents to exactly these bytes and this review; if the folder changes, you will be asked again." })),

@@ -8,6 +8,14 @@ import type { Env } from "../../workers/env";
 import type { AppGrants, AppRecord, AppView, BackendStatus, ProxyTarget } from "../../workers/contracts/app-record";
 import { revisionOf } from "../../workers/contracts/revision";
 import { APP_REGISTRY_SCHEMA } from "./schema";
+import { INBOX_LIMITS } from "./limits";
+
+/** A delivery's outcome; `detail` names the quota an inbox is full at. */
+export interface DeliveryResult {
+  ok: boolean;
+  reason?: "unknown_app" | "too_large" | "full";
+  detail?: string;
+}
 
 export class AppRegistry extends DurableObject<Env> {
   private records = new Map<string, AppRecord>();
@@ -163,10 +171,22 @@ export class AppRegistry extends DurableObject<Env> {
     return { ok: true, revision: await revisionOf(config) };
   }
 
-  async deliver(recipient: string, sender: string, body: unknown, sentAt: string): Promise<boolean> {
-    if (!this.records.has(recipient)) return false;
-    this.ctx.storage.sql.exec("INSERT INTO inbox (recipient, sender, body, sent_at) VALUES (?, ?, ?, ?)", recipient, sender, JSON.stringify(body), sentAt);
-    return true;
+  /**
+   * Stores a message for `recipient` unless its inbox is at its quota (count or bytes), checked
+   * and written in one turn of this object so concurrent senders cannot overshoot it together.
+   */
+  async deliver(recipient: string, sender: string, body: unknown, sentAt: string): Promise<DeliveryResult> {
+    if (!this.records.has(recipient)) return { ok: false, reason: "unknown_app" };
+    const text = JSON.stringify(body);
+    const bytes = new TextEncoder().encode(text).byteLength;
+    if (bytes > INBOX_LIMITS.messageBytes) return { ok: false, reason: "too_large" };
+    const held = this.ctx.storage.sql
+      .exec("SELECT COUNT(*) AS messages, COALESCE(SUM(LENGTH(CAST(body AS BLOB))), 0) AS bytes FROM inbox WHERE recipient = ?", recipient)
+      .toArray()[0]!;
+    if (Number(held.messages) + 1 > INBOX_LIMITS.messages) return { ok: false, reason: "full", detail: `${INBOX_LIMITS.messages} messages` };
+    if (Number(held.bytes) + bytes > INBOX_LIMITS.bytes) return { ok: false, reason: "full", detail: `${INBOX_LIMITS.bytes} bytes` };
+    this.ctx.storage.sql.exec("INSERT INTO inbox (recipient, sender, body, sent_at) VALUES (?, ?, ?, ?)", recipient, sender, text, sentAt);
+    return { ok: true };
   }
 
   /** Returns and removes every message waiting for `recipient`. */

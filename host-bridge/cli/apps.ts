@@ -64,7 +64,7 @@ export async function runAppsPreview(args: string[], home: string): Promise<numb
 }
 
 export async function runAppsInstall(args: string[], home: string): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" }, yes: { type: "boolean" }, consent: { type: "string" } } });
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" }, yes: { type: "boolean" }, consent: { type: "string" }, "adopt-data": { type: "boolean" } } });
   const json = Boolean(values.json);
   if (positionals.length !== 1) return emitError({ error: { code: "bad_request", message: "Usage: personalclaw apps install <folder> [--consent DIGEST | --yes] [--json]" } }, json, 400);
   const source = resolve(positionals[0]);
@@ -93,7 +93,7 @@ export async function runAppsInstall(args: string[], home: string): Promise<numb
   const poll = setInterval(() => void printNewSteps(), 250);
   let answer: GatewayAnswer;
   try {
-    answer = await callGateway(home, "apps-install", "POST", "/api/apps", { source, consent, install_id: installId });
+    answer = await callGateway(home, "apps-install", "POST", "/api/apps", { source, consent, install_id: installId, ...(values["adopt-data"] ? { adopt_data: true } : {}) });
   } finally {
     clearInterval(poll);
   }
@@ -106,7 +106,8 @@ export async function runAppsInstall(args: string[], home: string): Promise<numb
 }
 
 export async function runAppsList(args: string[], home: string): Promise<number> {
-  const { values } = parseArgs({ args, options: { json: { type: "boolean" } } });
+  const { values } = parseArgs({ args, options: { json: { type: "boolean" }, parked: { type: "boolean" } } });
+  if (values.parked) return runParkedList(home, Boolean(values.json));
   const answer = await callGateway(home, "apps-list", "GET", "/api/apps");
   if (answer.status !== 200) return answerError(answer, Boolean(values.json));
   if (values.json) {
@@ -136,4 +137,28 @@ export function appAction(action: "enable" | "disable" | "uninstall") {
     else process.stdout.write(action === "uninstall" ? `Uninstalled ${positionals[0]}${answer.body.data_kept ? " (its data/ was kept)" : ""}.\n` : `${positionals[0]} is ${action}d.\n`);
     return 0;
   };
+}
+
+/** `apps list --parked`: the data/ folders keep-data uninstalls left, with whose install each is. */
+async function runParkedList(home: string, json: boolean): Promise<number> {
+  const answer = await callGateway(home, "apps-list", "GET", "/api/apps/parked");
+  if (answer.status !== 200) return answerError(answer, json);
+  if (json) {
+    process.stdout.write(`${JSON.stringify(answer.body)}\n`);
+    return 0;
+  }
+  for (const p of answer.body.parked) process.stdout.write(`${p.name}\t${p.version ?? "-"}\t${p.parkedAt ?? "-"}\t${p.consentDigest ?? "-"}\n`);
+  return 0;
+}
+
+/** `apps purge <name>`: deletes the parked data/ of a name for good. */
+export async function runAppsPurge(args: string[], home: string): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
+  const json = Boolean(values.json);
+  if (positionals.length !== 1) return emitError({ error: { code: "bad_request", message: "Usage: personalclaw apps purge <name> [--json]" } }, json, 400);
+  const answer = await callGateway(home, "apps-purge", "DELETE", `/api/apps/parked/${encodeURIComponent(positionals[0])}`, {});
+  if (answer.status !== 200) return answerError(answer, json);
+  if (json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
+  else process.stdout.write(`Deleted the parked data of ${positionals[0]}.\n`);
+  return 0;
 }

@@ -6,7 +6,7 @@ import { runDoctor } from "./doctor";
 import { runToken, runRotateKey } from "./token";
 import { runSecurityEvents, runSecurityVerify } from "./security";
 import { GatewayNotRunning } from "./gateway-client";
-import { appAction, runAppsInstall, runAppsList, runAppsPreview } from "./apps";
+import { appAction, runAppsInstall, runAppsList, runAppsPreview, runAppsPurge } from "./apps";
 import { runStop } from "./stop";
 
 const USAGE = `Usage: personalclaw <command>
@@ -19,8 +19,10 @@ const USAGE = `Usage: personalclaw <command>
   security events [--kind K] [--limit N] [--json] show security events, newest first
   security verify [--json]                        verify the security log's chain (exit 1 if broken)
   apps preview <folder> [--json]                  review a folder (works without a running gateway)
-  apps install <folder> [--consent D | --yes] [--json]
-  apps list [--json]
+  apps install <folder> [--consent D | --yes] [--adopt-data] [--json]
+                                                  --adopt-data takes over data an earlier install of the name kept
+  apps list [--parked] [--json]                   --parked lists kept data/ folders and whose install each is
+  apps purge <name> [--json]                      delete the kept data/ of a name for good
   apps enable|disable <name> [--json]
   apps uninstall <name> [--purge-data] [--json]   data/ is kept unless --purge-data
 `;
@@ -52,6 +54,7 @@ export async function main(argv: string[]): Promise<number> {
     "apps enable": appAction("enable"),
     "apps disable": appAction("disable"),
     "apps uninstall": appAction("uninstall"),
+    "apps purge": (args, home) => runAppsPurge(args, home),
   };
   try {
     if (command === "start") {

@@ -30,6 +30,10 @@ export function reviewText(review: Review, digest: string): string {
   lines.push(`Install hook: ${review.installHook ? [review.installHook.command, ...(review.installHook.args ?? [])].join(" ") : "none"}`);
   lines.push(`MCP servers: ${list((review.mcpServers ?? []).map((m: any) => m.name))}`);
   lines.push(`Launched programs: ${list((review.launches ?? []).map((l: any) => l.program))}`);
+  if (review.keptData) {
+    const kept = review.keptData;
+    lines.push(`Kept data: kept data from ${kept.version ?? "an unrecorded version"} of ${kept.parkedAt ?? "an unrecorded date"}; adopted only with --adopt-data, otherwise the app starts fresh and it stays parked`);
+  }
   lines.push(`Writes outside its folder: ${list((review.writes ?? []).map((w: any) => w.path))}`);
   const findings = review.findings ?? { runtime: [], tests: [] };
   lines.push(`Findings in code the app runs: ${findings.runtime.length}`);

@@ -1,9 +1,14 @@
 // Install (INST-01, INST-13, INST-14): re-stage the source, install only if the staged bytes
 // still hash to the digest the owner consented to, then packages, the install hook, and one
-// atomic rename from quarantine into <home>/apps/<name>. Any failure removes the quarantine
-// copy: no folder, no record, and the error names the step.
+// atomic rename from quarantine into <home>/apps/<name>. Everything the install needs is
+// checked before that first move (the UI folder holds no link, the record can be written);
+// any failure removes the quarantine copy, and a failure after the move undoes it: no
+// folder, no record, no stuck name, and the error names the step (issue 11 item 6).
 import { existsSync } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
+import { AppManifestSchema, uiFolderOf } from "../../workers/contracts/manifest";
+import type { ParkedDataView } from "../../workers/contracts/parked-data";
+import { parseStrictJson } from "../../workers/contracts/strict-json";
 import { join } from "node:path";
 import { GatewayError } from "../../workers/contracts/errors";
 import type { AppManifest } from "../../workers/contracts/manifest";
@@ -12,8 +17,10 @@ import type { InstallReview } from "./review";
 import { HOOK_TIMEOUT_SECONDS } from "./review";
 import { installNpmPackages, installPythonDependencies, type InstallerContext } from "./install-dependencies";
 import { runHook, type HookContext } from "./run-hook";
+import { adoptParkedData, parkData, parkedDataDir, parkedDataOf } from "./parked-data";
+import { listUiFiles } from "./ui-files";
 
-export type InstallStep = "stage" | "consent" | "python_dependencies" | "npm_packages" | "install_hook" | "move_into_place";
+export type InstallStep = "stage" | "consent" | "python_dependencies" | "npm_packages" | "install_hook" | "verify" | "move_into_place";
 
 export interface InstallProgressEvent {
   step: InstallStep;
@@ -27,11 +34,44 @@ export interface InstalledApp {
   review: InstallReview;
   digest: string;
   appDir: string;
+  /** The served UI files: path inside the UI folder -> sha256 hex of the bytes moved into place. */
+  uiFiles: Record<string, string>;
+  /** The parked data this install adopted (with the owner's adopt_data), null when it started fresh. */
+  adoptedData: ParkedDataView | null;
 }
 
 export interface InstallContext extends HookContext, InstallerContext {
   appsDir: string;
   preview: PreviewOptions;
+}
+
+export interface InstallOptions {
+  /** The owner's explicit consent to take over the data an earlier install of the name parked. */
+  adoptData?: boolean;
+  /** Runs right after the move into place; a failure there is undone like any late failure. */
+  afterMove?: (appDir: string) => Promise<void>;
+}
+
+// The record the gateway writes holds the manifest; a manifest that cannot be written as JSON
+// of a sane size is refused before anything moves (the registry row and its RPC copy).
+const MAX_RECORD_MANIFEST_BYTES = 512 * 1024;
+
+/** Refuses a manifest the gateway could not record; the failure would otherwise come after the move. */
+export function checkRecordable(manifest: AppManifest, uiFiles: Record<string, string>): GatewayError | null {
+  let text: string;
+  try {
+    text = JSON.stringify({ manifest, uiFiles });
+  } catch (error) {
+    return new GatewayError("install_not_recordable", { vars: { reason: `the manifest cannot be written as JSON (${(error as Error).message})` }, detail: { step: "verify" } });
+  }
+  if (text.length > MAX_RECORD_MANIFEST_BYTES) {
+    return new GatewayError("install_not_recordable", { vars: { reason: `the record would be larger than ${MAX_RECORD_MANIFEST_BYTES} bytes` }, detail: { step: "verify" } });
+  }
+  const reread = parseStrictJson(text);
+  if (!reread.ok || !AppManifestSchema.safeParse((reread.value as { manifest: unknown }).manifest).success) {
+    return new GatewayError("install_not_recordable", { vars: { reason: "the manifest does not read back as the same manifest" }, detail: { step: "verify" } });
+  }
+  return null;
 }
 
 function stepFailure(step: InstallStep, reason: string): GatewayError {
@@ -45,10 +85,11 @@ export async function installApp(
   takenNames: ReadonlySet<string>,
   ctx: InstallContext,
   progress: (event: InstallProgressEvent) => void,
+  opts: InstallOptions = {},
 ): Promise<InstalledApp> {
   const note = (step: InstallStep, status: InstallProgressEvent["status"], message?: string) => progress({ step, status, at: new Date().toISOString(), message });
   note("stage", "started");
-  const staged = await previewBundle(source, { ...ctx.preview, keepStaged: true });
+  const staged = await previewBundle(source, { ...ctx.preview, appsDir: ctx.appsDir, keepStaged: true });
   if (!staged.ok) {
     note("stage", "failed", staged.message);
     throw new GatewayError(staged.code as never, { message: staged.message, detail: { path: staged.path, field: staged.field, ...(staged.detail as object | undefined) } });
@@ -64,6 +105,14 @@ export async function installApp(
     const name = manifest.name;
     const appDir = join(ctx.appsDir, name);
     if (takenNames.has(name) || existsSync(appDir)) throw new GatewayError("app_exists", { vars: { name } });
+    const hasStorage = manifest.permissions?.storage === true;
+    // Kept data is adopted only with the owner's explicit yes, and only by an app that has a data/.
+    const parked = await parkedDataOf(ctx.appsDir, name);
+    if (opts.adoptData === true) {
+      if (!parked) throw new GatewayError("parked_data_not_found", { vars: { name } });
+      if (!hasStorage) throw new GatewayError("parked_data_not_adoptable", { vars: { name, reason: "this bundle does not declare permissions.storage" } });
+    }
+    const adopting = opts.adoptData === true ? parked : null;
     note("consent", "done");
 
     const packageSteps = [
@@ -81,7 +130,6 @@ export async function installApp(
       note(step, "done");
     }
 
-    const hasStorage = manifest.permissions?.storage === true;
     if (hasStorage) await mkdir(join(stagedDir, "data"), { recursive: true, mode: 0o700 });
     const hook = manifest.setup?.onInstall;
     if (hook) {
@@ -98,6 +146,22 @@ export async function installApp(
       note("install_hook", "done");
     } else note("install_hook", "skipped");
 
+    // Everything the record needs is checked before the first move. The install steps ran
+    // after staging, so the UI folder is listed again here: no link may have been planted.
+    note("verify", "started");
+    const uiFolder = uiFolderOf(manifest);
+    const listed = uiFolder === null ? { ok: true as const, files: {} } : await listUiFiles(stagedDir, uiFolder);
+    if (!listed.ok) {
+      note("verify", "failed", listed.message);
+      throw new GatewayError(listed.code, { message: listed.message, detail: { step: "verify", path: listed.path, field: listed.field } });
+    }
+    const unrecordable = checkRecordable(manifest, listed.files);
+    if (unrecordable) {
+      note("verify", "failed", unrecordable.message);
+      throw unrecordable;
+    }
+    note("verify", "done");
+
     note("move_into_place", "started");
     // A concurrent install of the same name may have moved in since the check above: the
     // rename then fails rather than replace it, and this install answers app_exists.
@@ -108,33 +172,58 @@ export async function installApp(
       if (code === "ENOTEMPTY" || code === "EEXIST") throw new GatewayError("app_exists", { vars: { name } });
       throw error;
     }
-    // Data kept by an earlier keep-data uninstall of this name comes back with it.
-    const parked = parkedDataDir(ctx.appsDir, name);
-    if (hasStorage && existsSync(parked)) {
-      await rm(join(appDir, "data"), { recursive: true, force: true });
-      await rename(parked, join(appDir, "data"));
+    try {
+      if (adopting) {
+        await rm(join(appDir, "data"), { recursive: true, force: true });
+        await adoptParkedData(ctx.appsDir, name, join(appDir, "data"));
+      }
+      await opts.afterMove?.(appDir);
+    } catch (error) {
+      await undoInstall(ctx.appsDir, name, adopting);
+      note("move_into_place", "failed", error instanceof Error ? error.message : String(error));
+      if (error instanceof GatewayError) throw error;
+      throw stepFailure("move_into_place", error instanceof Error ? error.message : String(error));
     }
     note("move_into_place", "done");
-    return { manifest, review: staged.review, digest: staged.digest, appDir };
+    return { manifest, review: staged.review, digest: staged.digest, appDir, uiFiles: listed.files, adoptedData: adopting };
   } catch (error) {
     await rm(stagedDir, { recursive: true, force: true });
     throw error;
   }
 }
 
-/** Where a keep-data uninstall parks an app's data/ (UNIN-01); a later install of the name takes it back. */
-export function parkedDataDir(appsDir: string, name: string): string {
-  return join(appsDir, `.${name}.data`);
+/**
+ * Undoes an install that moved into place but could not be completed (the record could not be
+ * written): adopted data goes back to where it was parked, with its record, and the folder
+ * goes. Afterwards the name is free again.
+ */
+export async function undoInstall(appsDir: string, name: string, adopted: ParkedDataView | null): Promise<void> {
+  const appDir = join(appsDir, name);
+  if (adopted && existsSync(join(appDir, "data")) && !existsSync(parkedDataDir(appsDir, name))) {
+    if (adopted.version !== null && adopted.consentDigest !== null && adopted.parkedAt !== null) {
+      await parkData(appsDir, join(appDir, "data"), { name, version: adopted.version, consentDigest: adopted.consentDigest, parkedAt: adopted.parkedAt });
+    } else {
+      await rename(join(appDir, "data"), parkedDataDir(appsDir, name));
+    }
+  }
+  await rm(appDir, { recursive: true, force: true });
 }
 
-/** Removes an installed app's folder: its code (and venv) always, its data/ only when purging. */
-export async function removeAppFiles(appsDir: string, name: string, purgeData: boolean): Promise<void> {
+/** Which install a kept data/ comes from. */
+export interface InstallIdentity {
+  version: string;
+  consentDigest: string;
+}
+
+/**
+ * Removes an installed app's folder: its code (and venv) always; its data/ only when purging,
+ * otherwise parked with a record of the install it belongs to. Data an earlier install parked
+ * is never touched here (it is purged only by name, on its own).
+ */
+export async function removeAppFiles(appsDir: string, name: string, purgeData: boolean, identity: InstallIdentity): Promise<void> {
   const appDir = join(appsDir, name);
-  const parked = parkedDataDir(appsDir, name);
   if (!purgeData && existsSync(join(appDir, "data"))) {
-    await rm(parked, { recursive: true, force: true });
-    await rename(join(appDir, "data"), parked);
+    await parkData(appsDir, join(appDir, "data"), { name, version: identity.version, consentDigest: identity.consentDigest, parkedAt: new Date().toISOString() });
   }
-  if (purgeData) await rm(parked, { recursive: true, force: true });
   await rm(appDir, { recursive: true, force: true });
 }

@@ -7,7 +7,10 @@
 import { constants } from "node:fs";
 import { open, rm } from "node:fs/promises";
 import path from "node:path";
-import { validateManifest, type AppManifest } from "../../workers/contracts/manifest";
+import { uiFolderOf, validateManifest, type AppManifest } from "../../workers/contracts/manifest";
+import { parseStrictJson } from "../../workers/contracts/strict-json";
+import type { StagedEntry } from "../staging/stage-bundle";
+import { parkedDataOf } from "./parked-data";
 import { listingOfStaged, type ListingEntry } from "../digest/canonical-listing";
 import { consentDigest } from "../digest/consent-digest";
 import { scanStaged, type ScanOptions } from "../scan/scan-staged";
@@ -26,6 +29,8 @@ export interface PreviewOptions {
   hookTimeoutSeconds?: number;
   /** True only for the package's own native folder. */
   fromNativeFolder?: boolean;
+  /** The apps folder whose parked data the review shows; none for an offline preview. */
+  appsDir?: string;
   /** Keep the staged copy for the install step (install); the preview itself removes it. */
   keepStaged?: boolean;
   stage?: StageOptions;
@@ -62,14 +67,37 @@ async function readStagedManifest(stagedDir: string): Promise<ManifestRead> {
     if (!st.isFile()) return refuse("manifest_invalid", { path: "app.json", field: "app.json", reason: "app.json is not a file" }, { field: "app.json" });
     if (st.size > MAX_MANIFEST_BYTES) return refuse("manifest_invalid", { path: "app.json", field: "app.json", reason: `app.json is larger than ${MAX_MANIFEST_BYTES} bytes` }, { field: "app.json" });
     const text = await fh.readFile("utf8");
-    try {
-      return { ok: true, raw: JSON.parse(text) };
-    } catch (err) {
-      return refuse("manifest_invalid", { path: "app.json", field: "app.json", reason: `it is not JSON (${(err as Error).message})` }, { field: "app.json" });
+    // The same strict reader as request bodies: the scanner, the review and the installer must
+    // never read different values from one manifest (issue 11 item 7).
+    const parsed = parseStrictJson(text);
+    if (parsed.ok) return { ok: true, raw: parsed.value };
+    if (parsed.problem === "duplicate_key" || parsed.problem === "forbidden_key") {
+      return refuse("manifest_key_refused", { path: "app.json", key: parsed.key!, reason: parsed.reason }, { field: parsed.key!, detail: { key: parsed.key, problem: parsed.problem } });
     }
+    return refuse("manifest_invalid", { path: "app.json", field: "app.json", reason: parsed.problem === "too_deep" ? parsed.reason : "it is not JSON" }, { field: "app.json" });
   } finally {
     await fh.close();
   }
+}
+
+/**
+ * Rules on the staged tree that need the manifest (issue 11 items 2 and 3): pip gets wheels
+ * only, so anything in wheels/ that is not a .whl (a source archive pip would build by running
+ * the bundle's own build backend) is refused; and the UI folder holds plain files only, since
+ * its files are served to the browser and a link there could later be aimed anywhere.
+ */
+export function checkBundleRules(entries: readonly StagedEntry[], manifest: AppManifest): Refusal | null {
+  const uiFolder = uiFolderOf(manifest);
+  for (const entry of entries) {
+    if (entry.path.startsWith("wheels/") && entry.type !== "dir" && !entry.path.endsWith(".whl")) {
+      return refuse("bundle_wheel_not_binary", { path: entry.path });
+    }
+    if (entry.path.startsWith("wheels/") && entry.type === "link") return refuse("bundle_wheel_not_binary", { path: entry.path });
+    if (uiFolder !== null && entry.type === "link" && entry.path.startsWith(uiFolder)) {
+      return refuse("bundle_link_in_ui", { path: entry.path }, { field: "ui.entry" });
+    }
+  }
+  return null;
 }
 
 /** Stages, validates, scans and reviews a bundle; a 'dangerous' verdict is a refusal. */
@@ -92,6 +120,9 @@ export async function previewBundle(source: string, opts: PreviewOptions): Promi
     }
     const manifest = validated.manifest;
 
+    const bundleRule = checkBundleRules(staged.entries, manifest);
+    if (bundleRule) return bundleRule;
+
     const scan = await scanStaged(staged.dir, staged.entries, manifest, opts.scan);
     if (scan.verdict === "dangerous") {
       const runtime = scan.findings.filter((f) => f.runs && f.severity === "dangerous");
@@ -103,7 +134,8 @@ export async function previewBundle(source: string, opts: PreviewOptions): Promi
       );
     }
 
-    const review = buildReview(manifest, scan, opts.hookTimeoutSeconds);
+    const parked = opts.appsDir !== undefined ? await parkedDataOf(opts.appsDir, manifest.name) : null;
+    const review = buildReview(manifest, scan, opts.hookTimeoutSeconds, parked);
     const listing = listingOfStaged(staged.entries);
     const digest = consentDigest(listing, review as unknown as Record<string, unknown>);
 

@@ -2,6 +2,7 @@
 // shows it (INST-12, MAN-07..09). It is built only from the validated manifest and the scan of
 // the staged bytes, and the consent digest covers it, so the owner's yes is to these words.
 import type { AppManifest } from "../../workers/contracts/manifest";
+import type { ParkedDataView } from "../../workers/contracts/parked-data";
 import type { Finding, ScanResult, Verdict } from "../scan/scan-staged";
 import { DEFAULT_HOOK_TIMEOUT_SECONDS } from "../settings";
 
@@ -43,6 +44,11 @@ export interface InstallReview {
   writes: Array<{ path: string; why: string }>;
   findings: { runtime: Finding[]; tests: Finding[] };
   verdict: Verdict;
+  /**
+   * Data an earlier install of this name left parked: whose it is, and that it is adopted only
+   * with {"adopt_data": true}; otherwise this install starts with an empty data/.
+   */
+  keptData: { version: string | null; parkedAt: string | null; consentDigest: string | null; note: string } | null;
   /** Top-level manifest keys this core does not read: kept, shown, never trusted. */
   unrecognisedManifestKeys: string[];
 }
@@ -60,7 +66,7 @@ function cmd(c: { command: string; args?: string[] | undefined }): ReviewCommand
 }
 
 /** Builds the review from a validated manifest and the scan of the staged bytes; it states the hook cap that applies. */
-export function buildReview(manifest: AppManifest, scan: ScanResult, hookTimeoutSeconds: number = HOOK_TIMEOUT_SECONDS): InstallReview {
+export function buildReview(manifest: AppManifest, scan: ScanResult, hookTimeoutSeconds: number = HOOK_TIMEOUT_SECONDS, parked: ParkedDataView | null = null): InstallReview {
   const p = manifest.permissions ?? {};
   const holdsCronAndTier = p.cron === true && p.agent !== undefined;
   const hook = (h: { command: string; args?: string[] | undefined } | undefined) => (h ? { ...cmd(h), timeoutSeconds: hookTimeoutSeconds } : null);
@@ -117,6 +123,14 @@ export function buildReview(manifest: AppManifest, scan: ScanResult, hookTimeout
       tests: scan.findings.filter((f) => !f.runs),
     },
     verdict: scan.verdict,
+    keptData: parked
+      ? { version: parked.version, parkedAt: parked.parkedAt, consentDigest: parked.consentDigest, note: `${keptDataText(parked)}. It is adopted only with {"adopt_data": true}; otherwise this install starts with an empty data/ and the kept data stays parked.` }
+      : null,
     unrecognisedManifestKeys: Object.keys(manifest).filter((k) => !KNOWN_KEYS.has(k)).sort(),
   };
+}
+
+/** "kept data from <version> of <date>", the words every renderer of the review shows. */
+export function keptDataText(parked: Pick<ParkedDataView, "version" | "parkedAt">): string {
+  return `kept data from ${parked.version ?? "an unrecorded version"} of ${parked.parkedAt ?? "an unrecorded date"}`;
 }

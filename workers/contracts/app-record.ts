@@ -32,7 +32,15 @@ export interface AppRecord {
   consentDigest: string;
   installedAt: string;
   uiRevision: string | null;
+  /**
+   * The UI files the bridge listed from the installed copy just before it moved into place:
+   * path inside the UI folder -> sha256 hex. Only these files, with exactly these bytes, are served.
+   */
+  uiFiles?: Record<string, string>;
 }
+
+/** The UI file list as the bridge answers it: names inside the UI folder, sha256 hex values. */
+export const UiFilesSchema = z.record(z.string().min(1).max(1024), z.string().regex(/^[0-9a-f]{64}$/));
 
 /** What `GET /api/apps` shows of a record: nativeness from the record's origin, never the manifest. */
 export interface AppView {

@@ -81,6 +81,19 @@ export const ERROR_CODES = {
   auth_cookie_conflict: { status: 403, message: "The request carries {count} copies of the session cookie; one was not set by this gateway. Open a new link from `personalclaw token`." },
   app_redirect_refused: { status: 502, message: "The backend of '{name}' redirected outside /apps/{name}/; the gateway does not follow or pass on such a redirect." },
   app_proxy_loop: { status: 508, message: "The app '{name}' already has {limit} of its own calls through its proxy in flight; a call through its own proxy cannot nest deeper." },
+  // install rules
+  manifest_key_refused: { status: 422, message: "The manifest key '{key}' is refused: {reason}." },
+  manifest_ui_folder_invalid: { status: 422, message: "The manifest field '{field}' must name a file in a sub-folder that holds neither data/ nor the backend's code: {reason}." },
+  manifest_npm_not_registry: { status: 422, message: "The npm package '{spec}' in '{field}' is not a registry name with an exact version or a semver range." },
+  bundle_link_in_ui: { status: 422, message: "'{path}' is a link inside the UI folder; UI files must be plain files." },
+  bundle_wheel_not_binary: { status: 422, message: "'{path}' in wheels/ is not a wheel (.whl); pip installs wheels only and never builds a source archive." },
+  install_not_recordable: { status: 422, message: "The install cannot be recorded ({reason}). Nothing was installed." },
+  parked_data_not_found: { status: 404, message: "No data of an app named '{name}' is parked." },
+  parked_data_exists: { status: 409, message: "Data of an earlier '{name}' is already parked; purge it (`personalclaw apps purge {name}`) or uninstall with purge_data." },
+  parked_data_not_adoptable: { status: 409, message: "The parked data of '{name}' cannot be adopted: {reason}." },
+  native_app_unproven: { status: 403, message: "'{source}' is not a native app this start staged from the package's own apps/native/ folder." },
+  app_message_too_large: { status: 413, message: "A message body may be at most {limit} bytes as JSON." },
+  app_inbox_full: { status: 429, message: "The inbox of '{app}' is full ({reason}); it must read its messages first." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -176,3 +176,73 @@ describe("core compatibility (MAN-02)", () => {
     expect(compareVersions("0.3.0-beta.1", "0.3.0-rc.1")).toBeLessThan(0);
   });
 });
+
+describe("the UI folder rule", () => {
+  it.each([
+    ["the bundle root", { ui: { entry: "index.html" } }],
+    ["data/", { ui: { entry: "data/index.html" } }],
+    ["a folder inside data/", { ui: { entry: "data/ui/index.html" } }],
+    ["venv/", { ui: { entry: "venv/index.html" } }],
+    ["node_modules/ anywhere", { ui: { entry: "ui/node_modules/x/index.html" } }],
+    ["wheels/", { ui: { entry: "Wheels/index.html" } }],
+    ["a ./ segment", { ui: { entry: "./index.html" } }],
+    ["a dot folder", { ui: { entry: ".ui/index.html" } }],
+    ["the backend's entry point's folder", { ui: { entry: "src/index.html" }, backend: { command: "node", args: ["src/server.js"], entryPoint: "src/server.js" } }],
+    ["the folder of a file the backend runs", { ui: { entry: "src/index.html" }, backend: { command: "node", args: ["src/server.js"] } }],
+  ])("refuses a UI entry at %s, naming ui.entry", (_where, extra) => {
+    const r = refusedWith({ ...base, ...extra });
+    expect(r).toMatchObject({ code: "manifest_ui_folder_invalid", field: "ui.entry" });
+  });
+
+  it("refuses a page outside the UI folder, naming the page", () => {
+    const r = refusedWith({ ...base, ui: { entry: "ui/index.html", pages: [{ entryPoint: "ui/a.html" }, { entryPoint: "server.js" }] } });
+    expect(r).toMatchObject({ code: "manifest_ui_folder_invalid", field: "ui.pages[1].entryPoint" });
+  });
+
+  it.each([["ui/index.html"], ["web/dist/index.html"], ["public/app.html"]])("accepts %s beside a backend elsewhere", (entry) => {
+    const r = validateManifest({ ...base, ui: { entry }, backend: { command: "node", args: ["server.mjs"], entryPoint: "server.mjs" } }, opts);
+    expect(r.ok).toBe(true);
+  });
+});
+
+describe("the npm screen", () => {
+  it.each([["left-pad"], ["left-pad@1.3.0"], ["left-pad@^1.2"], ["@scope/name@~1.0.0"], ["@scope/name"], ["pkg@>=1.0.0 <2.0.0"], ["pkg@1.x || 2.x"], ["pkg@1.0.0 - 1.5.0"], ["pkg@1.0.0-beta.1"], ["pkg@*"]])(
+    "accepts the registry form %s",
+    (spec) => {
+      const r = validateManifest({ ...base, dependencies: { npmPackages: [spec] } }, opts);
+      expect(r.ok, JSON.stringify(r)).toBe(true);
+    },
+  );
+
+  it.each([
+    ["name@file:/etc"],
+    ["name@file:../x"],
+    ["name@github:user/repo"],
+    ["name@link:../x"],
+    ["name@../x"],
+    ["name@/abs/path"],
+    ["name@git+https://example.com/r.git"],
+    ["name@git+ssh://git@example.com/r.git"],
+    ["name@https://example.com/x.tgz"],
+    ["https://example.com/x.tgz"],
+    ["git+https://example.com/r.git"],
+    ["github:user/repo"],
+    ["user/repo"],
+    ["./local-folder"],
+    ["../up"],
+    ["/abs/folder"],
+    ["file:x"],
+    ["pkg.tgz"],
+    ["pkg.tar.gz"],
+    ["alias@npm:other@1.0.0"],
+    ["name@latest"],
+    ["name@"],
+    ["Name@1.0.0"],
+    ["name@1.0.0 && rm"],
+    ["@scope@1.0.0"],
+    ["~/home/pkg"],
+  ])("refuses %s, naming the field", (spec) => {
+    const r = refusedWith({ ...base, dependencies: { npmPackages: ["ok-first", spec] } });
+    expect(r).toMatchObject({ code: "manifest_npm_not_registry", field: "dependencies.npmPackages[1]" });
+  });
+});

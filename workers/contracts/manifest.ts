@@ -283,6 +283,8 @@ export function validateManifest(raw: unknown, opts: ValidateManifestOptions): M
   for (const [field, value] of resourcePathFields(manifest)) {
     if (isEscapingResourcePath(value)) return refusal("manifest_path_escapes", field, {}, { field, value });
   }
+  const uiFolder = checkUiFolder(manifest);
+  if (uiFolder) return uiFolder;
   const semantic = checkSemanticRules(manifest);
   if (semantic) return semantic;
   const incompatible = checkCoreCompatibility(manifest, opts.core);
@@ -297,6 +299,10 @@ function checkSemanticRules(m: AppManifest): ManifestRefusal | null {
   if ((m.crons?.length ?? 0) > 0 && m.permissions?.agent === undefined) {
     return invalid("crons", "scheduled jobs need permissions.agent (an agent tier)");
   }
+  for (const [i, spec] of (m.dependencies?.npmPackages ?? []).entries()) {
+    const field = `dependencies.npmPackages[${i}]`;
+    if (!isRegistryNpmSpec(spec)) return refusal("manifest_npm_not_registry", field, { spec: spec.slice(0, 214) }, { field, value: spec });
+  }
   for (const [i, launch] of (m.launches ?? []).entries()) {
     if (launch.program === "npx") {
       if (launch.npmPackage === undefined) return invalid(`launches[${i}].npmPackage`, "an npx launch must name the npm package npx runs");
@@ -307,4 +313,83 @@ function checkSemanticRules(m: AppManifest): ManifestRefusal | null {
     }
   }
   return null;
+}
+
+// ---- The UI folder (issue 11 item 3) ---------------------------------------------------------
+// UI files are served to the browser without a credential, so the folder they come from must
+// hold nothing else: not the app's data/ (written at run time by the backend), not the folders
+// the installer writes or that hold code, and not the backend's own entry point.
+
+/** Folders that may never be, or lie inside, the UI folder: written by the installer or holding code. */
+export const NOT_UI_FOLDERS: ReadonlySet<string> = new Set(["data", "venv", ".venv", "node_modules", "wheels"]);
+
+/** The folder holding the UI entry, with a trailing '/', e.g. "ui/" for "ui/index.html"; null without an entry. */
+export function uiFolderOf(m: Pick<AppManifest, "ui">): string | null {
+  const entry = m.ui?.entry;
+  if (entry === undefined || !entry.includes("/")) return null;
+  return entry.slice(0, entry.lastIndexOf("/") + 1);
+}
+
+function uiFolderRefusal(field: string, reason: string): ManifestRefusal {
+  return refusal("manifest_ui_folder_invalid", field, { reason }, { field });
+}
+
+/** Refuses a UI entry at the bundle root, in or under data/ or an installer folder, or beside the backend's code. */
+function checkUiFolder(m: AppManifest): ManifestRefusal | null {
+  const entry = m.ui?.entry;
+  if (entry === undefined) return null;
+  const segments = entry.split("/");
+  if (segments.some((s) => s === "" || s === "." || s.startsWith(".") || s.includes("\\"))) {
+    return uiFolderRefusal("ui.entry", `'${entry}' must be a plain relative path of names (no empty, '.', dot-file or backslash segments)`);
+  }
+  if (segments.length < 2) return uiFolderRefusal("ui.entry", `'${entry}' is at the bundle root; put the UI in a sub-folder such as ui/`);
+  const folderSegments = segments.slice(0, -1);
+  const held = folderSegments.find((s) => NOT_UI_FOLDERS.has(s.toLowerCase()));
+  if (held !== undefined) return uiFolderRefusal("ui.entry", `'${entry}' lies in ${held}/, which the installer writes or which holds code`);
+  const folder = uiFolderOf(m)!;
+  const inFolder = (p: string) => p.replace(/^(\.\/)+/, "").toLowerCase().startsWith(folder.toLowerCase());
+  if (m.backend?.entryPoint !== undefined && inFolder(m.backend.entryPoint)) {
+    return uiFolderRefusal("ui.entry", `the backend's entry point '${m.backend.entryPoint}' is inside the UI folder ${folder}`);
+  }
+  const codeArg = (m.backend?.args ?? []).find(inFolder);
+  if (codeArg !== undefined) return uiFolderRefusal("ui.entry", `the backend runs '${codeArg}', which is inside the UI folder ${folder}`);
+  for (const [i, page] of (m.ui?.pages ?? []).entries()) {
+    if (!page.entryPoint.startsWith(folder)) return uiFolderRefusal(`ui.pages[${i}].entryPoint`, `'${page.entryPoint}' is outside the UI folder ${folder}`);
+  }
+  return null;
+}
+
+// ---- npm specifiers (issue 11 item 2) -------------------------------------------------------
+// Only registry packages are installed: a name, optionally with an exact version or a semver
+// range. Every other form npm reads (file:, link:, github:, git+..., URLs, tarball paths,
+// npm: aliases, user/repo shorthands, dist-tags) names code the registry never vouched for.
+
+const NPM_NAME = /^(@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/;
+const SEMVER_PART = "(?:0|[1-9]\\d*|[xX*])";
+const SEMVER_VERSION = `v?${SEMVER_PART}(?:\\.${SEMVER_PART}){0,2}(?:-[0-9A-Za-z-]+(?:\\.[0-9A-Za-z-]+)*)?(?:\\+[0-9A-Za-z-]+(?:\\.[0-9A-Za-z-]+)*)?`;
+const COMPARATOR = new RegExp(`^(?:<=|>=|<|>|=|~|\\^)?${SEMVER_VERSION}$`);
+const PLAIN_VERSION = new RegExp(`^${SEMVER_VERSION}$`);
+
+/** True for a semver range as npm reads one: comparator sets joined by `||`, or `a - b`. */
+export function isSemverRange(range: string): boolean {
+  if (range.length === 0 || range.length > 256) return false;
+  return range.split("||").every((set) => {
+    const trimmed = set.trim();
+    if (trimmed === "") return false;
+    const hyphen = trimmed.split(" - ");
+    if (hyphen.length === 2) return PLAIN_VERSION.test(hyphen[0]!.trim()) && PLAIN_VERSION.test(hyphen[1]!.trim());
+    if (hyphen.length > 2) return false;
+    return trimmed.split(/\s+/).every((comparator) => COMPARATOR.test(comparator));
+  });
+}
+
+/** True only for `name`, `name@<version or range>`, `@scope/name` and `@scope/name@<version or range>`. */
+export function isRegistryNpmSpec(spec: string): boolean {
+  if (spec.length === 0 || spec.length > 300) return false;
+  const at = spec.indexOf("@", spec.startsWith("@") ? 1 : 0);
+  const name = at === -1 ? spec : spec.slice(0, at);
+  if (name.length > 214 || !NPM_NAME.test(name)) return false;
+  // npm reads a name ending like an archive as a tarball path.
+  if (/\.(tgz|tar|tar\.gz)$/i.test(name)) return false;
+  return at === -1 || isSemverRange(spec.slice(at + 1));
 }

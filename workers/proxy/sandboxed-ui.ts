@@ -22,5 +22,5 @@ export const SANDBOXED_UI_PREFLIGHT: Record<string, string> = {
 export function allowSandboxedUi(requestOrigin: string | null, headers: Headers): void {
   if (requestOrigin !== "null") return;
   headers.set("Access-Control-Allow-Origin", "null");
-  headers.append("Vary", "Origin");
+  if (!/(^|,\s*)origin(\s*,|$)/i.test(headers.get("Vary") ?? "")) headers.append("Vary", "Origin");
 }

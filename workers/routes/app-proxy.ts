@@ -4,7 +4,7 @@ import { GatewayError } from "../contracts/errors";
 import type { AppRecord } from "../contracts/app-record";
 import { appRegistry, requireRecord } from "../app-registry";
 import { forwardToBackend } from "../proxy/forward";
-import { serveUiFile } from "../proxy/ui-files";
+import { refuseCrossSite, serveUiFile } from "../proxy/ui-files";
 import { route, type HttpMethod } from "./define";
 import { sessions } from "../sessions";
 import type { Env } from "../env";
@@ -50,6 +50,8 @@ export const appProxyRoutes = [
     contract: "The app's UI entry. The owner is redirected to the same URL with the app's token (?app_token=); the page is served sandboxed in an opaque origin, so it never acts with the owner's session, only with that token.",
     async handle({ c, env, params, principal, now }) {
       const record = await enabledRecord(env, params.name);
+      // Another site must not navigate the owner into the app (and get a token minted).
+      refuseCrossSite(c.req.raw);
       const url = new URL(c.get("url"));
       if (!record.manifest.ui?.entry) throw new GatewayError("app_ui_not_found", { vars: { name: record.name, path: url.pathname } });
       if (principal.kind !== "app") {
@@ -57,7 +59,7 @@ export const appProxyRoutes = [
         url.searchParams.set("app_token", await sessions(env).appToken(record.name, target!.tokenEpoch, now));
         return new Response(null, { status: 302, headers: { Location: url.pathname + url.search, "Cache-Control": "no-store", "Referrer-Policy": "no-referrer" } });
       }
-      return serveUiFile(env, record, url.pathname);
+      return serveUiFile(env, record, url.pathname, c.req.raw);
     },
   }),
   route({
@@ -66,9 +68,9 @@ export const appProxyRoutes = [
     family: "app-proxy",
     authz: { kind: "bootstrap", why: "a sandboxed UI's own script and style requests carry no credential; only declared UI files are served" },
     internal: false,
-    contract: "The files beside the app's UI entry (never its backend code or data/), no-cache, nosniff, with a content-security policy.",
+    contract: "The files of the app's declared UI folder, exactly as installed (never its backend code, data/ or anything a link resolves to), no-cache, nosniff, with a content-security policy; 404 app_ui_not_found otherwise, 403 origin_not_allowed for another site's navigation or CORS read.",
     async handle({ c, env, params }) {
-      return serveUiFile(env, await enabledRecord(env, params.name), c.get("url").pathname);
+      return serveUiFile(env, await enabledRecord(env, params.name), c.get("url").pathname, c.req.raw);
     },
   }),
 ];

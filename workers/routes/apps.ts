@@ -3,7 +3,8 @@
 // the file and process work; AppRegistry holds the one record of each install.
 import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
-import { BackendStatusSchema, type AppRecord } from "../contracts/app-record";
+import { BackendStatusSchema, UiFilesSchema, type AppRecord } from "../contracts/app-record";
+import { ParkedDataViewSchema } from "../contracts/parked-data";
 import { AppManifestSchema, type AppManifest } from "../contracts/manifest";
 import { appNotFound, appRegistry, readRecord, requireRecord } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
@@ -13,6 +14,7 @@ import type { Env } from "../env";
 import { route, type RouteRequest } from "./define";
 
 const AbsoluteSource = z.string().min(1).max(4096);
+const AnyObject = z.record(z.string(), z.unknown());
 const PreviewBody = z.object({ source: AbsoluteSource }).strict();
 const InstallBody = z
   .object({
@@ -20,11 +22,14 @@ const InstallBody = z
     consent: z.string().max(200).optional(),
     confirm: z.boolean().optional(),
     install_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional(),
+    // Explicit consent to take over the data an earlier install of this name left parked.
+    adopt_data: z.boolean().optional(),
   })
   .strict();
+const InstallAnswer = z.object({ manifest: AnyObject, review: AnyObject, digest: z.string(), uiFiles: UiFilesSchema, adoptedData: ParkedDataViewSchema.nullable() });
+const AppName = z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/).max(64);
 const UninstallBody = z.object({ purge_data: z.boolean().optional() }).strict();
 const Empty = z.object({}).strict();
-const AnyObject = z.record(z.string(), z.unknown());
 
 function requireAbsolute(source: string): void {
   if (!source.startsWith("/") || source.includes("\0")) throw new GatewayError("app_source_invalid");
@@ -43,6 +48,14 @@ async function auditedRefusal<T>(req: RouteRequest<unknown, unknown>, kind: stri
   }
 }
 
+
+/**
+ * Test runs only (TEST_HOOKS=1, like X-Test-Now): `X-Test-Fail: record` makes the record step
+ * fail after the folder moved into place, to prove the install is undone.
+ */
+function injectedRecordFailure(req: RouteRequest<unknown, unknown>): void {
+  if (req.env.TEST_HOOKS === "1" && req.c.req.header("x-test-fail") === "record") throw new Error("injected failure of the record step");
+}
 
 function uiRevisionOf(manifest: AppManifest, digest: string): string | null {
   return manifest.ui?.entry ? digest.replace(/^sha256:/, "").slice(0, 16) : null;
@@ -86,31 +99,53 @@ export const appRoutes = [
           req.env,
           "POST",
           "/apps/install",
-          z.object({ manifest: AnyObject, review: AnyObject, digest: z.string() }),
-          { source: req.body.source, consent: req.body.consent, takenNames, installId: req.body.install_id },
+          InstallAnswer,
+          { source: req.body.source, consent: req.body.consent, takenNames, installId: req.body.install_id, adoptData: req.body.adopt_data === true },
           900_000,
         ),
       );
+      // The folder is in place now; if the record cannot be written, the move is undone so the
+      // name is free again and nothing is left behind (issue 11 item 6).
+      const name = String(installed.manifest.name);
+      await auditedRefusal(req, "app_install_failed", req.body.source, async () => {
+        let added: boolean;
+        try {
+          const manifest = AppManifestSchema.parse(installed.manifest);
+          const record: AppRecord = {
+            name: manifest.name,
+            displayName: manifest.displayName ?? manifest.name,
+            version: manifest.version,
+            origin: "local",
+            source: req.body.source,
+            resources: "gateway",
+            lifecycle: "gateway",
+            enabled: true,
+            manifest,
+            consentDigest: installed.digest,
+            installedAt: new Date(req.now).toISOString(),
+            uiRevision: uiRevisionOf(manifest, installed.digest),
+            uiFiles: installed.uiFiles,
+          };
+          injectedRecordFailure(req);
+          added = await registry.add(record);
+        } catch (error) {
+          await bridgeCall(req.env, "POST", "/apps/install-undo", z.unknown(), { name, adoptedData: installed.adoptedData }, 60_000);
+          throw error instanceof GatewayError
+            ? error
+            : new GatewayError("install_step_failed", { vars: { step: "record", reason: error instanceof Error ? error.message : String(error) }, detail: { step: "record" } });
+        }
+        if (!added) {
+          await bridgeCall(req.env, "POST", "/apps/install-undo", z.unknown(), { name, adoptedData: installed.adoptedData }, 60_000);
+          throw new GatewayError("app_exists", { vars: { name } });
+        }
+      });
       const manifest = AppManifestSchema.parse(installed.manifest);
-      const record: AppRecord = {
-        name: manifest.name,
-        displayName: manifest.displayName ?? manifest.name,
-        version: manifest.version,
-        origin: "local",
-        source: req.body.source,
-        resources: "gateway",
-        lifecycle: "gateway",
-        enabled: true,
-        manifest,
-        consentDigest: installed.digest,
-        installedAt: new Date(req.now).toISOString(),
-        uiRevision: uiRevisionOf(manifest, installed.digest),
-      };
-      if (!(await registry.add(record))) {
-        await bridgeCall(req.env, "POST", "/apps/remove", z.unknown(), { name: manifest.name, purgeData: true });
-        throw new GatewayError("app_exists", { vars: { name: manifest.name } });
-      }
-      await req.audit({ kind: "app_installed", outcome: "allowed", subject: manifest.name, detail: { consent: installed.digest, source: req.body.source, version: manifest.version } });
+      await req.audit({
+        kind: "app_installed",
+        outcome: "allowed",
+        subject: manifest.name,
+        detail: { consent: installed.digest, source: req.body.source, version: manifest.version, adopted_data: installed.adoptedData ? installed.adoptedData.version : null },
+      });
       await startBackend(req.env, manifest.name, manifest);
       return { app: await registry.get(manifest.name), digest: installed.digest };
     },
@@ -135,6 +170,33 @@ export const appRoutes = [
     contract: "Every installed app: name, display name, version, origin, resources, lifecycle, enabled, requires, native and backend.",
     async handle({ env }) {
       return { apps: await appRegistry(env).list() };
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/api/apps/parked",
+    family: "apps",
+    authz: { kind: "owner" },
+    internal: true,
+    contract: "The data/ folders keep-data uninstalls left parked: each with the name, version, consent digest and date of the install it came from.",
+    async handle({ env }) {
+      return bridgeCall(env, "POST", "/apps/parked", z.object({ parked: z.array(ParkedDataViewSchema) }));
+    },
+  }),
+  route({
+    method: "DELETE",
+    path: "/api/apps/parked/:name",
+    family: "apps",
+    authz: { kind: "owner" },
+    internal: true,
+    body: Empty,
+    contract: "Deletes the parked data/ of a name for good; 404 parked_data_not_found when none is parked.",
+    async handle(req) {
+      const name = AppName.safeParse(req.params.name);
+      if (!name.success) throw new GatewayError("parked_data_not_found", { vars: { name: req.params.name.slice(0, 80) } });
+      const purged = await bridgeCall(req.env, "POST", "/apps/parked/purge", z.object({ purged: z.string() }), { name: name.data }, 60_000);
+      await req.audit({ kind: "app_parked_data_purged", outcome: "allowed", subject: name.data });
+      return purged;
     },
   }),
   route({
@@ -224,7 +286,14 @@ export const appRoutes = [
       const record = await requireRecord(req.env, req.params.name);
       if (record.lifecycle === "locked") throw new GatewayError("app_locked", { vars: { name: record.name } });
       const purgeData = req.body.purge_data === true;
-      const removed = await bridgeCall(req.env, "POST", "/apps/remove", z.object({ uninstallHook: z.string().nullable() }).passthrough(), { name: record.name, purgeData, manifest: record.manifest }, 120_000);
+      const removed = await bridgeCall(
+        req.env,
+        "POST",
+        "/apps/remove",
+        z.object({ uninstallHook: z.string().nullable() }).passthrough(),
+        { name: record.name, purgeData, manifest: record.manifest, version: record.version, consentDigest: record.consentDigest },
+        120_000,
+      );
       await appRegistry(req.env).remove(record.name);
       await sessions(req.env).revokeApp(record.name, req.now);
       await req.audit({ kind: "app_uninstalled", outcome: "allowed", subject: record.name, detail: { purge_data: purgeData, uninstall_hook: removed.uninstallHook } });
@@ -280,12 +349,17 @@ export const appRoutes = [
     family: "internal",
     authz: { kind: "internal-only" },
     internal: true,
-    body: z.object({ apps: z.array(z.object({ manifest: AnyObject, digest: z.string(), source: z.string() }).strict()).max(100) }).strict(),
-    contract: "Records the package's native apps as origin builtin, lifecycle locked, keeping the owner's on/off.",
+    body: z.object({ apps: z.array(z.object({ digest: z.string().max(200), source: z.string().max(4096) }).strict()).max(100) }).strict(),
+    contract: "Records the package's native apps as origin builtin, lifecycle locked, keeping the owner's on/off. Each must be one the host bridge staged from the package's own apps/native/ at this start, with that digest (403 native_app_unproven otherwise); the manifest comes from the bridge, never from the caller.",
     async handle(req) {
       const registry = appRegistry(req.env);
       for (const entry of req.body.apps) {
-        const manifest = AppManifestSchema.parse(entry.manifest);
+        // A stolen internal credential must not be able to make an app unremovable: the bridge
+        // proves by path and digest that it staged this app from apps/native/ itself.
+        const proof = await auditedRefusal(req, "app_native_refused", entry.source, () =>
+          bridgeCall(req.env, "POST", "/apps/native/verify", z.object({ manifest: AnyObject, digest: z.string(), uiFiles: UiFilesSchema }), entry),
+        );
+        const manifest = AppManifestSchema.parse(proof.manifest);
         const existing = await readRecord(req.env, manifest.name);
         const record: AppRecord = {
           name: manifest.name,
@@ -300,6 +374,7 @@ export const appRoutes = [
           consentDigest: entry.digest,
           installedAt: existing?.installedAt ?? new Date(req.now).toISOString(),
           uiRevision: uiRevisionOf(manifest, entry.digest),
+          uiFiles: proof.uiFiles,
         };
         await registry.replace(record);
         if (!existing) await req.audit({ kind: "app_installed", outcome: "allowed", subject: manifest.name, detail: { origin: "builtin", consent: entry.digest } });

@@ -6,6 +6,7 @@ import { GatewayError } from "../contracts/errors";
 import { appNotFound, appRegistry } from "../app-registry";
 import type { Principal } from "../guards/principal";
 import { route } from "./define";
+import { INBOX_LIMITS } from "../../durable/app-registry/limits";
 
 const MessageBody = z.object({ to: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/), body: z.unknown() }).strict();
 const MESSAGING = { kind: "app-may", why: "an app messages the apps its appMessaging names", grant: "appMessaging" } as const;
@@ -28,7 +29,7 @@ export const messagingRoutes = [
     authz: MESSAGING,
     internal: false,
     body: MessageBody,
-    contract: "Delivers {to, body} to another app's inbox when the sender's appMessaging names it; else 403 app_message_not_permitted and a security-log row.",
+    contract: "Delivers {to, body} to another app's inbox when the sender's appMessaging names it; else 403 app_message_not_permitted and a security-log row. A body over 64 KiB as JSON is 413 app_message_too_large; an inbox holding 1000 messages or 4 MiB is 429 app_inbox_full.",
     async handle(req) {
       const from = senderApp(req.principal, req.body.to);
       const registry = appRegistry(req.env);
@@ -37,8 +38,12 @@ export const messagingRoutes = [
         await req.audit({ kind: "app_message_not_permitted", outcome: "refused", subject: req.body.to, detail: { from } });
         throw new GatewayError("app_message_not_permitted", { vars: { app: from, to: req.body.to } });
       }
-      if (!(await registry.deliver(req.body.to, from, req.body.body ?? null, new Date(req.now).toISOString()))) {
-        throw appNotFound(req.body.to);
+      const delivered = await registry.deliver(req.body.to, from, req.body.body ?? null, new Date(req.now).toISOString());
+      if (!delivered.ok) {
+        if (delivered.reason === "unknown_app") throw appNotFound(req.body.to);
+        if (delivered.reason === "too_large") throw new GatewayError("app_message_too_large", { vars: { limit: INBOX_LIMITS.messageBytes } });
+        await req.audit({ kind: "app_inbox_full", outcome: "refused", subject: req.body.to, detail: { from } });
+        throw new GatewayError("app_inbox_full", { vars: { app: req.body.to, reason: `it holds at most ${delivered.detail}` } });
       }
       return { delivered: true };
     },
