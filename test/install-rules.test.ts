@@ -213,7 +213,8 @@ describe("UI files are only the installed UI folder's own bytes", () => {
     // A dot segment spelled in percent-encoding is resolved by the URL parser before routing;
     // it must not land on the app's entry (or anything else of it) either.
     const encoded = await get(`/apps/${name}/%2e%2e/data/stolen`);
-    expect(encoded.status).toBe(404);
+    expect(encoded.status).toBe(400); // refused before routing: an encoded dot segment is ambiguous
+    expect(encoded.body).toContain("request_path_ambiguous");
     expect(encoded.body).not.toContain(secretText);
     expect(encoded.body).not.toContain("<p>confined</p>");
   });

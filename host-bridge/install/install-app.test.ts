@@ -9,6 +9,7 @@ import { GatewayError } from "../../workers/contracts/errors";
 import { installApp, removeAppFiles, type InstallContext } from "./install-app";
 import { parkedDataDir, parkedRecordPath } from "./parked-data";
 import { previewBundle } from "./preview";
+import { DEFAULT_LIMITS } from "../sandbox/bounds";
 
 const roots: string[] = [];
 afterEach(async () => {
@@ -30,6 +31,8 @@ async function setup(manifest: Record<string, unknown>, files: Record<string, st
     ownerHome: root,
     sandboxMode: "off",
     sandbox: { ok: false, reason: "not used" },
+    bounds: { mechanism: "none", processLimitBinds: false, description: "not used" },
+    limits: DEFAULT_LIMITS,
     parentEnv: {},
     passthrough: [],
     log: () => {},

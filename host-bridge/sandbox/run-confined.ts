@@ -90,7 +90,7 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
   }
 
   // 3. Bounds: a cgroup the child joins before it runs, or a prefix that sets them.
-  cmd = boundCommand(cmd, ctx.limits, ctx.bounds);
+  if (sandboxed) cmd = boundCommand(cmd, ctx.limits, ctx.bounds);
   let group: ChildGroup | null = null;
   if (useGroup) {
     try {
