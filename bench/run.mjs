@@ -3,7 +3,7 @@
 // document) of medians over --runs runs with their min-max spread. Results are printed, never
 // asserted. Every process it starts is its own child on loopback, stopped before it exits.
 //
-//   node bench/run.mjs [--json] [--json-out FILE] [--runs 3] [--duration 4] [--only proxy,auth,runtime,install,sel,start]
+//   node bench/run.mjs [--json] [--json-out FILE] [--runs 3] [--duration 4] [--only proxy,auth,runtime,install,sel,start,backends]
 import { spawn, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -28,8 +28,9 @@ import { copyNodeNotesAs, installApp, runCli, startPersonalclaw, waitHealthy } f
 import { nginxBinary, nginxVersion, startNginx } from "./lib/nginx.mjs";
 import { generateBundle } from "./lib/bundle.mjs";
 import { runLoad } from "./lib/load.mjs";
+import { measureBackendStarts } from "./lib/backend-start.mjs";
 
-const SECTIONS = ["proxy", "auth", "runtime", "install", "sel", "start"];
+const SECTIONS = ["proxy", "auth", "runtime", "install", "sel", "start", "backends"];
 const { values: argv } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
@@ -416,6 +417,14 @@ async function main() {
     if (wants("install")) await installSection();
     if (wants("sel")) await selSection();
     if (wants("start")) await startSection(runtime);
+    if (wants("backends")) {
+      log("backend start: confined, unsandboxed and the previous sandbox shape");
+      const starts = await measureBackendStarts(scratch, Math.max(RUNS, 5));
+      raw.backendStarts = starts;
+      figure("backends", "backend spawn -> healthy, confined + bounded", "ms", starts.confined, starts.previousShape, "bwrap --ro-bind / / (the sandbox before confinement)");
+      figure("backends", "backend spawn -> healthy, confined, no bounds", "ms", starts.confinedUnbounded, starts.previousShape, "bwrap --ro-bind / / (the sandbox before confinement)");
+      figure("backends", "backend spawn -> healthy, confined + bounded", "ms", starts.confined, starts.unsandboxed, "the same supervisor, sandbox.mode off");
+    }
   } finally {
     for (const stop of cleanups.reverse()) await stop().catch(() => undefined);
     rmSync(scratch, { recursive: true, force: true });

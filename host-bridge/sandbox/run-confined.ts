@@ -112,9 +112,9 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
 
   if (group && child.pid !== undefined) {
     try {
-      group.attach(child.pid);
       const sandboxPid = await readChildPid(child.stdio[SANDBOX_INFO_FD] as NodeJS.ReadableStream | null, 5_000);
-      if (sandboxPid !== null) group.attach(sandboxPid);
+      if (sandboxPid === null) throw new Error("bwrap did not name its sandboxed child");
+      group.attach(sandboxPid);
       (child.stdio[SANDBOX_BLOCK_FD] as Writable | null)?.end("go");
     } catch (error) {
       killGroup(child.pid);

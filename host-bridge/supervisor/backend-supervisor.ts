@@ -456,14 +456,6 @@ export class BackendSupervisor {
     const child = spawnChild(cmd, { env, stdio });
     t.group = group;
     t.limitsReached = [];
-    if (group && child.pid !== undefined) {
-      try {
-        group.attach(child.pid); // bwrap itself; the sandboxed child joins once bwrap names it
-      } catch (cause) {
-        signalGroup(child.pid, "SIGKILL");
-        this.log("error", `app ${spec.name} backend could not be placed under its limits: ${String(cause)}`);
-      }
-    }
 
     const pid = child.pid ?? null;
     t.child = child;

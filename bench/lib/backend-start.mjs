@@ -1,0 +1,69 @@
+// Backend start time: spawn to first 2xx of GET /health for node-notes' backend, started by
+// the product's own BackendSupervisor (confined and bounded, or with sandbox.mode off), and by
+// a bare `bwrap --ro-bind / /` launch: the shape of the sandbox before confinement, as the
+// baseline a regression is judged against.
+import { spawn } from "node:child_process";
+import { cpSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { build } from "esbuild";
+import { freePort, httpGet, msSince, stopChild } from "./procs.mjs";
+import { repoRoot } from "./workerd.mjs";
+
+/** Bundles the supervisor (TypeScript) for this run and imports it. */
+async function loadSupervisor() {
+  const outfile = join(repoRoot, "dist", "bench", "backend-supervisor.mjs"); // beside node_modules, so its imports resolve
+  await build({ entryPoints: [join(repoRoot, "host-bridge/supervisor/backend-supervisor.ts")], bundle: true, platform: "node", format: "esm", target: "node20", packages: "external", outfile, logLevel: "warning", absWorkingDir: repoRoot });
+  return import(pathToFileURL(outfile).href);
+}
+
+async function healthyWithin(port, timeoutMs) {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if ((await httpGet(port, "/health", {}, 500)).status === 200) return true;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return false;
+}
+
+/** Runs `runs` starts of each launch; answers ms arrays keyed by launch. */
+export async function measureBackendStarts(scratch, runs) {
+  const { BackendSupervisor } = await loadSupervisor();
+  const home = join(scratch, "backend-home");
+  const appDir = join(home, "apps", "node-notes");
+  mkdirSync(join(home, "apps"), { recursive: true });
+  cpSync(join(repoRoot, "apps", "fixtures", "node-notes"), appDir, { recursive: true });
+  mkdirSync(join(appDir, "data"), { recursive: true });
+  const spec = { name: "node-notes", appDir, dataDir: join(appDir, "data"), hasStorage: true, backend: { command: "node", args: ["server.mjs"], healthCheck: "/health" } };
+  const out = { confined: [], confinedUnbounded: [], unsandboxed: [], previousShape: [] };
+  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
+  // One supervisor per launch for the whole run, as one bridge keeps one: its bwrap probe and
+  // bounds check are made once, at its first start (the warm-up, not counted).
+  const unbounded = { mechanism: "none", processLimitBinds: false, description: "bench: confinement without bounds" };
+  const supervisors = {
+    confined: new BackendSupervisor({ home, sandbox: { mode: "on" }, parentEnv: env, passthrough: [], startupPollMs: 5 }),
+    confinedUnbounded: new BackendSupervisor({ home, sandbox: { mode: "on" }, bounds: unbounded, parentEnv: env, passthrough: [], startupPollMs: 5 }),
+    unsandboxed: new BackendSupervisor({ home, sandbox: { mode: "off" }, parentEnv: env, passthrough: [], startupPollMs: 5 }),
+  };
+  for (let r = -1; r < runs; r++) {
+    for (const [key, sup] of Object.entries(supervisors)) {
+      const started = process.hrtime.bigint();
+      const result = await sup.start(spec);
+      if (!result.ok) throw new Error(`${key} start failed: ${result.reason}`);
+      if (!(await healthyWithin(result.port, 10_000))) throw new Error(`${key} backend never answered /health`);
+      if (r >= 0) out[key].push(msSince(started));
+      await sup.stop(spec.name);
+    }
+    const port = await freePort();
+    const started = process.hrtime.bigint();
+    const child = spawn(
+      "bwrap",
+      ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--ro-bind", appDir, appDir, "--bind", spec.dataDir, spec.dataDir, "--unshare-all", "--share-net", "--die-with-parent", "--new-session", "--chdir", appDir, "--", process.execPath, "server.mjs"],
+      { env: { ...env, PORT: String(port), PERSONALCLAW_APP_SECRET: "b".repeat(64), PERSONALCLAW_APP_NAME: "node-notes", PERSONALCLAW_APP_DATA_DIR: spec.dataDir }, stdio: "ignore", detached: true },
+    );
+    if (!(await healthyWithin(port, 10_000))) throw new Error("the previous-shape backend never answered /health");
+    if (r >= 0) out.previousShape.push(msSince(started));
+    await stopChild(child);
+  }
+  return out;
+}
