@@ -18,7 +18,8 @@ import {
 } from "../../workers/contracts/security-event";
 import { canonicalJson, toJsonValue, type JsonObject } from "./canonical-json";
 import { canonicalRowBody, GENESIS_PREV_MAC, importChainKey, isChainKeyHex, sealRow, type ChainedFields, type StoredRow } from "./chain-mac";
-import { redactDetail, redactPrincipal, redactSubject, truncateText, maskOrWithhold, maskCredentialShapes, type TextMasker } from "./redact";
+import { maskCredentialShapes } from "../../workers/contracts/text-safety";
+import { redactDetail, redactPrincipal, redactSubject, truncateText, maskOrWithhold, type TextMasker } from "./redact";
 import { BENCH_SCRATCH_CREATE, BENCH_SCRATCH_DROP, BENCH_SCRATCH_TABLE, SCHEMA_STATEMENTS } from "./schema";
 import { ROTATED_KIND, SEGMENT_REMOVED_KIND, verifyChain } from "./verify-chain";
 

@@ -12,4 +12,4 @@ export {
   type SandboxMode,
   type WrapOptions,
 } from "./bubblewrap.js";
-export { createLogRelay, escapeControls, maskLine, type LogRelay, type LogRelayOptions, type RelayLevel, type RelaySink } from "./log-relay.js";
+export { createLogRelay, type LogRelay, type LogRelayOptions, type RelayLevel, type RelaySink } from "./log-relay.js";
