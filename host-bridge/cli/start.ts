@@ -126,7 +126,7 @@ export async function startGateway(options: StartOptions): Promise<number> {
     callGateway: (method, path, body) => callGateway(paths.home, "bridge", method, path, body),
   });
   await runtime.prepare();
-  const bridge = await startBridgeServer(secret, runtime.operations(), log, (code, subject) => runtime.auditRefusal(code, subject));
+  const bridge = await startBridgeServer(secret, runtime.operations(), log, (code, subject, group) => runtime.auditRefusal(code, subject, group));
 
   const port = settings.port === 0 ? await freePort(bindHost) : settings.port;
   const startedAt = new Date().toISOString();

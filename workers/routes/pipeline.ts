@@ -18,6 +18,7 @@ import { readJsonBody, readQuery } from "./read-input";
 import { contentTypeOf } from "./content-type";
 import type { GatewayContext, GatewayVars, RouteRow } from "./define";
 import { reservedAppNames } from "./table";
+import { refusalGroup } from "./refusal-group";
 
 /** The request's clock: real time, or X-Test-Now when a test run enabled the injectable clock. */
 function clockOf(c: GatewayContext): number {
@@ -34,7 +35,7 @@ async function runRoute(c: GatewayContext, row: RouteRow<any, any>, reserved: Re
     (await resolvePrincipal(env, presentedCredentials(c.req.raw, url, env.GATEWAY_PORT), now));
   c.set("principal", principal);
   const params = c.req.param() as Record<string, string>;
-  if (authorizeRoute(row, principal, url.pathname)) await checkAppPermission(env, row, principal, url, params, reserved, now);
+  if (authorizeRoute(row, principal, url.pathname)) await checkAppPermission(env, row, principal, url, params, reserved);
   const body = row.body && !row.rawBody ? await readJsonBody(c.req.raw, row.body) : undefined;
   const query = row.query ? readQuery(url, row.query) : undefined;
   const result = await row.handle({
@@ -74,6 +75,7 @@ export function buildGateway(rows: ReadonlyArray<RouteRow<any, any>>) {
           principal: "anonymous",
           subject: `${c.req.method} ${url.pathname}`,
           detail: { host: c.req.header("host") ?? null, origin: c.req.header("origin") ?? null },
+          group: refusalGroup(c.req.method, url.pathname, rows),
         });
       }
       throw error;
