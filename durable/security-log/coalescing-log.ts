@@ -79,7 +79,7 @@ export class CoalescingLog {
   /** Counts land in the segment they belong to before it is sealed. */
   rotate(reason: unknown): Promise<RotateResult> {
     return this.serialize(async () => {
-      await this.writeCounts("close");
+      await this.writeCounts("all");
       return this.core.rotate(reason);
     });
   }
@@ -99,9 +99,8 @@ export class CoalescingLog {
 
   private async appendOne({ event, group }: { event: PreparedEvent; group: string | null }): Promise<AppendResult> {
     if (event.outcome !== "refused") {
-      // Another kind of event: counts so far are written before it, so rows stay in time order,
-      // and a refusal after it is written as it comes.
-      await this.writeCounts("close");
+      // Another kind of event: counts so far are written before it, so rows stay in time order.
+      await this.writeCounts("all");
       return this.core.appendPrepared(event);
     }
     await this.writeCounts("due");
@@ -119,8 +118,8 @@ export class CoalescingLog {
 
   /**
    * Chains count rows, then settles the windows: `due` those of ended windows; `all` every
-   * pending count, windows staying open (a read); `close` every pending count, then every
-   * window is forgotten (another kind of event, a rotation, a start).
+   * pending count, windows staying open (a read, another kind of event, a rotation); `close`
+   * every pending count, then every window is forgotten (a start).
    */
   private async writeCounts(which: "due" | "all" | "close"): Promise<void> {
     const nowMs = this.now();

@@ -4,27 +4,31 @@
 // raw path; the subject when a caller names no group) — within a window are one row. The
 // first is written at once, as it always was; the repeats are counted and written as one
 // `sel.refusals_counted` row carrying the count and the first and last time. A key that keeps
-// being refused gets a window twice as long each time (1 min up to 1 h), so a flood that never
-// stops costs about 25 rows a day per key, not one per request.
+// being refused gets a window twice as long each time (5 min up to 1 h), so a flood that never
+// stops costs about 30 rows a day per key, not one per request; one kind and principal has at
+// most 8 groups of its own, the rest share one, so a caller-chosen part of a group (a foreign
+// Host) cannot defeat it either.
 //
 // A count is never lost: every change of a window is stored (refusal_windows) before the
 // request is answered. Counts become rows when a window ends (the alarm, or the next call
-// after it); before any other kind of event, which also closes every window (rows stay in
-// time order, and a refusal after it is written as it comes); before a read or a verify, so
-// the owner sees every count; and at the next start for what a stopped gateway left (the
-// CLI's `gateway_stopped` row is such an event, so a clean stop writes them at once). A
-// crash between writing a count row and clearing its window can write that count twice; it
-// can never drop it.
+// after it); before any other kind of event, so rows stay in time order; before a read, a
+// verify or a rotation, so the owner sees every count; and at the next start for what a
+// stopped gateway left (the CLI's `gateway_stopped` row is another event, so a clean stop
+// writes them at once). Windows stay open through all of these except a start. A crash
+// between writing a count row and clearing its window can write that count twice; it can
+// never drop it.
 import type { JsonObject } from "./canonical-json";
 import type { SqlPort } from "./log-core";
 
 /** Kind of the row that carries the counted repeats of a refusal; written only by the log. */
 export const REFUSALS_COUNTED_KIND = "sel.refusals_counted";
 
-export const FIRST_WINDOW_MS = 60_000;
+export const FIRST_WINDOW_MS = 5 * 60_000;
 export const LONGEST_WINDOW_MS = 60 * 60_000;
-/** More open windows than this and a new key shares its kind's overflow window. */
+/** More open windows than this and a new key shares its kind and principal's overflow window. */
 export const MAX_OPEN_WINDOWS = 1000;
+/** More distinct groups than this for one kind and principal and a new one shares the overflow window. */
+export const MAX_GROUPS_PER_SOURCE = 8;
 /** How many distinct subjects a count row names as examples. */
 export const SAMPLE_SUBJECTS = 5;
 
@@ -95,7 +99,7 @@ export class RefusalWindows {
   observe(event: RefusalEvent, nowMs: number, ts: string): Observation {
     let key = keyOf(event.kind, event.principal, event.group);
     let group = event.group;
-    if (!this.windows.has(key) && this.windows.size >= MAX_OPEN_WINDOWS) {
+    if (!this.windows.has(key) && (this.windows.size >= MAX_OPEN_WINDOWS || this.groupsOf(event.kind, event.principal) >= MAX_GROUPS_PER_SOURCE)) {
       group = OVERFLOW_GROUP;
       key = keyOf(event.kind, event.principal, group);
     }
@@ -160,6 +164,12 @@ export class RefusalWindows {
       if (next === null || end < next) next = end;
     }
     return next;
+  }
+
+  private groupsOf(kind: string, principal: string): number {
+    let n = 0;
+    for (const state of this.windows.values()) if (state.kind === kind && state.principal === principal && state.group !== OVERFLOW_GROUP) n += 1;
+    return n;
   }
 
   private store(key: string, state: WindowState): void {

@@ -502,14 +502,14 @@ describe("refusal windows", () => {
     const windows = rowsOf(sql)
       .filter((r) => r.kind === REFUSALS_COUNTED_KIND)
       .map((r) => JSON.parse(r.detail as string).window_ms);
-    expect(windows.slice(0, 4)).toEqual([60_000, 120_000, 240_000, 480_000]);
+    expect(windows.slice(0, 4)).toEqual([300_000, 600_000, 1_200_000, 2_400_000]);
     expect(Math.max(...windows)).toBe(60 * 60_000);
   }, 120_000);
 
   it("forgets a window that ended quiet: the next refusal is written as it comes", async () => {
     const { log, clock } = await openCounting();
     await log.append(refusal(1));
-    clock.ms += 61_000;
+    clock.ms += 5 * 60_000 + 1;
     await log.flushDue();
     await log.append(refusal(2));
     const rows = (await log.query({})).events.reverse();
@@ -526,6 +526,28 @@ describe("refusal windows", () => {
     const second = await openCounting(sql, clock);
     expect(refusalsIn(rowsOf(sql), "host_not_allowed")).toBe(50);
     expect(await second.log.verify(null)).toMatchObject({ ok: true, checked: 2 });
+  });
+
+  it("gives one kind and principal at most 8 groups of its own: a caller-chosen part of a group cannot defeat the count", async () => {
+    const { log, sql } = await openCounting();
+    for (let i = 0; i < 1000; i++) await log.append(refusal(i, { group: `GET /api/status host=evil-${i}.example` }));
+    await log.query({});
+    const rows = rowsOf(sql);
+    expect(rows.length).toBeLessThanOrEqual(10);
+    expect(refusalsIn(rows, "host_not_allowed")).toBe(1000);
+    expect(rows.some((r) => JSON.parse(r.detail as string).group === "(too many groups)")).toBe(true);
+  });
+
+  it("keeps a window open across other events and reads: a refusal repeated minutes later is still counted, not copied", async () => {
+    const { log, clock } = await openCounting();
+    await log.append(refusal(1, { subject: "GET /api/auth/sessions" }));
+    clock.ms += 60_000;
+    await log.append({ kind: "app_installed", principal: "owner", outcome: "allowed" });
+    await log.query({});
+    clock.ms += 60_000;
+    await log.append(refusal(2, { subject: "GET /api/auth/sessions" }));
+    const rows = (await log.query({})).events.reverse();
+    expect(rows.map((r) => r.kind)).toEqual(["host_not_allowed", "app_installed", REFUSALS_COUNTED_KIND]);
   });
 
   it("still refuses a caller-forged count row", async () => {

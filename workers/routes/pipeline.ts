@@ -75,7 +75,8 @@ export function buildGateway(rows: ReadonlyArray<RouteRow<any, any>>) {
           principal: "anonymous",
           subject: `${c.req.method} ${url.pathname}`,
           detail: { host: c.req.header("host") ?? null, origin: c.req.header("origin") ?? null },
-          group: refusalGroup(c.req.method, url.pathname, rows),
+          // The foreign name is the reason; at most 8 per kind get groups of their own (refusal-windows.ts).
+          group: refusalGroup(c.req.method, url.pathname, rows, null, `host=${(c.req.header("host") ?? "-").slice(0, 64)} origin=${(c.req.header("origin") ?? "-").slice(0, 64)}`),
         });
       }
       throw error;
