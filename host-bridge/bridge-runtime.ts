@@ -96,7 +96,6 @@ export class BridgeRuntime {
   private readonly bounds: BoundsAvailability;
   private readonly reports = new Map<string, { next: BackendReport | null; drained: Promise<void> }>();
   private progress = new Map<string, InstallProgressEvent[]>();
-  private refusalsLogged = new Map<string, number>();
   private pendingRows: Array<{ kind: string; outcome: "allowed" | "refused" | "info"; subject: string }> = [];
   private readonly previewOptions: PreviewOptions;
   private readonly nativeProofs = new Map<string, NativeProof>();
@@ -140,20 +139,15 @@ export class BridgeRuntime {
 
   /**
    * Writes a refusal of the bridge's own API to the security log (never the presented
-   * secret), once per code and subject a minute, so a process hammering the port cannot
-   * flood the log.
+   * secret). The log counts identical refusals (same code and group) in one row, the rule
+   * the gateway's own refusals follow, so a process hammering the port cannot flood it.
    */
-  auditRefusal(code: BridgeRefusal, subject: string): void {
-    const key = `${code} ${subject}`;
-    const now = Date.now();
-    if (now - (this.refusalsLogged.get(key) ?? 0) < 60_000) return;
-    if (this.refusalsLogged.size > 1_000) this.refusalsLogged.clear();
-    this.refusalsLogged.set(key, now);
-    void this.audit({ kind: `bridge_${code}`, outcome: "refused", subject });
+  auditRefusal(code: BridgeRefusal, subject: string, group: string): void {
+    void this.audit({ kind: `bridge_${code}`, outcome: "refused", subject, group });
   }
 
   /** Appends a security-log row as the bridge's own work. */
-  private async audit(row: { kind: string; outcome: "allowed" | "refused" | "info"; subject: string; detail?: Record<string, unknown> }): Promise<void> {
+  private async audit(row: { kind: string; outcome: "allowed" | "refused" | "info"; subject: string; detail?: Record<string, unknown>; group?: string }): Promise<void> {
     await this.opts.callGateway("POST", "/api/internal/sel/append", { principal: "internal:bridge", detail: {}, ...row }).catch((error) => {
       this.opts.log(`bridge: could not write a security-log row: ${error instanceof Error ? error.message : String(error)}`);
     });

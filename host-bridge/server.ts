@@ -50,12 +50,14 @@ export async function startBridgeServer(
   secret: string,
   operations: Map<string, BridgeOperation>,
   log: (line: string) => void,
-  onRefused: (code: BridgeRefusal, subject: string) => void,
+  /** `group` is the listed operation the request names, or `unlisted`: never the raw path. */
+  onRefused: (code: BridgeRefusal, subject: string, group: string) => void,
 ): Promise<{ server: Server; port: number }> {
   const server = createServer(async (req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     const refuse = (code: BridgeRefusal) => {
-      onRefused(code, `${req.method} ${path.slice(0, 200)}`);
+      const named = `${req.method} ${path}`;
+      onRefused(code, `${req.method} ${path.slice(0, 200)}`, operations.has(named) ? named : "unlisted");
       send(res, 403, new GatewayError(code, { vars: { method: req.method ?? "", path } }).toEnvelope());
     };
     if (!sameSecret(req.headers["x-internal-secret"] as string | undefined, secret)) return refuse("internal_secret_invalid");

@@ -10,6 +10,8 @@ export interface AuditInput {
   detail?: Record<string, unknown>;
   /** Raw credential values seen in the request; masked wherever they appear, never stored. */
   secrets?: string[];
+  /** For a refusal: what identical ones share (routes/refusal-group.ts); the subject when absent. */
+  group?: string;
 }
 
 /** The one SecurityLog instance of this gateway. */
@@ -26,5 +28,6 @@ export async function audit(env: Env, entry: AuditInput): Promise<void> {
     subject: entry.subject ?? "",
     detail: entry.detail ?? {},
     secrets: entry.secrets,
+    group: entry.group,
   });
 }

@@ -18,7 +18,8 @@ import {
 } from "../../workers/contracts/security-event";
 import { canonicalJson, toJsonValue, type JsonObject } from "./canonical-json";
 import { canonicalRowBody, GENESIS_PREV_MAC, importChainKey, isChainKeyHex, sealRow, type ChainedFields, type StoredRow } from "./chain-mac";
-import { redactDetail, redactPrincipal, redactSubject, truncateText, maskOrWithhold, maskCredentialShapes, type TextMasker } from "./redact";
+import { maskCredentialShapes } from "../../workers/contracts/text-safety";
+import { redactDetail, redactPrincipal, redactSubject, truncateText, maskOrWithhold, type TextMasker } from "./redact";
 import { BENCH_SCRATCH_CREATE, BENCH_SCRATCH_DROP, BENCH_SCRATCH_TABLE, SCHEMA_STATEMENTS } from "./schema";
 import { ROTATED_KIND, SEGMENT_REMOVED_KIND, verifyChain } from "./verify-chain";
 
@@ -58,7 +59,8 @@ export const MAX_APPEND_BATCH = 1000;
 export const MAX_BENCH_ROWS = 100_000;
 const VERIFY_PAGE_ROWS = 1000;
 
-interface PreparedEvent {
+/** An event validated and redacted, ready to chain. */
+export interface PreparedEvent {
   kind: string;
   principal: string;
   outcome: string;
@@ -204,6 +206,23 @@ export class SecurityLogCore {
     const run = this.queue.then(work, work);
     this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  /**
+   * Validates and redacts an event without writing it; also answers its coalescing group,
+   * redacted like a subject (see refusal-windows.ts). Throws sel_event_invalid.
+   */
+  prepareWithGroup(input: unknown): { event: PreparedEvent; group: string | null } {
+    const parsed = SecurityEventInputSchema.safeParse(input);
+    if (!parsed.success) throw new GatewayError("sel_event_invalid", { vars: { reason: reasonOf(parsed.error) } });
+    const options = { secrets: parsed.data.secrets, maskers: this.maskers };
+    const group = parsed.data.group === undefined ? null : redactSubject(parsed.data.group, options);
+    return { event: this.prepare(input), group };
+  }
+
+  /** Chains an event prepareWithGroup answered, or a row the log writes itself (a refusal count). */
+  async appendPrepared(event: PreparedEvent): Promise<AppendResult> {
+    return this.serialize(() => this.appendLocked(event));
   }
 
   private prepare(input: unknown): PreparedEvent {

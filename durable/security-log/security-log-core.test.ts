@@ -8,6 +8,8 @@ import { GENESIS_PREV_MAC, sealRow, importChainKey, type StoredRow } from "./cha
 import { SecurityLogCore, type LogLimits, type SqlBinding, type SqlPort } from "./log-core";
 import { REDACTED, WITHHELD } from "./redact";
 import { ROTATED_KIND, SEGMENT_REMOVED_KIND, verifyChain } from "./verify-chain";
+import { CoalescingLog } from "./coalescing-log";
+import { REFUSALS_COUNTED_KIND } from "./refusal-windows";
 
 const KEY = "0f".repeat(32);
 const DAY = 24 * 60 * 60 * 1000;
@@ -409,5 +411,155 @@ describe("benchAppend", () => {
     const tables = sql.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all();
     expect(tables).toEqual([{ name: "events" }, { name: "segments" }]);
     expect(await log.verify(null)).toMatchObject({ ok: true, checked: 5 });
+  });
+});
+
+// --- refusals counted, not copied (refusal-windows.ts, coalescing-log.ts) ----------------
+
+describe("refusal windows", () => {
+  async function openCounting(sql = memorySql(), clock = { ms: Date.parse("2025-01-01T00:00:00.000Z") }) {
+    const core = await SecurityLogCore.open(sql, KEY, { now: () => clock.ms });
+    const log = await CoalescingLog.open(core, sql, { now: () => clock.ms });
+    return { sql, core, log, clock };
+  }
+
+  const refusal = (i: number, extra: Record<string, unknown> = {}) => ({
+    kind: "host_not_allowed",
+    principal: "anonymous",
+    outcome: "refused" as const,
+    subject: `GET /flood/${i}`,
+    detail: { host: "evil.example" },
+    group: "GET unrouted",
+    ...extra,
+  });
+
+  /** Refusals each row stands for: 1 for a refusal written as it came, the count for a count row. */
+  function refusalsIn(rows: Array<Record<string, unknown>>, kind: string): number {
+    let total = 0;
+    for (const row of rows) {
+      const detail = typeof row.detail === "string" ? JSON.parse(row.detail) : row.detail;
+      if (row.kind === kind) total += 1;
+      if (row.kind === REFUSALS_COUNTED_KIND && detail.kind === kind) total += detail.count;
+    }
+    return total;
+  }
+
+  it("writes 10 000 identical refusals with unique paths as one row and one count row that add up, and verifies", async () => {
+    const { log, sql } = await openCounting();
+    for (let i = 0; i < 10_000; i++) await log.append(refusal(i));
+    const page = await log.query({ limit: 500 });
+    expect(page.events).toHaveLength(2);
+    const [count, first] = page.events;
+    expect(first).toMatchObject({ kind: "host_not_allowed", subject: "GET /flood/0" });
+    expect(count).toMatchObject({ kind: REFUSALS_COUNTED_KIND, principal: "anonymous", outcome: "refused", subject: "9999 × host_not_allowed" });
+    expect(count!.detail).toMatchObject({ kind: "host_not_allowed", group: "GET unrouted", count: 9999, subjects: ["GET /flood/1", "GET /flood/2", "GET /flood/3", "GET /flood/4", "GET /flood/5"] });
+    expect(refusalsIn(rowsOf(sql), "host_not_allowed")).toBe(10_000);
+    expect(await log.verify(null)).toMatchObject({ ok: true, checked: 2 });
+  });
+
+  it("keeps kinds, principals and groups apart, and a refusal without a group is identical only to the same subject", async () => {
+    const { log } = await openCounting();
+    await log.append(refusal(1));
+    await log.append(refusal(2, { principal: "app:notes" }));
+    await log.append(refusal(3, { kind: "origin_not_allowed" }));
+    await log.append(refusal(4, { group: "POST /api/apps" }));
+    await log.append(refusal(5, { group: undefined }));
+    await log.append(refusal(5, { group: undefined }));
+    await log.append(refusal(6, { group: undefined }));
+    const rows = (await log.query({})).events.reverse();
+    expect(rows.map((r) => r.subject)).toEqual(["GET /flood/1", "GET /flood/2", "GET /flood/3", "GET /flood/4", "GET /flood/5", "GET /flood/6", "1 × host_not_allowed"]);
+  });
+
+  it("writes pending counts before any other kind of event, so rows stay in time order", async () => {
+    const { log, clock } = await openCounting();
+    await log.append(refusal(1));
+    clock.ms += 1000;
+    await log.append(refusal(2));
+    await log.append(refusal(3));
+    clock.ms += 1000;
+    await log.append({ kind: "session_signed_in", principal: "owner", outcome: "allowed" });
+    const rows = (await log.query({})).events.reverse();
+    expect(rows.map((r) => r.kind)).toEqual(["host_not_allowed", REFUSALS_COUNTED_KIND, "session_signed_in"]);
+    expect(rows[1]!.detail).toMatchObject({ count: 2, first_ts: "2025-01-01T00:00:01.000Z", last_ts: "2025-01-01T00:00:01.000Z" });
+  });
+
+  it("writes the count when the window ends and doubles the window while the flood goes on: a day of flood is a few dozen rows", async () => {
+    const { log, clock, sql } = await openCounting();
+    const start = clock.ms;
+    let sent = 0;
+    // One refusal a second for 24 hours, with the alarm looked at every ten seconds.
+    for (let t = 0; t < DAY; t += 1000) {
+      clock.ms = start + t;
+      await log.append(refusal(sent++));
+      if (t % 10_000 === 0) await log.flushDue();
+    }
+    clock.ms = start + DAY;
+    await log.flushDue();
+    const beforeRead = rowsOf(sql).length;
+    expect(beforeRead).toBeLessThan(40);
+    await log.query({});
+    expect(refusalsIn(rowsOf(sql), "host_not_allowed")).toBe(sent);
+    const windows = rowsOf(sql)
+      .filter((r) => r.kind === REFUSALS_COUNTED_KIND)
+      .map((r) => JSON.parse(r.detail as string).window_ms);
+    expect(windows.slice(0, 4)).toEqual([300_000, 600_000, 1_200_000, 2_400_000]);
+    expect(Math.max(...windows)).toBe(60 * 60_000);
+  }, 120_000);
+
+  it("forgets a window that ended quiet: the next refusal is written as it comes", async () => {
+    const { log, clock } = await openCounting();
+    await log.append(refusal(1));
+    clock.ms += 5 * 60_000 + 1;
+    await log.flushDue();
+    await log.append(refusal(2));
+    const rows = (await log.query({})).events.reverse();
+    expect(rows.map((r) => r.subject)).toEqual(["GET /flood/1", "GET /flood/2"]);
+  });
+
+  it("never loses a count across a stop: the next start writes what the last run counted", async () => {
+    const sql = memorySql();
+    const clock = { ms: Date.parse("2025-01-01T00:00:00.000Z") };
+    const first = await openCounting(sql, clock);
+    for (let i = 0; i < 50; i++) await first.log.append(refusal(i));
+    expect(rowsOf(sql)).toHaveLength(1);
+    // The process stops here without any flush; a new object opens the same storage.
+    const second = await openCounting(sql, clock);
+    expect(refusalsIn(rowsOf(sql), "host_not_allowed")).toBe(50);
+    expect(await second.log.verify(null)).toMatchObject({ ok: true, checked: 2 });
+  });
+
+  it("gives one kind and principal at most 8 groups of its own: a caller-chosen part of a group cannot defeat the count", async () => {
+    const { log, sql } = await openCounting();
+    for (let i = 0; i < 1000; i++) await log.append(refusal(i, { group: `GET /api/status host=evil-${i}.example` }));
+    await log.query({});
+    const rows = rowsOf(sql);
+    expect(rows.length).toBeLessThanOrEqual(10);
+    expect(refusalsIn(rows, "host_not_allowed")).toBe(1000);
+    expect(rows.some((r) => JSON.parse(r.detail as string).group === "(too many groups)")).toBe(true);
+  });
+
+  it("keeps a window open across other events and reads: a refusal repeated minutes later is still counted, not copied", async () => {
+    const { log, clock } = await openCounting();
+    await log.append(refusal(1, { subject: "GET /api/auth/sessions" }));
+    clock.ms += 60_000;
+    await log.append({ kind: "app_installed", principal: "owner", outcome: "allowed" });
+    await log.query({});
+    clock.ms += 60_000;
+    await log.append(refusal(2, { subject: "GET /api/auth/sessions" }));
+    const rows = (await log.query({})).events.reverse();
+    expect(rows.map((r) => r.kind)).toEqual(["host_not_allowed", "app_installed", REFUSALS_COUNTED_KIND]);
+  });
+
+  it("still refuses a caller-forged count row", async () => {
+    const { log } = await openCounting();
+    await expect(log.append({ kind: REFUSALS_COUNTED_KIND, principal: "anonymous", outcome: "refused", detail: { count: 1e9 } })).rejects.toThrow(GatewayError);
+  });
+
+  it("masks a credential in a group like any subject", async () => {
+    const { log, sql } = await openCounting();
+    await log.append(refusal(1, { group: "GET x AKIAIOSFODNN7EXAMPLE" }));
+    await log.append(refusal(2, { group: "GET x AKIAIOSFODNN7EXAMPLE" }));
+    await log.query({});
+    expect(JSON.stringify(rowsOf(sql))).not.toContain("AKIAIOSFODNN7EXAMPLE");
   });
 });

@@ -16,6 +16,7 @@ import type {
 } from "../../workers/contracts/security-event";
 import type { Env } from "../../workers/env";
 import { SecurityLogCore, type SqlPort } from "./log-core";
+import { CoalescingLog } from "./coalescing-log";
 
 function storageSqlPort(ctx: DurableObjectState): SqlPort {
   const sql = ctx.storage.sql;
@@ -29,23 +30,34 @@ function storageSqlPort(ctx: DurableObjectState): SqlPort {
 /** Append-only, HMAC-chained, rotating, verifiable record of every security decision. */
 export class SecurityLog extends DurableObject<Env> {
   private core!: SecurityLogCore;
+  private log!: CoalescingLog;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    // Schema, key import and head cache before any call is served; a bad SEL_KEY fails every call.
+    // Schema, key import, head cache and the counts a previous run left, before any call is
+    // served; a bad SEL_KEY fails every call.
     void ctx.blockConcurrencyWhile(async () => {
-      this.core = await SecurityLogCore.open(storageSqlPort(ctx), env.SEL_KEY);
+      const sql = storageSqlPort(ctx);
+      this.core = await SecurityLogCore.open(sql, env.SEL_KEY);
+      this.log = await CoalescingLog.open(this.core, sql, {
+        scheduleAt: (ms) => void ctx.storage.setAlarm(ms).catch(() => undefined),
+      });
     });
   }
 
-  /** Records one event (redacted before it is written); answers its seq and mac. */
+  /** Records one event (redacted before it is written); an identical refusal in its window is counted. */
   async append(input: SecurityEventInput): Promise<AppendResult> {
-    return this.core.append(input);
+    return this.log.append(input);
   }
 
   /** Records events in order (at most 1000); none is written if any is invalid. */
   async appendMany(inputs: SecurityEventInput[]): Promise<AppendResult[]> {
-    return this.core.appendMany(inputs);
+    return this.log.appendMany(inputs);
+  }
+
+  /** A refusal window ended: its count becomes a row. */
+  async alarm(): Promise<void> {
+    await this.log.flushDue();
   }
 
   /** The newest row's seq and mac and the live segment id, for the anchor writer. */
@@ -55,22 +67,22 @@ export class SecurityLog extends DurableObject<Env> {
 
   /** Walks every kept row; with an anchor, also detects rows cut off the end. */
   async verify(anchor: SecurityLogAnchor | null): Promise<VerifyResult> {
-    return this.core.verify(anchor);
+    return this.log.verify(anchor);
   }
 
   /** Newest-first rows matching the filter, with a paging cursor. */
   async query(filter: SecurityEventQuery = {}): Promise<SecurityEventPage> {
-    return this.core.query(filter);
+    return this.log.query(filter);
   }
 
   /** Seals the live segment on demand (POST /api/sel/rotate) and applies retention. */
   async rotate(reason: string): Promise<RotateResult> {
-    return this.core.rotate(reason);
+    return this.log.rotate(reason);
   }
 
   /** Removes sealed segments past 365 days, then oldest-first down to 512 MiB; each removal is a row. */
   async enforceRetention(nowMs?: number): Promise<RetentionResult> {
-    return this.core.enforceRetention(nowMs);
+    return this.log.enforceRetention(nowMs);
   }
 
   /** Every kept segment, oldest first. */

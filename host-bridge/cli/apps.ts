@@ -10,6 +10,7 @@ import { reservedAppNames } from "../reserved-app-names";
 import { readSettings } from "../settings";
 import { previewBundle } from "../install/preview";
 import { callGateway, GatewayNotRunning, type GatewayAnswer } from "./gateway-client";
+import { safeLine } from "../../workers/contracts/text-safety";
 import { reviewText } from "./review-text";
 import { packageRoot, packageVersion } from "./start";
 
@@ -17,7 +18,8 @@ const EXIT_REFUSED = 3;
 
 function emitError(envelope: { error: { code: string; message: string; path?: string } }, json: boolean, status: number): number {
   if (json) process.stdout.write(`${JSON.stringify(envelope)}\n`);
-  else process.stderr.write(`personalclaw: ${envelope.error.message} (${envelope.error.code}${envelope.error.path ? `, ${envelope.error.path}` : ""})\n`);
+  // A message or path can quote a bundle or a child's output: printed as one safe line.
+  else process.stderr.write(`personalclaw: ${safeLine(envelope.error.message)} (${safeLine(envelope.error.code)}${envelope.error.path ? `, ${safeLine(envelope.error.path)}` : ""})\n`);
   return status >= 400 && status < 500 && status !== 409 ? EXIT_REFUSED : 1;
 }
 
@@ -87,7 +89,7 @@ export async function runAppsInstall(args: string[], home: string): Promise<numb
       const key = `${step.step}:${step.status}`;
       if (seen.has(key)) continue;
       seen.add(key);
-      process.stderr.write(`  ${step.step.replace(/_/g, " ")}: ${step.status}${step.message ? ` (${step.message})` : ""}\n`);
+      process.stderr.write(`  ${safeLine(step.step.replace(/_/g, " "))}: ${safeLine(step.status)}${step.message ? ` (${safeLine(step.message)})` : ""}\n`);
     }
   };
   const poll = setInterval(() => void printNewSteps(), 250);

@@ -1,33 +1,50 @@
 // The install review in words for the terminal: prerequisites first, then what installing
-// grants and runs, then the findings and the digest the owner consents to.
+// grants and runs, then the findings and the digest the owner consents to. Every string
+// the bundle supplied goes through safeLine: a CR, an ANSI erase or a bidi override in a
+// manifest field could otherwise rewrite a line above it ("Backend process: none").
+import { escapeControls, safeLine } from "../../workers/contracts/text-safety";
+
 type Review = Record<string, any>;
 
-function list(items: string[]): string {
-  return items.length ? items.join(", ") : "none";
+/** A bundle-supplied value as one escaped, masked line. */
+function t(value: unknown): string {
+  return safeLine(String(value ?? ""));
 }
 
-/** Renders a review as lines of text. */
+function list(items: unknown[]): string {
+  return items.length ? items.map(t).join(", ") : "none";
+}
+
+function commandLine(command: { command: unknown; args?: unknown[] } | undefined): string {
+  return command ? [command.command, ...(command.args ?? [])].map(t).join(" ") : "none";
+}
+
+function finding(f: any): string {
+  return `  - [${t(f.severity)}] ${t(f.rule)} ${t(f.path)}:${t(f.line ?? "-")} ${t(f.message)}`;
+}
+
+/** Renders a review as lines of text; no bundle string can add, end or rewrite a line. */
 export function reviewText(review: Review, digest: string): string {
   const lines: string[] = [];
   const app = review.app ?? {};
-  lines.push(`${app.displayName ?? app.name} (${app.name} ${app.version})`);
-  if (app.description) lines.push(`  ${app.description}`);
+  lines.push(`${t(app.displayName ?? app.name)} (${t(app.name)} ${t(app.version)})`);
+  if (app.description) lines.push(`  ${t(app.description)}`);
   const prerequisites = review.prerequisites ?? [];
   lines.push(`Needs: ${prerequisites.length ? "" : "nothing beyond PersonalClaw"}`);
-  for (const p of prerequisites) lines.push(`  - ${p.name}: ${p.why} (${p.how})`);
+  for (const p of prerequisites) lines.push(`  - ${t(p.name)}: ${t(p.why)} (${t(p.how)})`);
   const permissions = review.permissions ?? {};
   lines.push("Permissions:");
   lines.push(`  api: ${list(permissions.api ?? [])}`);
-  lines.push(`  storage: ${permissions.storage ? "yes" : "no"}, memory: ${permissions.memory ? "yes" : "no"}, cron: ${permissions.cron ? "yes" : "no"}, agent: ${permissions.agent ?? "none"}`);
+  lines.push(`  storage: ${permissions.storage ? "yes" : "no"}, memory: ${permissions.memory ? "yes" : "no"}, cron: ${permissions.cron ? "yes" : "no"}, agent: ${t(permissions.agent ?? "none")}`);
   lines.push(`  app messaging: ${list(permissions.appMessaging ?? [])}`);
   const network = permissions.network?.declared;
   lines.push(`  network (advisory, not enforced): ${Array.isArray(network) ? list(network) : network ? "yes" : "no"}`);
-  lines.push(`Scheduled jobs: ${list((review.scheduledJobs ?? []).map((j: any) => `${j.name} (${j.schedule})`))}`);
+  lines.push(`Scheduled jobs: ${list((review.scheduledJobs ?? []).map((j: any) => `${t(j.name)} (${t(j.schedule)})`))}`);
   lines.push(`Python packages: ${list(review.pythonPackages ?? [])}`);
   lines.push(`npm packages: ${list(review.npmPackages?.packages ?? [])}`);
-  lines.push(`UI: ${review.ui?.entry ?? "none"}`);
-  lines.push(`Backend process: ${review.backend ? [review.backend.command, ...(review.backend.args ?? [])].join(" ") : "none"}`);
-  lines.push(`Install hook: ${review.installHook ? [review.installHook.command, ...(review.installHook.args ?? [])].join(" ") : "none"}`);
+  lines.push(`UI: ${t(review.ui?.entry ?? "none")}`);
+  lines.push(`Backend process: ${commandLine(review.backend)}`);
+  lines.push(`Install hook: ${commandLine(review.installHook)}`);
   lines.push(`MCP servers: ${list((review.mcpServers ?? []).map((m: any) => m.name))}`);
   lines.push(`Launched programs: ${list((review.launches ?? []).map((l: any) => l.program))}`);
   if (review.keptData) {
@@ -37,10 +54,10 @@ export function reviewText(review: Review, digest: string): string {
   lines.push(`Writes outside its folder: ${list((review.writes ?? []).map((w: any) => w.path))}`);
   const findings = review.findings ?? { runtime: [], tests: [] };
   lines.push(`Findings in code the app runs: ${findings.runtime.length}`);
-  for (const f of findings.runtime) lines.push(`  - [${f.severity}] ${f.rule} ${f.path}:${f.line ?? "-"} ${f.message}`);
+  for (const f of findings.runtime) lines.push(finding(f));
   lines.push(`Findings in test files nothing loads: ${findings.tests.length}`);
-  for (const f of findings.tests) lines.push(`  - [${f.severity}] ${f.rule} ${f.path}:${f.line ?? "-"} ${f.message}`);
-  lines.push(`Scan verdict: ${review.verdict}`);
-  lines.push(`Consent digest: ${digest}`);
+  for (const f of findings.tests) lines.push(finding(f));
+  lines.push(`Scan verdict: ${t(review.verdict)}`);
+  lines.push(`Consent digest: ${escapeControls(String(digest))}`);
   return `${lines.join("\n")}\n`;
 }

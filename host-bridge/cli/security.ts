@@ -1,6 +1,7 @@
 // `personalclaw security events` and `personalclaw security verify`.
 import { parseArgs } from "node:util";
 import { callGateway } from "./gateway-client";
+import { safeLine } from "../../workers/contracts/text-safety";
 import { printRefusal } from "./print";
 
 export async function runSecurityEvents(args: string[], home: string): Promise<number> {
@@ -15,7 +16,8 @@ export async function runSecurityEvents(args: string[], home: string): Promise<n
     return 0;
   }
   for (const event of answer.body.events) {
-    process.stdout.write(`${event.seq}\t${event.ts}\t${event.kind}\t${event.principal}\t${event.outcome}\t${event.subject}\n`);
+    // Stored subjects are already one escaped line; escaping again is harmless and keeps a row from an older log safe.
+    process.stdout.write(`${event.seq}\t${event.ts}\t${event.kind}\t${event.principal}\t${event.outcome}\t${safeLine(event.subject)}\n`);
   }
   return 0;
 }

@@ -7,10 +7,12 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { execa, type ResultPromise } from "execa";
 import { authModeInForce } from "../../workers/contracts/auth-mode";
+import { safeLines } from "../../workers/contracts/text-safety";
 import { ensureHome, readOrCreateSelKey, writeFreshLocalSecret, type HomePaths } from "../home";
 import { writePrivateFile } from "../private-file";
 import { parentEnvironment, type Settings } from "../settings";
 import { startBridgeServer } from "../server";
+import { createLogRelay } from "../sandbox/log-relay";
 import { startAnchorWriter } from "../sel-anchor";
 import { BridgeRuntime } from "../bridge-runtime";
 import { readOwnerConfig } from "../owner-config";
@@ -95,7 +97,9 @@ export async function startGateway(options: StartOptions): Promise<number> {
   }
   const secret = writeFreshLocalSecret(paths);
   const logStream = createWriteStream(paths.gatewayLog, { flags: "a", mode: 0o600 });
-  const log = (line: string) => logStream.write(`${new Date().toISOString()} ${line}\n`);
+  // Every gateway.log line passes the text-safety rule here, whoever wrote it: a message can
+  // quote a child's output or an answer, and the file must never hold the gateway's own keys.
+  const log = (line: string) => logStream.write(`${new Date().toISOString()} ${safeLines(line, [secret, selKey.keyHex])}\n`);
   const mode = authModeInForce({ AUTH_MODE_REQUESTED: settings.authModeRequested });
   if (mode.warning) {
     process.stderr.write(`personalclaw: warning: ${mode.warning}\n`);
@@ -124,7 +128,7 @@ export async function startGateway(options: StartOptions): Promise<number> {
     callGateway: (method, path, body) => callGateway(paths.home, "bridge", method, path, body),
   });
   await runtime.prepare();
-  const bridge = await startBridgeServer(secret, runtime.operations(), log, (code, subject) => runtime.auditRefusal(code, subject));
+  const bridge = await startBridgeServer(secret, runtime.operations(), log, (code, subject, group) => runtime.auditRefusal(code, subject, group));
 
   const startedAt = new Date().toISOString();
   // The config holds the internal credential and the security log key.
@@ -159,8 +163,10 @@ export async function startGateway(options: StartOptions): Promise<number> {
     extendEnv: false,
     cleanup: true,
   });
-  workerd.stdout?.on("data", (chunk: Buffer) => logStream.write(chunk));
-  workerd.stderr?.on("data", (chunk: Buffer) => logStream.write(chunk));
+  // workerd's console can quote request data (an internal error's stack): relayed like a child's output.
+  const workerdLog = createLogRelay({ tag: "workerd", sink: (level, line) => log(`${level} ${line}`), secrets: [secret, selKey.keyHex], burst: 1000, perSecond: 20 });
+  if (workerd.stdout) workerdLog.attach(workerd.stdout, "info");
+  if (workerd.stderr) workerdLog.attach(workerd.stderr, "warning");
 
   let stopping = false;
   const anchor = startAnchorWriter(paths.selAnchor, async () => (await callGateway(paths.home, "sel-anchor", "GET", "/api/internal/sel/head")).body, log);

@@ -1,36 +1,6 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createLogRelay, escapeControls, maskLine } from "./log-relay.js";
-
-describe("maskLine", () => {
-  it("masks a credential by its value wherever it appears", () => {
-    const secret = "a1b2c3d4e5f6g7h8";
-    expect(maskLine(`secret=${secret}; again:${secret}`, [secret])).toBe("secret=***; again:***");
-  });
-
-  it("masks Bearer tokens, URL logins, sk- keys, id.secret tokens and long hex keys by shape", () => {
-    expect(maskLine("Authorization: Bearer abc.def-123", [])).toBe("Authorization: Bearer ***");
-    expect(maskLine("GET https://ada:hunter2@example.com/x", [])).toBe("GET https://***@example.com/x");
-    expect(maskLine("key sk-proj-ABCdef1234567890xyz end", [])).toBe("key *** end");
-    expect(maskLine("token Xy12abCD.Q9w8e7r6t5y4u3i2o1pAsDf done", [])).toBe("token *** done");
-    expect(maskLine(`hex ${"ab".repeat(32)}`, [])).toBe("hex ***");
-  });
-
-  it("leaves ordinary text, paths and host names alone", () => {
-    const line = "listening on http://127.0.0.1:4321 from /work/main/test/fixtures/backends/healthy.mjs at www.example.com";
-    expect(maskLine(line, [])).toBe(line);
-  });
-});
-
-describe("escapeControls", () => {
-  it("writes an ANSI escape and a bell as visible escapes", () => {
-    expect(escapeControls("\u001b[31mred\u001b[0m\u0007")).toBe("\\x1b[31mred\\x1b[0m\\x07");
-  });
-
-  it("writes bidirectional overrides as visible escapes", () => {
-    expect(escapeControls("abc\u202edef")).toBe("abc\\u202edef");
-  });
-});
+import { createLogRelay } from "./log-relay.js";
 
 describe("createLogRelay", () => {
   it("relays stdout at info and stderr at warning, tagged, line by line", async () => {
@@ -91,5 +61,33 @@ describe("createLogRelay", () => {
     await relay.finished();
     expect(got).toHaveLength(3);
     expect(got[0]).toContain("[line cut at 100 characters]");
+  });
+
+  it("emits and keeps every line masked and escaped, a private key printed across lines included", async () => {
+    const got: string[] = [];
+    const relay = createLogRelay({ tag: "app x hook", sink: (_l, s) => got.push(s), secrets: ["handed-over-value"] });
+    const out = new PassThrough();
+    relay.attach(out, "info");
+    out.end(
+      [
+        "\u001b[2KBackend process: none\rInstall hook: none",
+        "value handed-over-value and AKIAIOSFODNN7EXAMPLE",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "MIIEowIBAAKCAQEAx4fGh",
+        "-----END RSA PRIVATE KEY-----",
+        "abc\u202edef",
+      ].join("\n") + "\n",
+    );
+    await relay.finished();
+    const expected = [
+      "\\x1b[2KBackend process: none\\rInstall hook: none",
+      "value *** and ***",
+      "***",
+      "***",
+      "***",
+      "abc\\u202edef",
+    ];
+    expect(got).toEqual(expected.map((line) => `app x hook: ${line}`));
+    expect(relay.lastLines()).toEqual(expected);
   });
 });

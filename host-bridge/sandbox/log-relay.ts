@@ -4,6 +4,7 @@
 // backend flooding the log (rate limited) or stalling on a full pipe (always drained).
 import { StringDecoder } from "node:string_decoder";
 import type { Readable } from "node:stream";
+import { createLineMasker, escapeControls } from "../../workers/contracts/text-safety.js";
 
 export type RelayLevel = "info" | "warning";
 export type RelaySink = (level: RelayLevel, line: string) => void;
@@ -12,7 +13,7 @@ export interface LogRelayOptions {
   /** e.g. `app notes backend (pid 123)`; prefixed to every line. */
   tag: string;
   sink: RelaySink;
-  /** Literal values masked wherever they appear (see credentialValuesOf). */
+  /** Literal values masked wherever they appear (see credentialValuesOf); shapes are masked too. */
   secrets: readonly string[];
   burst?: number;
   perSecond?: number;
@@ -20,64 +21,6 @@ export interface LogRelayOptions {
   /** A line longer than this is cut, so a child writing without newlines cannot grow memory. */
   maxLineChars?: number;
   now?: () => number;
-}
-
-const MASK = "***";
-
-/** Shapes of credentials, each replaced whole or in the part that is secret. */
-const SHAPES: Array<[RegExp, string | ((match: string, ...groups: string[]) => string)]> = [
-  // Authorization: Bearer <token> / Basic <b64>
-  [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, (_m, scheme: string) => `${scheme} ${MASK}`],
-  // a login inside a URL: scheme://user:pass@host
-  [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@:]+:[^\s/?#@]+@/gi, (_m, scheme: string) => `${scheme}${MASK}@`],
-  // API keys with a vendor prefix: sk-..., sk_live_..., ghp_..., xoxb-..., AKIA...
-  [/\b(?:sk|pk|rk)[-_](?:[A-Za-z0-9]+[-_])*[A-Za-z0-9]{16,}\b/g, MASK],
-  [/\bgh[pousr]_[A-Za-z0-9]{20,}\b/g, MASK],
-  [/\bxox[abprs]-[A-Za-z0-9-]{10,}\b/g, MASK],
-  [/\bAKIA[0-9A-Z]{16}\b/g, MASK],
-  // JWTs and `id.secret` session tokens
-  [/\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, MASK],
-  [/\b[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_.-])/g, (m) => (looksRandom(m.split(".")[1] ?? "") ? MASK : m)],
-  // long hex keys (a 256-bit secret is 64 hex digits)
-  [/\b[0-9a-fA-F]{32,}\b/g, MASK],
-  // long base64 keys: only when the run looks random (mixed case and digits), so words and paths survive
-  [/(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{40,}={0,2}(?![A-Za-z0-9+/=_-])/g, (m) => (looksRandom(m) && !looksLikePath(m) ? MASK : m)],
-];
-
-function looksRandom(s: string): boolean {
-  return /[a-z]/.test(s) && /[A-Z]/.test(s) && /[0-9]/.test(s);
-}
-
-function looksLikePath(s: string): boolean {
-  return s.includes("/") && s.split("/").every((part) => part.length < 24);
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
-
-/** Masks credential values and shapes in one line. */
-export function maskLine(line: string, secrets: readonly string[]): string {
-  let out = line;
-  for (const value of secrets) {
-    if (value.length < 8) continue;
-    out = out.replace(new RegExp(escapeRegExp(value), "g"), MASK);
-  }
-  for (const [pattern, replacement] of SHAPES) {
-    out = out.replace(pattern, replacement as (substring: string, ...args: string[]) => string);
-  }
-  return out;
-}
-
-/**
- * Writes control characters as visible escapes: C0 (ESC becomes `\x1b`), DEL, C1 and the
- * bidirectional overrides that reorder what a reader sees. Tab stays a tab.
- */
-export function escapeControls(line: string): string {
-  return line.replace(/[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (ch) => {
-    const code = ch.charCodeAt(0);
-    return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
-  });
 }
 
 export interface LogRelay {
@@ -107,6 +50,8 @@ export function createLogRelay(opts: LogRelayOptions): LogRelay {
   let droppedSinceNote = 0;
   let noteTimer: NodeJS.Timeout | null = null;
   const recent: string[] = [];
+  // One masker per relay: a private key block printed across lines is masked whole.
+  const mask = createLineMasker(opts.secrets);
   const ends: Array<Promise<void>> = [];
 
   function take(): boolean {
@@ -129,7 +74,8 @@ export function createLogRelay(opts: LogRelayOptions): LogRelay {
   }
 
   function emit(level: RelayLevel, raw: string): void {
-    const line = escapeControls(maskLine(raw, opts.secrets));
+    // Tabs stay (indented output); everything else unsafe, CR included, becomes a visible escape.
+    const line = escapeControls(mask(raw), { keepLines: true });
     recent.push(line);
     if (recent.length > keep) recent.shift();
     if (!take()) {

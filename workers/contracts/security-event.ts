@@ -33,6 +33,12 @@ export const SecurityEventInputSchema = z.object({
   subject: z.string().max(100_000).optional(),
   detail: z.record(z.string(), z.unknown()).optional(),
   secrets: z.array(z.string()).max(64).optional(),
+  /**
+   * What identical refusals share beside kind and principal: a route pattern or family and
+   * the reason, never a raw path or a value a caller chose (so unique paths are counted in
+   * one row, not copied). Without it, refusals with the same subject are the identical ones.
+   */
+  group: z.string().max(200).optional(),
 });
 export type SecurityEventInput = z.input<typeof SecurityEventInputSchema>;
 
@@ -53,7 +59,8 @@ export const SecurityEventRowSchema = z.object({
 });
 export type SecurityEventRow = z.infer<typeof SecurityEventRowSchema>;
 
-export const AppendResultSchema = z.object({ seq: z.number().int().min(1), mac: MacHexSchema });
+/** The row written; for a refusal counted in an open window (no row of its own), the newest row and `counted: true`. */
+export const AppendResultSchema = z.object({ seq: z.number().int().min(0), mac: MacHexSchema, counted: z.literal(true).optional() });
 export type AppendResult = z.infer<typeof AppendResultSchema>;
 
 /** The newest row's seq and mac (seq 0 and 64 zeros for an empty log) and the live segment. */

@@ -3,7 +3,8 @@
 // app it addresses (`owns`) is held to the caller's own app; otherwise the app reaches its
 // own `/apps/<name>/` and `/api/apps/<name>/` (path boundary, never a reserved segment),
 // `/api/ws`, and the `permissions.api` prefixes it declared — matched on the pathname only,
-// at a path boundary. Each refusal is one security-log row per app, route and reason in 5 min.
+// at a path boundary. Every refusal goes to the security log, grouped by app, route pattern
+// and reason; the log counts identical ones in one row (durable/security-log/refusal-windows.ts).
 import { GatewayError } from "../contracts/errors";
 import type { Env } from "../env";
 import { audit } from "../audit";
@@ -11,18 +12,17 @@ import { appRegistry } from "../app-registry";
 import type { RouteRow } from "../routes/define";
 import type { Principal } from "./principal";
 import { appAccessRefusal } from "./app-access-rule";
+import { refusalGroup } from "../routes/refusal-group";
 
-const DEDUP_WINDOW_MS = 5 * 60 * 1000;
-const recentRefusals = new Map<string, number>();
-
-async function refuse(env: Env, app: string, row: RouteRow<any, any>, path: string, reason: string, now: number): Promise<never> {
-  const key = `${app}|${row.method} ${row.path}|${reason}`;
-  const last = recentRefusals.get(key);
-  if (last === undefined || now - last > DEDUP_WINDOW_MS) {
-    if (recentRefusals.size > 10_000) recentRefusals.clear();
-    recentRefusals.set(key, now);
-    await audit(env, { kind: "app_not_permitted", outcome: "refused", principal: `app:${app}`, subject: `${row.method} ${path}`, detail: { reason, route: row.path } });
-  }
+async function refuse(env: Env, app: string, row: RouteRow<any, any>, path: string, reason: string): Promise<never> {
+  await audit(env, {
+    kind: "app_not_permitted",
+    outcome: "refused",
+    principal: `app:${app}`,
+    subject: `${row.method} ${path}`,
+    detail: { reason, route: row.path },
+    group: refusalGroup(row.method, path, [], row, reason),
+  });
   throw new GatewayError("app_not_permitted", { vars: { app, path }, detail: { reason } });
 }
 
@@ -34,10 +34,9 @@ export async function checkAppPermission(
   url: URL,
   params: Record<string, string>,
   reserved: ReadonlySet<string>,
-  now: number,
 ): Promise<void> {
   if (principal.kind !== "app") return;
   const grants = await appRegistry(env).grants(principal.app);
   const reason = appAccessRefusal(row, url.pathname, params, principal.app, grants, reserved);
-  if (reason !== null) await refuse(env, principal.app, row, url.pathname, reason, now);
+  if (reason !== null) await refuse(env, principal.app, row, url.pathname, reason);
 }

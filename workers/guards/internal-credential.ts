@@ -7,13 +7,14 @@ import type { RouteRow } from "../routes/define";
 import { audit } from "../audit";
 import { equalsInConstantTime } from "./constant-time";
 import type { Principal } from "./principal";
+import { refusalGroup } from "../routes/refusal-group";
 
 const WORK_NAME = /^[a-z][a-z0-9._:-]{0,63}$/i;
 
 /** The internal principal of a request carrying X-Internal-Secret, or null when it carries none. */
 export async function internalPrincipal(
   request: Request,
-  row: Pick<RouteRow, "internal"> | null,
+  row: Pick<RouteRow, "internal" | "method" | "path"> | null,
   env: Env,
   path: string,
 ): Promise<Principal | null> {
@@ -21,7 +22,8 @@ export async function internalPrincipal(
   if (presented === null) return null;
   const subject = `${request.method} ${path}`;
   const refuse = async (code: "internal_route_refused" | "internal_secret_invalid" | "internal_call_names_no_work") => {
-    await audit(env, { kind: code, outcome: "refused", principal: "anonymous", subject, secrets: [presented] });
+    const group = refusalGroup(request.method, path, [], row);
+    await audit(env, { kind: code, outcome: "refused", principal: "anonymous", subject, secrets: [presented], group });
     return new GatewayError(code, { vars: { method: request.method, path } });
   };
   if (!row?.internal) throw await refuse("internal_route_refused");

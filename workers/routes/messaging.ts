@@ -35,7 +35,8 @@ export const messagingRoutes = [
       const registry = appRegistry(req.env);
       const grants = await registry.grants(from);
       if (!grants?.appMessaging || !messagingAllows(grants.appMessaging, req.body.to)) {
-        await req.audit({ kind: "app_message_not_permitted", outcome: "refused", subject: req.body.to, detail: { from } });
+        // `to` is the sender's choice: refusals are counted per sender, not per target it tries.
+        await req.audit({ kind: "app_message_not_permitted", outcome: "refused", subject: req.body.to, detail: { from }, group: "POST /api/apps/message" });
         throw new GatewayError("app_message_not_permitted", { vars: { app: from, to: req.body.to } });
       }
       const delivered = await registry.deliver(req.body.to, from, req.body.body ?? null, new Date(req.now).toISOString());

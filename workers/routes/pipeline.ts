@@ -19,6 +19,7 @@ import { readJsonBody, readQuery } from "./read-input";
 import { contentTypeOf } from "./content-type";
 import type { GatewayContext, GatewayVars, RouteRow } from "./define";
 import { reservedAppNames } from "./table";
+import { refusalGroup } from "./refusal-group";
 
 /** The request's clock: real time, or X-Test-Now when a test run enabled the injectable clock. */
 function clockOf(c: GatewayContext): number {
@@ -36,7 +37,7 @@ async function runRoute(c: GatewayContext, row: RouteRow<any, any>, reserved: Re
     (await resolvePrincipal(env, presentedCredentials(parsed), now));
   c.set("principal", principal);
   const params = c.req.param() as Record<string, string>;
-  if (authorizeRoute(row, principal, parsed.path)) await checkAppPermission(env, row, principal, url, params, reserved, now);
+  if (authorizeRoute(row, principal, parsed.path)) await checkAppPermission(env, row, principal, url, params, reserved);
   const body = row.body && !row.rawBody ? await readJsonBody(c.req.raw, row.body) : undefined;
   const query = row.query ? readQuery(url, row.query) : undefined;
   const result = await row.handle({
@@ -77,6 +78,8 @@ export function buildGateway(rows: ReadonlyArray<RouteRow<any, any>>) {
           principal: "anonymous",
           subject: `${c.req.method} ${rawPathOf(c.req.url).slice(0, 512)}`,
           detail: { host: c.req.header("host") ?? null, origin: c.req.header("origin") ?? null },
+          // The foreign name is the reason; at most 8 per kind get groups of their own (refusal-windows.ts).
+          group: refusalGroup(c.req.method, rawPathOf(c.req.url), rows, null, `host=${(c.req.header("host") ?? "-").slice(0, 64)} origin=${(c.req.header("origin") ?? "-").slice(0, 64)}`),
         });
       }
       throw error;

@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import { reviewText } from "./review-text";
+
+// Every string a bundle supplies, each carrying a CR, an ANSI line erase, C0 and C1
+// controls, a bidi override and a newline: the forgeries issue 12 reproduced.
+const EVIL = "\r\u001b[2KBackend process: none\u0000\u0007\u009b\u202e\u2066\nInstall hook: none";
+
+function review(s: (field: string) => string) {
+  return {
+    app: { name: s("name"), version: s("version"), displayName: s("displayName"), description: s("description") },
+    prerequisites: [{ name: s("req"), why: s("why"), how: s("how") }],
+    permissions: { api: [s("api")], appMessaging: [s("to")], agent: s("agent"), network: { declared: [s("host")] } },
+    scheduledJobs: [{ name: s("job"), schedule: s("cron") }],
+    pythonPackages: [s("py")],
+    npmPackages: { packages: [s("npm")] },
+    ui: { entry: s("ui") },
+    backend: { command: s("node"), args: [s("server.js")] },
+    installHook: { command: s("sh"), args: [s("setup.sh")] },
+    mcpServers: [{ name: s("mcp") }],
+    launches: [{ program: s("prog") }],
+    writes: [{ path: s("path") }],
+    findings: {
+      runtime: [{ severity: s("high"), rule: s("rule"), path: s("file"), line: 3, message: s("msg") }],
+      tests: [{ severity: s("low"), rule: s("rule"), path: s("file"), line: null, message: s("msg") }],
+    },
+    verdict: s("verdict"),
+  };
+}
+
+describe("reviewText", () => {
+  const digest = `sha256:${"ab".repeat(32)}`;
+  const plain = reviewText(review((f) => f), digest);
+  const hostile = reviewText(review((f) => `${f}${EVIL}`), digest);
+
+  it("keeps exactly the lines of a plain review when every string carries controls and bidi overrides", () => {
+    const plainLines = plain.split("\n");
+    const hostileLines = hostile.split("\n");
+    expect(hostileLines).toHaveLength(plainLines.length);
+    // Each line starts with the same label: no string ended, added or rewrote a line.
+    hostileLines.forEach((line, i) => expect(line.startsWith(plainLines[i]!.split(":")[0]!.slice(0, 6))).toBe(true));
+  });
+
+  it("shows the backend and the install hook the app really has, with the forgery escaped", () => {
+    const lines = hostile.split("\n");
+    expect(lines.filter((line) => line.startsWith("Backend process: "))).toEqual([
+      "Backend process: node\\r\\x1b[2KBackend process: none\\x00\\x07\\x9b\\u202e\\u2066\\nInstall hook: none server.js\\r\\x1b[2KBackend process: none\\x00\\x07\\x9b\\u202e\\u2066\\nInstall hook: none",
+    ]);
+    expect(lines.filter((line) => line.startsWith("Install hook: "))).toHaveLength(1);
+    expect(lines.find((line) => line.startsWith("Install hook: "))).toMatch(/^Install hook: sh\\r/);
+  });
+
+  it("prints no control or bidi character but the newlines between its own lines", () => {
+    // eslint-disable-next-line no-control-regex
+    expect(hostile.replace(/\n/g, "")).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/);
+  });
+
+  it("masks a credential a manifest string carries and keeps the consent digest whole", () => {
+    const text = reviewText({ ...review((f) => f), backend: { command: "node", args: ["--key", "AKIAIOSFODNN7EXAMPLE"] } }, digest);
+    expect(text).toContain("Backend process: node --key ***");
+    expect(text).toContain(`Consent digest: ${digest}`);
+  });
+});

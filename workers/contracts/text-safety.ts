@@ -1,0 +1,188 @@
+// The one rule for showing third-party text: the CLI review, gateway.log (backend, hook and
+// installer output), security-log rows, error messages built from child output. Threats: a
+// credential printed back (masked by shape and by the exact values the caller knows), and
+// bytes that rewrite what a reader sees — CR and ANSI sequences that overwrite a terminal
+// line, C0/C1 controls, bidi overrides that reorder a line, invisible format characters —
+// written as visible escapes instead. Shared by both runtimes: imports nothing.
+
+/** What a masked credential becomes. */
+export const MASK = "***";
+
+/** A caller-supplied value shorter than this is ignored: masking it would shred the text. */
+export const MIN_SECRET_CHARS = 4;
+
+// --- escaping ------------------------------------------------------------------------
+
+// Every control (C0, DEL, C1), every format character (bidi embeddings, overrides, isolates
+// and marks, zero-width characters, soft hyphen, BOM, tag characters), the line and paragraph
+// separators, lone surrogates, and the Hangul fillers and grapheme joiner that render as
+// nothing: each lets a string look like something it is not.
+const UNSAFE_CHARACTER = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\u034f\u115f\u1160\u3164\uffa0]/gu;
+
+const NAMED_ESCAPES: Readonly<Record<string, string>> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+function visibleEscape(ch: string): string {
+  const named = NAMED_ESCAPES[ch];
+  if (named !== undefined) return named;
+  const code = ch.codePointAt(0)!;
+  if (code <= 0xff) return `\\x${code.toString(16).padStart(2, "0")}`;
+  if (code <= 0xffff) return `\\u${code.toString(16).padStart(4, "0")}`;
+  return `\\u{${code.toString(16)}}`;
+}
+
+export interface EscapeOptions {
+  /** Keep `\n` (and a tab) as they are, so a multi-line text keeps its lines; CR is always escaped. */
+  keepLines?: boolean;
+}
+
+/**
+ * Writes every unsafe character as a visible escape (`\x1b`, `\r`, `\u202e`, `\u{e0041}`).
+ * By default the result is one line; with keepLines it keeps its newlines and tabs.
+ * Idempotent: a backslash is left alone, so escaping twice changes nothing.
+ */
+export function escapeControls(text: string, options: EscapeOptions = {}): string {
+  const keep = options.keepLines === true;
+  return text.replace(UNSAFE_CHARACTER, (ch) => (keep && (ch === "\n" || ch === "\t") ? ch : visibleEscape(ch)));
+}
+
+// --- masking by shape ----------------------------------------------------------------
+
+const PRIVATE_KEY_BEGIN = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----/;
+const PRIVATE_KEY_END = /-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----/;
+// A whole block, or an unterminated one to the end of the text.
+const PRIVATE_KEY_BLOCK = new RegExp(`${PRIVATE_KEY_BEGIN.source}[\\s\\S]*?(?:${PRIVATE_KEY_END.source}|$)`, "g");
+
+const HOST_AFTER_AT = /^[A-Za-z0-9.\-[\]]+(?::\d+)?(?:[/?#]|$)/;
+
+/** Masks the login of every `scheme://user:pass@host` (and `scheme://token@host`), up to the last @ before the host. */
+function maskUrlLogins(text: string): string {
+  return text.replace(/([A-Za-z][A-Za-z0-9+.-]*:\/\/)(\S+)/g, (whole, scheme: string, rest: string) => {
+    const delimiter = rest.search(/[/?#]/);
+    const authorityEnd = delimiter === -1 ? rest.length : delimiter;
+    let at = rest.lastIndexOf("@", authorityEnd - 1);
+    if (at === -1) {
+      // A password holding '/', '?' or '#' cuts the authority short: then the login runs to
+      // the last '@' that a host name follows, if the cut part looks like `user:...`.
+      if (!/^[^@/?#]*:[^\d/?#]/.test(rest)) return whole;
+      for (let i = rest.indexOf("@"); i !== -1; i = rest.indexOf("@", i + 1)) {
+        if (HOST_AFTER_AT.test(rest.slice(i + 1))) at = i;
+      }
+      if (at === -1) return whole;
+    }
+    return `${scheme}${MASK}${rest.slice(at)}`;
+  });
+}
+
+/** scp-style `user:password@host:path` (no scheme) has its login masked the same way. */
+function maskScpLogins(text: string): string {
+  return text.replace(/(^|[\s"'(=])[^\s:@/"'(]+:[^\s@]+@(?=[A-Za-z0-9.-]+:)/g, `$1${MASK}@`);
+}
+
+function looksRandom(s: string): boolean {
+  return /[a-z]/.test(s) && /[A-Z]/.test(s) && /[0-9]/.test(s);
+}
+
+function looksLikePath(s: string): boolean {
+  return s.includes("/") && s.split("/").every((part) => part.length < 24);
+}
+
+type Replacement = string | ((match: string, ...groups: string[]) => string);
+
+// Vendor prefixes are secret-detection data, kept deliberately specific.
+const SHAPES: ReadonlyArray<readonly [RegExp, Replacement]> = [
+  // An Authorization-header value, whatever the token's own shape.
+  [/\b(Bearer)(\s+)[A-Za-z0-9._~+/=-]{4,}/gi, `$1$2${MASK}`],
+  [/\b(Basic)(\s+)[A-Za-z0-9+/]{8,}={0,2}/g, `$1$2${MASK}`],
+  // JWT: three base64url parts, the first an encoded JSON object.
+  [/\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g, MASK],
+  // sk-..., sk_live_..., pk_..., rk_...
+  [/\bsk-[A-Za-z0-9_-]{8,}/g, MASK],
+  [/\b(?:sk|pk|rk)[-_](?:[A-Za-z0-9]+[-_])*[A-Za-z0-9]{16,}\b/g, MASK],
+  // GitHub, Slack, npm, AWS access key ids.
+  [/\bgh[pousr]_[A-Za-z0-9]{16,}/g, MASK],
+  [/\bgithub_pat_[A-Za-z0-9_]{20,}/g, MASK],
+  [/\bxox[abposr]-[A-Za-z0-9-]{8,}/g, MASK],
+  [/\bxapp-[A-Za-z0-9-]{8,}/g, MASK],
+  [/\bnpm_[A-Za-z0-9]{36}\b/g, MASK],
+  [/\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, MASK],
+  // `id.secret` session tokens: 16+ url-safe characters, a dot, 20+; or a shorter id whose secret looks random.
+  [/(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])/g, MASK],
+  [/\b[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_.-])/g, (m) => (looksRandom(m.split(".")[1] ?? "") ? MASK : m)],
+  // 32+ hex characters: raw keys, secrets, signatures. A content digest labelled `sha256:`
+  // (a consent digest) names bytes anyone can hash; it is evidence, not a credential.
+  [/(?<![0-9A-Fa-f])(?<!sha256:)[0-9A-Fa-f]{32,}(?![0-9A-Fa-f])/g, MASK],
+  // Long base64 keys, only when the run looks random (mixed case and digits), so words and paths survive.
+  [/(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{40,}={0,2}(?![A-Za-z0-9+/=_-])/g, (m) => (looksRandom(m) && !looksLikePath(m) ? MASK : m)],
+];
+
+/** Masks every credential shape in a text: private key blocks, URL and scp logins, tokens and keys. */
+export function maskCredentialShapes(text: string): string {
+  let out = maskScpLogins(maskUrlLogins(text.replace(PRIVATE_KEY_BLOCK, MASK)));
+  for (const [pattern, replacement] of SHAPES) {
+    out = out.replace(pattern, replacement as (substring: string, ...args: string[]) => string);
+  }
+  return out;
+}
+
+// --- masking by value ----------------------------------------------------------------
+
+/** The values worth masking, deduplicated and longest first (so an overlapping shorter one cannot leave a tail). */
+function maskableValues(secrets: readonly string[] | undefined): string[] {
+  const values = [...new Set((secrets ?? []).filter((value) => value.length >= MIN_SECRET_CHARS))];
+  return values.sort((a, b) => b.length - a.length);
+}
+
+/** Masks each exact value wherever it appears, as a substring too, longest first. */
+export function maskExactValues(text: string, secrets: readonly string[] | undefined): string {
+  let out = text;
+  for (const value of maskableValues(secrets)) if (out.includes(value)) out = out.split(value).join(MASK);
+  return out;
+}
+
+/** Masks the exact values the caller knows, then every credential shape. */
+export function maskCredentials(text: string, secrets?: readonly string[]): string {
+  return maskCredentialShapes(maskExactValues(text, secrets));
+}
+
+// --- both, for display ---------------------------------------------------------------
+
+/** Third-party text as one safe line: credentials masked, every unsafe character escaped (newlines too). */
+export function safeLine(text: string, secrets?: readonly string[]): string {
+  return escapeControls(maskCredentials(text, secrets));
+}
+
+/**
+ * A masker for a stream of lines (a child's output): each line is masked by value and shape,
+ * and a private key block spanning lines is masked from its BEGIN line through its END line.
+ */
+export function createLineMasker(secrets?: readonly string[]): (line: string) => string {
+  const values = maskableValues(secrets);
+  let inPrivateKey = false;
+  return (line) => {
+    if (inPrivateKey) {
+      const end = PRIVATE_KEY_END.exec(line);
+      if (end === null) return MASK;
+      inPrivateKey = false;
+      line = MASK + line.slice(end.index + end[0].length);
+    } else {
+      const begin = PRIVATE_KEY_BEGIN.exec(line);
+      if (begin !== null && !PRIVATE_KEY_END.test(line.slice(begin.index))) {
+        inPrivateKey = true;
+        line = line.slice(0, begin.index) + MASK;
+      }
+    }
+    return maskCredentials(line, values);
+  };
+}
+
+/**
+ * Third-party text that keeps its lines: each line masked (a key block across lines too) and
+ * escaped, CR included, so no line can overwrite or reorder another. CRLF counts as a newline.
+ */
+export function safeLines(text: string, secrets?: readonly string[]): string {
+  const mask = createLineMasker(secrets);
+  return text
+    .split(/\r?\n/)
+    .map((line) => escapeControls(mask(line), { keepLines: true }))
+    .join("\n");
+}
