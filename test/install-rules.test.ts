@@ -473,8 +473,9 @@ describe("the native-record route and app inboxes", () => {
     const overCount = await message({ n: "one more" });
     expect(overCount.status).toBe(429);
     expect(overCount.body.error.code).toBe("app_inbox_full");
+    // The first refusal is a row; identical repeats are counted in its window (refusal counting).
     const rows = (await (await gw.fetch("/api/security/events?kind=app_inbox_full")).json()) as { events: Json[] };
-    expect(rows.events.length).toBeGreaterThanOrEqual(2);
+    expect(rows.events.length).toBeGreaterThanOrEqual(1);
     expect(rows.events[0]!.outcome).toBe("refused");
   }, 120_000);
 });

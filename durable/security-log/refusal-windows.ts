@@ -34,6 +34,9 @@ export const SAMPLE_SUBJECTS = 5;
 
 export const OVERFLOW_GROUP = "(too many groups)";
 
+/** Principals whose refusals are always written one row each. */
+const UNCOUNTED_PRINCIPALS = new Set(["owner", "cli"]);
+
 /** A refusal after redaction: what the window keys on and what a count row quotes. */
 export interface RefusalEvent {
   kind: string;
@@ -97,6 +100,9 @@ export class RefusalWindows {
    * window is never counted into.
    */
   observe(event: RefusalEvent, nowMs: number, ts: string): Observation {
+    // The owner's own refused actions are each evidence of what the owner did, and only a
+    // holder of the owner's credential can cause them: never counted away.
+    if (UNCOUNTED_PRINCIPALS.has(event.principal)) return { write: "now" };
     let key = keyOf(event.kind, event.principal, event.group);
     let group = event.group;
     if (!this.windows.has(key) && (this.windows.size >= MAX_OPEN_WINDOWS || this.groupsOf(event.kind, event.principal) >= MAX_GROUPS_PER_SOURCE)) {
