@@ -156,7 +156,7 @@ describe("the dashboard in Chromium", () => {
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
   });
 
-  it("install from folder shows the review (requires first, network advisory, digest), asks again when the folder changed, then installs and toggles the app", async () => {
+  it("install from folder shows the review (requires first, network hosts enforced, digest), asks again when the folder changed, then installs and toggles the app", async () => {
     cpSync(join(repoRoot, "apps", "fixtures", "node-notes"), appFolder, { recursive: true });
     const { page } = await signedInPage();
     const apps = page.locator("#apps");
@@ -170,7 +170,7 @@ describe("the dashboard in Chromium", () => {
     expect(parts.slice(1)).toEqual(expect.arrayContaining(["Permissions", "Backend", "UI", "Hooks", "Scan findings", "Consent digest"]));
     expect(parts.at(-1)).toBe("Consent digest");
     await expect(review.locator(".prerequisites li").first().textContent()).resolves.toContain("Node.js 20 or later");
-    await expect(review.locator(".terms div", { hasText: "Network" }).textContent()).resolves.toContain("advisory");
+    await expect(review.locator(".terms div", { hasText: "Network" }).textContent()).resolves.toContain("enforced");
     const previewed = await (await gw.fetch("/api/apps/preview", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ source: appFolder }) })).json();
     const shownDigest = await review.locator(".digest").textContent();
     expect(shownDigest).toBe(previewed.digest);

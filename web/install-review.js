@@ -1,5 +1,5 @@
 // Renders an install review (host-bridge/install/review.ts) in the order the owner must read
-// it: what the app needs first, what it is granted (network marked advisory), what runs
+// it: what the app needs first, what it is granted (network hosts, enforced), what runs
 // (backend, UI, hooks), what the scan found, and the digest the Install button consents to.
 // Every field is read defensively: a review from a newer gateway still renders.
 import { el } from "./element.js";
@@ -51,9 +51,9 @@ function requiresPart(review) {
 
 function networkTerm(network) {
   if (!network || typeof network !== "object") return null;
-  const declared = network.declared;
-  const what = Array.isArray(declared) ? (declared.length === 0 ? "none declared" : declared.join(", ")) : declared === true ? "any host" : "none declared";
-  return el("span", {}, el("span", { class: "badge badge-warn", text: "advisory" }), " ", what, network.note ? el("div", { class: "muted", text: network.note }) : null);
+  const hosts = Array.isArray(network.hosts) ? network.hosts : [];
+  const what = hosts.length === 0 ? "none: no network at all" : hosts.join(", ");
+  return el("span", {}, el("span", { class: "badge", text: "enforced" }), " ", what, network.note ? el("div", { class: "muted", text: network.note }) : null);
 }
 
 function permissionsPart(review) {

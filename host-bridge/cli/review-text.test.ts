@@ -9,7 +9,7 @@ function review(s: (field: string) => string) {
   return {
     app: { name: s("name"), version: s("version"), displayName: s("displayName"), description: s("description") },
     prerequisites: [{ name: s("req"), why: s("why"), how: s("how") }],
-    permissions: { api: [s("api")], appMessaging: [s("to")], agent: s("agent"), network: { declared: [s("host")] } },
+    permissions: { api: [s("api")], appMessaging: [s("to")], agent: s("agent"), network: { hosts: [s("host")] } },
     scheduledJobs: [{ name: s("job"), schedule: s("cron") }],
     pythonPackages: [s("py")],
     npmPackages: { packages: [s("npm")] },

@@ -29,7 +29,7 @@ export interface InstallReview {
     cron: boolean;
     storage: boolean;
     agent: "text" | "read" | "tools" | null;
-    network: { declared: string[] | boolean; advisory: true; note: string };
+    network: { hosts: string[]; enforced: true; note: string };
   };
   scheduledJobs: Array<{ name: string; schedule: string; enabled: boolean; registers: boolean }>;
   pythonPackages: string[];
@@ -58,7 +58,7 @@ const KNOWN_KEYS = new Set([
   "dependencies", "setup", "launches", "writes", "requires", "minPersonalClawVersion", "requiresCoreFeatures", "quality", "native",
 ]);
 
-const NETWORK_NOTE = "Advisory: the app's backend is not confined to these hosts; this is what the app says it reaches.";
+const NETWORK_NOTE = "Enforced: the app's processes reach these hosts and no others, through its own egress broker; with none listed they have no network at all.";
 const NPM_NOTE = "npm runs these packages' install scripts when it installs them.";
 
 function cmd(c: { command: string; args?: string[] | undefined }): ReviewCommand {
@@ -91,7 +91,7 @@ export function buildReview(manifest: AppManifest, scan: ScanResult, hookTimeout
       cron: p.cron === true,
       storage: p.storage === true,
       agent: p.agent ?? null,
-      network: { declared: Array.isArray(p.network) ? [...p.network] : p.network === true, advisory: true, note: NETWORK_NOTE },
+      network: { hosts: Array.isArray(p.network) ? [...p.network] : [], enforced: true, note: NETWORK_NOTE },
     },
     // A job registers only if the app holds cron and an agent tier (CRON-02); say which.
     scheduledJobs: (manifest.crons ?? []).map((c) => ({ name: c.name, schedule: c.schedule, enabled: c.enabled !== false, registers: holdsCronAndTier })),

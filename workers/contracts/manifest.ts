@@ -3,6 +3,7 @@
 // true/false and a list is a list (never coerced: iterating "*" as characters would widen a
 // grant), and unknown top-level keys are kept for display but never trusted.
 import { z } from "zod";
+import { NetworkGrantSchema } from "./network-grant";
 import { GatewayError, type ErrorCode } from "./errors";
 
 const shortText = (max: number) => z.string().min(1).max(max);
@@ -52,8 +53,8 @@ export const PermissionsSchema = z.object({
   storage: z.boolean().optional(),
   agent: AgentTierSchema.optional(),
   appMessaging: stringList.optional(),
-  // Advisory only: the backend is not network-confined by this declaration (DESIGN.md).
-  network: z.union([stringList, z.boolean()]).optional(),
+  // Enforced: the only hosts the app's children reach, through its egress broker (network-grant.ts).
+  network: NetworkGrantSchema.optional(),
 });
 
 export const CronSchema = z.object({
