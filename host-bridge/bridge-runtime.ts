@@ -21,6 +21,9 @@ import { venvPython } from "./install/install-dependencies";
 import { runHook } from "./install/run-hook";
 import { sandboxAvailability, type SandboxAvailability } from "./sandbox/bubblewrap";
 import { boundsAvailability, removeStaleGroups, type BoundsAvailability } from "./sandbox/bounds";
+import { EgressBrokers } from "./egress/brokers";
+import type { EgressDecision } from "./egress/broker";
+import { grantPatterns, type HostPattern } from "../workers/contracts/network-grant";
 import { BackendSupervisor, type BackendStatus } from "./supervisor/index";
 import { readAnchor } from "./sel-anchor";
 import type { HomePaths } from "./home";
@@ -28,6 +31,8 @@ import { childLimits, type OwnerConfig } from "./owner-config";
 
 export interface BridgeRuntimeOptions {
   paths: HomePaths;
+  /** The runtime folder (runtimeDir()): slot sockets and egress broker sockets. */
+  runtimeDir: string;
   /** The gateway's port; backends get it as PERSONALCLAW_PORT to call back. */
   gatewayPort: number;
   packageRoot: string;
@@ -94,6 +99,7 @@ export class BridgeRuntime {
   readonly supervisor: BackendSupervisor;
   private sandbox: SandboxAvailability = { ok: false, reason: "not probed yet" };
   private readonly bounds: BoundsAvailability;
+  private readonly egress: EgressBrokers;
   private readonly reports = new Map<string, { next: BackendReport | null; drained: Promise<void> }>();
   private progress = new Map<string, InstallProgressEvent[]>();
   private pendingRows: Array<{ kind: string; outcome: "allowed" | "refused" | "info"; subject: string }> = [];
@@ -110,8 +116,11 @@ export class BridgeRuntime {
     };
     const preferred = opts.config.sandbox.bounds;
     this.bounds = boundsAvailability(opts.parentEnv.PATH, preferred === "auto" ? undefined : preferred);
+    this.egress = new EgressBrokers(opts.runtimeDir, (decision) => void this.auditEgress(decision));
     this.supervisor = new BackendSupervisor({
       home: opts.paths.home,
+      runtimeDir: opts.runtimeDir,
+      egress: this.egress,
       ownerHome: homedir(),
       sandbox: { mode: opts.config.sandbox.mode },
       gatewayPort: opts.gatewayPort,
@@ -146,8 +155,24 @@ export class BridgeRuntime {
     void this.audit({ kind: `bridge_${code}`, outcome: "refused", subject, group });
   }
 
+  /**
+   * Each egress decision is a row under the app's name, counted per host in windows like any
+   * refusal (refusal-windows.ts), so a chatty app does not drown the log.
+   */
+  private auditEgress(decision: EgressDecision): Promise<void> {
+    const target = `${decision.host}:${decision.port}`;
+    return this.audit({
+      kind: decision.outcome === "allowed" ? "egress_allowed" : (decision.code ?? "egress_refused"),
+      outcome: decision.outcome,
+      principal: `app:${decision.app}`,
+      subject: target,
+      group: target,
+      detail: { ...(decision.address ? { address: decision.address } : {}), ...(decision.reason ? { reason: decision.reason } : {}) },
+    });
+  }
+
   /** Appends a security-log row as the bridge's own work. */
-  private async audit(row: { kind: string; outcome: "allowed" | "refused" | "info"; subject: string; detail?: Record<string, unknown>; group?: string }): Promise<void> {
+  private async audit(row: { kind: string; outcome: "allowed" | "refused" | "info"; subject: string; detail?: Record<string, unknown>; principal?: string; group?: string }): Promise<void> {
     await this.opts.callGateway("POST", "/api/internal/sel/append", { principal: "internal:bridge", detail: {}, ...row }).catch((error) => {
       this.opts.log(`bridge: could not write a security-log row: ${error instanceof Error ? error.message : String(error)}`);
     });
@@ -193,6 +218,7 @@ export class BridgeRuntime {
       sandbox: this.sandbox,
       bounds: this.bounds,
       limits: childLimits(this.opts.config),
+      egress: this.egress,
       parentEnv: this.opts.parentEnv,
       passthrough: this.opts.config.sandbox.env_passthrough,
       log: this.opts.log,
@@ -211,18 +237,25 @@ export class BridgeRuntime {
       dataDir: join(appDir, "data"),
       hasStorage: manifest.permissions?.storage === true,
       backend: backendCommand(appDir, manifest),
+      network: this.networkOf(name, manifest),
     });
     if (!result.ok) {
       this.opts.log(`bridge: ${name}'s backend did not start: ${result.code} ${result.reason}`);
       await this.audit({ kind: "backend_start_refused", outcome: "refused", subject: name, detail: { code: result.code } });
       await this.sendReport(name, {
-        status: { running: false, healthy: false, pid: null, port: null, startedAt: null, restarts: 0, lastLines: [], exit: null, reason: `${result.code}: ${result.reason}` },
+        status: { running: false, healthy: false, pid: null, port: null, slot: null, startedAt: null, restarts: 0, lastLines: [], exit: null, reason: `${result.code}: ${result.reason}` },
         secret: null,
       });
       return { started: false, reason: result.reason, code: result.code };
     }
     await this.report(name, this.supervisor.status(name)!);
     return { started: true };
+  }
+
+  /** The hosts an app's backend may reach: its consented grant, or any public host when the owner set it so in config.json. */
+  private networkOf(name: string, manifest: AppManifest): readonly HostPattern[] | "all" {
+    if (this.opts.config.sandbox.network_all.includes(name)) return "all";
+    return grantPatterns(manifest.permissions?.network);
   }
 
   async stopBackend(name: string): Promise<void> {
@@ -358,5 +391,6 @@ export class BridgeRuntime {
 
   async stopAll(): Promise<void> {
     await this.supervisor.stopAll();
+    await this.egress.stopAll();
   }
 }

@@ -1,9 +1,10 @@
 // The PersonalClaw home: created 0700; its secret files are written 0600 and atomically
 // (host-bridge/private-file.ts).
-import { mkdirSync, chmodSync, readFileSync, statSync, existsSync } from "node:fs";
+import { mkdirSync, chmodSync, readFileSync, statSync, existsSync, lstatSync } from "node:fs";
 import { writePrivateFile } from "./private-file";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
+import { tmpdir } from "node:os";
 
 export const homePaths = (home: string) => ({
   home,
@@ -20,6 +21,23 @@ export const homePaths = (home: string) => ({
   gatewayLog: join(home, "logs", "gateway.log"),
 });
 export type HomePaths = ReturnType<typeof homePaths>;
+
+/**
+ * The bridge's runtime folder for this home: backend slot sockets and egress broker sockets.
+ * Short (a UNIX socket path has 108 bytes), outside the home (apps never see it), and the
+ * owner's alone: under $XDG_RUNTIME_DIR when it is set, else /tmp/personalclaw-<uid>-<home>.
+ * A folder someone else made there first, a link, or a wider mode is refused (squatting).
+ */
+export function runtimeDir(home: string, xdgRuntimeDir: string | undefined): string {
+  const uid = process.getuid?.() ?? 0;
+  const tag = createHash("sha256").update(home).digest("hex").slice(0, 12);
+  const base = xdgRuntimeDir && xdgRuntimeDir.startsWith("/") && existsSync(xdgRuntimeDir) ? join(xdgRuntimeDir, `personalclaw-${tag}`) : join(tmpdir(), `personalclaw-${uid}-${tag}`);
+  mkdirSync(base, { recursive: true, mode: 0o700 });
+  const st = lstatSync(base);
+  if (!st.isDirectory() || st.uid !== uid) throw new Error(`${base} is not a folder of this user; remove it and start again`);
+  if ((st.mode & 0o077) !== 0) chmodSync(base, 0o700);
+  return base;
+}
 
 /** Creates the home (0700) and its folders; an existing home is tightened to 0700. */
 export function ensureHome(home: string): HomePaths {

@@ -18,10 +18,15 @@ export const OwnerConfigSchema = z.object({
         })
         .strict()
         .default({ processes: 256, memory_mb: 1024 }),
+      /**
+       * Apps whose backends may reach any public host through their broker (never a local
+       * address): the owner's explicit choice, written here only, logged at every start.
+       */
+      network_all: z.array(z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/)).max(256).default([]),
       /** Which mechanism bounds children; "auto" takes the first that works (see docs/design/sandbox.md). */
       bounds: z.enum(["auto", "cgroup", "systemd-scope", "rlimit"]).default("auto"),
     })
-    .default({ mode: "on", env_passthrough: [], limits: { processes: 256, memory_mb: 1024 }, bounds: "auto" }),
+    .default({ mode: "on", env_passthrough: [], limits: { processes: 256, memory_mb: 1024 }, network_all: [], bounds: "auto" }),
 });
 export type OwnerConfig = z.infer<typeof OwnerConfigSchema>;
 

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { request as httpRequest } from "node:http";
 import { loadVectors } from "../apps/sdk/test-vectors";
 import { repoRoot, rawRequest, removeHome, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
+import { getFromBackend } from "./helpers/backends";
 
 const nodeNotes = join(repoRoot, "apps", "fixtures", "node-notes");
 const pyEcho = join(repoRoot, "apps", "fixtures", "py-echo");
@@ -138,13 +139,14 @@ describe("app reach through a running gateway", () => {
     expect(await code(await asApp(gw, notesToken, "/api/security/events"))).toBe("app_not_permitted");
   });
 
-  it("refuses a request straight to a backend's port with 401: nothing unsigned runs", async () => {
+  it("a backend has no port on the host's loopback, and a request straight to its socket is refused with 401: nothing unsigned runs", async () => {
     for (const app of ["node-notes", "py-echo"]) {
       const row = await (await gw.fetch(`/api/apps/${app}`)).json();
-      const direct = await fetch(`http://127.0.0.1:${row.backend.port}/api/echo`);
+      expect(row.backend.port, app).toBeNull();
+      const direct = await getFromBackend(gw.home, row.backend, "/api/echo");
       expect(direct.status, app).toBe(401);
-      expect((await direct.json()).error.code).toBe("proxy_signature_invalid");
-      expect((await fetch(`http://127.0.0.1:${row.backend.port}/health`)).status).toBe(200);
+      expect(JSON.parse(direct.body).error.code).toBe("proxy_signature_invalid");
+      expect((await getFromBackend(gw.home, row.backend, "/health")).status).toBe(200);
     }
   });
 

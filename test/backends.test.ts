@@ -9,7 +9,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot, startGateway, type RunningGateway } from "./helpers/gateway";
-import { backendOf, install, waitForRow } from "./helpers/backends";
+import { backendOf, getFromBackend, install, waitForRow } from "./helpers/backends";
+import type { BackendStatus } from "../workers/contracts/app-record";
 import { plantCredentialStores } from "./fixtures/hostile/credential-stores";
 
 const fixtureApps = join(repoRoot, "test", "fixtures", "backend-apps");
@@ -41,10 +42,10 @@ async function post(gw: RunningGateway, path: string): Promise<Response> {
 }
 
 /** Asks the sandbox-probe backend, on its loopback port, what it can read from inside its sandbox. */
-async function probe(port: number, target: string): Promise<{ read: string; list: string }> {
-  const response = await fetch(`http://127.0.0.1:${port}/probe?path=${encodeURIComponent(target)}`);
+async function probe(home: string, row: BackendStatus, target: string): Promise<{ read: string; list: string }> {
+  const response = await getFromBackend(home, row, `/probe?path=${encodeURIComponent(target)}`);
   expect(response.status).toBe(200);
-  return (await response.json()) as { read: string; list: string };
+  return JSON.parse(response.body) as { read: string; list: string };
 }
 
 /** Lines of gateway.log that a backend's relay wrote. */
@@ -109,9 +110,10 @@ describe("app backends under a running gateway", () => {
     expect(row).toMatchObject({ running: true, healthy: true, restarts: 0 });
     expect(row!.pid).toBeGreaterThan(1);
     expect(isAlive(row!.pid!)).toBe(true);
-    expect(row!.port).toBeGreaterThan(0);
+    expect(row!.port).toBeNull(); // confined: no port on the host's loopback
+    expect(row!.slot).toBeGreaterThanOrEqual(0);
     expect(Date.parse(row!.startedAt!)).not.toBeNaN();
-    const health = await fetch(`http://127.0.0.1:${row!.port}/health`);
+    const health = await getFromBackend(home, row!, "/health");
     expect(health.status).toBe(200);
   });
 
@@ -123,7 +125,7 @@ describe("app backends under a running gateway", () => {
     expect(after!.pid).not.toBe(before.pid);
     expect(isAlive(before.pid!)).toBe(false);
     expect(after!.exit?.signal).toBe("SIGKILL");
-    expect((await fetch(`http://127.0.0.1:${after!.port}/health`)).status).toBe(200);
+    expect((await getFromBackend(home, after!, "/health")).status).toBe(200);
   });
 
   it("a backend that always exits stays down after 3 tries, its last lines, exit and a reason on the row", async () => {
@@ -164,26 +166,25 @@ describe("app backends under a running gateway", () => {
   it("inside the sandbox the backend can read nothing of the owner's home, the PersonalClaw home or another project", async () => {
     const row = (await waitForRow(gw, "sandbox-probe", (r) => r.healthy))!;
     expect(row.healthy).toBe(true);
-    const port = row.port!;
-    // Controls: the probe does read what it is allowed to, so a hidden verdict below means hidden.
-    expect((await probe(port, join(home, "apps", "sandbox-probe", ".app_secret"))).read).toBe("ok");
-    expect((await probe(port, join(home, "apps", "sandbox-probe", "server.mjs"))).read).toBe("ok");
+        // Controls: the probe does read what it is allowed to, so a hidden verdict below means hidden.
+    expect((await probe(home, row, join(home, "apps", "sandbox-probe", ".app_secret"))).read).toBe("ok");
+    expect((await probe(home, row, join(home, "apps", "sandbox-probe", "server.mjs"))).read).toBe("ok");
 
-    expect((await probe(port, join(home, ".local_secret"))).read).toBe("ENOENT");
-    expect((await probe(port, join(home, "sel_hmac.key"))).read).toBe("ENOENT");
-    expect((await probe(port, join(home, "state"))).list).toBe("ENOENT");
-    expect((await probe(port, join(home, "apps", "node-notes", ".app_secret"))).read).toBe("ENOENT");
-    for (const file of planted) expect((await probe(port, file)).read, file).toBe("ENOENT");
-    expect((await probe(port, join(root, "other-project", ".env"))).read).toBe("ENOENT");
-    expect((await probe(port, join(ownerHome, ".gnupg"))).list).toBe("ENOENT");
-    expect((await probe(port, "/run"))).toMatchObject({ list: "ENOENT" });
-    expect((await probe(port, "/etc/shadow")).read).toBe("ENOENT");
+    expect((await probe(home, row, join(home, ".local_secret"))).read).toBe("ENOENT");
+    expect((await probe(home, row, join(home, "sel_hmac.key"))).read).toBe("ENOENT");
+    expect((await probe(home, row, join(home, "state"))).list).toBe("ENOENT");
+    expect((await probe(home, row, join(home, "apps", "node-notes", ".app_secret"))).read).toBe("ENOENT");
+    for (const file of planted) expect((await probe(home, row, file)).read, file).toBe("ENOENT");
+    expect((await probe(home, row, join(root, "other-project", ".env"))).read).toBe("ENOENT");
+    expect((await probe(home, row, join(ownerHome, ".gnupg"))).list).toBe("ENOENT");
+    expect((await probe(home, row, "/run/user"))).toMatchObject({ list: "ENOENT" }); // /run holds only the launcher's folder
+    expect((await probe(home, row, "/etc/shadow")).read).toBe("ENOENT");
   });
 
   it("the backend's environment holds only allowlisted names; a passthrough name arrives, a floor name does not", async () => {
     const row = (await waitForRow(gw, "sandbox-probe", (r) => r.healthy))!;
-    const response = await fetch(`http://127.0.0.1:${row.port}/env`);
-    const { names, myToolToken, pwd } = (await response.json()) as { names: string[]; myToolToken: string | null; pwd: string | null };
+    const response = await getFromBackend(home, row, "/env");
+    const { names, myToolToken, pwd } = JSON.parse(response.body) as { names: string[]; myToolToken: string | null; pwd: string | null };
     expect(names.filter((name) => !isAllowedEnvName(name))).toEqual([]);
     if (pwd !== null) expect(pwd).toBe(join(home, "apps", "sandbox-probe"));
     for (const name of ["PATH", "HOME", "PORT", "PERSONALCLAW_APP_NAME", "PERSONALCLAW_APP_SECRET", "PERSONALCLAW_HOME", "MY_TOOL_TOKEN"]) expect(names).toContain(name);
@@ -220,7 +221,7 @@ describe("app backends under a running gateway", () => {
     const relayed = relayedLines(home, "log-flood").filter((l) => l.includes("log-flood line "));
     expect(relayed.length).toBeGreaterThan(0);
     expect(relayed.length).toBeLessThan(1_000);
-    expect((await fetch(`http://127.0.0.1:${row!.port}/health`)).status).toBe(200);
+    expect((await getFromBackend(home, row!, "/health")).status).toBe(200);
   });
 
   it("after a SIGKILL of the gateway, the next start on the same home leaves no backend or workerd of the old run alive and spares unrelated orphans", async () => {

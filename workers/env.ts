@@ -33,4 +33,6 @@ export interface Env {
   STARTED_AT: string;
   /** "1" only in test runs: honours X-Test-Now and opens the /api/test/* routes. */
   TEST_HOOKS: string;
+  /** Confined backends' socket slots (workers/contracts/backend-slots.ts), each an external service over a UNIX socket. */
+  [slot: `APP_SLOT_${number}`]: Fetcher;
 }

@@ -91,6 +91,7 @@ export async function productConfig({ scratch, configPath, workerBundle, listen 
     stateDir,
     webDir: join(repoRoot, "web"),
     appsDir,
+    runtimeDir: scratch,
     listen,
     bindings: {
       INTERNAL_SECRET: "0".repeat(64),

@@ -134,6 +134,7 @@ export class AppRegistry extends DurableObject<Env> {
     return {
       enabled: record.enabled,
       port: backend?.running ? backend.port : null,
+      slot: backend?.running ? (backend.slot ?? null) : null,
       healthy: Boolean(backend?.running && backend.healthy),
       secret: this.secrets.get(name) ?? null,
       healthPath: record.manifest.backend?.healthCheck ?? "/health",

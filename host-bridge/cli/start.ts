@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { execa, type ResultPromise } from "execa";
 import { authModeInForce } from "../../workers/contracts/auth-mode";
 import { safeLines } from "../../workers/contracts/text-safety";
-import { ensureHome, readOrCreateSelKey, writeFreshLocalSecret, type HomePaths } from "../home";
+import { ensureHome, readOrCreateSelKey, runtimeDir, writeFreshLocalSecret, type HomePaths } from "../home";
 import { writePrivateFile } from "../private-file";
 import { parentEnvironment, type Settings } from "../settings";
 import { startBridgeServer } from "../server";
@@ -115,8 +115,16 @@ export async function startGateway(options: StartOptions): Promise<number> {
   }
   if (config.config.sandbox.mode === "off") log("warning: sandbox.mode is off: app backends run without bubblewrap");
   const port = settings.port === 0 ? await freePort(bindHost) : settings.port;
+  let runtimeFolder: string;
+  try {
+    runtimeFolder = runtimeDir(paths.home, parentEnvironment().XDG_RUNTIME_DIR);
+  } catch (error) {
+    process.stderr.write(`personalclaw: refusing to start: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
   const runtime = new BridgeRuntime({
     paths,
+    runtimeDir: runtimeFolder,
     gatewayPort: port,
     packageRoot,
     version: packageVersion(),
@@ -140,6 +148,7 @@ export async function startGateway(options: StartOptions): Promise<number> {
       stateDir: paths.state,
       webDir: join(packageRoot, "web"),
       appsDir: paths.apps,
+      runtimeDir: runtimeFolder,
       listen: `${bindHost.includes(":") ? `[${bindHost}]` : bindHost}:${port}`,
       bindings: {
         INTERNAL_SECRET: secret,

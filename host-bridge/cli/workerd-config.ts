@@ -2,7 +2,8 @@
 // Durable Object namespaces with localDisk storage under <home>/state, an outbound network
 // that reaches loopback only (the bridge and app backends), the dashboard files, and the
 // listening socket. No dev-server layer sits on the request path.
-import { relative, dirname } from "node:path";
+import { relative, dirname, join } from "node:path";
+import { BACKEND_SLOTS, slotBinding, slotSocketName } from "../../workers/contracts/backend-slots";
 
 export interface WorkerdConfigInput {
   configPath: string;
@@ -10,6 +11,8 @@ export interface WorkerdConfigInput {
   stateDir: string;
   webDir: string;
   appsDir: string;
+  /** The bridge's runtime folder, where confined backends' slot sockets live. */
+  runtimeDir: string;
   listen: string;
   bindings: Record<string, string>;
 }
@@ -25,10 +28,12 @@ const capnpText = (value: string) => JSON.stringify(value);
 /** Renders the capnp config text. Paths inside `embed` are relative to the config file. */
 export function renderWorkerdConfig(input: WorkerdConfigInput): string {
   const bundle = relative(dirname(input.configPath), input.workerBundle);
+  const slots = Array.from({ length: BACKEND_SLOTS }, (_, slot) => slot);
   const bindings = [
     ...DURABLE_OBJECT_CLASSES.map((d) => `(name = ${capnpText(d.binding)}, durableObjectNamespace = ${capnpText(d.className)})`),
     `(name = "ASSETS", service = "web")`,
     `(name = "APP_FILES", service = "app-files")`,
+    ...slots.map((slot) => `(name = ${capnpText(slotBinding(slot))}, service = "app-slot-${slot}")`),
     ...Object.entries(input.bindings).map(([name, value]) => `(name = ${capnpText(name)}, text = ${capnpText(value)})`),
   ];
   return `using Workerd = import "/workerd/workerd.capnp";
@@ -40,6 +45,7 @@ const config :Workerd.Config = (
     (name = "web", disk = (path = ${capnpText(input.webDir)}, writable = false)),
     (name = "app-files", disk = (path = ${capnpText(input.appsDir)}, writable = false, allowDotfiles = false)),
     (name = "loopback", network = (allow = ["local"], deny = [])),
+${slots.map((slot) => `    (name = "app-slot-${slot}", external = (address = ${capnpText(`unix:${join(input.runtimeDir, slotSocketName(slot))}`)}, http = ())),`).join("\n")}
   ],
   sockets = [ (name = "http", address = ${capnpText(input.listen)}, http = (), service = "gateway") ],
 );

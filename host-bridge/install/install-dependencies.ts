@@ -8,6 +8,7 @@ import { mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { findOnPath, realPython } from "../sandbox/interpreter";
 import { runConfined, type ConfinementContext } from "../sandbox/run-confined";
+import { grantPatterns, type HostPattern } from "../../workers/contracts/network-grant";
 
 export type InstallerContext = ConfinementContext;
 
@@ -20,7 +21,11 @@ export function venvPython(appDir: string): string {
   return join(appDir, "venv", "bin", "python");
 }
 
-async function installerRun(app: string, appDir: string, file: string, args: string[], output: string, network: boolean, ctx: InstallerContext): Promise<StepResult> {
+/** The hosts an installer reaches while it fetches from its registry, and no others. */
+const PYPI = grantPatterns(["pypi.org", "files.pythonhosted.org"]);
+const NPM_REGISTRY = grantPatterns(["registry.npmjs.org"]);
+
+async function installerRun(app: string, appDir: string, file: string, args: string[], output: string, egress: readonly HostPattern[], ctx: InstallerContext): Promise<StepResult> {
   await mkdir(output, { recursive: true, mode: 0o755 }); // bwrap binds only a folder that exists
   const result = await runConfined(
     {
@@ -29,7 +34,7 @@ async function installerRun(app: string, appDir: string, file: string, args: str
       command: { file, args },
       cwd: "/tmp",
       writable: [output],
-      network,
+      egress,
       timeoutMs: INSTALL_TIMEOUT_MS,
       tag: `app ${app} installer`,
     },
@@ -50,13 +55,13 @@ export async function installPythonDependencies(app: string, appDir: string, req
   const python = realPython(ctx.parentEnv.PATH);
   if (!python) return { ok: false, exitCode: null, timedOut: false, reason: "python3 was not found on PATH" };
   const venv = join(appDir, "venv");
-  const made = await installerRun(app, appDir, python, ["-I", "-m", "venv", "--without-pip", venv], venv, false, ctx);
+  const made = await installerRun(app, appDir, python, ["-I", "-m", "venv", "--without-pip", venv], venv, [], ctx);
   if (!made.ok) return made;
   const wheels = join(appDir, "wheels");
   const offline = existsSync(wheels);
   const source = offline ? ["--no-index", "--find-links", wheels] : [];
   const pip = ["-I", "-m", "pip", "--python", venvPython(appDir), "install", "--disable-pip-version-check", "--no-input", "--no-cache-dir", "--only-binary", ":all:", ...source, "--", ...requirements];
-  return installerRun(app, appDir, python, pip, venv, !offline, ctx);
+  return installerRun(app, appDir, python, pip, venv, offline ? [] : PYPI, ctx);
 }
 
 /** npm's own script: the copy beside the bridge's node, else the one `npm` on PATH points to. */
@@ -72,5 +77,5 @@ export async function installNpmPackages(app: string, appDir: string, packages: 
   const cli = npmCli(ctx.parentEnv.PATH);
   if (!cli) return { ok: false, exitCode: null, timedOut: false, reason: "npm was not found beside node or on PATH" };
   const args = [cli, "install", "--ignore-scripts", "--no-audit", "--no-fund", "--no-save", "--no-package-lock", "--cache", "/tmp/npm-cache", "--prefix", appDir, "--", ...packages];
-  return installerRun(app, appDir, process.execPath, args, join(appDir, "node_modules"), true, ctx);
+  return installerRun(app, appDir, process.execPath, args, join(appDir, "node_modules"), NPM_REGISTRY, ctx);
 }

@@ -24,7 +24,6 @@ export async function runHook(
       command: { file: hook.command, args: hook.args ?? [] },
       cwd: app.appDir,
       writable: [],
-      network: false,
       timeoutMs: timeoutSeconds * 1000,
       tag: `app ${app.name} hook`,
       extraEnv,

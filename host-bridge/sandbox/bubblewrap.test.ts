@@ -8,6 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tmpdir } from "node:os";
 import { sandboxAvailability, sandboxRefusal, wrapInSandbox, type SandboxAvailability, type WrapOptions } from "./bubblewrap.js";
 import { ETC_ENTRIES } from "./mount-plan.js";
+import http from "node:http";
+import { openSlotListener, SLOT_LISTEN_FD, withListener } from "../supervisor/slot-listener.js";
+import { slotSocketName } from "../../workers/contracts/backend-slots.js";
 import { plantCredentialStores } from "../../test/fixtures/hostile/credential-stores.js";
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../test/fixtures/backends");
@@ -38,7 +41,6 @@ function wrapOpts(over: Partial<WrapOptions> = {}): WrapOptions {
     home,
     ownerHome,
     pathEnv: "/usr/bin:/bin",
-    network: true,
     bwrapPath: available.path,
     userNamespace: available.userNamespace,
     ...over,
@@ -66,24 +68,16 @@ async function listInSandbox(folders: string[], over: Partial<WrapOptions> = {})
   return JSON.parse(result.stdout) as Record<string, string[] | string>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
-function answers(port: number): Promise<boolean> {
+/** True when a backend answers GET /health 200 through the socket at `socketPath`. */
+function answersAt(socketPath: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = net.connect(port, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
+    const req = http.get({ socketPath, path: "/health", agent: false, timeout: 1000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
     });
-    socket.once("error", () => resolve(false));
+    req.on("error", () => resolve(false));
+    req.on("timeout", () => req.destroy());
   });
 }
 
@@ -248,35 +242,62 @@ describe("wrapInSandbox", () => {
     expect(pidCount).toBeLessThan(6); // bwrap's init, sh, grep/ls: not the host's processes
   });
 
-  it("without network the child cannot reach a server on the host's loopback; with it, it can", async () => {
+  it("the child has its own network namespace: host loopback servers, UDP and abstract sockets are out of reach", async () => {
     const server = net.createServer((s) => {
       s.on("error", () => {});
       s.end("hi");
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const abstract = net.createServer((s) => s.end("hi"));
+    await new Promise<void>((r) => abstract.listen(`\0pc-sbx-abstract-${process.pid}`, r));
     const port = (server.address() as net.AddressInfo).port;
-    const probe = `require('net').connect(${port},'127.0.0.1').on('connect',()=>{console.log('CONNECTED');process.exit(0)}).on('error',e=>{console.log('ERR '+e.code);process.exit(0)})`;
+    const probe = [
+      `const net=require('net');const out=[];const done=()=>{if(out.length===2){console.log(out.join(' '));process.exit(0)}};`,
+      `net.connect(${port},'127.0.0.1').on('connect',()=>{out.push('TCP-CONNECTED');done()}).on('error',e=>{out.push('TCP-'+e.code);done()});`,
+      `net.connect('\\0pc-sbx-abstract-${process.pid}').on('connect',()=>{out.push('ABSTRACT-CONNECTED');done()}).on('error',e=>{out.push('ABSTRACT-'+e.code);done()});`,
+    ].join("");
     try {
-      const off = wrapInSandbox({ file: process.execPath, args: ["-e", probe], cwd: appDir }, wrapOpts({ network: false }));
-      expect((await run(off.file, off.args)).stdout).toContain("ERR ECONNREFUSED");
-      const on = wrapInSandbox({ file: process.execPath, args: ["-e", probe], cwd: appDir }, wrapOpts({ network: true }));
-      expect((await run(on.file, on.args)).stdout).toContain("CONNECTED");
+      const cmd = wrapInSandbox({ file: process.execPath, args: ["-e", probe], cwd: appDir }, wrapOpts());
+      const result = await run(cmd.file, cmd.args);
+      expect(result.stdout).toContain("TCP-ECONNREFUSED");
+      expect(result.stdout).toContain("ABSTRACT-ECONNREFUSED");
+      const udp = wrapInSandbox({ file: process.execPath, args: ["-e", "require('dgram').createSocket('udp4').send('x',53,'1.1.1.1',(e)=>{console.log(e?'UDP-'+e.code:'UDP-SENT');process.exit(0)})"], cwd: appDir }, wrapOpts());
+      expect((await run(udp.file, udp.args)).stdout).toContain("UDP-ENETUNREACH");
     } finally {
       server.close();
+      abstract.close();
+    }
+  });
+
+  it("the gateway reaches a confined backend only through the listening socket handed to it", async () => {
+    copyFileSync(path.join(fixtures, "healthy.mjs"), path.join(appDir, "healthy.mjs"));
+    const listener = await openSlotListener(path.join(root, "run"), 3);
+    const cmd = wrapInSandbox({ file: process.execPath, args: [path.join(appDir, "healthy.mjs")], cwd: appDir }, wrapOpts({ gateway: { listenFd: SLOT_LISTEN_FD, backendPort: 8080 } }));
+    const child = spawn(cmd.file, cmd.args, { env: { PATH: "/usr/bin:/bin", PORT: "8080" }, stdio: withListener(["ignore", "ignore", "pipe"], listener.fd) });
+    listener.handOver();
+    try {
+      const socketPath = path.join(root, "run", slotSocketName(3));
+      expect(await eventually(() => answersAt(socketPath), true)).toBe(true);
+    } finally {
+      child.kill("SIGKILL");
     }
   });
 
   it("a sandboxed child dies when the process that started bwrap is killed", async () => {
     copyFileSync(path.join(fixtures, "healthy.mjs"), path.join(appDir, "healthy.mjs"));
-    const port = await freePort();
-    const cmd = wrapInSandbox({ file: process.execPath, args: [path.join(appDir, "healthy.mjs")], cwd: appDir }, wrapOpts());
-    // A stand-in bridge: starts bwrap and then waits; we SIGKILL it, as a hard kill of the bridge would.
-    const script = `require("child_process").spawn(${JSON.stringify(cmd.file)}, ${JSON.stringify(cmd.args)}, { stdio: "ignore", env: { PATH: "/usr/bin:/bin", PORT: "${port}" } }); setInterval(() => {}, 1000);`;
+    const socketPath = path.join(root, "run", "standin.sock");
+    const cmd = wrapInSandbox({ file: process.execPath, args: [path.join(appDir, "healthy.mjs")], cwd: appDir }, wrapOpts({ gateway: { listenFd: SLOT_LISTEN_FD, backendPort: 8080 } }));
+    // A stand-in bridge: hands bwrap its listening socket and then waits; we SIGKILL it, as a hard kill of the bridge would.
+    const script = [
+      `const net=require("net"),fs=require("fs");const tmp=${JSON.stringify(`${socketPath}.new`)};const s=net.createServer().listen(tmp,()=>{`,
+      `require("child_process").spawn(${JSON.stringify(cmd.file)}, ${JSON.stringify(cmd.args)}, { stdio: ["ignore","ignore","ignore","ignore","ignore",s._handle.fd], env: { PATH: "/usr/bin:/bin", PORT: "8080" } });`,
+      `fs.renameSync(tmp, ${JSON.stringify(socketPath)});s.close();});setInterval(() => {}, 1000);`,
+    ].join("");
     const bridge = spawn(process.execPath, ["-e", script], { stdio: "ignore" });
     try {
-      expect(await eventually(() => answers(port), true)).toBe(true);
+      expect(await eventually(() => answersAt(socketPath), true)).toBe(true);
       bridge.kill("SIGKILL");
-      expect(await eventually(() => answers(port), false)).toBe(false);
+      expect(await eventually(() => answersAt(socketPath), false)).toBe(false);
     } finally {
       bridge.kill("SIGKILL");
     }

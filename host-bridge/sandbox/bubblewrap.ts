@@ -8,7 +8,9 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { ERROR_CODES } from "../../workers/contracts/errors.js";
 import { findOnPath, interpreterMounts, resolveProgram } from "./interpreter";
-import { mountArgs, planMounts, SYSTEM_FOLDERS, type MountStep } from "./mount-plan";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { EGRESS_PROXY_PORT, INSIDE_DIR, mountArgs, planMounts, SYSTEM_FOLDERS, type MountStep } from "./mount-plan";
 
 export type SandboxMode = "on" | "off";
 
@@ -39,8 +41,14 @@ export interface WrapOptions {
   ownerHome: string;
   /** The child's PATH, used to find the program and the interpreter its `#!` line names. */
   pathEnv: string | undefined;
-  /** true keeps the host network (a backend must: with its own namespace its loopback is unreachable from the gateway). */
-  network: boolean;
+  /**
+   * Every child has its own network namespace with only loopback. A backend gets the gateway
+   * in through `gateway` (the listening socket of its slot, inherited as a descriptor), and
+   * any child with a network grant gets out only through its egress broker's socket; either
+   * runs the launcher (inside/launcher.mjs) as the program's parent.
+   */
+  gateway?: { listenFd: number; backendPort: number };
+  egressSocket?: string;
   /** From sandboxAvailability(); defaults to `bwrap` on the child's PATH and no user namespace flags. */
   bwrapPath?: string;
   userNamespace?: boolean;
@@ -51,13 +59,13 @@ export interface WrapOptions {
 }
 
 /** The namespace and process flags every sandbox uses, the probe included. */
-function isolationArgs(network: boolean, userNamespace: boolean | undefined): string[] {
-  // No shared pids (cannot signal or read /proc of the bridge), ipc, uts, cgroup; the network
-  // only when asked. No capabilities inside, so the mounts cannot be undone. A new session:
-  // the child cannot push keystrokes into the owner's terminal (TIOCSTI). Dies with the bridge.
+function isolationArgs(userNamespace: boolean | undefined): string[] {
+  // No shared pids (cannot signal or read /proc of the bridge), ipc, uts, cgroup, and a network
+  // namespace of its own (only loopback; host loopback ports and abstract UNIX sockets are not
+  // in it). No capabilities inside, so the mounts cannot be undone. A new session: the child
+  // cannot push keystrokes into the owner's terminal (TIOCSTI). Dies with the bridge.
   return [
     "--unshare-all",
-    ...(network ? ["--share-net"] : []),
     ...(userNamespace ? ["--unshare-user", "--disable-userns"] : []),
     "--cap-drop",
     "ALL",
@@ -102,9 +110,9 @@ export async function sandboxAvailability(pathEnv: string | undefined): Promise<
   const bwrap = findOnPath("bwrap", pathEnv);
   if (!bwrap) return { ok: false, reason: "bwrap is not on PATH" };
   const truePath = (["/usr/bin/true", "/bin/true"] as const).find((p) => findOnPath(path.basename(p), path.dirname(p))) ?? "/bin/true";
-  const withUserns = await runProbe(bwrap, [...probeMounts(), ...isolationArgs(true, true), "--", truePath], 5000);
+  const withUserns = await runProbe(bwrap, [...probeMounts(), ...isolationArgs(true), "--", truePath], 5000);
   if (withUserns.ok) return { ok: true, path: bwrap, userNamespace: true };
-  const plain = await runProbe(bwrap, [...probeMounts(), ...isolationArgs(true, false), "--", truePath], 5000);
+  const plain = await runProbe(bwrap, [...probeMounts(), ...isolationArgs(false), "--", truePath], 5000);
   if (plain.ok) return { ok: true, path: bwrap, userNamespace: false };
   return { ok: false, path: bwrap, reason: `bwrap cannot start a sandbox here: ${plain.reason}` };
 }
@@ -137,12 +145,28 @@ export function wrapInSandbox(cmd: SandboxedCommand, opts: WrapOptions): { file:
   }
   const appDir = path.resolve(opts.appDir);
   const program = resolveProgram(cmd.file, appDir, opts.pathEnv) ?? cmd.file;
-  const readOnly = interpreterMounts({ file: program, cwd: appDir, pathEnv: opts.pathEnv, keepHidden: [path.resolve(opts.ownerHome), path.resolve(opts.home), "/home", "/root"] });
-  const plan = planMounts({ appDir, writable: opts.writable, readOnly, home: opts.home });
-  const args = [...mountArgs(plan), ...isolationArgs(opts.network, opts.userNamespace)];
+  const keepHidden = [path.resolve(opts.ownerHome), path.resolve(opts.home), "/home", "/root"];
+  const launched = opts.gateway !== undefined || opts.egressSocket !== undefined;
+  const readOnly = [program, ...(launched ? [process.execPath] : [])].flatMap((file) => interpreterMounts({ file, cwd: appDir, pathEnv: opts.pathEnv, keepHidden }));
+  const plan = planMounts({ appDir, writable: opts.writable, readOnly: [...new Set(readOnly)], home: opts.home, ...(launched ? { launcher: { libDir: LAUNCHER_DIR, egressSocket: opts.egressSocket } } : {}) });
+  const args = [...mountArgs(plan), ...isolationArgs(opts.userNamespace)];
   if (opts.infoFd !== undefined) args.push("--info-fd", String(opts.infoFd));
   if (opts.blockFd !== undefined) args.push("--block-fd", String(opts.blockFd));
   args.push("--chdir", path.resolve(cmd.cwd));
-  args.push("--", program, ...cmd.args);
+  args.push("--", ...(launched ? launcherArgs(opts) : []), program, ...cmd.args);
   return { file: opts.bwrapPath ?? "bwrap", args };
+}
+
+/** The folder of the launcher: beside this module in the source tree, under the package root in the built CLI. */
+const LAUNCHER_DIR = [new URL("./inside/", import.meta.url), new URL("../host-bridge/sandbox/inside/", import.meta.url)]
+  .map((url) => fileURLToPath(url))
+  .find((dir) => existsSync(path.join(dir, "launcher.mjs"))) ?? fileURLToPath(new URL("./inside/", import.meta.url));
+
+/** node, the launcher and its flags, up to the `--` before the app's program. */
+function launcherArgs(opts: WrapOptions): string[] {
+  const args = [process.execPath, `${INSIDE_DIR}/lib/launcher.mjs`];
+  if (opts.gateway) args.push("--listen-fd", String(opts.gateway.listenFd), "--backend-port", String(opts.gateway.backendPort));
+  if (opts.egressSocket) args.push("--egress-socket", `${INSIDE_DIR}/egress.sock`, "--egress-port", String(EGRESS_PROXY_PORT));
+  args.push("--");
+  return args;
 }

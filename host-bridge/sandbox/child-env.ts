@@ -2,6 +2,7 @@
 // inheritance. Threat: the bridge's own environment holds the owner's credentials (cloud keys,
 // agent sockets, tokens seeded from ~/.personalclaw/.env); a copy of it would hand every one of
 // them to third-party code (BACK-10, SBX-01..03).
+import { EGRESS_PROXY_PORT, INSIDE_DIR } from "./mount-plan";
 
 export type ChildKind = "backend" | "hook" | "installer";
 
@@ -34,6 +35,24 @@ export interface ChildEnv {
   withheld: string[];
   /** Inherited names whose value lost a `user:pass@` login. */
   loginsRemoved: string[];
+}
+
+/**
+ * The variables that send a child's HTTP clients through its egress relay: curl, pip, npm,
+ * requests and urllib read the proxy variables; Node's http, https and fetch are routed by the
+ * preload NODE_OPTIONS names (inside/node-egress.cjs).
+ */
+export function egressEnvironment(): Record<string, string> {
+  const proxy = `http://127.0.0.1:${EGRESS_PROXY_PORT}`;
+  return {
+    HTTP_PROXY: proxy,
+    HTTPS_PROXY: proxy,
+    http_proxy: proxy,
+    https_proxy: proxy,
+    NO_PROXY: "localhost,127.0.0.1",
+    no_proxy: "localhost,127.0.0.1",
+    NODE_OPTIONS: `--require ${INSIDE_DIR}/lib/node-egress.cjs`,
+  };
 }
 
 /** Exact names every child may inherit (BACK-10 CHILD_ENV_BASE_NAMES). */
@@ -157,6 +176,8 @@ export function buildChildEnv(parentEnv: Readonly<Record<string, string | undefi
   if (opts.sandboxed) {
     env.HOME = "/tmp";
     env.TMPDIR = "/tmp";
+    // The host's proxy is not in the child's network namespace; its way out is its own broker.
+    for (const name of Object.keys(env)) if (PROXY_NAMES.has(name.toLowerCase())) delete env[name];
   }
   env.PERSONALCLAW_HOME = opts.home;
   if (opts.workspace !== undefined) env.PERSONALCLAW_WORKSPACE = opts.workspace;

@@ -16,6 +16,12 @@ export type MountStep =
   | { kind: "proc"; target: string; why: string }
   | { kind: "remount-ro"; target: string; why: string };
 
+/** Where the launcher, its preload and the egress socket appear inside the sandbox. */
+export const INSIDE_DIR = "/run/personalclaw";
+
+/** The port the egress relay listens on inside the namespace (HTTP(S)_PROXY=http://127.0.0.1:3128). */
+export const EGRESS_PROXY_PORT = 3128;
+
 /** The system's program and library folders: where /usr-merged systems keep links, the links are recreated. */
 export const SYSTEM_FOLDERS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"] as const;
 
@@ -56,6 +62,8 @@ export interface MountPlanOptions {
   readOnly: readonly string[];
   /** PERSONALCLAW_HOME: no mount may show it, or a folder that holds it, except appDir's own subtree. */
   home: string;
+  /** The launcher's folder and the app's egress broker socket, shown at /run/personalclaw. */
+  launcher?: { libDir: string; egressSocket?: string };
   /** The system folders as this machine has them (tests pass their own). */
   system?: readonly string[];
   etc?: readonly string[];
@@ -131,7 +139,15 @@ export function planMounts(opts: MountPlanOptions): MountStep[] {
     steps.push({ kind: "bind", source, target: source, why: "the app's own writable folder" });
   }
 
-  // 7. Last: the root itself read-only, so the child cannot create files beside the mounts.
+  // 7. The launcher (the namespace's only way in and out) and the app's own broker socket:
+  //    bound as single entries, so the app can neither replace them nor see another app's.
+  if (opts.launcher) {
+    steps.push({ kind: "dir", target: INSIDE_DIR, why: "the launcher's folder" });
+    steps.push({ kind: "ro-bind", source: path.resolve(opts.launcher.libDir), target: `${INSIDE_DIR}/lib`, why: "the launcher and the Node egress preload" });
+    if (opts.launcher.egressSocket) steps.push({ kind: "ro-bind", source: path.resolve(opts.launcher.egressSocket), target: `${INSIDE_DIR}/egress.sock`, why: "the app's egress broker" });
+  }
+
+  // 8. Last: the root itself read-only, so the child cannot create files beside the mounts.
   steps.push({ kind: "remount-ro", target: "/", why: "nothing writable but what step 6 bound" });
   return steps;
 }

@@ -4,7 +4,9 @@
 // outside the box, at install time included. Expected failures are results.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Writable } from "node:stream";
-import { buildChildEnv, credentialValuesOf, type ChildKind } from "./child-env";
+import { buildChildEnv, credentialValuesOf, egressEnvironment, type ChildKind } from "./child-env";
+import type { HostPattern } from "../../workers/contracts/network-grant";
+import type { EgressBrokers } from "../egress/brokers";
 import { wrapInSandbox, type SandboxAvailability, type SandboxMode } from "./bubblewrap";
 import { boundCommand, createChildGroup, describeLimits, LIMIT_WORDS, type BoundsAvailability, type ChildGroup, type LimitHit, type Limits } from "./bounds";
 import { createLogRelay } from "./log-relay";
@@ -17,6 +19,8 @@ export interface ConfinementContext {
   sandbox: SandboxAvailability;
   bounds: BoundsAvailability;
   limits: Limits;
+  /** Brokers for runs with an egress grant; without it such a run has no network. */
+  egress?: EgressBrokers;
   parentEnv: Readonly<Record<string, string | undefined>>;
   passthrough: readonly string[];
   /** The bridge log; child output arrives masked and escaped. */
@@ -31,7 +35,8 @@ export interface ConfinedRun {
   cwd: string;
   /** Folders inside appDir the child may write, besides data/ for an app with storage. */
   writable: readonly string[];
-  network: boolean;
+  /** The hosts this run may reach through a broker of its own (none: no network at all). */
+  egress?: readonly HostPattern[];
   timeoutMs: number;
   /** e.g. `app notes hook`; prefixed to every relayed line. */
   tag: string;
@@ -66,6 +71,12 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
     sandboxed,
   });
   const env = { ...allowlisted, ...(run.extraEnv ?? {}) };
+  const brokerKey = `${run.app.name}:${run.kind}:${process.hrtime.bigint()}`;
+  let egressSocket: string | undefined;
+  if (sandboxed && run.egress && run.egress.length > 0 && ctx.egress) {
+    egressSocket = await ctx.egress.start(brokerKey, run.app.name, run.egress);
+    Object.assign(env, egressEnvironment());
+  }
 
   // 2. The filesystem view and namespaces.
   const writable = [...run.writable, ...(run.app.hasStorage ? [run.app.dataDir] : [])];
@@ -80,7 +91,7 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
         home: ctx.home,
         ownerHome: ctx.ownerHome,
         pathEnv: env.PATH,
-        network: run.network,
+        ...(egressSocket ? { egressSocket } : {}),
         bwrapPath: ctx.sandbox.path,
         userNamespace: ctx.sandbox.userNamespace,
         infoFd: SANDBOX_INFO_FD,
@@ -148,6 +159,7 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
   killGroup(child.pid); // anything it left in its group goes with it
   const limitsReached = group?.hits() ?? [];
   group?.remove();
+  if (egressSocket) await ctx.egress?.stop(brokerKey);
   await Promise.race([relay.finished(), sleep(500)]);
   const lastLines = relay.lastLines();
 

@@ -11,10 +11,18 @@ import { sandboxAvailability, sandboxRefusal, wrapInSandbox, type SandboxAvailab
 import { boundCommand, boundsAvailability, createChildGroup, DEFAULT_LIMITS, describeLimits, LIMIT_WORDS, type BoundsAvailability, type ChildGroup, type LimitHit, type Limits } from "../sandbox/bounds.js";
 import { readChildPid } from "../sandbox/run-confined.js";
 import { buildChildEnv, credentialValuesOf } from "../sandbox/child-env.js";
+
+/** The port a confined backend listens on inside its own network namespace (PORT). */
+export const CONFINED_BACKEND_PORT = 8080;
 import { createLogRelay, type LogRelay } from "../sandbox/log-relay.js";
 import { generateAppSecret, writeAppSecret } from "./app-secret.js";
 import { allocateLoopbackPort } from "./free-port.js";
-import { isAcceptableHealthPath, probeHealth } from "./health-probe.js";
+import { isAcceptableHealthPath, probeHealth, type HealthEndpoint } from "./health-probe.js";
+import { openSlotListener, SLOT_LISTEN_FD, withListener, type SlotListener } from "./slot-listener.js";
+import { BACKEND_SLOTS, slotSocketName } from "../../workers/contracts/backend-slots.js";
+import type { HostPattern } from "../../workers/contracts/network-grant.js";
+import type { EgressBrokers } from "../egress/brokers.js";
+import { egressEnvironment } from "../sandbox/child-env.js";
 import { readProcStat } from "./process-identity.js";
 import { reapOrphans, type ReapReport } from "./reap-orphans.js";
 import { removeRunRecord, writeRunRecord } from "./run-records.js";
@@ -32,6 +40,8 @@ export interface BackendSpec {
   dataDir: string;
   hasStorage: boolean;
   backend: { command: string; args?: readonly string[]; healthCheck?: string };
+  /** The hosts its egress broker lets through ("all": any public host); none: no network at all. */
+  network?: readonly HostPattern[] | "all";
 }
 
 export interface BackendSupervisorOptions {
@@ -40,6 +50,10 @@ export interface BackendSupervisorOptions {
   /** The owner's home folder, never shown to a backend; default os.homedir(). */
   ownerHome?: string;
   sandbox: { mode: SandboxMode };
+  /** The bridge's runtime folder: slot sockets (how the gateway reaches a confined backend). */
+  runtimeDir?: string;
+  /** Egress brokers for backends with a network grant. */
+  egress?: EgressBrokers;
   /** How backends are bounded (default: what boundsAvailability finds) and to what. */
   bounds?: BoundsAvailability;
   limits?: Limits;
@@ -80,7 +94,10 @@ export interface BackendStatus {
   running: boolean;
   healthy: boolean;
   pid: number | null;
+  /** Unconfined (sandbox.mode "off") only: its loopback port. */
   port: number | null;
+  /** Confined: the socket slot the gateway reaches it through (no host port exists). */
+  slot: number | null;
   startedAt: string | null;
   restarts: number;
   held: boolean;
@@ -90,8 +107,8 @@ export interface BackendStatus {
 }
 
 export type StartResult =
-  | { ok: true; name: string; port: number; secret: string; pid: number | null }
-  | { ok: false; code: "sandbox_unavailable" | "app_secret_unwritable" | "backend_already_running" | "backend_spawn_failed"; reason: string; cause?: unknown };
+  | { ok: true; name: string; port: number | null; slot: number | null; secret: string; pid: number | null }
+  | { ok: false; code: "sandbox_unavailable" | "app_secret_unwritable" | "backend_already_running" | "backend_spawn_failed" | "backend_slots_exhausted"; reason: string; cause?: unknown };
 
 export interface StopResult {
   ok: true;
@@ -110,6 +127,7 @@ interface Tracked {
   pgid: number | null;
   sandboxPgid: number | null;
   port: number | null;
+  slot: number | null;
   startedAt: string | null;
   running: boolean;
   healthy: boolean;
@@ -150,8 +168,8 @@ function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T
 
 /** Supervises app backends; one instance per bridge. */
 export class BackendSupervisor {
-  private readonly opts: Required<Omit<BackendSupervisorOptions, "onChange" | "log" | "workspace" | "gatewayPort" | "bounds" | "onLimit">> &
-    Pick<BackendSupervisorOptions, "workspace" | "gatewayPort" | "bounds">;
+  private readonly opts: Required<Omit<BackendSupervisorOptions, "onChange" | "log" | "workspace" | "gatewayPort" | "bounds" | "onLimit" | "egress">> &
+    Pick<BackendSupervisorOptions, "workspace" | "gatewayPort" | "bounds" | "egress">;
   private readonly onLimit: (name: string, hit: LimitHit, limits: Limits) => void;
   private readonly tracked = new Map<string, Tracked>();
   private readonly held = new Set<string>();
@@ -170,6 +188,8 @@ export class BackendSupervisor {
       ownerHome: options.ownerHome ?? os.homedir(),
       sandbox: options.sandbox,
       bounds: options.bounds,
+      runtimeDir: options.runtimeDir ?? path.join(options.home, "run"),
+      egress: options.egress,
       limits: options.limits ?? DEFAULT_LIMITS,
       parentEnv: options.parentEnv,
       passthrough: options.passthrough,
@@ -221,6 +241,7 @@ export class BackendSupervisor {
       pgid: null,
       sandboxPgid: null,
       port: null,
+      slot: null,
       startedAt: null,
       running: false,
       healthy: false,
@@ -244,7 +265,7 @@ export class BackendSupervisor {
       this.emit(t);
       return launched;
     }
-    return { ok: true, name: spec.name, port: t.port as number, secret: t.secret, pid: t.pid };
+    return { ok: true, name: spec.name, port: t.port, slot: t.slot, secret: t.secret, pid: t.pid };
   }
 
   /** A held backend is never restarted by the watchdog (unload, update, core-incompatible). */
@@ -270,7 +291,6 @@ export class BackendSupervisor {
     return this.held.has(name);
   }
 
-  /** The backend's observable state, or null when it was never started here. */
   /** The proxy secret of the backend's current start (kept across watchdog restarts), or null. */
   secretOf(name: string): string | null {
     const t = this.tracked.get(name);
@@ -286,6 +306,7 @@ export class BackendSupervisor {
       healthy: t.healthy,
       pid: t.pid,
       port: t.port,
+      slot: t.slot,
       startedAt: t.startedAt,
       restarts: t.restarts,
       held: this.held.has(name),
@@ -334,6 +355,7 @@ export class BackendSupervisor {
     }
     // Anything the backend started in its group and left behind goes with it.
     signalGroup(t.pgid, "SIGKILL");
+    await this.opts.egress?.stop(name);
     // Its last lines and the drop note reach the log before stop returns (bounded: a grandchild
     // that kept the pipes open must not hold the stop).
     if (t.relay) await withTimeout(t.relay.finished(), 500, undefined);
@@ -358,6 +380,19 @@ export class BackendSupervisor {
   /** At bridge start: kills recorded backends whose bridge died, never a live sibling's or a reused pid. */
   reapOrphans(): Promise<ReapReport> {
     return reapOrphans(this.opts.home, { graceMs: this.opts.stopGraceMs, log: (msg) => this.log("warning", msg) });
+  }
+
+  /** Where the health probe reaches a backend: its slot's socket when confined, else its port. */
+  private endpointOf(t: Tracked): HealthEndpoint {
+    return t.slot !== null ? { socketPath: path.join(this.opts.runtimeDir, slotSocketName(t.slot)) } : { port: t.port as number };
+  }
+
+  /** The slot an app keeps while it is tracked here, or a free one; null when every slot is taken. */
+  private slotFor(t: Tracked): number | null {
+    if (t.slot !== null) return t.slot;
+    const taken = new Set([...this.tracked.values()].map((other) => other.slot).filter((s): s is number => s !== null));
+    for (let slot = 0; slot < BACKEND_SLOTS; slot += 1) if (!taken.has(slot)) return slot;
+    return null;
   }
 
   private bounds(): BoundsAvailability {
@@ -386,12 +421,19 @@ export class BackendSupervisor {
     const { spec } = t;
     t.stopping = false;
     t.gaveUp = false;
-    let port: number;
-    try {
-      port = await allocateLoopbackPort();
-    } catch (cause) {
-      return { ok: false, code: "backend_spawn_failed", reason: `no free loopback port: ${String(cause)}`, cause };
+    const confined = this.opts.sandbox.mode === "on";
+    // Confined, the backend listens on CONFINED_BACKEND_PORT inside its own network namespace
+    // and the gateway reaches it through a socket slot; unconfined, on a free host port.
+    let port: number = CONFINED_BACKEND_PORT;
+    if (!confined) {
+      try {
+        port = await allocateLoopbackPort();
+      } catch (cause) {
+        return { ok: false, code: "backend_spawn_failed", reason: `no free loopback port: ${String(cause)}`, cause };
+      }
     }
+    const slot = confined ? this.slotFor(t) : null;
+    if (confined && slot === null) return { ok: false, code: "backend_slots_exhausted", reason: ERROR_CODES.backend_slots_exhausted.message.replace("{slots}", String(BACKEND_SLOTS)) };
     if (t.stopping || generation !== t.generation) return { ok: false, code: "backend_spawn_failed", reason: "stopped before it started" };
     if (spec.hasStorage) {
       try {
@@ -437,6 +479,26 @@ export class BackendSupervisor {
       log: (msg) => this.log("debug", msg),
       sandboxed: sandbox !== null,
     });
+    const grant = spec.network ?? [];
+    let egressSocket: string | undefined;
+    if (sandbox && this.opts.egress && (grant === "all" || grant.length > 0)) {
+      try {
+        egressSocket = await this.opts.egress.start(spec.name, spec.name, grant);
+      } catch (cause) {
+        group?.remove();
+        return { ok: false, code: "backend_spawn_failed", reason: `its egress broker could not start: ${String(cause)}`, cause };
+      }
+      Object.assign(env, egressEnvironment());
+    }
+    let listener: SlotListener | null = null;
+    if (sandbox && slot !== null) {
+      try {
+        listener = await openSlotListener(this.opts.runtimeDir, slot);
+      } catch (cause) {
+        group?.remove();
+        return { ok: false, code: "backend_spawn_failed", reason: `its socket slot could not be opened: ${String(cause)}`, cause };
+      }
+    }
     const plain = { file: spec.backend.command, args: [...(spec.backend.args ?? [])], cwd: spec.appDir };
     const wrapped = sandbox
       ? wrapInSandbox(plain, {
@@ -445,7 +507,8 @@ export class BackendSupervisor {
           home: this.opts.home,
           ownerHome: this.opts.ownerHome,
           pathEnv: env.PATH,
-          network: true, // the gateway reaches the backend on the host's loopback
+          gateway: { listenFd: SLOT_LISTEN_FD, backendPort: port },
+          ...(egressSocket ? { egressSocket } : {}),
           bwrapPath: sandbox.path,
           userNamespace: sandbox.userNamespace,
           infoFd: SANDBOX_INFO_FD,
@@ -453,7 +516,9 @@ export class BackendSupervisor {
         })
       : plain;
     const cmd = sandbox ? { ...boundCommand(wrapped, this.opts.limits, bounds), cwd: spec.appDir } : plain;
-    const child = spawnChild(cmd, { env, stdio });
+    const child = spawnChild(cmd, { env, stdio: listener ? withListener(stdio, listener.fd) : stdio });
+    // The child holds the listening socket now: it moves to the slot's path, and the bridge lets go of it.
+    listener?.handOver();
     t.group = group;
     t.limitsReached = [];
 
@@ -462,7 +527,8 @@ export class BackendSupervisor {
     t.pid = pid;
     t.pgid = pid;
     t.sandboxPgid = null;
-    t.port = port;
+    t.port = confined ? null : port;
+    t.slot = slot;
     t.startedAt = new Date().toISOString();
     t.running = pid !== null;
     t.healthy = false;
@@ -496,7 +562,7 @@ export class BackendSupervisor {
       this.record(t);
       const info = child.stdio[SANDBOX_INFO_FD];
       if (sandbox && info && "on" in info) this.readSandboxInfo(t, generation, info as NodeJS.ReadableStream, child.stdio[SANDBOX_BLOCK_FD] as Writable | null);
-      this.log("info", `app ${spec.name} backend started (pid ${pid}, port ${port}${sandbox ? `, confined, ${bounds.mechanism} bounds of ${describeLimits(this.opts.limits)}` : ", unsandboxed"})`);
+      this.log("info", `app ${spec.name} backend started (pid ${pid}, ${sandbox ? `slot ${slot}, confined, ${bounds.mechanism} bounds of ${describeLimits(this.opts.limits)}, ${grant === "all" ? "any public host" : grant.length > 0 ? `egress to ${grant.length} host pattern(s)` : "no network"}` : `port ${port}, unsandboxed`})`);
       if (group) this.watchLimits(t, generation);
       this.emit(t);
       this.startupPoll(t, generation);
@@ -641,7 +707,7 @@ export class BackendSupervisor {
     const deadline = Date.now() + this.opts.startTimeoutMs;
     const tick = async () => {
       if (generation !== t.generation || !t.running) return;
-      const ok = await probeHealth(t.port as number, healthPath, this.opts.probeTimeoutMs);
+      const ok = await probeHealth(this.endpointOf(t), healthPath, this.opts.probeTimeoutMs);
       if (generation !== t.generation || !t.running) return;
       if (ok) {
         this.markHealthy(t);
@@ -665,7 +731,7 @@ export class BackendSupervisor {
     let misses = 0;
     const tick = async () => {
       if (generation !== t.generation || !t.running) return;
-      const ok = await probeHealth(t.port as number, healthPath, this.opts.probeTimeoutMs);
+      const ok = await probeHealth(this.endpointOf(t), healthPath, this.opts.probeTimeoutMs);
       if (generation !== t.generation || !t.running) return;
       if (ok) {
         misses = 0;

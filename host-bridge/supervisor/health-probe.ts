@@ -12,8 +12,11 @@ export function isAcceptableHealthPath(p: string): boolean {
   return HEALTH_PATH.test(p) && !p.startsWith("//");
 }
 
+/** Where a backend answers: a loopback port (unconfined) or its slot's socket (confined). */
+export type HealthEndpoint = { port: number } | { socketPath: string };
+
 /** True only for a well-formed 2xx answer within the timeout; a redirect, an error or a malformed response is a miss. */
-export function probeHealth(port: number, healthPath: string, timeoutMs: number): Promise<boolean> {
+export function probeHealth(endpoint: HealthEndpoint, healthPath: string, timeoutMs: number): Promise<boolean> {
   if (!isAcceptableHealthPath(healthPath)) return Promise.resolve(false);
   return new Promise((resolve) => {
     let settled = false;
@@ -23,7 +26,8 @@ export function probeHealth(port: number, healthPath: string, timeoutMs: number)
       resolve(ok);
     };
     // http.request never reads proxy variables and never follows a redirect.
-    const req = http.request({ host: "127.0.0.1", port, path: healthPath, method: "GET", agent: false, timeout: timeoutMs }, (res) => {
+    const where = "socketPath" in endpoint ? { socketPath: endpoint.socketPath } : { host: "127.0.0.1", port: endpoint.port };
+    const req = http.request({ ...where, path: healthPath, method: "GET", agent: false, timeout: timeoutMs }, (res) => {
       const ok = res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300;
       res.resume();
       res.once("end", () => done(ok));

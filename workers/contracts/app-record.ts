@@ -7,7 +7,10 @@ export const BackendStatusSchema = z.object({
   running: z.boolean(),
   healthy: z.boolean(),
   pid: z.number().int().nullable(),
+  /** The loopback TCP port of an unconfined backend (sandbox.mode "off"); null when confined. */
   port: z.number().int().nullable(),
+  /** The socket slot a confined backend is reached through (backend-slots.ts); null when unconfined. */
+  slot: z.number().int().min(0).nullable().optional(),
   startedAt: z.string().nullable(),
   restarts: z.number().int(),
   lastLines: z.array(z.string()),
@@ -64,6 +67,7 @@ export interface AppView {
 export interface ProxyTarget {
   enabled: boolean;
   port: number | null;
+  slot: number | null;
   healthy: boolean;
   secret: string | null;
   healthPath: string;

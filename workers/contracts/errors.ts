@@ -94,6 +94,10 @@ export const ERROR_CODES = {
   native_app_unproven: { status: 403, message: "'{source}' is not a native app this start staged from the package's own apps/native/ folder." },
   app_message_too_large: { status: 413, message: "A message body may be at most {limit} bytes as JSON." },
   app_inbox_full: { status: 429, message: "The inbox of '{app}' is full ({reason}); it must read its messages first." },
+  // egress
+  backend_slots_exhausted: { status: 503, message: "All {slots} backend slots are in use; stop or disable another app to start this one." },
+  egress_not_declared: { status: 403, message: "The app's network grant does not name {host}:{port}." },
+  egress_address_refused: { status: 403, message: "{host} resolves only to addresses an app may not reach ({reason})." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -5,6 +5,8 @@
 import { GatewayError } from "../contracts/errors";
 import { PROXY_SIGNATURE_HEADER, signProxyRequest, wireTarget } from "../contracts/proxy-signature";
 import type { Env } from "../env";
+import type { ProxyTarget } from "../contracts/app-record";
+import { slotBinding } from "../contracts/backend-slots";
 import { appNotFound, appRegistry } from "../app-registry";
 import { sessions } from "../sessions";
 import { readCappedBody } from "../routes/read-input";
@@ -30,6 +32,20 @@ function isSelfCall(principal: Principal, app: string): boolean {
  * gateway's origin (backend-answer-headers.ts). A redirect that leaves `/apps/<app>/` becomes
  * 502 `app_redirect_refused`; an app's own calls through its proxy are bounded (self-call-bound.ts).
  */
+/**
+ * How a backend is reached: a confined one through its socket slot's service binding (it has
+ * no port on the host's loopback), an unconfined one (sandbox.mode "off") on its loopback port.
+ */
+function backendTransport(env: Env, target: ProxyTarget): { origin: string; fetch: (url: URL, init: RequestInit) => Promise<Response> } | null {
+  if (target.slot !== null) {
+    const binding = env[slotBinding(target.slot)];
+    if (!binding) return null;
+    return { origin: "http://app-backend", fetch: (url, init) => binding.fetch(url, init) };
+  }
+  if (target.port !== null) return { origin: `http://127.0.0.1:${target.port}`, fetch: (url, init) => fetch(url, init) };
+  return null;
+}
+
 export async function forwardToBackend(env: Env, request: Request, url: URL, app: string, principal: Principal, now: number): Promise<Response> {
   if (isAmbiguousPath(url.pathname)) throw new GatewayError("proxy_path_ambiguous");
   const prefix = `/apps/${app}`;
@@ -39,11 +55,12 @@ export async function forwardToBackend(env: Env, request: Request, url: URL, app
   const target = await appRegistry(env).proxyTarget(app);
   if (!target) throw appNotFound(app);
   if (!target.enabled) throw new GatewayError("app_disabled", { vars: { name: app } });
-  if (!target.healthy || target.port === null || !target.secret) throw new GatewayError("app_backend_unavailable", { vars: { name: app } });
+  const transport = backendTransport(env, target);
+  if (!target.healthy || transport === null || !target.secret) throw new GatewayError("app_backend_unavailable", { vars: { name: app } });
 
   // Read once, capped, then hashed and forwarded: the signed bytes are the sent bytes.
   const body = NO_BODY.has(request.method) ? new Uint8Array(0) : await readCappedBody(request, PROXY_BODY_LIMIT);
-  const backendUrl = new URL(`http://127.0.0.1:${target.port}${tail}${url.search}`);
+  const backendUrl = new URL(`${transport.origin}${tail}${url.search}`);
   const token = await sessions(env).appToken(app, target.tokenEpoch, now);
   const headers = forwardableRequestHeaders(request.headers);
   headers.set("Authorization", `Bearer ${token}`);
@@ -56,7 +73,7 @@ export async function forwardToBackend(env: Env, request: Request, url: URL, app
   headers.set(HOP_HEADER, String(slot?.depth ?? 0));
   let answer: Response;
   try {
-    answer = await fetch(backendUrl, { method: request.method, headers, body: NO_BODY.has(request.method) ? undefined : body, redirect: "manual" });
+    answer = await transport.fetch(backendUrl, { method: request.method, headers, body: NO_BODY.has(request.method) ? undefined : body, redirect: "manual" });
   } catch {
     slot?.release();
     throw new GatewayError("app_backend_unavailable", { vars: { name: app } });
