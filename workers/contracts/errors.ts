@@ -94,6 +94,14 @@ export const ERROR_CODES = {
   native_app_unproven: { status: 403, message: "'{source}' is not a native app this start staged from the package's own apps/native/ folder." },
   app_message_too_large: { status: 413, message: "A message body may be at most {limit} bytes as JSON." },
   app_inbox_full: { status: 429, message: "The inbox of '{app}' is full ({reason}); it must read its messages first." },
+  // approvals
+  approval_owner_only: { status: 403, message: "Only the owner, signed in, answers an approval ({reason}); it is still waiting in the owner's Inbox." },
+  approval_not_found: { status: 404, message: "There is no approval '{id}' this caller may see." },
+  approval_not_pending: { status: 409, message: "The approval '{id}' was already answered or expired ({state}); nothing was changed." },
+  approval_scope_not_accepted: { status: 400, message: "The asker of this approval accepts only the scopes {accepted}; '{scope}' is not one of them." },
+  approvals_not_declared: { status: 403, message: "The app '{app}' did not declare permissions.approvals, so it cannot raise approvals." },
+  approval_grant_not_found: { status: 404, message: "There is no live grant '{id}'." },
+  confirmation_required: { status: 400, message: "{title}: {change}.{caution} Nothing was written; send the same write with \"confirm\": true to apply it." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

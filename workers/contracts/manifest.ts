@@ -52,6 +52,8 @@ export const PermissionsSchema = z.object({
   storage: z.boolean().optional(),
   agent: AgentTierSchema.optional(),
   appMessaging: stringList.optional(),
+  /** The app may raise approvals for the owner to answer (POST /api/approvals); a strict boolean. */
+  approvals: z.boolean().optional(),
   // Advisory only: the backend is not network-confined by this declaration (DESIGN.md).
   network: z.union([stringList, z.boolean()]).optional(),
 });
