@@ -37,6 +37,7 @@ export function reviewText(review: Review, digest: string): string {
   lines.push(`  api: ${list(permissions.api ?? [])}`);
   lines.push(`  storage: ${permissions.storage ? "yes" : "no"}, memory: ${permissions.memory ? "yes" : "no"}, cron: ${permissions.cron ? "yes" : "no"}, agent: ${t(permissions.agent ?? "none")}`);
   lines.push(`  app messaging: ${list(permissions.appMessaging ?? [])}`);
+  lines.push(`  approvals (asks the owner questions in the Inbox): ${permissions.approvals ? "yes" : "no"}`);
   const network = permissions.network?.declared;
   lines.push(`  network (advisory, not enforced): ${Array.isArray(network) ? list(network) : network ? "yes" : "no"}`);
   lines.push(`Scheduled jobs: ${list((review.scheduledJobs ?? []).map((j: any) => `${t(j.name)} (${t(j.schedule)})`))}`);
