@@ -133,14 +133,30 @@ describe("approvals through a running gateway", () => {
   });
 
   it("the owner approves for an hour in Chromium through the Inbox, and the app proceeds", async () => {
+    // An asker's words are text in the Inbox, never markup.
+    const hostileTitle = '<img src=x onerror="document.title=\'owned\'">Delete everything';
+    const hostile = await raiseAsInternal(gw, "tool:hostile", hostileTitle);
+    const hostileId = (await hostile.json()).approval.id;
     const minted = await runCli(["token", "--home", gw.home]);
     expect(minted.code, minted.stderr).toBe(0);
     const context = await browser.newContext();
     const page = await context.newPage();
     page.setDefaultTimeout(15_000);
+    await page.addInitScript(() => {
+      (window as unknown as { __csp: string[] }).__csp = [];
+      document.addEventListener("securitypolicyviolation", (e) => (window as unknown as { __csp: string[] }).__csp.push(e.violatedDirective));
+    });
     await page.goto(minted.stdout.trim());
     const card = page.locator(`[data-approval-id="${firstId}"]`);
     await card.waitFor();
+    expect(await page.locator("#inbox-count").textContent()).toBe("2");
+    const hostileCard = page.locator(`[data-approval-id="${hostileId}"]`);
+    expect(await hostileCard.locator(".approval-title").textContent()).toBe(hostileTitle);
+    expect(await page.locator("#inbox img").count()).toBe(0);
+    expect(await hostileCard.locator("button").allTextContents()).toEqual(["Approve once", "Deny"]);
+    await hostileCard.locator('button[data-action="deny"]').click();
+    await hostileCard.waitFor({ state: "detached" });
+    expect((await approvalOf(gw, hostileId)).state).toBe("denied");
     expect(await page.locator("#inbox-count").textContent()).toBe("1");
     expect(await card.locator("[data-field=asked-by]").textContent()).toBe("app:approval-asker");
     expect(await card.locator("[data-field=action]").textContent()).toContain("POST /api/publish first note");
@@ -149,6 +165,8 @@ describe("approvals through a running gateway", () => {
     await page.locator(`[data-approval-id="${firstId}"]`).waitFor({ state: "detached" });
     await page.locator("#inbox-grants [data-grant-id]").waitFor();
     expect(await page.locator("#inbox-count").textContent()).toBe("0");
+    expect(await page.title()).toBe("PersonalClaw");
+    expect(await page.evaluate(() => (window as unknown as { __csp: string[] }).__csp)).toEqual([]);
     await context.close();
 
     const done = await until("the note to be published", async () => (await published(gw)).published.find((p) => p.text === "first note"));

@@ -3,6 +3,7 @@
 // every door, by the one rule in guards/approval-answer.ts. A yes may leave a scoped grant
 // (an hour, 30 days, always) for the same asker and kind of action, which answers the next
 // matching question at once; grants are listed and revocable.
+import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
 import {
   ApproveBodySchema,
@@ -21,7 +22,6 @@ import { appRegistry } from "../app-registry";
 import { answerRefusal, ANSWER_REFUSAL_TEXT } from "../guards/approval-answer";
 import { assertOwnerPresence } from "../guards/owner-presence";
 import { principalLabel, type Principal } from "../guards/principal";
-import { z } from "zod";
 import { route, type RouteRequest } from "./define";
 
 const APPROVALS = { kind: "app-may", why: "an app that declared permissions.approvals raises and reads its own approvals", grant: "approvals" } as const;
