@@ -27,7 +27,8 @@ import { grantPatterns, type HostPattern } from "../workers/contracts/network-gr
 import { BackendSupervisor, type BackendStatus } from "./supervisor/index";
 import { readAnchor } from "./sel-anchor";
 import type { HomePaths } from "./home";
-import { childLimits, type OwnerConfig } from "./owner-config";
+import { childLimits, readOwnerConfig, sandboxSettings, writeSandboxSetting, type OwnerConfig } from "./owner-config";
+import { SandboxSettingWriteSchema } from "../workers/contracts/sandbox-settings";
 
 export interface BridgeRuntimeOptions {
   paths: HomePaths;
@@ -380,6 +381,18 @@ export class BridgeRuntime {
     ops.set("POST /backends/start", async ({ body }) => {
       const { name, manifest } = parse(StartSchema, body);
       return this.startBackend(name, manifest as AppManifest);
+    });
+    // The owner's sandbox settings (GET/PATCH /api/settings/sandbox): read from config.json as
+    // it is now, written for the next start; the running supervisor keeps this start's.
+    ops.set("POST /settings/sandbox/read", async () => {
+      const read = readOwnerConfig(this.opts.paths.home);
+      if (!read.ok) throw new GatewayError("bad_request", { vars: { reason: read.reason } });
+      return sandboxSettings(read.config);
+    });
+    ops.set("POST /settings/sandbox/write", async ({ body }) => {
+      const written = writeSandboxSetting(this.opts.paths.home, parse(SandboxSettingWriteSchema, body));
+      if (!written.ok) throw new GatewayError("bad_request", { vars: { reason: written.reason } });
+      return written.sandbox;
     });
     ops.set("POST /backends/stop", async ({ body }) => {
       const { name } = parse(NameSchema, body);

@@ -2,6 +2,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
+import type { SandboxSettings, SandboxSettingWrite } from "../workers/contracts/sandbox-settings";
+import { writePrivateFile } from "./private-file";
 
 export const OwnerConfigSchema = z.object({
   sandbox: z
@@ -46,4 +48,33 @@ export function readOwnerConfig(home: string): { ok: true; config: OwnerConfig }
   const parsed = OwnerConfigSchema.safeParse(raw);
   if (!parsed.success) return { ok: false, reason: `config.json: ${parsed.error.issues[0].path.join(".")} ${parsed.error.issues[0].message}` };
   return { ok: true, config: parsed.data };
+}
+
+/** The sandbox settings as the gateway's settings routes show them. */
+export function sandboxSettings(config: OwnerConfig): SandboxSettings {
+  return { mode: config.sandbox.mode, processes: config.sandbox.limits.processes, memory_mb: config.sandbox.limits.memory_mb };
+}
+
+/**
+ * Writes one sandbox setting into config.json, keeping every other key the owner wrote: the
+ * merged document is checked whole before it is written beside and renamed into place, so a
+ * refused write leaves the file as it was.
+ */
+export function writeSandboxSetting(home: string, write: SandboxSettingWrite): { ok: true; sandbox: SandboxSettings } | { ok: false; reason: string } {
+  const file = join(home, "config.json");
+  let raw: Record<string, any> = {};
+  try {
+    raw = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") return { ok: false, reason: `config.json cannot be read: ${(error as Error).message}` };
+  }
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return { ok: false, reason: "config.json is not a JSON object" };
+  const sandbox = raw.sandbox && typeof raw.sandbox === "object" && !Array.isArray(raw.sandbox) ? { ...raw.sandbox } : {};
+  if (write.field === "mode") sandbox.mode = write.value;
+  else sandbox.limits = { ...(sandbox.limits && typeof sandbox.limits === "object" ? sandbox.limits : {}), [write.field]: write.value };
+  const next = { ...raw, sandbox };
+  const parsed = OwnerConfigSchema.safeParse(next);
+  if (!parsed.success) return { ok: false, reason: `config.json: ${parsed.error.issues[0].path.join(".")} ${parsed.error.issues[0].message}` };
+  writePrivateFile(file, `${JSON.stringify(next, null, 2)}\n`);
+  return { ok: true, sandbox: sandboxSettings(parsed.data) };
 }

@@ -11,6 +11,8 @@ export function createApiClient(onAuthRequired) {
     if (method !== "GET") {
       // State-changing requests must declare JSON; an empty object is the body of a bare action.
       init.headers["Content-Type"] = "application/json";
+      // A write that needs the owner's yes answers its question as 200 (CONV-14), so no Allow dialog logs a failed request.
+      init.headers["X-PersonalClaw-Consent"] = "ask";
       init.body = JSON.stringify(body ?? {});
     }
     let response;
@@ -25,7 +27,9 @@ export function createApiClient(onAuthRequired) {
     } catch {
       payload = null;
     }
-    if (response.ok) return { ok: true, status: response.status, data: payload ?? {} };
+    // A 200 marked Consent-Asked is the question, never a success.
+    const asked = response.headers.get("X-PersonalClaw-Consent-Asked") === "1";
+    if (response.ok && !asked) return { ok: true, status: response.status, data: payload ?? {} };
     const envelope = payload && typeof payload === "object" && payload.error && typeof payload.error === "object" ? payload.error : {};
     const error = {
       ok: false,
@@ -34,6 +38,7 @@ export function createApiClient(onAuthRequired) {
       message: typeof envelope.message === "string" ? envelope.message : `The gateway answered ${response.status} ${response.statusText}.`,
       detail: envelope.detail,
       isAuthRequired: response.headers.get("X-Auth-Required") === "true",
+      isConsentQuestion: asked,
     };
     if (error.isAuthRequired) onAuthRequired(error);
     return error;
@@ -42,5 +47,6 @@ export function createApiClient(onAuthRequired) {
     get: (path) => call("GET", path),
     post: (path, body) => call("POST", path, body),
     delete: (path, body) => call("DELETE", path, body),
+    patch: (path, body) => call("PATCH", path, body),
   };
 }

@@ -8,6 +8,7 @@ import { mountStatusHeader } from "./status-header.js";
 import { appsSection } from "./apps-section.js";
 import { devicesSection } from "./devices-section.js";
 import { securityLogSection } from "./security-log-section.js";
+import { inboxSection } from "./inbox-section.js";
 
 const main = document.getElementById("app");
 const statusHost = document.getElementById("status");
@@ -54,8 +55,10 @@ async function showDashboard() {
   const apps = appsSection(api, refreshStatus);
   const devices = devicesSection(api, showSignIn);
   const securityLog = securityLogSection(api);
-  replaceChildren(main, apps.section, devices.section, securityLog.section);
-  await Promise.all([apps.refresh(), devices.refresh(), securityLog.refresh()]);
+  const inbox = inboxSection(api, document.getElementById("nav-inbox-count"));
+  replaceChildren(main, inbox.section, apps.section, devices.section, securityLog.section);
+  await Promise.all([inbox.refresh(), apps.refresh(), devices.refresh(), securityLog.refresh()]);
+  inbox.start();
 }
 
 showDashboard();

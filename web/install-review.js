@@ -68,6 +68,7 @@ function permissionsPart(review) {
     ["Memory", p.memory === true],
     ["Scheduled jobs", p.cron === true],
     ["Storage", p.storage === true],
+    ["Asks you to approve actions", p.approvals === true],
     ["Agent tier", p.agent ?? null],
   ]);
   const network = networkTerm(p.network);

@@ -3,6 +3,7 @@
 import type { SecurityLog } from "../durable/security-log/index";
 import type { SessionStore } from "../durable/session-store/index";
 import type { AppRegistry } from "../durable/app-registry/index";
+import type { ApprovalStore } from "../durable/approval-store/index";
 
 export interface Env {
   /** Durable Object namespace holding sessions, sign-in links and the signing key. */
@@ -11,6 +12,8 @@ export interface Env {
   APPS: DurableObjectNamespace<AppRegistry>;
   /** Durable Object namespace holding the HMAC-chained security event log. */
   SECURITY_LOG: DurableObjectNamespace<SecurityLog>;
+  /** Durable Object namespace holding approvals and the grants scoped answers leave. */
+  APPROVALS: DurableObjectNamespace<ApprovalStore>;
   /** The dashboard's static files (a workerd disk service over web/). */
   ASSETS: Fetcher;
   /** Installed apps' files, read-only and without dot files (a workerd disk service over <home>/apps). */

@@ -5,5 +5,6 @@ import { ROUTES } from "./routes/table";
 export { SessionStore } from "../durable/session-store/index";
 export { AppRegistry } from "../durable/app-registry/index";
 export { SecurityLog } from "../durable/security-log/index";
+export { ApprovalStore } from "../durable/approval-store/index";
 
 export default buildGateway(ROUTES);

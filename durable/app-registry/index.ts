@@ -149,7 +149,7 @@ export class AppRegistry extends DurableObject<Env> {
     const permissions = record.manifest.permissions ?? {};
     // A grant that is not a list is no grant: iterating "*" as characters would widen it (PERM-02).
     const list = (value: unknown) => (Array.isArray(value) && value.every((item) => typeof item === "string") ? [...value] : null);
-    return { enabled: record.enabled, api: list(permissions.api), appMessaging: list(permissions.appMessaging) };
+    return { enabled: record.enabled, api: list(permissions.api), appMessaging: list(permissions.appMessaging), approvals: permissions.approvals === true };
   }
 
   /** The app's own config document and its revision; null for an unknown app. */

@@ -13,26 +13,26 @@ export interface GatewayAnswer {
 
 export class GatewayNotRunning extends Error {}
 
-/** Calls the gateway of `home` as the CLI; throws GatewayNotRunning when none is running there. */
-export async function callGateway(home: string, work: string, method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<GatewayAnswer> {
+function runningGateway(home: string): { port: number; secret: string } {
   const paths = homePaths(home);
   const gateway = readGatewayFile(paths);
   if (!gateway || !isProcessAlive(gateway.pid)) throw new GatewayNotRunning(`No gateway is running for ${home}; start it with \`personalclaw start\`.`);
-  const secret = readFileSync(paths.localSecret, "utf8").trim();
+  return { port: gateway.port, secret: readFileSync(paths.localSecret, "utf8").trim() };
+}
+
+function send(port: number, method: string, path: string, headers: Record<string, string | number>, body?: unknown): Promise<GatewayAnswer> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolvePromise, reject) => {
     const req = request(
       {
         host: "127.0.0.1",
-        port: gateway.port,
+        port,
         method,
         path,
         headers: {
-          Host: `127.0.0.1:${gateway.port}`,
-          "X-Internal-Secret": secret,
-          "X-Session-Key": `cli:${work}`,
+          Host: `127.0.0.1:${port}`,
           ...(payload === undefined ? {} : { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(payload) }),
-          ...extraHeaders,
+          ...headers,
         },
       },
       (res) => {
@@ -53,6 +53,29 @@ export async function callGateway(home: string, work: string, method: string, pa
     req.on("error", reject);
     req.end(payload);
   });
+}
+
+/** Calls the gateway of `home` as the CLI; throws GatewayNotRunning when none is running there. */
+export async function callGateway(home: string, work: string, method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<GatewayAnswer> {
+  const gateway = runningGateway(home);
+  return send(gateway.port, method, path, { "X-Internal-Secret": gateway.secret, "X-Session-Key": `cli:${work}`, ...extraHeaders }, body);
+}
+
+/**
+ * Runs `calls` as the owner at this machine: the internal credential answers no approval, so
+ * the CLI proves presence with the local secret, mints a five-minute owner token, calls with
+ * it as Bearer (and without the internal credential), and signs that token out afterwards.
+ */
+export async function asOwnerSession<T>(home: string, work: string, calls: (call: (method: string, path: string, body?: unknown) => Promise<GatewayAnswer>) => Promise<T>): Promise<T | GatewayAnswer> {
+  const gateway = runningGateway(home);
+  const minted = await send(gateway.port, "GET", "/api/token/local?ttl=5m", { "X-Internal-Secret": gateway.secret, "X-Session-Key": `cli:${work}`, "X-Local-Secret": gateway.secret });
+  if (minted.status !== 200 || typeof minted.body?.token !== "string") return minted;
+  const bearer = { Authorization: `Bearer ${minted.body.token as string}` };
+  try {
+    return await calls((method, path, body) => send(gateway.port, method, path, bearer, body));
+  } finally {
+    await send(gateway.port, "POST", "/api/auth/logout", bearer, {});
+  }
 }
 
 /** Reads the home's local secret (owner-presence proof from this machine). */

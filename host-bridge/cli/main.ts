@@ -8,6 +8,7 @@ import { runSecurityEvents, runSecurityVerify } from "./security";
 import { GatewayNotRunning } from "./gateway-client";
 import { appAction, runAppsInstall, runAppsList, runAppsPreview, runAppsPurge } from "./apps";
 import { runStop } from "./stop";
+import { runApprovalsAnswer, runApprovalsGrants, runApprovalsList, runApprovalsRevoke } from "./approvals";
 
 const USAGE = `Usage: personalclaw <command>
 
@@ -25,6 +26,12 @@ const USAGE = `Usage: personalclaw <command>
   apps purge <name> [--json]                      delete the kept data/ of a name for good
   apps enable|disable <name> [--json]
   apps uninstall <name> [--purge-data] [--json]   data/ is kept unless --purge-data
+  approvals list [--all] [--json]                 what waits for your answer (--all: every approval)
+  approvals approve <id> [--scope once|1h|30d|always] [--json]
+                                                  a scope other than once answers the next same asks too
+  approvals deny <id> [--json]
+  approvals grants [--json]                       the live grants scoped answers left
+  approvals revoke <grant-id> [--json]
 `;
 
 type Command = (args: string[], home: string) => Promise<number>;
@@ -55,6 +62,11 @@ export async function main(argv: string[]): Promise<number> {
     "apps disable": appAction("disable"),
     "apps uninstall": appAction("uninstall"),
     "apps purge": (args, home) => runAppsPurge(args, home),
+    "approvals list": (args, home) => runApprovalsList(args, home),
+    "approvals approve": (args, home) => runApprovalsAnswer("approve", args, home),
+    "approvals deny": (args, home) => runApprovalsAnswer("deny", args, home),
+    "approvals grants": (args, home) => runApprovalsGrants(args, home),
+    "approvals revoke": (args, home) => runApprovalsRevoke(args, home),
   };
   try {
     if (command === "start") {

@@ -37,6 +37,7 @@ export function reviewText(review: Review, digest: string): string {
   lines.push(`  api: ${list(permissions.api ?? [])}`);
   lines.push(`  storage: ${permissions.storage ? "yes" : "no"}, memory: ${permissions.memory ? "yes" : "no"}, cron: ${permissions.cron ? "yes" : "no"}, agent: ${t(permissions.agent ?? "none")}`);
   lines.push(`  app messaging: ${list(permissions.appMessaging ?? [])}`);
+  lines.push(`  approvals (asks the owner questions in the Inbox): ${permissions.approvals ? "yes" : "no"}`);
   const hosts = permissions.network?.hosts;
   lines.push(`  network (enforced): ${Array.isArray(hosts) && hosts.length > 0 ? list(hosts) : "none: no network at all"}`);
   lines.push(`Scheduled jobs: ${list((review.scheduledJobs ?? []).map((j: any) => `${t(j.name)} (${t(j.schedule)})`))}`);

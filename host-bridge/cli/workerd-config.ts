@@ -21,6 +21,7 @@ export const DURABLE_OBJECT_CLASSES = [
   { binding: "SESSIONS", className: "SessionStore", uniqueKey: "personalclaw-session-store" },
   { binding: "APPS", className: "AppRegistry", uniqueKey: "personalclaw-app-registry" },
   { binding: "SECURITY_LOG", className: "SecurityLog", uniqueKey: "personalclaw-security-log" },
+  { binding: "APPROVALS", className: "ApprovalStore", uniqueKey: "personalclaw-approval-store" },
 ] as const;
 
 const capnpText = (value: string) => JSON.stringify(value);

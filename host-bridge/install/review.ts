@@ -28,6 +28,8 @@ export interface InstallReview {
     memory: boolean;
     cron: boolean;
     storage: boolean;
+    /** It may put questions in the owner's Inbox (permissions.approvals is exactly true). */
+    approvals: boolean;
     agent: "text" | "read" | "tools" | null;
     network: { hosts: string[]; enforced: true; note: string };
   };
@@ -90,6 +92,7 @@ export function buildReview(manifest: AppManifest, scan: ScanResult, hookTimeout
       memory: p.memory === true,
       cron: p.cron === true,
       storage: p.storage === true,
+      approvals: p.approvals === true,
       agent: p.agent ?? null,
       network: { hosts: Array.isArray(p.network) ? [...p.network] : [], enforced: true, note: NETWORK_NOTE },
     },

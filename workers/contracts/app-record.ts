@@ -80,4 +80,6 @@ export interface AppGrants {
   enabled: boolean;
   api: string[] | null;
   appMessaging: string[] | null;
+  /** permissions.approvals is exactly true: the app may raise approvals. */
+  approvals: boolean;
 }

@@ -98,6 +98,14 @@ export const ERROR_CODES = {
   backend_slots_exhausted: { status: 503, message: "All {slots} backend slots are in use; stop or disable another app to start this one." },
   egress_not_declared: { status: 403, message: "The app's network grant does not name {host}:{port}." },
   egress_address_refused: { status: 403, message: "{host} resolves only to addresses an app may not reach ({reason})." },
+  // approvals
+  approval_owner_only: { status: 403, message: "Only the owner, signed in, answers an approval ({reason}); it is still waiting in the owner's Inbox." },
+  approval_not_found: { status: 404, message: "There is no approval '{id}' this caller may see." },
+  approval_not_pending: { status: 409, message: "The approval '{id}' was already answered or expired ({state}); nothing was changed." },
+  approval_scope_not_accepted: { status: 400, message: "The asker of this approval accepts only the scopes {accepted}; '{scope}' is not one of them." },
+  approvals_not_declared: { status: 403, message: "The app '{app}' did not declare permissions.approvals, so it cannot raise approvals." },
+  approval_grant_not_found: { status: 404, message: "There is no live grant '{id}'." },
+  confirmation_required: { status: 400, message: "{title}: {change}.{caution} Nothing was written; send the same write with \"confirm\": true to apply it." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

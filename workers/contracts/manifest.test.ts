@@ -59,6 +59,7 @@ describe("validateManifest", () => {
     ["permissions.memory", { permissions: { memory: 1 } }],
     ["permissions.cron", { permissions: { cron: null } }],
     ["permissions.storage", { permissions: { storage: ["yes"] } }],
+    ["permissions.approvals", { permissions: { approvals: "true" } }],
     ["crons[0].silent", { permissions: { agent: "text" }, crons: [{ name: "a", schedule: "* * * * *", silent: "false" }] }],
     ["quality.tested", { quality: { tested: "yes" } }],
     ["launches[0].inheritsWhile.value", { launches: [{ program: "x", why: "y", inheritsWhile: { setting: "s", value: 0 } }] }],

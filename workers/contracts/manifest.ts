@@ -53,6 +53,8 @@ export const PermissionsSchema = z.object({
   storage: z.boolean().optional(),
   agent: AgentTierSchema.optional(),
   appMessaging: stringList.optional(),
+  /** The app may raise approvals for the owner to answer (POST /api/approvals); a strict boolean. */
+  approvals: z.boolean().optional(),
   // Enforced: the only hosts the app's children reach, through its egress broker (network-grant.ts).
   network: NetworkGrantSchema.optional(),
 });

@@ -28,7 +28,7 @@ export function appAccessRefusal(
   grants: AppGrants | null,
   reserved: ReadonlySet<string>,
 ): string | null {
-  if (row.authz.kind === "owner" || row.authz.kind === "internal-only") return "owner_only";
+  if (row.authz.kind === "owner" || row.authz.kind === "internal-only" || row.authz.kind === "answer-rule") return "owner_only";
   if (!grants || !grants.enabled) return "app_not_enabled";
   if (row.authz.kind === "app-may" && row.authz.owns !== undefined) return params[row.authz.owns] === app ? null : "not_its_own";
   // The handler enforces the named grant itself (app messaging checks `appMessaging`).

@@ -11,6 +11,8 @@ import type { Principal } from "./principal";
  */
 export function authorizeRoute(row: Pick<RouteRow, "authz" | "internal" | "method">, principal: Principal, path: string): boolean {
   if (row.authz.kind === "bootstrap") return false;
+  // The handler's answer rule judges every principal, the app's included (APPR-01).
+  if (row.authz.kind === "answer-rule") return false;
   if (row.authz.kind === "internal-only" && principal.kind !== "internal" && principal.kind !== "app") {
     if (principal.kind === "anonymous") throw principal.refusal ?? browserRefusal("not_signed_in", null);
     throw new GatewayError("internal_only_route", { vars: { method: row.method, path } });

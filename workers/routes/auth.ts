@@ -2,25 +2,12 @@
 // and sign-out, and replacing the signing key.
 import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
-import { describeDuration, DEFAULT_TOKEN_TTL_MS, parseTtl, PRESENCE_WINDOW_MS, TokenQuerySchema, type SessionView } from "../contracts/session";
-import { equalsInConstantTime } from "../guards/constant-time";
+import { describeDuration, DEFAULT_TOKEN_TTL_MS, parseTtl, TokenQuerySchema, type SessionView } from "../contracts/session";
+import { assertOwnerPresence } from "../guards/owner-presence";
 import { sessionCookieHeaders } from "../guards/credentials";
 import type { Principal } from "../guards/principal";
 import { sessions } from "../sessions";
-import { clientAddress } from "./sign-in-link";
 import { route, type RouteRequest } from "./define";
-
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
-
-// Owner presence (AUTH-26): a sign-in from the last 10 minutes, or the machine's local
-// secret presented from a loopback address. Minting a lasting credential needs one.
-function assertOwnerPresence(req: RouteRequest<unknown, unknown>): void {
-  const local = req.c.req.header("x-local-secret");
-  if (local !== undefined && LOOPBACK.test(clientAddress(req.c.req.raw)) && equalsInConstantTime(local, req.env.INTERNAL_SECRET)) return;
-  const p = req.principal;
-  if (p.kind === "owner" && p.via !== "auth-off" && req.now - p.signedInAt <= PRESENCE_WINDOW_MS) return;
-  throw new GatewayError("fresh_sign_in_required");
-}
 
 function currentSessionId(principal: Principal): string | null {
   return principal.kind === "owner" ? principal.sessionId : null;

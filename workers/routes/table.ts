@@ -3,11 +3,13 @@
 // come from it; nothing keeps a second list.
 import { z } from "zod";
 import { appRoutes } from "./apps";
+import { approvalRoutes } from "./approvals";
 import { appProxyRoutes } from "./app-proxy";
 import { messagingRoutes } from "./messaging";
 import { authRoutes } from "./auth";
 import { route, type RouteRow } from "./define";
 import { securityRoutes } from "./security";
+import { settingsRoutes } from "./settings";
 import { statusRoutes } from "./status";
 import { testHookRoutes } from "./test-hooks";
 
@@ -18,6 +20,8 @@ const baseRows: ReadonlyArray<RouteRow<any, any>> = [
   ...messagingRoutes,
   ...appRoutes,
   ...appProxyRoutes,
+  ...approvalRoutes,
+  ...settingsRoutes,
   ...testHookRoutes,
 ];
 
@@ -54,6 +58,8 @@ function authorizationText(row: RouteRow<any, any>): string {
       return "OwnerOnly";
     case "internal-only":
       return "InternalOnly";
+    case "answer-rule":
+      return `OwnerAnswers (${row.authz.why})`;
     case "app-may":
       return `AppMay (${row.authz.why}${row.authz.owns ? `; owns :${row.authz.owns}` : ""})`;
   }

@@ -1,0 +1,261 @@
+// ApprovalStore: approvals (pending, answered, expired, who asked) and the scoped grants a
+// yes leaves behind. It decides nothing about who may answer: the worker applies the one
+// answer rule (workers/guards/approval-answer.ts) before it calls answer(). Time is always
+// the caller's `now`, so expiry follows the request's clock.
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../../workers/env";
+import {
+  MAX_PENDING_PER_ASKER,
+  SCOPE_LIFETIME_MS,
+  type ApprovalAction,
+  type ApprovalScope,
+  type ApprovalState,
+  type ApprovalView,
+  type GrantView,
+} from "../../workers/contracts/approvals";
+import { APPROVAL_SCHEMA } from "./schema";
+
+export interface RaiseInput {
+  askedBy: string;
+  app: string | null;
+  kind: string;
+  title: string;
+  action: ApprovalAction;
+  scopes: ApprovalScope[];
+  ttlMs: number;
+}
+
+export interface RaiseResult {
+  approval: ApprovalView;
+  /** Set when a live grant answered it at once. */
+  grant: GrantView | null;
+  /** Approvals this raise expired: past their ttl, or the asker's oldest beyond the limit. */
+  expired: ApprovalView[];
+}
+
+export type AnswerResult =
+  | { ok: true; approval: ApprovalView; grant: GrantView | null }
+  | { ok: false; reason: "not_found" | "not_pending"; state: ApprovalState | null };
+
+type Row = Record<string, SqlStorageValue>;
+
+function newId(prefix: string): string {
+  const raw = crypto.getRandomValues(new Uint8Array(12));
+  return `${prefix}_${Array.from(raw, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function approvalView(row: Row): ApprovalView {
+  const answered = row.answered_by === null ? null : String(row.answered_by);
+  return {
+    id: String(row.id),
+    asked_by: String(row.asked_by),
+    app: row.app === null ? null : String(row.app),
+    kind: String(row.kind),
+    title: String(row.title),
+    action: JSON.parse(String(row.action)) as ApprovalAction,
+    scopes: JSON.parse(String(row.scopes)) as ApprovalScope[],
+    state: row.state as ApprovalState,
+    reason: row.reason === null ? null : String(row.reason),
+    created_at: iso(Number(row.created_at)),
+    expires_at: iso(Number(row.expires_at)),
+    answer:
+      answered === null
+        ? null
+        : {
+            by: answered === "grant" ? "grant" : "you",
+            decision: row.state === "denied" ? "denied" : "approved",
+            session: row.answer_session === null ? null : String(row.answer_session),
+            at: iso(Number(row.answered_at)),
+            scope: row.answer_scope === null ? null : (String(row.answer_scope) as ApprovalScope),
+            grant_id: row.grant_id === null ? null : String(row.grant_id),
+          },
+  };
+}
+
+function grantView(row: Row): GrantView {
+  return {
+    id: String(row.id),
+    asked_by: String(row.asked_by),
+    app: row.app === null ? null : String(row.app),
+    kind: String(row.kind),
+    scope: String(row.scope) as ApprovalScope,
+    created_at: iso(Number(row.created_at)),
+    expires_at: row.expires_at === null ? null : iso(Number(row.expires_at)),
+    approval_id: String(row.approval_id),
+    session: row.session === null ? null : String(row.session),
+  };
+}
+
+export class ApprovalStore extends DurableObject<Env> {
+  /** Long-polls waiting for an approval to leave `pending`; memory only (a restart ends the wait, not the approval). */
+  private waiters = new Map<string, Set<() => void>>();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.blockConcurrencyWhile(async () => {
+      ctx.storage.sql.exec(APPROVAL_SCHEMA);
+    });
+  }
+
+  private sql(query: string, ...bindings: SqlStorageValue[]): Row[] {
+    return this.ctx.storage.sql.exec(query, ...bindings).toArray();
+  }
+
+  private row(id: string): Row | null {
+    return this.sql("SELECT * FROM approvals WHERE id = ?", id)[0] ?? null;
+  }
+
+  private wake(id: string): void {
+    const waiting = this.waiters.get(id);
+    if (!waiting) return;
+    this.waiters.delete(id);
+    for (const resolve of waiting) resolve();
+  }
+
+  private expire(id: string, reason: "ttl" | "limit"): ApprovalView {
+    this.sql("UPDATE approvals SET state = 'expired', reason = ? WHERE id = ? AND state = 'pending'", reason, id);
+    this.wake(id);
+    return approvalView(this.row(id)!);
+  }
+
+  /** Expires every pending approval past its ttl; answers the ones it expired. */
+  async sweep(now: number): Promise<ApprovalView[]> {
+    return this.sql("SELECT id FROM approvals WHERE state = 'pending' AND expires_at <= ?", now).map((r) => this.expire(String(r.id), "ttl"));
+  }
+
+  private liveGrant(askedBy: string, kind: string, scopes: readonly ApprovalScope[], now: number): Row | null {
+    const rows = this.sql(
+      "SELECT * FROM grants WHERE asked_by = ? AND kind = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at DESC",
+      askedBy,
+      kind,
+      now,
+    );
+    // A grant answers only an asker that accepts its scope: an asker that accepts only `once` is asked every time.
+    return rows.find((r) => scopes.includes(String(r.scope) as ApprovalScope)) ?? null;
+  }
+
+  /**
+   * Records a new approval. A live grant for the same asker and kind (in a scope the asker
+   * accepts) approves it at once; otherwise it is pending, and the asker's oldest pending
+   * approvals beyond MAX_PENDING_PER_ASKER expire with reason `limit`.
+   */
+  async raise(input: RaiseInput, now: number): Promise<RaiseResult> {
+    const expired = await this.sweep(now);
+    const id = newId("apr");
+    const grant = this.liveGrant(input.askedBy, input.kind, input.scopes, now);
+    this.sql(
+      `INSERT INTO approvals (id, asked_by, app, kind, title, action, scopes, state, reason, created_at, expires_at, answered_by, answered_at, answer_session, answer_scope, grant_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      id,
+      input.askedBy,
+      input.app,
+      input.kind,
+      input.title,
+      JSON.stringify(input.action),
+      JSON.stringify(input.scopes),
+      grant ? "approved" : "pending",
+      grant ? "grant" : null,
+      now,
+      now + input.ttlMs,
+      grant ? "grant" : null,
+      grant ? now : null,
+      grant ? grant.session : null,
+      grant ? grant.scope : null,
+      grant ? grant.id : null,
+    );
+    if (!grant) {
+      const pending = this.sql("SELECT id FROM approvals WHERE state = 'pending' AND asked_by = ? ORDER BY created_at ASC, rowid ASC", input.askedBy);
+      for (const old of pending.slice(0, Math.max(0, pending.length - MAX_PENDING_PER_ASKER))) expired.push(this.expire(String(old.id), "limit"));
+    }
+    return { approval: approvalView(this.row(id)!), grant: grant ? grantView(grant) : null, expired };
+  }
+
+  /** One approval as it is now (past its ttl it reads as expired); null when there is none. */
+  async get(id: string, now: number): Promise<ApprovalView | null> {
+    const row = this.row(id);
+    if (!row) return null;
+    if (row.state === "pending" && Number(row.expires_at) <= now) return this.expire(id, "ttl");
+    return approvalView(row);
+  }
+
+  /** Waits up to `waitMs` for the approval to leave `pending`, then answers it as it is. */
+  async waitFor(id: string, waitMs: number, now: number): Promise<ApprovalView | null> {
+    const first = await this.get(id, now);
+    if (!first || first.state !== "pending" || waitMs <= 0) return first;
+    let timer = 0 as unknown as ReturnType<typeof setTimeout>;
+    await new Promise<void>((resolve) => {
+      const waiting = this.waiters.get(id) ?? new Set();
+      waiting.add(resolve);
+      this.waiters.set(id, waiting);
+      timer = setTimeout(() => {
+        waiting.delete(resolve);
+        resolve();
+      }, waitMs);
+    });
+    clearTimeout(timer);
+    return this.get(id, now + waitMs);
+  }
+
+  /** Approvals newest first, optionally of one state and one asker. */
+  async list(now: number, filter: { state?: ApprovalState; askedBy?: string } = {}): Promise<ApprovalView[]> {
+    await this.sweep(now);
+    const rows = this.sql("SELECT * FROM approvals ORDER BY created_at DESC, rowid DESC LIMIT 500");
+    return rows
+      .map(approvalView)
+      .filter((a) => (filter.state === undefined || a.state === filter.state) && (filter.askedBy === undefined || a.asked_by === filter.askedBy));
+  }
+
+  /**
+   * Records the owner's answer to a pending approval. An approval in a scope other than
+   * `once` also stores a grant for this asker and kind, expiring with its scope.
+   */
+  async answer(id: string, decision: "approve" | "deny", scope: ApprovalScope, session: string | null, now: number): Promise<AnswerResult> {
+    const current = await this.get(id, now);
+    if (!current) return { ok: false, reason: "not_found", state: null };
+    if (current.state !== "pending") return { ok: false, reason: "not_pending", state: current.state };
+    let grant: GrantView | null = null;
+    if (decision === "approve" && scope !== "once") {
+      const lifetime = SCOPE_LIFETIME_MS[scope];
+      const grantId = newId("grt");
+      this.sql(
+        "INSERT INTO grants (id, asked_by, app, kind, scope, created_at, expires_at, approval_id, session, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+        grantId,
+        current.asked_by,
+        current.app,
+        current.kind,
+        scope,
+        now,
+        lifetime === null ? null : now + lifetime,
+        id,
+        session,
+      );
+      grant = grantView(this.sql("SELECT * FROM grants WHERE id = ?", grantId)[0]);
+    }
+    this.sql(
+      "UPDATE approvals SET state = ?, answered_by = 'you', answered_at = ?, answer_session = ?, answer_scope = ?, grant_id = ? WHERE id = ? AND state = 'pending'",
+      decision === "approve" ? "approved" : "denied",
+      now,
+      session,
+      decision === "approve" ? scope : null,
+      grant?.id ?? null,
+      id,
+    );
+    this.wake(id);
+    return { ok: true, approval: approvalView(this.row(id)!), grant };
+  }
+
+  /** The grants that still answer: not revoked and not past their expiry. */
+  async grants(now: number): Promise<GrantView[]> {
+    return this.sql("SELECT * FROM grants WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at DESC", now).map(grantView);
+  }
+
+  /** Revokes a live grant; null when there is no live grant of that id. */
+  async revokeGrant(id: string, now: number): Promise<GrantView | null> {
+    const row = this.sql("SELECT * FROM grants WHERE id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)", id, now)[0];
+    if (!row) return null;
+    this.sql("UPDATE grants SET revoked_at = ? WHERE id = ?", now, id);
+    return grantView(row);
+  }
+}

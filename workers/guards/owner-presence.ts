@@ -1,0 +1,19 @@
+// Owner presence (AUTH-26): a sign-in from the last 10 minutes, or the machine's local
+// secret presented from a loopback address. Minting a lasting credential needs one, and so
+// does a yes that widens an app's reach or leaves a lasting grant behind.
+import { GatewayError } from "../contracts/errors";
+import { PRESENCE_WINDOW_MS } from "../contracts/session";
+import { equalsInConstantTime } from "./constant-time";
+import type { RouteRequest } from "../routes/define";
+import { clientAddress } from "../routes/sign-in-link";
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
+
+/** Throws 401 `fresh_sign_in_required` unless the request proves the owner is present. */
+export function assertOwnerPresence(req: RouteRequest<unknown, unknown>): void {
+  const local = req.c.req.header("x-local-secret");
+  if (local !== undefined && LOOPBACK.test(clientAddress(req.c.req.raw)) && equalsInConstantTime(local, req.env.INTERNAL_SECRET)) return;
+  const p = req.principal;
+  if (p.kind === "owner" && p.via !== "auth-off" && req.now - p.signedInAt <= PRESENCE_WINDOW_MS) return;
+  throw new GatewayError("fresh_sign_in_required");
+}
