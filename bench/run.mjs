@@ -71,14 +71,25 @@ async function loadSections() {
   const gateway = await startPersonalclaw(gatewayHome);
   cleanups.push(() => gateway.stop());
   await installApp(gateway, join(repoRoot, "apps", "fixtures", "node-notes"));
-  const rows = await waitHealthy(gateway, ["node-notes"]);
-  const backendPort = rows["node-notes"].backend.port;
-  const secretFile = join(gatewayHome, "apps", "node-notes", ".app_secret");
+  await waitHealthy(gateway, ["node-notes"]);
+  // The same app on a gateway with sandbox.mode off: its backend listens on a loopback TCP
+  // port, the transport every proxied request took before backends had network namespaces of
+  // their own, and the port the direct, pass-through and nginx baselines reach it on.
+  const tcpHome = join(scratch, "gateway-home-tcp");
+  mkdirSync(tcpHome);
+  writeFileSync(join(tcpHome, "config.json"), JSON.stringify({ sandbox: { mode: "off" } }));
+  const tcpGateway = wants("proxy") ? await startPersonalclaw(tcpHome) : null;
+  if (tcpGateway) cleanups.push(() => tcpGateway.stop());
+  if (tcpGateway) await installApp(tcpGateway, join(repoRoot, "apps", "fixtures", "node-notes"));
+  const rows = tcpGateway ? await waitHealthy(tcpGateway, ["node-notes"]) : null;
+  const backendPort = rows?.["node-notes"].backend.port;
+  const secretFile = join(tcpHome, "apps", "node-notes", ".app_secret");
   const sign = { secretFile, method: "GET", target: "/api/echo" };
   const targets = [];
   const proxyTarget = { id: "gateway-proxy", port: gateway.port, path: "/apps/node-notes/api/echo", headers: gateway.owner };
   if (wants("proxy")) {
-    targets.push(proxyTarget, { id: "backend-direct", port: backendPort, path: "/api/echo", sign });
+    targets.push(proxyTarget, { id: "gateway-proxy-tcp", port: tcpGateway.port, path: "/apps/node-notes/api/echo", headers: tcpGateway.owner });
+    targets.push({ id: "backend-direct", port: backendPort, path: "/api/echo", sign });
     const passthrough = await startPassthrough(scratch, backendPort);
     cleanups.push(() => passthrough.stop());
     targets.push({ id: "workerd-passthrough", port: passthrough.port, path: "/api/echo", sign });
@@ -144,6 +155,7 @@ async function loadSections() {
     }
   };
   if (wants("proxy")) {
+    loadFigures("proxy", "gateway-proxy", "gateway-proxy-tcp", "the same proxy to a backend on loopback TCP (before egress)");
     loadFigures("proxy", "gateway-proxy", "backend-direct", "backend direct");
     loadFigures("proxy", "gateway-proxy", "workerd-passthrough", "bare workerd pass-through");
     if (runs["nginx-proxy"]) loadFigures("proxy", "gateway-proxy", "nginx-proxy", "nginx reverse proxy");

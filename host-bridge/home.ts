@@ -1,6 +1,7 @@
 // The PersonalClaw home: created 0700; its secret files are written 0600 and atomically
 // (host-bridge/private-file.ts).
-import { mkdirSync, chmodSync, readFileSync, statSync, existsSync, lstatSync } from "node:fs";
+import { mkdirSync, chmodSync, readFileSync, statSync, existsSync, lstatSync, rmSync } from "node:fs";
+import { GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME } from "../workers/contracts/backend-slots";
 import { writePrivateFile } from "./private-file";
 import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
@@ -36,7 +37,13 @@ export function runtimeDir(home: string, xdgRuntimeDir: string | undefined): str
   const st = lstatSync(base);
   if (!st.isDirectory() || st.uid !== uid) throw new Error(`${base} is not a folder of this user; remove it and start again`);
   if ((st.mode & 0o077) !== 0) chmodSync(base, 0o700);
+  mkdirSync(join(base, GATEWAY_SOCKET_FOLDER), { recursive: true, mode: 0o700 });
   return base;
+}
+
+/** Before workerd starts: a gateway socket left by a gateway that died would refuse workerd's bind. */
+export function clearGatewaySocket(runtime: string): void {
+  rmSync(join(runtime, GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME), { force: true });
 }
 
 /** Creates the home (0700) and its folders; an existing home is tightened to 0700. */

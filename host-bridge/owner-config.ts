@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
+import { SANDBOX_MEMORY_MB_RANGE, SANDBOX_PROCESSES_RANGE } from "../workers/contracts/sandbox-settings";
 import type { SandboxSettings, SandboxSettingWrite } from "../workers/contracts/sandbox-settings";
 import { writePrivateFile } from "./private-file";
 
@@ -15,8 +16,8 @@ export const OwnerConfigSchema = z.object({
       /** Per app child: processes (and threads) at once, and memory in MiB. */
       limits: z
         .object({
-          processes: z.number().int().min(16).max(65_536).default(256),
-          memory_mb: z.number().int().min(64).max(1_048_576).default(1024),
+          processes: z.number().int().min(SANDBOX_PROCESSES_RANGE.min).max(SANDBOX_PROCESSES_RANGE.max).default(256),
+          memory_mb: z.number().int().min(SANDBOX_MEMORY_MB_RANGE.min).max(SANDBOX_MEMORY_MB_RANGE.max).default(1024),
         })
         .strict()
         .default({ processes: 256, memory_mb: 1024 }),

@@ -170,7 +170,7 @@ describe("the dashboard in Chromium", () => {
     expect(parts.slice(1)).toEqual(expect.arrayContaining(["Permissions", "Backend", "UI", "Hooks", "Scan findings", "Consent digest"]));
     expect(parts.at(-1)).toBe("Consent digest");
     await expect(review.locator(".prerequisites li").first().textContent()).resolves.toContain("Node.js 20 or later");
-    await expect(review.locator(".terms div", { hasText: "Network" }).textContent()).resolves.toContain("enforced");
+    await expect(review.locator(".terms > div", { hasText: "Network" }).first().textContent()).resolves.toContain("enforced");
     const previewed = await (await gw.fetch("/api/apps/preview", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ source: appFolder }) })).json();
     const shownDigest = await review.locator(".digest").textContent();
     expect(shownDigest).toBe(previewed.digest);

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { execa, type ResultPromise } from "execa";
 import { authModeInForce } from "../../workers/contracts/auth-mode";
 import { safeLines } from "../../workers/contracts/text-safety";
-import { ensureHome, readOrCreateSelKey, runtimeDir, writeFreshLocalSecret, type HomePaths } from "../home";
+import { clearGatewaySocket, ensureHome, readOrCreateSelKey, runtimeDir, writeFreshLocalSecret, type HomePaths } from "../home";
 import { writePrivateFile } from "../private-file";
 import { parentEnvironment, type Settings } from "../settings";
 import { startBridgeServer } from "../server";
@@ -118,6 +118,7 @@ export async function startGateway(options: StartOptions): Promise<number> {
   let runtimeFolder: string;
   try {
     runtimeFolder = runtimeDir(paths.home, parentEnvironment().XDG_RUNTIME_DIR);
+    clearGatewaySocket(runtimeFolder);
   } catch (error) {
     process.stderr.write(`personalclaw: refusing to start: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;

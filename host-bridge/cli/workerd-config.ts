@@ -3,7 +3,7 @@
 // that reaches loopback only (the bridge and app backends), the dashboard files, and the
 // listening socket. No dev-server layer sits on the request path.
 import { relative, dirname, join } from "node:path";
-import { BACKEND_SLOTS, slotBinding, slotSocketName } from "../../workers/contracts/backend-slots";
+import { BACKEND_SLOTS, GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME, slotBinding, slotSocketName } from "../../workers/contracts/backend-slots";
 
 export interface WorkerdConfigInput {
   configPath: string;
@@ -48,7 +48,10 @@ const config :Workerd.Config = (
     (name = "loopback", network = (allow = ["local"], deny = [])),
 ${slots.map((slot) => `    (name = "app-slot-${slot}", external = (address = ${capnpText(`unix:${join(input.runtimeDir, slotSocketName(slot))}`)}, http = ())),`).join("\n")}
   ],
-  sockets = [ (name = "http", address = ${capnpText(input.listen)}, http = (), service = "gateway") ],
+  sockets = [
+    (name = "http", address = ${capnpText(input.listen)}, http = (), service = "gateway"),
+    (name = "backends", address = ${capnpText(`unix:${join(input.runtimeDir, GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME)}`)}, http = (), service = "gateway"),
+  ],
 );
 
 const gateway :Workerd.Worker = (

@@ -135,7 +135,7 @@ describe("previewBundle review and digest", () => {
     expect(consentDigest(rehashed.listing, r.review as unknown as Record<string, unknown>)).toBe(r.digest);
   });
 
-  it("the review leads with prerequisites and labels the network claim advisory", async () => {
+  it("the review leads with prerequisites and shows the network grant as enforced", async () => {
     const sb = await sandbox("scan-clean-ok");
     const manifest = JSON.parse(await readFile(path.join(sb.bundle, "app.json"), "utf8"));
     Object.assign(manifest, {
@@ -154,7 +154,7 @@ describe("previewBundle review and digest", () => {
     if (!r.ok) throw new Error(r.code);
     expect(Object.keys(r.review)[1]).toBe("prerequisites");
     expect(r.review.prerequisites).toEqual([{ name: "ComfyUI", why: "renders images", how: "install ComfyUI" }]);
-    expect(r.review.permissions.network).toMatchObject({ declared: ["api.example.com"], advisory: true });
+    expect(r.review.permissions.network).toMatchObject({ hosts: ["api.example.com"], enforced: true });
     expect(r.review.scheduledJobs).toEqual([{ name: "daily", schedule: "0 9 * * *", enabled: true, registers: true }]);
     expect(r.review.pythonPackages).toEqual(["requests==2.31.0"]);
     expect(r.review.npmPackages.packages).toEqual(["some-adapter"]);

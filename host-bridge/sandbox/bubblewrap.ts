@@ -47,7 +47,7 @@ export interface WrapOptions {
    * any child with a network grant gets out only through its egress broker's socket; either
    * runs the launcher (inside/launcher.mjs) as the program's parent.
    */
-  gateway?: { listenFd: number; backendPort: number };
+  gateway?: { listenFd: number; backendPort: number; callback?: { socketDir: string; port: number } };
   egressSocket?: string;
   /** From sandboxAvailability(); defaults to `bwrap` on the child's PATH and no user namespace flags. */
   bwrapPath?: string;
@@ -148,7 +148,7 @@ export function wrapInSandbox(cmd: SandboxedCommand, opts: WrapOptions): { file:
   const keepHidden = [path.resolve(opts.ownerHome), path.resolve(opts.home), "/home", "/root"];
   const launched = opts.gateway !== undefined || opts.egressSocket !== undefined;
   const readOnly = [program, ...(launched ? [process.execPath] : [])].flatMap((file) => interpreterMounts({ file, cwd: appDir, pathEnv: opts.pathEnv, keepHidden }));
-  const plan = planMounts({ appDir, writable: opts.writable, readOnly: [...new Set(readOnly)], home: opts.home, ...(launched ? { launcher: { libDir: LAUNCHER_DIR, egressSocket: opts.egressSocket } } : {}) });
+  const plan = planMounts({ appDir, writable: opts.writable, readOnly: [...new Set(readOnly)], home: opts.home, ...(launched ? { launcher: { libDir: LAUNCHER_DIR, egressSocket: opts.egressSocket, gatewaySocketDir: opts.gateway?.callback?.socketDir } } : {}) });
   const args = [...mountArgs(plan), ...isolationArgs(opts.userNamespace)];
   if (opts.infoFd !== undefined) args.push("--info-fd", String(opts.infoFd));
   if (opts.blockFd !== undefined) args.push("--block-fd", String(opts.blockFd));
@@ -166,6 +166,7 @@ const LAUNCHER_DIR = [new URL("./inside/", import.meta.url), new URL("../host-br
 function launcherArgs(opts: WrapOptions): string[] {
   const args = [process.execPath, `${INSIDE_DIR}/lib/launcher.mjs`];
   if (opts.gateway) args.push("--listen-fd", String(opts.gateway.listenFd), "--backend-port", String(opts.gateway.backendPort));
+  if (opts.gateway?.callback) args.push("--gateway-socket", `${INSIDE_DIR}/gateway/gateway.sock`, "--gateway-port", String(opts.gateway.callback.port));
   if (opts.egressSocket) args.push("--egress-socket", `${INSIDE_DIR}/egress.sock`, "--egress-port", String(EGRESS_PROXY_PORT));
   args.push("--");
   return args;

@@ -63,7 +63,7 @@ export interface MountPlanOptions {
   /** PERSONALCLAW_HOME: no mount may show it, or a folder that holds it, except appDir's own subtree. */
   home: string;
   /** The launcher's folder and the app's egress broker socket, shown at /run/personalclaw. */
-  launcher?: { libDir: string; egressSocket?: string };
+  launcher?: { libDir: string; egressSocket?: string; gatewaySocketDir?: string };
   /** The system folders as this machine has them (tests pass their own). */
   system?: readonly string[];
   etc?: readonly string[];
@@ -144,6 +144,7 @@ export function planMounts(opts: MountPlanOptions): MountStep[] {
   if (opts.launcher) {
     steps.push({ kind: "dir", target: INSIDE_DIR, why: "the launcher's folder" });
     steps.push({ kind: "ro-bind", source: path.resolve(opts.launcher.libDir), target: `${INSIDE_DIR}/lib`, why: "the launcher and the Node egress preload" });
+    if (opts.launcher.gatewaySocketDir) steps.push({ kind: "ro-bind", source: path.resolve(opts.launcher.gatewaySocketDir), target: `${INSIDE_DIR}/gateway`, why: "the gateway's socket, for calls back to the gateway" });
     if (opts.launcher.egressSocket) steps.push({ kind: "ro-bind", source: path.resolve(opts.launcher.egressSocket), target: `${INSIDE_DIR}/egress.sock`, why: "the app's egress broker" });
   }
 

@@ -19,7 +19,7 @@ import { generateAppSecret, writeAppSecret } from "./app-secret.js";
 import { allocateLoopbackPort } from "./free-port.js";
 import { isAcceptableHealthPath, probeHealth, type HealthEndpoint } from "./health-probe.js";
 import { openSlotListener, SLOT_LISTEN_FD, withListener, type SlotListener } from "./slot-listener.js";
-import { BACKEND_SLOTS, slotSocketName } from "../../workers/contracts/backend-slots.js";
+import { BACKEND_SLOTS, GATEWAY_SOCKET_FOLDER, slotSocketName } from "../../workers/contracts/backend-slots.js";
 import type { HostPattern } from "../../workers/contracts/network-grant.js";
 import type { EgressBrokers } from "../egress/brokers.js";
 import { egressEnvironment } from "../sandbox/child-env.js";
@@ -507,7 +507,11 @@ export class BackendSupervisor {
           home: this.opts.home,
           ownerHome: this.opts.ownerHome,
           pathEnv: env.PATH,
-          gateway: { listenFd: SLOT_LISTEN_FD, backendPort: port },
+          gateway: {
+            listenFd: SLOT_LISTEN_FD,
+            backendPort: port,
+            ...(this.opts.gatewayPort !== undefined ? { callback: { socketDir: path.join(this.opts.runtimeDir, GATEWAY_SOCKET_FOLDER), port: this.opts.gatewayPort } } : {}),
+          },
           ...(egressSocket ? { egressSocket } : {}),
           bwrapPath: sandbox.path,
           userNamespace: sandbox.userNamespace,

@@ -4,6 +4,9 @@
 //   --listen-fd N --backend-port P   accepts the gateway's connections on the listening
 //                                    socket the bridge handed down (fd N) and relays each to
 //                                    the app's backend on 127.0.0.1:P inside the namespace;
+//   --gateway-socket G --gateway-port R  listens on 127.0.0.1:R and relays each connection to
+//                                    the gateway's own socket G: how the backend calls the
+//                                    gateway back (PERSONALCLAW_PORT);
 //   --egress-socket S --egress-port Q  listens on 127.0.0.1:Q and relays each connection to
 //                                    the app's egress broker at S (the HTTP(S)_PROXY the app
 //                                    is given), which decides what may leave.
@@ -39,6 +42,10 @@ function relay(from, connectTo) {
 if (flags.has("--listen-fd")) {
   const port = Number(flags.get("--backend-port"));
   net.createServer((socket) => relay(socket, { host: "127.0.0.1", port })).on("error", (error) => process.stderr.write(`personalclaw launcher: ${error.message}\n`)).listen({ fd: Number(flags.get("--listen-fd")) });
+}
+if (flags.has("--gateway-socket")) {
+  const socketPath = flags.get("--gateway-socket");
+  net.createServer((socket) => relay(socket, { path: socketPath })).on("error", (error) => process.stderr.write(`personalclaw launcher: gateway relay: ${error.message}\n`)).listen(Number(flags.get("--gateway-port")), "127.0.0.1");
 }
 if (flags.has("--egress-socket")) {
   const socketPath = flags.get("--egress-socket");
