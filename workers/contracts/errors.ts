@@ -94,6 +94,13 @@ export const ERROR_CODES = {
   native_app_unproven: { status: 403, message: "'{source}' is not a native app this start staged from the package's own apps/native/ folder." },
   app_message_too_large: { status: 413, message: "A message body may be at most {limit} bytes as JSON." },
   app_inbox_full: { status: 429, message: "The inbox of '{app}' is full ({reason}); it must read its messages first." },
+  // lifecycle
+  app_busy: { status: 409, message: "The app '{name}' is in the middle of another change ({kind}); try again in a moment." },
+  app_update_locked: { status: 400, message: "The app '{name}' ships with PersonalClaw and is updated only with the package." },
+  app_update_name_mismatch: { status: 422, message: "The folder holds the app '{found}', not '{name}'; an update keeps the name." },
+  update_unhealthy: { status: 422, message: "The update of '{name}' was rolled back: {reason}. The previous version runs again with its data." },
+  update_step_failed: { status: 422, message: "Updating '{name}' failed at the step '{step}': {reason}. The previous version is kept." },
+  app_restart_failed: { status: 422, message: "The backend of '{name}' could not be restarted: {reason}." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
