@@ -212,9 +212,10 @@ describe("update, transitions and restart", () => {
 
   it("an update whose backend never becomes healthy is rolled back: the old version serves again with its data as it left it", async () => {
     await writeFile(join(gw.home, "apps", APP, "data", "notes.txt"), "kept exactly\n");
-    const folder = await writeProbe(root, "2.0.0", { broken: true });
+    // The same disclosure as the installed 1.2.0, so no consent is asked: only its backend fails.
+    const folder = await writeProbe(root, "2.0.0", { broken: true, permissions: { memory: true } });
     const answer = await post(gw, `/api/apps/${APP}/update`, { source: folder });
-    expect(answer.status).toBe(422);
+    expect(answer.status, JSON.stringify(answer.body).slice(0, 2000)).toBe(422);
     expect(answer.body.error.code).toBe("update_unhealthy");
     expect(answer.body.error.message).toMatch(/exited with code 7/);
     expect((await appRow(gw))?.version).toBe("1.2.0");
