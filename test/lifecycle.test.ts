@@ -10,7 +10,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { errorCode, makeHome, removeHome, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
+import { makeHome, removeHome, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 import { install, waitForRow } from "./helpers/backends";
 
 type Json = Record<string, any>;

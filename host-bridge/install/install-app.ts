@@ -166,7 +166,9 @@ export async function installApp(
     await note("move_into_place", "started");
     // The journal comes first: a crash after the move leaves a folder the gateway may not have
     // recorded yet, and the next start decides from the record whether to keep it or undo it.
-    await writeJournal(ctx.home, { op: "install", name, digest: staged.digest, adoptedData: adopting, startedAt: new Date().toISOString() });
+    if (!(await writeJournal(ctx.home, { op: "install", name, digest: staged.digest, adoptedData: adopting, startedAt: new Date().toISOString() }, { exclusive: true }))) {
+      throw new GatewayError("app_exists", { vars: { name } });
+    }
     // A concurrent install of the same name may have moved in since the check above: the
     // rename then fails rather than replace it, and this install answers app_exists.
     try {

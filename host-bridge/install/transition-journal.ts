@@ -3,7 +3,8 @@
 // cannot simply be dropped, and removed once the gateway's record and the app's folder agree
 // again. The next start reads what is left (recover-transitions.ts) and finishes or undoes it.
 import { constants, existsSync, readdirSync } from "node:fs";
-import { mkdir, open, rename, rm } from "node:fs/promises";
+import { link, mkdir, open, rename, rm } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { z } from "zod";
 import { parseStrictJson } from "../../workers/contracts/strict-json";
@@ -53,21 +54,37 @@ function journalPath(home: string, name: string): string {
   return join(journalDir(home), `${name}.json`);
 }
 
-/** Writes the journal of `journal.name` durably: a temporary file, fsync, rename, fsync of the folder. */
-export async function writeJournal(home: string, journal: Journal): Promise<void> {
+/**
+ * Writes the journal of `journal.name` durably: a temporary file, fsync, then into place, fsync
+ * of the folder. With `exclusive`, an existing journal is never replaced (answers false): a
+ * second install of the same name under way in parallel must not take over the first's journal.
+ */
+export async function writeJournal(home: string, journal: Journal, opts: { exclusive?: boolean } = {}): Promise<boolean> {
   const dir = journalDir(home);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const text = `${JSON.stringify(JournalSchema.parse(journal))}\n`;
-  const temporary = `${journalPath(home, journal.name)}.${process.pid}.tmp`;
-  const fh = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
+  const temporary = `${journalPath(home, journal.name)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+  const fh = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   try {
     await fh.writeFile(text);
     await fh.sync();
   } finally {
     await fh.close();
   }
-  await rename(temporary, journalPath(home, journal.name));
+  if (opts.exclusive) {
+    try {
+      await link(temporary, journalPath(home, journal.name));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+      throw error;
+    } finally {
+      await rm(temporary, { force: true });
+    }
+  } else {
+    await rename(temporary, journalPath(home, journal.name));
+  }
   await syncFolder(dir);
+  return true;
 }
 
 /** Flushes a folder's entries (a rename in it) to disk. */
