@@ -3,7 +3,7 @@
 // document) of medians over --runs runs with their min-max spread. Results are printed, never
 // asserted. Every process it starts is its own child on loopback, stopped before it exits.
 //
-//   node bench/run.mjs [--json] [--json-out FILE] [--runs 3] [--duration 4] [--only proxy,auth,runtime,install,sel,start,backends]
+//   node bench/run.mjs [--json] [--json-out FILE] [--runs 3] [--duration 4] [--only proxy,auth,runtime,install,sel,start,backends,update]
 import { spawn, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -29,8 +29,9 @@ import { nginxBinary, nginxVersion, startNginx } from "./lib/nginx.mjs";
 import { generateBundle } from "./lib/bundle.mjs";
 import { runLoad } from "./lib/load.mjs";
 import { measureBackendStarts } from "./lib/backend-start.mjs";
+import { measureUpdates } from "./lib/update-app.mjs";
 
-const SECTIONS = ["proxy", "auth", "runtime", "install", "sel", "start", "backends"];
+const SECTIONS = ["proxy", "auth", "runtime", "install", "sel", "start", "backends", "update"];
 const { values: argv } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
@@ -436,6 +437,12 @@ async function main() {
       figure("backends", "backend spawn -> healthy, confined + bounded", "ms", starts.confined, starts.previousShape, "bwrap --ro-bind / / (the sandbox before confinement)");
       figure("backends", "backend spawn -> healthy, confined, no bounds", "ms", starts.confinedUnbounded, starts.previousShape, "bwrap --ro-bind / / (the sandbox before confinement)");
       figure("backends", "backend spawn -> healthy, confined + bounded", "ms", starts.confined, starts.unsandboxed, "the same supervisor, sandbox.mode off");
+    }
+    if (wants("update")) {
+      log("update: node-notes with a 10 MB SQLite database in data/, against a bare copy of the same files");
+      const updates = await measureUpdates(scratch, RUNS);
+      raw.updates = updates;
+      figure("update", "update node-notes (10 MB SQLite in data/) -> new backend healthy, rollback dropped", "ms", updates.update, updates.bareCopy, "cp -r of the same files");
     }
   } finally {
     for (const stop of cleanups.reverse()) await stop().catch(() => undefined);

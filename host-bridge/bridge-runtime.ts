@@ -2,7 +2,7 @@
 // the internal operations the gateway calls. The gateway holds every record; the bridge
 // holds bytes and processes, and reports backend changes back through internal routes.
 import { homedir } from "node:os";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
@@ -12,7 +12,12 @@ import type { AppManifest } from "../workers/contracts/manifest";
 import { reservedAppNames } from "./reserved-app-names";
 import type { BridgeOperation, BridgeRefusal } from "./server";
 import { previewBundle, type PreviewOptions } from "./install/preview";
-import { installApp, removeAppFiles, undoInstall, type InstallProgressEvent } from "./install/install-app";
+import { installApp, removeAppFiles, undoInstall } from "./install/install-app";
+import { commitUpdate, undoUpdate, updateApp, updateNeedsConsent, type BackendControl } from "./install/update-app";
+import { clearJournal, readJournal, writeJournal, type Journal } from "./install/transition-journal";
+import { recoverTransitions, JournalVerdictSchema, type PendingRecovery } from "./install/recover-transitions";
+import type { InstallReview } from "./install/review";
+import { readSettings } from "./settings";
 import { listParkedData, parkedDataDir, purgeParkedData } from "./install/parked-data";
 import { listUiFiles } from "./install/ui-files";
 import { ParkedDataViewSchema } from "../workers/contracts/parked-data";
@@ -49,6 +54,7 @@ export interface BridgeRuntimeOptions {
 }
 
 const SourceSchema = z.object({ source: z.string().min(1).max(4096) });
+const PreviewSchema = SourceSchema.extend({ installedReview: z.record(z.string(), z.unknown()).nullable().optional() });
 const InstallSchema = SourceSchema.extend({
   consent: z.string().max(200).optional(),
   takenNames: z.array(z.string()).max(10_000),
@@ -62,8 +68,22 @@ const RemoveSchema = NameSchema.extend({
   manifest: z.record(z.string(), z.unknown()).optional(),
   version: z.string().max(64),
   consentDigest: z.string().max(200),
+  installId: z.string().max(100).optional(),
 });
 const UndoSchema = NameSchema.extend({ adoptedData: ParkedDataViewSchema.nullable() });
+const InstalledCopySchema = z.object({
+  manifest: z.record(z.string(), z.unknown()),
+  review: z.record(z.string(), z.unknown()).nullable(),
+  digest: z.string().max(200),
+  enabled: z.boolean(),
+});
+const UpdateSchema = NameSchema.extend({
+  source: z.string().min(1).max(4096),
+  consent: z.string().max(200).optional(),
+  installed: InstalledCopySchema,
+  installId: z.string().max(100).optional(),
+});
+const UpdateUndoSchema = NameSchema.extend({ installed: InstalledCopySchema });
 const NativeProofSchema = z.object({ source: z.string().min(1).max(4096), digest: z.string().max(200) });
 
 /** What the bridge staged from the package's own apps/native/ at this start: the only apps the gateway may record as native. */
@@ -81,6 +101,13 @@ function parse<T>(schema: z.ZodType<T>, body: unknown): T {
 
 function refusalError(refusal: { code: string; message: string; path?: string; field?: string; detail?: unknown }): GatewayError {
   return GatewayError.fromEnvelope(refusal.code, refusal.message, { path: refusal.path, field: refusal.field, ...(refusal.detail as object | undefined) }, 422);
+}
+
+/** What the gateway is asked about a journal: the record decides whether the transition stands. */
+function journalQuestion(journal: Journal): Record<string, unknown> {
+  if (journal.op === "install") return { op: "install", digest: journal.digest };
+  if (journal.op === "update") return { op: "update", fromDigest: journal.fromDigest, toDigest: journal.toDigest };
+  return { op: "uninstall", consentDigest: journal.consentDigest };
 }
 
 /** What an app backend is told to run: `python`/`python3` means the app's own venv when it has one. */
@@ -102,12 +129,15 @@ export class BridgeRuntime {
   private readonly bounds: BoundsAvailability;
   private readonly egress: EgressBrokers;
   private readonly reports = new Map<string, { next: BackendReport | null; drained: Promise<void> }>();
-  private progress = new Map<string, InstallProgressEvent[]>();
+  private progress = new Map<string, Array<Record<string, unknown>>>();
   private pendingRows: Array<{ kind: string; outcome: "allowed" | "refused" | "info"; subject: string }> = [];
   private readonly previewOptions: PreviewOptions;
   private readonly nativeProofs = new Map<string, NativeProof>();
+  private recovery: PendingRecovery | null = null;
+  private readonly testHooks: boolean;
 
   constructor(private readonly opts: BridgeRuntimeOptions) {
+    this.testHooks = readSettings(opts.parentEnv).testHooks;
     this.previewOptions = {
       quarantineRoot: opts.paths.quarantine,
       reservedNames: reservedAppNames(opts.packageRoot),
@@ -137,6 +167,8 @@ export class BridgeRuntime {
 
   /** Probes bubblewrap once and ends backends a previous bridge left orphaned. */
   async prepare(): Promise<void> {
+    // First: journals a killed gateway left are finished or undone, the quarantine emptied.
+    this.recovery = await recoverTransitions({ home: this.opts.paths.home, appsDir: this.opts.paths.apps, quarantine: this.opts.paths.quarantine, log: this.opts.log });
     this.sandbox = await sandboxAvailability(this.opts.parentEnv.PATH);
     this.opts.log(`bridge: app children are bounded by ${this.bounds.mechanism}: ${this.bounds.description}`);
     const staleGroups = removeStaleGroups(this.bounds);
@@ -228,10 +260,58 @@ export class BridgeRuntime {
     };
   }
 
+  /**
+   * The progress list of a transition the caller named, and the sink that fills it. With test
+   * hooks on, a step named in <home>/test-pause-at ("<op>:<step>:<status>") stops the
+   * transition there for good, so a test can kill the gateway at exactly that step.
+   */
+  private progressSink(op: string, id: string | undefined): (event: { step: string; status: string; at: string; message?: string }) => Promise<void> {
+    const events: Array<Record<string, unknown>> = [];
+    if (id) this.progress.set(id, events);
+    return async (event) => {
+      events.push({ op, ...event });
+      if (!this.testHooks) return;
+      const pauseAt = join(this.opts.paths.home, "test-pause-at");
+      if (existsSync(pauseAt) && readFileSync(pauseAt, "utf8").trim() === `${op}:${event.step}:${event.status}`) {
+        this.opts.log(`bridge: paused at ${op}:${event.step}:${event.status} (test hooks)`);
+        await new Promise(() => {});
+      }
+    };
+  }
+
+  private backendControl(): BackendControl {
+    return {
+      stop: (name) => this.stopBackend(name),
+      start: async (name, manifest) => {
+        await this.startBackend(name, manifest);
+      },
+      startHealthy: async (name, manifest, timeoutMs) => {
+        const started = await this.startBackend(name, manifest);
+        if (!started.started) return { ok: false, reason: started.reason ?? "it did not start" };
+        const deadline = Date.now() + timeoutMs;
+        for (;;) {
+          const status = this.supervisor.status(name);
+          if (status?.healthy) return { ok: true };
+          if (status && !status.running && status.exit) {
+            return { ok: false, reason: `its backend ${status.exit.signal ? `was killed by ${status.exit.signal}` : `exited with code ${status.exit.code}`} before it answered its health check` };
+          }
+          if (Date.now() >= deadline) return { ok: false, reason: `its backend did not answer its health check within ${Math.round(timeoutMs / 1000)} s` };
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      },
+    };
+  }
+
   async startBackend(name: string, manifest: AppManifest): Promise<{ started: boolean; reason?: string; code?: string }> {
     if (!manifest.backend) return { started: false, reason: "the app has no backend" };
     if (this.opts.skipBackends) return { started: false, reason: "PERSONALCLAW_SKIP_APP_BACKENDS=1" };
     const appDir = join(this.opts.paths.apps, name);
+    // Enabling an app whose backend already runs changes nothing: its current status is reported again.
+    const current = this.supervisor.status(name);
+    if (current?.running) {
+      await this.report(name, current);
+      return { started: true, reason: "already running" };
+    }
     const result = await this.supervisor.start({
       name,
       appDir,
@@ -268,6 +348,14 @@ export class BridgeRuntime {
   /** Starts the backend of every enabled app the gateway's registry holds. */
   async startEnabledBackends(): Promise<void> {
     for (const row of this.pendingRows.splice(0)) await this.audit(row);
+    // The journals whose outcome the record decides are settled before any backend starts.
+    await this.recovery?.settle(async (journal) => {
+      const answer = await this.opts.callGateway("POST", `/api/internal/apps/${journal.name}/journal`, journalQuestion(journal));
+      const verdict = JournalVerdictSchema.safeParse(answer.body);
+      if (answer.status !== 200 || !verdict.success) throw new Error(`the gateway answered ${answer.status}`);
+      return verdict.data.outcome;
+    });
+    this.recovery = null;
     const answer = await this.opts.callGateway("GET", "/api/internal/apps/startable");
     const apps = (answer.body?.apps ?? []) as Array<{ name: string; manifest: AppManifest }>;
     await Promise.all(apps.map((app) => this.startBackend(app.name, app.manifest)));
@@ -316,16 +404,17 @@ export class BridgeRuntime {
     const ops = new Map<string, BridgeOperation>();
     ops.set("GET /sel/anchor", async () => readAnchor(this.opts.paths.selAnchor));
     ops.set("POST /apps/preview", async ({ body }) => {
-      const { source } = parse(SourceSchema, body);
+      const { source, installedReview } = parse(PreviewSchema, body);
       const result = await previewBundle(source, this.previewOptions);
       if (!result.ok) throw refusalError(result);
-      return { review: result.review, digest: result.digest };
+      if (installedReview === undefined) return { review: result.review, digest: result.digest };
+      // Previewed as an update: what changes against the review the owner consented to.
+      const { needed, changes } = updateNeedsConsent(installedReview as unknown as InstallReview | null, result.review);
+      return { review: result.review, digest: result.digest, changes, consentNeeded: needed };
     });
     ops.set("POST /apps/install", async ({ body }) => {
       const request = parse(InstallSchema, body);
-      const events: InstallProgressEvent[] = [];
-      if (request.installId) this.progress.set(request.installId, events);
-      const installed = await installApp(request.source, request.consent, new Set(request.takenNames), this.hookContext(), (event) => events.push(event), {
+      const installed = await installApp(request.source, request.consent, new Set(request.takenNames), this.hookContext(), this.progressSink("install", request.installId), {
         adoptData: request.adoptData === true,
       });
       return { manifest: installed.manifest, review: installed.review, digest: installed.digest, uiFiles: installed.uiFiles, adoptedData: installed.adoptedData };
@@ -335,6 +424,28 @@ export class BridgeRuntime {
       const { name, adoptedData } = parse(UndoSchema, body);
       await this.stopBackend(name);
       await undoInstall(this.opts.paths.apps, name, adoptedData);
+      await clearJournal(this.opts.paths.home, name);
+      return { undone: true };
+    });
+    // The gateway recorded the transition: its journal (and an update's kept old version) go.
+    ops.set("POST /apps/transition-commit", async ({ body }) => {
+      const { name } = parse(NameSchema, body);
+      const journal = await readJournal(this.opts.paths.home, name);
+      await this.progressSink(journal?.op ?? "transition", undefined)({ step: "commit", status: "started", at: new Date().toISOString() });
+      if (journal?.op === "update") await commitUpdate(this.opts.paths.home, this.opts.paths.apps, name);
+      else await clearJournal(this.opts.paths.home, name);
+      return { committed: true };
+    });
+    ops.set("POST /apps/update", async ({ body }) => {
+      const request = parse(UpdateSchema, body);
+      const installed = { ...request.installed, manifest: request.installed.manifest as AppManifest, review: request.installed.review as unknown as InstallReview | null };
+      const updated = await updateApp(request.name, request.source, request.consent, installed, this.hookContext(), this.backendControl(), this.progressSink("update", request.installId));
+      return { manifest: updated.manifest, review: updated.review, digest: updated.digest, uiFiles: updated.uiFiles, changes: updated.changes, venvMoved: updated.venvMoved };
+    });
+    // The gateway could not record an update that swapped: the old version comes back.
+    ops.set("POST /apps/update-undo", async ({ body }) => {
+      const { name, installed } = parse(UpdateUndoSchema, body);
+      await undoUpdate(this.opts.paths.home, this.opts.paths.apps, name, { ...installed, manifest: installed.manifest as AppManifest, review: null }, this.backendControl());
       return { undone: true };
     });
     ops.set("POST /apps/parked", async () => ({ parked: await listParkedData(this.opts.paths.apps) }));
@@ -356,7 +467,8 @@ export class BridgeRuntime {
       return { steps: this.progress.get(id) ?? null };
     });
     ops.set("POST /apps/remove", async ({ body }) => {
-      const { name, purgeData, manifest, version, consentDigest } = parse(RemoveSchema, body);
+      const { name, purgeData, manifest, version, consentDigest, installId } = parse(RemoveSchema, body);
+      const note = this.progressSink("uninstall", installId);
       // Checked before anything is torn down: parking over an earlier install's data would destroy it.
       if (!purgeData && existsSync(join(this.opts.paths.apps, name, "data")) && existsSync(parkedDataDir(this.opts.paths.apps, name))) {
         throw new GatewayError("parked_data_exists", { vars: { name } });
@@ -365,6 +477,7 @@ export class BridgeRuntime {
       const hook = (manifest as AppManifest | undefined)?.setup?.onUninstall;
       const appDir = join(this.opts.paths.apps, name);
       let hookResult: string | null = null;
+      await note({ step: "uninstall_hook", status: hook ? "started" : "skipped", at: new Date().toISOString() });
       if (hook && existsSync(appDir)) {
         const ctx = this.hookContext();
         const result = await runHook(hook, { name, appDir, dataDir: join(appDir, "data"), hasStorage: (manifest as AppManifest).permissions?.storage === true }, ctx, this.opts.hookTimeoutSeconds, {
@@ -374,8 +487,14 @@ export class BridgeRuntime {
         hookResult = result.ok ? "ok" : result.reason;
         if (!result.ok) this.opts.log(`bridge: ${name}'s uninstall hook failed (${result.reason}); removing it anyway`);
       }
+      await note({ step: "stop_backend", status: "started", at: new Date().toISOString() });
       await this.stopBackend(name);
-      await removeAppFiles(this.opts.paths.apps, name, purgeData, { version, consentDigest });
+      // The journal before the folder leaves: the next start finishes a removal a crash cut short.
+      const trashDir = join(this.opts.paths.quarantine, `${name}.removing-${Date.now()}`);
+      await writeJournal(this.opts.paths.home, { op: "uninstall", name, purgeData, version, consentDigest, trashDir, startedAt: new Date().toISOString() });
+      await note({ step: "remove_files", status: "started", at: new Date().toISOString() });
+      await removeAppFiles(this.opts.paths.apps, name, purgeData, { version, consentDigest }, trashDir);
+      await note({ step: "remove_files", status: "done", at: new Date().toISOString() });
       return { removed: true, uninstallHook: hookResult };
     });
     ops.set("POST /backends/start", async ({ body }) => {
@@ -393,6 +512,14 @@ export class BridgeRuntime {
       const written = writeSandboxSetting(this.opts.paths.home, parse(SandboxSettingWriteSchema, body));
       if (!written.ok) throw new GatewayError("bad_request", { vars: { reason: written.reason } });
       return written.sandbox;
+    });
+    ops.set("POST /backends/restart", async ({ body }) => {
+      const { name, manifest } = parse(StartSchema, body);
+      if (!this.supervisor.status(name)) return this.startBackend(name, manifest as AppManifest);
+      const restarted = await this.supervisor.restart(name);
+      if (!restarted.ok) throw new GatewayError("app_restart_failed", { vars: { name, reason: restarted.reason } });
+      await this.report(name, this.supervisor.status(name)!);
+      return { started: true };
     });
     ops.set("POST /backends/stop", async ({ body }) => {
       const { name } = parse(NameSchema, body);

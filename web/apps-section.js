@@ -1,9 +1,10 @@
-// Apps: installed apps with enable/disable, uninstall and backend health, and install from a
+// Apps: installed apps with enable/disable, restart, update, uninstall and backend health, and install from a
 // folder (preview -> review -> install with the review's digest as consent, showing each step).
 import { el, errorNotice, infoNotice, replaceChildren } from "./element.js";
 import { findingsPart, installReview } from "./install-review.js";
 import { installFailureNotice, installProgressView, newInstallId, withInstallProgress } from "./install-progress.js";
 import { uninstallControl } from "./uninstall-control.js";
+import { updateControl } from "./update-control.js";
 
 const list = (value) => (Array.isArray(value) ? value : []);
 
@@ -73,6 +74,16 @@ export function appsSection(api, statusChanged) {
     statusChanged();
   }
 
+  async function restart(app) {
+    const answer = await api.post(`/api/apps/${encodeURIComponent(app.name)}/restart`, {});
+    if (!answer.ok) {
+      if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
+      return;
+    }
+    replaceChildren(notices, infoNotice(`${app.displayName || app.name}'s backend was restarted.`));
+    await refresh({ keepNotices: true });
+  }
+
   /** Answers true when the app is gone, so its control need not ask again. */
   async function uninstall(app, purgeData) {
     const answer = await api.delete(`/api/apps/${encodeURIComponent(app.name)}`, purgeData ? { purge_data: true } : {});
@@ -114,7 +125,9 @@ export function appsSection(api, statusChanged) {
         { class: "toolbar" },
         el("button", { type: "button", text: enabled ? "Disable" : "Enable", "aria-label": `${enabled ? "Disable" : "Enable"} ${name}`, onClick: () => setEnabled(app, !enabled) }),
         app.ui && enabled ? el("a", { class: "button-link", href: `/apps/${encodeURIComponent(name)}/${app.ui.revision ? `?rev=${encodeURIComponent(app.ui.revision)}` : ""}`, text: "Open", "aria-label": `Open ${name}` }) : null,
-        // A native (locked) app cannot be uninstalled, only disabled; the gateway refuses it too.
+        app.hasBackend && enabled ? el("button", { type: "button", text: "Restart", "aria-label": `Restart ${name}`, onClick: () => restart(app) }) : null,
+        // A native (locked) app cannot be updated or uninstalled, only disabled; the gateway refuses it too.
+        app.lifecycle === "locked" ? null : updateControl(api, name, async () => { await refresh({ keepNotices: true }); statusChanged(); }),
         app.lifecycle === "locked" ? null : uninstallControl(name, (purgeData) => uninstall(app, purgeData)),
       ),
     );

@@ -39,6 +39,8 @@ export class AppRegistry extends DurableObject<Env> {
       const start = ctx.storage.sql.exec("SELECT started_at, backends_reported FROM gateway_start WHERE id = 1").toArray()[0];
       if (start?.started_at !== env.STARTED_AT) {
         ctx.storage.sql.exec("DELETE FROM backends");
+        // A transition of an earlier start ended with it; the bridge's journals settle its files.
+        ctx.storage.sql.exec("DELETE FROM transitions");
         ctx.storage.sql.exec("INSERT OR REPLACE INTO gateway_start (id, started_at, backends_reported) VALUES (1, ?, 0)", env.STARTED_AT);
         return;
       }
@@ -106,6 +108,24 @@ export class AppRegistry extends DurableObject<Env> {
     this.write({ ...record, enabled });
     this.bumpTokenEpoch(name);
     return this.view(this.records.get(name)!);
+  }
+
+  /**
+   * Takes the app's one transition lock (LIFE-01): a token while no other transition of the
+   * app is under way, otherwise the kind of the one that is. Held in storage, so an object
+   * unloaded mid-transition still knows; it lapses after `ttlMs` in case its holder vanished.
+   */
+  async beginTransition(name: string, kind: string, now: number, ttlMs: number): Promise<{ ok: true; token: string } | { ok: false; kind: string }> {
+    const held = this.ctx.storage.sql.exec("SELECT kind, expires_at FROM transitions WHERE name = ?", name).toArray()[0];
+    if (held && Number(held.expires_at) > now) return { ok: false, kind: String(held.kind) };
+    const token = crypto.randomUUID();
+    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO transitions (name, kind, token, expires_at) VALUES (?, ?, ?, ?)", name, kind, token, now + ttlMs);
+    return { ok: true, token };
+  }
+
+  /** Releases the lock `token` holds; a lock another transition took since is left alone. */
+  async endTransition(name: string, token: string): Promise<void> {
+    this.ctx.storage.sql.exec("DELETE FROM transitions WHERE name = ? AND token = ?", name, token);
   }
 
   async setBackend(name: string, status: BackendStatus, secret?: string): Promise<boolean> {

@@ -1,5 +1,6 @@
 // AppRegistry tables: one row per installed app, its backend as the bridge last reported it
-// during this gateway start, its own config document, and its inbox.
+// during this gateway start, its own config document, its inbox, and the one transition
+// (install, update, enable, ...) under way for it during this start.
 export const APP_REGISTRY_SCHEMA = `
 CREATE TABLE IF NOT EXISTS apps (
   name TEXT PRIMARY KEY,
@@ -18,6 +19,12 @@ CREATE TABLE IF NOT EXISTS gateway_start (
 CREATE TABLE IF NOT EXISTS app_config (
   name TEXT PRIMARY KEY,
   config TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS transitions (
+  name TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  token TEXT NOT NULL,
+  expires_at INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS inbox (
   id INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -1,4 +1,4 @@
-// `personalclaw apps preview|install|list|enable|disable|uninstall`. Exit status: 0 done or
+// `personalclaw apps preview|install|update|list|enable|disable|restart|uninstall`. Exit status: 0 done or
 // installable, 3 refused, 1 any other failure; --json prints the answer or the error envelope.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -107,6 +107,59 @@ export async function runAppsInstall(args: string[], home: string): Promise<numb
   return 0;
 }
 
+/** One change of the update's review against the consented one, as a line. */
+function changeLine(change: { field: string; before: unknown; after: unknown }): string {
+  const text = (value: unknown) => safeLine(JSON.stringify(value) ?? "null").slice(0, 200);
+  return `  changed ${safeLine(change.field)}: ${text(change.before)} -> ${text(change.after)}\n`;
+}
+
+/** `apps update <name> <folder>`: no consent needed when nothing the owner consented to changes. */
+export async function runAppsUpdate(args: string[], home: string): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" }, yes: { type: "boolean" }, consent: { type: "string" } } });
+  const json = Boolean(values.json);
+  if (positionals.length !== 2) return emitError({ error: { code: "bad_request", message: "Usage: personalclaw apps update <name> <folder> [--consent DIGEST | --yes] [--json]" } }, json, 400);
+  const name = positionals[0];
+  const source = resolve(positionals[1]);
+  let consent = values.consent;
+  if (consent === undefined) {
+    const reviewed = await callGateway(home, "apps-update", "POST", "/api/apps/preview", { source, name });
+    if (reviewed.status !== 200) return answerError(reviewed, json);
+    if (reviewed.body.consentNeeded) {
+      if (!json) {
+        process.stderr.write(reviewText(reviewed.body.review, reviewed.body.digest));
+        for (const change of reviewed.body.changes ?? []) process.stderr.write(changeLine(change));
+      }
+      if (!values.yes) {
+        return emitError({ error: { code: "consent_required", message: `Nothing updated. To update to exactly these bytes run: personalclaw apps update ${name} ${source} --consent ${reviewed.body.digest}` } }, json, 409);
+      }
+      consent = reviewed.body.digest as string;
+    }
+  }
+  const installId = randomBytes(8).toString("hex");
+  const seen = new Set<string>();
+  const printNewSteps = async () => {
+    const progress = await callGateway(home, "apps-update", "GET", `/api/apps/installs/${installId}`).catch(() => null);
+    for (const step of progress?.body?.steps ?? []) {
+      const key = `${step.step}:${step.status}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      process.stderr.write(`  ${safeLine(String(step.step).replace(/_/g, " "))}: ${safeLine(step.status)}${step.message ? ` (${safeLine(step.message)})` : ""}\n`);
+    }
+  };
+  const poll = setInterval(() => void printNewSteps(), 250);
+  let answer: GatewayAnswer;
+  try {
+    answer = await callGateway(home, "apps-update", "POST", `/api/apps/${encodeURIComponent(name)}/update`, { source, install_id: installId, ...(consent !== undefined ? { consent } : {}) });
+  } finally {
+    clearInterval(poll);
+  }
+  await printNewSteps();
+  if (answer.status !== 200) return answerError(answer, json);
+  if (json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
+  else process.stdout.write(`Updated ${safeLine(answer.body.app.name)} to ${safeLine(answer.body.app.version)} (${answer.body.digest}).\n`);
+  return 0;
+}
+
 export async function runAppsList(args: string[], home: string): Promise<number> {
   const { values } = parseArgs({ args, options: { json: { type: "boolean" }, parked: { type: "boolean" } } });
   if (values.parked) return runParkedList(home, Boolean(values.json));
@@ -124,7 +177,7 @@ export async function runAppsList(args: string[], home: string): Promise<number>
 }
 
 /** enable, disable and uninstall: one POST (or DELETE) on the app's route. */
-export function appAction(action: "enable" | "disable" | "uninstall") {
+export function appAction(action: "enable" | "disable" | "restart" | "uninstall") {
   return async (args: string[], home: string): Promise<number> => {
     const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" }, "purge-data": { type: "boolean" } } });
     const json = Boolean(values.json);
@@ -136,7 +189,9 @@ export function appAction(action: "enable" | "disable" | "uninstall") {
         : await callGateway(home, `apps-${action}`, "POST", `/api/apps/${name}/${action}`, {});
     if (answer.status !== 200) return answerError(answer, json);
     if (json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
-    else process.stdout.write(action === "uninstall" ? `Uninstalled ${positionals[0]}${answer.body.data_kept ? " (its data/ was kept)" : ""}.\n` : `${positionals[0]} is ${action}d.\n`);
+    else if (action === "uninstall") process.stdout.write(`Uninstalled ${positionals[0]}${answer.body.data_kept ? " (its data/ was kept)" : ""}.\n`);
+    else if (action === "restart") process.stdout.write(`${positionals[0]}'s backend was restarted.\n`);
+    else process.stdout.write(`${positionals[0]} is ${action}d${answer.body.changed === false ? " (it already was)" : ""}.\n`);
     return 0;
   };
 }

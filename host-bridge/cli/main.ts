@@ -6,7 +6,7 @@ import { runDoctor } from "./doctor";
 import { runToken, runRotateKey } from "./token";
 import { runSecurityEvents, runSecurityVerify } from "./security";
 import { GatewayNotRunning } from "./gateway-client";
-import { appAction, runAppsInstall, runAppsList, runAppsPreview, runAppsPurge } from "./apps";
+import { appAction, runAppsInstall, runAppsList, runAppsPreview, runAppsPurge, runAppsUpdate } from "./apps";
 import { runStop } from "./stop";
 import { runApprovalsAnswer, runApprovalsGrants, runApprovalsList, runApprovalsRevoke } from "./approvals";
 
@@ -24,7 +24,8 @@ const USAGE = `Usage: personalclaw <command>
                                                   --adopt-data takes over data an earlier install of the name kept
   apps list [--parked] [--json]                   --parked lists kept data/ folders and whose install each is
   apps purge <name> [--json]                      delete the kept data/ of a name for good
-  apps enable|disable <name> [--json]
+  apps update <name> <folder> [--consent D | --yes] [--json]   kept only if the new backend is healthy
+  apps enable|disable|restart <name> [--json]
   apps uninstall <name> [--purge-data] [--json]   data/ is kept unless --purge-data
   approvals list [--all] [--json]                 what waits for your answer (--all: every approval)
   approvals approve <id> [--scope once|1h|30d|always] [--json]
@@ -60,6 +61,8 @@ export async function main(argv: string[]): Promise<number> {
     "apps list": (args, home) => runAppsList(args, home),
     "apps enable": appAction("enable"),
     "apps disable": appAction("disable"),
+    "apps restart": appAction("restart"),
+    "apps update": (args, home) => runAppsUpdate(args, home),
     "apps uninstall": appAction("uninstall"),
     "apps purge": (args, home) => runAppsPurge(args, home),
     "approvals list": (args, home) => runApprovalsList(args, home),

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { GatewayError } from "../../workers/contracts/errors";
 import { installApp, removeAppFiles, type InstallContext } from "./install-app";
+import { clearJournal } from "./transition-journal";
 import { parkedDataDir, parkedRecordPath } from "./parked-data";
 import { previewBundle } from "./preview";
 import { DEFAULT_LIMITS } from "../sandbox/bounds";
@@ -61,6 +62,8 @@ describe("installApp", () => {
   it("puts adopted data back where it was parked, with its record, when the install is undone", async () => {
     const { bundle, appsDir, ctx, digest } = await setup({ name: "keeps", version: "1.0.0", permissions: { storage: true } });
     await installApp(bundle, digest, new Set(), ctx, () => {});
+    // The gateway commits a recorded install, which drops its journal.
+    await clearJournal(ctx.home, "keeps");
     await writeFile(join(appsDir, "keeps", "data", "notes.txt"), "mine");
     await removeAppFiles(appsDir, "keeps", false, { version: "1.0.0", consentDigest: digest });
     const record = readFileSync(parkedRecordPath(appsDir, "keeps"), "utf8");

@@ -19,6 +19,7 @@ import { installNpmPackages, installPythonDependencies, type InstallerContext } 
 import { runHook, type HookContext } from "./run-hook";
 import { adoptParkedData, parkData, parkedDataDir, parkedDataOf } from "./parked-data";
 import { listUiFiles } from "./ui-files";
+import { clearJournal, syncFolder, writeJournal } from "./transition-journal";
 
 export type InstallStep = "stage" | "consent" | "python_dependencies" | "npm_packages" | "install_hook" | "verify" | "move_into_place";
 
@@ -84,21 +85,21 @@ export async function installApp(
   consent: string | undefined,
   takenNames: ReadonlySet<string>,
   ctx: InstallContext,
-  progress: (event: InstallProgressEvent) => void,
+  progress: (event: InstallProgressEvent) => void | Promise<void>,
   opts: InstallOptions = {},
 ): Promise<InstalledApp> {
-  const note = (step: InstallStep, status: InstallProgressEvent["status"], message?: string) => progress({ step, status, at: new Date().toISOString(), message });
-  note("stage", "started");
+  const note = async (step: InstallStep, status: InstallProgressEvent["status"], message?: string) => progress({ step, status, at: new Date().toISOString(), message });
+  await note("stage", "started");
   const staged = await previewBundle(source, { ...ctx.preview, appsDir: ctx.appsDir, keepStaged: true });
   if (!staged.ok) {
-    note("stage", "failed", staged.message);
+    await note("stage", "failed", staged.message);
     throw new GatewayError(staged.code as never, { message: staged.message, detail: { path: staged.path, field: staged.field, ...(staged.detail as object | undefined) } });
   }
-  note("stage", "done");
+  await note("stage", "done");
   const stagedDir = staged.stagedDir!;
   try {
     if (consent !== staged.digest) {
-      note("consent", "failed", "the consent does not match these bytes");
+      await note("consent", "failed", "the consent does not match these bytes");
       throw new GatewayError("consent_required", { detail: { review: staged.review, digest: staged.digest } });
     }
     const { manifest } = staged;
@@ -113,7 +114,7 @@ export async function installApp(
       if (!hasStorage) throw new GatewayError("parked_data_not_adoptable", { vars: { name, reason: "this bundle does not declare permissions.storage" } });
     }
     const adopting = opts.adoptData === true ? parked : null;
-    note("consent", "done");
+    await note("consent", "done");
 
     const packageSteps = [
       { step: "python_dependencies", packages: manifest.dependencies?.pythonDependencies ?? [], install: installPythonDependencies },
@@ -121,53 +122,60 @@ export async function installApp(
     ] as const;
     for (const { step, packages, install } of packageSteps) {
       if (packages.length === 0) {
-        note(step, "skipped");
+        await note(step, "skipped");
         continue;
       }
-      note(step, "started", packages.join(", "));
+      await note(step, "started", packages.join(", "));
       const result = await install(name, stagedDir, packages, ctx);
       if (!result.ok) throw stepFailure(step, result.reason);
-      note(step, "done");
+      await note(step, "done");
     }
 
     if (hasStorage) await mkdir(join(stagedDir, "data"), { recursive: true, mode: 0o700 });
     const hook = manifest.setup?.onInstall;
     if (hook) {
-      note("install_hook", "started");
+      await note("install_hook", "started");
       // The cap the review showed is the cap applied.
       const seconds = ctx.preview.hookTimeoutSeconds ?? HOOK_TIMEOUT_SECONDS;
       const result = await runHook(hook, { name, appDir: stagedDir, dataDir: join(stagedDir, "data"), hasStorage }, ctx, seconds);
       if (!result.ok) {
-        note("install_hook", "failed", result.reason);
+        await note("install_hook", "failed", result.reason);
         throw result.timedOut
           ? new GatewayError("install_hook_timeout", { vars: { seconds }, detail: { step: "install_hook" } })
           : new GatewayError("install_hook_failed", { vars: { reason: result.reason }, detail: { step: "install_hook" } });
       }
-      note("install_hook", "done");
-    } else note("install_hook", "skipped");
+      await note("install_hook", "done");
+    } else await note("install_hook", "skipped");
 
     // Everything the record needs is checked before the first move. The install steps ran
     // after staging, so the UI folder is listed again here: no link may have been planted.
-    note("verify", "started");
+    await note("verify", "started");
     const uiFolder = uiFolderOf(manifest);
     const listed = uiFolder === null ? { ok: true as const, files: {} } : await listUiFiles(stagedDir, uiFolder);
     if (!listed.ok) {
-      note("verify", "failed", listed.message);
+      await note("verify", "failed", listed.message);
       throw new GatewayError(listed.code, { message: listed.message, detail: { step: "verify", path: listed.path, field: listed.field } });
     }
     const unrecordable = checkRecordable(manifest, listed.files);
     if (unrecordable) {
-      note("verify", "failed", unrecordable.message);
+      await note("verify", "failed", unrecordable.message);
       throw unrecordable;
     }
-    note("verify", "done");
+    await note("verify", "done");
 
-    note("move_into_place", "started");
+    await note("move_into_place", "started");
+    // The journal comes first: a crash after the move leaves a folder the gateway may not have
+    // recorded yet, and the next start decides from the record whether to keep it or undo it.
+    if (!(await writeJournal(ctx.home, { op: "install", name, digest: staged.digest, adoptedData: adopting, startedAt: new Date().toISOString() }, { exclusive: true }))) {
+      throw new GatewayError("app_exists", { vars: { name } });
+    }
     // A concurrent install of the same name may have moved in since the check above: the
     // rename then fails rather than replace it, and this install answers app_exists.
     try {
       await rename(stagedDir, appDir);
+      await syncFolder(ctx.appsDir);
     } catch (error) {
+      await clearJournal(ctx.home, name);
       const code = (error as NodeJS.ErrnoException).code;
       if (code === "ENOTEMPTY" || code === "EEXIST") throw new GatewayError("app_exists", { vars: { name } });
       throw error;
@@ -180,11 +188,12 @@ export async function installApp(
       await opts.afterMove?.(appDir);
     } catch (error) {
       await undoInstall(ctx.appsDir, name, adopting);
-      note("move_into_place", "failed", error instanceof Error ? error.message : String(error));
+      await clearJournal(ctx.home, name);
+      await note("move_into_place", "failed", error instanceof Error ? error.message : String(error));
       if (error instanceof GatewayError) throw error;
       throw stepFailure("move_into_place", error instanceof Error ? error.message : String(error));
     }
-    note("move_into_place", "done");
+    await note("move_into_place", "done");
     return { manifest, review: staged.review, digest: staged.digest, appDir, uiFiles: listed.files, adoptedData: adopting };
   } catch (error) {
     await rm(stagedDir, { recursive: true, force: true });
@@ -217,13 +226,25 @@ export interface InstallIdentity {
 
 /**
  * Removes an installed app's folder: its code (and venv) always; its data/ only when purging,
- * otherwise parked with a record of the install it belongs to. Data an earlier install parked
- * is never touched here (it is purged only by name, on its own).
+ * otherwise parked with a record of the install it belongs to. The folder first leaves its
+ * place in one rename (to `trashDir`, in the quarantine), so a crash never leaves half a
+ * folder at apps/<name>. Data an earlier install parked is never touched here.
  */
-export async function removeAppFiles(appsDir: string, name: string, purgeData: boolean, identity: InstallIdentity): Promise<void> {
+export async function removeAppFiles(appsDir: string, name: string, purgeData: boolean, identity: InstallIdentity, trashDir?: string): Promise<void> {
   const appDir = join(appsDir, name);
-  if (!purgeData && existsSync(join(appDir, "data"))) {
-    await parkData(appsDir, join(appDir, "data"), { name, version: identity.version, consentDigest: identity.consentDigest, parkedAt: new Date().toISOString() });
+  const from = trashDir ?? appDir;
+  if (trashDir && existsSync(appDir)) {
+    await rename(appDir, trashDir);
+    await syncFolder(appsDir);
   }
-  await rm(appDir, { recursive: true, force: true });
+  await finishRemoval(appsDir, name, from, purgeData, identity);
+}
+
+/** Parks (or drops) data/ of a folder that left its place, then deletes the folder. */
+export async function finishRemoval(appsDir: string, name: string, folder: string, purgeData: boolean, identity: InstallIdentity): Promise<void> {
+  // parkData refuses to replace data an earlier install parked: the folder then stays where it is.
+  if (!purgeData && existsSync(join(folder, "data"))) {
+    await parkData(appsDir, join(folder, "data"), { name, version: identity.version, consentDigest: identity.consentDigest, parkedAt: new Date().toISOString() });
+  }
+  await rm(folder, { recursive: true, force: true });
 }

@@ -2,7 +2,7 @@
 // port, secret, allowlisted env and sandbox; health is a standing, reversible observation; a
 // backend that exits on its own is restarted with backoff unless held or failing to start.
 import type { ChildProcess } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -149,6 +149,8 @@ interface Tracked {
 }
 
 const APP_NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+/** The cause a row shows when a backend's folder is gone (removed by hand, or a half-done move). */
+export const APP_FOLDER_MISSING = "app folder missing";
 
 function signalGroup(pgid: number | null, signal: NodeJS.Signals): void {
   if (pgid === null || pgid <= 1) return;
@@ -232,6 +234,8 @@ export class BackendSupervisor {
         return { ok: false, ...refusal };
       }
     }
+    // A start of an app this supervisor ran before keeps its count of revivals.
+    const revivals = existing?.restarts ?? 0;
     const t: Tracked = {
       spec: { ...spec, backend: { ...spec.backend, args: [...(spec.backend.args ?? [])] } },
       secret: generateAppSecret(),
@@ -246,7 +250,7 @@ export class BackendSupervisor {
       running: false,
       healthy: false,
       healthyThisRun: false,
-      restarts: 0,
+      restarts: revivals,
       failedStarts: 0,
       exit: null,
       relay: null,
@@ -266,6 +270,24 @@ export class BackendSupervisor {
       return launched;
     }
     return { ok: true, name: spec.name, port: t.port, slot: t.slot, secret: t.secret, pid: t.pid };
+  }
+
+  /**
+   * Restarts a backend on the owner's request: stopped (SIGTERM, then SIGKILL after the grace)
+   * and started again with the same command and secret; it counts as a revival.
+   */
+  async restart(name: string): Promise<{ ok: true } | Extract<StartResult, { ok: false }>> {
+    const t = this.tracked.get(name);
+    if (!t) return { ok: false, code: "backend_spawn_failed", reason: "it was never started by this gateway" };
+    await this.stop(name);
+    t.restarts += 1;
+    t.failedStarts = 0;
+    const launched = await this.launch(t);
+    if (!launched.ok) {
+      t.reason = `restart failed: ${launched.reason}`;
+      this.emit(t);
+    }
+    return launched;
   }
 
   /** A held backend is never restarted by the watchdog (unload, update, core-incompatible). */
@@ -435,6 +457,7 @@ export class BackendSupervisor {
     const slot = confined ? this.slotFor(t) : null;
     if (confined && slot === null) return { ok: false, code: "backend_slots_exhausted", reason: ERROR_CODES.backend_slots_exhausted.message.replace("{slots}", String(BACKEND_SLOTS)) };
     if (t.stopping || generation !== t.generation) return { ok: false, code: "backend_spawn_failed", reason: "stopped before it started" };
+    if (!existsSync(spec.appDir)) return { ok: false, code: "backend_spawn_failed", reason: APP_FOLDER_MISSING };
     if (spec.hasStorage) {
       try {
         mkdirSync(spec.dataDir, { recursive: true, mode: 0o700 }); // bwrap refuses to bind a missing folder
@@ -659,7 +682,9 @@ export class BackendSupervisor {
       return;
     }
     const reached = t.limitsReached.map((hit) => LIMIT_WORDS[hit]).join(" and ");
-    const how = spawnError
+    const how = !existsSync(t.spec.appDir)
+      ? `exited (${signal ? `killed by ${signal}` : `code ${code}`}): ${APP_FOLDER_MISSING}`
+      : spawnError
       ? `could not be started: ${spawnError}`
       : reached
         ? `was stopped at ${reached} (${describeLimits(this.opts.limits)})`

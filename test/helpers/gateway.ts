@@ -52,11 +52,13 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 
 }
 
 /** Starts a gateway on a free port; resolves once its --json-ready line arrives. */
-export async function startGateway(opts: { home?: string; env?: NodeJS.ProcessEnv; args?: string[] } = {}): Promise<RunningGateway> {
+export async function startGateway(opts: { home?: string; env?: NodeJS.ProcessEnv; args?: string[]; detached?: boolean } = {}): Promise<RunningGateway> {
   const home = opts.home ?? makeHome();
   const child = spawn(process.execPath, [cliPath, "start", "--port", "0", "--home", home, "--json-ready", ...(opts.args ?? [])], {
     env: { ...process.env, PERSONALCLAW_TEST_HOOKS: "1", ...opts.env },
     stdio: ["ignore", "pipe", "pipe"],
+    // Its own process group, so a test can kill the whole gateway at once (kill -9 -pgid).
+    detached: opts.detached === true,
   });
   let stderr = "";
   child.stderr!.on("data", (chunk) => (stderr += chunk));

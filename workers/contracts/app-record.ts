@@ -40,6 +40,12 @@ export interface AppRecord {
    * path inside the UI folder -> sha256 hex. Only these files, with exactly these bytes, are served.
    */
   uiFiles?: Record<string, string>;
+  /**
+   * The review the owner consented to (its digest is consentDigest). An update compares its new
+   * review with this one to say what changes; a record written before reviews were kept has none,
+   * so its first update always asks for consent.
+   */
+  review?: Record<string, unknown>;
 }
 
 /** The UI file list as the bridge answers it: names inside the UI folder, sha256 hex values. */

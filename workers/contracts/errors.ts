@@ -106,6 +106,13 @@ export const ERROR_CODES = {
   approvals_not_declared: { status: 403, message: "The app '{app}' did not declare permissions.approvals, so it cannot raise approvals." },
   approval_grant_not_found: { status: 404, message: "There is no live grant '{id}'." },
   confirmation_required: { status: 400, message: "{title}: {change}.{caution} Nothing was written; send the same write with \"confirm\": true to apply it." },
+  // lifecycle
+  app_busy: { status: 409, message: "The app '{name}' is in the middle of another change ({kind}); try again in a moment." },
+  app_update_locked: { status: 400, message: "The app '{name}' ships with PersonalClaw and is updated only with the package." },
+  app_update_name_mismatch: { status: 422, message: "The folder holds the app '{found}', not '{name}'; an update keeps the name." },
+  update_unhealthy: { status: 422, message: "The update of '{name}' was rolled back: {reason}. The previous version runs again with its data." },
+  update_step_failed: { status: 422, message: "Updating '{name}' failed at the step '{step}': {reason}. The previous version is kept." },
+  app_restart_failed: { status: 422, message: "The backend of '{name}' could not be restarted: {reason}." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -15,7 +15,24 @@ import { route, type RouteRequest } from "./define";
 
 const AbsoluteSource = z.string().min(1).max(4096);
 const AnyObject = z.record(z.string(), z.unknown());
-const PreviewBody = z.object({ source: AbsoluteSource }).strict();
+// With `name`, the preview is of an update: it also says what changes against the installed copy's consented review.
+const PreviewBody = z.object({ source: AbsoluteSource, name: z.string().max(64).optional() }).strict();
+const UpdateBody = z
+  .object({
+    source: AbsoluteSource,
+    consent: z.string().max(200).optional(),
+    install_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional(),
+  })
+  .strict();
+const UpdateAnswer = z.object({ manifest: AnyObject, review: AnyObject, digest: z.string(), uiFiles: UiFilesSchema, changes: z.array(AnyObject), venvMoved: z.boolean() });
+const JournalQuestion = z.discriminatedUnion("op", [
+  z.object({ op: z.literal("install"), digest: z.string().max(200) }).strict(),
+  z.object({ op: z.literal("update"), fromDigest: z.string().max(200), toDigest: z.string().max(200) }).strict(),
+  z.object({ op: z.literal("uninstall"), consentDigest: z.string().max(200) }).strict(),
+]);
+// A transition lock lapses after this long in case the request holding it vanished (the
+// longest transition, an install, may take 15 minutes of package downloads).
+const TRANSITION_TTL_MS = 20 * 60 * 1000;
 const InstallBody = z
   .object({
     source: AbsoluteSource,
@@ -28,7 +45,7 @@ const InstallBody = z
   .strict();
 const InstallAnswer = z.object({ manifest: AnyObject, review: AnyObject, digest: z.string(), uiFiles: UiFilesSchema, adoptedData: ParkedDataViewSchema.nullable() });
 const AppName = z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/).max(64);
-const UninstallBody = z.object({ purge_data: z.boolean().optional() }).strict();
+const UninstallBody = z.object({ purge_data: z.boolean().optional(), install_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional() }).strict();
 const Empty = z.object({}).strict();
 
 function requireAbsolute(source: string): void {
@@ -57,6 +74,26 @@ function injectedRecordFailure(req: RouteRequest<unknown, unknown>): void {
   if (req.env.TEST_HOOKS === "1" && req.c.req.header("x-test-fail") === "record") throw new Error("injected failure of the record step");
 }
 
+/**
+ * Runs one transition of an app under its lock (LIFE-01): a second transition meanwhile is
+ * refused with 409 app_busy (retryable) and changes nothing.
+ */
+async function withTransition<T>(req: RouteRequest<unknown, unknown>, name: string, kind: string, work: () => Promise<T>): Promise<T> {
+  const registry = appRegistry(req.env);
+  const lock = await registry.beginTransition(name, kind, req.now, TRANSITION_TTL_MS);
+  if (!lock.ok) throw new GatewayError("app_busy", { vars: { name: name.slice(0, 80), kind: lock.kind }, detail: { retryable: true, kind: lock.kind }, headers: { "Retry-After": "1" } });
+  try {
+    return await work();
+  } finally {
+    await registry.endTransition(name, lock.token);
+  }
+}
+
+/** The record's consented review, as the bridge compares an update with it. */
+function installedCopy(record: AppRecord) {
+  return { manifest: record.manifest, review: record.review ?? null, digest: record.consentDigest, enabled: record.enabled };
+}
+
 function uiRevisionOf(manifest: AppManifest, digest: string): string | null {
   return manifest.ui?.entry ? digest.replace(/^sha256:/, "").slice(0, 16) : null;
 }
@@ -74,11 +111,19 @@ export const appRoutes = [
     authz: { kind: "owner" },
     internal: true,
     body: PreviewBody,
-    contract: "Stages a folder in quarantine and answers its review and consent digest; installs nothing.",
+    contract: "Stages a folder in quarantine and answers its review and consent digest; installs nothing. With `name` (an installed app), it also answers `changes` against the review the owner consented to and whether an update needs consent.",
     async handle(req) {
       requireAbsolute(req.body.source);
+      const installed = req.body.name === undefined ? undefined : await requireRecord(req.env, req.body.name);
       return auditedRefusal(req, "app_preview_refused", req.body.source, () =>
-        bridgeCall(req.env, "POST", "/apps/preview", z.object({ review: AnyObject, digest: z.string() }), { source: req.body.source }, 300_000),
+        bridgeCall(
+          req.env,
+          "POST",
+          "/apps/preview",
+          z.object({ review: AnyObject, digest: z.string(), changes: z.array(AnyObject).optional(), consentNeeded: z.boolean().optional() }),
+          installed ? { source: req.body.source, installedReview: installed.review ?? null } : { source: req.body.source },
+          300_000,
+        ),
       );
     },
   }),
@@ -125,6 +170,7 @@ export const appRoutes = [
             installedAt: new Date(req.now).toISOString(),
             uiRevision: uiRevisionOf(manifest, installed.digest),
             uiFiles: installed.uiFiles,
+            review: installed.review,
           };
           injectedRecordFailure(req);
           added = await registry.add(record);
@@ -139,6 +185,8 @@ export const appRoutes = [
           throw new GatewayError("app_exists", { vars: { name } });
         }
       });
+      // Recorded: the install's journal goes (a crash before this is settled at the next start).
+      await bridgeCall(req.env, "POST", "/apps/transition-commit", z.unknown(), { name }, 60_000);
       const manifest = AppManifestSchema.parse(installed.manifest);
       await req.audit({
         kind: "app_installed",
@@ -248,13 +296,19 @@ export const appRoutes = [
     authz: { kind: "owner" },
     internal: true,
     body: Empty,
-    contract: "Turns an app on and starts its backend.",
+    contract: "Turns an app on and starts its backend; on an enabled app a no-op answering 200. The backend starts first: if the bridge cannot start it, the record is unchanged. 409 app_busy while another change of the app is under way.",
     async handle(req) {
       const record = await requireRecord(req.env, req.params.name);
-      const view = await appRegistry(req.env).setEnabled(record.name, true);
-      await req.audit({ kind: "app_enabled", outcome: "allowed", subject: record.name });
-      await startBackend(req.env, record.name, record.manifest);
-      return { app: (await appRegistry(req.env).get(record.name)) ?? view };
+      return auditedRefusal(req, "app_enable_refused", record.name, () =>
+        withTransition(req, record.name, "enable", async () => {
+          const current = (await readRecord(req.env, record.name)) ?? record;
+          await startBackend(req.env, current.name, current.manifest);
+          const changed = !current.enabled;
+          if (changed) await appRegistry(req.env).setEnabled(current.name, true);
+          await req.audit({ kind: "app_enabled", outcome: "allowed", subject: current.name, detail: { changed } });
+          return { app: await appRegistry(req.env).get(current.name), changed };
+        }),
+      );
     },
   }),
   route({
@@ -264,14 +318,100 @@ export const appRoutes = [
     authz: { kind: "owner" },
     internal: true,
     body: Empty,
-    contract: "Turns an app off: revokes its tokens and stops its backend (C-22).",
+    contract: "Turns an app off: stops its backend, revokes its tokens (C-22); on a disabled app a no-op answering 200. The backend stops first: if the bridge cannot stop it, the record is unchanged. 409 app_busy while another change of the app is under way.",
     async handle(req) {
       const record = await requireRecord(req.env, req.params.name);
-      await appRegistry(req.env).setEnabled(record.name, false);
-      const revoked = await sessions(req.env).revokeApp(record.name, req.now);
-      if (record.manifest.backend) await bridgeCall(req.env, "POST", "/backends/stop", z.unknown(), { name: record.name }, 30_000);
-      await req.audit({ kind: "app_disabled", outcome: "allowed", subject: record.name, detail: { tokens_revoked: revoked } });
-      return { app: await appRegistry(req.env).get(record.name) };
+      return auditedRefusal(req, "app_disable_refused", record.name, () =>
+        withTransition(req, record.name, "disable", async () => {
+          const current = (await readRecord(req.env, record.name)) ?? record;
+          if (!current.enabled) {
+            await req.audit({ kind: "app_disabled", outcome: "allowed", subject: current.name, detail: { changed: false, tokens_revoked: 0 } });
+            return { app: await appRegistry(req.env).get(current.name), changed: false };
+          }
+          if (current.manifest.backend) await bridgeCall(req.env, "POST", "/backends/stop", z.unknown(), { name: current.name }, 30_000);
+          await appRegistry(req.env).setEnabled(current.name, false);
+          const revoked = await sessions(req.env).revokeApp(current.name, req.now);
+          await req.audit({ kind: "app_disabled", outcome: "allowed", subject: current.name, detail: { changed: true, tokens_revoked: revoked } });
+          return { app: await appRegistry(req.env).get(current.name), changed: true };
+        }),
+      );
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/api/apps/:name/restart",
+    family: "apps",
+    authz: { kind: "owner" },
+    internal: true,
+    body: Empty,
+    contract: "Restarts an enabled app's backend (stopped, then started with the same command); it counts in `restarts`. 409 app_busy while another change of the app is under way.",
+    async handle(req) {
+      const record = await requireRecord(req.env, req.params.name);
+      return auditedRefusal(req, "app_restart_refused", record.name, () =>
+        withTransition(req, record.name, "restart", async () => {
+          if (!record.manifest.backend) throw new GatewayError("app_restart_failed", { vars: { name: record.name, reason: "the app has no backend" } });
+          if (!record.enabled) throw new GatewayError("app_restart_failed", { vars: { name: record.name, reason: "the app is disabled; enable it" } });
+          const restarted = await bridgeCall(req.env, "POST", "/backends/restart", z.object({ started: z.boolean(), reason: z.string().optional() }).passthrough(), { name: record.name, manifest: record.manifest }, 60_000);
+          if (!restarted.started) throw new GatewayError("app_restart_failed", { vars: { name: record.name, reason: restarted.reason ?? "it did not start" } });
+          await req.audit({ kind: "app_restarted", outcome: "allowed", subject: record.name });
+          return { app: await appRegistry(req.env).get(record.name) };
+        }),
+      );
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/api/apps/:name/update",
+    family: "apps",
+    authz: { kind: "owner" },
+    internal: true,
+    body: UpdateBody,
+    contract: "Updates an installed app from a folder (UPD-01..08). An update that changes nothing the owner consented to and scans clean needs no consent; otherwise 409 consent_required with the review and its changes until `consent` is the new digest. The old version is kept until the new backend answers its health check within 30 s, else it is restored with its data and the answer says why. 400 app_update_locked for a native app; 409 app_busy during another change.",
+    async handle(req) {
+      requireAbsolute(req.body.source);
+      const record = await requireRecord(req.env, req.params.name);
+      return auditedRefusal(req, "app_update_refused", record.name, () =>
+        withTransition(req, record.name, "update", async () => {
+          if (record.lifecycle === "locked") throw new GatewayError("app_update_locked", { vars: { name: record.name } });
+          const current = (await readRecord(req.env, record.name)) ?? record;
+          const updated = await bridgeCall(
+            req.env,
+            "POST",
+            "/apps/update",
+            UpdateAnswer,
+            { name: current.name, source: req.body.source, consent: req.body.consent, installed: installedCopy(current), installId: req.body.install_id },
+            900_000,
+          );
+          const manifest = AppManifestSchema.parse(updated.manifest);
+          try {
+            injectedRecordFailure(req);
+            await appRegistry(req.env).replace({
+              ...current,
+              displayName: manifest.displayName ?? manifest.name,
+              version: manifest.version,
+              source: req.body.source,
+              manifest,
+              consentDigest: updated.digest,
+              uiRevision: uiRevisionOf(manifest, updated.digest),
+              uiFiles: updated.uiFiles,
+              review: updated.review,
+            });
+          } catch (error) {
+            await bridgeCall(req.env, "POST", "/apps/update-undo", z.unknown(), { name: current.name, installed: installedCopy(current) }, 120_000);
+            throw error instanceof GatewayError
+              ? error
+              : new GatewayError("update_step_failed", { vars: { name: current.name, step: "record", reason: error instanceof Error ? error.message : String(error) }, detail: { step: "record" } });
+          }
+          await bridgeCall(req.env, "POST", "/apps/transition-commit", z.unknown(), { name: current.name }, 120_000);
+          await req.audit({
+            kind: "app_updated",
+            outcome: "allowed",
+            subject: current.name,
+            detail: { from: current.version, to: manifest.version, consent: updated.digest, changes: updated.changes.map((c) => String(c.field)), venv_moved: updated.venvMoved },
+          });
+          return { app: await appRegistry(req.env).get(current.name), digest: updated.digest, changes: updated.changes };
+        }),
+      );
     },
   }),
   route({
@@ -286,18 +426,23 @@ export const appRoutes = [
       const record = await requireRecord(req.env, req.params.name);
       if (record.lifecycle === "locked") throw new GatewayError("app_locked", { vars: { name: record.name } });
       const purgeData = req.body.purge_data === true;
-      const removed = await bridgeCall(
-        req.env,
-        "POST",
-        "/apps/remove",
-        z.object({ uninstallHook: z.string().nullable() }).passthrough(),
-        { name: record.name, purgeData, manifest: record.manifest, version: record.version, consentDigest: record.consentDigest },
-        120_000,
+      return auditedRefusal(req, "app_uninstall_refused", record.name, () =>
+        withTransition(req, record.name, "uninstall", async () => {
+          const removed = await bridgeCall(
+            req.env,
+            "POST",
+            "/apps/remove",
+            z.object({ uninstallHook: z.string().nullable() }).passthrough(),
+            { name: record.name, purgeData, manifest: record.manifest, version: record.version, consentDigest: record.consentDigest, installId: req.body.install_id },
+            120_000,
+          );
+          await appRegistry(req.env).remove(record.name);
+          await sessions(req.env).revokeApp(record.name, req.now);
+          await bridgeCall(req.env, "POST", "/apps/transition-commit", z.unknown(), { name: record.name }, 60_000);
+          await req.audit({ kind: "app_uninstalled", outcome: "allowed", subject: record.name, detail: { purge_data: purgeData, uninstall_hook: removed.uninstallHook } });
+          return { removed: record.name, data_kept: !purgeData };
+        }),
       );
-      await appRegistry(req.env).remove(record.name);
-      await sessions(req.env).revokeApp(record.name, req.now);
-      await req.audit({ kind: "app_uninstalled", outcome: "allowed", subject: record.name, detail: { purge_data: purgeData, uninstall_hook: removed.uninstallHook } });
-      return { removed: record.name, data_kept: !purgeData };
     },
   }),
   route({
@@ -328,6 +473,33 @@ export const appRoutes = [
     async handle({ env, params, body }) {
       const known = await appRegistry(env).setBackend(params.name, body.status, body.secret ?? undefined);
       return { known };
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/api/internal/apps/:name/journal",
+    family: "internal",
+    authz: { kind: "internal-only" },
+    internal: true,
+    body: JournalQuestion,
+    contract: "At start, the host bridge asks about a transition a killed gateway left half done: the record decides. An install or update stands (`finish`) when the record holds its digest, else it is undone; an uninstall whose folder already left is finished, and its record removed here.",
+    async handle(req) {
+      const name = AppName.safeParse(req.params.name);
+      if (!name.success) throw appNotFound(req.params.name);
+      const record = await readRecord(req.env, name.data);
+      const body = req.body;
+      let outcome: "finish" | "undo";
+      if (body.op === "install") outcome = record?.consentDigest === body.digest ? "finish" : "undo";
+      else if (body.op === "update") outcome = record?.consentDigest === body.toDigest ? "finish" : "undo";
+      else {
+        outcome = "finish";
+        if (record && record.lifecycle !== "locked" && record.consentDigest === body.consentDigest) {
+          await appRegistry(req.env).remove(name.data);
+          await sessions(req.env).revokeApp(name.data, req.now);
+        }
+      }
+      await req.audit({ kind: "app_transition_recovered", outcome: "info", subject: name.data, detail: { op: body.op, outcome } });
+      return { outcome };
     },
   }),
   route({

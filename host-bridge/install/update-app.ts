@@ -1,0 +1,236 @@
+// Update (UPD-01..08): the new bytes are staged and reviewed like an install; an update that
+// changes none of the disclosure the owner consented to and scans clean needs no new consent.
+// The swap keeps the old folder whole at apps/.<name>.rollback, gives the new version a copy
+// of data/ (databases through SQLite's backup API) and, when the Python dependencies are the
+// same, the old venv/ by rename; it re-runs onInstall in the sandbox and starts the new
+// backend. Only a backend that answers its health check within 30 s is kept; otherwise the old
+// folder, its untouched data and its backend come back. The journal written before the old
+// backend stops lets the next start finish or undo a swap a crash interrupted.
+import { existsSync } from "node:fs";
+import { mkdir, rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { GatewayError } from "../../workers/contracts/errors";
+import { uiFolderOf, type AppManifest } from "../../workers/contracts/manifest";
+import { previewBundle } from "./preview";
+import { HOOK_TIMEOUT_SECONDS, type InstallReview } from "./review";
+import { installNpmPackages, installPythonDependencies } from "./install-dependencies";
+import { runHook } from "./run-hook";
+import { listUiFiles } from "./ui-files";
+import { checkRecordable, type InstallContext, type InstallProgressEvent } from "./install-app";
+import { copyAppData } from "./copy-app-data";
+import { clearJournal, syncFolder, writeJournal } from "./transition-journal";
+import { reviewChanges, type ReviewChange } from "./review-changes";
+
+/** DESIGN.md: an update is kept only when its backend answers its health check within 30 s. */
+export const UPDATE_HEALTH_SECONDS = 30;
+
+/** Where an update keeps the previous version while it runs. */
+export function rollbackDir(appsDir: string, name: string): string {
+  return join(appsDir, `.${name}.rollback`);
+}
+
+/** What the gateway's record says of the installed copy. */
+export interface InstalledCopy {
+  manifest: AppManifest;
+  review: InstallReview | null;
+  digest: string;
+  enabled: boolean;
+}
+
+/** How an update reaches the app's backend (the bridge's supervisor). */
+export interface BackendControl {
+  stop(name: string): Promise<void>;
+  /** Starts the backend of the folder now at apps/<name> and waits for its health check; the reason says why not. */
+  startHealthy(name: string, manifest: AppManifest, timeoutMs: number): Promise<{ ok: true } | { ok: false; reason: string }>;
+  /** Starts it without waiting (the old version, after a rollback). */
+  start(name: string, manifest: AppManifest): Promise<void>;
+}
+
+export interface UpdatedApp {
+  manifest: AppManifest;
+  review: InstallReview;
+  digest: string;
+  uiFiles: Record<string, string>;
+  changes: ReviewChange[];
+  venvMoved: boolean;
+}
+
+/** True when the update needs the owner's yes to its digest: its disclosure changed, or the scan is not clean. */
+export function updateNeedsConsent(installed: InstallReview | null, next: InstallReview): { needed: boolean; changes: ReviewChange[] } {
+  if (!installed) return { needed: true, changes: reviewChanges(null, next) };
+  const changes = reviewChanges(installed, next);
+  return { needed: changes.length > 0 || next.verdict !== "clean", changes };
+}
+
+function samePythonDependencies(a: AppManifest, b: AppManifest): boolean {
+  return JSON.stringify(a.dependencies?.pythonDependencies ?? []) === JSON.stringify(b.dependencies?.pythonDependencies ?? []);
+}
+
+function stepFailure(name: string, step: string, reason: string): GatewayError {
+  return new GatewayError("update_step_failed", { vars: { name, step, reason }, detail: { step } });
+}
+
+/**
+ * Puts the old version back: the new folder goes (venv/ first returns where it came from), the
+ * kept folder moves back to apps/<name>. Safe to run on any state a swap can leave.
+ */
+export async function restoreRollback(appsDir: string, name: string, stagedDir: string, venvMoved: boolean): Promise<void> {
+  const appDir = join(appsDir, name);
+  const kept = rollbackDir(appsDir, name);
+  if (!existsSync(kept)) {
+    // The old folder never moved: only the staged copy is left to remove.
+    await rm(stagedDir, { recursive: true, force: true });
+    return;
+  }
+  for (const newDir of [appDir, stagedDir]) {
+    if (venvMoved && existsSync(join(newDir, "venv")) && !existsSync(join(kept, "venv"))) await rename(join(newDir, "venv"), join(kept, "venv"));
+  }
+  await rm(stagedDir, { recursive: true, force: true });
+  await rm(appDir, { recursive: true, force: true });
+  await rename(kept, appDir);
+  await syncFolder(appsDir);
+}
+
+/** Drops the kept old version: the new one is recorded. */
+export async function commitUpdate(home: string, appsDir: string, name: string): Promise<void> {
+  await rm(rollbackDir(appsDir, name), { recursive: true, force: true });
+  await clearJournal(home, name);
+}
+
+/** Undoes an update that swapped but could not be recorded: the old version comes back and runs. */
+export async function undoUpdate(home: string, appsDir: string, name: string, old: InstalledCopy, backend: BackendControl): Promise<void> {
+  await backend.stop(name);
+  await restoreRollback(appsDir, name, join(appsDir, ".quarantine", "none"), true);
+  await clearJournal(home, name);
+  if (old.enabled && old.manifest.backend) await backend.start(name, old.manifest);
+}
+
+/** Updates the installed app `name` from `source`; throws a GatewayError naming the step, after putting the old version back. */
+export async function updateApp(
+  name: string,
+  source: string,
+  consent: string | undefined,
+  installed: InstalledCopy,
+  ctx: InstallContext & { home: string },
+  backend: BackendControl,
+  progress: (event: InstallProgressEvent | { step: string; status: InstallProgressEvent["status"]; at: string; message?: string }) => void | Promise<void>,
+): Promise<UpdatedApp> {
+  const note = async (step: string, status: InstallProgressEvent["status"], message?: string) => progress({ step, status, at: new Date().toISOString(), message });
+  const appDir = join(ctx.appsDir, name);
+  await note("stage", "started");
+  const staged = await previewBundle(source, { ...ctx.preview, appsDir: ctx.appsDir, keepStaged: true });
+  if (!staged.ok) {
+    await note("stage", "failed", staged.message);
+    throw new GatewayError(staged.code as never, { message: staged.message, detail: { path: staged.path, field: staged.field, ...(staged.detail as object | undefined) } });
+  }
+  await note("stage", "done");
+  const stagedDir = staged.stagedDir!;
+  const { manifest } = staged;
+  let journaled = false;
+  let oldStopped = false;
+  let venvMoved = false;
+  try {
+    if (manifest.name !== name) throw new GatewayError("app_update_name_mismatch", { vars: { name, found: manifest.name } });
+    if (!existsSync(appDir)) throw stepFailure(name, "stage", "the installed folder is missing");
+    const { needed, changes } = updateNeedsConsent(installed.review, staged.review);
+    if (consent !== undefined ? consent !== staged.digest : needed) {
+      await note("consent", "failed", "the update changes what the app gets or does not scan clean");
+      throw new GatewayError("consent_required", { detail: { review: staged.review, digest: staged.digest, changes } });
+    }
+    await note("consent", "done", needed ? "consented" : "no change to what the app gets");
+
+    // From here on a crash leaves something the next start must finish or undo.
+    await writeJournal(ctx.home, { op: "update", name, fromDigest: installed.digest, toDigest: staged.digest, stagedDir, venvMoved: false, startedAt: new Date().toISOString() });
+    journaled = true;
+
+    const keepVenv = samePythonDependencies(installed.manifest, manifest) && existsSync(join(appDir, "venv"));
+    const python = manifest.dependencies?.pythonDependencies ?? [];
+    if (python.length > 0 && !keepVenv) {
+      await note("python_dependencies", "started", python.join(", "));
+      const result = await installPythonDependencies(name, stagedDir, python, ctx);
+      if (!result.ok) throw stepFailure(name, "python_dependencies", result.reason);
+      await note("python_dependencies", "done");
+    } else await note("python_dependencies", "skipped", keepVenv ? "unchanged: venv/ is moved across" : undefined);
+    const npm = manifest.dependencies?.npmPackages ?? [];
+    if (npm.length > 0) {
+      await note("npm_packages", "started", npm.join(", "));
+      const result = await installNpmPackages(name, stagedDir, npm, ctx);
+      if (!result.ok) throw stepFailure(name, "npm_packages", result.reason);
+      await note("npm_packages", "done");
+    } else await note("npm_packages", "skipped");
+
+    // Unload (UPD-08, BACK-24): the old backend is held and stopped before its data is copied.
+    await note("stop_old", "started");
+    oldStopped = true;
+    await backend.stop(name);
+    await note("stop_old", "done");
+
+    await note("copy_data", "started");
+    const hasStorage = manifest.permissions?.storage === true;
+    await rm(join(stagedDir, "data"), { recursive: true, force: true });
+    if (existsSync(join(appDir, "data"))) {
+      const copied = await copyAppData(join(appDir, "data"), join(stagedDir, "data"));
+      await note("copy_data", "done", `${copied.databases.length} database(s), ${copied.files} other file(s)`);
+    } else {
+      if (hasStorage) await mkdir(join(stagedDir, "data"), { recursive: true, mode: 0o700 });
+      await note("copy_data", "skipped");
+    }
+
+    await note("keep_rollback", "started");
+    await rm(rollbackDir(ctx.appsDir, name), { recursive: true, force: true });
+    await rename(appDir, rollbackDir(ctx.appsDir, name));
+    await syncFolder(ctx.appsDir);
+    await note("keep_rollback", "done");
+
+    if (keepVenv) {
+      await note("move_venv", "started");
+      await writeJournal(ctx.home, { op: "update", name, fromDigest: installed.digest, toDigest: staged.digest, stagedDir, venvMoved: true, startedAt: new Date().toISOString() });
+      venvMoved = true;
+      await rename(join(rollbackDir(ctx.appsDir, name), "venv"), join(stagedDir, "venv"));
+      await note("move_venv", "done");
+    } else await note("move_venv", "skipped");
+
+    const hook = manifest.setup?.onInstall;
+    if (hook) {
+      await note("install_hook", "started");
+      const seconds = ctx.preview.hookTimeoutSeconds ?? HOOK_TIMEOUT_SECONDS;
+      const result = await runHook(hook, { name, appDir: stagedDir, dataDir: join(stagedDir, "data"), hasStorage }, ctx, seconds);
+      if (!result.ok) throw stepFailure(name, "install_hook", result.timedOut ? `it ran longer than ${seconds} s` : result.reason);
+      await note("install_hook", "done");
+    } else await note("install_hook", "skipped");
+
+    await note("verify", "started");
+    const uiFolder = uiFolderOf(manifest);
+    const listed = uiFolder === null ? { ok: true as const, files: {} } : await listUiFiles(stagedDir, uiFolder);
+    if (!listed.ok) throw new GatewayError(listed.code, { message: listed.message, detail: { step: "verify", path: listed.path, field: listed.field } });
+    const unrecordable = checkRecordable(manifest, listed.files);
+    if (unrecordable) throw unrecordable;
+    await note("verify", "done");
+
+    await note("move_into_place", "started");
+    await rename(stagedDir, appDir);
+    await syncFolder(ctx.appsDir);
+    await note("move_into_place", "done");
+
+    if (installed.enabled && manifest.backend) {
+      await note("health", "started");
+      const healthy = await backend.startHealthy(name, manifest, UPDATE_HEALTH_SECONDS * 1000);
+      if (!healthy.ok) throw new GatewayError("update_unhealthy", { vars: { name, reason: healthy.reason }, detail: { step: "health" } });
+      await note("health", "done");
+    } else await note("health", "skipped", installed.enabled ? "no backend" : "the app is disabled");
+    return { manifest, review: staged.review, digest: staged.digest, uiFiles: listed.files, changes, venvMoved };
+  } catch (error) {
+    if (journaled) {
+      await note("rollback", "started", error instanceof Error ? error.message : String(error));
+      if (oldStopped) await backend.stop(name);
+      await restoreRollback(ctx.appsDir, name, stagedDir, venvMoved);
+      await clearJournal(ctx.home, name);
+      if (oldStopped && installed.enabled && installed.manifest.backend) await backend.start(name, installed.manifest);
+      await note("rollback", "done");
+    } else {
+      await rm(stagedDir, { recursive: true, force: true });
+    }
+    if (error instanceof GatewayError) throw error;
+    throw stepFailure(name, "swap", error instanceof Error ? error.message : String(error));
+  }
+}

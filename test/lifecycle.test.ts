@@ -1,0 +1,461 @@
+// The app lifecycle against a really started gateway with real bubblewrap: update without and
+// with consent, a health-gated update that rolls back, a probe app writing rows into
+// data/app.db throughout, idempotent and serial transitions, restart on request and by the
+// watchdog, and a loop that kills the whole gateway (kill -9 of its process group) at each
+// step of install, update and uninstall and checks that the next start leaves the app
+// entirely old or entirely new, with its data, and the operation retryable.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { makeHome, removeHome, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
+import { install, waitForRow } from "./helpers/backends";
+
+type Json = Record<string, any>;
+const APP = "probe";
+
+// The probe: a Python backend that inserts one row per few milliseconds into data/app.db (WAL
+// mode, each row committed) and, on SIGTERM, a last "stopped" row naming the last seq it wrote.
+function probeServer(version: string, opts: { broken?: boolean } = {}): string {
+  return `import json, os, signal, sqlite3, sys, threading, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+VERSION = ${JSON.stringify(version)}
+${opts.broken ? "sys.stderr.write('probe: this version cannot start\\n')\nsys.exit(7)\n" : ""}
+DATA = os.environ["PERSONALCLAW_APP_DATA_DIR"]
+db = sqlite3.connect(os.path.join(DATA, "app.db"), check_same_thread=False, isolation_level=None)
+db.execute("PRAGMA journal_mode=WAL")
+db.execute("CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, version TEXT, seq INTEGER, kind TEXT)")
+lock = threading.Lock()
+state = {"seq": db.execute("SELECT COALESCE(MAX(seq), 0) FROM rows WHERE version = ? AND kind = 'row'", (VERSION,)).fetchone()[0], "stop": False}
+def writer():
+    while not state["stop"]:
+        with lock:
+            if state["stop"]:
+                break
+            state["seq"] += 1
+            db.execute("INSERT INTO rows (version, seq, kind) VALUES (?, ?, 'row')", (VERSION, state["seq"]))
+        time.sleep(0.004)
+def stop(*_):
+    with lock:
+        state["stop"] = True
+        db.execute("INSERT INTO rows (version, seq, kind) VALUES (?, ?, 'stopped')", (VERSION, state["seq"]))
+        db.close()
+    os._exit(0)
+signal.signal(signal.SIGTERM, stop)
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        with lock:
+            count = 0 if state["stop"] else db.execute("SELECT COUNT(*) FROM rows").fetchone()[0]
+        body = json.dumps({"version": VERSION, "rows": count}).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+threading.Thread(target=writer, daemon=True).start()
+ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
+`;
+}
+
+function probeManifest(version: string, extra: Json = {}): Json {
+  return {
+    name: APP,
+    version,
+    displayName: "Probe",
+    description: "Writes rows into data/app.db all the time.",
+    backend: { command: "python3", args: ["server.py"], entryPoint: "server.py", healthCheck: "/health" },
+    permissions: { api: [`/api/apps/${APP}/`], storage: true, memory: false, network: false, ...extra },
+  };
+}
+
+async function writeProbe(root: string, version: string, opts: { broken?: boolean; permissions?: Json } = {}): Promise<string> {
+  const dir = join(root, `probe-${version}${opts.broken ? "-broken" : ""}${opts.permissions ? "-more" : ""}`);
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, "app.json"), JSON.stringify(probeManifest(version, opts.permissions ?? {}), null, 2));
+  await writeFile(join(dir, "server.py"), probeServer(version, opts));
+  return dir;
+}
+
+async function post(gw: RunningGateway, path: string, body: unknown): Promise<{ status: number; body: Json }> {
+  const response = await gw.fetch(path, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+  return { status: response.status, body: (await response.json()) as Json };
+}
+
+async function appRow(gw: RunningGateway): Promise<Json | null> {
+  const response = await gw.fetch(`/api/apps/${APP}`);
+  if (response.status === 404) return null;
+  expect(response.status).toBe(200);
+  return (await response.json()) as Json;
+}
+
+/** The rows of the probe's database as they are on disk (read-only; the WAL is read too). */
+function dbRows(home: string, folder = join(home, "apps", APP)): Array<{ version: string; seq: number; kind: string }> {
+  const path = join(folder, "data", "app.db");
+  if (!existsSync(path)) return [];
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare("SELECT version, seq, kind FROM rows ORDER BY id").all() as Array<{ version: string; seq: number; kind: string }>;
+  } finally {
+    db.close();
+  }
+}
+
+/** Every row a version wrote is there: seq 1..n without a gap, and its stop row (if any) names the last one. */
+function expectNoRowLost(rows: Array<{ version: string; seq: number; kind: string }>, version: string): number {
+  const seqs = rows.filter((r) => r.version === version && r.kind === "row").map((r) => r.seq);
+  const distinct = [...new Set(seqs)].sort((a, b) => a - b);
+  expect(distinct.length).toBeGreaterThan(0);
+  expect(distinct[0]).toBe(1);
+  expect(distinct[distinct.length - 1]).toBe(distinct.length);
+  const stops = rows.filter((r) => r.version === version && r.kind === "stopped").map((r) => r.seq);
+  for (const last of stops) expect(distinct).toContain(last === 0 ? 1 : last);
+  return distinct.length;
+}
+
+async function waitHealthy(gw: RunningGateway, version?: string): Promise<Json> {
+  const row = await waitForRow(gw, APP, (b) => b.running && b.healthy, 30_000);
+  expect(row?.healthy, JSON.stringify(row)).toBe(true);
+  if (version) expect((await appRow(gw))?.version).toBe(version);
+  return row as Json;
+}
+
+async function proxied(gw: RunningGateway): Promise<{ status: number; body: Json | null }> {
+  const response = await gw.fetch(`/apps/${APP}/api/state`);
+  const text = await response.text();
+  let body: Json | null = null;
+  try {
+    body = JSON.parse(text) as Json;
+  } catch {
+    body = null;
+  }
+  return { status: response.status, body };
+}
+
+async function securityRows(gw: RunningGateway, kinds: string[]): Promise<Json[]> {
+  const out: Json[] = [];
+  for (const kind of kinds) {
+    const response = await gw.fetch(`/api/security/events?kind=${kind}&limit=500`);
+    expect(response.status).toBe(200);
+    out.push(...(((await response.json()) as { events: Json[] }).events.filter((e) => e.subject === APP)));
+  }
+  return out;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("update, transitions and restart", () => {
+  let gw: RunningGateway;
+  let root: string;
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), "pc-lifecycle-"));
+    gw = await startGateway();
+    await install(gw.home, await writeProbe(root, "1.0.0"));
+    await waitHealthy(gw, "1.0.0");
+  }, 60_000);
+  afterAll(async () => {
+    await gw?.stop();
+    if (gw) removeHome(gw.home);
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("an update that changes none of the disclosure installs without consent, and the probe's rows all survive it", async () => {
+    await sleep(300);
+    const before = dbRows(gw.home).filter((r) => r.version === "1.0.0").length;
+    expect(before).toBeGreaterThan(10);
+    const folder = await writeProbe(root, "1.1.0");
+    const preview = await post(gw, "/api/apps/preview", { source: folder, name: APP });
+    expect(preview.status).toBe(200);
+    expect(preview.body.consentNeeded).toBe(false);
+    expect(preview.body.changes).toEqual([]);
+    const result = await runCli(["apps", "update", APP, folder, "--json", "--home", gw.home]);
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    const answer = JSON.parse(result.stdout) as Json;
+    expect(answer.app.version).toBe("1.1.0");
+    await waitHealthy(gw, "1.1.0");
+    await sleep(200);
+    const rows = dbRows(gw.home);
+    // Every row the old version committed is in the new copy, up to its own stop row.
+    const old = expectNoRowLost(rows, "1.0.0");
+    expect(old).toBeGreaterThanOrEqual(before);
+    expect(rows.some((r) => r.version === "1.0.0" && r.kind === "stopped")).toBe(true);
+    expectNoRowLost(rows, "1.1.0");
+    expect(existsSync(join(gw.home, "apps", `.${APP}.rollback`))).toBe(false);
+    expect(existsSync(join(gw.home, "journal", `${APP}.json`))).toBe(false);
+    expect((await proxied(gw)).body?.version).toBe("1.1.0");
+    const updated = await securityRows(gw, ["app_updated"]);
+    expect(updated.at(-1)?.detail).toMatchObject({ from: "1.0.0", to: "1.1.0", changes: [] });
+  }, 90_000);
+
+  it("an update that adds a permission answers 409 with what changes, then installs after the owner's consent", async () => {
+    const folder = await writeProbe(root, "1.2.0", { permissions: { memory: true } });
+    const refused = await post(gw, `/api/apps/${APP}/update`, { source: folder });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe("consent_required");
+    expect(refused.body.error.detail.changes).toEqual([{ field: "permissions.memory", before: false, after: true }]);
+    expect((await appRow(gw))?.version).toBe("1.1.0");
+    expect((await proxied(gw)).status).toBe(200);
+    const preview = await post(gw, "/api/apps/preview", { source: folder, name: APP });
+    expect(preview.body.consentNeeded).toBe(true);
+    expect(preview.body.digest).toBe(refused.body.error.detail.digest);
+    const cli = await runCli(["apps", "update", APP, folder, "--json", "--home", gw.home]);
+    expect(cli.code).toBe(1);
+    expect(JSON.parse(cli.stdout).error.code).toBe("consent_required");
+    const consented = await post(gw, `/api/apps/${APP}/update`, { source: folder, consent: preview.body.digest });
+    expect(consented.status, JSON.stringify(consented.body)).toBe(200);
+    expect(consented.body.app.version).toBe("1.2.0");
+    await waitHealthy(gw, "1.2.0");
+  }, 90_000);
+
+  it("an update whose backend never becomes healthy is rolled back: the old version serves again with its data as it left it", async () => {
+    await writeFile(join(gw.home, "apps", APP, "data", "notes.txt"), "kept exactly\n");
+    // The same disclosure as the installed 1.2.0, so no consent is asked: only its backend fails.
+    const folder = await writeProbe(root, "2.0.0", { broken: true, permissions: { memory: true } });
+    const answer = await post(gw, `/api/apps/${APP}/update`, { source: folder });
+    expect(answer.status, JSON.stringify(answer.body).slice(0, 2000)).toBe(422);
+    expect(answer.body.error.code).toBe("update_unhealthy");
+    expect(answer.body.error.message).toMatch(/exited with code 7/);
+    expect((await appRow(gw))?.version).toBe("1.2.0");
+    await waitHealthy(gw, "1.2.0");
+    const served = await proxied(gw);
+    expect(served.status).toBe(200);
+    expect(served.body?.version).toBe("1.2.0");
+    expect(readFileSync(join(gw.home, "apps", APP, "data", "notes.txt"), "utf8")).toBe("kept exactly\n");
+    const rows = dbRows(gw.home);
+    expect(rows.some((r) => r.version === "2.0.0")).toBe(false);
+    expectNoRowLost(rows, "1.2.0");
+    expect(JSON.parse(readFileSync(join(gw.home, "apps", APP, "app.json"), "utf8")).version).toBe("1.2.0");
+    expect(existsSync(join(gw.home, "apps", `.${APP}.rollback`))).toBe(false);
+    expect(readdirSync(join(gw.home, "apps", ".quarantine"))).toEqual([]);
+    const refused = await securityRows(gw, ["app_update_refused"]);
+    expect(refused.some((r) => r.detail.code === "update_unhealthy")).toBe(true);
+  }, 90_000);
+
+  it("a native app refuses an update with 400", async () => {
+    const answer = await post(gw, "/api/apps/welcome/update", { source: join(root, "probe-1.0.0") });
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.code).toBe("app_update_locked");
+  });
+
+  it("enable on an enabled app is a no-op: the proxy keeps answering 200", async () => {
+    await waitHealthy(gw);
+    const pid = (await appRow(gw))!.backend.pid;
+    for (let i = 0; i < 2; i += 1) {
+      const answer = await post(gw, `/api/apps/${APP}/enable`, {});
+      expect(answer.status).toBe(200);
+      expect(answer.body.changed).toBe(false);
+    }
+    await sleep(300);
+    expect((await proxied(gw)).status).toBe(200);
+    expect((await appRow(gw))!.backend.pid).toBe(pid);
+    const disabled = await post(gw, `/api/apps/${APP}/disable`, {});
+    expect(disabled.body.changed).toBe(true);
+    const again = await post(gw, `/api/apps/${APP}/disable`, {});
+    expect(again.status).toBe(200);
+    expect(again.body.changed).toBe(false);
+    expect((await post(gw, `/api/apps/${APP}/enable`, {})).body.changed).toBe(true);
+    await waitHealthy(gw);
+    expect((await proxied(gw)).status).toBe(200);
+  }, 60_000);
+
+  it("20 concurrent enable and disable calls leave a consistent state and one security-log row each", async () => {
+    const kinds = ["app_enabled", "app_disabled", "app_enable_refused", "app_disable_refused"];
+    const before = (await securityRows(gw, kinds)).length;
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => post(gw, `/api/apps/${APP}/${i % 2 === 0 ? "disable" : "enable"}`, {})));
+    for (const answer of answers) {
+      expect([200, 409]).toContain(answer.status);
+      if (answer.status === 409) expect(answer.body.error.code).toBe("app_busy");
+    }
+    expect(answers.some((a) => a.status === 200)).toBe(true);
+    expect((await securityRows(gw, kinds)).length - before).toBe(20);
+    const row = await appRow(gw);
+    const backend = await waitForRow(gw, APP, (b) => (row!.enabled ? b.running && b.healthy : !b.running), 30_000);
+    expect(backend?.running).toBe(row!.enabled);
+    // Whatever it is, one more enable leaves it serving.
+    expect((await post(gw, `/api/apps/${APP}/enable`, {})).status).toBe(200);
+    await waitHealthy(gw);
+    expect((await proxied(gw)).status).toBe(200);
+  }, 60_000);
+
+  it("restart on request and a watchdog revival both count in restarts, and a missing folder is named as the cause", async () => {
+    const first = await waitHealthy(gw);
+    const restarted = await runCli(["apps", "restart", APP, "--json", "--home", gw.home]);
+    expect(restarted.code, restarted.stderr).toBe(0);
+    const afterRestart = await waitForRow(gw, APP, (b) => b.healthy && b.pid !== first.pid && b.restarts === first.restarts + 1);
+    expect(afterRestart?.restarts).toBe(first.restarts + 1);
+    process.kill(afterRestart!.pid!, "SIGKILL");
+    const revived = await waitForRow(gw, APP, (b) => b.healthy && b.pid !== afterRestart!.pid && b.restarts === first.restarts + 2, 20_000);
+    expect(revived?.restarts).toBe(first.restarts + 2);
+    // A folder that vanished: the row names it, in words.
+    const appDir = join(gw.home, "apps", APP);
+    const aside = join(gw.home, "probe-aside");
+    renameSync(appDir, aside);
+    try {
+      process.kill(revived!.pid!, "SIGKILL");
+      const down = await waitForRow(gw, APP, (b) => !b.running && /app folder missing/.test(b.reason ?? ""), 20_000);
+      expect(down?.reason).toMatch(/app folder missing/);
+      expect(down?.exit).not.toBeNull();
+    } finally {
+      renameSync(aside, appDir);
+    }
+    expect((await post(gw, `/api/apps/${APP}/restart`, {})).status).toBe(200);
+    await waitHealthy(gw);
+  }, 90_000);
+});
+
+// ---------------------------------------------------------------------------------------------
+// The kill loop.
+
+async function startDetached(home: string): Promise<RunningGateway> {
+  return startGateway({ home, detached: true });
+}
+
+async function killGroup(gw: RunningGateway): Promise<void> {
+  try {
+    process.kill(-gw.pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
+  await gw.stop("SIGKILL");
+  // The sandboxed backend dies with the bridge (bwrap --die-with-parent); give it a moment.
+  await sleep(200);
+}
+
+async function waitForPause(home: string, point: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const log = join(home, "logs", "gateway.log");
+  while (Date.now() < deadline) {
+    if (existsSync(log) && readFileSync(log, "utf8").includes(`paused at ${point} `)) return;
+    await sleep(50);
+  }
+  throw new Error(`the gateway never paused at ${point}`);
+}
+
+interface Op {
+  op: "install" | "update" | "uninstall";
+  points: string[];
+}
+
+const OPS: Op[] = [
+  { op: "install", points: ["stage:done", "consent:done", "verify:done", "move_into_place:started", "move_into_place:done", "commit:started"] },
+  {
+    op: "update",
+    points: ["consent:done", "stop_old:done", "copy_data:done", "keep_rollback:done", "install_hook:skipped", "move_into_place:done", "health:done", "commit:started"],
+  },
+  { op: "uninstall", points: ["stop_backend:started", "remove_files:started", "remove_files:done", "commit:started"] },
+];
+
+describe("crash safety: the whole gateway killed at every step", () => {
+  let root: string;
+  let home: string;
+  let v1: string;
+  let v2: string;
+  let gw: RunningGateway | null = null;
+  beforeAll(async () => {
+    root = await mkdtemp(join(tmpdir(), "pc-killloop-"));
+    home = makeHome("pc-killloop-home-");
+    v1 = await writeProbe(root, "1.0.0");
+    v2 = await writeProbe(root, "2.0.0");
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    removeHome(home);
+    await rm(root, { recursive: true, force: true });
+  });
+
+  /** Old or new, never a mix; never a folder without a record or a record without a folder. */
+  async function checkWhole(g: RunningGateway, op: Op["op"], rowsBefore: number): Promise<"old" | "new"> {
+    const record = await appRow(g);
+    const folder = join(home, "apps", APP);
+    expect(existsSync(folder), `folder vs record ${JSON.stringify(record)}`).toBe(record !== null);
+    expect(existsSync(join(home, "apps", `.${APP}.rollback`))).toBe(false);
+    expect(existsSync(join(home, "journal", `${APP}.json`))).toBe(false);
+    expect(readdirSync(join(home, "apps", ".quarantine"))).toEqual([]);
+    if (record) {
+      const onDisk = JSON.parse(readFileSync(join(folder, "app.json"), "utf8")) as Json;
+      expect(onDisk.version).toBe(record.version);
+      expect((await waitHealthy(g)).healthy).toBe(true);
+      expect((await proxied(g)).body?.version).toBe(record.version);
+    }
+    if (op === "install") return record ? "new" : "old";
+    if (op === "uninstall") {
+      if (!record) {
+        // Its data was parked, never lost.
+        expect(existsSync(join(home, "apps", `.${APP}.data`, "app.db"))).toBe(true);
+        return "new";
+      }
+      expect(record.version).toBe("2.0.0");
+      expect(dbRows(home).filter((r) => r.version === "1.0.0" && r.kind === "row").length).toBeGreaterThanOrEqual(rowsBefore);
+      return "old";
+    }
+    expect(["1.0.0", "2.0.0"]).toContain(record!.version);
+    const rows = dbRows(home);
+    expectNoRowLost(rows, "1.0.0");
+    expect(rows.filter((r) => r.version === "1.0.0" && r.kind === "row").length).toBeGreaterThanOrEqual(rowsBefore);
+    return record!.version === "2.0.0" ? "new" : "old";
+  }
+
+  async function run(g: RunningGateway, op: Op["op"]): Promise<{ status: number; body: Json }> {
+    if (op === "install") {
+      const preview = await post(g, "/api/apps/preview", { source: v1 });
+      return post(g, "/api/apps", { source: v1, consent: preview.body.digest, ...(existsSync(join(home, "apps", `.${APP}.data`)) ? { adopt_data: true } : {}) });
+    }
+    if (op === "update") return post(g, `/api/apps/${APP}/update`, { source: v2 });
+    const response = await g.fetch(`/api/apps/${APP}`, { method: "DELETE", body: "{}", headers: { "content-type": "application/json" } });
+    return { status: response.status, body: (await response.json()) as Json };
+  }
+
+  /** Brings the app to the state the operation starts from. */
+  async function precondition(g: RunningGateway, op: Op["op"]): Promise<void> {
+    const record = await appRow(g);
+    if (op === "install") {
+      if (record) expect((await g.fetch(`/api/apps/${APP}`, { method: "DELETE", body: JSON.stringify({ purge_data: true }), headers: { "content-type": "application/json" } })).status).toBe(200);
+      await g.fetch(`/api/apps/parked/${APP}`, { method: "DELETE", body: "{}", headers: { "content-type": "application/json" } });
+      return;
+    }
+    if (!record) {
+      const answer = await run(g, "install");
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    } else if (op === "update" && record.version !== "1.0.0") {
+      expect((await g.fetch(`/api/apps/${APP}`, { method: "DELETE", body: "{}", headers: { "content-type": "application/json" } })).status).toBe(200);
+      expect((await run(g, "install")).status).toBe(200);
+    }
+    if (op === "uninstall" && (await appRow(g))!.version !== "2.0.0") expect((await run(g, "update")).status).toBe(200);
+    await waitHealthy(g);
+    await sleep(150);
+  }
+
+  it("every step of install, update and uninstall: the next start leaves the app whole, and the operation can be retried", async () => {
+    const outcomes: string[] = [];
+    gw = await startDetached(home);
+    for (const { op, points } of OPS) {
+      for (const point of points) {
+        await precondition(gw, op);
+        const rowsBefore = dbRows(home).filter((r) => r.version === "1.0.0" && r.kind === "row").length;
+        writeFileSync(join(home, "test-pause-at"), `${op}:${point}`);
+        const pending = run(gw, op).catch(() => null);
+        await waitForPause(home, `${op}:${point}`);
+        await killGroup(gw);
+        await pending;
+        rmSync(join(home, "test-pause-at"), { force: true });
+        gw = await startDetached(home);
+        const state = await checkWhole(gw, op, rowsBefore);
+        outcomes.push(`${op}:${point}=${state}`);
+        if (state === "old") {
+          const retried = await run(gw, op);
+          expect(retried.status, `${op} retried after a kill at ${point}: ${JSON.stringify(retried.body)}`).toBe(200);
+          expect(await checkWhole(gw, op, rowsBefore)).toBe("new");
+        }
+      }
+    }
+    // Both outcomes occur: a kill before the record is written undoes, after it finishes.
+    expect(outcomes.some((o) => o.endsWith("=old"))).toBe(true);
+    expect(outcomes.some((o) => o.endsWith("=new"))).toBe(true);
+    expect(outcomes).toContain("install:commit:started=new");
+    expect(outcomes).toContain("update:commit:started=new");
+    expect(outcomes).toContain("update:keep_rollback:done=old");
+  }, 400_000);
+});

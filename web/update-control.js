@@ -1,0 +1,80 @@
+// Update for one app: a folder path, then a preview against the installed copy's consented
+// review. An update that changes nothing the owner consented to runs at once; otherwise the
+// new review and each change are shown, and only a second press consents to that digest.
+import { el, errorNotice, infoNotice, replaceChildren } from "./element.js";
+import { installReview } from "./install-review.js";
+
+function changeList(changes) {
+  const items = Array.isArray(changes) ? changes : [];
+  if (items.length === 0) return null;
+  const text = (value) => String(JSON.stringify(value) ?? "null").slice(0, 300);
+  return el(
+    "ul",
+    { class: "update-changes" },
+    items.map((c) => el("li", {}, el("strong", { text: String(c.field) }), `: ${text(c.before)} → ${text(c.after)}`)),
+  );
+}
+
+/** The Update control for `name`; `updated()` refreshes the list once an update answered. */
+export function updateControl(api, name, updated) {
+  const wrap = el("span", { class: "update", "data-update": name });
+  const host = el("div", { class: "update-review" });
+
+  function showButton() {
+    replaceChildren(wrap, el("button", { type: "button", text: "Update", "aria-label": `Update ${name}`, onClick: ask }));
+  }
+
+  async function run(source, consent) {
+    replaceChildren(host, el("p", { class: "muted", role: "status", text: "Updating… the previous version stays until the new one is healthy." }));
+    const answer = await api.post(`/api/apps/${encodeURIComponent(name)}/update`, consent ? { source, consent } : { source });
+    if (answer.ok) {
+      replaceChildren(host, infoNotice(`Updated ${name} to ${answer.data.app?.version ?? "the new version"}.`));
+      showButton();
+      await updated();
+      return;
+    }
+    if (answer.code === "consent_required" && answer.detail?.review) return showReview(source, answer.detail);
+    replaceChildren(host, errorNotice(answer));
+  }
+
+  function showReview(source, preview) {
+    replaceChildren(
+      host,
+      el("p", { class: "notice notice-warn", text: "This update changes what the app gets or does not scan clean. Read what changes; Update now consents to it." }),
+      changeList(preview.changes),
+      installReview(preview.review, preview.digest),
+      el(
+        "div",
+        { class: "toolbar" },
+        el("button", { type: "button", class: "button-primary", text: "Update now", "aria-label": `Update ${name} now`, onClick: () => run(source, preview.digest) }),
+        el("button", { type: "button", text: "Cancel", onClick: () => { replaceChildren(host); showButton(); } }),
+      ),
+    );
+  }
+
+  function ask() {
+    const input = el("input", { type: "text", name: "source", required: true, autocomplete: "off", spellcheck: "false", placeholder: "/home/me/my-app", "aria-label": `Folder of the new version of ${name}` });
+    const form = el(
+      "form",
+      {
+        class: "inline-form",
+        onSubmit: async (event) => {
+          event.preventDefault();
+          const source = input.value.trim();
+          const preview = await api.post("/api/apps/preview", { source, name });
+          if (!preview.ok) return replaceChildren(host, errorNotice(preview));
+          if (preview.data.consentNeeded) return showReview(source, preview.data);
+          await run(source, undefined);
+        },
+      },
+      input,
+      el("button", { type: "submit", text: "Preview update" }),
+      el("button", { type: "button", text: "Cancel", onClick: () => { replaceChildren(host); showButton(); } }),
+    );
+    replaceChildren(wrap, form);
+    input.focus();
+  }
+
+  showButton();
+  return el("span", {}, wrap, host);
+}
