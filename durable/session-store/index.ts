@@ -1,6 +1,7 @@
 // SessionStore: sessions, sign-in links, app tokens and the signing key (AUTH-*, APPID-*).
 // Checking a credential reads memory only; "last used" is coalesced and written at most
 // once a minute per session, so the request path never pays a storage write.
+import { claimStoreIdentity } from "../store-identity";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../workers/env";
 import {
@@ -48,6 +49,7 @@ export class SessionStore extends DurableObject<Env> {
     super(ctx, env);
     ctx.blockConcurrencyWhile(async () => {
       ctx.storage.sql.exec(SESSION_SCHEMA);
+      claimStoreIdentity(ctx.storage.sql);
       await this.loadKey();
       for (const row of ctx.storage.sql.exec("SELECT * FROM sessions")) {
         const session = fromRow(row);

@@ -12,7 +12,12 @@ export function isAcceptableHealthPath(p: string): boolean {
   return HEALTH_PATH.test(p) && !p.startsWith("//");
 }
 
-/** True only for a well-formed 2xx answer within the timeout; a redirect, an error or a malformed response is a miss. */
+/**
+ * True only for a well-formed 2xx answer, whole, within the timeout; a redirect, an error or a
+ * malformed response is a miss. The timeout is a deadline on the whole probe, not an idle
+ * timer: a stopped (SIGSTOP) backend the kernel still accepts connections for, or one that
+ * drips bytes, is a miss within `timeoutMs`, so one probe never outlasts its interval.
+ */
 export function probeHealth(port: number, healthPath: string, timeoutMs: number): Promise<boolean> {
   if (!isAcceptableHealthPath(healthPath)) return Promise.resolve(false);
   return new Promise((resolve) => {
@@ -20,8 +25,13 @@ export function probeHealth(port: number, healthPath: string, timeoutMs: number)
     const done = (ok: boolean) => {
       if (settled) return;
       settled = true;
+      clearTimeout(deadline);
       resolve(ok);
     };
+    const deadline = setTimeout(() => {
+      req.destroy();
+      done(false);
+    }, timeoutMs);
     // http.request never reads proxy variables and never follows a redirect.
     const req = http.request({ host: "127.0.0.1", port, path: healthPath, method: "GET", agent: false, timeout: timeoutMs }, (res) => {
       const ok = res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300;

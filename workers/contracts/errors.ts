@@ -94,6 +94,9 @@ export const ERROR_CODES = {
   native_app_unproven: { status: 403, message: "'{source}' is not a native app this start staged from the package's own apps/native/ folder." },
   app_message_too_large: { status: 413, message: "A message body may be at most {limit} bytes as JSON." },
   app_inbox_full: { status: 429, message: "The inbox of '{app}' is full ({reason}); it must read its messages first." },
+  // faults
+  storage_full: { status: 507, message: "The gateway's disk is full ({reason}); nothing was written. Free some space and try again: reads keep working and no restart is needed." },
+  app_backend_timeout: { status: 504, message: "The backend of '{name}' did not start answering within {seconds} s." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
