@@ -40,7 +40,27 @@ export function openGatewayLog(path: string, stderr: (text: string) => void = (t
       throw error;
     }
   };
+  let retryTimer: NodeJS.Timeout | null = null;
+  const recover = (): boolean => {
+    lastTry = now();
+    try {
+      appendWhole(`${new Date(now()).toISOString()} gateway.log is writable again; ${lost} line(s) went to stderr meanwhile\n`);
+    } catch (error) {
+      degrade(error);
+      return false;
+    }
+    degradedSince = null;
+    lost = 0;
+    if (retryTimer) clearInterval(retryTimer);
+    retryTimer = null;
+    return true;
+  };
   const degrade = (error: unknown) => {
+    if (retryTimer === null) {
+      // Tried again on its own, so the file resumes even when no new line comes.
+      retryTimer = setInterval(recover, GATEWAY_LOG_RETRY_MS);
+      retryTimer.unref();
+    }
     if (degradedSince === null) {
       degradedSince = now();
       const reason = storageFullReason(error) ?? (error as NodeJS.ErrnoException)?.code ?? String(error);
@@ -63,12 +83,13 @@ export function openGatewayLog(path: string, stderr: (text: string) => void = (t
         stderr(text);
         return;
       }
-      lastTry = now();
+      if (degradedSince !== null && !recover()) {
+        lost += 1;
+        stderr(text);
+        return;
+      }
       try {
-        if (degradedSince !== null) appendWhole(`${new Date(now()).toISOString()} gateway.log is writable again; ${lost} line(s) went to stderr meanwhile\n`);
         appendWhole(text);
-        degradedSince = null;
-        lost = 0;
       } catch (error) {
         degrade(error);
         lost += 1;
@@ -77,6 +98,8 @@ export function openGatewayLog(path: string, stderr: (text: string) => void = (t
     },
     isDegraded: () => degradedSince !== null,
     close() {
+      if (retryTimer) clearInterval(retryTimer);
+      retryTimer = null;
       if (fd !== null) closeSync(fd);
       fd = null;
     },
