@@ -452,3 +452,22 @@ describe("the two halves live and die together", () => {
     }
   });
 });
+
+describe("app folders without a record", () => {
+  it("doctor lists a folder in apps/ that the registry does not know, with the fix", async () => {
+    const gw = await startGateway({});
+    try {
+      mkdirSync(join(gw.home, "apps", "orphan-app"));
+      writeFileSync(join(gw.home, "apps", "orphan-app", "app.json"), "{}");
+      const doctor = await runCli(["doctor", "--json", "--home", gw.home]);
+      const row = JSON.parse(doctor.stdout).rows.find((r: { name: string }) => r.name === "app folders");
+      expect(row.status).toBe("fail");
+      expect(row.message).toContain(join(gw.home, "apps", "orphan-app"));
+      expect(row.message).toContain("personalclaw apps install");
+      expect(doctor.code).toBe(1);
+    } finally {
+      await gw.stop();
+      removeHome(gw.home);
+    }
+  });
+});
