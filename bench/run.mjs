@@ -3,7 +3,7 @@
 // document) of medians over --runs runs with their min-max spread. Results are printed, never
 // asserted. Every process it starts is its own child on loopback, stopped before it exits.
 //
-//   node bench/run.mjs [--json] [--json-out FILE] [--runs 3] [--duration 4] [--only proxy,auth,runtime,install,sel,start,backends,update]
+//   node bench/run.mjs [--json] [--json-out FILE] [--runs 3] [--duration 4] [--only proxy,auth,runtime,install,tail,sel,start,backends,update]
 import { spawn, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -31,7 +31,7 @@ import { runLoad } from "./lib/load.mjs";
 import { measureBackendStarts } from "./lib/backend-start.mjs";
 import { measureUpdates } from "./lib/update-app.mjs";
 
-const SECTIONS = ["proxy", "auth", "runtime", "install", "sel", "start", "backends", "update"];
+const SECTIONS = ["proxy", "auth", "tail", "runtime", "install", "sel", "start", "backends", "update"];
 const { values: argv } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
@@ -45,6 +45,8 @@ const RUNS = Math.max(3, Math.min(10, Number(argv.runs) || 3));
 const DURATION_S = Math.max(1, Math.min(30, Number(argv.duration) || 4));
 const LATENCY_DURATION_S = Math.max(1, Math.round(DURATION_S / 2));
 const CONNECTIONS = 10;
+/** The tail section's load: an authenticated owner read beside a bare workerd hello, p99 and max. */
+const TAIL_CONNECTIONS = 50;
 const only = new Set(argv.only.split(",").map((s) => s.trim()).filter((s) => SECTIONS.includes(s)));
 const wants = (s) => only.has(s);
 
@@ -105,8 +107,9 @@ async function loadSections() {
       log(raw.nginxSkipped);
     }
   }
-  if (wants("auth")) targets.push({ id: "gateway-status", port: gateway.port, path: "/api/status", headers: gateway.owner });
-  if (wants("auth") || wants("runtime")) {
+  if (wants("auth") || wants("tail")) targets.push({ id: "gateway-status", port: gateway.port, path: "/api/status", headers: gateway.owner });
+  if (wants("tail")) targets.push({ id: "gateway-sessions", port: gateway.port, path: "/api/auth/sessions", headers: gateway.owner });
+  if (wants("auth") || wants("runtime") || wants("tail")) {
     const hp = await loopbackListen();
     const hpConfig = join(scratch, "hello-product.capnp");
     const bundle = await buildHelloProductBundle(join(scratch, "hello-product-bundle.js"));
@@ -129,13 +132,18 @@ async function loadSections() {
 
   // Each run visits every target once, in an order rotated per run, so drift on a shared
   // machine lands on subject and baseline alike.
-  const runs = Object.fromEntries(targets.map((t) => [t.id, { loaded: [], single: [] }]));
+  const runs = Object.fromEntries(targets.map((t) => [t.id, { loaded: [], single: [], tail: [] }]));
+  const tailIds = new Set(["gateway-status", "gateway-sessions", "hello-product-config"]);
+  const standard = wants("proxy") || wants("auth") || wants("runtime");
   for (let r = 0; r < RUNS; r++) {
     const order = targets.map((_, i) => targets[(i + r) % targets.length]);
     for (const target of order) {
       log(`run ${r + 1}/${RUNS}: ${target.id}`);
-      runs[target.id].loaded.push(await runLoad(target, { connections: CONNECTIONS, duration: DURATION_S, warmup: 1 }));
-      runs[target.id].single.push(await runLoad(target, { connections: 1, duration: LATENCY_DURATION_S, warmup: 0.5 }));
+      if (standard && target.id !== "gateway-sessions") {
+        runs[target.id].loaded.push(await runLoad(target, { connections: CONNECTIONS, duration: DURATION_S, warmup: 1 }));
+        runs[target.id].single.push(await runLoad(target, { connections: 1, duration: LATENCY_DURATION_S, warmup: 0.5 }));
+      }
+      if (wants("tail") && tailIds.has(target.id)) runs[target.id].tail.push(await runLoad(target, { connections: TAIL_CONNECTIONS, duration: DURATION_S, warmup: 1 }));
     }
   }
   raw.load = runs;
@@ -162,6 +170,13 @@ async function loadSections() {
     if (runs["nginx-proxy"]) loadFigures("proxy", "gateway-proxy", "nginx-proxy", "nginx reverse proxy");
   }
   if (wants("auth")) loadFigures("auth", "gateway-status", "hello-product-config", "hello, same runtime path");
+  if (wants("tail")) {
+    for (const subject of ["gateway-status", "gateway-sessions"]) {
+      for (const q of ["p99", "max"]) {
+        figure("tail", `${q} ms, ${TAIL_CONNECTIONS} connections, ${subject === "gateway-status" ? "GET /api/status" : "GET /api/auth/sessions"} (owner)`, "ms", pick(subject, "tail", q), pick("hello-product-config", "tail", q), "bare workerd hello, same run");
+      }
+    }
+  }
   if (wants("runtime")) loadFigures("runtime", "hello-product-config", "hello-minimal-config", "hello, hand-written minimal config");
   const bad = Object.entries(runs).flatMap(([id, r]) => [...r.loaded, ...r.single].filter((x) => x.non2xx > 0 || x.errors > 0).map((x) => `${id}: ${x.non2xx} non-2xx, ${x.errors} errors`));
   if (bad.length > 0) raw.loadWarnings = bad;
@@ -420,7 +435,7 @@ function table(doc) {
 async function main() {
   const notes = [];
   try {
-    if (wants("proxy") || wants("auth") || wants("runtime")) await loadSections();
+    if (wants("proxy") || wants("auth") || wants("runtime") || wants("tail")) await loadSections();
     let runtime = null;
     if (wants("runtime") || wants("start")) runtime = await runtimeStartups();
     if (wants("runtime")) {

@@ -339,6 +339,15 @@ export class BridgeRuntime {
     return grantPatterns(manifest.permissions?.network);
   }
 
+  /**
+   * Tells a restarted workerd what every backend is doing: its registry starts with no
+   * backend running, and a steady state is never re-reported on its own.
+   */
+  async reportAllBackends(): Promise<void> {
+    await Promise.all(this.supervisor.names().map((name) => this.report(name, this.supervisor.status(name)!)));
+    await this.opts.callGateway("POST", "/api/internal/apps/backends-reported", {});
+  }
+
   async stopBackend(name: string): Promise<void> {
     this.supervisor.hold(name);
     await this.supervisor.stop(name);

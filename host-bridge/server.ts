@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { timingSafeEqual } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { GatewayError } from "../workers/contracts/errors";
+import { storageFullReason } from "../workers/contracts/storage-full";
 
 export interface BridgeRequest {
   body: unknown;
@@ -68,8 +69,12 @@ export async function startBridgeServer(
     try {
       send(res, 200, (await operation({ body: await readBody(req), work })) ?? null);
     } catch (error) {
+      const full = error instanceof GatewayError ? null : storageFullReason(error);
       if (error instanceof GatewayError) {
         send(res, error.status, error.toEnvelope());
+      } else if (full !== null) {
+        log(`bridge operation ${req.method} ${path}: the disk is full (${full})`);
+        send(res, 507, new GatewayError("storage_full", { vars: { reason: full } }).toEnvelope());
       } else {
         log(`bridge operation ${req.method} ${path} failed: ${error instanceof Error ? error.stack : String(error)}`);
         send(res, 500, new GatewayError("internal_error").toEnvelope());

@@ -10,7 +10,7 @@ describe("personalclaw doctor", () => {
     try {
       const before = await runCli(["doctor", "--json", "--home", home]);
       const rows = JSON.parse(before.stdout).rows as Array<{ name: string; status: string; message: string }>;
-      expect(rows.map((r) => r.name)).toEqual(["node", "workerd", "bubblewrap", "home", "local secret", "sandbox", "bounds", "gateway", "auth mode"]);
+      expect(rows.map((r) => r.name)).toEqual(["node", "workerd", "bubblewrap", "home", "local secret", "sandbox", "bounds", "gateway", "security-log anchor", "setpriv", "auth mode"]);
       expect(rows.find((r) => r.name === "gateway")).toMatchObject({ status: "warn", message: expect.stringContaining("personalclaw start") });
       expect(before.code).toBe(0);
 
@@ -19,6 +19,7 @@ describe("personalclaw doctor", () => {
       const during = JSON.parse((await runCli(["doctor", "--json", "--home", home])).stdout).rows as typeof rows;
       expect(during.find((r) => r.name === "gateway")).toMatchObject({ status: "ok", message: expect.stringContaining(String(gw.pid)) });
       expect(during.find((r) => r.name === "local secret")?.status).toBe("ok");
+      expect(during.find((r) => r.name === "app folders")?.status).toBe("ok");
       expect(during.find((r) => r.name === "sandbox")).toMatchObject({ status: "warn", message: expect.stringContaining("without bubblewrap") });
       await gw.stop();
 

@@ -54,6 +54,7 @@ process.stdout.write(
     p50: round(percentile(times, 0.5)),
     p90: round(percentile(times, 0.9)),
     p99: round(percentile(times, 0.99)),
+    max: round(times.length === 0 ? null : times[times.length - 1]),
     non2xx: result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,

@@ -3,6 +3,8 @@
 // secret the bridge reports, and app inboxes. Backend rows belong to one gateway start: they
 // are stored (workerd unloads an idle object, and the proxy must still find a healthy
 // backend afterwards) and cleared when a new start begins, since its backends are new.
+import { claimStoreIdentity } from "../store-identity";
+import { BACKEND_RESPONSE_TIMEOUT_CEILING_S, BACKEND_RESPONSE_TIMEOUT_DEFAULT_S } from "../../workers/contracts/manifest";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../workers/env";
 import type { AppGrants, AppRecord, AppView, BackendStatus, ProxyTarget } from "../../workers/contracts/app-record";
@@ -32,6 +34,7 @@ export class AppRegistry extends DurableObject<Env> {
     super(ctx, env);
     ctx.blockConcurrencyWhile(async () => {
       ctx.storage.sql.exec(APP_REGISTRY_SCHEMA);
+      claimStoreIdentity(ctx.storage.sql);
       for (const row of ctx.storage.sql.exec("SELECT record FROM apps")) {
         const record = JSON.parse(String(row.record)) as AppRecord;
         this.records.set(record.name, record);
@@ -158,6 +161,8 @@ export class AppRegistry extends DurableObject<Env> {
       healthy: Boolean(backend?.running && backend.healthy),
       secret: this.secrets.get(name) ?? null,
       healthPath: record.manifest.backend?.healthCheck ?? "/health",
+      responseTimeoutMs:
+        1000 * Math.min(BACKEND_RESPONSE_TIMEOUT_CEILING_S, record.manifest.backend?.responseTimeoutSeconds ?? BACKEND_RESPONSE_TIMEOUT_DEFAULT_S),
       tokenEpoch: `${this.instance}:${this.tokenEpochs.get(name) ?? 0}`,
     };
   }

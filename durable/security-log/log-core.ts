@@ -15,13 +15,15 @@ import {
   type SecurityLogHead,
   type SecurityLogSegment,
   type VerifyResult,
+  type SecurityLogAnchor,
+  type AnchorStanding,
 } from "../../workers/contracts/security-event";
 import { canonicalJson, toJsonValue, type JsonObject } from "./canonical-json";
 import { canonicalRowBody, GENESIS_PREV_MAC, importChainKey, isChainKeyHex, sealRow, type ChainedFields, type StoredRow } from "./chain-mac";
 import { maskCredentialShapes } from "../../workers/contracts/text-safety";
 import { redactDetail, redactPrincipal, redactSubject, truncateText, maskOrWithhold, type TextMasker } from "./redact";
 import { BENCH_SCRATCH_CREATE, BENCH_SCRATCH_DROP, BENCH_SCRATCH_TABLE, SCHEMA_STATEMENTS } from "./schema";
-import { ROTATED_KIND, SEGMENT_REMOVED_KIND, verifyChain } from "./verify-chain";
+import { removalFromRow, ROTATED_KIND, SEGMENT_REMOVED_KIND, verifyChain } from "./verify-chain";
 
 export type SqlBinding = string | number | null;
 
@@ -188,6 +190,28 @@ export class SecurityLogCore {
   /** The newest row's seq and mac and the live segment: what an anchor writer records. */
   head(): SecurityLogHead {
     return { seq: this.headSeq, mac: this.headMac, segment: this.live.id };
+  }
+
+  /**
+   * Where the stored log stands against `anchor` (see AnchorStandingSchema): the anchor writer
+   * moves the anchor forward only over a log that `extends` it, so a cut-and-rewritten tail can
+   * never carry the anchor along with it.
+   */
+  anchorStanding(anchor: SecurityLogAnchor): AnchorStanding {
+    if (anchor.seq === 0) return "extends";
+    if (anchor.seq > this.headSeq) return "truncated";
+    const row = this.sql.exec<{ mac: string }>("SELECT mac FROM events WHERE seq = ?", anchor.seq).toArray()[0];
+    if (row) return row.mac === anchor.mac ? "extends" : "forked";
+    const removals = this.sql
+      .exec<EventRecord>(`SELECT ${ROW_COLUMNS} FROM events WHERE kind = ? ORDER BY seq`, SEGMENT_REMOVED_KIND)
+      .toArray()
+      .map(toStoredRow);
+    for (const removal of removals.map(removalFromRow)) {
+      if (removal === null) continue;
+      if (removal.last_seq === anchor.seq) return removal.last_mac === anchor.mac ? "extends" : "forked";
+      if (removal.first_seq <= anchor.seq && anchor.seq <= removal.last_seq) return "extends";
+    }
+    return "forked";
   }
 
   /** Seals the live segment now (SEL-08) and runs retention; an empty live segment is left alone. */

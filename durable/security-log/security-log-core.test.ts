@@ -227,10 +227,10 @@ describe("verification", () => {
     expect(await log.verify(anchor)).toEqual({ ok: false, checked: 7, segments: 1, first_bad_seq: 8, reason: "truncated" });
   });
 
-  it("finds an anchored row that was rewritten: truncated at the anchor's seq", async () => {
+  it("finds an anchored row that was rewritten: forked at the anchor's seq", async () => {
     const { log } = await openLog();
     await appendN(log, 5);
-    expect(await log.verify({ seq: 3, mac: "d".repeat(64) })).toMatchObject({ ok: false, first_bad_seq: 3, reason: "truncated" });
+    expect(await log.verify({ seq: 3, mac: "d".repeat(64) })).toMatchObject({ ok: false, first_bad_seq: 3, reason: "forked" });
   });
 
   it("verifies plain arrays too (the verifier is pure)", async () => {
@@ -367,7 +367,7 @@ describe("retention", () => {
     clock.ms += 400 * DAY;
     await log.enforceRetention(clock.ms);
     expect(await log.verify(anchor)).toMatchObject({ ok: true });
-    expect(await log.verify({ seq: 3, mac: "e".repeat(64) })).toMatchObject({ ok: false, reason: "truncated", first_bad_seq: 3 });
+    expect(await log.verify({ seq: 3, mac: "e".repeat(64) })).toMatchObject({ ok: false, reason: "forked", first_bad_seq: 3 });
   });
 });
 
@@ -561,5 +561,23 @@ describe("refusal windows", () => {
     await log.append(refusal(2, { group: "GET x AKIAIOSFODNN7EXAMPLE" }));
     await log.query({});
     expect(JSON.stringify(rowsOf(sql))).not.toContain("AKIAIOSFODNN7EXAMPLE");
+  });
+});
+
+describe("anchor standing", () => {
+  it("extends an anchor the log still holds, and is forked once the anchored seq holds another row", async () => {
+    const { log } = await openLog();
+    await appendN(log, 5);
+    const anchor = log.head();
+    expect(log.anchorStanding(anchor)).toBe("extends");
+    await appendN(log, 2);
+    expect(log.anchorStanding(anchor)).toBe("extends");
+    expect(log.anchorStanding({ seq: 3, mac: "d".repeat(64) })).toBe("forked");
+  });
+  it("is truncated when the log ends before the anchored seq", async () => {
+    const { log } = await openLog();
+    await appendN(log, 2);
+    expect(log.anchorStanding({ seq: 9, mac: "d".repeat(64) })).toBe("truncated");
+    expect(log.anchorStanding({ seq: 0, mac: "0".repeat(64) })).toBe("extends");
   });
 });

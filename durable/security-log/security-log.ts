@@ -1,7 +1,9 @@
 // The SecurityLog Durable Object: the one writer of the HMAC-chained security event log
 // (SEL-*). Native DO RPC: callers hold a typed stub and call these methods directly.
+import { claimStoreIdentity } from "../store-identity";
 import { DurableObject } from "cloudflare:workers";
 import type {
+  AnchorStanding,
   AppendResult,
   BenchAppendResult,
   RetentionResult,
@@ -38,6 +40,7 @@ export class SecurityLog extends DurableObject<Env> {
     // served; a bad SEL_KEY fails every call.
     void ctx.blockConcurrencyWhile(async () => {
       const sql = storageSqlPort(ctx);
+      claimStoreIdentity(ctx.storage.sql);
       this.core = await SecurityLogCore.open(sql, env.SEL_KEY);
       this.log = await CoalescingLog.open(this.core, sql, {
         scheduleAt: (ms) => void ctx.storage.setAlarm(ms).catch(() => undefined),
@@ -63,6 +66,11 @@ export class SecurityLog extends DurableObject<Env> {
   /** The newest row's seq and mac and the live segment id, for the anchor writer. */
   async head(): Promise<SecurityLogHead> {
     return this.core.head();
+  }
+
+  /** Where the log stands against an anchor kept outside it (extends, forked, truncated). */
+  async anchorStanding(anchor: SecurityLogAnchor): Promise<AnchorStanding> {
+    return this.core.anchorStanding(anchor);
   }
 
   /** Walks every kept row; with an anchor, also detects rows cut off the end. */

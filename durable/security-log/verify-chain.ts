@@ -48,7 +48,7 @@ class Failure {
  * and that segment's last mac (`segment_link_broken`). The oldest row must be seq 1 with the
  * genesis prev_mac, or be vouched for by a verified sel.segment_removed row naming the
  * segment just before it and that segment's last seq and mac (`segment_link_broken`).
- * Finally the anchor's seq must still exist with the anchor's mac (`truncated`).
+ * Finally the anchor's seq must still exist (`truncated`) with the anchor's mac (`forked`).
  */
 export async function verifyChain(
   key: CryptoKey,
@@ -111,12 +111,12 @@ export async function verifyChain(
     const lastSeq = previous?.seq ?? 0;
     if (anchor.seq > lastSeq) return fail(new Failure("truncated", lastSeq + 1));
     if (first !== null && anchor.seq >= first.seq) {
-      if (macAtAnchor !== anchor.mac) return fail(new Failure("truncated", anchor.seq));
+      if (macAtAnchor !== anchor.mac) return fail(new Failure("forked", anchor.seq));
     } else {
       // The anchored row was in a segment retention removed; a removal row ending there must agree.
       const endingThere = removals.find((removal) => removal.last_seq === anchor.seq);
       if (endingThere !== undefined && endingThere.last_mac !== anchor.mac) {
-        return fail(new Failure("truncated", anchor.seq));
+        return fail(new Failure("forked", anchor.seq));
       }
       if (endingThere === undefined && !removals.some((r) => r.first_seq <= anchor.seq && anchor.seq <= r.last_seq)) {
         return fail(new Failure("truncated", anchor.seq));

@@ -1,6 +1,8 @@
 // SessionStore: sessions, sign-in links, app tokens and the signing key (AUTH-*, APPID-*).
 // Checking a credential reads memory only; "last used" is coalesced and written at most
 // once a minute per session, so the request path never pays a storage write.
+import { claimStoreIdentity } from "../store-identity";
+import { storageFullReason } from "../../workers/contracts/storage-full";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../workers/env";
 import {
@@ -48,6 +50,7 @@ export class SessionStore extends DurableObject<Env> {
     super(ctx, env);
     ctx.blockConcurrencyWhile(async () => {
       ctx.storage.sql.exec(SESSION_SCHEMA);
+      claimStoreIdentity(ctx.storage.sql);
       await this.loadKey();
       for (const row of ctx.storage.sql.exec("SELECT * FROM sessions")) {
         const session = fromRow(row);
@@ -152,8 +155,14 @@ export class SessionStore extends DurableObject<Env> {
   private touch(session: SessionRow, now: number): void {
     session.lastUsedAt = now;
     if (now - session.persistedLastUsedAt >= LAST_USED_FLUSH_MS) {
-      session.persistedLastUsedAt = now;
-      this.ctx.storage.sql.exec("UPDATE sessions SET last_used_at = ? WHERE id = ?", now, session.id);
+      // Last use is bookkeeping: a full disk must not turn every signed-in read into a failure.
+      // The time stays in memory and is written at a later use once space returns.
+      try {
+        this.ctx.storage.sql.exec("UPDATE sessions SET last_used_at = ? WHERE id = ?", now, session.id);
+        session.persistedLastUsedAt = now;
+      } catch (error) {
+        if (storageFullReason(error) === null) throw error;
+      }
     }
   }
 

@@ -9,8 +9,13 @@ import { childLimits, readOwnerConfig } from "../owner-config";
 import { sandboxAvailability } from "../sandbox/bubblewrap";
 import { boundsAvailability, describeLimits } from "../sandbox/bounds";
 import { parentEnvironment, type Settings } from "../settings";
-import { isProcessAlive, readGatewayFile } from "./gateway-file";
+import { readLiveGateway } from "./gateway-file";
 import { workerdBinary } from "./start";
+import { readUnacknowledgedAnchor } from "../sel-anchor";
+import { findSetpriv } from "../supervisor/workerd-supervisor";
+import { callGateway } from "./gateway-client";
+import { existsSync as exists, readdirSync } from "node:fs";
+import { join } from "node:path";
 
 export interface DoctorRow {
   name: string;
@@ -68,12 +73,28 @@ export async function doctorRows(settings: Settings): Promise<DoctorRow[]> {
       message: `${bounds.mechanism}: ${bounds.description}; each app child may use ${limits}.${binds ? "" : " Run as a user with systemd (systemd-run --user) or give the gateway a delegated cgroup to bound processes too."}`,
     });
   }
-  const gateway = readGatewayFile(paths);
+  const gateway = readLiveGateway(paths);
   rows.push(
-    gateway && isProcessAlive(gateway.pid)
+    gateway
       ? { name: "gateway", status: "ok", message: `Running (pid ${gateway.pid}) at http://127.0.0.1:${gateway.port}/.` }
       : { name: "gateway", status: "warn", message: "Not running; start it with `personalclaw start`." },
   );
+  const lostAnchor = readUnacknowledgedAnchor(paths.home);
+  rows.push(
+    lostAnchor === null
+      ? { name: "security-log anchor", status: "ok", message: "The anchor outside the log has followed it since it was created." }
+      : {
+          name: "security-log anchor",
+          status: "fail",
+          message: `The anchor was ${lostAnchor.reason} at ${lostAnchor.since}: rows cut off the log before then cannot be detected. Run \`personalclaw security acknowledge\` once you know why.`,
+        },
+  );
+  rows.push(
+    findSetpriv(parentEnvironment().PATH) !== null
+      ? { name: "setpriv", status: "ok", message: "workerd is tied to the gateway process (PR_SET_PDEATHSIG) and dies with it." }
+      : { name: "setpriv", status: "warn", message: "setpriv is missing: workerd may outlive a killed gateway; install util-linux." },
+  );
+  if (gateway) rows.push(await unrecordedAppsRow(paths.apps, paths.home));
   if (settings.testHooks) {
     rows.push({ name: "test hooks", status: "fail", message: "PERSONALCLAW_TEST_HOOKS=1 lets any caller move the gateway's clock (and so outlive expiries); it is for the test suite only — unset it." });
   }
@@ -92,4 +113,25 @@ export async function runDoctor(args: string[], settings: Settings): Promise<num
   if (values.json) process.stdout.write(`${JSON.stringify({ rows })}\n`);
   else for (const row of rows) process.stdout.write(`${row.status.padEnd(4)}  ${row.name}: ${row.message}\n`);
   return rows.some((row) => row.status === "fail") ? 1 : 0;
+}
+
+/** App folders on disk that the gateway's registry has no record of: never silently stuck. */
+async function unrecordedAppsRow(appsDir: string, home: string): Promise<DoctorRow> {
+  const name = "app folders";
+  const folders = exists(appsDir) ? readdirSync(appsDir, { withFileTypes: true }).filter((e) => e.isDirectory() && !e.name.startsWith(".")).map((e) => e.name) : [];
+  let recorded: Set<string>;
+  try {
+    const answer = await callGateway(home, "doctor", "GET", "/api/apps");
+    if (answer.status !== 200) return { name, status: "warn", message: `The gateway did not list its apps (${answer.status}).` };
+    recorded = new Set((answer.body.apps as Array<{ name: string }>).map((app) => app.name));
+  } catch (error) {
+    return { name, status: "warn", message: error instanceof Error ? error.message : String(error) };
+  }
+  const strays = folders.filter((folder) => !recorded.has(folder));
+  if (strays.length === 0) return { name, status: "ok", message: `Every folder in ${appsDir} is an installed app.` };
+  return {
+    name,
+    status: "fail",
+    message: `${strays.map((s) => join(appsDir, s)).join(", ")} ha${strays.length === 1 ? "s" : "ve"} no install record (the app registry lost it): move the folder out of apps/ and install it again from there with \`personalclaw apps install <folder>\` (review it first: its bytes were not kept under consent), or delete it.`,
+  };
 }

@@ -4,7 +4,7 @@
 import { request } from "node:http";
 import { readFileSync } from "node:fs";
 import { homePaths } from "../home";
-import { isProcessAlive, readGatewayFile } from "./gateway-file";
+import { readLiveGateway } from "./gateway-file";
 
 export interface GatewayAnswer {
   status: number;
@@ -13,10 +13,15 @@ export interface GatewayAnswer {
 
 export class GatewayNotRunning extends Error {}
 
+/** The recorded gateway is alive but its port does not answer (workerd gone or restarting). */
+export class GatewayNotAnswering extends GatewayNotRunning {}
+
+const UNREACHABLE = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "EHOSTUNREACH", "ETIMEDOUT", "ECONNABORTED"]);
+
 function runningGateway(home: string): { port: number; secret: string } {
   const paths = homePaths(home);
-  const gateway = readGatewayFile(paths);
-  if (!gateway || !isProcessAlive(gateway.pid)) throw new GatewayNotRunning(`No gateway is running for ${home}; start it with \`personalclaw start\`.`);
+  const gateway = readLiveGateway(paths);
+  if (!gateway) throw new GatewayNotRunning(`No gateway is running for ${home}; start it with \`personalclaw start\`.`);
   return { port: gateway.port, secret: readFileSync(paths.localSecret, "utf8").trim() };
 }
 
@@ -50,7 +55,15 @@ function send(port: number, method: string, path: string, headers: Record<string
         });
       },
     );
-    req.on("error", reject);
+    req.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code !== undefined && UNREACHABLE.has(error.code)) {
+        reject(
+          new GatewayNotAnswering(
+            `The gateway is not answering (${error.code} on 127.0.0.1:${port}); if it does not answer again within a few seconds, run \`personalclaw stop\` and then \`personalclaw start\`.`,
+          ),
+        );
+      } else reject(error);
+    });
     req.end(payload);
   });
 }

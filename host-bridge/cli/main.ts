@@ -4,21 +4,25 @@ import { readSettings } from "../settings";
 import { startGateway } from "./start";
 import { runDoctor } from "./doctor";
 import { runToken, runRotateKey } from "./token";
-import { runSecurityEvents, runSecurityVerify } from "./security";
+import { runSecurityAcknowledge, runSecurityEvents, runSecurityVerify } from "./security";
 import { GatewayNotRunning } from "./gateway-client";
 import { appAction, runAppsInstall, runAppsList, runAppsPreview, runAppsPurge, runAppsUpdate } from "./apps";
 import { runStop } from "./stop";
 import { runApprovalsAnswer, runApprovalsGrants, runApprovalsList, runApprovalsRevoke } from "./approvals";
+import { storageFullReason } from "../../workers/contracts/storage-full";
 
 const USAGE = `Usage: personalclaw <command>
 
-  start [--port N] [--home DIR] [--json-ready]   run the gateway
+  start [--port N] [--home DIR] [--json-ready] [--accept-state-loss]
+                                                  run the gateway; --accept-state-loss continues
+                                                  although a store the state manifest knows is gone
   stop                                            stop the running gateway of the home
   doctor [--json]                                 check this machine and home
   token [--ttl D]                                 print a sign-in link (default 20h, at most 90d)
   auth rotate-key                                 replace the signing key; every session ends
   security events [--kind K] [--limit N] [--json] show security events, newest first
   security verify [--json]                        verify the security log's chain (exit 1 if broken)
+  security acknowledge                            record that you know the security-log anchor was lost
   apps preview <folder> [--json]                  review a folder (works without a running gateway)
   apps install <folder> [--consent D | --yes] [--adopt-data] [--json]
                                                   --adopt-data takes over data an earlier install of the name kept
@@ -56,6 +60,7 @@ export async function main(argv: string[]): Promise<number> {
     "auth rotate-key": (_args, home) => runRotateKey(home),
     "security events": (args, home) => runSecurityEvents(args, home),
     "security verify": (args, home) => runSecurityVerify(args, home),
+    "security acknowledge": (_args, home) => runSecurityAcknowledge(home),
     "apps preview": (args, home) => runAppsPreview(args, home),
     "apps install": (args, home) => runAppsInstall(args, home),
     "apps list": (args, home) => runAppsList(args, home),
@@ -73,7 +78,7 @@ export async function main(argv: string[]): Promise<number> {
   };
   try {
     if (command === "start") {
-      const { values } = parseArgs({ args: rest, options: { port: { type: "string" }, home: { type: "string" }, "json-ready": { type: "boolean" } } });
+      const { values } = parseArgs({ args: rest, options: { port: { type: "string" }, home: { type: "string" }, "json-ready": { type: "boolean" }, "accept-state-loss": { type: "boolean" } } });
       if (values.home) settings.home = values.home;
       if (values.port !== undefined) {
         const port = Number(values.port);
@@ -83,7 +88,7 @@ export async function main(argv: string[]): Promise<number> {
         }
         settings.port = port;
       }
-      return await startGateway({ settings, jsonReady: Boolean(values["json-ready"]) });
+      return await startGateway({ settings, jsonReady: Boolean(values["json-ready"]), acceptStateLoss: Boolean(values["accept-state-loss"]) });
     }
     const two = `${command} ${rest[0] ?? ""}`;
     if (commands[two]) {
@@ -99,6 +104,11 @@ export async function main(argv: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof GatewayNotRunning) {
       process.stderr.write(`personalclaw: ${error.message}\n`);
+      return 1;
+    }
+    const full = storageFullReason(error);
+    if (full !== null) {
+      process.stderr.write(`personalclaw: the disk holding ${settings.home} is full (${full}); free some space and try again.\n`);
       return 1;
     }
     throw error;

@@ -1,11 +1,10 @@
 // `personalclaw start`: the host bridge in this process, workerd as its child, one ready
 // line. Ctrl-C (or SIGTERM) stops backends, then workerd, then the bridge, within 10 s.
-import { createWriteStream, readFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { execa, type ResultPromise } from "execa";
+import type { ResultPromise } from "execa";
 import { authModeInForce } from "../../workers/contracts/auth-mode";
 import { safeLines } from "../../workers/contracts/text-safety";
 import { clearGatewaySocket, ensureHome, readOrCreateSelKey, runtimeDir, writeFreshLocalSecret, type HomePaths } from "../home";
@@ -13,13 +12,18 @@ import { writePrivateFile } from "../private-file";
 import { parentEnvironment, type Settings } from "../settings";
 import { startBridgeServer } from "../server";
 import { createLogRelay } from "../sandbox/log-relay";
-import { startAnchorWriter } from "../sel-anchor";
+import { readAnchorFile, recordUnacknowledgedAnchor, startAnchorWriter } from "../sel-anchor";
+import { openGatewayLog } from "../gateway-log";
+import { describeStateLoss, findStateLoss, readStateManifest, STATE_MANIFEST_INTERVAL_MS, writeStateManifest } from "../state-manifest";
+import { storageFullReason } from "../../workers/contracts/storage-full";
 import { BridgeRuntime } from "../bridge-runtime";
 import { readOwnerConfig } from "../owner-config";
-import { renderWorkerdConfig } from "./workerd-config";
-import { isProcessAlive, readGatewayFile, removeGatewayFile, writeGatewayFile } from "./gateway-file";
+import { DURABLE_OBJECT_CLASSES, renderWorkerdConfig } from "./workerd-config";
+import { isRecordedWorkerdAlive, readGatewayFile, readLiveGateway, removeGatewayFile, thisProcessIdentity, writeGatewayFile, type GatewayFile } from "./gateway-file";
 import { callGateway } from "./gateway-client";
-import { isSameProcess, readProcStat } from "../supervisor/process-identity";
+import { identityOf } from "../supervisor/process-identity";
+import { findSetpriv, WorkerdSupervisor } from "../supervisor/workerd-supervisor";
+import { isPortFree, isPortListenerOwnedBy, pickFreePort, portInUseMessage } from "./port-owner";
 
 export const packageRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
@@ -27,7 +31,11 @@ const require = createRequire(import.meta.url);
 export interface StartOptions {
   settings: Settings;
   jsonReady: boolean;
+  /** --accept-state-loss: start although a store the state manifest knows is missing, empty or replaced. */
+  acceptStateLoss?: boolean;
 }
+
+const STORE_NAMESPACES = DURABLE_OBJECT_CLASSES.map((d) => d.uniqueKey);
 
 /** The workerd binary that wrangler's pinned workerd package ships. */
 export function workerdBinary(): string {
@@ -38,54 +46,64 @@ export function packageVersion(): string {
   return JSON.parse(readFileSync(join(packageRoot, "package.json"), "utf8")).version;
 }
 
-async function freePort(host: string): Promise<number> {
-  return new Promise((resolvePromise, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, host, () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolvePromise(port));
-    });
-  });
-}
-
-// A gateway.json whose pid is dead is stale: the workerd it left behind is ended only when it
-// is still the very process that start recorded (pid and start time), so a process that
-// merely reused the pid survives, whatever adopted the orphan.
+// A gateway.json whose CLI process is gone (or is now another process) is stale: the workerd it
+// left behind is ended only when it is still the very process that start recorded (pid, start
+// time and executable), so a process that merely reused a pid survives.
 function clearStaleGateway(paths: HomePaths): void {
   const stale = readGatewayFile(paths);
   if (!stale) return;
-  if (stale.workerdPid !== null && stale.workerdStartTime !== null && isSameProcess(stale.workerdPid, stale.workerdStartTime)) {
-    process.kill(stale.workerdPid, "SIGKILL");
-  }
+  if (isRecordedWorkerdAlive(stale)) process.kill(stale.workerdPid!, "SIGKILL");
   removeGatewayFile(paths);
 }
 
-async function waitForGateway(home: string, workerd: ResultPromise, deadlineMs: number): Promise<void> {
+/** True when the security log has storage: a missing anchor then means one was lost. */
+function securityLogExists(paths: HomePaths): boolean {
+  const dir = join(paths.state, "personalclaw-security-log");
+  return existsSync(dir) && readdirSync(dir).some((file) => file.endsWith(".sqlite"));
+}
+
+/**
+ * Waits until workerd listens on `port` and answers. No credential is sent until the listening
+ * socket is provably workerd's own: a program that holds the port never receives one.
+ */
+async function waitForGateway(home: string, workerd: ResultPromise, port: number, deadlineMs: number): Promise<void> {
   const until = Date.now() + deadlineMs;
   let exited = false;
   workerd.finally(() => {
     exited = true;
   });
   while (Date.now() < until) {
-    if (exited) throw new Error("workerd exited during start; see logs/gateway.log");
-    try {
-      const answer = await callGateway(home, "start", "GET", "/api/status");
-      if (answer.status === 200) return;
-    } catch {
-      // Not listening yet.
+    if (exited) throw new Error(`workerd exited during start; see logs/gateway.log`);
+    if (workerd.pid !== undefined && isPortListenerOwnedBy(workerd.pid, port)) {
+      try {
+        const answer = await callGateway(home, "start", "GET", "/api/status");
+        if (answer.status === 200) return;
+      } catch {
+        // Not answering yet.
+      }
     }
     await new Promise((r) => setTimeout(r, 40));
   }
   throw new Error(`the gateway did not answer within ${deadlineMs / 1000} s; see logs/gateway.log`);
 }
 
-/** Runs the gateway until a signal; returns the exit status. */
+/** Runs the gateway until a signal; returns the exit status. A full disk is a sentence, not a crash. */
 export async function startGateway(options: StartOptions): Promise<number> {
+  try {
+    return await runGateway(options);
+  } catch (error) {
+    const full = storageFullReason(error);
+    if (full === null) throw error;
+    process.stderr.write(`personalclaw: cannot start: the disk holding ${options.settings.home} is full (${full}); free some space and run \`personalclaw start\` again.\n`);
+    return 1;
+  }
+}
+
+async function runGateway(options: StartOptions): Promise<number> {
   const { settings } = options;
   const paths = ensureHome(settings.home);
-  const running = readGatewayFile(paths);
-  if (running && isProcessAlive(running.pid)) {
+  const running = readLiveGateway(paths);
+  if (running) {
     process.stderr.write(`personalclaw: a gateway is already running for ${paths.home} (pid ${running.pid}, port ${running.port}).\n`);
     return 1;
   }
@@ -95,26 +113,49 @@ export async function startGateway(options: StartOptions): Promise<number> {
     process.stderr.write(`personalclaw: refusing to start: ${selKey.reason}\n`);
     return 1;
   }
-  const secret = writeFreshLocalSecret(paths);
-  const logStream = createWriteStream(paths.gatewayLog, { flags: "a", mode: 0o600 });
-  // Every gateway.log line passes the text-safety rule here, whoever wrote it: a message can
-  // quote a child's output or an answer, and the file must never hold the gateway's own keys.
-  const log = (line: string) => logStream.write(`${new Date().toISOString()} ${safeLines(line, [secret, selKey.keyHex])}\n`);
-  const mode = authModeInForce({ AUTH_MODE_REQUESTED: settings.authModeRequested });
-  if (mode.warning) {
-    process.stderr.write(`personalclaw: warning: ${mode.warning}\n`);
-    log(`warning: ${mode.warning}`);
+  // Lost state is noticed before anything could write over it.
+  const manifest = readStateManifest(paths.home);
+  const losses = findStateLoss(manifest, paths.state, STORE_NAMESPACES);
+  if (losses.length > 0 && !options.acceptStateLoss) {
+    process.stderr.write(`personalclaw: refusing to start: state the gateway had is gone:\n${describeStateLoss(paths.state, manifest!, losses)}\n`);
+    return 1;
   }
-  const bindHost = mode.mode === "none" ? "127.0.0.1" : settings.bindHost;
-  if (settings.testHooks) log("warning: PERSONALCLAW_TEST_HOOKS=1: X-Test-Now moves the clock and /api/test/* is open (test runs only)");
-
+  const anchorAtStart = securityLogExists(paths) ? readAnchorFile(paths.selAnchor) : { state: "ok" as const };
   const config = readOwnerConfig(paths.home);
   if (!config.ok) {
     process.stderr.write(`personalclaw: refusing to start: ${config.reason}\n`);
     return 1;
   }
+  const mode = authModeInForce({ AUTH_MODE_REQUESTED: settings.authModeRequested });
+  const bindHost = mode.mode === "none" ? "127.0.0.1" : settings.bindHost;
+  // A port someone else holds stops the start here, before a credential exists to send.
+  if (settings.port !== 0 && !(await isPortFree(bindHost, settings.port))) {
+    process.stderr.write(`personalclaw: ${portInUseMessage(settings.port)}.\n`);
+    return 1;
+  }
+  const port = settings.port === 0 ? await pickFreePort(bindHost) : settings.port;
+
+  const secret = writeFreshLocalSecret(paths);
+  const gatewayLog = openGatewayLog(paths.gatewayLog);
+  // Every gateway.log line passes the text-safety rule here, whoever wrote it: a message can
+  // quote a child's output or an answer, and the file must never hold the gateway's own keys.
+  const log = (line: string) => gatewayLog.write(`${new Date().toISOString()} ${safeLines(line, [secret, selKey.keyHex])}`);
+  if (mode.warning) {
+    process.stderr.write(`personalclaw: warning: ${mode.warning}\n`);
+    log(`warning: ${mode.warning}`);
+  }
+  if (settings.testHooks) log("warning: PERSONALCLAW_TEST_HOOKS=1: X-Test-Now moves the clock and /api/test/* is open (test runs only)");
   if (config.config.sandbox.mode === "off") log("warning: sandbox.mode is off: app backends run without bubblewrap");
-  const port = settings.port === 0 ? await freePort(bindHost) : settings.port;
+  const anchorLost = anchorAtStart.state === "ok" ? null : anchorAtStart.state === "missing" ? "missing" : `unreadable (${anchorAtStart.reason})`;
+  if (anchorLost !== null) {
+    recordUnacknowledgedAnchor(paths.home, anchorLost);
+    const warning = `warning: the security-log anchor ${paths.selAnchor} is ${anchorLost}: truncation of the log before now cannot be detected. A new anchor starts from the current head; \`personalclaw doctor\` fails until you run \`personalclaw security acknowledge\`.`;
+    process.stderr.write(`personalclaw: ${warning}\n`);
+    log(warning);
+  }
+  const setpriv = findSetpriv(parentEnvironment().PATH);
+  if (setpriv === null) log("warning: setpriv (util-linux) is missing: workerd cannot be tied to this process and may outlive it if it is killed");
+
   let runtimeFolder: string;
   try {
     runtimeFolder = runtimeDir(paths.home, parentEnvironment().XDG_RUNTIME_DIR);
@@ -164,40 +205,74 @@ export async function startGateway(options: StartOptions): Promise<number> {
       },
     }),
   );
-  const workerd = execa(workerdBinary(), ["serve", paths.workerdConfig, "--experimental"], {
-    reject: false,
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-    env: { PATH: parentEnvironment().PATH ?? "/usr/bin:/bin" },
-    extendEnv: false,
-    cleanup: true,
-  });
+  const binary = workerdBinary();
+  const record: GatewayFile = {
+    ...thisProcessIdentity(),
+    port,
+    url: `http://127.0.0.1:${port}/`,
+    bridgePort: bridge.port,
+    startedAt,
+    workerdPid: null,
+    workerdStartTime: null,
+    workerdExe: realpathSync(binary),
+  };
   // workerd's console can quote request data (an internal error's stack): relayed like a child's output.
   const workerdLog = createLogRelay({ tag: "workerd", sink: (level, line) => log(`${level} ${line}`), secrets: [secret, selKey.keyHex], burst: 1000, perSecond: 20 });
-  if (workerd.stdout) workerdLog.attach(workerd.stdout, "info");
-  if (workerd.stderr) workerdLog.attach(workerd.stderr, "warning");
-
   let stopping = false;
-  const anchor = startAnchorWriter(paths.selAnchor, async () => (await callGateway(paths.home, "sel-anchor", "GET", "/api/internal/sel/head")).body, log);
+  const workerdSupervisor = new WorkerdSupervisor({
+    binary,
+    args: ["serve", paths.workerdConfig, "--experimental"],
+    env: { PATH: parentEnvironment().PATH ?? "/usr/bin:/bin" },
+    setpriv,
+    log,
+    beforeSpawn: () => clearGatewaySocket(runtimeFolder),
+    onSpawn: (child) => {
+      if (child.stdout) workerdLog.attach(child.stdout, "info");
+      if (child.stderr) workerdLog.attach(child.stderr, "warning");
+      const pid = child.pid ?? null;
+      record.workerdPid = pid;
+      record.workerdStartTime = pid === null ? null : (identityOf(pid)?.startTime ?? null);
+      if (!stopping) writeGatewayFile(paths, record);
+    },
+    onRestarted: async (attempt, exit) => {
+      const child = workerdSupervisor.current()!;
+      await waitForGateway(paths.home, child, port, 15_000);
+      log(`info workerd restarted (restart ${attempt}) after ${exit.signal ?? `exit ${exit.exitCode}`}`);
+      await appendSecurityRow(paths.home, "workerd_restarted", { restart: attempt, signal: exit.signal ?? null, exit_code: exit.exitCode ?? null }).catch(() => undefined);
+      await runtime.reportAllBackends();
+    },
+  });
+
+  const anchor = startAnchorWriter(
+    paths.selAnchor,
+    async (held) => (await callGateway(paths.home, "sel-anchor", "GET", `/api/internal/sel/head${held ? `?anchor_seq=${held.seq}&anchor_mac=${held.mac}` : ""}`)).body,
+    log,
+  );
+  let manifestTimer: NodeJS.Timeout | null = null;
+  const recordState = () => {
+    try {
+      writeStateManifest(paths.home, paths.state, STORE_NAMESPACES);
+    } catch (error) {
+      log(`warning state manifest: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
   const stopAll = async (exitCode: number) => {
     if (stopping) return;
     stopping = true;
     const hardStop = setTimeout(() => process.exit(exitCode), 9_500);
     try {
+      if (manifestTimer) clearInterval(manifestTimer);
       await runtime.stopAll().catch((error) => log(`stopping backends: ${error instanceof Error ? error.message : String(error)}`));
       await appendSecurityRow(paths.home, "gateway_stopped", { port }).catch(() => undefined);
       await anchor.flush().catch(() => undefined);
     } finally {
       anchor.stop();
-      workerd.kill("SIGTERM");
-      const killTimer = setTimeout(() => workerd.kill("SIGKILL"), 3_000);
-      await workerd;
-      clearTimeout(killTimer);
+      await workerdSupervisor.stop();
+      if (record.workerdPid !== null) recordState();
       bridge.server.close();
       bridge.server.closeAllConnections();
       removeGatewayFile(paths);
-      logStream.end();
+      gatewayLog.close();
       clearTimeout(hardStop);
       process.exit(exitCode);
     }
@@ -206,22 +281,28 @@ export async function startGateway(options: StartOptions): Promise<number> {
   process.on("SIGTERM", () => void stopAll(0));
 
   try {
-    const workerdPid = workerd.pid ?? null;
-    writeGatewayFile(paths, {
-      pid: process.pid,
-      port,
-      url: `http://127.0.0.1:${port}/`,
-      bridgePort: bridge.port,
-      startedAt,
-      workerdPid,
-      workerdStartTime: workerdPid === null ? null : (readProcStat(workerdPid)?.startTime ?? null),
-    });
-    await waitForGateway(paths.home, workerd, 15_000);
+    const workerd = workerdSupervisor.start();
+    try {
+      await waitForGateway(paths.home, workerd, port, 15_000);
+    } catch (error) {
+      // workerd could not take the port (someone took it meanwhile): nothing was sent to it.
+      if (workerd.pid !== undefined && !isPortListenerOwnedBy(workerd.pid, port) && !(await isPortFree(bindHost, port))) throw new Error(portInUseMessage(port));
+      throw error;
+    }
     await appendSecurityRow(paths.home, "gateway_started", { port, auth_mode: mode.mode });
+    if (losses.length > 0) {
+      await appendSecurityRow(paths.home, "state_loss_accepted", { stores: losses.map((loss) => ({ store: loss.store, what: loss.what, known_rows: loss.knownRows })) });
+      process.stderr.write(`personalclaw: warning: continuing without lost state (--accept-state-loss):\n${describeStateLoss(paths.state, manifest!, losses)}\n`);
+    }
+    if (anchorLost !== null) await appendSecurityRow(paths.home, "sel_anchor_lost", { anchor: anchorLost }, "error");
+    await anchor.flush().catch((error) => log(`sel anchor: ${error instanceof Error ? error.message : String(error)}`));
     await runtime.syncNativeApps();
     await runtime.startEnabledBackends();
     const link = await callGateway(paths.home, "start", "POST", "/api/auth/startup-link", {});
     if (link.status !== 200) throw new Error(`the startup sign-in link could not be minted (${link.status})`);
+    recordState();
+    manifestTimer = setInterval(recordState, STATE_MANIFEST_INTERVAL_MS);
+    manifestTimer.unref();
     const url: string = link.body.url;
     if (options.jsonReady) {
       process.stdout.write(`${JSON.stringify({ url, port, home: paths.home, pid: process.pid })}\n`);
@@ -229,7 +310,9 @@ export async function startGateway(options: StartOptions): Promise<number> {
       process.stdout.write(`PersonalClaw is running at http://127.0.0.1:${port}/ — sign in: ${url}\n`);
     }
   } catch (error) {
-    process.stderr.write(`personalclaw: start failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    const full = storageFullReason(error);
+    const why = full !== null ? `the disk holding ${paths.home} is full (${full}); free some space and start again` : error instanceof Error ? error.message : String(error);
+    process.stderr.write(`personalclaw: start failed: ${why}\n`);
     await stopAll(1);
     return 1;
   }
@@ -238,6 +321,7 @@ export async function startGateway(options: StartOptions): Promise<number> {
 }
 
 /** Appends a security-log row as the CLI (the gateway's start and stop). */
-export async function appendSecurityRow(home: string, kind: string, detail: Record<string, unknown>): Promise<void> {
-  await callGateway(home, "lifecycle", "POST", "/api/internal/sel/append", { kind, principal: "cli", outcome: "info", subject: "", detail });
+export async function appendSecurityRow(home: string, kind: string, detail: Record<string, unknown>, outcome: "info" | "error" = "info"): Promise<void> {
+  const answer = await callGateway(home, "lifecycle", "POST", "/api/internal/sel/append", { kind, principal: "cli", outcome, subject: "", detail });
+  if (answer.status !== 200) throw new Error(`the security log refused the ${kind} row: ${answer.body?.error?.message ?? `status ${answer.status}`}`);
 }

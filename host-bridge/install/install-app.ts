@@ -10,6 +10,7 @@ import { AppManifestSchema, uiFolderOf } from "../../workers/contracts/manifest"
 import type { ParkedDataView } from "../../workers/contracts/parked-data";
 import { parseStrictJson } from "../../workers/contracts/strict-json";
 import { join } from "node:path";
+import { storageFullReason } from "../../workers/contracts/storage-full";
 import { GatewayError } from "../../workers/contracts/errors";
 import type { AppManifest } from "../../workers/contracts/manifest";
 import { previewBundle, type PreviewOptions } from "./preview";
@@ -197,6 +198,8 @@ export async function installApp(
     return { manifest, review: staged.review, digest: staged.digest, appDir, uiFiles: listed.files, adoptedData: adopting };
   } catch (error) {
     await rm(stagedDir, { recursive: true, force: true });
+    const full = error instanceof GatewayError ? null : storageFullReason(error);
+    if (full !== null) throw new GatewayError("storage_full", { vars: { reason: full }, detail: { step: "install" } });
     throw error;
   }
 }

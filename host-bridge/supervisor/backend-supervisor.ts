@@ -314,6 +314,11 @@ export class BackendSupervisor {
   }
 
   /** The proxy secret of the backend's current start (kept across watchdog restarts), or null. */
+  /** The names of every backend this supervisor tracks. */
+  names(): string[] {
+    return [...this.tracked.keys()];
+  }
+
   secretOf(name: string): string | null {
     const t = this.tracked.get(name);
     return t && t.running ? t.secret : null;

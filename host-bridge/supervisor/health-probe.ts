@@ -15,7 +15,12 @@ export function isAcceptableHealthPath(p: string): boolean {
 /** Where a backend answers: a loopback port (unconfined) or its slot's socket (confined). */
 export type HealthEndpoint = { port: number } | { socketPath: string };
 
-/** True only for a well-formed 2xx answer within the timeout; a redirect, an error or a malformed response is a miss. */
+/**
+ * True only for a well-formed 2xx answer, whole, within the timeout; a redirect, an error or a
+ * malformed response is a miss. The timeout is a deadline on the whole probe, not an idle
+ * timer: a stopped (SIGSTOP) backend the kernel still accepts connections for, or one that
+ * drips bytes, is a miss within `timeoutMs`, so one probe never outlasts its interval.
+ */
 export function probeHealth(endpoint: HealthEndpoint, healthPath: string, timeoutMs: number): Promise<boolean> {
   if (!isAcceptableHealthPath(healthPath)) return Promise.resolve(false);
   return new Promise((resolve) => {
@@ -23,8 +28,13 @@ export function probeHealth(endpoint: HealthEndpoint, healthPath: string, timeou
     const done = (ok: boolean) => {
       if (settled) return;
       settled = true;
+      clearTimeout(deadline);
       resolve(ok);
     };
+    const deadline = setTimeout(() => {
+      req.destroy();
+      done(false);
+    }, timeoutMs);
     // http.request never reads proxy variables and never follows a redirect.
     const where = "socketPath" in endpoint ? { socketPath: endpoint.socketPath } : { host: "127.0.0.1", port: endpoint.port };
     const req = http.request({ ...where, path: healthPath, method: "GET", agent: false, timeout: timeoutMs }, (res) => {

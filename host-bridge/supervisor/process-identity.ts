@@ -1,6 +1,6 @@
 // Identifies a process by pid AND start time, so a pid the kernel has reused for an unrelated
 // process is never mistaken for a backend we spawned (and never killed).
-import { readFileSync } from "node:fs";
+import { readFileSync, readlinkSync } from "node:fs";
 
 export interface ProcStat {
   pid: number;
@@ -37,4 +37,39 @@ export function readProcStat(pid: number): ProcStat | null {
 export function isSameProcess(pid: number, startTime: string): boolean {
   const stat = readProcStat(pid);
   return stat !== null && stat.state !== "Z" && stat.startTime === startTime;
+}
+
+/** The executable a live process runs (/proc/<pid>/exe), or null when it cannot be read. */
+export function readExecutable(pid: number): string | null {
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  try {
+    return readlinkSync(`/proc/${pid}/exe`).replace(/ \(deleted\)$/, "");
+  } catch {
+    return null;
+  }
+}
+
+/** Who a recorded pid was: its start time and, when known, its executable. */
+export interface RecordedProcess {
+  pid: number;
+  startTime: string | null;
+  exe: string | null;
+}
+
+/** The identity of the live process `pid` right now, or null when it is gone. */
+export function identityOf(pid: number): RecordedProcess | null {
+  const stat = readProcStat(pid);
+  if (stat === null || stat.state === "Z") return null;
+  return { pid, startTime: stat.startTime, exe: readExecutable(pid) };
+}
+
+/**
+ * True only when the recorded process is still the one alive under that pid: same start time
+ * and, when an executable was recorded, the same executable. A record without a start time
+ * proves nothing and is never acted on: a reused pid must never receive a signal.
+ */
+export function isRecordedProcessAlive(record: RecordedProcess): boolean {
+  if (record.startTime === null || !isSameProcess(record.pid, record.startTime)) return false;
+  if (record.exe === null) return true;
+  return readExecutable(record.pid) === record.exe;
 }

@@ -77,6 +77,8 @@ export interface ProxyTarget {
   healthy: boolean;
   secret: string | null;
   healthPath: string;
+  /** How long the proxy waits for the backend's answer to start (manifest override, capped). */
+  responseTimeoutMs: number;
   /** Changes whenever the app's tokens may have been revoked; a cached app token is kept only while it stays the same. */
   tokenEpoch: string;
 }

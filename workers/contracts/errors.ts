@@ -113,6 +113,9 @@ export const ERROR_CODES = {
   update_unhealthy: { status: 422, message: "The update of '{name}' was rolled back: {reason}. The previous version runs again with its data." },
   update_step_failed: { status: 422, message: "Updating '{name}' failed at the step '{step}': {reason}. The previous version is kept." },
   app_restart_failed: { status: 422, message: "The backend of '{name}' could not be restarted: {reason}." },
+  // faults
+  storage_full: { status: 507, message: "The gateway's disk is full ({reason}); nothing was written. Free some space and try again: reads keep working and no restart is needed." },
+  app_backend_timeout: { status: 504, message: "The backend of '{name}' did not start answering within {seconds} s." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

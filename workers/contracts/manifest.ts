@@ -33,7 +33,14 @@ export const BackendSchema = z.object({
     .max(256)
     .regex(/^\/[A-Za-z0-9._~\-/]*$/, "must be an absolute path of letters, digits and . _ ~ - /")
     .optional(),
+  /** Seconds the proxy waits for the backend to start answering (default 30, at most BACKEND_RESPONSE_TIMEOUT_CEILING_S). */
+  responseTimeoutSeconds: z.number().int().min(1).max(300).optional(),
 });
+
+/** The proxy waits this long for a backend's answer to start unless its manifest says otherwise. */
+export const BACKEND_RESPONSE_TIMEOUT_DEFAULT_S = 30;
+/** No manifest can make a request wait longer than this for its answer to start. */
+export const BACKEND_RESPONSE_TIMEOUT_CEILING_S = 300;
 
 export const UiSchema = z.object({
   entry: resourcePath.optional(),

@@ -75,6 +75,17 @@ export type SecurityLogHead = z.infer<typeof SecurityLogHeadSchema>;
 export const SecurityLogAnchorSchema = z.object({ seq: z.number().int().min(0), mac: MacHexSchema });
 export type SecurityLogAnchor = z.infer<typeof SecurityLogAnchorSchema>;
 
+/**
+ * Where the log stands against an anchor: `extends` (the anchored row is still there with the
+ * anchored mac, or retention removed it with a removal row that agrees), `forked` (the anchored
+ * seq holds another row: rows were cut and rewritten), `truncated` (the log ends before it).
+ */
+export const AnchorStandingSchema = z.enum(["extends", "forked", "truncated"]);
+export type AnchorStanding = z.infer<typeof AnchorStandingSchema>;
+
+/** The head, with where it stands against the anchor the caller holds. */
+export const SecurityLogHeadAnswerSchema = SecurityLogHeadSchema.extend({ standing: AnchorStandingSchema.nullable() });
+
 export const MAX_QUERY_LIMIT = 500;
 
 export const SecurityEventQuerySchema = z.object({
@@ -105,6 +116,7 @@ export const VerifyFailureReasonSchema = z.enum([
   "chain_broken",
   "truncated",
   "segment_link_broken",
+  "forked",
 ]);
 export type VerifyFailureReason = z.infer<typeof VerifyFailureReasonSchema>;
 

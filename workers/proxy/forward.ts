@@ -72,11 +72,22 @@ export async function forwardToBackend(env: Env, request: Request, url: URL, app
   const slot: SelfCallSlot | null = isSelfCall(principal, app) ? enterSelfCall(app, now) : null;
   headers.set(HOP_HEADER, String(slot?.depth ?? 0));
   let answer: Response;
+  // The wait is bounded up to the answer's start (PROXY: a hung or SIGSTOPped backend must not
+  // hold a request forever); a streamed body may then take as long as it takes.
+  const aborter = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    aborter.abort();
+  }, target.responseTimeoutMs);
   try {
-    answer = await transport.fetch(backendUrl, { method: request.method, headers, body: NO_BODY.has(request.method) ? undefined : body, redirect: "manual" });
+    answer = await transport.fetch(backendUrl, { method: request.method, headers, body: NO_BODY.has(request.method) ? undefined : body, redirect: "manual", signal: aborter.signal });
   } catch {
     slot?.release();
+    if (timedOut) throw new GatewayError("app_backend_timeout", { vars: { name: app, seconds: target.responseTimeoutMs / 1000 } });
     throw new GatewayError("app_backend_unavailable", { vars: { name: app } });
+  } finally {
+    clearTimeout(timer);
   }
   const backendLocation = answer.headers.get("location");
   const location = backendLocation === null ? null : keptLocation(backendLocation, url, app);

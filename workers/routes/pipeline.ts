@@ -3,6 +3,7 @@
 // permission gate -> handler with parsed input -> audit. Each step is one named module.
 import { Hono } from "hono";
 import { GatewayError } from "../contracts/errors";
+import { storageFullReason } from "../contracts/storage-full";
 import type { Env } from "../env";
 import { audit } from "../audit";
 import { checkHost, checkOrigin, hostsOf } from "../guards/host-origin";
@@ -104,6 +105,12 @@ export function buildGateway(rows: ReadonlyArray<RouteRow<any, any>>) {
 
   app.onError((error, c) => {
     if (error instanceof GatewayError) return errorResponse(c, error);
+    // A Durable Object write that met a full disk is the owner's condition to fix, not a bug.
+    const full = storageFullReason(error);
+    if (full !== null) {
+      console.error("storage_full", c.req.method, new URL(c.req.url).pathname, full);
+      return errorResponse(c, new GatewayError("storage_full", { vars: { reason: full } }));
+    }
     console.error("internal_error", c.req.method, new URL(c.req.url).pathname, error instanceof Error ? error.stack : String(error));
     return errorResponse(c, new GatewayError("internal_error"));
   });

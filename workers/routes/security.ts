@@ -17,6 +17,13 @@ const EventsQuerySchema = z
   })
   .strict();
 
+const HeadQuerySchema = z
+  .object({
+    anchor_seq: z.coerce.number().int().min(0).optional(),
+    anchor_mac: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  })
+  .strict();
+
 export const securityRoutes = [
   route({
     method: "GET",
@@ -72,9 +79,13 @@ export const securityRoutes = [
     family: "internal",
     authz: { kind: "internal-only" },
     internal: true,
-    contract: "The newest row's seq and mac, for the anchor the host bridge keeps outside the log.",
-    async handle({ env }) {
-      return securityLog(env).head();
+    query: HeadQuerySchema,
+    contract: "The newest row's seq and mac, for the anchor the host bridge keeps outside the log, and where the log stands against the anchor it names (extends, forked, truncated).",
+    async handle({ env, query }) {
+      const log = securityLog(env);
+      const head = await log.head();
+      const standing = query.anchor_seq === undefined || query.anchor_mac === undefined ? null : await log.anchorStanding({ seq: query.anchor_seq, mac: query.anchor_mac });
+      return { ...head, standing };
     },
   }),
 ];
