@@ -312,13 +312,16 @@ export class BridgeRuntime {
       await this.report(name, current);
       return { started: true, reason: "already running" };
     }
+    const network = this.networkOf(name, manifest);
+    // The owner's explicit widening is evidence every time it takes effect.
+    if (network === "all") await this.audit({ kind: "app_network_all", outcome: "info", subject: name, detail: { setting: "sandbox.network_all" } });
     const result = await this.supervisor.start({
       name,
       appDir,
       dataDir: join(appDir, "data"),
       hasStorage: manifest.permissions?.storage === true,
       backend: backendCommand(appDir, manifest),
-      network: this.networkOf(name, manifest),
+      network,
     });
     if (!result.ok) {
       this.opts.log(`bridge: ${name}'s backend did not start: ${result.code} ${result.reason}`);

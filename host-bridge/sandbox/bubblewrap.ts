@@ -114,7 +114,11 @@ export async function sandboxAvailability(pathEnv: string | undefined): Promise<
   if (withUserns.ok) return { ok: true, path: bwrap, userNamespace: true };
   const plain = await runProbe(bwrap, [...probeMounts(), ...isolationArgs(false), "--", truePath], 5000);
   if (plain.ok) return { ok: true, path: bwrap, userNamespace: false };
-  return { ok: false, path: bwrap, reason: `bwrap cannot start a sandbox here: ${plain.reason}` };
+  // Ubuntu 23.10+ restricts unprivileged user namespaces through AppArmor; bwrap then fails here.
+  const restricted = /permission denied|operation not permitted|uid map|setting up/i.test(plain.reason)
+    ? "; user or network namespaces are restricted on this machine (on Ubuntu: an AppArmor profile that allows bwrap, or sysctl kernel.apparmor_restrict_unprivileged_userns=0)"
+    : "";
+  return { ok: false, path: bwrap, reason: `bwrap cannot start a sandbox here: ${plain.reason}${restricted}` };
 }
 
 /** The sentence a refused start carries; names both fixes. */
