@@ -4,7 +4,7 @@
 // explicit address grant, so a local address is allowed for it) and `localhost` (a name that
 // resolves to loopback, which a name grant never opens).
 import http from "node:http";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -95,10 +95,14 @@ describe("egress through a running gateway", () => {
     expect(upstreamHits).toBe(before);
   });
 
-  it("from inside the sandbox no host loopback port is reachable: not the gateway, not the bridge, not another server", async () => {
-    const bridgePort = new URL(JSON.parse((await import("node:fs")).readFileSync(join(home, "gateway.json"), "utf8")).bridgeUrl ?? "http://127.0.0.1:1").port;
-    for (const port of [gw.port, Number(bridgePort), upstreamPort]) {
+  it("from inside the sandbox no host loopback port is reachable: not the bridge, not another server; the gateway only through its own socket", async () => {
+    const { bridgePort } = JSON.parse(readFileSync(join(home, "gateway.json"), "utf8")) as { bridgePort: number };
+    expect(bridgePort).toBeGreaterThan(0);
+    for (const port of [bridgePort, upstreamPort]) {
       expect(await probe(`/direct?host=127.0.0.1&port=${port}`), `port ${port}`).toEqual({ result: "ECONNREFUSED" });
     }
+    // 127.0.0.1:<gateway port> inside is the launcher's relay to the gateway's UNIX socket, not the host's listener.
+    expect(await probe(`/direct?host=127.0.0.1&port=${gw.port}`)).toEqual({ result: "connected" });
+    expect(await probe(`/direct?host=127.0.0.2&port=${gw.port}`)).toEqual({ result: "ECONNREFUSED" });
   });
 });
