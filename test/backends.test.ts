@@ -63,6 +63,7 @@ const ALLOWED_ENV = new Set([
   "PERSONALCLAW_HOME", "PERSONALCLAW_WORKSPACE", "PERSONALCLAW_PORT", "PORT", "PERSONALCLAW_APP_NAME",
   "PERSONALCLAW_APP_SECRET", "PERSONALCLAW_APP_DATA_DIR", "MY_TOOL_TOKEN",
   "PWD", // set by bwrap to its --chdir folder, the app's own (asserted below)
+  "NODE_OPTIONS", // the launcher's preload that hands a Node backend its slot's socket
 ]);
 const isAllowedEnvName = (name: string) =>
   ALLOWED_ENV.has(name) || name.startsWith("XDG_") || name.startsWith("LC_") || /^(http|https|no|all|ftp)_proxy$/i.test(name);

@@ -236,7 +236,7 @@ describe("BackendSupervisor", () => {
     const envLine = sup.status(spec.name)?.lastLines.find((l) => l.startsWith("ENV_NAMES ")) ?? "";
     const names = envLine.slice("ENV_NAMES ".length).split(",");
     // PWD is bwrap's own, naming the --chdir folder (the app's); HOME and TMPDIR are the private /tmp.
-    expect(names.sort()).toEqual(["DEMO_API_TOKEN", "HOME", "LANG", "PATH", "PERSONALCLAW_APP_NAME", "PERSONALCLAW_APP_SECRET", "PERSONALCLAW_HOME", "PORT", "PWD", "TMPDIR"].sort());
+    expect(names.sort()).toEqual(["DEMO_API_TOKEN", "HOME", "LANG", "PATH", "PERSONALCLAW_APP_NAME", "PERSONALCLAW_APP_SECRET", "PERSONALCLAW_HOME", "PORT", "PWD", "TMPDIR", "NODE_OPTIONS"].sort());
     const debug = logs.filter((l) => l.level === "debug").map((l) => l.msg).join("\n");
     for (const withheld of ["AWS_SECRET_ACCESS_KEY", "SSH_AUTH_SOCK", "SLACK_BOT_TOKEN", "RANDOM_SETTING"]) expect(debug).toContain(withheld);
     expect(debug).not.toContain(parentEnv.AWS_SECRET_ACCESS_KEY);
