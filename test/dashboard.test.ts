@@ -232,6 +232,48 @@ describe("the dashboard in Chromium", () => {
     await expect.poll(() => page.locator("[data-fact=apps-installed] dd").textContent()).toBe(String(listed.apps.length));
   });
 
+  it("Restart revives the backend and counts it; Update from a folder that changes no disclosure runs without asking, one that adds a permission shows what changes first", async () => {
+    const { page } = await signedInPage();
+    const apps = page.locator("#apps");
+    const item = apps.locator("li[data-app=node-notes]");
+    await item.waitFor();
+    if ((await item.locator(".app-head .badge").first().textContent()) === "disabled") {
+      await item.getByRole("button", { name: "Enable node-notes" }).click();
+      await expect.poll(() => item.locator(".app-head .badge").first().textContent(), { timeout: 30_000 }).toBe("enabled");
+    }
+    const backendOf = async () => ((await (await gw.fetch("/api/apps/node-notes")).json()) as { backend: { healthy: boolean; restarts: number; pid: number | null } | null }).backend;
+    await expect.poll(async () => (await backendOf())?.healthy, { timeout: 30_000 }).toBe(true);
+    const before = (await backendOf())!;
+    await item.getByRole("button", { name: "Restart node-notes" }).click();
+    await apps.getByText("Node Notes's backend was restarted.").waitFor({ timeout: 30_000 });
+    const after = (await backendOf())!;
+    expect(after.restarts).toBe(before.restarts + 1);
+    expect(after.pid).not.toBe(before.pid);
+
+    // The folder the app was installed from, unchanged: the update needs no consent.
+    await item.getByRole("button", { name: "Update node-notes" }).click();
+    await item.getByLabel("Folder of the new version of node-notes").fill(appFolder);
+    await item.getByLabel("Folder of the new version of node-notes").press("Enter");
+    await apps.getByText(/^Updated node-notes to /).waitFor({ timeout: 60_000 });
+
+    // A new permission: the change is listed and nothing happens until "Update now".
+    const manifest = JSON.parse(readFileSync(join(appFolder, "app.json"), "utf8"));
+    manifest.permissions.storage = manifest.permissions.storage !== true;
+    writeFileSync(join(appFolder, "app.json"), JSON.stringify(manifest, null, 2));
+    await item.getByRole("button", { name: "Update node-notes" }).click();
+    await item.getByLabel("Folder of the new version of node-notes").fill(appFolder);
+    await item.getByLabel("Folder of the new version of node-notes").press("Enter");
+    await item.locator(".update-changes li", { hasText: "storage" }).waitFor({ timeout: 30_000 });
+    const digestOf = async () => ((await (await gw.fetch("/api/apps/node-notes")).json()) as { consentDigest: string }).consentDigest;
+    const consented = await digestOf();
+    await page.waitForTimeout(500);
+    expect(await digestOf()).toBe(consented); // shown, not yet installed
+    await item.getByRole("button", { name: "Update node-notes now" }).click();
+    await expect.poll(digestOf, { timeout: 60_000 }).not.toBe(consented);
+    await apps.getByText(/^Updated node-notes to /).waitFor({ timeout: 60_000 });
+    expect(await cspViolations(page)).toEqual([]);
+  });
+
   it("Uninstall asks first, sends {} unless 'Also delete its data' is ticked, keeps the data, and a native app offers no Uninstall", async () => {
     const { page } = await signedInPage();
     const apps = page.locator("#apps");

@@ -261,6 +261,27 @@ describe("update, transitions and restart", () => {
     expect((await proxied(gw)).status).toBe(200);
   }, 60_000);
 
+  it("a disable whose bridge call fails changes nothing in the registry and still writes its row", async () => {
+    await waitHealthy(gw);
+    const eventsOf = async () => ((await (await gw.fetch("/api/security/events?kind=app_disable_refused")).json()) as { events: Array<{ subject: string }> }).events;
+    const refusedBefore = (await eventsOf()).filter((e) => e.subject === APP).length;
+    // The bridge runs in the CLI's process: stopped, it answers nothing (workerd keeps serving).
+    process.kill(gw.pid, "SIGSTOP");
+    let answer: { status: number; body: any };
+    try {
+      answer = await post(gw, `/api/apps/${APP}/disable`, {});
+    } finally {
+      process.kill(gw.pid, "SIGCONT");
+    }
+    expect(answer.status).toBe(502);
+    expect(answer.body.error.code).toBe("bridge_unavailable");
+    const row = await appRow(gw);
+    expect(row!.enabled).toBe(true);
+    await expect.poll(async () => (await eventsOf()).filter((e) => e.subject === APP).length, { timeout: 10_000 }).toBe(refusedBefore + 1);
+    await waitHealthy(gw);
+    expect((await proxied(gw)).status).toBe(200);
+  }, 60_000);
+
   it("20 concurrent enable and disable calls leave a consistent state and one security-log row each", async () => {
     const kinds = ["app_enabled", "app_disabled", "app_enable_refused", "app_disable_refused"];
     const before = (await securityRows(gw, kinds)).length;

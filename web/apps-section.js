@@ -127,7 +127,7 @@ export function appsSection(api, statusChanged) {
         app.ui && enabled ? el("a", { class: "button-link", href: `/apps/${encodeURIComponent(name)}/${app.ui.revision ? `?rev=${encodeURIComponent(app.ui.revision)}` : ""}`, text: "Open", "aria-label": `Open ${name}` }) : null,
         app.hasBackend && enabled ? el("button", { type: "button", text: "Restart", "aria-label": `Restart ${name}`, onClick: () => restart(app) }) : null,
         // A native (locked) app cannot be updated or uninstalled, only disabled; the gateway refuses it too.
-        app.lifecycle === "locked" ? null : updateControl(api, name, async () => { await refresh({ keepNotices: true }); statusChanged(); }),
+        app.lifecycle === "locked" ? null : updateControl(api, name, async (message) => { replaceChildren(notices, infoNotice(message)); await refresh({ keepNotices: true }); statusChanged(); }),
         app.lifecycle === "locked" ? null : uninstallControl(name, (purgeData) => uninstall(app, purgeData)),
       ),
     );

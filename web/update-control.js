@@ -1,7 +1,7 @@
 // Update for one app: a folder path, then a preview against the installed copy's consented
 // review. An update that changes nothing the owner consented to runs at once; otherwise the
 // new review and each change are shown, and only a second press consents to that digest.
-import { el, errorNotice, infoNotice, replaceChildren } from "./element.js";
+import { el, errorNotice, replaceChildren } from "./element.js";
 import { installReview } from "./install-review.js";
 
 function changeList(changes) {
@@ -15,7 +15,10 @@ function changeList(changes) {
   );
 }
 
-/** The Update control for `name`; `updated()` refreshes the list once an update answered. */
+/**
+ * The Update control for `name`; `updated(message)` shows the outcome in the section's notices
+ * and refreshes the list (which rebuilds this control, so the message cannot live here).
+ */
 export function updateControl(api, name, updated) {
   const wrap = el("span", { class: "update", "data-update": name });
   const host = el("div", { class: "update-review" });
@@ -28,9 +31,9 @@ export function updateControl(api, name, updated) {
     replaceChildren(host, el("p", { class: "muted", role: "status", text: "Updating… the previous version stays until the new one is healthy." }));
     const answer = await api.post(`/api/apps/${encodeURIComponent(name)}/update`, consent ? { source, consent } : { source });
     if (answer.ok) {
-      replaceChildren(host, infoNotice(`Updated ${name} to ${answer.data.app?.version ?? "the new version"}.`));
+      replaceChildren(host);
       showButton();
-      await updated();
+      await updated(`Updated ${name} to ${answer.data.app?.version ?? "the new version"}.`);
       return;
     }
     if (answer.code === "consent_required" && answer.detail?.review) return showReview(source, answer.detail);
