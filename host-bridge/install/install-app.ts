@@ -80,6 +80,25 @@ function stepFailure(step: InstallStep, reason: string): GatewayError {
   return new GatewayError("install_step_failed", { vars: { step, reason }, detail: { step } });
 }
 
+/**
+ * The first step of an install and of an update: stage and scan `source` into quarantine (kept
+ * there for the steps that follow), or refuse with the staging's own code, naming the path.
+ */
+export async function stageOrRefuse(
+  source: string,
+  ctx: Pick<InstallContext, "preview" | "appsDir">,
+  note: (step: "stage", status: InstallProgressEvent["status"], message?: string) => Promise<void>,
+): Promise<Extract<Awaited<ReturnType<typeof previewBundle>>, { ok: true }>> {
+  await note("stage", "started");
+  const staged = await previewBundle(source, { ...ctx.preview, appsDir: ctx.appsDir, keepStaged: true });
+  if (!staged.ok) {
+    await note("stage", "failed", staged.message);
+    throw new GatewayError(staged.code as never, { message: staged.message, detail: { path: staged.path, field: staged.field, ...(staged.detail as object | undefined) } });
+  }
+  await note("stage", "done");
+  return staged;
+}
+
 /** Installs `source` if it still matches `consent`; throws a GatewayError naming the step otherwise. */
 export async function installApp(
   source: string,
@@ -90,13 +109,7 @@ export async function installApp(
   opts: InstallOptions = {},
 ): Promise<InstalledApp> {
   const note = async (step: InstallStep, status: InstallProgressEvent["status"], message?: string) => progress({ step, status, at: new Date().toISOString(), message });
-  await note("stage", "started");
-  const staged = await previewBundle(source, { ...ctx.preview, appsDir: ctx.appsDir, keepStaged: true });
-  if (!staged.ok) {
-    await note("stage", "failed", staged.message);
-    throw new GatewayError(staged.code as never, { message: staged.message, detail: { path: staged.path, field: staged.field, ...(staged.detail as object | undefined) } });
-  }
-  await note("stage", "done");
+  const staged = await stageOrRefuse(source, ctx, note);
   const stagedDir = staged.stagedDir!;
   try {
     if (consent !== staged.digest) {

@@ -11,12 +11,11 @@ import { mkdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { GatewayError } from "../../workers/contracts/errors";
 import { uiFolderOf, type AppManifest } from "../../workers/contracts/manifest";
-import { previewBundle } from "./preview";
 import { HOOK_TIMEOUT_SECONDS, type InstallReview } from "./review";
 import { installNpmPackages, installPythonDependencies } from "./install-dependencies";
 import { runHook } from "./run-hook";
 import { listUiFiles } from "./ui-files";
-import { checkRecordable, type InstallContext, type InstallProgressEvent } from "./install-app";
+import { checkRecordable, stageOrRefuse, type InstallContext, type InstallProgressEvent } from "./install-app";
 import { copyAppData } from "./copy-app-data";
 import { clearJournal, syncFolder, writeJournal } from "./transition-journal";
 import { reviewChanges, type ReviewChange } from "./review-changes";
@@ -117,13 +116,7 @@ export async function updateApp(
 ): Promise<UpdatedApp> {
   const note = async (step: string, status: InstallProgressEvent["status"], message?: string) => progress({ step, status, at: new Date().toISOString(), message });
   const appDir = join(ctx.appsDir, name);
-  await note("stage", "started");
-  const staged = await previewBundle(source, { ...ctx.preview, appsDir: ctx.appsDir, keepStaged: true });
-  if (!staged.ok) {
-    await note("stage", "failed", staged.message);
-    throw new GatewayError(staged.code as never, { message: staged.message, detail: { path: staged.path, field: staged.field, ...(staged.detail as object | undefined) } });
-  }
-  await note("stage", "done");
+  const staged = await stageOrRefuse(source, ctx, note);
   const stagedDir = staged.stagedDir!;
   const { manifest } = staged;
   let journaled = false;
