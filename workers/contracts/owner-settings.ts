@@ -237,7 +237,8 @@ export function settingNameRefusal(spec: SettingSpec, name: unknown): string | n
 function describeBound(spec: SettingSpec, n: number): string {
   if (spec.unit === "seconds" && n >= 86_400 && n % 86_400 === 0) return `${n / 86_400} days (${n} s)`;
   if (spec.unit === "seconds" && n >= 60 && n % 60 === 0) return `${n / 60} minutes (${n} s)`;
-  return `${n}${spec.unit ? ` ${spec.unit}` : ""}`;
+  // A count of processes reads as a bare number ("256 → 4096"); other units are named.
+  return `${n}${spec.unit && spec.unit !== "processes" ? ` ${spec.unit}` : ""}`;
 }
 
 /** A value as the owner reads it in a from → to sentence ("30 days", "On", "[A, B]"). */
