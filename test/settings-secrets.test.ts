@@ -3,7 +3,8 @@
 // needs the owner present; auth.session_ttl stops at 90 days; an app reads only the settings it
 // declared; a secret reaches its app's backend environment and no answer, log line, row or
 // plain file of the home; a sealed copy moved into another app's slot opens for nobody.
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chromium, type Browser, type Page } from "playwright-core";
 import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
@@ -331,5 +332,76 @@ describe("config grants and secrets", () => {
     expect(after.secrets).toEqual([{ name: "SECOND_KEY", stored: true, used_by: [{ app: "secret-holder", as: "WEATHER_API_KEY" }] }]);
     expect(existsSync(join(gw.home, "secrets", "apps", "secret-copier", "WEATHER_API_KEY.json"))).toBe(false);
     expect(filesHolding(gw.home, SECOND)).toEqual([]);
+  });
+});
+
+const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const BROWSER_SECRET = "browser-typed-Qw8Er4Ty6Ui2";
+
+describe("Settings and Secrets in the dashboard (Chromium)", () => {
+  const gw = gatewayPerSuite();
+  let browser: Browser;
+  let page: Page;
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    page = await (await browser.newContext()).newPage();
+    page.setDefaultTimeout(10_000);
+    page.on("pageerror", (error) => problems.push(error.message));
+    page.on("console", (m) => {
+      // Non-2xx API answers are logged by Chromium itself; the page shows each one.
+      if (m.type() === "error" && !/Failed to load resource: the server responded with a status of 4\d\d/.test(m.text())) problems.push(m.text());
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it("Settings lists each editable path with its meaning; a loosening change opens the consent dialog and writes only on Allow", async () => {
+    await page.goto(gw.url);
+    const row = page.locator('#settings tr[data-setting="sandbox.limits.memory_mb"]');
+    await row.waitFor();
+    const doc = await settings(gw);
+    for (const spec of doc.schema) {
+      await expect(page.locator(`#settings tr[data-setting="${spec.path}"] .setting-meaning`).textContent()).resolves.toContain(spec.meaning);
+    }
+    await row.locator("input").fill("4096");
+    await row.getByRole("button", { name: "Save" }).click();
+    const dialog = page.locator('.consent-dialog[data-consent-field="sandbox.limits.memory_mb"]');
+    await dialog.waitFor();
+    await expect(dialog.locator(".consent-change").textContent()).resolves.toBe("1024 MiB → 4096 MiB");
+    await dialog.locator('[data-consent="cancel"]').click();
+    expect(configOf(gw)).toBeNull();
+    await row.locator("input").fill("4096");
+    await row.getByRole("button", { name: "Save" }).click();
+    await dialog.locator('[data-consent="allow"]').click();
+    await page.locator('#settings tr[data-setting="sandbox.limits.memory_mb"] [data-value]', { hasText: "4096 MiB" }).waitFor();
+    expect(JSON.parse(configOf(gw)!).sandbox.limits.memory_mb).toBe(4096);
+    // Tightening saves with no dialog.
+    await row.locator("input").fill("512");
+    await row.getByRole("button", { name: "Save" }).click();
+    await page.locator('#settings tr[data-setting="sandbox.limits.memory_mb"] [data-value]', { hasText: "512 MiB" }).waitFor();
+    expect(await page.locator(".consent-dialog").count()).toBe(0);
+  });
+
+  it("Secrets stores a value without ever showing it again, and assigns it to an app that asked", async () => {
+    await install(gw.home, holder);
+    await page.reload();
+    await page.locator('#secrets tr[data-declared="secret-holder:WEATHER_API_KEY"]').waitFor();
+    await page.locator("#secret-name").fill("WEATHER_API_KEY");
+    await page.locator("#secret-value").fill(BROWSER_SECRET);
+    await page.locator("#secret-form").getByRole("button", { name: "Store" }).click();
+    await page.locator('#secrets tr[data-secret="WEATHER_API_KEY"]').waitFor();
+    expect(await page.locator("#secret-value").inputValue()).toBe("");
+    const declared = page.locator('#secrets tr[data-declared="secret-holder:WEATHER_API_KEY"]');
+    await declared.getByRole("button", { name: "Assign" }).click();
+    await page.locator('#secrets tr[data-secret="WEATHER_API_KEY"] [data-used-by]', { hasText: "secret-holder" }).waitFor();
+    await page.reload();
+    await page.locator('#secrets tr[data-secret="WEATHER_API_KEY"]').waitFor();
+    for (const input of await page.locator('#secrets input[type="password"]').all()) expect(await input.inputValue()).toBe("");
+    expect(await page.content()).not.toContain(BROWSER_SECRET);
+    expect(filesHolding(gw.home, BROWSER_SECRET)).toEqual([]);
+    expect(problems).toEqual([]);
   });
 });
