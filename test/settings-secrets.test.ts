@@ -316,6 +316,25 @@ describe("config grants and secrets", () => {
     expect(filesHolding(gw.home, SECRET)).toEqual([]);
   });
 
+  it("an update keeps the app's secret: its copy is sealed again for the new install's digest", async () => {
+    const folder = join(mkdtempSync(join(tmpdir(), "pc-secret-update-")), "secret-holder");
+    cpSync(holder, folder, { recursive: true });
+    const manifest = JSON.parse(readFileSync(join(folder, "app.json"), "utf8"));
+    writeFileSync(join(folder, "app.json"), JSON.stringify({ ...manifest, version: "0.2.0" }));
+    const before = readFileSync(join(gw.home, "secrets", "apps", "secret-holder", "WEATHER_API_KEY.json"), "utf8");
+    try {
+      const updated = await cliWithInput(["apps", "update", "secret-holder", folder, "--yes", "--json", "--home", gw.home], "");
+      expect(updated.code, updated.stderr + updated.stdout).toBe(0);
+    } finally {
+      rmSync(join(folder, ".."), { recursive: true, force: true });
+    }
+    expect(readFileSync(join(gw.home, "secrets", "apps", "secret-holder", "WEATHER_API_KEY.json"), "utf8")).not.toBe(before);
+    expect((await gw.fetch("/api/apps/secret-holder/restart", { method: "POST", headers: json, body: "{}" })).status).toBe(200);
+    const row = (await waitForRow(gw, "secret-holder", (r) => r.healthy && r.lastLines.some((l) => l.includes("my key is"))))!;
+    expect(JSON.parse((await getFromBackend(gw.home, row, "/env")).body)).toEqual({ has: true, sha256: createHash("sha256").update(SECRET).digest("hex") });
+    expect(filesHolding(gw.home, SECRET)).toEqual([]);
+  });
+
   it("the CLI sets a secret from stdin (never argv), lists names only, assigns and deletes", async () => {
     const set = await cliWithInput(["secrets", "set", "SECOND_KEY", "--home", gw.home], `${SECOND}\n`);
     expect(set.code, set.stderr).toBe(0);
