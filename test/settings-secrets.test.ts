@@ -10,7 +10,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, sta
 import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cliPath, errorCode, gatewayPerSuite, repoRoot, type RunningGateway } from "./helpers/gateway";
+import { cliPath, errorCode, gatewayPerSuite, makeHome, rawRequest, repoRoot, type RunningGateway } from "./helpers/gateway";
 import { getFromBackend, install, waitForRow } from "./helpers/backends";
 
 const json = { "content-type": "application/json" };
@@ -204,6 +204,20 @@ describe("owner settings", () => {
     const confirmed = await cliWithInput(["config", "set", "sandbox.limits.memory_mb", "2048", "--confirm", "--home", gw.home], "");
     expect(confirmed.code, confirmed.stderr).toBe(0);
     expect(JSON.parse(configOf(gw)!).sandbox.limits.memory_mb).toBe(2048);
+  });
+});
+
+describe("settings applied at start", () => {
+  const home = makeHome();
+  writeFileSync(join(home, "config.json"), JSON.stringify({ auth: { session_ttl: 2 * 3600 } }));
+  const gw = gatewayPerSuite({ home });
+
+  it("a browser sign-in lasts auth.session_ttl from config.json", async () => {
+    const opened = await rawRequest(gw.port, { path: `/?token=${gw.token}`, headers: { host: `127.0.0.1:${gw.port}` } });
+    expect(opened.status).toBe(302);
+    const cookies = ([] as string[]).concat(opened.headers["set-cookie"] ?? []);
+    expect(cookies.length).toBe(2);
+    for (const cookie of cookies) expect(cookie).toMatch(/; Max-Age=7200$/);
   });
 });
 
