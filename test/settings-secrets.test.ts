@@ -262,6 +262,8 @@ describe("config grants and secrets", () => {
       expect(await errorCode(refused)).toBe("config_field_not_declared");
     }
     expect(JSON.parse(configOf(gw)!).sandbox).toBeUndefined();
+    const refusals = await events(gw, "config_field_not_declared");
+    expect(refusals.map((e) => [e.principal, e.subject])).toEqual(expect.arrayContaining([["app:secret-holder", "sandbox.mode"], ["app:secret-holder", "proxy.response_timeout_s"]]));
     // Secrets are the owner's alone.
     expect((await gw.fetch("/api/secrets", { headers: bearer })).status).toBe(403);
   });

@@ -97,7 +97,10 @@ export async function writeSetting(req: RouteRequest<unknown, unknown>, patch: C
   if (!spec) throw new GatewayError("config_path_not_editable", { vars: { path: patch.path.slice(0, 128) }, detail: { path: patch.path.slice(0, 128) } });
   if (req.principal.kind === "app") {
     const grants = await appGrant(req);
-    if (!grants?.config.write.includes(spec.path)) throw notDeclared(req.principal.app, spec.path, "writing");
+    if (!grants?.config.write.includes(spec.path)) {
+      await req.audit({ kind: "config_field_not_declared", outcome: "refused", subject: spec.path, group: `config:${req.principal.app}:${spec.path}` });
+      throw notDeclared(req.principal.app, spec.path, "writing");
+    }
   }
   let write: RequestedWrite;
   if (patch.value !== undefined) {
