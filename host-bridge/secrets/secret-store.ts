@@ -78,7 +78,13 @@ function unreadable(reason: string): GatewayError {
 function readSealed(path: string): SealedFile | null {
   if (!existsSync(path)) return null;
   if (!lstatSync(path).isFile()) return null;
-  const parsed = SealedFileSchema.safeParse(JSON.parse(readFileSync(path, "utf8")));
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, "utf8"));
+  } catch {
+    return null; // an unreadable or altered file opens for nobody, and breaks no listing
+  }
+  const parsed = SealedFileSchema.safeParse(raw);
   return parsed.success ? parsed.data : null;
 }
 
@@ -253,12 +259,7 @@ export class SecretStore {
       if (!SECRET_NAME.test(as)) continue;
       const path = this.slotFile(consumer.app, as);
       if (!existsSync(path)) continue;
-      let file: SealedFile | null = null;
-      try {
-        file = readSealed(path);
-      } catch {
-        file = null;
-      }
+      const file = readSealed(path);
       const value = key && file ? open(key, file, appBinding(consumer, as)) : null;
       if (value === null) refused.push(as);
       else env[as] = value;

@@ -183,8 +183,9 @@ export const settingsRoutes = [
       "The owner's editable settings: `config` (nested), `revisions` (dotted path → revision of each whole-document field, for If-Match on {path, value}) and `schema` (every editable path's type, default, bounds, meaning and whether it is a security setting). An app token sees only the paths it declared in permissions.config.",
     async handle(req) {
       const { values } = await readSettings(req.env);
-      const grants = await appGrant(req);
-      const visible = OWNER_SETTINGS.filter((spec) => grants === null || grants.config.read.includes(spec.path));
+      // An app sees only what it declared; one the registry no longer knows sees nothing.
+      const readable: string[] | null = req.principal.kind === "app" ? ((await appGrant(req))?.config.read ?? []) : null;
+      const visible = OWNER_SETTINGS.filter((spec) => readable === null || readable.includes(spec.path));
       const shown: Record<string, SettingValue> = {};
       const revisions: Record<string, string> = {};
       for (const spec of visible) {
