@@ -179,17 +179,30 @@ describe("owner settings", () => {
 
   it("a hand edit that fails validation is reported by doctor and refused by the API", async () => {
     const file = join(gw.home, "config.json");
-    const good = readFileSync(file, "utf8");
+    const good = configOf(gw) ?? "{}";
     writeFileSync(file, JSON.stringify({ ...JSON.parse(good), sandbox: { mode: "maybe" } }));
     try {
       const read = await gw.fetch("/api/config/personalclaw");
       expect(read.status).toBe(409);
       expect(await errorCode(read)).toBe("config_file_invalid");
       const doctor = await cliWithInput(["doctor", "--json", "--home", gw.home], "");
-      const rows = JSON.parse(doctor.stdout).rows ?? JSON.parse(doctor.stdout);
-      expect(JSON.stringify(rows)).toContain("sandbox.mode");
+      expect(doctor.code).toBe(1);
+      const config = JSON.parse(doctor.stdout).rows.find((row: any) => row.name === "config");
+      expect(config).toMatchObject({ status: "fail", message: expect.stringContaining("sandbox.mode") });
     } finally {
       writeFileSync(file, good);
+    }
+  });
+
+  it("a start over a hand edit that fails validation names the field and does not start", async () => {
+    const home = makeHome();
+    try {
+      writeFileSync(join(home, "config.json"), JSON.stringify({ auth: { session_ttl: "forever" } }));
+      const started = await cliWithInput(["start", "--port", "0", "--home", home], "");
+      expect(started.code).toBe(1);
+      expect(started.stderr).toContain("config.json: auth.session_ttl");
+    } finally {
+      rmSync(home, { recursive: true, force: true });
     }
   });
 
