@@ -32,8 +32,16 @@ import { grantPatterns, type HostPattern } from "../workers/contracts/network-gr
 import { BackendSupervisor, type BackendStatus } from "./supervisor/index";
 import { readAnchor } from "./sel-anchor";
 import type { HomePaths } from "./home";
-import { childLimits, readOwnerConfig, sandboxSettings, writeSandboxSetting, type OwnerConfig } from "./owner-config";
-import { SandboxSettingWriteSchema } from "../workers/contracts/sandbox-settings";
+import { childLimits, readOwnerConfig, settingsDocument, writeOwnerSetting, type OwnerConfig } from "./owner-config";
+import { SettingWriteSchema } from "../workers/contracts/owner-settings";
+import { SecretStore, secretStorePaths } from "./secrets/secret-store";
+import {
+  SecretAssignRequestSchema,
+  SecretDeleteRequestSchema,
+  SecretRebindRequestSchema,
+  SecretStoreRequestSchema,
+  SecretUnassignRequestSchema,
+} from "../workers/contracts/secrets";
 
 export interface BridgeRuntimeOptions {
   paths: HomePaths;
@@ -62,7 +70,8 @@ const InstallSchema = SourceSchema.extend({
   adoptData: z.boolean().optional(),
 });
 const NameSchema = z.object({ name: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/) });
-const StartSchema = NameSchema.extend({ manifest: z.record(z.string(), z.unknown()) });
+// The consent digest binds the app's secrets to this install: without it none is opened.
+const StartSchema = NameSchema.extend({ manifest: z.record(z.string(), z.unknown()), digest: z.string().max(200).optional() });
 const RemoveSchema = NameSchema.extend({
   purgeData: z.boolean(),
   manifest: z.record(z.string(), z.unknown()).optional(),
@@ -133,11 +142,15 @@ export class BridgeRuntime {
   private pendingRows: Array<{ kind: string; outcome: "allowed" | "refused" | "info"; subject: string }> = [];
   private readonly previewOptions: PreviewOptions;
   private readonly nativeProofs = new Map<string, NativeProof>();
+  /** Each app's consent digest as the gateway last named it: the binding its secrets open under. */
+  private readonly digests = new Map<string, string>();
   private recovery: PendingRecovery | null = null;
   private readonly testHooks: boolean;
+  readonly secrets: SecretStore;
 
   constructor(private readonly opts: BridgeRuntimeOptions) {
     this.testHooks = readSettings(opts.parentEnv).testHooks;
+    this.secrets = new SecretStore(secretStorePaths(opts.paths.home));
     this.previewOptions = {
       quarantineRoot: opts.paths.quarantine,
       reservedNames: reservedAppNames(opts.packageRoot),
@@ -283,10 +296,10 @@ export class BridgeRuntime {
     return {
       stop: (name) => this.stopBackend(name),
       start: async (name, manifest) => {
-        await this.startBackend(name, manifest);
+        await this.startBackend(name, manifest, this.digests.get(name));
       },
       startHealthy: async (name, manifest, timeoutMs) => {
-        const started = await this.startBackend(name, manifest);
+        const started = await this.startBackend(name, manifest, this.digests.get(name));
         if (!started.started) return { ok: false, reason: started.reason ?? "it did not start" };
         const deadline = Date.now() + timeoutMs;
         for (;;) {
@@ -302,7 +315,28 @@ export class BridgeRuntime {
     };
   }
 
-  async startBackend(name: string, manifest: AppManifest): Promise<{ started: boolean; reason?: string; code?: string }> {
+  /**
+   * The secrets the owner assigned to this install, opened for its start. A copy that does not
+   * open for exactly this app and consent digest is left out, and is a security-log row.
+   */
+  private async secretsFor(name: string, manifest: AppManifest, digest: string | undefined): Promise<Record<string, string>> {
+    const declared = (manifest.secrets ?? []).map((s) => s.name);
+    if (declared.length === 0 || digest === undefined) return {};
+    let opened: { env: Record<string, string>; refused: string[] };
+    try {
+      opened = this.secrets.openAppSecrets({ app: name, digest }, declared);
+    } catch (error) {
+      this.opts.log(`bridge: ${name}'s secrets could not be opened: ${error instanceof Error ? error.message : String(error)}`);
+      return {};
+    }
+    for (const as of opened.refused) {
+      this.opts.log(`bridge: ${name}'s secret ${as} was not given to it: its sealed copy is not bound to this app and install`);
+      await this.audit({ kind: "secret_binding_refused", outcome: "refused", subject: name, principal: "internal:bridge", detail: { name: as } });
+    }
+    return opened.env;
+  }
+
+  async startBackend(name: string, manifest: AppManifest, digest?: string): Promise<{ started: boolean; reason?: string; code?: string }> {
     if (!manifest.backend) return { started: false, reason: "the app has no backend" };
     if (this.opts.skipBackends) return { started: false, reason: "PERSONALCLAW_SKIP_APP_BACKENDS=1" };
     const appDir = join(this.opts.paths.apps, name);
@@ -322,6 +356,7 @@ export class BridgeRuntime {
       hasStorage: manifest.permissions?.storage === true,
       backend: backendCommand(appDir, manifest),
       network,
+      secrets: await this.secretsFor(name, manifest, digest),
     });
     if (!result.ok) {
       this.opts.log(`bridge: ${name}'s backend did not start: ${result.code} ${result.reason}`);
@@ -369,8 +404,8 @@ export class BridgeRuntime {
     });
     this.recovery = null;
     const answer = await this.opts.callGateway("GET", "/api/internal/apps/startable");
-    const apps = (answer.body?.apps ?? []) as Array<{ name: string; manifest: AppManifest }>;
-    await Promise.all(apps.map((app) => this.startBackend(app.name, app.manifest)));
+    const apps = (answer.body?.apps ?? []) as Array<{ name: string; manifest: AppManifest; digest?: string }>;
+    await Promise.all(apps.map((app) => this.startBackend(app.name, app.manifest, app.digest)));
     await this.opts.callGateway("POST", "/api/internal/apps/backends-reported", {});
   }
 
@@ -506,29 +541,52 @@ export class BridgeRuntime {
       await writeJournal(this.opts.paths.home, { op: "uninstall", name, purgeData, version, consentDigest, trashDir, startedAt: new Date().toISOString() });
       await note({ step: "remove_files", status: "started", at: new Date().toISOString() });
       await removeAppFiles(this.opts.paths.apps, name, purgeData, { version, consentDigest }, trashDir);
+      // Its sealed copies of the owner's secrets go with it; the owner's own stored copies stay.
+      this.secrets.forgetApp(name);
+      this.digests.delete(name);
       await note({ step: "remove_files", status: "done", at: new Date().toISOString() });
       return { removed: true, uninstallHook: hookResult };
     });
     ops.set("POST /backends/start", async ({ body }) => {
-      const { name, manifest } = parse(StartSchema, body);
-      return this.startBackend(name, manifest as AppManifest);
+      const { name, manifest, digest } = parse(StartSchema, body);
+      if (digest !== undefined) this.digests.set(name, digest);
+      return this.startBackend(name, manifest as AppManifest, digest);
     });
-    // The owner's sandbox settings (GET/PATCH /api/settings/sandbox): read from config.json as
-    // it is now, written for the next start; the running supervisor keeps this start's.
-    ops.set("POST /settings/sandbox/read", async () => {
+    // The owner's settings (GET/PATCH /api/config/personalclaw): read from config.json as it is
+    // now, written for the next start; the running supervisor keeps this start's.
+    ops.set("POST /config/read", async () => {
       const read = readOwnerConfig(this.opts.paths.home);
-      if (!read.ok) throw new GatewayError("bad_request", { vars: { reason: read.reason } });
-      return sandboxSettings(read.config);
+      if (!read.ok) throw new GatewayError("config_file_invalid", { vars: { reason: read.reason } });
+      return settingsDocument(read.config);
     });
-    ops.set("POST /settings/sandbox/write", async ({ body }) => {
-      const written = writeSandboxSetting(this.opts.paths.home, parse(SandboxSettingWriteSchema, body));
-      if (!written.ok) throw new GatewayError("bad_request", { vars: { reason: written.reason } });
-      return written.sandbox;
+    ops.set("POST /config/write", async ({ body }) => writeOwnerSetting(this.opts.paths.home, parse(SettingWriteSchema, body)));
+    // Secrets: values come in and are sealed here; nothing answers one back.
+    ops.set("POST /secrets/list", async () => this.secrets.list());
+    ops.set("POST /secrets/put", async ({ body }) => {
+      const { name, value, consumers } = parse(SecretStoreRequestSchema, body);
+      return this.secrets.put(name, value, consumers);
+    });
+    ops.set("POST /secrets/delete", async ({ body }) => this.secrets.delete(parse(SecretDeleteRequestSchema, body).name));
+    ops.set("POST /secrets/assign", async ({ body }) => {
+      const { name, as, consumer } = parse(SecretAssignRequestSchema, body);
+      this.secrets.assign(name, as, consumer);
+      return { assigned: true };
+    });
+    ops.set("POST /secrets/unassign", async ({ body }) => {
+      const { app, as } = parse(SecretUnassignRequestSchema, body);
+      return { unassigned: this.secrets.unassign(app, as) };
+    });
+    ops.set("POST /secrets/rebind", async ({ body }) => {
+      const { app, fromDigest, toDigest, declared } = parse(SecretRebindRequestSchema, body);
+      this.digests.set(app, toDigest);
+      return this.secrets.rebind(app, fromDigest, toDigest, declared);
     });
     ops.set("POST /backends/restart", async ({ body }) => {
-      const { name, manifest } = parse(StartSchema, body);
-      if (!this.supervisor.status(name)) return this.startBackend(name, manifest as AppManifest);
-      const restarted = await this.supervisor.restart(name);
+      const { name, manifest, digest } = parse(StartSchema, body);
+      if (digest !== undefined) this.digests.set(name, digest);
+      if (!this.supervisor.status(name)) return this.startBackend(name, manifest as AppManifest, digest);
+      // A restart opens the secrets again, so one assigned since the last start arrives now.
+      const restarted = await this.supervisor.restart(name, await this.secretsFor(name, manifest as AppManifest, digest ?? this.digests.get(name)));
       if (!restarted.ok) throw new GatewayError("app_restart_failed", { vars: { name, reason: restarted.reason } });
       await this.report(name, this.supervisor.status(name)!);
       return { started: true };

@@ -10,8 +10,10 @@ export interface Settings {
   port: number;
   /** PERSONALCLAW_AUTH_MODE: local_token (default) or none; anything else is not applied. */
   authModeRequested: string;
-  /** PERSONALCLAW_BIND_HOST: the address workerd listens on (default 127.0.0.1; `none` forces loopback). */
+  /** PERSONALCLAW_BIND_HOST: the address workerd listens on (default gateway.bind_host in config.json, else 127.0.0.1; `none` forces loopback). */
   bindHost: string;
+  /** Whether PERSONALCLAW_BIND_HOST was set (it then wins over config.json). */
+  bindHostFromEnv: boolean;
   /** PERSONALCLAW_ALLOWED_HOSTS: extra Host names that name this gateway, comma separated. */
   allowedHosts: string;
   /** PERSONALCLAW_SKIP_APP_BACKENDS=1: start no app backend. */
@@ -34,6 +36,7 @@ export function readSettings(env: Readonly<Record<string, string | undefined>> =
     port: Number.isInteger(port) && port >= 0 && port < 65536 ? port : 10000,
     authModeRequested: env.PERSONALCLAW_AUTH_MODE ?? "",
     bindHost: env.PERSONALCLAW_BIND_HOST || "127.0.0.1",
+    bindHostFromEnv: Boolean(env.PERSONALCLAW_BIND_HOST),
     allowedHosts: env.PERSONALCLAW_ALLOWED_HOSTS ?? "",
     skipAppBackends: env.PERSONALCLAW_SKIP_APP_BACKENDS === "1",
     testHooks: env.PERSONALCLAW_TEST_HOOKS === "1",

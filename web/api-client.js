@@ -48,5 +48,6 @@ export function createApiClient(onAuthRequired) {
     post: (path, body) => call("POST", path, body),
     delete: (path, body) => call("DELETE", path, body),
     patch: (path, body) => call("PATCH", path, body),
+    put: (path, body) => call("PUT", path, body),
   };
 }

@@ -9,6 +9,8 @@ import { appsSection } from "./apps-section.js";
 import { devicesSection } from "./devices-section.js";
 import { securityLogSection } from "./security-log-section.js";
 import { inboxSection } from "./inbox-section.js";
+import { settingsSection } from "./settings-section.js";
+import { secretsSection } from "./secrets-section.js";
 
 const main = document.getElementById("app");
 const statusHost = document.getElementById("status");
@@ -56,8 +58,10 @@ async function showDashboard() {
   const devices = devicesSection(api, showSignIn);
   const securityLog = securityLogSection(api);
   const inbox = inboxSection(api, document.getElementById("nav-inbox-count"));
-  replaceChildren(main, inbox.section, apps.section, devices.section, securityLog.section);
-  await Promise.all([inbox.refresh(), apps.refresh(), devices.refresh(), securityLog.refresh()]);
+  const settings = settingsSection(api);
+  const secrets = secretsSection(api);
+  replaceChildren(main, inbox.section, apps.section, devices.section, settings.section, secrets.section, securityLog.section);
+  await Promise.all([inbox.refresh(), apps.refresh(), devices.refresh(), settings.refresh(), secrets.refresh(), securityLog.refresh()]);
   inbox.start();
 }
 

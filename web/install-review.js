@@ -60,7 +60,8 @@ function permissionsPart(review) {
   const p = review.permissions && typeof review.permissions === "object" ? review.permissions : {};
   const shown = terms([
     ["API paths", list(p.api)],
-    ["Settings", list(p.config)],
+    ["Reads settings", list(p.config)],
+    ["Changes settings", list(p.configWrite)],
     ["Emits events", list(p.events)],
     ["Subscribes to events", list(p.eventSubscriptions)],
     ["MCP tools", list(p.mcpTools)],
@@ -73,6 +74,17 @@ function permissionsPart(review) {
   ]);
   const network = networkTerm(p.network);
   return part("Permissions", shown ?? none("No permissions."), network ? terms([["Network", network]]) : null);
+}
+
+/** Secrets the app asks for: each reaches it only if you assign one, as an environment variable at its start. */
+function secretsPart(review) {
+  const asked = list(review.secrets);
+  if (asked.length === 0) return null;
+  return part(
+    "Secrets it asks for",
+    el("ul", { class: "secrets-asked" }, asked.map((s) => el("li", {}, el("code", { text: String(s?.name ?? "") }), " — ", el("span", { text: String(s?.why ?? "") })))),
+    el("p", { class: "muted", text: "None is given until you assign one in Secrets; the backend then gets it as an environment variable when it starts." }),
+  );
 }
 
 function backendPart(review) {
@@ -180,6 +192,7 @@ export function installReview(review, digest) {
     app.description ? el("p", { text: app.description }) : null,
     requiresPart(review),
     permissionsPart(review),
+    secretsPart(review),
     backendPart(review),
     uiPart(review),
     hooksPart(review),

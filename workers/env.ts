@@ -34,6 +34,12 @@ export interface Env {
   VERSION: string;
   /** When this start began, ISO-8601. */
   STARTED_AT: string;
+  /** auth.session_ttl of this start in seconds: how long a browser sign-in lasts (config.json, at most 90 days). */
+  SESSION_TTL_S: string;
+  /** proxy.response_timeout_s of this start: the proxy's wait for apps whose manifest names none. */
+  PROXY_TIMEOUT_S: string;
+  /** logs.security_retention_days of this start: sealed security-log segments older than this are removed. */
+  SEL_RETENTION_DAYS: string;
   /** "1" only in test runs: honours X-Test-Now and opens the /api/test/* routes. */
   TEST_HOOKS: string;
   /** Confined backends' socket slots (workers/contracts/backend-slots.ts), each an external service over a UNIX socket. */

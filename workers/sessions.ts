@@ -3,10 +3,17 @@
 // (sign-out, key rotation, minting past a limit, revoking an app) goes through this module
 // and clears what is kept, so it takes effect on the very next request. The store still
 // learns of each session's use at least once a minute (least-recently-used eviction).
-import { APP_TOKEN_TTL_MS, type CheckResult, type LinkResult, type MintedToken, type SessionView } from "./contracts/session";
+import { APP_TOKEN_TTL_MS, BROWSER_SESSION_TTL_MS, MAX_TTL_MS, type CheckResult, type LinkResult, type MintedToken, type SessionView } from "./contracts/session";
 import type { Env } from "./env";
 
 const RECHECK_MS = 60_000;
+
+/** How long a browser sign-in opened now lasts: auth.session_ttl of this start, never above 90 days (AUTH-19). */
+export function browserSessionTtlMs(env: Env): number {
+  const seconds = Number(env.SESSION_TTL_S);
+  if (!Number.isInteger(seconds) || seconds <= 0) return BROWSER_SESSION_TTL_MS;
+  return Math.min(seconds * 1000, MAX_TTL_MS);
+}
 const MAX_KEPT = 2_000;
 const verified = new Map<string, { result: Extract<CheckResult, { ok: true }>; checkedAt: number }>();
 const appTokens = new Map<string, { token: string; expiresAt: number; epoch: string }>();
@@ -55,7 +62,7 @@ export function sessions(env: Env) {
     },
     list: async (now: number): Promise<SessionView[]> => (await store(env).list(now)) as SessionView[],
     openLink: (token: string, address: string, now: number) =>
-      changing(async () => (await store(env).openLink(token, address, now)) as LinkResult & { evicted?: SessionView[] }),
+      changing(async () => (await store(env).openLink(token, address, now, browserSessionTtlMs(env))) as LinkResult & { evicted?: SessionView[] }),
     mintToken: (issuer: string, ttlMs: number, now: number) =>
       changing(async () => (await store(env).mintToken(issuer, ttlMs, now)) as MintedToken & { evicted: SessionView[]; superseded: SessionView[] }),
     signOut: (scope: "this" | "one" | "others" | "everywhere", currentId: string | null, targetId: string | null, now: number) =>

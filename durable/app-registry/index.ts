@@ -4,7 +4,7 @@
 // are stored (workerd unloads an idle object, and the proxy must still find a healthy
 // backend afterwards) and cleared when a new start begins, since its backends are new.
 import { claimStoreIdentity } from "../store-identity";
-import { BACKEND_RESPONSE_TIMEOUT_CEILING_S, BACKEND_RESPONSE_TIMEOUT_DEFAULT_S } from "../../workers/contracts/manifest";
+import { BACKEND_RESPONSE_TIMEOUT_CEILING_S, BACKEND_RESPONSE_TIMEOUT_DEFAULT_S, configGrantPaths } from "../../workers/contracts/manifest";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../workers/env";
 import type { AppGrants, AppRecord, AppView, BackendStatus, ProxyTarget } from "../../workers/contracts/app-record";
@@ -150,6 +150,12 @@ export class AppRegistry extends DurableObject<Env> {
     this.tokenEpochs.set(name, (this.tokenEpochs.get(name) ?? 0) + 1);
   }
 
+  /** The owner's proxy.response_timeout_s of this start, for apps whose manifest names none. */
+  private defaultResponseTimeoutS(): number {
+    const configured = Number(this.env.PROXY_TIMEOUT_S);
+    return Number.isInteger(configured) && configured >= 1 ? configured : BACKEND_RESPONSE_TIMEOUT_DEFAULT_S;
+  }
+
   async proxyTarget(name: string): Promise<ProxyTarget | null> {
     const record = this.records.get(name);
     if (!record) return null;
@@ -162,7 +168,7 @@ export class AppRegistry extends DurableObject<Env> {
       secret: this.secrets.get(name) ?? null,
       healthPath: record.manifest.backend?.healthCheck ?? "/health",
       responseTimeoutMs:
-        1000 * Math.min(BACKEND_RESPONSE_TIMEOUT_CEILING_S, record.manifest.backend?.responseTimeoutSeconds ?? BACKEND_RESPONSE_TIMEOUT_DEFAULT_S),
+        1000 * Math.min(BACKEND_RESPONSE_TIMEOUT_CEILING_S, record.manifest.backend?.responseTimeoutSeconds ?? this.defaultResponseTimeoutS()),
       tokenEpoch: `${this.instance}:${this.tokenEpochs.get(name) ?? 0}`,
     };
   }
@@ -174,7 +180,13 @@ export class AppRegistry extends DurableObject<Env> {
     const permissions = record.manifest.permissions ?? {};
     // A grant that is not a list is no grant: iterating "*" as characters would widen it (PERM-02).
     const list = (value: unknown) => (Array.isArray(value) && value.every((item) => typeof item === "string") ? [...value] : null);
-    return { enabled: record.enabled, api: list(permissions.api), appMessaging: list(permissions.appMessaging), approvals: permissions.approvals === true };
+    return {
+      enabled: record.enabled,
+      api: list(permissions.api),
+      appMessaging: list(permissions.appMessaging),
+      approvals: permissions.approvals === true,
+      config: configGrantPaths(permissions.config),
+    };
   }
 
   /** The app's own config document and its revision; null for an unknown app. */

@@ -51,7 +51,7 @@ export const SEL_LIMITS: Readonly<LogLimits> = Object.freeze({
 export interface CoreOptions {
   /** Clock in epoch ms; tests inject one. */
   now?: () => number;
-  /** Tests shrink these; the Durable Object always runs SEL_LIMITS. */
+  /** Tests shrink these; the Durable Object runs SEL_LIMITS with the owner's retention (logs.security_retention_days). */
   limits?: Partial<LogLimits>;
   /** Replaces the shape maskers (tests inject a throwing one). */
   maskers?: readonly TextMasker[];

@@ -29,6 +29,12 @@ function storageSqlPort(ctx: DurableObjectState): SqlPort {
   };
 }
 
+/** logs.security_retention_days of this start (config.json, 30..3650 days); SEL-07's 365 days otherwise. */
+function retentionOf(env: Env): { retentionMs?: number } {
+  const days = Number(env.SEL_RETENTION_DAYS);
+  return Number.isInteger(days) && days >= 30 && days <= 3650 ? { retentionMs: days * 24 * 60 * 60 * 1000 } : {};
+}
+
 /** Append-only, HMAC-chained, rotating, verifiable record of every security decision. */
 export class SecurityLog extends DurableObject<Env> {
   private core!: SecurityLogCore;
@@ -41,7 +47,7 @@ export class SecurityLog extends DurableObject<Env> {
     void ctx.blockConcurrencyWhile(async () => {
       const sql = storageSqlPort(ctx);
       claimStoreIdentity(ctx.storage.sql);
-      this.core = await SecurityLogCore.open(sql, env.SEL_KEY);
+      this.core = await SecurityLogCore.open(sql, env.SEL_KEY, { limits: retentionOf(env) });
       this.log = await CoalescingLog.open(this.core, sql, {
         scheduleAt: (ms) => void ctx.storage.setAlarm(ms).catch(() => undefined),
       });

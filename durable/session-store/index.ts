@@ -8,6 +8,7 @@ import type { Env } from "../../workers/env";
 import {
   APP_TOKEN_TTL_MS,
   BROWSER_SESSION_TTL_MS,
+  MAX_TTL_MS,
   LINK_OPEN_WINDOW_MS,
   SESSION_LIMITS,
   type CheckResult,
@@ -175,7 +176,8 @@ export class SessionStore extends DurableObject<Env> {
   }
 
   /** Opens a `?token=` link: binds it to the first address, creates a browser session. */
-  async openLink(token: string, address: string, now: number): Promise<LinkResult & { evicted?: SessionView[] }> {
+  /** Opens a sign-in link into a browser session lasting `browserTtlMs` (auth.session_ttl, capped at 90 days). */
+  async openLink(token: string, address: string, now: number, browserTtlMs: number = BROWSER_SESSION_TTL_MS): Promise<LinkResult & { evicted?: SessionView[] }> {
     const found = await this.lookup(token, now);
     if (!found.ok) return found;
     const link = found.session;
@@ -188,7 +190,7 @@ export class SessionStore extends DurableObject<Env> {
       this.ctx.storage.sql.exec("UPDATE sessions SET bound_address = ?, opened_at = ? WHERE id = ?", address, now, link.id);
     }
     this.touch(link, now);
-    const ttl = Math.min(BROWSER_SESSION_TTL_MS, link.expiresAt - now);
+    const ttl = Math.min(browserTtlMs, MAX_TTL_MS, link.expiresAt - now);
     const browser = await this.mint("browser", { issuer: `link:${link.issuer}`, ttlMs: ttl, now });
     return { ok: true, browserToken: browser.token, session: view(browser.session), evicted: browser.evicted };
   }

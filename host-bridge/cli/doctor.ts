@@ -5,7 +5,7 @@ import { existsSync, statSync, accessSync, constants } from "node:fs";
 import { execaSync } from "execa";
 import { authModeInForce } from "../../workers/contracts/auth-mode";
 import { homePaths } from "../home";
-import { childLimits, readOwnerConfig } from "../owner-config";
+import { childLimits, readOwnerConfig, sessionTtlInForce } from "../owner-config";
 import { sandboxAvailability } from "../sandbox/bubblewrap";
 import { boundsAvailability, describeLimits } from "../sandbox/bounds";
 import { parentEnvironment, type Settings } from "../settings";
@@ -62,6 +62,9 @@ export async function doctorRows(settings: Settings): Promise<DoctorRow[]> {
   else if (config.config.sandbox.mode === "off") {
     rows.push({ name: "sandbox", status: "warn", message: 'sandbox.mode is "off" in config.json: app backends run without bubblewrap and can read your credential folders; remove it to sandbox them again.' });
   } else rows.push({ name: "sandbox", status: "ok", message: "Every app child (backend, hook, installer) runs confined: it sees its own folder, the system's programs and a private /tmp, nothing of any home." });
+  if (config.ok && sessionTtlInForce(config.config).capped) {
+    rows.push({ name: "session lifetime", status: "warn", message: `auth.session_ttl in config.json is ${config.config.auth.session_ttl} s, above the 90-day limit: browser sign-ins last 90 days. Set it to 7776000 or less (\`personalclaw config set auth.session_ttl 30d\`).` });
+  }
   if (config.ok) {
     const preferred = config.config.sandbox.bounds;
     const bounds = boundsAvailability(parentEnvironment().PATH, preferred === "auto" ? undefined : preferred);

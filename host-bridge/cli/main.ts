@@ -9,6 +9,7 @@ import { GatewayNotRunning } from "./gateway-client";
 import { appAction, runAppsInstall, runAppsList, runAppsPreview, runAppsPurge, runAppsUpdate } from "./apps";
 import { runStop } from "./stop";
 import { runApprovalsAnswer, runApprovalsGrants, runApprovalsList, runApprovalsRevoke } from "./approvals";
+import { runConfigGet, runConfigSet, runSecretsAssign, runSecretsDelete, runSecretsList, runSecretsSet } from "./settings";
 import { storageFullReason } from "../../workers/contracts/storage-full";
 
 const USAGE = `Usage: personalclaw <command>
@@ -37,6 +38,15 @@ const USAGE = `Usage: personalclaw <command>
   approvals deny <id> [--json]
   approvals grants [--json]                       the live grants scoped answers left
   approvals revoke <grant-id> [--json]
+  config get [<path>] [--json]                    the editable settings with their meaning, or one value
+  config set <path> <value> [--add | --remove] [--confirm] [--json]
+                                                  a loosening change needs --confirm; applies at the next start
+  secrets set <NAME> [--json]                     store or replace a secret; the value is read from stdin
+                                                  or a prompt, never from the command line
+  secrets list [--json]                           names, whether stored, which apps use each (never a value)
+  secrets delete <NAME> [--json]
+  secrets assign <NAME> <app> [--as DECLARED] [--json]
+                                                  give a stored secret to an app that declared it
 `;
 
 type Command = (args: string[], home: string) => Promise<number>;
@@ -75,6 +85,12 @@ export async function main(argv: string[]): Promise<number> {
     "approvals deny": (args, home) => runApprovalsAnswer("deny", args, home),
     "approvals grants": (args, home) => runApprovalsGrants(args, home),
     "approvals revoke": (args, home) => runApprovalsRevoke(args, home),
+    "config get": (args, home) => runConfigGet(args, home),
+    "config set": (args, home) => runConfigSet(args, home),
+    "secrets set": (args, home) => runSecretsSet(args, home),
+    "secrets list": (args, home) => runSecretsList(args, home),
+    "secrets delete": (args, home) => runSecretsDelete(args, home),
+    "secrets assign": (args, home) => runSecretsAssign(args, home),
   };
   try {
     if (command === "start") {

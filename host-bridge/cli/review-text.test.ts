@@ -9,7 +9,7 @@ function review(s: (field: string) => string) {
   return {
     app: { name: s("name"), version: s("version"), displayName: s("displayName"), description: s("description") },
     prerequisites: [{ name: s("req"), why: s("why"), how: s("how") }],
-    permissions: { api: [s("api")], appMessaging: [s("to")], agent: s("agent"), network: { hosts: [s("host")] } },
+    permissions: { api: [s("api")], config: [s("cfg")], configWrite: [s("cfgw")], appMessaging: [s("to")], agent: s("agent"), network: { hosts: [s("host")] } },
     scheduledJobs: [{ name: s("job"), schedule: s("cron") }],
     pythonPackages: [s("py")],
     npmPackages: { packages: [s("npm")] },
@@ -19,6 +19,7 @@ function review(s: (field: string) => string) {
     mcpServers: [{ name: s("mcp") }],
     launches: [{ program: s("prog") }],
     writes: [{ path: s("path") }],
+    secrets: [{ name: s("secret"), why: s("secretwhy") }],
     findings: {
       runtime: [{ severity: s("high"), rule: s("rule"), path: s("file"), line: 3, message: s("msg") }],
       tests: [{ severity: s("low"), rule: s("rule"), path: s("file"), line: null, message: s("msg") }],
@@ -28,6 +29,12 @@ function review(s: (field: string) => string) {
 }
 
 describe("reviewText", () => {
+  it("lists the settings an app reads and changes and the secrets it asks for", () => {
+    const text = reviewText(review((field) => field), "sha256:00");
+    expect(text).toContain("reads settings: cfg; changes settings: cfgw");
+    expect(text).toContain("Secrets it asks for (given only if you assign one): secret (secretwhy)");
+  });
+
   const digest = `sha256:${"ab".repeat(32)}`;
   const plain = reviewText(review((f) => f), digest);
   const hostile = reviewText(review((f) => `${f}${EVIL}`), digest);

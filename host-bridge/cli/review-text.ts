@@ -35,6 +35,7 @@ export function reviewText(review: Review, digest: string): string {
   const permissions = review.permissions ?? {};
   lines.push("Permissions:");
   lines.push(`  api: ${list(permissions.api ?? [])}`);
+  lines.push(`  reads settings: ${list(permissions.config ?? [])}; changes settings: ${list(permissions.configWrite ?? [])}`);
   lines.push(`  storage: ${permissions.storage ? "yes" : "no"}, memory: ${permissions.memory ? "yes" : "no"}, cron: ${permissions.cron ? "yes" : "no"}, agent: ${t(permissions.agent ?? "none")}`);
   lines.push(`  app messaging: ${list(permissions.appMessaging ?? [])}`);
   lines.push(`  approvals (asks the owner questions in the Inbox): ${permissions.approvals ? "yes" : "no"}`);
@@ -52,6 +53,7 @@ export function reviewText(review: Review, digest: string): string {
     const kept = review.keptData;
     lines.push(`Kept data: kept data from ${kept.version ?? "an unrecorded version"} of ${kept.parkedAt ?? "an unrecorded date"}; adopted only with --adopt-data, otherwise the app starts fresh and it stays parked`);
   }
+  lines.push(`Secrets it asks for (given only if you assign one): ${list((review.secrets ?? []).map((s: any) => `${t(s.name)} (${t(s.why)})`))}`);
   lines.push(`Writes outside its folder: ${list((review.writes ?? []).map((w: any) => w.path))}`);
   const findings = review.findings ?? { runtime: [], tests: [] };
   lines.push(`Findings in code the app runs: ${findings.runtime.length}`);

@@ -17,7 +17,7 @@ import { openGatewayLog } from "../gateway-log";
 import { describeStateLoss, findStateLoss, readStateManifest, STATE_MANIFEST_INTERVAL_MS, writeStateManifest } from "../state-manifest";
 import { storageFullReason } from "../../workers/contracts/storage-full";
 import { BridgeRuntime } from "../bridge-runtime";
-import { readOwnerConfig } from "../owner-config";
+import { readOwnerConfig, sessionTtlInForce } from "../owner-config";
 import { DURABLE_OBJECT_CLASSES, renderWorkerdConfig } from "./workerd-config";
 import { isRecordedWorkerdAlive, readGatewayFile, readLiveGateway, removeGatewayFile, thisProcessIdentity, writeGatewayFile, type GatewayFile } from "./gateway-file";
 import { callGateway } from "./gateway-client";
@@ -127,7 +127,7 @@ async function runGateway(options: StartOptions): Promise<number> {
     return 1;
   }
   const mode = authModeInForce({ AUTH_MODE_REQUESTED: settings.authModeRequested });
-  const bindHost = mode.mode === "none" ? "127.0.0.1" : settings.bindHost;
+  const bindHost = mode.mode === "none" ? "127.0.0.1" : settings.bindHostFromEnv ? settings.bindHost : config.config.gateway.bind_host;
   // A port someone else holds stops the start here, before a credential exists to send.
   if (settings.port !== 0 && !(await isPortFree(bindHost, settings.port))) {
     process.stderr.write(`personalclaw: ${portInUseMessage(settings.port)}.\n`);
@@ -146,6 +146,8 @@ async function runGateway(options: StartOptions): Promise<number> {
   }
   if (settings.testHooks) log("warning: PERSONALCLAW_TEST_HOOKS=1: X-Test-Now moves the clock and /api/test/* is open (test runs only)");
   if (config.config.sandbox.mode === "off") log("warning: sandbox.mode is off: app backends run without bubblewrap");
+  const sessionTtl = sessionTtlInForce(config.config);
+  if (sessionTtl.capped) log(`warning: auth.session_ttl in config.json is ${config.config.auth.session_ttl} s, above the 90-day limit; browser sign-ins last 90 days`);
   const anchorLost = anchorAtStart.state === "ok" ? null : anchorAtStart.state === "missing" ? "missing" : `unreadable (${anchorAtStart.reason})`;
   if (anchorLost !== null) {
     recordUnacknowledgedAnchor(paths.home, anchorLost);
@@ -202,6 +204,9 @@ async function runGateway(options: StartOptions): Promise<number> {
         VERSION: packageVersion(),
         STARTED_AT: startedAt,
         TEST_HOOKS: settings.testHooks ? "1" : "0",
+        SESSION_TTL_S: String(sessionTtl.seconds),
+        PROXY_TIMEOUT_S: String(config.config.proxy.response_timeout_s),
+        SEL_RETENTION_DAYS: String(config.config.logs.security_retention_days),
       },
     }),
   );

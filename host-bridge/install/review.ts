@@ -1,7 +1,7 @@
 // The install review: what installing an app grants and runs, in the order the consent dialog
 // shows it (INST-12, MAN-07..09). It is built only from the validated manifest and the scan of
 // the staged bytes, and the consent digest covers it, so the owner's yes is to these words.
-import type { AppManifest } from "../../workers/contracts/manifest";
+import { configGrantPaths, type AppManifest } from "../../workers/contracts/manifest";
 import type { ParkedDataView } from "../../workers/contracts/parked-data";
 import type { Finding, ScanResult, Verdict } from "../scan/scan-staged";
 import { DEFAULT_HOOK_TIMEOUT_SECONDS } from "../settings";
@@ -20,7 +20,10 @@ export interface InstallReview {
   prerequisites: Array<{ name: string; why: string; how: string }>;
   permissions: {
     api: string[];
+    /** Owner settings it may read (GRANT-01); security settings can never be here. */
     config: string[];
+    /** Owner settings it may also write. */
+    configWrite: string[];
     events: string[];
     eventSubscriptions: string[];
     mcpTools: string[];
@@ -44,6 +47,8 @@ export interface InstallReview {
   mcpServers: Array<ReviewCommand & { name: string; envNames: string[] }>;
   launches: Array<{ program: string; why: string; inherits: string[]; inheritsWhile: { setting: string; value: boolean } | null; hosts: string[]; npmPackage: string | null }>;
   writes: Array<{ path: string; why: string }>;
+  /** Secrets it asks for; each reaches it only if the owner assigns one (as an environment variable at its backend's start). */
+  secrets: Array<{ name: string; why: string }>;
   findings: { runtime: Finding[]; tests: Finding[] };
   verdict: Verdict;
   /**
@@ -57,7 +62,7 @@ export interface InstallReview {
 
 const KNOWN_KEYS = new Set([
   "name", "version", "displayName", "description", "icon", "backend", "ui", "permissions", "crons", "mcpServers",
-  "dependencies", "setup", "launches", "writes", "requires", "minPersonalClawVersion", "requiresCoreFeatures", "quality", "native",
+  "dependencies", "setup", "launches", "writes", "requires", "secrets", "minPersonalClawVersion", "requiresCoreFeatures", "quality", "native",
 ]);
 
 const NETWORK_NOTE = "Enforced: the app's processes reach these hosts and no others, through its own egress broker; with none listed they have no network at all.";
@@ -84,7 +89,8 @@ export function buildReview(manifest: AppManifest, scan: ScanResult, hookTimeout
     prerequisites: (manifest.requires ?? []).map((r) => ({ name: r.name, why: r.why, how: r.how })),
     permissions: {
       api: [...(p.api ?? [])],
-      config: [...(p.config ?? [])],
+      config: configGrantPaths(p.config).read,
+      configWrite: configGrantPaths(p.config).write,
       events: [...(p.events ?? [])],
       eventSubscriptions: [...(p.eventSubscriptions ?? [])],
       mcpTools: [...(p.mcpTools ?? [])],
@@ -121,6 +127,7 @@ export function buildReview(manifest: AppManifest, scan: ScanResult, hookTimeout
       npmPackage: l.npmPackage ?? null,
     })),
     writes: (manifest.writes ?? []).map((w) => ({ path: w.path, why: w.why })),
+    secrets: (manifest.secrets ?? []).map((s) => ({ name: s.name, why: s.why })),
     findings: {
       runtime: scan.findings.filter((f) => f.runs),
       tests: scan.findings.filter((f) => !f.runs),

@@ -71,6 +71,16 @@ describe("buildChildEnv", () => {
     expect(env.PERSONALCLAW_APP_DATA_DIR).toBe("/pc/apps/notes/data");
   });
 
+  it("assigned secrets arrive under their names, never over a name the bridge set, and their values are masked", () => {
+    const logged: string[] = [];
+    const { env } = buildChildEnv(parent, opts({ app: { ...opts().app, secrets: { WEATHER_API_KEY: "wx-value-12345", PORT: "1" } }, log: (m) => logged.push(m) }));
+    expect(env.WEATHER_API_KEY).toBe("wx-value-12345");
+    expect(env.PORT).toBe("4321");
+    expect(logged.join("\n")).toContain("the secret PORT was not set");
+    expect(logged.join("\n")).not.toContain("wx-value-12345");
+    expect(credentialValuesOf(env)).toContain("wx-value-12345");
+  });
+
   it("a proxy address loses its login and the name is reported, not the value", () => {
     const logged: string[] = [];
     const { env, loginsRemoved } = buildChildEnv(parent, opts({ log: (m) => logged.push(m) }));

@@ -16,6 +16,8 @@ export interface ChildEnvOptions {
     secret?: string;
     /** The loopback port a backend listens on. */
     port?: number;
+    /** Secrets the owner assigned to the app, opened for this start (backend only): name → value. */
+    secrets?: Readonly<Record<string, string>>;
   };
   /** PERSONALCLAW_HOME of this gateway. */
   home: string;
@@ -190,6 +192,15 @@ export function buildChildEnv(parentEnv: Readonly<Record<string, string | undefi
   // hand a storage-less app a data folder.
   if (opts.app.hasStorage) env.PERSONALCLAW_APP_DATA_DIR = opts.app.dataDir;
   else delete env.PERSONALCLAW_APP_DATA_DIR;
+
+  // Last, and never over a name set above: a declared name is checked at preview, this is the backstop.
+  for (const [name, value] of Object.entries(opts.app.secrets ?? {})) {
+    if (!ENV_NAME.test(name) || name in env) {
+      opts.log?.(`app ${opts.app.name} ${opts.kind}: the secret ${name} was not set: the name is taken`);
+      continue;
+    }
+    env[name] = value;
+  }
 
   withheld.sort();
   const site = `app ${opts.app.name} ${opts.kind}`;

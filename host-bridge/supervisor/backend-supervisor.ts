@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ERROR_CODES } from "../../workers/contracts/errors.js";
+import { MIN_SECRET_CHARS } from "../../workers/contracts/text-safety.js";
 import { sandboxAvailability, sandboxRefusal, wrapInSandbox, type SandboxAvailability, type SandboxMode } from "../sandbox/bubblewrap.js";
 import { boundCommand, boundsAvailability, createChildGroup, DEFAULT_LIMITS, describeLimits, LIMIT_WORDS, type BoundsAvailability, type ChildGroup, type LimitHit, type Limits } from "../sandbox/bounds.js";
 import { readChildPid } from "../sandbox/run-confined.js";
@@ -42,6 +43,8 @@ export interface BackendSpec {
   backend: { command: string; args?: readonly string[]; healthCheck?: string };
   /** The hosts its egress broker lets through ("all": any public host); none: no network at all. */
   network?: readonly HostPattern[] | "all";
+  /** The secrets the owner assigned, opened for this start: environment name → value; masked in its log by value. */
+  secrets?: Readonly<Record<string, string>>;
 }
 
 export interface BackendSupervisorOptions {
@@ -276,10 +279,12 @@ export class BackendSupervisor {
    * Restarts a backend on the owner's request: stopped (SIGTERM, then SIGKILL after the grace)
    * and started again with the same command and secret; it counts as a revival.
    */
-  async restart(name: string): Promise<{ ok: true } | Extract<StartResult, { ok: false }>> {
+  /** Restarts a backend with the same command; `secrets`, when given, replaces the ones it starts with. */
+  async restart(name: string, secrets?: Readonly<Record<string, string>>): Promise<{ ok: true } | Extract<StartResult, { ok: false }>> {
     const t = this.tracked.get(name);
     if (!t) return { ok: false, code: "backend_spawn_failed", reason: "it was never started by this gateway" };
     await this.stop(name);
+    if (secrets !== undefined) t.spec = { ...t.spec, secrets };
     t.restarts += 1;
     t.failedStarts = 0;
     const launched = await this.launch(t);
@@ -499,7 +504,7 @@ export class BackendSupervisor {
     }
     const { env } = buildChildEnv(this.opts.parentEnv, {
       kind: "backend",
-      app: { name: spec.name, hasStorage: spec.hasStorage, dataDir: spec.dataDir, secret: t.secret, port },
+      app: { name: spec.name, hasStorage: spec.hasStorage, dataDir: spec.dataDir, secret: t.secret, port, secrets: spec.secrets },
       home: this.opts.home,
       workspace: this.opts.workspace,
       gatewayPort: this.opts.gatewayPort,
@@ -569,7 +574,8 @@ export class BackendSupervisor {
     const relay = createLogRelay({
       tag: `app ${spec.name} backend (pid ${pid ?? "none"})`,
       sink: (level, line) => this.log(level, line),
-      secrets: credentialValuesOf(env),
+      // Every assigned secret is masked by value, however short, on top of the passthrough values.
+      secrets: [...new Set([...credentialValuesOf(env), ...Object.values(spec.secrets ?? {}).filter((v) => v.length >= MIN_SECRET_CHARS)])].sort((a, b) => b.length - a.length),
     });
     t.relay = relay;
     if (child.stdout) relay.attach(child.stdout, "info");

@@ -90,4 +90,6 @@ export interface AppGrants {
   appMessaging: string[] | null;
   /** permissions.approvals is exactly true: the app may raise approvals. */
   approvals: boolean;
+  /** permissions.config: the owner settings it may read and write (GRANT-01). */
+  config: { read: string[]; write: string[] };
 }

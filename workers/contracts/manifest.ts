@@ -5,6 +5,8 @@
 import { z } from "zod";
 import { NetworkGrantSchema } from "./network-grant";
 import { GatewayError, type ErrorCode } from "./errors";
+import { settingAt } from "./owner-settings";
+import { declaredSecretNameRefusal } from "./secrets";
 
 const shortText = (max: number) => z.string().min(1).max(max);
 const stringList = z.array(z.string().max(512)).max(512);
@@ -49,9 +51,24 @@ export const UiSchema = z.object({
 
 export const AgentTierSchema = z.enum(["text", "read", "tools"]);
 
+/**
+ * GRANT-01: the owner settings an app may reach. A list names paths it may read; the object
+ * form names what it may read and, separately, write (a written path is also readable).
+ */
+export const ConfigGrantSchema = z.union([stringList, z.object({ read: stringList.optional(), write: stringList.optional() }).strict()]);
+export type ConfigGrant = z.infer<typeof ConfigGrantSchema>;
+
+/** The settings paths a config grant lets an app read and write. */
+export function configGrantPaths(grant: ConfigGrant | undefined): { read: string[]; write: string[] } {
+  if (grant === undefined) return { read: [], write: [] };
+  if (Array.isArray(grant)) return { read: [...grant], write: [] };
+  const write = [...(grant.write ?? [])];
+  return { read: [...new Set([...(grant.read ?? []), ...write])], write };
+}
+
 export const PermissionsSchema = z.object({
   api: stringList.optional(),
-  config: stringList.optional(),
+  config: ConfigGrantSchema.optional(),
   events: stringList.optional(),
   eventSubscriptions: stringList.optional(),
   mcpTools: stringList.optional(),
@@ -108,6 +125,9 @@ export const LaunchedProgramSchema = z.object({
   npmPackage: z.string().max(214).optional(),
 });
 
+/** A secret the app asks the owner for: it arrives as the environment variable `name` at its backend's start. */
+export const DeclaredSecretSchema = z.object({ name: z.string().min(1).max(64), why: shortText(500) }).strict();
+
 export const ExternalWriteSchema = z.object({ path: shortText(1024), why: shortText(500) });
 
 /** A prerequisite PersonalClaw does not install, within the lengths the consent dialog shows. */
@@ -129,6 +149,7 @@ export const AppManifestSchema = z.looseObject({
   launches: z.array(LaunchedProgramSchema).max(64).optional(),
   writes: z.array(ExternalWriteSchema).max(64).optional(),
   requires: z.array(PrerequisiteSchema).max(32).optional(),
+  secrets: z.array(DeclaredSecretSchema).max(32).optional(),
   minPersonalClawVersion: z.string().max(64).optional(),
   requiresCoreFeatures: z.array(z.string().min(1).max(128)).max(128).optional(),
   quality: z.record(z.string().max(64), z.boolean()).optional(),
@@ -308,6 +329,23 @@ function checkSemanticRules(m: AppManifest): ManifestRefusal | null {
   // A cron fires an agent at the app's tier, so a job without a tier could never run (MAN-04).
   if ((m.crons?.length ?? 0) > 0 && m.permissions?.agent === undefined) {
     return invalid("crons", "scheduled jobs need permissions.agent (an agent tier)");
+  }
+  // GRANT-01: only editable settings, and never a security one (refused at preview).
+  const grant = m.permissions?.config;
+  const grantFields: Array<[string, string]> = Array.isArray(grant)
+    ? grant.map((path, i) => [`permissions.config[${i}]`, path])
+    : [...(grant?.read ?? []).map((path, i): [string, string] => [`permissions.config.read[${i}]`, path]), ...(grant?.write ?? []).map((path, i): [string, string] => [`permissions.config.write[${i}]`, path])];
+  for (const [field, path] of grantFields) {
+    const spec = settingAt(path);
+    if (!spec) return invalid(field, `'${path.slice(0, 128)}' is not an editable setting`);
+    if (spec.security) return refusal("manifest_config_security", field, { path }, { field, path });
+  }
+  const seen = new Set<string>();
+  for (const [i, secret] of (m.secrets ?? []).entries()) {
+    const why = declaredSecretNameRefusal(secret.name);
+    if (why) return invalid(`secrets[${i}].name`, `'${secret.name}' ${why}`);
+    if (seen.has(secret.name)) return invalid(`secrets[${i}].name`, `'${secret.name}' is declared twice`);
+    seen.add(secret.name);
   }
   for (const [i, spec] of (m.dependencies?.npmPackages ?? []).entries()) {
     const field = `dependencies.npmPackages[${i}]`;

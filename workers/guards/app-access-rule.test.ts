@@ -5,7 +5,7 @@ import { appAccessRefusal, isUnderPrefix } from "./app-access-rule";
 const reserved = new Set(["installs", "message", "preview"]);
 const declared = { kind: "app-may", why: "test" } as const;
 const owned = { kind: "app-may", why: "test", owns: "name" } as const;
-const grants = (api: string[] | null) => ({ enabled: true, api, appMessaging: [], approvals: false });
+const grants = (api: string[] | null) => ({ enabled: true, api, appMessaging: [], approvals: false, config: { read: [], write: [] } });
 
 describe("the app permission gate", () => {
   it("matches declared prefixes at a path boundary on the pathname only", () => {
@@ -48,6 +48,6 @@ describe("the app permission gate", () => {
   });
 
   it("refuses a disabled app everything", () => {
-    expect(appAccessRefusal({ authz: owned }, "/api/apps/foo", { name: "foo" }, "foo", { enabled: false, api: [], appMessaging: [], approvals: false }, reserved)).toBe("app_not_enabled");
+    expect(appAccessRefusal({ authz: owned }, "/api/apps/foo", { name: "foo" }, "foo", { enabled: false, api: [], appMessaging: [], approvals: false, config: { read: [], write: [] } }, reserved)).toBe("app_not_enabled");
   });
 });

@@ -98,9 +98,10 @@ function uiRevisionOf(manifest: AppManifest, digest: string): string | null {
   return manifest.ui?.entry ? digest.replace(/^sha256:/, "").slice(0, 16) : null;
 }
 
-async function startBackend(env: Env, name: string, manifest: AppManifest): Promise<void> {
+/** Starts an app's backend; the consent digest is what its assigned secrets open under. */
+async function startBackend(env: Env, name: string, manifest: AppManifest, digest: string): Promise<void> {
   if (!manifest.backend) return;
-  await bridgeCall(env, "POST", "/backends/start", z.object({ started: z.boolean() }).passthrough(), { name, manifest }, 60_000);
+  await bridgeCall(env, "POST", "/backends/start", z.object({ started: z.boolean() }).passthrough(), { name, manifest, digest }, 60_000);
 }
 
 export const appRoutes = [
@@ -194,7 +195,7 @@ export const appRoutes = [
         subject: manifest.name,
         detail: { consent: installed.digest, source: req.body.source, version: manifest.version, adopted_data: installed.adoptedData ? installed.adoptedData.version : null },
       });
-      await startBackend(req.env, manifest.name, manifest);
+      await startBackend(req.env, manifest.name, manifest, installed.digest);
       return { app: await registry.get(manifest.name), digest: installed.digest };
     },
   }),
@@ -302,7 +303,7 @@ export const appRoutes = [
       return auditedRefusal(req, "app_enable_refused", record.name, () =>
         withTransition(req, record.name, "enable", async () => {
           const current = (await readRecord(req.env, record.name)) ?? record;
-          await startBackend(req.env, current.name, current.manifest);
+          await startBackend(req.env, current.name, current.manifest, current.consentDigest);
           const changed = !current.enabled;
           if (changed) await appRegistry(req.env).setEnabled(current.name, true);
           await req.audit({ kind: "app_enabled", outcome: "allowed", subject: current.name, detail: { changed } });
@@ -351,7 +352,7 @@ export const appRoutes = [
         withTransition(req, record.name, "restart", async () => {
           if (!record.manifest.backend) throw new GatewayError("app_restart_failed", { vars: { name: record.name, reason: "the app has no backend" } });
           if (!record.enabled) throw new GatewayError("app_restart_failed", { vars: { name: record.name, reason: "the app is disabled; enable it" } });
-          const restarted = await bridgeCall(req.env, "POST", "/backends/restart", z.object({ started: z.boolean(), reason: z.string().optional() }).passthrough(), { name: record.name, manifest: record.manifest }, 60_000);
+          const restarted = await bridgeCall(req.env, "POST", "/backends/restart", z.object({ started: z.boolean(), reason: z.string().optional() }).passthrough(), { name: record.name, manifest: record.manifest, digest: record.consentDigest }, 60_000);
           if (!restarted.started) throw new GatewayError("app_restart_failed", { vars: { name: record.name, reason: restarted.reason ?? "it did not start" } });
           await req.audit({ kind: "app_restarted", outcome: "allowed", subject: record.name });
           return { app: await appRegistry(req.env).get(record.name) };
@@ -403,6 +404,13 @@ export const appRoutes = [
               : new GatewayError("update_step_failed", { vars: { name: current.name, step: "record", reason: error instanceof Error ? error.message : String(error) }, detail: { step: "record" } });
           }
           await bridgeCall(req.env, "POST", "/apps/transition-commit", z.unknown(), { name: current.name }, 120_000);
+          // The owner's secrets follow the app to the install it now is, if it still declares them.
+          await bridgeCall(req.env, "POST", "/secrets/rebind", z.unknown(), {
+            app: current.name,
+            fromDigest: current.consentDigest,
+            toDigest: updated.digest,
+            declared: (manifest.secrets ?? []).map((s) => s.name),
+          });
           await req.audit({
             kind: "app_updated",
             outcome: "allowed",
@@ -457,7 +465,7 @@ export const appRoutes = [
       const apps = [];
       for (const name of names) {
         const record = await readRecord(env, name);
-        if (record?.enabled && record.manifest.backend) apps.push({ name, manifest: record.manifest });
+        if (record?.enabled && record.manifest.backend) apps.push({ name, manifest: record.manifest, digest: record.consentDigest });
       }
       return { apps };
     },

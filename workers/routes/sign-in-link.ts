@@ -6,7 +6,7 @@ import { audit } from "../audit";
 import { browserRefusal, sessionCookieHeaders } from "../guards/credentials";
 import { presentedCredentials } from "../guards/parsed-request";
 import { sessions as sessionDoor } from "../sessions";
-import { BROWSER_SESSION_TTL_MS } from "../contracts/session";
+import { browserSessionTtlMs } from "../sessions";
 import type { GatewayContext } from "./define";
 
 /** The client address workerd saw (request.cf.clientIp is "ip:port"), without the port. */
@@ -41,7 +41,7 @@ export async function exchangeSignInLink(c: GatewayContext, requestUrl: URL): Pr
     await audit(c.env, { kind: "session_signed_out", outcome: "info", principal: "gateway", subject: evicted.id, detail: { reason: "limit", kind: evicted.kind, issuer: evicted.issuer } });
   }
   url.searchParams.delete("token");
-  const maxAge = Math.floor(Math.min(BROWSER_SESSION_TTL_MS, opened.session.expiresAt - now) / 1000);
+  const maxAge = Math.floor(Math.min(browserSessionTtlMs(c.env), opened.session.expiresAt - now) / 1000);
   const headers = new Headers({ Location: url.pathname + url.search, "Cache-Control": "no-store", "Referrer-Policy": "no-referrer" });
   for (const cookie of sessionCookieHeaders(c.env.GATEWAY_PORT, opened.browserToken, maxAge)) headers.append("Set-Cookie", cookie);
   return new Response(null, { status: 302, headers });

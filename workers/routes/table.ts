@@ -9,6 +9,7 @@ import { messagingRoutes } from "./messaging";
 import { authRoutes } from "./auth";
 import { route, type RouteRow } from "./define";
 import { securityRoutes } from "./security";
+import { secretRoutes } from "./secrets";
 import { settingsRoutes } from "./settings";
 import { statusRoutes } from "./status";
 import { testHookRoutes } from "./test-hooks";
@@ -22,6 +23,7 @@ const baseRows: ReadonlyArray<RouteRow<any, any>> = [
   ...appProxyRoutes,
   ...approvalRoutes,
   ...settingsRoutes,
+  ...secretRoutes,
   ...testHookRoutes,
 ];
 

@@ -1,0 +1,174 @@
+// `personalclaw config get|set` and `personalclaw secrets set|list|delete|assign`: the same
+// routes as the dashboard, as the CLI at this machine (the local secret proves the owner is
+// present for a loosening change or an assignment). A secret's value is read from stdin or a
+// prompt that does not echo — never from argv, which every local user can read in /proc.
+import { parseArgs } from "node:util";
+import { callGateway, readLocalSecret } from "./gateway-client";
+import { printRefusal } from "./print";
+import { safeLine } from "../../workers/contracts/text-safety";
+import { settingAt } from "../../workers/contracts/owner-settings";
+
+const presence = (home: string) => ({ "X-Local-Secret": readLocalSecret(home) });
+
+function leaf(config: Record<string, any>, path: string): unknown {
+  return path.split(".").reduce<any>((node, key) => (node === undefined ? undefined : node[key]), config);
+}
+
+export async function runConfigGet(args: string[], home: string): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
+  const answer = await callGateway(home, "config-get", "GET", "/api/config/personalclaw");
+  if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
+  const doc = answer.body as { config: Record<string, unknown>; schema: Array<{ path: string; meaning: string; security: boolean }> };
+  const path = positionals[0];
+  if (path !== undefined) {
+    if (!settingAt(path)) return printRefusal({ status: 400, body: { error: { code: "config_path_not_editable", message: `'${path}' is not an editable setting; \`personalclaw config get\` lists the ones that are.` } } }, Boolean(values.json));
+    const value = leaf(doc.config, path);
+    process.stdout.write(`${values.json ? JSON.stringify({ path, value }) : Array.isArray(value) ? value.join(",") : String(value)}\n`);
+    return 0;
+  }
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(doc)}\n`);
+    return 0;
+  }
+  for (const spec of doc.schema) {
+    const value = leaf(doc.config, spec.path);
+    process.stdout.write(`${spec.path}\t${safeLine(JSON.stringify(value))}${spec.security ? "\t(security)" : ""}\n\t${safeLine(spec.meaning)}\n`);
+  }
+  return 0;
+}
+
+/** A setting's value as typed: a number where the setting takes one, a comma list for a list, a duration stays text. */
+function typedValue(path: string, text: string): unknown {
+  const spec = settingAt(path);
+  if (spec?.type === "integer" && /^-?\d+$/.test(text)) return Number(text);
+  if (spec?.type === "name_list") return text === "" ? [] : text.split(",").map((s) => s.trim());
+  return text;
+}
+
+export async function runConfigSet(args: string[], home: string): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { json: { type: "boolean" }, confirm: { type: "boolean" }, add: { type: "boolean" }, remove: { type: "boolean" } },
+  });
+  const [path, text] = positionals;
+  if (path === undefined || text === undefined) {
+    process.stderr.write("Usage: personalclaw config set <path> <value> [--add | --remove] [--confirm]\n");
+    return 2;
+  }
+  const body: Record<string, unknown> = { path };
+  if (values.add) body.add = text;
+  else if (values.remove) body.remove = text;
+  else body.value = typedValue(path, text);
+  if (values.confirm) body.confirm = true;
+  const headers: Record<string, string> = presence(home);
+  // A whole list is written over the revision it was read at.
+  if (body.value !== undefined && settingAt(path)?.type === "name_list") {
+    const read = await callGateway(home, "config-set", "GET", "/api/config/personalclaw");
+    if (read.status !== 200) return printRefusal(read, Boolean(values.json));
+    headers["If-Match"] = `"${read.body.revisions[path]}"`;
+  }
+  const answer = await callGateway(home, "config-set", "PATCH", "/api/config/personalclaw", body, headers);
+  if (answer.status !== 200) {
+    const code = printRefusal(answer, Boolean(values.json));
+    if (answer.body?.error?.code === "confirmation_required" && !values.json) process.stderr.write("Nothing was written; run the same command with --confirm to apply it.\n");
+    return code;
+  }
+  if (values.json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
+  else process.stdout.write(`${path} = ${safeLine(JSON.stringify(answer.body.value))}; applies ${answer.body.applies}.\n`);
+  return 0;
+}
+
+/** The value: piped stdin, or a prompt that does not echo what is typed. */
+async function readSecretValue(name: string): Promise<string> {
+  const stdin = process.stdin;
+  if (!stdin.isTTY) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
+  }
+  process.stderr.write(`Value for ${name} (not shown): `);
+  stdin.setRawMode(true);
+  stdin.resume();
+  return new Promise((resolvePromise) => {
+    let value = "";
+    const onData = (data: Buffer) => {
+      for (const ch of data.toString("utf8")) {
+        if (ch === "\r" || ch === "\n" || ch === "\u0004") {
+          stdin.setRawMode(false);
+          stdin.pause();
+          stdin.off("data", onData);
+          process.stderr.write("\n");
+          return resolvePromise(value);
+        }
+        if (ch === "\u0003") process.exit(130);
+        if (ch === "\u007f") value = value.slice(0, -1);
+        else value += ch;
+      }
+    };
+    stdin.on("data", onData);
+  });
+}
+
+export async function runSecretsSet(args: string[], home: string): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
+  const name = positionals[0];
+  if (name === undefined || positionals.length > 1) {
+    process.stderr.write("Usage: personalclaw secrets set <NAME>   (the value is read from stdin or a prompt, never from the command line)\n");
+    return 2;
+  }
+  const value = await readSecretValue(name);
+  const answer = await callGateway(home, "secrets-set", "PUT", `/api/secrets/${encodeURIComponent(name)}`, { value });
+  if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
+  if (values.json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
+  else process.stdout.write(`${answer.body.replaced ? "Replaced" : "Stored"} ${name} (sealed; it is never shown again).\n`);
+  return 0;
+}
+
+export async function runSecretsList(args: string[], home: string): Promise<number> {
+  const { values } = parseArgs({ args, options: { json: { type: "boolean" } } });
+  const answer = await callGateway(home, "secrets-list", "GET", "/api/secrets");
+  if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(answer.body)}\n`);
+    return 0;
+  }
+  for (const s of answer.body.secrets as Array<{ name: string; stored: boolean; used_by: Array<{ app: string; as: string }> }>) {
+    const users = s.used_by.map((u) => (u.as === s.name ? u.app : `${u.app} as ${u.as}`)).join(", ");
+    process.stdout.write(`${s.name}\t${s.stored ? "stored" : "not stored"}\t${users || "no app"}\n`);
+  }
+  for (const d of answer.body.declared as Array<{ app: string; name: string; why: string; assigned: string | null }>) {
+    if (d.assigned === null) process.stdout.write(`wanted: ${d.app} asks for ${d.name} (${safeLine(d.why)})\n`);
+  }
+  return 0;
+}
+
+export async function runSecretsDelete(args: string[], home: string): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
+  const name = positionals[0];
+  if (name === undefined) {
+    process.stderr.write("Usage: personalclaw secrets delete <NAME>\n");
+    return 2;
+  }
+  const answer = await callGateway(home, "secrets-delete", "DELETE", `/api/secrets/${encodeURIComponent(name)}`, {});
+  if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
+  if (values.json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
+  else process.stdout.write(`Deleted ${name}${answer.body.unassigned.length ? `; taken back from ${answer.body.unassigned.map((u: any) => u.app).join(", ")}` : ""}.\n`);
+  return 0;
+}
+
+export async function runSecretsAssign(args: string[], home: string): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" }, as: { type: "string" } } });
+  const [name, app] = positionals;
+  if (name === undefined || app === undefined) {
+    process.stderr.write("Usage: personalclaw secrets assign <NAME> <app> [--as DECLARED_NAME]\n");
+    return 2;
+  }
+  const body: Record<string, string> = { app };
+  if (values.as) body.as = values.as;
+  const answer = await callGateway(home, "secrets-assign", "POST", `/api/secrets/${encodeURIComponent(name)}/assign`, body, presence(home));
+  if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
+  if (values.json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
+  else process.stdout.write(`${app} gets ${name} as ${answer.body.as} ${answer.body.applies}.\n`);
+  return 0;
+}

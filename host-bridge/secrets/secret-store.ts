@@ -1,0 +1,269 @@
+// The owner's secrets at rest, sealed with AES-256-GCM under one key in the home
+// (<home>/secrets.key, 32 random bytes, 0600). Threat: a file copied out of the home, or one
+// app's sealed value copied into another app's slot. Each sealed value carries associated data
+// naming what it is for — the store's own copy is bound to its name, an app's copy to the app's
+// name, the consent digest of its install and the variable it arrives as — so a ciphertext moved
+// anywhere else fails authentication and decrypts for nobody. Values never leave this module
+// except as a backend's environment at its start (openAppSecrets).
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { z } from "zod";
+import { GatewayError } from "../../workers/contracts/errors";
+import { SECRET_NAME, type SecretConsumer, type SecretListing } from "../../workers/contracts/secrets";
+import { writePrivateFile } from "../private-file";
+
+const KEY_BYTES = 32;
+const NONCE_BYTES = 12;
+const APP_NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+
+/** One sealed value on disk: base64 nonce and ciphertext with its tag appended. No value, no key. */
+const SealedFileSchema = z.object({
+  v: z.literal(1),
+  alg: z.literal("aes-256-gcm"),
+  /** For an app's slot: the stored secret it was sealed from (a name, for the listing). */
+  secret: z.string().regex(SECRET_NAME).optional(),
+  nonce: z.string().max(64),
+  sealed: z.string().max(20_000),
+});
+type SealedFile = z.infer<typeof SealedFileSchema>;
+
+export interface SecretStorePaths {
+  key: string;
+  store: string;
+  apps: string;
+}
+
+export function secretStorePaths(home: string): SecretStorePaths {
+  return { key: join(home, "secrets.key"), store: join(home, "secrets", "store"), apps: join(home, "secrets", "apps") };
+}
+
+/** The associated data of the store's own copy of a secret. */
+function storeBinding(name: string): Buffer {
+  return Buffer.from(`personalclaw-secret\0store\0${name}`, "utf8");
+}
+
+/** The associated data of an app's copy: the app, the consent digest of its install, the variable. */
+export function appBinding(consumer: SecretConsumer, as: string): Buffer {
+  return Buffer.from(`personalclaw-secret\0app\0${consumer.app}\0${consumer.digest}\0${as}`, "utf8");
+}
+
+function seal(key: Buffer, value: string, binding: Buffer, secret?: string): SealedFile {
+  const nonce = randomBytes(NONCE_BYTES);
+  const cipher = createCipheriv("aes-256-gcm", key, nonce);
+  cipher.setAAD(binding);
+  const sealed = Buffer.concat([cipher.update(value, "utf8"), cipher.final(), cipher.getAuthTag()]);
+  return { v: 1, alg: "aes-256-gcm", ...(secret ? { secret } : {}), nonce: nonce.toString("base64"), sealed: sealed.toString("base64") };
+}
+
+/** The value, or null when the file was sealed for anything but `binding` (or was altered). */
+function open(key: Buffer, file: SealedFile, binding: Buffer): string | null {
+  try {
+    const bytes = Buffer.from(file.sealed, "base64");
+    if (bytes.length < 16) return null;
+    const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(file.nonce, "base64"));
+    decipher.setAAD(binding);
+    decipher.setAuthTag(bytes.subarray(bytes.length - 16));
+    return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - 16)), decipher.final()]).toString("utf8");
+  } catch {
+    return null;
+  }
+}
+
+function unreadable(reason: string): GatewayError {
+  return new GatewayError("secret_store_unreadable", { vars: { reason } });
+}
+
+/** A plain file, never followed through a link someone planted in the home. */
+function readSealed(path: string): SealedFile | null {
+  if (!existsSync(path)) return null;
+  if (!lstatSync(path).isFile()) return null;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, "utf8"));
+  } catch {
+    return null; // an unreadable or altered file opens for nobody, and breaks no listing
+  }
+  const parsed = SealedFileSchema.safeParse(raw);
+  return parsed.success ? parsed.data : null;
+}
+
+function writeSealed(path: string, file: SealedFile): void {
+  writePrivateFile(path, `${JSON.stringify(file)}\n`);
+}
+
+export class SecretStore {
+  private key: Buffer | null = null;
+
+  constructor(private readonly paths: SecretStorePaths) {}
+
+  /** The key, created on first use (0600); a key file of the wrong size is a refusal, never replaced. */
+  private keyOf(create: boolean): Buffer | null {
+    if (this.key) return this.key;
+    if (existsSync(this.paths.key)) {
+      const key = readFileSync(this.paths.key);
+      if (key.length !== KEY_BYTES) throw unreadable(`${this.paths.key} holds ${key.length} bytes, not ${KEY_BYTES}; restore it`);
+      this.key = key;
+      return key;
+    }
+    if (!create) return null;
+    // A key lost while sealed values remain must not be silently replaced: they would never open again.
+    if (this.storedNames().length > 0) throw unreadable(`${this.paths.key} is missing but sealed secrets remain; restore the key file`);
+    const key = randomBytes(KEY_BYTES);
+    writePrivateFile(this.paths.key, key);
+    this.key = key;
+    return key;
+  }
+
+  private ensureFolders(): void {
+    for (const dir of [this.paths.store, this.paths.apps]) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  }
+
+  private storeFile(name: string): string {
+    return join(this.paths.store, `${name}.json`);
+  }
+
+  private slotFile(app: string, as: string): string {
+    return join(this.paths.apps, app, `${as}.json`);
+  }
+
+  storedNames(): string[] {
+    if (!existsSync(this.paths.store)) return [];
+    return readdirSync(this.paths.store)
+      .filter((f) => f.endsWith(".json") && SECRET_NAME.test(f.slice(0, -5)))
+      .map((f) => f.slice(0, -5))
+      .sort();
+  }
+
+  /** Every app slot: which app holds which stored secret under which variable name. */
+  private slots(): Array<{ app: string; as: string; secret: string | null }> {
+    if (!existsSync(this.paths.apps)) return [];
+    const out: Array<{ app: string; as: string; secret: string | null }> = [];
+    for (const app of readdirSync(this.paths.apps).filter((a) => APP_NAME.test(a)).sort()) {
+      const dir = join(this.paths.apps, app);
+      if (!lstatSync(dir).isDirectory()) continue;
+      for (const f of readdirSync(dir).sort()) {
+        if (!f.endsWith(".json") || !SECRET_NAME.test(f.slice(0, -5))) continue;
+        const sealed = readSealed(join(dir, f));
+        out.push({ app, as: f.slice(0, -5), secret: sealed?.secret ?? null });
+      }
+    }
+    return out;
+  }
+
+  /** Names, presence and consumers only (SECR-01). */
+  list(): SecretListing {
+    const slots = this.slots();
+    const names = new Set([...this.storedNames(), ...slots.flatMap((s) => (s.secret ? [s.secret] : []))]);
+    const stored = new Set(this.storedNames());
+    return {
+      secrets: [...names].sort().map((name) => ({
+        name,
+        stored: stored.has(name),
+        used_by: slots.filter((s) => s.secret === name).map((s) => ({ app: s.app, as: s.as })),
+      })),
+    };
+  }
+
+  /** Stores or replaces a secret; a replaced value is sealed again for every app it is assigned to. */
+  put(name: string, value: string, consumers: readonly SecretConsumer[]): { replaced: boolean; resealed: number } {
+    const key = this.keyOf(true)!;
+    this.ensureFolders();
+    const replaced = existsSync(this.storeFile(name));
+    writeSealed(this.storeFile(name), seal(key, value, storeBinding(name)));
+    const digestOf = new Map(consumers.map((c) => [c.app, c.digest]));
+    let resealed = 0;
+    for (const slot of this.slots()) {
+      if (slot.secret !== name) continue;
+      const digest = digestOf.get(slot.app);
+      // An app no longer installed keeps no copy.
+      if (digest === undefined) {
+        rmSync(this.slotFile(slot.app, slot.as), { force: true });
+        continue;
+      }
+      writeSealed(this.slotFile(slot.app, slot.as), seal(key, value, appBinding({ app: slot.app, digest }, slot.as), name));
+      resealed += 1;
+    }
+    return { replaced, resealed };
+  }
+
+  /** Deletes a secret and every app's copy of it; answers the apps that lost it. */
+  delete(name: string): { deleted: boolean; unassigned: Array<{ app: string; as: string }> } {
+    const deleted = existsSync(this.storeFile(name));
+    const unassigned: Array<{ app: string; as: string }> = [];
+    for (const slot of this.slots()) {
+      if (slot.secret !== name) continue;
+      rmSync(this.slotFile(slot.app, slot.as), { force: true });
+      unassigned.push({ app: slot.app, as: slot.as });
+    }
+    rmSync(this.storeFile(name), { force: true });
+    return { deleted, unassigned };
+  }
+
+  /** Seals a stored secret for one app under the variable name it declared. */
+  assign(name: string, as: string, consumer: SecretConsumer): void {
+    const key = this.keyOf(false);
+    const file = readSealed(this.storeFile(name));
+    if (!key || !file) throw new GatewayError("secret_not_found", { vars: { name } });
+    const value = open(key, file, storeBinding(name));
+    if (value === null) throw unreadable(`the stored copy of ${name} does not authenticate`);
+    mkdirSync(join(this.paths.apps, consumer.app), { recursive: true, mode: 0o700 });
+    writeSealed(this.slotFile(consumer.app, as), seal(key, value, appBinding(consumer, as), name));
+  }
+
+  unassign(app: string, as: string): boolean {
+    const path = this.slotFile(app, as);
+    const held = existsSync(path);
+    rmSync(path, { force: true });
+    return held;
+  }
+
+  /** An uninstalled app keeps no copy of anything. */
+  forgetApp(app: string): void {
+    if (APP_NAME.test(app)) rmSync(join(this.paths.apps, app), { recursive: true, force: true });
+  }
+
+  /**
+   * After an update the owner consented to: each copy the new manifest still declares is opened
+   * under the old digest and sealed under the new one; the rest are removed.
+   */
+  rebind(app: string, fromDigest: string, toDigest: string, declared: readonly string[]): { rebound: string[]; dropped: string[] } {
+    const key = this.keyOf(false);
+    const rebound: string[] = [];
+    const dropped: string[] = [];
+    for (const slot of this.slots().filter((s) => s.app === app)) {
+      const path = this.slotFile(app, slot.as);
+      const file = readSealed(path);
+      const value = key && file && declared.includes(slot.as) ? open(key, file, appBinding({ app, digest: fromDigest }, slot.as)) : null;
+      if (value === null) {
+        rmSync(path, { force: true });
+        dropped.push(slot.as);
+        continue;
+      }
+      writeSealed(path, seal(key!, value, appBinding({ app, digest: toDigest }, slot.as), file!.secret));
+      rebound.push(slot.as);
+    }
+    return { rebound, dropped };
+  }
+
+  /**
+   * The environment an app's backend gets at its start: each declared variable whose copy opens
+   * for exactly this app and digest. A copy that does not (moved from another app, sealed for an
+   * earlier install, altered) is left out and named in `refused`.
+   */
+  openAppSecrets(consumer: SecretConsumer, declared: readonly string[]): { env: Record<string, string>; refused: string[] } {
+    const env: Record<string, string> = {};
+    const refused: string[] = [];
+    const key = this.keyOf(false);
+    for (const as of declared) {
+      if (!SECRET_NAME.test(as)) continue;
+      const path = this.slotFile(consumer.app, as);
+      if (!existsSync(path)) continue;
+      const file = readSealed(path);
+      const value = key && file ? open(key, file, appBinding(consumer, as)) : null;
+      if (value === null) refused.push(as);
+      else env[as] = value;
+    }
+    return { env, refused };
+  }
+}

@@ -1,0 +1,149 @@
+// Write-only secrets (SECR-01/02, issue 18): the owner stores a value, the host bridge seals it
+// (host-bridge/secrets/secret-store.ts) and no route ever answers one back — there is no
+// per-secret read. The owner assigns a stored secret to an app that declared it in its
+// manifest's `secrets`; the bridge seals a copy bound to that app and its consent digest, and
+// its backend receives it as an environment variable at its next start. Rows name secrets,
+// never values; a value passes through this worker only in the PUT body on its way to the bridge.
+import { z } from "zod";
+import { GatewayError } from "../contracts/errors";
+import { isReservedSecretName, SECRET_NAME, SECRET_VALUE_MAX_CHARS, SecretListingSchema, type SecretConsumer } from "../contracts/secrets";
+import { appRegistry, readRecord, requireRecord } from "../app-registry";
+import { bridgeCall } from "../bridge-client";
+import type { Env } from "../env";
+import { assertOwnerPresence } from "../guards/owner-presence";
+import { route } from "./define";
+
+/** The name in the path, refused before anything else happens (SECR-02 reserved prefixes). */
+function secretName(raw: string): string {
+  const name = raw.slice(0, 80);
+  if (isReservedSecretName(name)) throw new GatewayError("secret_name_reserved", { vars: { name } });
+  if (!SECRET_NAME.test(name)) throw new GatewayError("secret_name_invalid", { vars: { name } });
+  return name;
+}
+
+// The value is checked by hand so a refusal can never quote it (a schema's message might).
+const PutBody = z.object({ value: z.unknown() }).strict();
+const AssignBody = z.object({ app: z.string().max(64), as: z.string().max(64).optional() }).strict();
+const Empty = z.object({}).strict();
+
+async function consumers(env: Env): Promise<SecretConsumer[]> {
+  const out: SecretConsumer[] = [];
+  for (const name of await appRegistry(env).names()) {
+    const record = await readRecord(env, name);
+    if (record) out.push({ app: record.name, digest: record.consentDigest });
+  }
+  return out;
+}
+
+/** What each installed app asks for, and which stored secret (if any) it has under each name. */
+async function declarations(env: Env, listing: z.infer<typeof SecretListingSchema>) {
+  const out: Array<{ app: string; name: string; why: string; assigned: string | null }> = [];
+  for (const app of await appRegistry(env).names()) {
+    const record = await readRecord(env, app);
+    for (const declared of record?.manifest.secrets ?? []) {
+      const holder = listing.secrets.find((s) => s.used_by.some((u) => u.app === app && u.as === declared.name));
+      out.push({ app, name: declared.name, why: declared.why, assigned: holder?.name ?? null });
+    }
+  }
+  return out;
+}
+
+export const secretRoutes = [
+  route({
+    method: "GET",
+    path: "/api/secrets",
+    family: "secrets",
+    authz: { kind: "owner" },
+    internal: true,
+    contract:
+      "Names, presence and consumers of the owner's secrets — never a value, and there is no per-secret read (SECR-01): `secrets` [{name, stored, used_by: [{app, as}]}] and `declared` [{app, name, why, assigned}], what each installed app asks for. `delivery` says how a value reaches an app.",
+    async handle({ env }) {
+      const listing = await bridgeCall(env, "POST", "/secrets/list", SecretListingSchema, {});
+      return {
+        ...listing,
+        declared: await declarations(env, listing),
+        delivery: "environment variable at the backend's start (restart the app after assigning)",
+      };
+    },
+  }),
+  route({
+    method: "PUT",
+    path: "/api/secrets/:name",
+    family: "secrets",
+    authz: { kind: "owner" },
+    internal: true,
+    body: PutBody,
+    contract:
+      "Stores or replaces a secret from {\"value\": \"...\"}, sealed at rest; the value is never echoed. A replaced value is sealed again for every app it is assigned to (their backends get it at their next start). 400 secret_name_reserved for PCSECRET_/PCPROJ_ names, secret_name_invalid, secret_value_invalid.",
+    async handle(req) {
+      const name = secretName(req.params.name);
+      const value = req.body.value;
+      if (typeof value !== "string" || value.length === 0 || value.length > SECRET_VALUE_MAX_CHARS || value.includes("\0")) {
+        throw new GatewayError("secret_value_invalid", { vars: { limit: SECRET_VALUE_MAX_CHARS } });
+      }
+      const stored = await bridgeCall(req.env, "POST", "/secrets/put", z.object({ replaced: z.boolean(), resealed: z.number() }), { name, value, consumers: await consumers(req.env) });
+      await req.audit({ kind: "secret_stored", outcome: "allowed", subject: name, detail: { replaced: stored.replaced, resealed: stored.resealed } });
+      return { name, stored: true, replaced: stored.replaced };
+    },
+  }),
+  route({
+    method: "DELETE",
+    path: "/api/secrets/:name",
+    family: "secrets",
+    authz: { kind: "owner" },
+    internal: true,
+    body: Empty,
+    contract: "Deletes a stored secret and every app's sealed copy of it; 404 secret_not_found when none is stored or assigned; 400 secret_name_reserved for PCSECRET_/PCPROJ_ names.",
+    async handle(req) {
+      const name = secretName(req.params.name);
+      const removed = await bridgeCall(
+        req.env,
+        "POST",
+        "/secrets/delete",
+        z.object({ deleted: z.boolean(), unassigned: z.array(z.object({ app: z.string(), as: z.string() })) }),
+        { name },
+      );
+      if (!removed.deleted && removed.unassigned.length === 0) throw new GatewayError("secret_not_found", { vars: { name } });
+      await req.audit({ kind: "secret_deleted", outcome: "allowed", subject: name, detail: { unassigned: removed.unassigned.map((u) => `${u.app}:${u.as}`) } });
+      return { deleted: name, unassigned: removed.unassigned };
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/api/secrets/:name/assign",
+    family: "secrets",
+    authz: { kind: "owner" },
+    internal: true,
+    body: AssignBody,
+    contract:
+      "Gives a stored secret to an installed app under a name it declared in its manifest's `secrets` (`as`, default the secret's own name): sealed for that app and its consent digest only. Hands a credential to third-party code, so it needs owner presence (401 fresh_sign_in_required). 409 secret_not_declared, 404 secret_not_found. The backend gets it at its next start.",
+    async handle(req) {
+      const name = secretName(req.params.name);
+      const record = await requireRecord(req.env, req.body.app);
+      const as = req.body.as ?? name;
+      if (!(record.manifest.secrets ?? []).some((s) => s.name === as)) throw new GatewayError("secret_not_declared", { vars: { app: record.name, name: as.slice(0, 64) } });
+      assertOwnerPresence(req);
+      await bridgeCall(req.env, "POST", "/secrets/assign", z.object({ assigned: z.literal(true) }), { name, as, consumer: { app: record.name, digest: record.consentDigest } });
+      await req.audit({ kind: "secret_assigned", outcome: "allowed", subject: name, detail: { app: record.name, as } });
+      return { name, app: record.name, as, applies: "at the app's next backend start (`personalclaw apps restart <name>`)" };
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/api/secrets/:name/unassign",
+    family: "secrets",
+    authz: { kind: "owner" },
+    internal: true,
+    body: AssignBody,
+    contract: "Takes a secret back from an app (its sealed copy is deleted); the backend loses it at its next start.",
+    async handle(req) {
+      const name = secretName(req.params.name);
+      const as = req.body.as ?? name;
+      const app = z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/).safeParse(req.body.app);
+      if (!app.success) throw new GatewayError("app_not_found", { vars: { name: req.body.app.slice(0, 64) } });
+      const result = await bridgeCall(req.env, "POST", "/secrets/unassign", z.object({ unassigned: z.boolean() }), { app: app.data, as });
+      await req.audit({ kind: "secret_unassigned", outcome: "allowed", subject: name, detail: { app: app.data, as, held: result.unassigned } });
+      return { name, app: app.data, as, unassigned: result.unassigned };
+    },
+  }),
+];
