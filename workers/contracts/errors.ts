@@ -116,6 +116,9 @@ export const ERROR_CODES = {
   // faults
   storage_full: { status: 507, message: "The gateway's disk is full ({reason}); nothing was written. Free some space and try again: reads keep working and no restart is needed." },
   app_backend_timeout: { status: 504, message: "The backend of '{name}' did not start answering within {seconds} s." },
+  // events
+  ws_upgrade_required: { status: 426, message: "GET /api/ws is a WebSocket: send Upgrade: websocket." },
+  ws_origin_not_allowed: { status: 403, message: "A WebSocket to the gateway must come from its own origin, or from an app page's opaque origin with that app's token." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -3,6 +3,7 @@
 // through the consent protocol (consent.ts) and nothing is written before "confirm": true;
 // turning it on or lowering a limit writes at once. A change applies to backends started
 // by the next `personalclaw start`.
+import { emitEvent } from "../events";
 import { z } from "zod";
 import { SANDBOX_MEMORY_MB_RANGE, SANDBOX_PROCESSES_RANGE, SandboxSettingsSchema, type SandboxSettings, type SandboxSettingWrite } from "../contracts/sandbox-settings";
 import { bridgeCall } from "../bridge-client";
@@ -79,6 +80,7 @@ export const settingsRoutes = [
         subject: `sandbox.${write.field === "mode" ? "mode" : `limits.${write.field}`}`,
         detail: { from: current[write.field], to: write.value, confirmed: req.body.confirm === true },
       });
+      await emitEvent(req.env, "config.changed", { field: `sandbox.${write.field}` });
       return { sandbox, applies: "to backends started by the next `personalclaw start`" };
     },
   }),
