@@ -46,8 +46,10 @@ class FrameSocket {
     this.buffer = head && head.length ? Buffer.from(head) : Buffer.alloc(0);
     this.listeners = [];
     this.closeCode = null;
+    // Settles at the peer's close frame (with its code) or when the connection ends (1006 without one).
     this.closed = new Promise((resolve) => {
-      socket.on("close", () => resolve(this.closeCode));
+      this.settleClosed = resolve;
+      socket.on("close", () => resolve(this.closeCode ?? 1006));
     });
     socket.on("data", (chunk) => {
       this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk;
@@ -91,6 +93,7 @@ class FrameSocket {
         for (const fn of this.listeners) fn(text);
       } else if (opcode === 8) {
         this.closeCode = payload.length >= 2 ? payload.readUInt16BE(0) : 1005;
+        this.settleClosed(this.closeCode);
         this.sendFrame(8, payload.subarray(0, 2));
         this.socket.end();
       } else if (opcode === 9) {
