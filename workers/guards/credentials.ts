@@ -1,8 +1,9 @@
 // Step 2: the one credential-selection rule (AUTH-07/10). Carriers: `?token=` (the
 // browser's entry link, exchanged for a cookie before routing), the session cookie,
-// `Authorization: Bearer` (stateless), and `?app_token=` for an app page's own asset and
-// socket URLs. Another Authorization scheme is ignored (AUTH-14). Each carrier is parsed
-// once, in parsed-request.ts, and every reader takes that one parse.
+// `Authorization: Bearer` (stateless), `?app_token=` for an app page's own asset URLs, and,
+// for the events socket only, the subprotocol `personalclaw.bearer.<token>`. Another
+// Authorization scheme is ignored (AUTH-14). Each carrier is parsed once, in
+// parsed-request.ts, and every reader takes that one parse.
 import { GatewayError, type ErrorCode } from "../contracts/errors";
 import type { RefusalReason } from "../contracts/session";
 import { BEARER_SUBPROTOCOL_PREFIX } from "../contracts/event-names";
