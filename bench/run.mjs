@@ -337,7 +337,8 @@ async function selSection() {
 // publish through POST /api/test/events/publish (the only door that takes any frame at this rate).
 
 const EVENT_SOCKETS = 200;
-const EVENT_RATE = 1000;
+/** The issue's load, and a tenth of it: on a small machine the first saturates it, the second shows the path's own latency. */
+const EVENT_RATES = [1000, 100];
 
 async function eventsSection() {
   const bare = await loopbackListen();
@@ -361,38 +362,42 @@ async function eventsSection() {
   const gateway = await startPersonalclaw(home, undefined, { PERSONALCLAW_TEST_HOOKS: "1" });
   cleanups.push(() => gateway.stop());
   const frame = (i, t) => JSON.stringify({ type: "backend.health_changed", data: { app: "bench", i, t } });
-  const out = { product: [], bare: [], echo: [] };
+  const out = { echo: [] };
+  for (const rate of EVENT_RATES) {
+    out[`product@${rate}`] = [];
+    out[`bare@${rate}`] = [];
+  }
   for (let r = 0; r < RUNS; r++) {
-    for (const target of r % 2 === 0 ? ["product", "bare"] : ["bare", "product"]) {
-      log(`run ${r + 1}/${RUNS}: events fan-out, ${target}, ${EVENT_SOCKETS} sockets, ${EVENT_RATE} events/s`);
-      const result =
-        target === "product"
-          ? await measureFanout({
-              port: gateway.port,
-              wsPath: "/api/ws",
-              wsHeaders: gateway.owner,
-              publishPath: "/api/test/events/publish",
-              publishHeaders: gateway.owner,
-              bodyOf: frame,
-              sockets: EVENT_SOCKETS,
-              rate: EVENT_RATE,
-              durationS: DURATION_S,
-            })
-          : await measureFanout({ port: bare.port, wsPath: "/ws", wsHeaders: {}, publishPath: "/publish", publishHeaders: {}, bodyOf: frame, sockets: EVENT_SOCKETS, rate: EVENT_RATE, durationS: DURATION_S });
-      out[target].push(result);
+    for (const rate of EVENT_RATES) {
+      for (const target of r % 2 === 0 ? ["product", "bare"] : ["bare", "product"]) {
+        log(`run ${r + 1}/${RUNS}: events fan-out, ${target}, ${EVENT_SOCKETS} sockets, ${rate} events/s`);
+        const common = { bodyOf: frame, sockets: EVENT_SOCKETS, rate, durationS: DURATION_S };
+        const result =
+          target === "product"
+            ? await measureFanout({ ...common, port: gateway.port, wsPath: "/api/ws", wsHeaders: gateway.owner, publishPath: "/api/test/events/publish", publishHeaders: gateway.owner, serverPid: gateway.workerdPid })
+            : await measureFanout({ ...common, port: bare.port, wsPath: "/ws", wsHeaders: {}, publishPath: "/publish", publishHeaders: {}, serverPid: worker.pid });
+        out[`${target}@${rate}`].push(result);
+      }
     }
     out.echo.push(await measureEcho({ port: bare.port, wsPath: "/ws", n: 2000 }));
   }
-  raw.events = { sockets: EVENT_SOCKETS, rate: EVENT_RATE, durationS: DURATION_S, ...out };
-  const col = (target, key) => out[target].map((x) => x[key]);
-  const label = `${EVENT_SOCKETS} sockets, ${EVENT_RATE} events/s`;
-  figure("events", `delivery p50 ms, ${label}`, "ms", col("product", "p50"), col("bare", "p50"), "bare workerd DO fan-out, same load");
-  figure("events", `delivery p99 ms, ${label}`, "ms", col("product", "p99"), col("bare", "p99"), "bare workerd DO fan-out, same load");
-  figure("events", `frames delivered/s, ${label}`, "frames/s", col("product", "framesPerS"), col("bare", "framesPerS"), "bare workerd DO fan-out, same load");
-  figure("events", `delivery p50 ms, ${label}`, "ms", col("product", "p50"), col("echo", "p50"), "bare workerd WebSocket echo round trip, one socket");
-  figure("events", `delivery p99 ms, ${label}`, "ms", col("product", "p99"), col("echo", "p99"), "bare workerd WebSocket echo round trip, one socket");
-  const lost = out.product.concat(out.bare).filter((x) => x.delivered < x.expected);
-  if (lost.length > 0) raw.eventsShortfall = lost.map((x) => `${x.delivered}/${x.expected}`);
+  raw.events = { sockets: EVENT_SOCKETS, rates: EVENT_RATES, durationS: DURATION_S, ...out };
+  const col = (key, field) => out[key].map((x) => x[field]);
+  for (const rate of EVENT_RATES) {
+    const label = `${EVENT_SOCKETS} sockets, ${rate} events/s`;
+    const bareLabel = "bare workerd DO fan-out, same load";
+    figure("events", `delivery p50 ms, ${label}`, "ms", col(`product@${rate}`, "p50"), col(`bare@${rate}`, "p50"), bareLabel);
+    figure("events", `delivery p99 ms, ${label}`, "ms", col(`product@${rate}`, "p99"), col(`bare@${rate}`, "p99"), bareLabel);
+    figure("events", `frames delivered/s, ${label} (${EVENT_SOCKETS * rate} offered)`, "frames/s", col(`product@${rate}`, "framesPerS"), col(`bare@${rate}`, "framesPerS"), bareLabel);
+    figure("events", `workerd CPU share, ${label}`, "cores", col(`product@${rate}`, "serverCpuShare"), col(`bare@${rate}`, "serverCpuShare"), bareLabel);
+    figure("events", `bench client CPU share, ${label}`, "cores", col(`product@${rate}`, "clientCpuShare"), col(`bare@${rate}`, "clientCpuShare"), bareLabel);
+  }
+  const light = EVENT_RATES[EVENT_RATES.length - 1];
+  const echoLabel = "bare workerd WebSocket echo round trip, one socket (the floor of any socket path)";
+  figure("events", `delivery p50 ms, ${EVENT_SOCKETS} sockets, ${light} events/s`, "ms", col(`product@${light}`, "p50"), col("echo", "p50"), echoLabel);
+  figure("events", `delivery p99 ms, ${EVENT_SOCKETS} sockets, ${light} events/s`, "ms", col(`product@${light}`, "p99"), col("echo", "p99"), echoLabel);
+  const lost = Object.entries(out).filter(([key]) => key !== "echo").flatMap(([key, runs]) => runs.filter((x) => x.delivered < x.expected).map((x) => `${key}: ${x.delivered}/${x.expected}`));
+  if (lost.length > 0) raw.eventsShortfall = lost;
   await gateway.stop();
   await worker.stop();
 }

@@ -3,7 +3,18 @@
 // per frame per socket. Also a one-socket echo round trip (the floor of any WebSocket path).
 import { Agent, request } from "node:http";
 import { performance } from "node:perf_hooks";
+import { readFileSync } from "node:fs";
 import { openWebSocket } from "./ws-client.mjs";
+
+/** CPU seconds (user + system) a process has used, from /proc; null when it cannot be read. */
+function cpuSecondsOf(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -28,7 +39,7 @@ function post(agent, port, path, headers, body) {
  * `durationS` s through POST `publishPath` (body from `bodyOf(i, t)`). Answers p50/p99 delivery
  * latency (ms), frames delivered per second, and how many of the expected frames arrived.
  */
-export async function measureFanout({ port, wsPath, wsHeaders, publishPath, publishHeaders, bodyOf, sockets, rate, durationS }) {
+export async function measureFanout({ port, wsPath, wsHeaders, publishPath, publishHeaders, bodyOf, sockets, rate, durationS, serverPid = null }) {
   const opened = [];
   for (let i = 0; i < sockets; i++) {
     const answer = await openWebSocket(port, wsPath, wsHeaders);
@@ -50,8 +61,11 @@ export async function measureFanout({ port, wsPath, wsHeaders, publishPath, publ
   }
   const agent = new Agent({ keepAlive: true, maxSockets: 32 });
   const total = rate * durationS;
+  const clientCpu = process.cpuUsage();
+  const serverCpu = serverPid === null ? null : cpuSecondsOf(serverPid);
   const started = now();
   let sent = 0;
+  let refusedPublishes = 0;
   const inFlight = new Set();
   // Paced in 10 ms ticks so the rate holds without a burst at the start of every second.
   await new Promise((resolve) => {
@@ -61,7 +75,9 @@ export async function measureFanout({ port, wsPath, wsHeaders, publishPath, publ
         const i = sent++;
         const p = post(agent, port, publishPath, publishHeaders, bodyOf(i, now()));
         inFlight.add(p);
-        p.finally(() => inFlight.delete(p));
+        p.then((status) => {
+          if (status !== 200) refusedPublishes++;
+        }).finally(() => inFlight.delete(p));
       }
       if (sent >= total) {
         clearInterval(tick);
@@ -73,10 +89,13 @@ export async function measureFanout({ port, wsPath, wsHeaders, publishPath, publ
   await new Promise((r) => setTimeout(r, 500));
   measuring = false;
   const elapsedS = (now() - started) / 1000;
+  const used = process.cpuUsage(clientCpu);
+  const clientCpuShare = (used.user + used.system) / 1e6 / elapsedS;
+  const serverCpuShare = serverCpu === null ? null : (cpuSecondsOf(serverPid) - serverCpu) / elapsedS;
   const sample = Array.from(latencies.subarray(0, Math.min(received, latencies.length))).sort((a, b) => a - b);
   await Promise.all(opened.map((s) => s.close()));
   agent.destroy();
-  return { p50: quantile(sample, 0.5), p99: quantile(sample, 0.99), framesPerS: received / elapsedS, delivered: received, expected: sockets * total };
+  return { p50: quantile(sample, 0.5), p99: quantile(sample, 0.99), framesPerS: received / elapsedS, delivered: received, expected: sockets * total, refusedPublishes, clientCpuShare, serverCpuShare };
 }
 
 /** One socket, `n` messages sent one after another to an echoing server: round trip p50/p99 (ms). */
