@@ -118,6 +118,27 @@ async function securityRows(gw: RunningGateway, kind: string, principal?: string
   return ((await response.json()) as { events: Array<{ subject: string; outcome: string; detail: Record<string, unknown> }> }).events;
 }
 
+/** An app whose UI page uses the SDK's browser client and writes each frame it hears as text. */
+function appPageFolder(root: string): string {
+  const dir = writeApp(root, "ev-page", { events: ["app.installed"] });
+  cpSync(join(repoRoot, "apps", "sdk", "browser", "events.js"), join(dir, "ui", "events.js"));
+  writeFileSync(join(dir, "ui", "index.html"), '<!doctype html><html><head><meta charset="utf-8"><script type="module" src="live.js"></script></head><body><p id="frames"></p></body></html>');
+  writeFileSync(
+    join(dir, "ui", "live.js"),
+    `import { connectEvents } from "./events.js";
+const seen = [];
+connectEvents()
+  .on("hub.hello", (data) => { document.body.dataset.hello = data.principal; })
+  .on("*", (data, type) => {
+    if (type === "hub.hello") return;
+    seen.push(type + ":" + (data.app ?? data.field ?? ""));
+    document.getElementById("frames").textContent = seen.join(" ");
+  });
+`,
+  );
+  return dir;
+}
+
 const WATCH_EVENTS = ["app.installed", "app.updated", "backend.health_changed", "install.progress", "security_log.appended", "made.up"];
 
 describe("live events on /api/ws", () => {
@@ -317,7 +338,7 @@ describe("the dashboard subscribes once and updates itself", () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  it("shows a backend turning healthy without a reload, says it is live, and says when it is offline", async () => {
+  it("shows a backend turning healthy, a new security-log row and a new device without a reload; an app page hears its events; says when it is offline", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     const errors: string[] = [];
@@ -333,7 +354,14 @@ describe("the dashboard subscribes once and updates itself", () => {
     await installApp(gw, writeApp(root, "ev-dash", {}));
     const item = page.locator("li", { hasText: "ev-dash" }).first();
     await item.locator(".badge-ok", { hasText: "healthy" }).waitFor({ timeout: 20_000 });
-    // The page was never reloaded: the same document that opened the socket shows it.
+    // The security log and the devices list follow too.
+    await page.locator("#security-log tbody tr[data-kind=app_installed]").first().waitFor({ timeout: 10_000 });
+    const devices = page.locator("#devices table tbody tr");
+    const before = await devices.count();
+    const minted = await runCli(["token", "--home", gw.home]);
+    expect(minted.code, minted.stderr).toBe(0);
+    await expect.poll(() => devices.count(), { timeout: 10_000 }).toBe(before + 1);
+    // The page was never reloaded: the same document that opened the socket shows it all.
     expect(await page.evaluate(() => performance.getEntriesByType("navigation").length)).toBe(1);
     expect(await page.evaluate(() => (window as unknown as { v?: string[] }).v ?? [])).toEqual([]);
     expect(errors).toEqual([]);
@@ -345,6 +373,22 @@ describe("the dashboard subscribes once and updates itself", () => {
     const { port } = foreignSite.address() as { port: number };
     await foreign.goto(`http://localhost:${port}/`);
     expect(await foreign.evaluate(() => (window as unknown as { result: Promise<string> }).result)).toBe("refused");
+
+    // An app's UI page, sandboxed in an opaque origin, hears its declared events through the SDK's browser client.
+    await installApp(gw, appPageFolder(root));
+    await waitHealthy(gw, "ev-page");
+    const appPage = await context.newPage();
+    const appErrors: string[] = [];
+    appPage.on("pageerror", (error) => appErrors.push(String(error)));
+    await appPage.goto(`${gw.base}/apps/ev-page/`);
+    expect(new URL(appPage.url()).search).toContain("app_token=");
+    await appPage.waitForFunction(() => document.body.dataset.hello === "app:ev-page", undefined, { timeout: 10_000 });
+    expect(await appPage.evaluate(() => window.origin)).toBe("null");
+    await publish(gw, "config.changed", { field: "owner-only" });
+    await publish(gw, "app.installed", { app: "page-check" });
+    await appPage.waitForFunction(() => document.getElementById("frames")!.textContent!.includes("app.installed:page-check"), undefined, { timeout: 10_000 });
+    expect(await appPage.locator("#frames").textContent()).toBe("app.installed:page-check");
+    expect(appErrors).toEqual([]);
 
     await gw.stop();
     await page.waitForSelector("#live-indicator[data-state=offline]", { timeout: 10_000 });
