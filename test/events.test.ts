@@ -260,6 +260,18 @@ describe("live events on /api/ws", () => {
     await socket.close();
   });
 
+  it("an app holds at most 16 sockets; the next is refused with 429 ws_too_many_sockets and a row", async () => {
+    const held = [];
+    for (let i = 0; i < 16; i++) held.push(await listen(gw, asApp(quietToken)));
+    const extra = await openWebSocket(gw.port, "/api/ws", asApp(quietToken));
+    expect(extra.status).toBe(429);
+    expect(!extra.ok && JSON.parse(extra.body).error.code).toBe("ws_too_many_sockets");
+    expect((await securityRows(gw, "events.refused", "app:ev-quiet")).map((r) => r.detail.reason)).toContain("too_many_sockets");
+    await Promise.all(held.map((socket) => socket.close()));
+    // Closed sockets free their places.
+    await expect.poll(async () => (await openWebSocket(gw.port, "/api/ws", asApp(quietToken))).status, { timeout: 5_000 }).toBe(101);
+  });
+
   it("a cross-site WebSocket is refused: another Origin, an opaque origin with the owner's credential, a browser-marked cross-site request", async () => {
     const foreign = await openWebSocket(gw.port, "/api/ws", { ...owner(gw), Origin: "http://evil.example" });
     expect(foreign.ok).toBe(false);

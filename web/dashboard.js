@@ -86,6 +86,8 @@ function startLiveEvents(sections) {
       timer = null;
       const due = [...pending];
       pending.clear();
+      // Signed out meanwhile: the sign-in view replaced the sections; nothing is left to re-read.
+      if (view !== "dashboard") return;
       for (const name of due) refreshers[name]();
     }, 150);
   }
@@ -96,6 +98,11 @@ function startLiveEvents(sections) {
     else if (frame.type.startsWith("session.")) later("devices");
     else if (frame.type.startsWith("approval.")) later("inbox");
     else if (frame.type === "hub.reconnected") later("apps", "status", "devices", "securityLog", "inbox");
+    else if (frame.type === "hub.offline") {
+      // Only the status: if this session ended, its answer returns the page to sign-in.
+      pending.clear();
+      later("status");
+    }
   });
   nav.append(liveEvents.indicator);
 }

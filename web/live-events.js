@@ -50,6 +50,8 @@ export function connectLiveEvents(onFrame) {
       socket = null;
       if (isStopped) return;
       show("offline");
+      // The socket also ends when this session does: the page asks the API, which sends it to sign-in if so.
+      onFrame({ type: "hub.offline", data: {} });
       timer = setTimeout(open, delay);
       delay = Math.min(delay * 2, LONGEST_DELAY_MS);
     });

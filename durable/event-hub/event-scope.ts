@@ -7,6 +7,9 @@ export const HUB_SCOPE_HEADER = "x-personalclaw-hub-scope";
 /** "1" when the client offered the events subprotocol, so the answer must name it. */
 export const HUB_PROTOCOL_HEADER = "x-personalclaw-hub-protocol";
 
+/** Live sockets one app may hold at once (a page or two and a backend need a handful). */
+export const MAX_SOCKETS_PER_APP = 16;
+
 /** What a socket recorded at connect time (its WebSocket attachment). */
 export interface SocketScope {
   /** `owner` or `app:<name>`. */

@@ -9,7 +9,7 @@ import { recordAudit } from "../../workers/audit";
 import { appRegistry } from "../../workers/app-registry";
 import { claimStoreIdentity } from "../store-identity";
 import { FIRST_WINDOW_MS } from "../security-log/refusal-windows";
-import { HUB_PROTOCOL_HEADER, HUB_SCOPE_HEADER, connectGrant, frameVerdict, type CurrentDeclaration, type SocketScope } from "./event-scope";
+import { HUB_PROTOCOL_HEADER, HUB_SCOPE_HEADER, MAX_SOCKETS_PER_APP, connectGrant, frameVerdict, type CurrentDeclaration, type SocketScope } from "./event-scope";
 
 
 /** Frames after which an app's current declaration is read again (its manifest or state changed). */
@@ -47,7 +47,13 @@ export class EventHub extends DurableObject<Env> {
         await this.auditDecision(scope.app, "(connect)", "refused", "app_not_enabled");
         return new Response(null, { status: 403 });
       }
-      const { granted, refused } = connectGrant(scope.granted);
+      // An app that opens socket after socket would make every fan-out longer for everyone.
+      if (this.ctx.getWebSockets(`app:${scope.app}`).length >= MAX_SOCKETS_PER_APP) {
+        await this.auditDecision(scope.app, "(connect)", "refused", "too_many_sockets");
+        return new Response(null, { status: 429 });
+      }
+      // The declaration read here, where the socket is registered, is its connect-time snapshot.
+      const { granted, refused } = connectGrant(current === null ? [] : current.events);
       scope.granted = granted;
       for (const event of granted) await this.auditDecision(scope.app, event, "allowed", "declared");
       for (const { event, reason } of refused) await this.auditDecision(scope.app, event, "refused", reason);

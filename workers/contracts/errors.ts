@@ -119,6 +119,7 @@ export const ERROR_CODES = {
   // events
   ws_upgrade_required: { status: 426, message: "GET /api/ws is a WebSocket: send Upgrade: websocket." },
   ws_origin_not_allowed: { status: 403, message: "A WebSocket to the gateway must come from its own origin, or from an app page's opaque origin with that app's token." },
+  ws_too_many_sockets: { status: 429, message: "The app '{app}' holds {limit} live-event sockets already; close one first." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -4,12 +4,11 @@
 import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
 import { EVENTS_SUBPROTOCOL } from "../contracts/event-names";
-import { appRegistry } from "../app-registry";
 import { emitEvent, eventHub } from "../events";
 import { hostsOf, isOwnOrigin } from "../guards/host-origin";
 import type { Principal } from "../guards/principal";
 import { principalLabel } from "../guards/principal";
-import { HUB_PROTOCOL_HEADER, HUB_SCOPE_HEADER, type SocketScope } from "../../durable/event-hub/event-scope";
+import { HUB_PROTOCOL_HEADER, HUB_SCOPE_HEADER, MAX_SOCKETS_PER_APP, type SocketScope } from "../../durable/event-hub/event-scope";
 import { route, type RouteRequest } from "./define";
 
 /**
@@ -42,7 +41,7 @@ export const eventRoutes = [
     authz: { kind: "app-may", why: "connecting grants nothing: the hub sends an app only the events its permissions.events names (WS-01)" },
     internal: false,
     contract:
-      "Upgrades to the live-event WebSocket for the owner (cookie or Bearer) or an app (its token as Bearer, or as the subprotocol personalclaw.bearer.<token>). Frames are {type, data}, identifiers only, each passing the socket's scope: an app hears the events its permissions.events named at connect time and still names. 426 ws_upgrade_required without Upgrade; 403 ws_origin_not_allowed from another site; a disabled app is refused before its socket is registered.",
+      "Upgrades to the live-event WebSocket for the owner (cookie or Bearer) or an app (its token as Bearer, or as the subprotocol personalclaw.bearer.<token>). Frames are {type, data}, identifiers only, each passing the socket's scope: an app hears the events its permissions.events named at connect time and still names. 426 ws_upgrade_required without Upgrade; 403 ws_origin_not_allowed from another site; a disabled app is refused before its socket is registered; an app holding 16 sockets gets 429 ws_too_many_sockets.",
     async handle(req) {
       if (req.c.req.header("upgrade")?.toLowerCase() !== "websocket") throw new GatewayError("ws_upgrade_required");
       const principal = req.principal;
@@ -53,9 +52,9 @@ export const eventRoutes = [
       }
       let scope: SocketScope;
       if (principal.kind === "app") {
-        // The gate refused a disabled app already (app_not_enabled); the hub checks once more where it would register it.
-        const grants = await appRegistry(req.env).grants(principal.app);
-        scope = { principal: principalLabel(principal), app: principal.app, granted: grants?.events ?? [], session: null };
+        // The gate refused a disabled app already (app_not_enabled); the hub checks once more, and
+        // reads the declaration it snapshots, where it registers the socket.
+        scope = { principal: principalLabel(principal), app: principal.app, granted: [], session: null };
       } else if (principal.kind === "owner") {
         scope = { principal: "owner", app: null, granted: [], session: principal.sessionId };
       } else {
@@ -66,6 +65,7 @@ export const eventRoutes = [
       if (offered.includes(EVENTS_SUBPROTOCOL)) headers.set(HUB_PROTOCOL_HEADER, "1");
       const answer = await eventHub(req.env).fetch(new Request("http://event-hub/connect", { headers }));
       if (answer.status === 403) throw new GatewayError("app_not_permitted", { vars: { app: scope.app ?? "", path: "/api/ws" }, detail: { reason: "app_not_enabled" } });
+      if (answer.status === 429) throw new GatewayError("ws_too_many_sockets", { vars: { app: scope.app ?? "", limit: MAX_SOCKETS_PER_APP } });
       return answer;
     },
   }),
