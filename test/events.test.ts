@@ -139,6 +139,40 @@ connectEvents()
   return dir;
 }
 
+/**
+ * A backend route that opens its own socket to the gateway (through its sandbox's
+ * 127.0.0.1:$PERSONALCLAW_PORT relay) with the app token the proxy handed it, and answers the
+ * first frame it hears.
+ */
+const WS_PROBE_ROUTE = `"GET /api/ws-probe": (req, res) => {
+    const upgrade = httpRequest({ host: "127.0.0.1", port: Number(process.env.PERSONALCLAW_PORT), path: "/api/ws", headers: {
+      connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": randomBytes(16).toString("base64"), authorization: req.headers.authorization } });
+    upgrade.on("response", (answer) => send(res, 200, { status: answer.statusCode, frame: null }));
+    upgrade.on("upgrade", (answer, socket, head) => {
+      let buffer = head;
+      const read = () => {
+        if (buffer.length < 2 || buffer.length < 2 + (buffer[1] & 0x7f)) return;
+        const frame = JSON.parse(buffer.subarray(2, 2 + (buffer[1] & 0x7f)).toString("utf8"));
+        socket.destroy();
+        send(res, 200, { status: answer.statusCode, frame });
+      };
+      socket.on("data", (chunk) => { buffer = Buffer.concat([buffer, chunk]); read(); });
+      read();
+    });
+    upgrade.on("error", (error) => send(res, 200, { status: 0, error: String(error) }));
+    upgrade.end();
+  },
+  "GET /api/echo": echo,`;
+
+function wsProbeApp(root: string): string {
+  const dir = writeApp(root, "ev-probe", { events: ["app.installed"] });
+  const server = readFileSync(join(dir, "server.mjs"), "utf8")
+    .replace('"GET /api/echo": echo,', WS_PROBE_ROUTE)
+    .replace('import { createServer } from "node:http";', 'import { createServer, request as httpRequest } from "node:http";\nimport { randomBytes } from "node:crypto";');
+  writeFileSync(join(dir, "server.mjs"), server);
+  return dir;
+}
+
 const WATCH_EVENTS = ["app.installed", "app.updated", "backend.health_changed", "install.progress", "security_log.appended", "made.up"];
 
 describe("live events on /api/ws", () => {
@@ -251,6 +285,15 @@ describe("live events on /api/ws", () => {
     // Subscribing to an owner-only event delivers nothing.
     expect(inbox.messages.every((m) => (m.body as { event: string }).event !== "security_log.appended")).toBe(true);
     await Promise.all([ownerSocket.close(), watch.close(), quiet.close()]);
+  }, 60_000);
+
+  it("a confined backend opens its socket through its sandbox's gateway relay with the token the proxy handed it", async () => {
+    await installApp(gw, wsProbeApp(root));
+    await waitHealthy(gw, "ev-probe");
+    const probe = (await (await gw.fetch("/apps/ev-probe/api/ws-probe")).json()) as { status: number; frame: Frame | null; error?: string };
+    expect(probe.error).toBeUndefined();
+    expect(probe.status).toBe(101);
+    expect(probe.frame).toEqual({ type: "hub.hello", data: { principal: "app:ev-probe", events: "app.installed" } });
   }, 60_000);
 
   it("an app page's socket from its opaque origin authenticates with the token as a subprotocol, which is never echoed", async () => {
