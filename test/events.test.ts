@@ -296,6 +296,31 @@ describe("live events on /api/ws", () => {
     expect(probe.frame).toEqual({ type: "hub.hello", data: { principal: "app:ev-probe", events: "app.installed" } });
   }, 60_000);
 
+  it("an app that raises an approval hears it raised and answered on its own socket; another app hears neither", async () => {
+    await installApp(gw, writeApp(root, "ev-asker", { approvals: true, events: [] }));
+    const askerToken = await appTokenOf(gw, "ev-asker");
+    const asker = await listen(gw, asApp(askerToken));
+    const quiet = await listen(gw, asApp(quietToken));
+    const ownerSocket = await listen(gw, owner(gw));
+    await asker.waitFor((f) => f.type === "hub.hello");
+    const raised = await gw.fetch("/api/approvals", {
+      method: "POST",
+      headers: { ...asApp(askerToken), "content-type": "application/json" },
+      body: JSON.stringify({ kind: "notes.publish", title: "Publish a note", action: { route: "POST /notes/publish", target: "n1", arguments_digest: `sha256:${"0".repeat(64)}` } }),
+    });
+    expect(raised.status, await raised.clone().text()).toBe(201);
+    const id = ((await raised.json()) as { approval: { id: string } }).approval.id;
+    const expected = { id, asked_by: "app:ev-asker", kind: "notes.publish" };
+    expect((await asker.waitFor((f) => f.type === "approval.raised")).data).toEqual(expected);
+    expect((await ownerSocket.waitFor((f) => f.type === "approval.raised")).data).toEqual(expected);
+    const denied = await gw.fetch(`/api/approvals/${id}/deny`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+    expect(denied.status).toBe(200);
+    expect((await asker.waitFor((f) => f.type === "approval.answered")).data).toEqual({ ...expected, decision: "denied" });
+    await ownerSocket.waitFor((f) => f.type === "approval.answered");
+    expect(quiet.frames.map((f) => f.type)).toEqual(["hub.hello"]);
+    await Promise.all([asker.close(), quiet.close(), ownerSocket.close()]);
+  }, 60_000);
+
   it("an app page's socket from its opaque origin authenticates with the token as a subprotocol, which is never echoed", async () => {
     const socket = await listen(gw, { Origin: "null", "Sec-WebSocket-Protocol": `personalclaw.events.v1, personalclaw.bearer.${watchToken}` });
     expect(socket.protocol).toBe("personalclaw.events.v1");
