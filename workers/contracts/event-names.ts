@@ -24,7 +24,9 @@ export const EVENT_CLASSES = {
   "config.changed": { tier: "owner", data: "field" },
 } as const satisfies Record<string, { tier: "always" | "owner" | "declarable"; toAsker?: true; data: string }>;
 
+/** A classified name: the only kind `emitEvent` accepts. */
 export type EventName = keyof typeof EVENT_CLASSES;
+/** Who a name reaches: every socket, the owner's only, or apps that declared it. */
 export type EventTier = (typeof EVENT_CLASSES)[EventName]["tier"];
 
 /** Identifier-only payloads (EVT-03): names, ids, numbers and booleans, never prose. */
