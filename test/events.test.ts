@@ -390,6 +390,19 @@ describe("live events on /api/ws", () => {
     expect(again.status).toBe(403);
     await ownerSocket.close();
   }, 60_000);
+
+  it("uninstalling an app closes its socket at once and tells the owner", async () => {
+    const token = await appTokenOf(gw, "ev-other");
+    const other = await listen(gw, asApp(token));
+    await other.waitFor((f) => f.type === "hub.hello");
+    const ownerSocket = await listen(gw, owner(gw));
+    const removed = await gw.fetch("/api/apps/ev-other", { method: "DELETE", body: "{}", headers: { "content-type": "application/json" } });
+    expect(removed.status).toBe(200);
+    expect(await Promise.race([other.closed, new Promise((r) => setTimeout(() => r("still open"), 3000))])).toBe(4403);
+    expect((await ownerSocket.waitFor((f) => f.type === "app.uninstalled")).data).toEqual({ app: "ev-other" });
+    expect((await openWebSocket(gw.port, "/api/ws", asApp(token))).ok).toBe(false);
+    await ownerSocket.close();
+  }, 60_000);
 });
 
 describe("the dashboard subscribes once and updates itself", () => {
