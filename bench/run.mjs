@@ -3,7 +3,7 @@
 // document) of medians over --runs runs with their min-max spread. Results are printed, never
 // asserted. Every process it starts is its own child on loopback, stopped before it exits.
 //
-//   node bench/run.mjs [--json] [--json-out FILE] [--runs 3] [--duration 4] [--only proxy,auth,runtime,install,tail,sel,start,backends,update]
+//   node bench/run.mjs [--json] [--json-out FILE] [--runs 3] [--duration 4] [--only proxy,auth,runtime,install,tail,sel,start,backends,update,events]
 import { spawn, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -30,8 +30,9 @@ import { generateBundle } from "./lib/bundle.mjs";
 import { runLoad } from "./lib/load.mjs";
 import { measureBackendStarts } from "./lib/backend-start.mjs";
 import { measureUpdates } from "./lib/update-app.mjs";
+import { measureEcho, measureFanout } from "./lib/fanout-load.mjs";
 
-const SECTIONS = ["proxy", "auth", "tail", "runtime", "install", "sel", "start", "backends", "update"];
+const SECTIONS = ["proxy", "auth", "tail", "runtime", "install", "sel", "start", "backends", "update", "events"];
 const { values: argv } = parseArgs({
   options: {
     json: { type: "boolean", default: false },
@@ -329,6 +330,79 @@ async function selSection() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Live events: 200 sockets, 1 000 events/s for --duration s, delivery latency per frame per
+// socket, through the product's /api/ws and EventHub (owner sockets; the frame passes the scope
+// filter) against a bare workerd Durable Object doing the same fan-out, and a bare one-socket
+// echo round trip, all in this run. The product is started with test hooks so the bench can
+// publish through POST /api/test/events/publish (the only door that takes any frame at this rate).
+
+const EVENT_SOCKETS = 200;
+/** The issue's load, and a tenth of it: on a small machine the first saturates it, the second shows the path's own latency. */
+const EVENT_RATES = [1000, 100];
+
+async function eventsSection() {
+  const bare = await loopbackListen();
+  const config = join(scratch, "ws-fanout.capnp");
+  const stateDir = join(scratch, "ws-fanout-state");
+  mkdirSync(stateDir);
+  const worker = await startWorkerd({
+    configPath: config,
+    port: bare.port,
+    readyPath: "/ready",
+    experimental: true,
+    configText: minimalConfig({
+      configPath: config,
+      listen: bare.listen,
+      modules: [{ name: "ws-fanout.js", path: join(benchWorkers, "ws-fanout.js") }],
+      durable: { stateDir, namespaces: [{ binding: "HUB", className: "Hub", uniqueKey: "personalclaw-bench-ws-hub" }] },
+    }),
+  });
+  cleanups.push(() => worker.stop());
+  const home = mkdtempSync(join(scratch, "events-home-"));
+  const gateway = await startPersonalclaw(home, undefined, { PERSONALCLAW_TEST_HOOKS: "1" });
+  cleanups.push(() => gateway.stop());
+  const frame = (i, t) => JSON.stringify({ type: "backend.health_changed", data: { app: "bench", i, t } });
+  const out = { echo: [] };
+  for (const rate of EVENT_RATES) {
+    out[`product@${rate}`] = [];
+    out[`bare@${rate}`] = [];
+  }
+  for (let r = 0; r < RUNS; r++) {
+    for (const rate of EVENT_RATES) {
+      for (const target of r % 2 === 0 ? ["product", "bare"] : ["bare", "product"]) {
+        log(`run ${r + 1}/${RUNS}: events fan-out, ${target}, ${EVENT_SOCKETS} sockets, ${rate} events/s`);
+        const common = { bodyOf: frame, sockets: EVENT_SOCKETS, rate, durationS: DURATION_S };
+        const result =
+          target === "product"
+            ? await measureFanout({ ...common, port: gateway.port, wsPath: "/api/ws", wsHeaders: gateway.owner, publishPath: "/api/test/events/publish", publishHeaders: gateway.owner, serverPid: gateway.workerdPid })
+            : await measureFanout({ ...common, port: bare.port, wsPath: "/ws", wsHeaders: {}, publishPath: "/publish", publishHeaders: {}, serverPid: worker.pid });
+        out[`${target}@${rate}`].push(result);
+      }
+    }
+    out.echo.push(await measureEcho({ port: bare.port, wsPath: "/ws", n: 2000 }));
+  }
+  raw.events = { sockets: EVENT_SOCKETS, rates: EVENT_RATES, durationS: DURATION_S, ...out };
+  const col = (key, field) => out[key].map((x) => x[field]);
+  for (const rate of EVENT_RATES) {
+    const label = `${EVENT_SOCKETS} sockets, ${rate} events/s`;
+    const bareLabel = "bare workerd DO fan-out, same load";
+    figure("events", `delivery p50 ms, ${label}`, "ms", col(`product@${rate}`, "p50"), col(`bare@${rate}`, "p50"), bareLabel);
+    figure("events", `delivery p99 ms, ${label}`, "ms", col(`product@${rate}`, "p99"), col(`bare@${rate}`, "p99"), bareLabel);
+    figure("events", `frames delivered/s, ${label} (${EVENT_SOCKETS * rate} offered)`, "frames/s", col(`product@${rate}`, "framesPerS"), col(`bare@${rate}`, "framesPerS"), bareLabel);
+    figure("events", `workerd CPU share, ${label}`, "cores", col(`product@${rate}`, "serverCpuShare"), col(`bare@${rate}`, "serverCpuShare"), bareLabel);
+    figure("events", `bench client CPU share, ${label}`, "cores", col(`product@${rate}`, "clientCpuShare"), col(`bare@${rate}`, "clientCpuShare"), bareLabel);
+  }
+  const light = EVENT_RATES[EVENT_RATES.length - 1];
+  const echoLabel = "bare workerd WebSocket echo round trip, one socket (the floor of any socket path)";
+  figure("events", `delivery p50 ms, ${EVENT_SOCKETS} sockets, ${light} events/s`, "ms", col(`product@${light}`, "p50"), col("echo", "p50"), echoLabel);
+  figure("events", `delivery p99 ms, ${EVENT_SOCKETS} sockets, ${light} events/s`, "ms", col(`product@${light}`, "p99"), col("echo", "p99"), echoLabel);
+  const lost = Object.entries(out).filter(([key]) => key !== "echo").flatMap(([key, runs]) => runs.filter((x) => x.delivered < x.expected).map((x) => `${key}: ${x.delivered}/${x.expected}`));
+  if (lost.length > 0) raw.eventsShortfall = lost;
+  await gateway.stop();
+  await worker.stop();
+}
+
+// ---------------------------------------------------------------------------------------------
 // Start and memory: `personalclaw start` to the first 200 of /api/status, RSS idle and with
 // 10 apps whose backends run.
 
@@ -453,6 +527,7 @@ async function main() {
       figure("backends", "backend spawn -> healthy, confined, no bounds", "ms", starts.confinedUnbounded, starts.previousShape, "bwrap --ro-bind / / (the sandbox before confinement)");
       figure("backends", "backend spawn -> healthy, confined + bounded", "ms", starts.confined, starts.unsandboxed, "the same supervisor, sandbox.mode off");
     }
+    if (wants("events")) await eventsSection();
     if (wants("update")) {
       log("update: node-notes with a 10 MB SQLite database in data/, against a bare copy of the same files");
       const updates = await measureUpdates(scratch, RUNS);

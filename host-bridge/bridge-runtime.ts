@@ -283,6 +283,12 @@ export class BridgeRuntime {
     if (id) this.progress.set(id, events);
     return async (event) => {
       events.push({ op, ...event });
+      // Live progress for the owner's sockets: identifiers only, and advisory (the list above is what the dashboard reads back).
+      if (id) {
+        void this.opts.callGateway("POST", "/api/internal/events/install-progress", { install_id: id, op, step: event.step, status: event.status }).catch((error) => {
+          this.opts.log(`bridge: could not announce install progress: ${error instanceof Error ? error.message : String(error)}`);
+        });
+      }
       if (!this.testHooks) return;
       const pauseAt = join(this.opts.paths.home, "test-pause-at");
       if (existsSync(pauseAt) && readFileSync(pauseAt, "utf8").trim() === `${op}:${event.step}:${event.status}`) {

@@ -11,12 +11,15 @@ import { securityLogSection } from "./security-log-section.js";
 import { inboxSection } from "./inbox-section.js";
 import { settingsSection } from "./settings-section.js";
 import { secretsSection } from "./secrets-section.js";
+import { connectLiveEvents } from "./live-events.js";
+import { pokeInstallProgress } from "./install-progress.js";
 
 const main = document.getElementById("app");
 const statusHost = document.getElementById("status");
 const nav = document.getElementById("nav");
 
 let statusHeader = null;
+let liveEvents = null;
 /** "loading", "sign-in" or "dashboard"; several refused requests show the sign-in view once. */
 let view = "loading";
 
@@ -27,6 +30,8 @@ function showSignIn(note) {
   main.dataset.view = view;
   statusHeader?.stop();
   statusHeader = null;
+  liveEvents?.stop();
+  liveEvents = null;
   statusHost.hidden = true;
   statusHost.replaceChildren();
   nav.hidden = true;
@@ -63,6 +68,47 @@ async function showDashboard() {
   replaceChildren(main, inbox.section, apps.section, devices.section, settings.section, secrets.section, securityLog.section);
   await Promise.all([inbox.refresh(), apps.refresh(), devices.refresh(), settings.refresh(), secrets.refresh(), securityLog.refresh()]);
   inbox.start();
+  if (view === "dashboard") startLiveEvents({ apps, devices, securityLog, inbox, refreshStatus });
+}
+
+/** Which sections a frame asks to re-read; each re-read is coalesced into one per 150 ms. */
+function startLiveEvents(sections) {
+  const pending = new Set();
+  let timer = null;
+  const refreshers = {
+    // A live re-read keeps the notices on screen: the owner's own last answer stays readable.
+    apps: () => sections.apps.refresh({ keepNotices: true }),
+    status: () => sections.refreshStatus(),
+    devices: () => sections.devices.refresh({ keepNotices: true }),
+    securityLog: () => sections.securityLog.refresh(),
+    inbox: () => sections.inbox.refresh({ keepNotices: true }),
+  };
+  function later(...names) {
+    for (const name of names) pending.add(name);
+    if (timer !== null) return;
+    timer = setTimeout(() => {
+      timer = null;
+      const due = [...pending];
+      pending.clear();
+      // Signed out meanwhile: the sign-in view replaced the sections; nothing is left to re-read.
+      if (view !== "dashboard") return;
+      for (const name of due) refreshers[name]();
+    }, 150);
+  }
+  liveEvents = connectLiveEvents((frame) => {
+    if (frame.type.startsWith("app.") || frame.type === "backend.health_changed") later("apps", "status");
+    else if (frame.type === "install.progress") pokeInstallProgress(String(frame.data.install_id ?? ""));
+    else if (frame.type === "security_log.appended") later("securityLog");
+    else if (frame.type.startsWith("session.")) later("devices");
+    else if (frame.type.startsWith("approval.")) later("inbox");
+    else if (frame.type === "hub.reconnected") later("apps", "status", "devices", "securityLog", "inbox");
+    else if (frame.type === "hub.offline") {
+      // Only the status: if this session ended, its answer returns the page to sign-in.
+      pending.clear();
+      later("status");
+    }
+  });
+  nav.append(liveEvents.indicator);
 }
 
 showDashboard();

@@ -99,6 +99,14 @@ export function installProgressView(source) {
   return { node, update, finish };
 }
 
+/** Installs on screen, by install id: asks for their steps at once (a live install.progress frame). */
+const liveInstalls = new Map();
+
+/** A live frame said install `installId` moved: its steps are read now rather than at the next poll. */
+export function pokeInstallProgress(installId) {
+  liveInstalls.get(installId)?.();
+}
+
 /**
  * Runs `request()` (the pending POST /api/apps) and, until it answers, asks for the steps of
  * `installId` every 250 ms, one question at a time. Answers the request's answer and the last
@@ -130,12 +138,16 @@ export async function withInstallProgress(api, installId, onSteps, request) {
   }
 
   schedule();
+  liveInstalls.set(installId, () => {
+    if (inFlight === null && isPending) inFlight = ask().finally(() => (inFlight = null));
+  });
   let answer;
   try {
     answer = await request();
   } finally {
     isPending = false;
     clearTimeout(timer);
+    liveInstalls.delete(installId);
   }
   if (inFlight) await inFlight;
   if (!answer.isAuthRequired) await ask();

@@ -1,6 +1,7 @@
 // Step 7: security decisions become rows of the SecurityLog Durable Object.
 import type { Env } from "./env";
-import type { SecurityEventInput } from "./contracts/security-event";
+import type { AppendResult, SecurityEventInput } from "./contracts/security-event";
+import { emitEvent } from "./events";
 
 export interface AuditInput {
   kind: string;
@@ -19,9 +20,9 @@ export function securityLog(env: Env) {
   return env.SECURITY_LOG.get(env.SECURITY_LOG.idFromName("security-log"));
 }
 
-/** Appends one row; the principal defaults to the gateway itself. */
-export async function audit(env: Env, entry: AuditInput): Promise<void> {
-  await securityLog(env).append({
+/** Appends one row without announcing it; the principal defaults to the gateway itself. */
+export async function recordAudit(env: Env, entry: AuditInput): Promise<AppendResult> {
+  return securityLog(env).append({
     kind: entry.kind,
     outcome: entry.outcome,
     principal: entry.principal ?? "gateway",
@@ -30,4 +31,14 @@ export async function audit(env: Env, entry: AuditInput): Promise<void> {
     secrets: entry.secrets,
     group: entry.group,
   });
+}
+
+/** Appends one row and tells the owner's sockets a row was written (its seq only; a counted repeat writes none). */
+export async function audit(env: Env, entry: AuditInput): Promise<void> {
+  await announceAppended(env, await recordAudit(env, entry));
+}
+
+/** The security_log.appended frame for a written row: a number, never the row. */
+export async function announceAppended(env: Env, appended: AppendResult): Promise<void> {
+  if (!appended.counted) await emitEvent(env, "security_log.appended", { seq: appended.seq });
 }

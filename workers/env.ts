@@ -4,6 +4,7 @@ import type { SecurityLog } from "../durable/security-log/index";
 import type { SessionStore } from "../durable/session-store/index";
 import type { AppRegistry } from "../durable/app-registry/index";
 import type { ApprovalStore } from "../durable/approval-store/index";
+import type { EventHub } from "../durable/event-hub/index";
 
 export interface Env {
   /** Durable Object namespace holding sessions, sign-in links and the signing key. */
@@ -14,6 +15,8 @@ export interface Env {
   SECURITY_LOG: DurableObjectNamespace<SecurityLog>;
   /** Durable Object namespace holding approvals and the grants scoped answers leave. */
   APPROVALS: DurableObjectNamespace<ApprovalStore>;
+  /** Durable Object namespace holding the live-event WebSockets and their scopes. */
+  EVENTS: DurableObjectNamespace<EventHub>;
   /** The dashboard's static files (a workerd disk service over web/). */
   ASSETS: Fetcher;
   /** Installed apps' files, read-only and without dot files (a workerd disk service over <home>/apps). */

@@ -29,10 +29,10 @@ export function runCli(args, timeoutMs = 120_000, cli = cliPath) {
  * Starts `personalclaw start` and measures spawn -> first 200 of GET /api/status (polled every
  * 10 ms with the internal credential the start writes, as the CLI itself asks) and spawn -> ready line.
  */
-export async function startPersonalclaw(home, cli = cliPath) {
+export async function startPersonalclaw(home, cli = cliPath, extraEnv = {}) {
   const port = await freePort();
   const started = process.hrtime.bigint();
-  const child = spawn(process.execPath, [cli, "start", "--port", String(port), "--home", home, "--json-ready"], { env: cliEnv(), stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [cli, "start", "--port", String(port), "--home", home, "--json-ready"], { env: { ...cliEnv(), ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (c) => (stderr = (stderr + c).slice(-4000)));
   const ready = new Promise((resolvePromise, reject) => {

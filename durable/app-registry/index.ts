@@ -11,6 +11,10 @@ import type { AppGrants, AppRecord, AppView, BackendStatus, ProxyTarget } from "
 import { revisionOf } from "../../workers/contracts/revision";
 import { APP_REGISTRY_SCHEMA } from "./schema";
 import { INBOX_LIMITS } from "./limits";
+import { isAppDeclarable } from "../../workers/contracts/event-names";
+
+/** The sender platform events come from; no app can be named so (the name pattern has no `@`). */
+const PLATFORM_SENDER = "@platform";
 
 /** A delivery's outcome; `detail` names the quota an inbox is full at. */
 export interface DeliveryResult {
@@ -184,6 +188,7 @@ export class AppRegistry extends DurableObject<Env> {
       enabled: record.enabled,
       api: list(permissions.api),
       appMessaging: list(permissions.appMessaging),
+      events: list(permissions.events),
       approvals: permissions.approvals === true,
       config: configGrantPaths(permissions.config),
     };
@@ -225,6 +230,23 @@ export class AppRegistry extends DurableObject<Env> {
     if (Number(held.bytes) + bytes > INBOX_LIMITS.bytes) return { ok: false, reason: "full", detail: `${INBOX_LIMITS.bytes} bytes` };
     this.ctx.storage.sql.exec("INSERT INTO inbox (recipient, sender, body, sent_at) VALUES (?, ?, ?, ?)", recipient, sender, text, sentAt);
     return { ok: true };
+  }
+
+  /**
+   * EVT-01/02: a platform event lands in the inbox of every enabled app whose
+   * `eventSubscriptions` lists its exact name, from the sender `@platform`, identifiers only.
+   * Answers the apps it could not be delivered to, and why (their inbox is at its quota).
+   */
+  async deliverPlatformEvent(type: string, data: Record<string, string | number | boolean | null>, sentAt: string): Promise<Array<{ app: string; reason: string }>> {
+    if (!isAppDeclarable(type)) return [];
+    const refused: Array<{ app: string; reason: string }> = [];
+    for (const record of this.records.values()) {
+      const subscriptions = record.manifest.permissions?.eventSubscriptions;
+      if (!record.enabled || !Array.isArray(subscriptions) || !subscriptions.includes(type)) continue;
+      const delivered = await this.deliver(record.name, PLATFORM_SENDER, { event: type, data }, sentAt);
+      if (!delivered.ok) refused.push({ app: record.name, reason: delivered.detail ?? delivered.reason ?? "refused" });
+    }
+    return refused;
   }
 
   /** Returns and removes every message waiting for `recipient`. */

@@ -22,6 +22,7 @@ export const DURABLE_OBJECT_CLASSES = [
   { binding: "APPS", className: "AppRegistry", uniqueKey: "personalclaw-app-registry" },
   { binding: "SECURITY_LOG", className: "SecurityLog", uniqueKey: "personalclaw-security-log" },
   { binding: "APPROVALS", className: "ApprovalStore", uniqueKey: "personalclaw-approval-store" },
+  { binding: "EVENTS", className: "EventHub", uniqueKey: "personalclaw-event-hub" },
 ] as const;
 
 const capnpText = (value: string) => JSON.stringify(value);

@@ -88,6 +88,8 @@ export interface AppGrants {
   enabled: boolean;
   api: string[] | null;
   appMessaging: string[] | null;
+  /** permissions.events: the live events its sockets may hear (null when it is not a list, so none). */
+  events?: string[] | null;
   /** permissions.approvals is exactly true: the app may raise approvals. */
   approvals: boolean;
   /** permissions.config: the owner settings it may read and write (GRANT-01). */

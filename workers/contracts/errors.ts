@@ -128,6 +128,10 @@ export const ERROR_CODES = {
   secret_not_found: { status: 404, message: "No secret named '{name}' is stored." },
   secret_not_declared: { status: 409, message: "The app '{app}' does not declare a secret named '{name}' in its manifest; it can only be given the secrets it declared." },
   secret_store_unreadable: { status: 500, message: "The secret store cannot be used ({reason}); nothing was changed." },
+  // events
+  ws_upgrade_required: { status: 426, message: "GET /api/ws is a WebSocket: send Upgrade: websocket." },
+  ws_origin_not_allowed: { status: 403, message: "A WebSocket to the gateway must come from its own origin, or from an app page's opaque origin with that app's token." },
+  ws_too_many_sockets: { status: 429, message: "The app '{app}' holds {limit} live-event sockets already; close one first." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

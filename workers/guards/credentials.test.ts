@@ -1,7 +1,7 @@
 // The one parse of Authorization and of the session cookie, case by case.
 import { describe, expect, it } from "vitest";
 import { GatewayError } from "../contracts/errors";
-import { parseAuthorization, sessionCookieHeaders, sessionCookieOf } from "./credentials";
+import { parseAuthorization, sessionCookieHeaders, sessionCookieOf, subprotocolBearer } from "./credentials";
 
 function refusalOf(value: string): string | null {
   try {
@@ -67,5 +67,19 @@ describe("the session cookie", () => {
     expect(host).toBe("__Host-pc_token_10000=tok; Secure; HttpOnly; SameSite=Lax; Path=/; Max-Age=60");
     expect(fallback).toBe("pc_token_10000=tok; HttpOnly; SameSite=Lax; Path=/; Max-Age=60");
     for (const cookie of sessionCookieHeaders(port, null, 60)) expect(cookie).toMatch(/^[^=]+=; .*Max-Age=0$/);
+  });
+});
+
+describe("the events socket's subprotocol token", () => {
+  it("reads the one personalclaw.bearer.<token> a socket offers beside the events protocol", () => {
+    expect(subprotocolBearer("personalclaw.events.v1, personalclaw.bearer.abc_DEF-1.xyz")).toEqual({ kind: "bearer", token: "abc_DEF-1.xyz" });
+    expect(subprotocolBearer("personalclaw.events.v1")).toEqual({ kind: "none" });
+    expect(subprotocolBearer(null)).toEqual({ kind: "none" });
+  });
+
+  it("refuses two tokens, and a token that is not one token", () => {
+    for (const value of ["personalclaw.bearer.a, personalclaw.bearer.b", "personalclaw.bearer.", "personalclaw.bearer.a/b"]) {
+      expect(() => subprotocolBearer(value), value).toThrow(GatewayError);
+    }
   });
 });

@@ -1,10 +1,12 @@
 // Step 2: the one credential-selection rule (AUTH-07/10). Carriers: `?token=` (the
 // browser's entry link, exchanged for a cookie before routing), the session cookie,
-// `Authorization: Bearer` (stateless), and `?app_token=` for an app page's own asset and
-// socket URLs. Another Authorization scheme is ignored (AUTH-14). Each carrier is parsed
-// once, in parsed-request.ts, and every reader takes that one parse.
+// `Authorization: Bearer` (stateless), `?app_token=` for an app page's own asset URLs, and,
+// for the events socket only, the subprotocol `personalclaw.bearer.<token>`. Another
+// Authorization scheme is ignored (AUTH-14). Each carrier is parsed once, in
+// parsed-request.ts, and every reader takes that one parse.
 import { GatewayError, type ErrorCode } from "../contracts/errors";
 import type { RefusalReason } from "../contracts/session";
+import { BEARER_SUBPROTOCOL_PREFIX } from "../contracts/event-names";
 
 export interface PresentedCredentials {
   cookie: string | null;
@@ -60,6 +62,21 @@ export function parseAuthorization(value: string | null): ParsedAuthorization {
   if (!AUTH_SCHEME.test(value)) throw refuse("it names no scheme");
   if (/,\s*bearer\b/i.test(value)) throw refuse("it carries a second credential");
   return { kind: "other-scheme" };
+}
+
+/**
+ * The Bearer a WebSocket offers as the subprotocol `personalclaw.bearer.<token>` (a browser's
+ * WebSocket cannot set Authorization; a URL would put the token in logs). Only for the events
+ * socket, only when no Authorization header came; more than one is refused.
+ */
+export function subprotocolBearer(value: string | null): ParsedAuthorization {
+  if (value === null) return { kind: "none" };
+  const offered = value.split(",").map((part) => part.trim()).filter((part) => part.startsWith(BEARER_SUBPROTOCOL_PREFIX));
+  if (offered.length === 0) return { kind: "none" };
+  if (offered.length > 1) throw new GatewayError("auth_header_malformed", { vars: { reason: "the socket offers more than one token" } });
+  const token = offered[0]!.slice(BEARER_SUBPROTOCOL_PREFIX.length);
+  if (!/^[A-Za-z0-9\-._~+]+$/.test(token)) throw new GatewayError("auth_header_malformed", { vars: { reason: "the socket's token is not one token" } });
+  return { kind: "bearer", token };
 }
 
 /** The copies of cookie `name` in a Cookie header, in the order the browser sent them. */

@@ -47,6 +47,8 @@ export function checkOrigin(headers: Headers, method: string, hosts: Set<string>
   // permissions, such a call (and its credential-less CORS preflight) is let through; nothing
   // else from another site is.
   if (appBackendPath && origin === "null" && (method === "OPTIONS" || parsed.authorization.kind === "bearer")) return;
+  // The same page's socket: the events route itself admits an opaque origin only for an app token alone.
+  if (parsed.path === "/api/ws" && origin === "null" && parsed.authorization.kind === "bearer") return;
   const isApi = parsed.path.startsWith("/api/") || parsed.path === "/api" || appBackendPath;
   if (isApi && site !== null && site !== "same-origin" && site !== "none") throw new GatewayError("origin_not_allowed");
   if (!STATE_CHANGING.has(method)) return;
@@ -54,7 +56,8 @@ export function checkOrigin(headers: Headers, method: string, hosts: Set<string>
   if (origin === null && site !== null && site !== "same-origin" && site !== "none") throw new GatewayError("origin_not_allowed");
 }
 
-function isOwnOrigin(origin: string, hosts: Set<string>): boolean {
+/** True when `origin` is this gateway's own (http, a Host it answers to). */
+export function isOwnOrigin(origin: string, hosts: Set<string>): boolean {
   const match = /^http:\/\/([^/,\s]+)$/i.exec(origin.trim());
   return match !== null && hosts.has(match[1].toLowerCase());
 }

@@ -3,6 +3,7 @@
 // every door, by the one rule in guards/approval-answer.ts. A yes may leave a scoped grant
 // (an hour, 30 days, always) for the same asker and kind of action, which answers the next
 // matching question at once; grants are listed and revocable.
+import { emitEvent } from "../events";
 import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
 import {
@@ -107,6 +108,7 @@ function answerRoute(decision: "approve" | "deny") {
         grant_id: result.grant?.id ?? null,
       },
     });
+    await emitEvent(req.env, "approval.answered", { id, asked_by: approval.asked_by, kind: approval.kind, decision: result.approval.state });
     return { approval: result.approval as ApprovalView, grant: result.grant as GrantView | null };
   };
   return handle;
@@ -146,8 +148,10 @@ export const approvalRoutes = [
           subject: approval.id,
           detail: { decision: "approved", by: "grant", grant_id: raised.grant.id, scope: raised.grant.scope, asked_by: approval.asked_by, kind: approval.kind },
         });
+        await emitEvent(req.env, "approval.answered", { id: approval.id, asked_by: approval.asked_by, kind: approval.kind, decision: "approved" });
       } else {
         await req.audit({ kind: "approval.raised", outcome: "info", subject: approval.id, detail: { asked_by: approval.asked_by, kind: approval.kind, scopes: approval.scopes } });
+        await emitEvent(req.env, "approval.raised", { id: approval.id, asked_by: approval.asked_by, kind: approval.kind });
       }
       return req.c.json({ approval }, 201);
     },

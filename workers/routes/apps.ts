@@ -1,6 +1,8 @@
 // App management (INST-*, ORIG-*, BACK lifecycle): preview, install, listing, enable,
 // disable and uninstall are owner-only; an app may read its own row. The host bridge does
 // the file and process work; AppRegistry holds the one record of each install.
+
+import { closeAppSockets, emitEvent } from "../events";
 import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
 import { BackendStatusSchema, UiFilesSchema, type AppRecord } from "../contracts/app-record";
@@ -195,6 +197,7 @@ export const appRoutes = [
         subject: manifest.name,
         detail: { consent: installed.digest, source: req.body.source, version: manifest.version, adopted_data: installed.adoptedData ? installed.adoptedData.version : null },
       });
+      await emitEvent(req.env, "app.installed", { app: manifest.name });
       await startBackend(req.env, manifest.name, manifest, installed.digest);
       return { app: await registry.get(manifest.name), digest: installed.digest };
     },
@@ -287,6 +290,7 @@ export const appRoutes = [
       const result = await appRegistry(req.env).replaceConfig(req.params.name, basedOn, req.body.config);
       if (!result.ok && result.reason === "unknown_app") throw appNotFound(req.params.name);
       if (!result.ok) throw new GatewayError("stale_write");
+      await emitEvent(req.env, "config.changed", { field: "app.config", app: req.params.name, revision: result.revision });
       return { config: req.body.config, revision: result.revision };
     },
   }),
@@ -307,6 +311,7 @@ export const appRoutes = [
           const changed = !current.enabled;
           if (changed) await appRegistry(req.env).setEnabled(current.name, true);
           await req.audit({ kind: "app_enabled", outcome: "allowed", subject: current.name, detail: { changed } });
+          if (changed) await emitEvent(req.env, "app.enabled", { app: current.name });
           return { app: await appRegistry(req.env).get(current.name), changed };
         }),
       );
@@ -332,7 +337,9 @@ export const appRoutes = [
           if (current.manifest.backend) await bridgeCall(req.env, "POST", "/backends/stop", z.unknown(), { name: current.name }, 30_000);
           await appRegistry(req.env).setEnabled(current.name, false);
           const revoked = await sessions(req.env).revokeApp(current.name, req.now);
+          await closeAppSockets(req.env, current.name);
           await req.audit({ kind: "app_disabled", outcome: "allowed", subject: current.name, detail: { changed: true, tokens_revoked: revoked } });
+          await emitEvent(req.env, "app.disabled", { app: current.name });
           return { app: await appRegistry(req.env).get(current.name), changed: true };
         }),
       );
@@ -417,6 +424,7 @@ export const appRoutes = [
             subject: current.name,
             detail: { from: current.version, to: manifest.version, consent: updated.digest, changes: updated.changes.map((c) => String(c.field)), venv_moved: updated.venvMoved },
           });
+          await emitEvent(req.env, "app.updated", { app: current.name, version: manifest.version });
           return { app: await appRegistry(req.env).get(current.name), digest: updated.digest, changes: updated.changes };
         }),
       );
@@ -446,8 +454,10 @@ export const appRoutes = [
           );
           await appRegistry(req.env).remove(record.name);
           await sessions(req.env).revokeApp(record.name, req.now);
+          await closeAppSockets(req.env, record.name);
           await bridgeCall(req.env, "POST", "/apps/transition-commit", z.unknown(), { name: record.name }, 60_000);
           await req.audit({ kind: "app_uninstalled", outcome: "allowed", subject: record.name, detail: { purge_data: purgeData, uninstall_hook: removed.uninstallHook } });
+          await emitEvent(req.env, "app.uninstalled", { app: record.name });
           return { removed: record.name, data_kept: !purgeData };
         }),
       );
@@ -479,7 +489,12 @@ export const appRoutes = [
     body: z.object({ status: BackendStatusSchema, secret: z.string().max(200).nullable() }).strict(),
     contract: "The host bridge reports a backend's status and its current proxy secret.",
     async handle({ env, params, body }) {
-      const known = await appRegistry(env).setBackend(params.name, body.status, body.secret ?? undefined);
+      const registry = appRegistry(env);
+      const before = (await registry.get(params.name))?.backend ?? null;
+      const known = await registry.setBackend(params.name, body.status, body.secret ?? undefined);
+      if (known && (before?.running !== body.status.running || before?.healthy !== body.status.healthy)) {
+        await emitEvent(env, "backend.health_changed", { app: params.name, running: body.status.running, healthy: body.status.healthy });
+      }
       return { known };
     },
   }),

@@ -1,5 +1,6 @@
 // Sign-in routes (AUTH-*): minting tokens with owner presence, the startup link, devices
 // and sign-out, and replacing the signing key.
+import { emitEvent } from "../events";
 import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
 import { describeDuration, DEFAULT_TOKEN_TTL_MS, parseTtl, TokenQuerySchema, type SessionView } from "../contracts/session";
@@ -16,6 +17,7 @@ function currentSessionId(principal: Principal): string | null {
 async function auditSignOuts(req: RouteRequest<unknown, unknown>, ended: SessionView[], reason: string) {
   for (const session of ended) {
     await req.audit({ kind: "session_signed_out", outcome: "allowed", subject: session.id, detail: { reason, kind: session.kind, issuer: session.issuer } });
+    await emitEvent(req.env, "session.signed_out", { session: session.id, reason });
   }
 }
 
@@ -32,6 +34,7 @@ async function mintOwnerToken(req: RouteRequest<unknown, unknown>, issuer: strin
   }
   const minted = await sessions(req.env).mintToken(issuer, ttlMs, req.now);
   await req.audit({ kind: "session_signed_in", outcome: "allowed", subject: minted.session.id, detail: { kind: "token", issuer } });
+  await emitEvent(req.env, "session.signed_in", { session: minted.session.id });
   await auditSignOuts(req, minted.evicted, "limit");
   await auditSignOuts(req, minted.superseded, "superseded");
   return {
@@ -165,6 +168,8 @@ export const authRoutes = [
     async handle(req) {
       const ended = await sessions(req.env).rotateKey(req.now);
       await req.audit({ kind: "session_key_replaced", outcome: "allowed", detail: { sessions_ended: ended } });
+      // Every session ended at once: "*" closes every owner socket.
+      await emitEvent(req.env, "session.signed_out", { session: "*", reason: "key_replaced" });
       return { rotated: true, sessions_ended: ended };
     },
   }),

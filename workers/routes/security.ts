@@ -2,7 +2,7 @@
 // is refused whatever its manifest says. The host bridge appends through its own route.
 import { z } from "zod";
 import { SecurityEventInputSchema, SecurityOutcomeSchema, MAX_QUERY_LIMIT, SecurityLogAnchorSchema } from "../contracts/security-event";
-import { securityLog } from "../audit";
+import { announceAppended, securityLog } from "../audit";
 import { bridgeCall } from "../bridge-client";
 import { route } from "./define";
 
@@ -70,7 +70,9 @@ export const securityRoutes = [
     body: SecurityEventInputSchema,
     contract: "The host bridge's door to the security log: appends one row.",
     async handle({ env, body }) {
-      return securityLog(env).append(body);
+      const appended = await securityLog(env).append(body);
+      await announceAppended(env, appended);
+      return appended;
     },
   }),
   route({

@@ -6,6 +6,7 @@
 // setting. Every change is a security-log row with from → to. A change applies at the next
 // `personalclaw start`. PATCH /api/settings/sandbox is a thin alias kept for older clients: it
 // names one sandbox path and takes the same rule through the same function.
+import { emitEvent } from "../events";
 import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
 import {
@@ -140,6 +141,7 @@ export async function writeSetting(req: RouteRequest<unknown, unknown>, patch: C
     subject: spec.path,
     detail: { from: written.from, to: written.to, loosened: loosening !== null, confirmed: confirm === true },
   });
+  await emitEvent(req.env, "config.changed", { field: spec.path });
   const answer: Record<string, unknown> = { path: spec.path, value: written.to, applies: APPLIES };
   if (isWholeDocument(spec)) answer.revision = await revisionOf(written.to);
   return answer;

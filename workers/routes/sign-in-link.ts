@@ -1,6 +1,7 @@
 // The browser's entry link (AUTH-08): `?token=` is exchanged, on whatever path it arrives,
 // for a browser session in the HttpOnly cookie, and the browser is redirected to the same
 // URL without the token so it never stays in the address bar, history or a Referer.
+import { emitEvent } from "../events";
 import { GatewayError } from "../contracts/errors";
 import { audit } from "../audit";
 import { browserRefusal, sessionCookieHeaders } from "../guards/credentials";
@@ -37,8 +38,10 @@ export async function exchangeSignInLink(c: GatewayContext, requestUrl: URL): Pr
     subject: opened.session.id,
     detail: { kind: "browser", issuer: opened.session.issuer },
   });
+  await emitEvent(c.env, "session.signed_in", { session: opened.session.id });
   for (const evicted of opened.evicted ?? []) {
     await audit(c.env, { kind: "session_signed_out", outcome: "info", principal: "gateway", subject: evicted.id, detail: { reason: "limit", kind: evicted.kind, issuer: evicted.issuer } });
+    await emitEvent(c.env, "session.signed_out", { session: evicted.id, reason: "limit" });
   }
   url.searchParams.delete("token");
   const maxAge = Math.floor(Math.min(browserSessionTtlMs(c.env), opened.session.expiresAt - now) / 1000);

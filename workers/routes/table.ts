@@ -7,6 +7,7 @@ import { approvalRoutes } from "./approvals";
 import { appProxyRoutes } from "./app-proxy";
 import { messagingRoutes } from "./messaging";
 import { authRoutes } from "./auth";
+import { eventRoutes } from "./events";
 import { route, type RouteRow } from "./define";
 import { securityRoutes } from "./security";
 import { secretRoutes } from "./secrets";
@@ -24,6 +25,7 @@ const baseRows: ReadonlyArray<RouteRow<any, any>> = [
   ...approvalRoutes,
   ...settingsRoutes,
   ...secretRoutes,
+  ...eventRoutes,
   ...testHookRoutes,
 ];
 

@@ -5,6 +5,7 @@ import { GatewayError } from "../contracts/errors";
 import type { Env } from "../env";
 import { signProxyRequest } from "../contracts/proxy-signature";
 import { route } from "./define";
+import { eventHub } from "../events";
 
 function requireTestHooks(env: Env, path: string): void {
   if (env.TEST_HOOKS !== "1") throw new GatewayError("not_found", { vars: { method: "POST", path } });
@@ -51,6 +52,19 @@ export const testHookRoutes = [
     async handle({ env }) {
       requireTestHooks(env, "/api/test/throw");
       throw new Error("deliberate failure for the internal_error test");
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/api/test/events/publish",
+    family: "events",
+    authz: { kind: "owner" },
+    internal: false,
+    body: z.object({ type: z.string().max(80), data: z.record(z.string(), z.union([z.string().max(200), z.number(), z.boolean(), z.null()])) }).strict(),
+    contract: "Test runs only (404 otherwise): hands the EventHub one frame of any name, classified or not, so a suite can prove its filter.",
+    async handle({ env, body }) {
+      requireTestHooks(env, "/api/test/events/publish");
+      return eventHub(env).publish({ type: body.type, data: body.data });
     },
   }),
 ];

@@ -1,0 +1,41 @@
+// The one door platform events leave through (EVT-01, WS-02): a handler names a classified
+// event (the type admits only names in contracts/event-names.ts) and its identifiers; the
+// EventHub fans it out through its one filter and into subscribed apps' inboxes.
+import type { Env } from "./env";
+import type { EventData, EventName } from "./contracts/event-names";
+
+/** The one EventHub instance of this gateway. */
+export function eventHub(env: Env) {
+  return env.EVENTS.get(env.EVENTS.idFromName("events"));
+}
+
+/** Keeps only identifier-like scalars (EVT-03): a string over 200 characters is prose, not an id, and is dropped. */
+export function identifiersOnly(data: Record<string, unknown>): EventData {
+  const out: EventData = {};
+  for (const [key, value] of Object.entries(data)) {
+    if (typeof value === "number" || typeof value === "boolean" || value === null) out[key] = value;
+    else if (typeof value === "string" && value.length <= 200) out[key] = value;
+  }
+  return out;
+}
+
+/**
+ * Publishes one event. A live event is advisory — the state it announces is already written —
+ * so a hub that cannot be reached never fails the request; it is logged (EVT-05), not swallowed.
+ */
+export async function emitEvent(env: Env, type: EventName, data: Record<string, unknown>): Promise<void> {
+  try {
+    await eventHub(env).publish({ type, data: identifiersOnly(data) });
+  } catch (error) {
+    console.error("event_not_published", type, error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** Closes every socket an app holds, at once (disable, uninstall). */
+export async function closeAppSockets(env: Env, app: string): Promise<void> {
+  try {
+    await eventHub(env).revokeApp(app);
+  } catch (error) {
+    console.error("event_sockets_not_closed", app, error instanceof Error ? error.message : String(error));
+  }
+}
