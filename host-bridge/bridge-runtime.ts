@@ -34,6 +34,7 @@ import { readAnchor } from "./sel-anchor";
 import type { HomePaths } from "./home";
 import { childLimits, readOwnerConfig, sandboxSettings, writeSandboxSetting, type OwnerConfig } from "./owner-config";
 import { SandboxSettingWriteSchema } from "../workers/contracts/sandbox-settings";
+import { McpJson } from "./mcp/mcp-json";
 
 export interface BridgeRuntimeOptions {
   paths: HomePaths;
@@ -85,6 +86,13 @@ const UpdateSchema = NameSchema.extend({
 });
 const UpdateUndoSchema = NameSchema.extend({ installed: InstalledCopySchema });
 const NativeProofSchema = z.object({ source: z.string().min(1).max(4096), digest: z.string().max(200) });
+const McpRegisterSchema = NameSchema.extend({
+  manifest: z.record(z.string(), z.unknown()),
+  off: z.array(z.string().max(64)).max(512),
+  previousManifest: z.record(z.string(), z.unknown()).optional(),
+});
+const McpDeregisterSchema = NameSchema.extend({ manifest: z.record(z.string(), z.unknown()) });
+const McpFlagSchema = z.object({ key: z.string().min(3).max(140), enabled: z.boolean() });
 
 /** What the bridge staged from the package's own apps/native/ at this start: the only apps the gateway may record as native. */
 interface NativeProof {
@@ -135,9 +143,11 @@ export class BridgeRuntime {
   private readonly nativeProofs = new Map<string, NativeProof>();
   private recovery: PendingRecovery | null = null;
   private readonly testHooks: boolean;
+  private readonly mcpJson: McpJson;
 
   constructor(private readonly opts: BridgeRuntimeOptions) {
     this.testHooks = readSettings(opts.parentEnv).testHooks;
+    this.mcpJson = new McpJson(opts.paths.mcpJson, { cli: join(opts.packageRoot, "bin", "personalclaw.mjs"), home: opts.paths.home });
     this.previewOptions = {
       quarantineRoot: opts.paths.quarantine,
       reservedNames: reservedAppNames(opts.packageRoot),
@@ -505,6 +515,20 @@ export class BridgeRuntime {
       await removeAppFiles(this.opts.paths.apps, name, purgeData, { version, consentDigest }, trashDir);
       await note({ step: "remove_files", status: "done", at: new Date().toISOString() });
       return { removed: true, uninstallHook: hookResult };
+    });
+    // <home>/mcp.json (docs/mcp-servers.md): the gateway names the app and its manifest; the
+    // bridge writes exactly the entries that manifest declares.
+    ops.set("POST /mcp/register", async ({ body }) => {
+      const { name, manifest, off, previousManifest } = parse(McpRegisterSchema, body);
+      return this.mcpJson.register(name, manifest as AppManifest, off, previousManifest as AppManifest | undefined);
+    });
+    ops.set("POST /mcp/deregister", async ({ body }) => {
+      const { name, manifest } = parse(McpDeregisterSchema, body);
+      return this.mcpJson.deregister(name, manifest as AppManifest);
+    });
+    ops.set("POST /mcp/flag", async ({ body }) => {
+      const { key, enabled } = parse(McpFlagSchema, body);
+      return this.mcpJson.flag(key, enabled);
     });
     ops.set("POST /backends/start", async ({ body }) => {
       const { name, manifest } = parse(StartSchema, body);

@@ -116,6 +116,15 @@ export const ERROR_CODES = {
   // faults
   storage_full: { status: 507, message: "The gateway's disk is full ({reason}); nothing was written. Free some space and try again: reads keep working and no restart is needed." },
   app_backend_timeout: { status: 504, message: "The backend of '{name}' did not start answering within {seconds} s." },
+  // mcp and jobs
+  mcp_server_not_found: { status: 404, message: "No installed app registers an MCP server '{key}'." },
+  mcp_server_off: { status: 409, message: "The MCP server '{key}' is turned off; turn it on first." },
+  mcp_server_failing: { status: 409, message: "The MCP server '{key}' failed to start {count} times in a row; it starts again once the owner retries (`personalclaw mcp retry {app} {server}`)." },
+  mcp_server_starting: { status: 409, message: "The MCP server '{key}' is still starting (a first start may take up to 10 minutes); this start waits for it." },
+  mcp_definition_changed: { status: 409, message: "The MCP server '{key}' is not the one the owner consented to ({reason}); update the app through `personalclaw apps update` so the owner can review it." },
+  mcp_not_stdio: { status: 400, message: "The MCP server '{key}' is a remote ({transport}) server; an agent connects to its URL, nothing is started." },
+  mcp_json_unreadable: { status: 500, message: "{path} cannot be read as a JSON server map ({reason}); nothing was written. Fix or move the file and try again." },
+  job_not_found: { status: 404, message: "The app '{app}' has no scheduled job '{job}'." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

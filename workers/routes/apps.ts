@@ -12,6 +12,7 @@ import { sessions } from "../sessions";
 import { requireIfMatch } from "../contracts/revision";
 import type { Env } from "../env";
 import { route, type RouteRequest } from "./define";
+import { deregisterMcpServers, registerMcpServers } from "../mcp-registration";
 
 const AbsoluteSource = z.string().min(1).max(4096);
 const AnyObject = z.record(z.string(), z.unknown());
@@ -195,7 +196,10 @@ export const appRoutes = [
         detail: { consent: installed.digest, source: req.body.source, version: manifest.version, adopted_data: installed.adoptedData ? installed.adoptedData.version : null },
       });
       await startBackend(req.env, manifest.name, manifest);
-      return { app: await registry.get(manifest.name), digest: installed.digest };
+      // The app is installed now: its servers reach mcp.json and its jobs the schedule (CRON-01).
+      const mcp = await registerMcpServers(req.env, manifest.name, manifest);
+      await registry.reconcileJobs(manifest.name, req.now);
+      return { app: await registry.get(manifest.name), digest: installed.digest, mcp };
     },
   }),
   route({
@@ -290,6 +294,22 @@ export const appRoutes = [
     },
   }),
   route({
+    method: "GET",
+    path: "/api/apps/:name/jobs",
+    family: "jobs",
+    authz: { kind: "owner" },
+    internal: true,
+    contract:
+      "The app's scheduled jobs: schedule, time zone, route, timeout, next fire (null while the app is disabled) and the last 50 fires of each (outcome, status, duration, first error line), newest first.",
+    async handle({ env, params, c, now }) {
+      const registry = appRegistry(env);
+      if (!(await registry.get(params.name))) throw appNotFound(params.name);
+      // Test runs only: the injectable clock (X-Test-Now) drives the same fire the alarm runs.
+      if (env.TEST_HOOKS === "1" && c.req.header("x-test-now") !== undefined) await registry.runDueJobs(now);
+      return { jobs: await registry.jobs(params.name) };
+    },
+  }),
+  route({
     method: "POST",
     path: "/api/apps/:name/enable",
     family: "apps",
@@ -303,8 +323,10 @@ export const appRoutes = [
         withTransition(req, record.name, "enable", async () => {
           const current = (await readRecord(req.env, record.name)) ?? record;
           await startBackend(req.env, current.name, current.manifest);
+          await registerMcpServers(req.env, current.name, current.manifest);
           const changed = !current.enabled;
           if (changed) await appRegistry(req.env).setEnabled(current.name, true);
+          await appRegistry(req.env).reconcileJobs(current.name, req.now);
           await req.audit({ kind: "app_enabled", outcome: "allowed", subject: current.name, detail: { changed } });
           return { app: await appRegistry(req.env).get(current.name), changed };
         }),
@@ -328,8 +350,11 @@ export const appRoutes = [
             await req.audit({ kind: "app_disabled", outcome: "allowed", subject: current.name, detail: { changed: false, tokens_revoked: 0 } });
             return { app: await appRegistry(req.env).get(current.name), changed: false };
           }
+          // Its servers leave mcp.json first, so no agent starts one of a disabled app (MCP-01).
+          await deregisterMcpServers(req.env, current.name, current.manifest);
           if (current.manifest.backend) await bridgeCall(req.env, "POST", "/backends/stop", z.unknown(), { name: current.name }, 30_000);
           await appRegistry(req.env).setEnabled(current.name, false);
+          await appRegistry(req.env).reconcileJobs(current.name, req.now);
           const revoked = await sessions(req.env).revokeApp(current.name, req.now);
           await req.audit({ kind: "app_disabled", outcome: "allowed", subject: current.name, detail: { changed: true, tokens_revoked: revoked } });
           return { app: await appRegistry(req.env).get(current.name), changed: true };
@@ -403,6 +428,8 @@ export const appRoutes = [
               : new GatewayError("update_step_failed", { vars: { name: current.name, step: "record", reason: error instanceof Error ? error.message : String(error) }, detail: { step: "record" } });
           }
           await bridgeCall(req.env, "POST", "/apps/transition-commit", z.unknown(), { name: current.name }, 120_000);
+          if (current.enabled) await registerMcpServers(req.env, current.name, manifest, current.manifest);
+          await appRegistry(req.env).reconcileJobs(current.name, req.now);
           await req.audit({
             kind: "app_updated",
             outcome: "allowed",
@@ -428,6 +455,10 @@ export const appRoutes = [
       const purgeData = req.body.purge_data === true;
       return auditedRefusal(req, "app_uninstall_refused", record.name, () =>
         withTransition(req, record.name, "uninstall", async () => {
+          // Teardown order (UNIN-02): its jobs go first, in one transaction, so none fires at a
+          // removed app; then its servers leave mcp.json; then hook, backend and files.
+          const jobsRemoved = await appRegistry(req.env).removeJobs(record.name);
+          await deregisterMcpServers(req.env, record.name, record.manifest);
           const removed = await bridgeCall(
             req.env,
             "POST",
@@ -439,7 +470,7 @@ export const appRoutes = [
           await appRegistry(req.env).remove(record.name);
           await sessions(req.env).revokeApp(record.name, req.now);
           await bridgeCall(req.env, "POST", "/apps/transition-commit", z.unknown(), { name: record.name }, 60_000);
-          await req.audit({ kind: "app_uninstalled", outcome: "allowed", subject: record.name, detail: { purge_data: purgeData, uninstall_hook: removed.uninstallHook } });
+          await req.audit({ kind: "app_uninstalled", outcome: "allowed", subject: record.name, detail: { purge_data: purgeData, uninstall_hook: removed.uninstallHook, jobs_removed: jobsRemoved } });
           return { removed: record.name, data_kept: !purgeData };
         }),
       );

@@ -6,6 +6,7 @@ import { appRoutes } from "./apps";
 import { approvalRoutes } from "./approvals";
 import { appProxyRoutes } from "./app-proxy";
 import { messagingRoutes } from "./messaging";
+import { mcpRoutes } from "./mcp";
 import { authRoutes } from "./auth";
 import { route, type RouteRow } from "./define";
 import { securityRoutes } from "./security";
@@ -22,6 +23,7 @@ const baseRows: ReadonlyArray<RouteRow<any, any>> = [
   ...appProxyRoutes,
   ...approvalRoutes,
   ...settingsRoutes,
+  ...mcpRoutes,
   ...testHookRoutes,
 ];
 
