@@ -69,7 +69,7 @@ describe("app MCP servers and scheduled jobs", () => {
   async function jobs(now?: number): Promise<Array<Record<string, any>>> {
     // A moved clock reaches the job schedule through the internal credential: an owner session
     // read at a time past its expiry would end, for the rest of the suite.
-    const headers = now === undefined ? {} : { "x-test-now": String(now), "x-internal-secret": readFileSync(join(home, ".local_secret"), "utf8").trim(), "x-session-key": "cli:test-clock" };
+    const headers: Record<string, string> = now === undefined ? {} : { "x-test-now": String(now), "x-internal-secret": readFileSync(join(home, ".local_secret"), "utf8").trim(), "x-session-key": "cli:test-clock" };
     const answer = await gw.fetch("/api/apps/mcp-notes/jobs", { headers, owner: now === undefined });
     expect(answer.status, await answer.clone().text()).toBe(200);
     return ((await answer.json()) as { jobs: Array<Record<string, any>> }).jobs;

@@ -197,7 +197,11 @@ export const appRoutes = [
       });
       await startBackend(req.env, manifest.name, manifest);
       // The app is installed now: its servers reach mcp.json and its jobs the schedule (CRON-01).
-      const mcp = await registerMcpServers(req.env, manifest.name, manifest);
+      // It is recorded: a mcp.json that cannot be written is said in the answer, not undone.
+      const mcp = await registerMcpServers(req.env, manifest.name, manifest).catch((error: unknown) => {
+        if (error instanceof GatewayError) return { registered: [], skipped: [], removed: [], error: error.toEnvelope().error };
+        throw error;
+      });
       await registry.reconcileJobs(manifest.name, req.now);
       return { app: await registry.get(manifest.name), digest: installed.digest, mcp };
     },
