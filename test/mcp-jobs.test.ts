@@ -274,4 +274,24 @@ describe("app MCP servers and scheduled jobs", () => {
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain("mcp_server_not_found");
   });
+
+  it("without the injectable clock, the Durable Object's alarm fires a job on its schedule", { timeout: 120_000 }, async () => {
+    // The same app every minute, under another name: the real clock and the real alarm.
+    const ticker = join(root, "mcp-ticker");
+    cpSync(fixture, ticker, { recursive: true });
+    const tickerManifest = JSON.parse(readFileSync(join(ticker, "app.json"), "utf8"));
+    Object.assign(tickerManifest, { name: "mcp-ticker", crons: [{ name: "tick", schedule: "* * * * *", route: "/jobs/tick", timeoutSeconds: 10 }] });
+    writeFileSync(join(ticker, "app.json"), JSON.stringify(tickerManifest));
+    await install(home, ticker, { HOME: ownerHome });
+    await waitForRow(gw, "mcp-ticker", (row) => row.healthy);
+    const deadline = Date.now() + 90_000;
+    let history: Array<Record<string, unknown>> = [];
+    while (Date.now() < deadline) {
+      const answer = await gw.fetch("/api/apps/mcp-ticker/jobs");
+      history = ((await answer.json()) as { jobs: Array<{ history: Array<Record<string, unknown>> }> }).jobs[0]!.history;
+      if (history.length > 0) break;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    expect(history[0]).toMatchObject({ outcome: "ok", status: 200 });
+  });
 });
