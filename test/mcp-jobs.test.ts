@@ -18,6 +18,7 @@ import { Client, StdioClientTransport } from "./fixtures/mcp-client-sdk.mjs";
 
 const fixture = join(repoRoot, "apps", "fixtures", "mcp-notes");
 const broken = join(repoRoot, "test", "fixtures", "backend-apps", "mcp-broken");
+const nodeNotes = join(repoRoot, "apps", "fixtures", "node-notes");
 const json = { "content-type": "application/json" };
 const OWNER_ENTRIES = {
   "owner-tool": { command: "/usr/bin/owner-tool", args: ["--serve"], disabledTools: ["rm"] },
@@ -87,7 +88,9 @@ describe("app MCP servers and scheduled jobs", () => {
     gw = await startGateway({ home, env: { HOME: ownerHome } });
     await install(home, source, { HOME: ownerHome });
     await install(home, broken, { HOME: ownerHome });
+    await install(home, nodeNotes, { HOME: ownerHome });
     await waitForRow(gw, "mcp-notes", (row) => row.healthy);
+    await waitForRow(gw, "node-notes", (row) => row.healthy);
   });
 
   afterAll(async () => {
@@ -121,6 +124,7 @@ describe("app MCP servers and scheduled jobs", () => {
     const listed = await cli(["mcp", "list", "--json"]);
     expect(listed.code).toBe(0);
     expect(JSON.parse(listed.stdout).servers.map((s: { key: string }) => s.key)).toEqual(["mcp-broken:broken", "mcp-notes:notes"]);
+    expect(listed.stdout).not.toContain("node-notes");
   });
 
   it("from inside the server the owner's home, the PersonalClaw home and every planted credential store are invisible; its cwd is the app folder", async () => {
@@ -148,8 +152,22 @@ describe("app MCP servers and scheduled jobs", () => {
     }
   });
 
-  it("/api/mcp is the owner's: without the owner's credential it refuses, and there is no route to add a server", async () => {
+  it("/api/mcp is the owner's: an app token is refused every MCP route, reads included, and there is no route to add a server", async () => {
     expect((await gw.fetch("/api/mcp", { owner: false })).status).toBe(403);
+    // The token the proxy hands node-notes' backend, which echoes what it received.
+    const echo = (await (await gw.fetch("/apps/node-notes/api/echo")).json()) as { headers: { authorization: string } };
+    const appToken = echo.headers.authorization.replace(/^Bearer /, "");
+    for (const [method, path, body] of [
+      ["GET", "/api/mcp", undefined],
+      ["POST", "/api/mcp/mcp-notes/notes/toggle", JSON.stringify({ enabled: false })],
+      ["POST", "/api/mcp/mcp-notes/notes/retry", "{}"],
+      ["POST", "/api/internal/mcp/mcp-notes/notes/launch", JSON.stringify({ definitionDigest: "x" })],
+      ["GET", "/api/apps/mcp-notes/jobs", undefined],
+    ] as const) {
+      const answer = await gw.fetch(path, { method, body, headers: { ...(body ? json : {}), authorization: `Bearer ${appToken}` } });
+      expect(answer.status, `${method} ${path}`).toBe(403);
+    }
+    expect(mcpJson().mcpServers["mcp-notes:notes"]!.disabled).toBeUndefined();
     expect((await post("/api/mcp", { name: "x", command: "sh" })).status).toBe(404);
   });
 

@@ -584,6 +584,9 @@ export const appRoutes = [
           uiFiles: proof.uiFiles,
         };
         await registry.replace(record);
+        // Re-synced at every start, so its jobs and servers are reconciled with it (CRON-01).
+        await registry.reconcileJobs(manifest.name, req.now);
+        if (record.enabled) await registerMcpServers(req.env, manifest.name, manifest, existing?.manifest);
         if (!existing) await req.audit({ kind: "app_installed", outcome: "allowed", subject: manifest.name, detail: { origin: "builtin", consent: entry.digest } });
       }
       return { synced: req.body.apps.length };
