@@ -6,6 +6,8 @@
 //
 // Homes live under /var/tmp, not /tmp: the sandbox gives every child a private /tmp, which
 // would hide planted files there and make every "cannot read" verdict pass for the wrong reason.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -113,7 +115,7 @@ describe("app MCP servers and scheduled jobs", () => {
     const { client } = await connect("mcp-notes:notes");
     try {
       const tools = (await client.listTools()).tools.map((t: { name: string }) => t.name).sort();
-      expect(tools).toEqual(["add_note", "echo", "list_notes", "probe"]);
+      expect(tools).toEqual(["add_note", "echo", "fetch_text", "list_notes", "probe"]);
       expect(await callText(client, "echo", { text: "hi" })).toBe("hello from mcp-notes: hi");
       expect(JSON.parse(await callText(client, "add_note", { text: "kept in data/" }))).toEqual({ kept: 1 });
     } finally {
@@ -291,6 +293,51 @@ describe("app MCP servers and scheduled jobs", () => {
     const refused = await cli(["mcp", "run", "mcp-notes", "notes"]);
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain("mcp_server_not_found");
+  });
+
+  it("a server reaches only its grant's hosts, through an egress broker `mcp run` starts; without a grant it has no network", async () => {
+    let hits = 0;
+    const upstream = http.createServer((req, res) => {
+      hits += 1;
+      res.end(`upstream saw ${req.url}`);
+    });
+    await new Promise<void>((r) => upstream.listen(0, "127.0.0.2", r));
+    const port = (upstream.address() as AddressInfo).port;
+    try {
+      const online = join(root, "mcp-online");
+      cpSync(fixture, online, { recursive: true });
+      const onlineManifest = JSON.parse(readFileSync(join(online, "app.json"), "utf8"));
+      Object.assign(onlineManifest, { name: "mcp-online", permissions: { ...onlineManifest.permissions, network: ["127.0.0.2:*"] } });
+      writeFileSync(join(online, "app.json"), JSON.stringify(onlineManifest));
+      await install(home, online, { HOME: ownerHome });
+      const { client } = await connect("mcp-online:notes");
+      try {
+        const allowed = JSON.parse(await callText(client, "fetch_text", { url: `http://127.0.0.2:${port}/granted` }));
+        expect(allowed).toEqual({ status: 200, body: "upstream saw /granted" });
+        const refused = await client.callTool({ name: "fetch_text", arguments: { url: `http://127.0.0.3:${port}/not-granted` } });
+        // The broker answers for a host outside the grant; the upstream never sees the request.
+        expect(JSON.stringify(refused.content)).not.toContain("upstream saw");
+      } finally {
+        await client.close();
+      }
+      expect(hits).toBe(1);
+      const events = await gw.fetch("/api/security/events?kind=egress_allowed");
+      const rows = ((await events.json()) as { events: Array<{ principal: string; subject: string }> }).events;
+      expect(rows.some((r) => r.principal === "app:mcp-online" && r.subject === `127.0.0.2:${port}`)).toBe(true);
+
+      // mcp-notes has no grant (installed again when an earlier test removed it).
+      if ((await gw.fetch("/api/apps/mcp-notes")).status === 404) await install(home, fixture, { HOME: ownerHome });
+      const offline = await connect("mcp-notes:notes");
+      try {
+        const result = await offline.client.callTool({ name: "fetch_text", arguments: { url: `http://127.0.0.2:${port}/no-grant` } });
+        expect(result.isError).toBe(true);
+      } finally {
+        await offline.client.close();
+      }
+      expect(hits).toBe(1);
+    } finally {
+      upstream.close();
+    }
   });
 
   it("without the injectable clock, the Durable Object's alarm fires a job on its schedule", { timeout: 120_000 }, async () => {
