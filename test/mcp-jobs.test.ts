@@ -125,7 +125,7 @@ describe("app MCP servers and scheduled jobs", () => {
     expect(row).toMatchObject({ app: "mcp-notes", server: "notes", transport: "stdio", state: "registered", failedStarts: 0, lastStart: { ok: true } });
     const listed = await cli(["mcp", "list", "--json"]);
     expect(listed.code).toBe(0);
-    expect(JSON.parse(listed.stdout).servers.map((s: { key: string }) => s.key)).toEqual(["mcp-broken:broken", "mcp-notes:notes"]);
+    expect(JSON.parse(listed.stdout).servers.map((s: { key: string }) => s.key)).toEqual(["mcp-broken:broken", "mcp-broken:slow", "mcp-notes:notes"]);
     expect(listed.stdout).not.toContain("node-notes");
   });
 
@@ -198,6 +198,25 @@ describe("app MCP servers and scheduled jobs", () => {
     expect((await cli(["mcp", "run", "mcp-broken", "broken"])).code).toBe(7);
     row = (await servers()).find((s) => s.key === "mcp-broken:broken")!;
     expect(row).toMatchObject({ state: "registered", failedStarts: 1 });
+  });
+
+  it("a start that has not answered yet shows as starting and a second start waits for it instead of starting beside it", async () => {
+    const first = cli(["mcp", "run", "mcp-broken", "slow"]);
+    let state = "";
+    for (let i = 0; i < 100 && state !== "starting"; i++) {
+      state = (await servers()).find((s) => s.key === "mcp-broken:slow")!.state;
+      if (state !== "starting") await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(state).toBe("starting");
+    let firstEnded = 0;
+    void first.then(() => (firstEnded = Date.now()));
+    const second = await cli(["mcp", "run", "mcp-broken", "slow"]);
+    expect((await first).code).toBe(5);
+    expect(second.code).toBe(5);
+    // The second ran its own two seconds only after the first had ended.
+    expect(firstEnded).toBeGreaterThan(0);
+    expect(Date.now() - firstEnded).toBeGreaterThanOrEqual(1500);
+    expect((await servers()).find((s) => s.key === "mcp-broken:slow")).toMatchObject({ failedStarts: 2, lastStart: { ok: false, exitCode: 5, reason: "slow: gave up after its first start" } });
   });
 
   it("a definition changed in the installed folder is refused; an update that changes it needs the owner's consent", async () => {
