@@ -8,10 +8,11 @@
 // would hide planted files there and make every "cannot read" verdict pass for the wrong reason.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { spawn } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
+import { cliPath, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 import { install, waitForRow } from "./helpers/backends";
 import { plantCredentialStores } from "./fixtures/hostile/credential-stores";
 // The client half of the same vendored SDK (test/fixtures/mcp-client-sdk.mjs): the agent.
@@ -184,7 +185,20 @@ describe("app MCP servers and scheduled jobs", () => {
   });
 
   it("a server that fails 3 starts in a row records each exit and stderr line, is not started again, and starts again after Retry", async () => {
-    for (let i = 0; i < 3; i++) {
+    // The first as an agent starts it, its stdin held open: `mcp run` still ends when its server does.
+    const held = spawn(process.execPath, [cliPath, "mcp", "run", "mcp-broken", "broken", "--home", home], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, HOME: ownerHome } });
+    const heldCode = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => {
+        held.kill("SIGKILL");
+        resolve(-1);
+      }, 30_000);
+      held.once("exit", (code) => {
+        clearTimeout(timer);
+        resolve(code);
+      });
+    });
+    expect(heldCode).toBe(7);
+    for (let i = 0; i < 2; i++) {
       const run = await cli(["mcp", "run", "mcp-broken", "broken"]);
       expect(run.code).toBe(7);
     }

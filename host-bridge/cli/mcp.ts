@@ -180,5 +180,8 @@ export async function runMcpRun(args: string[], home: string): Promise<number> {
   );
   await reported;
   await egress.stopAll();
+  // The agent may keep our stdin open after the server died: let go of it, so this process ends
+  // and the agent sees its server's end.
+  process.stdin.destroy();
   return code;
 }
