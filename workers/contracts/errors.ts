@@ -124,7 +124,6 @@ export const ERROR_CODES = {
   mcp_definition_changed: { status: 409, message: "The MCP server '{key}' is not the one the owner consented to ({reason}); update the app through `personalclaw apps update` so the owner can review it." },
   mcp_not_stdio: { status: 400, message: "The MCP server '{key}' is a remote ({transport}) server; an agent connects to its URL, nothing is started." },
   mcp_json_unreadable: { status: 500, message: "{path} cannot be read as a JSON server map ({reason}); nothing was written. Fix or move the file and try again." },
-  job_not_found: { status: 404, message: "The app '{app}' has no scheduled job '{job}'." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
