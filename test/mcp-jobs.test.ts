@@ -373,6 +373,21 @@ describe("app MCP servers and scheduled jobs", () => {
     }
   });
 
+  it("jobs and their next fire outlive a gateway restart, and fires missed while it was down run once", async () => {
+    if ((await gw.fetch("/api/apps/mcp-notes")).status === 404) await install(home, fixture, { HOME: ownerHome });
+    const [before] = await jobs();
+    const due = Date.parse(before!.nextFire);
+    expect(await gw.stop()).toBe(0);
+    gw = await startGateway({ home, env: { HOME: ownerHome } });
+    await waitForRow(gw, "mcp-notes", (row) => row.healthy);
+    const [after] = await jobs();
+    expect(after!.nextFire).toBe(before!.nextFire);
+    // Down for a week: one fire, not seven.
+    const caughtUp = (await jobs(due + 7 * 24 * 3600_000 + 1_000))[0]!;
+    expect(caughtUp.history.length - before!.history.length).toBe(1);
+    expect(caughtUp.history[0]).toMatchObject({ outcome: "ok", status: 200, scheduledFor: new Date(due).toISOString() });
+  });
+
   it("without the injectable clock, the Durable Object's alarm fires a job on its schedule", { timeout: 120_000 }, async () => {
     // The same app every minute, under another name: the real clock and the real alarm.
     const ticker = join(root, "mcp-ticker");
