@@ -291,9 +291,20 @@ describe("app MCP servers and scheduled jobs", () => {
     expect(mcpJson().mcpServers["mcp-notes:notes"]).toEqual({ autoApprove: ["echo"], command: join(repoRoot, "bin", "personalclaw.mjs"), args: ["mcp", "run", "mcp-notes", "notes", "--home", home] });
   });
 
-  it("disabling removes the app's entry from mcp.json and `mcp run` refuses; its job does not fire while disabled; enabling brings both back", async () => {
+  it("disabling removes the app's entry from mcp.json, ends a server an agent is connected to and `mcp run` refuses; its job does not fire while disabled; enabling brings both back", async () => {
+    const live = await connect("mcp-notes:notes");
+    const closed = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), 20_000);
+      live.client.onclose = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+    });
+    expect(await callText(live.client, "echo", { text: "before" })).toBe("hello from mcp-notes: before");
     const before = (await jobs())[0]!.history.length;
     expect((await post("/api/apps/mcp-notes/disable")).status).toBe(200);
+    expect(await closed).toBe(true);
+    expect(live.stderr()).toContain("ending mcp-notes:notes: the app was disabled");
     const file = mcpJson();
     expect(file.mcpServers["mcp-notes:notes"]).toBeUndefined();
     expect(file.mcpServers["owner-tool"]).toEqual(OWNER_ENTRIES["owner-tool"]);

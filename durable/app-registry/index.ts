@@ -520,6 +520,15 @@ export class AppRegistry extends DurableObject<Env> {
     };
   }
 
+  /** Whether a running server may go on: its app still installed and enabled and the server on; else why not (MCP-01). */
+  async mcpAlive(app: string, server: string): Promise<{ alive: boolean; reason: string | null }> {
+    const record = this.records.get(app);
+    if (!record || !mcpDefinition(record.manifest, server)) return { alive: false, reason: "the app is no longer installed" };
+    if (!record.enabled) return { alive: false, reason: "the app was disabled" };
+    if (this.mcpRow(mcpKey(app, server))?.owner_enabled === 0) return { alive: false, reason: "the owner turned the server off" };
+    return { alive: true, reason: null };
+  }
+
   /** Records how a start went: a failure counts towards the limit, a start that answered clears it. */
   async mcpStarted(app: string, server: string, report: { startId: string; ok: boolean; exitCode: number | null; reason: string | null }, now: number): Promise<boolean> {
     const key = mcpKey(app, server);

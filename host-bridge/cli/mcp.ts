@@ -27,6 +27,8 @@ import { parentEnvironment } from "../settings";
 import { callGateway, type GatewayAnswer } from "./gateway-client";
 
 const EXIT_REFUSED = 3;
+/** How often a running server asks whether it may go on. */
+const MCP_ALIVE_POLL_MS = 2_000;
 const APP_NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
@@ -148,6 +150,19 @@ export async function runMcpRun(args: string[], home: string): Promise<number> {
   const preferred = config.config.sandbox.bounds;
   const appDir = join(paths.apps, app);
   let reported: Promise<unknown> = Promise.resolve();
+  // Disabling or uninstalling the app, or the owner's off switch, ends a running server too
+  // (MCP-01): asked every few seconds; an unanswered question is not a no.
+  const stopping = new AbortController();
+  const watch = setInterval(() => {
+    void callGateway(home, `mcp:${app}:${server}`, "GET", `/api/internal/mcp/${app}/${server}/alive`)
+      .then((answer) => {
+        if (answer.status === 200 && answer.body?.alive === false && !stopping.signal.aborted) {
+          process.stderr.write(`personalclaw: ending ${app}:${server}: ${safeLine(String(answer.body.reason ?? "it may not run"))}\n`);
+          stopping.abort();
+        }
+      })
+      .catch(() => {});
+  }, MCP_ALIVE_POLL_MS);
   const code = await runMcpServer(
     {
       app: { name: app, appDir, dataDir: join(appDir, "data"), hasStorage: launch.hasStorage },
@@ -155,6 +170,7 @@ export async function runMcpRun(args: string[], home: string): Promise<number> {
       command: { file: launch.command, args: launch.args },
       declaredEnv: launch.env,
       egress: grantPatterns(launch.network),
+      stop: stopping.signal,
     },
     {
       home,
@@ -178,6 +194,7 @@ export async function runMcpRun(args: string[], home: string): Promise<number> {
       }).catch(() => {});
     },
   );
+  clearInterval(watch);
   await reported;
   await egress.stopAll();
   // The agent may keep our stdin open after the server died: let go of it, so this process ends

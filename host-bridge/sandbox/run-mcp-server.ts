@@ -21,6 +21,8 @@ export interface McpServerRun {
   declaredEnv: Record<string, string>;
   /** The hosts its egress broker lets it reach (none: no network at all). */
   egress: readonly HostPattern[];
+  /** Aborted when the server must end (its app was disabled, say): its whole group is killed. */
+  stop?: AbortSignal;
 }
 
 /** How a start went: `answered` once its first byte reached the agent; otherwise why it ended first. */
@@ -140,6 +142,7 @@ export async function runMcpServer(run: McpServerRun, ctx: ConfinementContext, i
   const stop = () => killGroup(child.pid);
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
+  run.stop?.addEventListener("abort", stop, { once: true });
 
   if (group && child.pid !== undefined) {
     try {

@@ -82,6 +82,18 @@ export const mcpRoutes = [
     },
   }),
   route({
+    method: "GET",
+    path: "/api/internal/mcp/:app/:server/alive",
+    family: "internal",
+    authz: { kind: "internal-only" },
+    internal: true,
+    contract: "`mcp run` asks every few seconds whether its server may go on: false once the app is disabled or uninstalled or the owner turned the server off, and it then ends the server (MCP-01: the connection closes).",
+    async handle(req) {
+      const { app, server } = req.params as { app: string; server: string };
+      return appRegistry(req.env).mcpAlive(app, server);
+    },
+  }),
+  route({
     method: "POST",
     path: "/api/internal/mcp/:app/:server/started",
     family: "internal",
