@@ -42,6 +42,7 @@ import {
   SecretStoreRequestSchema,
   SecretUnassignRequestSchema,
 } from "../workers/contracts/secrets";
+import { McpJson } from "./mcp/mcp-json";
 
 export interface BridgeRuntimeOptions {
   paths: HomePaths;
@@ -94,6 +95,13 @@ const UpdateSchema = NameSchema.extend({
 });
 const UpdateUndoSchema = NameSchema.extend({ installed: InstalledCopySchema });
 const NativeProofSchema = z.object({ source: z.string().min(1).max(4096), digest: z.string().max(200) });
+const McpRegisterSchema = NameSchema.extend({
+  manifest: z.record(z.string(), z.unknown()),
+  off: z.array(z.string().max(64)).max(512),
+  previousManifest: z.record(z.string(), z.unknown()).optional(),
+});
+const McpDeregisterSchema = NameSchema.extend({ manifest: z.record(z.string(), z.unknown()) });
+const McpFlagSchema = z.object({ key: z.string().min(3).max(140), enabled: z.boolean() });
 
 /** What the bridge staged from the package's own apps/native/ at this start: the only apps the gateway may record as native. */
 interface NativeProof {
@@ -147,10 +155,12 @@ export class BridgeRuntime {
   private recovery: PendingRecovery | null = null;
   private readonly testHooks: boolean;
   readonly secrets: SecretStore;
+  private readonly mcpJson: McpJson;
 
   constructor(private readonly opts: BridgeRuntimeOptions) {
     this.testHooks = readSettings(opts.parentEnv).testHooks;
     this.secrets = new SecretStore(secretStorePaths(opts.paths.home));
+    this.mcpJson = new McpJson(opts.paths.mcpJson, { cli: join(opts.packageRoot, "bin", "personalclaw.mjs"), home: opts.paths.home });
     this.previewOptions = {
       quarantineRoot: opts.paths.quarantine,
       reservedNames: reservedAppNames(opts.packageRoot),
@@ -552,6 +562,20 @@ export class BridgeRuntime {
       this.digests.delete(name);
       await note({ step: "remove_files", status: "done", at: new Date().toISOString() });
       return { removed: true, uninstallHook: hookResult };
+    });
+    // <home>/mcp.json (docs/mcp-servers.md): the gateway names the app and its manifest; the
+    // bridge writes exactly the entries that manifest declares.
+    ops.set("POST /mcp/register", async ({ body }) => {
+      const { name, manifest, off, previousManifest } = parse(McpRegisterSchema, body);
+      return this.mcpJson.register(name, manifest as AppManifest, off, previousManifest as AppManifest | undefined);
+    });
+    ops.set("POST /mcp/deregister", async ({ body }) => {
+      const { name, manifest } = parse(McpDeregisterSchema, body);
+      return this.mcpJson.deregister(name, manifest as AppManifest);
+    });
+    ops.set("POST /mcp/flag", async ({ body }) => {
+      const { key, enabled } = parse(McpFlagSchema, body);
+      return this.mcpJson.flag(key, enabled);
     });
     ops.set("POST /backends/start", async ({ body }) => {
       const { name, manifest, digest } = parse(StartSchema, body);

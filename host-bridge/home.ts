@@ -20,6 +20,8 @@ export const homePaths = (home: string) => ({
   quarantine: join(home, "apps", ".quarantine"),
   workerdConfig: join(home, "run", "workerd.capnp"),
   gatewayLog: join(home, "logs", "gateway.log"),
+  /** The MCP server map agents read (docs/mcp-servers.md); app servers are `<app>:<server>` entries. */
+  mcpJson: join(home, "mcp.json"),
 });
 export type HomePaths = ReturnType<typeof homePaths>;
 

@@ -1,7 +1,7 @@
 // The dashboard in a real Chromium against a really started gateway: the sign-in
 // instructions without a session, the one-time link exchanged for an HttpOnly cookie, the
 // status header, devices and sign-out, the security log and its verification, install with
-// its step-by-step progress, uninstall, and a page that runs under its CSP without a
+// its step-by-step progress, uninstall, an app's MCP servers and jobs, and a page that runs under its CSP without a
 // violation or a console error.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
@@ -372,6 +372,24 @@ describe("the dashboard in Chromium", () => {
     await page.locator("section.sign-in").waitFor();
     const after = await page.evaluate(async () => (await fetch("/api/status")).status);
     expect(after).toBe(403);
+  });
+
+  it("an app's row shows its MCP servers with their state and last start, and its scheduled jobs with schedule and next fire", async () => {
+    const installed = await runCli(["apps", "install", join(repoRoot, "apps", "fixtures", "mcp-notes"), "--yes", "--json", "--home", gw.home]);
+    expect(installed.code, installed.stderr).toBe(0);
+    const { page } = await signedInPage();
+    const item = page.locator("#apps li[data-app=mcp-notes]");
+    await item.waitFor();
+    const server = item.locator('li[data-mcp="mcp-notes:notes"]');
+    await expect.poll(() => server.textContent()).toContain("mcp-notes:notes (stdio) — registered · never started");
+    expect(await item.getByRole("button", { name: "Turn off mcp-notes:notes" }).count()).toBe(1);
+    await item.locator("details.app-jobs summary").click();
+    const job = item.locator("li[data-job=tick]");
+    await job.waitFor();
+    const text = (await job.textContent()) ?? "";
+    expect(text).toContain("tick 0 3 * * * (UTC) → POST /jobs/tick · next fire: ");
+    expect(text).toMatch(/next fire: \d{4}-\d\d-\d\dT03:00:00\.000Z/);
+    expect(text).toContain("Not fired yet.");
   });
 
   it("renders every page above under its CSP with no violation, console error or page error", async () => {

@@ -5,6 +5,7 @@ import { findingsPart, installReview } from "./install-review.js";
 import { installFailureNotice, installProgressView, newInstallId, withInstallProgress } from "./install-progress.js";
 import { uninstallControl } from "./uninstall-control.js";
 import { updateControl } from "./update-control.js";
+import { jobsPart, mcpServersPart } from "./app-extensions.js";
 
 const list = (value) => (Array.isArray(value) ? value : []);
 
@@ -99,6 +100,8 @@ export function appsSection(api, statusChanged) {
     return true;
   }
 
+  let mcpRows = [];
+
   function appItem(app) {
     const name = typeof app.name === "string" ? app.name : "?";
     const label = app.displayName && app.displayName !== name ? `${app.displayName} (${name})` : name;
@@ -120,6 +123,8 @@ export function appsSection(api, statusChanged) {
       requiresLine(app.requires),
       el("p", { class: "backend" }, "Backend: ", backendSummary(backend, app.hasBackend === true)),
       lastLines.length ? el("details", {}, el("summary", { text: "Last log lines" }), el("pre", { class: "log", text: lastLines.join("\n") })) : null,
+      mcpServersPart(api, mcpRows.filter((row) => row.app === name), () => refresh({ keepNotices: true })),
+      jobsPart(api, name),
       el(
         "div",
         { class: "toolbar" },
@@ -142,6 +147,8 @@ export function appsSection(api, statusChanged) {
       return;
     }
     const apps = list(answer.data.apps);
+    const mcp = await api.get("/api/mcp");
+    mcpRows = mcp.ok ? list(mcp.data.servers) : [];
     replaceChildren(listHost, apps.length === 0 ? el("p", { class: "muted", text: "No apps installed." }) : el("ul", { class: "app-list" }, apps.map(appItem)));
   }
 

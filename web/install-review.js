@@ -118,8 +118,17 @@ function hooksPart(review) {
 function otherPart(review) {
   const npm = review.npmPackages && typeof review.npmPackages === "object" ? review.npmPackages : {};
   const shown = terms([
-    ["Scheduled jobs", list(review.scheduledJobs).map((j) => `${j.name} ${j.schedule}${j.enabled === false ? " (off)" : ""}${j.registers === false ? " — not registered: needs cron and an agent tier" : ""}`)],
-    ["MCP servers", list(review.mcpServers).map((s) => `${s.name}: ${formatCommand(s.command, s.args)}${list(s.envNames).length ? ` (env ${s.envNames.join(", ")})` : ""}`)],
+    [
+      "Scheduled jobs",
+      list(review.scheduledJobs).map(
+        (j) =>
+          `${j.name} ${j.schedule}${j.timezone && j.timezone !== "UTC" ? ` ${j.timezone}` : ""}${j.route ? ` → POST ${j.route}` : ""}${j.enabled === false ? " (off)" : ""}${j.registers === false ? (j.route ? " — not registered: needs permissions.cron" : " — not registered: needs cron and an agent tier") : ""}`,
+      ),
+    ],
+    [
+      "MCP servers (run in the app's sandbox)",
+      list(review.mcpServers).map((s) => `${s.name}: ${s.url ? `${s.url} (remote)` : formatCommand(s.command, s.args)}${list(s.envNames).length ? ` (env ${s.envNames.join(", ")})` : ""}`),
+    ],
     ["Launches", list(review.launches).map((l) => `${l.program} — ${l.why}${list(l.hosts).length ? ` (hosts ${l.hosts.join(", ")})` : ""}`)],
     ["Writes", list(review.writes).map((w) => `${w.path} — ${w.why}`)],
     ["Python packages", list(review.pythonPackages)],

@@ -1,6 +1,7 @@
 // AppRegistry tables: one row per installed app, its backend as the bridge last reported it
 // during this gateway start, its own config document, its inbox, and the one transition
-// (install, update, enable, ...) under way for it during this start.
+// (install, update, enable, ...) under way for it during this start; its scheduled jobs and
+// their last 50 fires; the owner's switch and the start record of each MCP server it registers.
 export const APP_REGISTRY_SCHEMA = `
 CREATE TABLE IF NOT EXISTS apps (
   name TEXT PRIMARY KEY,
@@ -25,6 +26,36 @@ CREATE TABLE IF NOT EXISTS transitions (
   kind TEXT NOT NULL,
   token TEXT NOT NULL,
   expires_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS jobs (
+  app TEXT NOT NULL,
+  name TEXT NOT NULL,
+  schedule TEXT NOT NULL,
+  zone TEXT NOT NULL,
+  route TEXT NOT NULL,
+  timeout_s INTEGER NOT NULL,
+  next_fire INTEGER,
+  PRIMARY KEY (app, name)
+);
+CREATE TABLE IF NOT EXISTS job_runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  app TEXT NOT NULL,
+  job TEXT NOT NULL,
+  scheduled_for INTEGER NOT NULL,
+  started_at INTEGER NOT NULL,
+  status INTEGER,
+  duration_ms INTEGER NOT NULL,
+  outcome TEXT NOT NULL,
+  error TEXT
+);
+CREATE TABLE IF NOT EXISTS mcp_servers (
+  key TEXT PRIMARY KEY,
+  app TEXT NOT NULL,
+  owner_enabled INTEGER NOT NULL,
+  failed_starts INTEGER NOT NULL,
+  last_start TEXT,
+  starting_id TEXT,
+  starting_since INTEGER
 );
 CREATE TABLE IF NOT EXISTS inbox (
   id INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -11,6 +11,7 @@ import { runStop } from "./stop";
 import { runApprovalsAnswer, runApprovalsGrants, runApprovalsList, runApprovalsRevoke } from "./approvals";
 import { runConfigGet, runConfigSet, runSecretsAssign, runSecretsDelete, runSecretsList, runSecretsSet } from "./settings";
 import { storageFullReason } from "../../workers/contracts/storage-full";
+import { runAppsJobs, runMcpList, runMcpPath, runMcpRetry, runMcpRun } from "./mcp";
 
 const USAGE = `Usage: personalclaw <command>
 
@@ -32,6 +33,11 @@ const USAGE = `Usage: personalclaw <command>
   apps update <name> <folder> [--consent D | --yes] [--json]   kept only if the new backend is healthy
   apps enable|disable|restart <name> [--json]
   apps uninstall <name> [--purge-data] [--json]   data/ is kept unless --purge-data
+  apps jobs <name> [--json]                       an app's scheduled jobs, next fires and history
+  mcp path                                        print the MCP server map agents read (mcp.json)
+  mcp list [--json]                               the apps' MCP servers: state and last start
+  mcp run <app> <server>                          start an app's MCP server in its sandbox (stdio)
+  mcp retry <app> <server> [--json]               start a server again after 3 failed starts
   approvals list [--all] [--json]                 what waits for your answer (--all: every approval)
   approvals approve <id> [--scope once|1h|30d|always] [--json]
                                                   a scope other than once answers the next same asks too
@@ -80,6 +86,11 @@ export async function main(argv: string[]): Promise<number> {
     "apps update": (args, home) => runAppsUpdate(args, home),
     "apps uninstall": appAction("uninstall"),
     "apps purge": (args, home) => runAppsPurge(args, home),
+    "apps jobs": (args, home) => runAppsJobs(args, home),
+    "mcp path": (args, home) => runMcpPath(args, home),
+    "mcp list": (args, home) => runMcpList(args, home),
+    "mcp run": (args, home) => runMcpRun(args, home),
+    "mcp retry": (args, home) => runMcpRetry(args, home),
     "approvals list": (args, home) => runApprovalsList(args, home),
     "approvals approve": (args, home) => runApprovalsAnswer("approve", args, home),
     "approvals deny": (args, home) => runApprovalsAnswer("deny", args, home),

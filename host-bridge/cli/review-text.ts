@@ -41,13 +41,19 @@ export function reviewText(review: Review, digest: string): string {
   lines.push(`  approvals (asks the owner questions in the Inbox): ${permissions.approvals ? "yes" : "no"}`);
   const hosts = permissions.network?.hosts;
   lines.push(`  network (enforced): ${Array.isArray(hosts) && hosts.length > 0 ? list(hosts) : "none: no network at all"}`);
-  lines.push(`Scheduled jobs: ${list((review.scheduledJobs ?? []).map((j: any) => `${t(j.name)} (${t(j.schedule)})`))}`);
+  lines.push(
+    `Scheduled jobs: ${list((review.scheduledJobs ?? []).map((j: any) => `${t(j.name)} (${t(j.schedule)}${j.timezone && j.timezone !== "UTC" ? ` ${t(j.timezone)}` : ""}${j.route ? ` -> POST ${t(j.route)}` : ""})`))}`,
+  );
   lines.push(`Python packages: ${list(review.pythonPackages ?? [])}`);
   lines.push(`npm packages: ${list(review.npmPackages?.packages ?? [])}`);
   lines.push(`UI: ${t(review.ui?.entry ?? "none")}`);
   lines.push(`Backend process: ${commandLine(review.backend)}`);
   lines.push(`Install hook: ${commandLine(review.installHook)}`);
-  lines.push(`MCP servers: ${list((review.mcpServers ?? []).map((m: any) => m.name))}`);
+  lines.push(
+    `MCP servers (run in the app's sandbox): ${list(
+      (review.mcpServers ?? []).map((m: any) => `${t(m.name)}: ${m.url ? t(m.url) : commandLine({ command: m.command ?? "", args: m.args ?? [] })}${(m.envNames ?? []).length ? ` (env ${t(m.envNames.join(", "))})` : ""}`),
+    )}`,
+  );
   lines.push(`Launched programs: ${list((review.launches ?? []).map((l: any) => l.program))}`);
   if (review.keptData) {
     const kept = review.keptData;

@@ -155,13 +155,13 @@ describe("previewBundle review and digest", () => {
     expect(Object.keys(r.review)[1]).toBe("prerequisites");
     expect(r.review.prerequisites).toEqual([{ name: "ComfyUI", why: "renders images", how: "install ComfyUI" }]);
     expect(r.review.permissions.network).toMatchObject({ hosts: ["api.example.com"], enforced: true });
-    expect(r.review.scheduledJobs).toEqual([{ name: "daily", schedule: "0 9 * * *", enabled: true, registers: true }]);
+    expect(r.review.scheduledJobs).toEqual([{ name: "daily", schedule: "0 9 * * *", timezone: "UTC", route: null, timeoutSeconds: 60, enabled: true, registers: true }]);
     expect(r.review.pythonPackages).toEqual(["requests==2.31.0"]);
     expect(r.review.npmPackages.packages).toEqual(["some-adapter"]);
     expect(r.review.npmPackages.note).toContain("install scripts");
     expect(r.review.installHook).toEqual({ command: "python3", args: ["handlers.py"], timeoutSeconds: 60 });
     expect(r.review.updateHook).toEqual({ declared: true, runs: false });
-    expect(r.review.mcpServers).toEqual([{ name: "search", command: "python3", args: ["handlers.py"], envNames: ["TOKEN_FILE"] }]);
+    expect(r.review.mcpServers).toEqual([{ name: "search", transport: "stdio", command: "python3", args: ["handlers.py"], envNames: ["TOKEN_FILE"], url: null }]);
     expect(r.review.launches[0]).toMatchObject({ program: "git", hosts: ["github.com"] });
     expect(r.review.writes).toEqual([{ path: "~/.cache/clean-ok", why: "thumbnails" }]);
     expect(r.review.unrecognisedManifestKeys).toEqual(["storeCopy"]);

@@ -1,7 +1,8 @@
 // The install review: what installing an app grants and runs, in the order the consent dialog
 // shows it (INST-12, MAN-07..09). It is built only from the validated manifest and the scan of
 // the staged bytes, and the consent digest covers it, so the owner's yes is to these words.
-import { configGrantPaths, type AppManifest } from "../../workers/contracts/manifest";
+import { configGrantPaths, JOB_TIMEOUT_DEFAULT_S, type AppManifest } from "../../workers/contracts/manifest";
+import { mcpDefinition } from "../../workers/contracts/mcp";
 import type { ParkedDataView } from "../../workers/contracts/parked-data";
 import type { Finding, ScanResult, Verdict } from "../scan/scan-staged";
 import { DEFAULT_HOOK_TIMEOUT_SECONDS } from "../settings";
@@ -36,7 +37,7 @@ export interface InstallReview {
     agent: "text" | "read" | "tools" | null;
     network: { hosts: string[]; enforced: true; note: string };
   };
-  scheduledJobs: Array<{ name: string; schedule: string; enabled: boolean; registers: boolean }>;
+  scheduledJobs: Array<{ name: string; schedule: string; timezone: string; route: string | null; timeoutSeconds: number; enabled: boolean; registers: boolean }>;
   pythonPackages: string[];
   npmPackages: { packages: string[]; note: string | null };
   ui: { entry: string | null; pages: Array<{ entryPoint: string; title: string | null }> } | null;
@@ -44,7 +45,8 @@ export interface InstallReview {
   installHook: (ReviewCommand & { timeoutSeconds: number }) | null;
   uninstallHook: (ReviewCommand & { timeoutSeconds: number }) | null;
   updateHook: { declared: boolean; runs: false };
-  mcpServers: Array<ReviewCommand & { name: string; envNames: string[] }>;
+  /** Each server's sealed definition (MCP-07): transport, command, args, env names, remote URL; the digest covers it. */
+  mcpServers: Array<{ name: string; transport: "stdio" | "http"; command: string | null; args: string[]; envNames: string[]; url: string | null }>;
   launches: Array<{ program: string; why: string; inherits: string[]; inheritsWhile: { setting: string; value: boolean } | null; hosts: string[]; npmPackage: string | null }>;
   writes: Array<{ path: string; why: string }>;
   /** Secrets it asks for; each reaches it only if the owner assigns one (as an environment variable at its backend's start). */
@@ -75,7 +77,8 @@ function cmd(c: { command: string; args?: string[] | undefined }): ReviewCommand
 /** Builds the review from a validated manifest and the scan of the staged bytes; it states the hook cap that applies. */
 export function buildReview(manifest: AppManifest, scan: ScanResult, hookTimeoutSeconds: number = HOOK_TIMEOUT_SECONDS, parked: ParkedDataView | null = null): InstallReview {
   const p = manifest.permissions ?? {};
-  const holdsCronAndTier = p.cron === true && p.agent !== undefined;
+  // A routed job needs permissions.cron (issue 20); the agent-prompt form also an agent tier (CRON-02).
+  const registers = (c: { route?: string | undefined }) => p.cron === true && (c.route !== undefined || p.agent !== undefined);
   const hook = (h: { command: string; args?: string[] | undefined } | undefined) => (h ? { ...cmd(h), timeoutSeconds: hookTimeoutSeconds } : null);
   const npm = manifest.dependencies?.npmPackages ?? [];
 
@@ -102,8 +105,15 @@ export function buildReview(manifest: AppManifest, scan: ScanResult, hookTimeout
       agent: p.agent ?? null,
       network: { hosts: Array.isArray(p.network) ? [...p.network] : [], enforced: true, note: NETWORK_NOTE },
     },
-    // A job registers only if the app holds cron and an agent tier (CRON-02); say which.
-    scheduledJobs: (manifest.crons ?? []).map((c) => ({ name: c.name, schedule: c.schedule, enabled: c.enabled !== false, registers: holdsCronAndTier })),
+    scheduledJobs: (manifest.crons ?? []).map((c) => ({
+      name: c.name,
+      schedule: c.schedule,
+      timezone: c.timezone ?? "UTC",
+      route: c.route ?? null,
+      timeoutSeconds: c.timeoutSeconds ?? JOB_TIMEOUT_DEFAULT_S,
+      enabled: c.enabled !== false,
+      registers: registers(c),
+    })),
     pythonPackages: [...(manifest.dependencies?.pythonDependencies ?? [])],
     npmPackages: { packages: [...npm], note: npm.length > 0 ? NPM_NOTE : null },
     ui: manifest.ui
@@ -117,7 +127,7 @@ export function buildReview(manifest: AppManifest, scan: ScanResult, hookTimeout
     updateHook: { declared: manifest.setup?.onUpdate !== undefined, runs: false },
     mcpServers: Object.entries(manifest.mcpServers ?? {})
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([name, s]) => ({ name, ...cmd(s), envNames: Object.keys(s.env ?? {}).sort() })),
+      .map(([name]) => ({ name, ...mcpDefinition(manifest, name)! })),
     launches: (manifest.launches ?? []).map((l) => ({
       program: l.program,
       why: l.why,

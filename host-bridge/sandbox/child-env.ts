@@ -4,7 +4,7 @@
 // them to third-party code (BACK-10, SBX-01..03).
 import { EGRESS_PROXY_PORT, INSIDE_DIR } from "./mount-plan";
 
-export type ChildKind = "backend" | "hook" | "installer";
+export type ChildKind = "backend" | "hook" | "installer" | "mcp";
 
 export interface ChildEnvOptions {
   kind: ChildKind;

@@ -166,7 +166,7 @@ export function runtimeFiles(input: ReachInput): Set<string> {
   for (const hook of [manifest.setup?.onInstall, manifest.setup?.onUninstall, manifest.setup?.onUpdate]) {
     if (hook) commandWords(hook.command, hook.args);
   }
-  for (const server of Object.values(manifest.mcpServers ?? {})) commandWords(server.command, server.args);
+  for (const server of Object.values(manifest.mcpServers ?? {})) if (server.command !== undefined) commandWords(server.command, server.args);
 
   // ---- follow what each reached file loads
   while (queue.length > 0) {

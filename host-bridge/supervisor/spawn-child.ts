@@ -23,6 +23,15 @@ export function closeInheritedFds(sandboxed: boolean, blocked = false): StdioOpt
 }
 
 /**
+ * An MCP server's descriptors: the same list as closeInheritedFds, except that stdin is a pipe
+ * too, since an MCP server's protocol is its stdin and stdout (relayed to and from the agent).
+ */
+export function mcpServerFds(sandboxed: boolean, blocked = false): StdioOptions {
+  const base = closeInheritedFds(sandboxed, blocked) as string[];
+  return ["pipe", ...base.slice(1)] as StdioOptions;
+}
+
+/**
  * Spawns `file` with `args` (never a shell string) in its own process group (detached), so a
  * stop signals the backend and everything it started, and a Ctrl-C at the owner's terminal does
  * not reach it before the bridge's orderly stop.

@@ -132,6 +132,14 @@ export const ERROR_CODES = {
   ws_upgrade_required: { status: 426, message: "GET /api/ws is a WebSocket: send Upgrade: websocket." },
   ws_origin_not_allowed: { status: 403, message: "A WebSocket to the gateway must come from its own origin, or from an app page's opaque origin with that app's token." },
   ws_too_many_sockets: { status: 429, message: "The app '{app}' holds {limit} live-event sockets already; close one first." },
+  // mcp and jobs
+  mcp_server_not_found: { status: 404, message: "No installed app registers an MCP server '{key}'." },
+  mcp_server_off: { status: 409, message: "The MCP server '{key}' is turned off; turn it on first." },
+  mcp_server_failing: { status: 409, message: "The MCP server '{key}' failed to start {count} times in a row; it starts again once the owner retries (`personalclaw mcp retry {app} {server}`)." },
+  mcp_server_starting: { status: 409, message: "The MCP server '{key}' is still starting (a first start may take up to 10 minutes); this start waits for it." },
+  mcp_definition_changed: { status: 409, message: "The MCP server '{key}' is not the one the owner consented to ({reason}); update the app through `personalclaw apps update` so the owner can review it." },
+  mcp_not_stdio: { status: 400, message: "The MCP server '{key}' is a remote ({transport}) server; an agent connects to its URL, nothing is started." },
+  mcp_json_unreadable: { status: 500, message: "{path} cannot be read as a JSON server map ({reason}); nothing was written. Fix or move the file and try again." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

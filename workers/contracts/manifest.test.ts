@@ -88,6 +88,27 @@ describe("validateManifest", () => {
     expect(refusedWith({ ...base, crons: [{ name: "a", schedule: "* * * * *" }] })).toMatchObject({ code: "manifest_invalid", field: "crons" });
   });
 
+  it("accepts a routed job with permissions.cron and a backend, and refuses one without either or with a bad schedule", () => {
+    const backend = { command: "node", args: ["server.mjs"] };
+    const job = { name: "tick", schedule: "0 3 * * *", route: "/jobs/tick", timeoutSeconds: 10 };
+    expect(validateManifest({ ...base, backend, permissions: { cron: true }, crons: [job] }, opts).ok).toBe(true);
+    expect(validateManifest({ ...base, backend, permissions: { cron: true }, crons: [{ ...job, timezone: "Europe/Paris" }] }, opts).ok).toBe(true);
+    expect(refusedWith({ ...base, backend, crons: [job] })).toMatchObject({ code: "manifest_invalid", field: "crons[0]" });
+    expect(refusedWith({ ...base, backend, permissions: { cron: "true" }, crons: [job] })).toMatchObject({ code: "field_not_a_boolean", field: "permissions.cron" });
+    expect(refusedWith({ ...base, permissions: { cron: true }, crons: [job] })).toMatchObject({ field: "crons[0].route" });
+    expect(refusedWith({ ...base, backend, permissions: { cron: true }, crons: [{ ...job, schedule: "61 * * * *" }] })).toMatchObject({ field: "crons[0].schedule" });
+    expect(refusedWith({ ...base, backend, permissions: { cron: true }, crons: [{ ...job, timezone: "Nowhere/City" }] })).toMatchObject({ field: "crons[0].schedule" });
+    expect(refusedWith({ ...base, backend, permissions: { cron: true }, crons: [{ ...job, route: "jobs" }] }).field).toBe("crons[0].route");
+    expect(refusedWith({ ...base, backend, permissions: { cron: true }, crons: [job, job] })).toMatchObject({ field: "crons" });
+  });
+
+  it("refuses a stdio server without a command and an http server without an https URL", () => {
+    expect(refusedWith({ ...base, mcpServers: { s: { args: ["x"] } } }).field).toBe("mcpServers.s.command");
+    expect(refusedWith({ ...base, mcpServers: { s: { transport: "http", url: "http://example.com/mcp" } } }).field).toBe("mcpServers.s.url");
+    expect(refusedWith({ ...base, mcpServers: { s: { transport: "http", url: "https://example.com/mcp", command: "x" } } }).field).toBe("mcpServers.s.command");
+    expect(validateManifest({ ...base, mcpServers: { s: { transport: "http", url: "https://example.com/mcp" } } }, opts).ok).toBe(true);
+  });
+
   it("refuses a relative or querying health check path", () => {
     for (const healthCheck of ["health", "/health?x=1", "/h%2e"]) {
       expect(refusedWith({ ...base, backend: { command: "node", healthCheck } }).field).toBe("backend.healthCheck");

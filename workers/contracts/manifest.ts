@@ -7,6 +7,7 @@ import { NetworkGrantSchema } from "./network-grant";
 import { GatewayError, type ErrorCode } from "./errors";
 import { settingAt } from "./owner-settings";
 import { declaredSecretNameRefusal } from "./secrets";
+import { nextFireAfter, parseCronSchedule } from "./cron-schedule";
 
 const shortText = (max: number) => z.string().min(1).max(max);
 const stringList = z.array(z.string().max(512)).max(512);
@@ -83,9 +84,21 @@ export const PermissionsSchema = z.object({
   network: NetworkGrantSchema.optional(),
 });
 
+/** A job's route: an absolute path on the app's own backend, plain like the health path. */
+const jobRoute = z.string().max(256).regex(/^\/[A-Za-z0-9._~\-/]*$/, "must be an absolute path of letters, digits and . _ ~ - /");
+
+/** A job waits this long for the backend's answer unless its manifest says otherwise. */
+export const JOB_TIMEOUT_DEFAULT_S = 60;
+
 export const CronSchema = z.object({
-  name: shortText(120),
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "must be letters, digits, . _ - (at most 64)"),
+  /** Five cron fields (cron-schedule.ts), read in `timezone`. */
   schedule: shortText(120),
+  /** UTC (the default) or an IANA zone name such as Europe/Paris. */
+  timezone: z.string().min(1).max(64).optional(),
+  /** The path on the app's backend each fire POSTs to, signed like a proxied request. */
+  route: jobRoute.optional(),
+  timeoutSeconds: z.number().int().min(1).max(900).optional(),
   prompt: z.string().max(8192).optional(),
   enabled: z.boolean().optional(),
   // Parsed so a non-boolean is refused; ignored when the job is registered (CRON-02).
@@ -97,7 +110,10 @@ export const CronSchema = z.object({
 const mcpServerName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "must be letters, digits, . _ - (no ':' or '/')");
 
 export const McpServerSchema = z.object({
-  command: z.string().min(1).max(1024),
+  /** stdio (the default): PersonalClaw starts `command` in the app's sandbox; http: a remote server at `url`. */
+  transport: z.enum(["stdio", "http"]).optional(),
+  command: z.string().min(1).max(1024).optional(),
+  url: z.string().max(2048).optional(),
   args: z.array(z.string().max(4096)).max(256).optional(),
   env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(4096)).optional(),
 });
@@ -326,9 +342,30 @@ export function validateManifest(raw: unknown, opts: ValidateManifestOptions): M
 /** Rules a field-by-field schema cannot state (MAN-04, MAN-07). */
 function checkSemanticRules(m: AppManifest): ManifestRefusal | null {
   const invalid = (field: string, reason: string) => refusal("manifest_invalid", field, { reason }, { field });
-  // A cron fires an agent at the app's tier, so a job without a tier could never run (MAN-04).
-  if ((m.crons?.length ?? 0) > 0 && m.permissions?.agent === undefined) {
-    return invalid("crons", "scheduled jobs need permissions.agent (an agent tier)");
+  // A job fires a signed request at the app's backend: it needs the cron grant, a backend, a
+  // route on it and a schedule that has a next fire (issue 20).
+  for (const [i, job] of (m.crons ?? []).entries()) {
+    if (job.route === undefined) {
+      // The agent-prompt form (MAN-04): a job without a route fires an agent at the app's tier.
+      if (m.permissions?.agent === undefined) return invalid("crons", "scheduled jobs need permissions.agent (an agent tier)");
+      continue;
+    }
+    if (m.permissions?.cron !== true) return invalid(`crons[${i}]`, "a scheduled job needs permissions.cron: true");
+    if (!m.backend) return invalid(`crons[${i}].route`, "a job's route is on the app's backend, and the app declares none");
+    const schedule = parseCronSchedule(job.schedule, job.timezone ?? "UTC");
+    if (typeof schedule === "string") return invalid(`crons[${i}].schedule`, schedule);
+    if (nextFireAfter(schedule, Date.UTC(2000, 0, 1)) === null) return invalid(`crons[${i}].schedule`, "the schedule never fires");
+  }
+  const jobNames = (m.crons ?? []).map((j) => j.name);
+  if (new Set(jobNames).size !== jobNames.length) return invalid("crons", "two jobs have the same name");
+  for (const [name, server] of Object.entries(m.mcpServers ?? {})) {
+    const transport = server.transport ?? "stdio";
+    if (transport === "stdio" && server.command === undefined) return invalid(`mcpServers.${name}.command`, "a stdio server needs a command");
+    if (transport === "stdio" && server.url !== undefined) return invalid(`mcpServers.${name}.url`, "a stdio server has no url");
+    if (transport === "http") {
+      if (server.command !== undefined || server.args !== undefined) return invalid(`mcpServers.${name}.command`, "an http server has a url, not a command");
+      if (mcpRemoteHost(server.url ?? "") === null) return invalid(`mcpServers.${name}.url`, "an http server needs an https:// URL naming a host");
+    }
   }
   // GRANT-01: only editable settings, and never a security one (refused at preview).
   const grant = m.permissions?.config;
@@ -440,4 +477,16 @@ export function isRegistryNpmSpec(spec: string): boolean {
   // npm reads a name ending like an archive as a tarball path.
   if (/\.(tgz|tar|tar\.gz)$/i.test(name)) return false;
   return at === -1 || isSemverRange(spec.slice(at + 1));
+}
+
+/** The host and port of a remote MCP server's https URL; null when it is not one. */
+export function mcpRemoteHost(url: string): { host: string; port: number } | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return null;
+  }
+  if (parsed.protocol !== "https:" || parsed.hostname === "" || parsed.username !== "" || parsed.password !== "") return null;
+  return { host: parsed.hostname.replace(/^\[|\]$/g, "").toLowerCase(), port: parsed.port === "" ? 443 : Number(parsed.port) };
 }

@@ -36,7 +36,7 @@ function isSelfCall(principal: Principal, app: string): boolean {
  * How a backend is reached: a confined one through its socket slot's service binding (it has
  * no port on the host's loopback), an unconfined one (sandbox.mode "off") on its loopback port.
  */
-function backendTransport(env: Env, target: ProxyTarget): { origin: string; fetch: (url: URL, init: RequestInit) => Promise<Response> } | null {
+export function backendTransport(env: Env, target: Pick<ProxyTarget, "slot" | "port">): { origin: string; fetch: (url: URL, init: RequestInit) => Promise<Response> } | null {
   if (target.slot !== null) {
     const binding = env[slotBinding(target.slot)];
     if (!binding) return null;

@@ -14,6 +14,7 @@ import { sessions } from "../sessions";
 import { requireIfMatch } from "../contracts/revision";
 import type { Env } from "../env";
 import { route, type RouteRequest } from "./define";
+import { deregisterMcpServers, registerMcpServers } from "../mcp-registration";
 
 const AbsoluteSource = z.string().min(1).max(4096);
 const AnyObject = z.record(z.string(), z.unknown());
@@ -199,7 +200,14 @@ export const appRoutes = [
       });
       await emitEvent(req.env, "app.installed", { app: manifest.name });
       await startBackend(req.env, manifest.name, manifest, installed.digest);
-      return { app: await registry.get(manifest.name), digest: installed.digest };
+      // The app is installed now: its servers reach mcp.json and its jobs the schedule (CRON-01).
+      // It is recorded: a mcp.json that cannot be written is said in the answer, not undone.
+      const mcp = await registerMcpServers(req.env, manifest.name, manifest).catch((error: unknown) => {
+        if (error instanceof GatewayError) return { registered: [], skipped: [], removed: [], error: error.toEnvelope().error };
+        throw error;
+      });
+      await registry.reconcileJobs(manifest.name, req.now);
+      return { app: await registry.get(manifest.name), digest: installed.digest, mcp };
     },
   }),
   route({
@@ -295,6 +303,22 @@ export const appRoutes = [
     },
   }),
   route({
+    method: "GET",
+    path: "/api/apps/:name/jobs",
+    family: "jobs",
+    authz: { kind: "owner" },
+    internal: true,
+    contract:
+      "The app's scheduled jobs: schedule, time zone, route, timeout, next fire (null while the app is disabled) and the last 50 fires of each (outcome, status, duration, first error line), newest first.",
+    async handle({ env, params, c, now }) {
+      const registry = appRegistry(env);
+      if (!(await registry.get(params.name))) throw appNotFound(params.name);
+      // Test runs only: the injectable clock (X-Test-Now) drives the same fire the alarm runs.
+      if (env.TEST_HOOKS === "1" && c.req.header("x-test-now") !== undefined) await registry.runDueJobs(now);
+      return { jobs: await registry.jobs(params.name) };
+    },
+  }),
+  route({
     method: "POST",
     path: "/api/apps/:name/enable",
     family: "apps",
@@ -308,8 +332,10 @@ export const appRoutes = [
         withTransition(req, record.name, "enable", async () => {
           const current = (await readRecord(req.env, record.name)) ?? record;
           await startBackend(req.env, current.name, current.manifest, current.consentDigest);
+          await registerMcpServers(req.env, current.name, current.manifest);
           const changed = !current.enabled;
           if (changed) await appRegistry(req.env).setEnabled(current.name, true);
+          await appRegistry(req.env).reconcileJobs(current.name, req.now);
           await req.audit({ kind: "app_enabled", outcome: "allowed", subject: current.name, detail: { changed } });
           if (changed) await emitEvent(req.env, "app.enabled", { app: current.name });
           return { app: await appRegistry(req.env).get(current.name), changed };
@@ -334,8 +360,11 @@ export const appRoutes = [
             await req.audit({ kind: "app_disabled", outcome: "allowed", subject: current.name, detail: { changed: false, tokens_revoked: 0 } });
             return { app: await appRegistry(req.env).get(current.name), changed: false };
           }
+          // Its servers leave mcp.json first, so no agent starts one of a disabled app (MCP-01).
+          await deregisterMcpServers(req.env, current.name, current.manifest);
           if (current.manifest.backend) await bridgeCall(req.env, "POST", "/backends/stop", z.unknown(), { name: current.name }, 30_000);
           await appRegistry(req.env).setEnabled(current.name, false);
+          await appRegistry(req.env).reconcileJobs(current.name, req.now);
           const revoked = await sessions(req.env).revokeApp(current.name, req.now);
           await closeAppSockets(req.env, current.name);
           await req.audit({ kind: "app_disabled", outcome: "allowed", subject: current.name, detail: { changed: true, tokens_revoked: revoked } });
@@ -418,6 +447,8 @@ export const appRoutes = [
             toDigest: updated.digest,
             declared: (manifest.secrets ?? []).map((s) => s.name),
           });
+          if (current.enabled) await registerMcpServers(req.env, current.name, manifest, current.manifest);
+          await appRegistry(req.env).reconcileJobs(current.name, req.now);
           await req.audit({
             kind: "app_updated",
             outcome: "allowed",
@@ -444,6 +475,10 @@ export const appRoutes = [
       const purgeData = req.body.purge_data === true;
       return auditedRefusal(req, "app_uninstall_refused", record.name, () =>
         withTransition(req, record.name, "uninstall", async () => {
+          // Teardown order (UNIN-02): its jobs go first, in one transaction, so none fires at a
+          // removed app; then its servers leave mcp.json; then hook, backend and files.
+          const jobsRemoved = await appRegistry(req.env).removeJobs(record.name);
+          await deregisterMcpServers(req.env, record.name, record.manifest);
           const removed = await bridgeCall(
             req.env,
             "POST",
@@ -456,7 +491,7 @@ export const appRoutes = [
           await sessions(req.env).revokeApp(record.name, req.now);
           await closeAppSockets(req.env, record.name);
           await bridgeCall(req.env, "POST", "/apps/transition-commit", z.unknown(), { name: record.name }, 60_000);
-          await req.audit({ kind: "app_uninstalled", outcome: "allowed", subject: record.name, detail: { purge_data: purgeData, uninstall_hook: removed.uninstallHook } });
+          await req.audit({ kind: "app_uninstalled", outcome: "allowed", subject: record.name, detail: { purge_data: purgeData, uninstall_hook: removed.uninstallHook, jobs_removed: jobsRemoved } });
           await emitEvent(req.env, "app.uninstalled", { app: record.name });
           return { removed: record.name, data_kept: !purgeData };
         }),
@@ -572,6 +607,9 @@ export const appRoutes = [
           uiFiles: proof.uiFiles,
         };
         await registry.replace(record);
+        // Re-synced at every start, so its jobs and servers are reconciled with it (CRON-01).
+        await registry.reconcileJobs(manifest.name, req.now);
+        if (record.enabled) await registerMcpServers(req.env, manifest.name, manifest, existing?.manifest);
         if (!existing) await req.audit({ kind: "app_installed", outcome: "allowed", subject: manifest.name, detail: { origin: "builtin", consent: entry.digest } });
       }
       return { synced: req.body.apps.length };

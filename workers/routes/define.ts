@@ -12,7 +12,7 @@ export type { Authorization } from "./authorization";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
 
-export type RouteFamily = "status" | "auth" | "security-log" | "apps" | "app-proxy" | "messaging" | "internal" | "events" | "approvals" | "settings" | "secrets";
+export type RouteFamily = "status" | "auth" | "security-log" | "apps" | "app-proxy" | "messaging" | "internal" | "events" | "approvals" | "settings" | "secrets" | "mcp" | "jobs";
 
 export interface GatewayVars {
   principal: Principal;

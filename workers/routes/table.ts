@@ -6,6 +6,7 @@ import { appRoutes } from "./apps";
 import { approvalRoutes } from "./approvals";
 import { appProxyRoutes } from "./app-proxy";
 import { messagingRoutes } from "./messaging";
+import { mcpRoutes } from "./mcp";
 import { authRoutes } from "./auth";
 import { eventRoutes } from "./events";
 import { route, type RouteRow } from "./define";
@@ -26,6 +27,7 @@ const baseRows: ReadonlyArray<RouteRow<any, any>> = [
   ...settingsRoutes,
   ...secretRoutes,
   ...eventRoutes,
+  ...mcpRoutes,
   ...testHookRoutes,
 ];
 

@@ -1,0 +1,204 @@
+// `personalclaw mcp path|list|run|retry` and `personalclaw apps jobs <name>`.
+//
+// `mcp run <app> <server>` is the command every app entry in <home>/mcp.json names: an agent
+// starts it and speaks MCP over its stdin and stdout. It runs in this CLI process, not in the
+// bridge: it reads the server's definition from the installed app's own app.json, asks the
+// running gateway whether that exact definition may start (installed, enabled, on, not failing,
+// consented: POST /api/internal/mcp/<app>/<server>/launch), starts the consented command in the
+// app's sandbox (host-bridge/sandbox/run-mcp-server.ts) and reports how the start went. A server
+// with a network grant gets an egress broker started here, in this process, on a socket of its
+// own in the home's runtime folder: the broker's rule (network-grant.ts, address-policy.ts) is
+// the bridge's, and its decisions go to the security log through the gateway as the bridge's do.
+import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { AppManifestSchema } from "../../workers/contracts/manifest";
+import { McpLaunchAnswerSchema, mcpDefinition, mcpDefinitionDigest, MCP_FIRST_START_MS } from "../../workers/contracts/mcp";
+import { grantPatterns } from "../../workers/contracts/network-grant";
+import { safeLine } from "../../workers/contracts/text-safety";
+import { EgressBrokers } from "../egress/brokers";
+import { homePaths, runtimeDir } from "../home";
+import { childLimits, readOwnerConfig } from "../owner-config";
+import { boundsAvailability } from "../sandbox/bounds";
+import { sandboxAvailability } from "../sandbox/bubblewrap";
+import { runMcpServer } from "../sandbox/run-mcp-server";
+import { parentEnvironment } from "../settings";
+import { callGateway, type GatewayAnswer } from "./gateway-client";
+
+const EXIT_REFUSED = 3;
+/** How often a running server asks whether it may go on. */
+const MCP_ALIVE_POLL_MS = 2_000;
+const APP_NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+function fail(answer: GatewayAnswer, json: boolean): number {
+  const error = answer.body?.error ?? { code: "unexpected_answer", message: `The gateway answered ${answer.status}.` };
+  if (json) process.stdout.write(`${JSON.stringify({ error })}\n`);
+  else process.stderr.write(`personalclaw: ${safeLine(String(error.message))} (${safeLine(String(error.code))})\n`);
+  return answer.status >= 400 && answer.status < 500 ? EXIT_REFUSED : 1;
+}
+
+function usage(text: string): number {
+  process.stderr.write(`Usage: ${text}\n`);
+  return 2;
+}
+
+/** `mcp path`: where the server map is, for an agent's settings. */
+export async function runMcpPath(_args: string[], home: string): Promise<number> {
+  process.stdout.write(`${homePaths(home).mcpJson}\n`);
+  return 0;
+}
+
+export async function runMcpList(args: string[], home: string): Promise<number> {
+  const { values } = parseArgs({ args, options: { json: { type: "boolean" } } });
+  const answer = await callGateway(home, "mcp-list", "GET", "/api/mcp");
+  if (answer.status !== 200) return fail(answer, Boolean(values.json));
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(answer.body)}\n`);
+    return 0;
+  }
+  const servers = answer.body.servers as Array<Record<string, any>>;
+  if (servers.length === 0) process.stdout.write("No app declares an MCP server.\n");
+  for (const s of servers) {
+    const last = s.lastStart ? `last start ${s.lastStart.at}: ${s.lastStart.ok ? "answered" : `failed (exit ${s.lastStart.exitCode ?? "-"}: ${s.lastStart.reason ?? "no reason"})`}` : "never started";
+    process.stdout.write(`${safeLine(s.key)}  ${s.transport}  ${s.state}  failed starts ${s.failedStarts}  ${safeLine(last)}\n`);
+  }
+  return 0;
+}
+
+export async function runMcpRetry(args: string[], home: string): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
+  if (positionals.length !== 2) return usage("personalclaw mcp retry <app> <server> [--json]");
+  const [app, server] = positionals as [string, string];
+  const answer = await callGateway(home, "mcp-retry", "POST", `/api/mcp/${encodeURIComponent(app)}/${encodeURIComponent(server)}/retry`, {});
+  if (answer.status !== 200) return fail(answer, Boolean(values.json));
+  process.stdout.write(values.json ? `${JSON.stringify(answer.body)}\n` : `${safeLine(`${app}:${server}`)} will be started at its next launch.\n`);
+  return 0;
+}
+
+export async function runAppsJobs(args: string[], home: string): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
+  if (positionals.length !== 1) return usage("personalclaw apps jobs <name> [--json]");
+  const answer = await callGateway(home, "apps-jobs", "GET", `/api/apps/${encodeURIComponent(positionals[0]!)}/jobs`);
+  if (answer.status !== 200) return fail(answer, Boolean(values.json));
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(answer.body)}\n`);
+    return 0;
+  }
+  const jobs = answer.body.jobs as Array<Record<string, any>>;
+  if (jobs.length === 0) process.stdout.write("The app has no scheduled jobs.\n");
+  for (const job of jobs) {
+    process.stdout.write(`${safeLine(job.name)}  ${safeLine(job.schedule)} ${safeLine(job.timezone)}  POST ${safeLine(job.route)}  next ${job.nextFire ?? (job.paused ? "(app disabled)" : "none")}\n`);
+    for (const run of (job.history as Array<Record<string, any>>).slice(0, 10)) {
+      process.stdout.write(`  ${run.startedAt}  ${run.outcome}  ${run.status ?? "-"}  ${run.durationMs} ms${run.error ? `  ${safeLine(run.error)}` : ""}\n`);
+    }
+  }
+  return 0;
+}
+
+/** The definition digest of what the installed folder declares now; null when it declares nothing readable. */
+async function definitionOnDisk(home: string, app: string, server: string): Promise<string> {
+  const manifestPath = join(homePaths(home).apps, app, "app.json");
+  if (!existsSync(manifestPath)) return "none";
+  try {
+    const manifest = AppManifestSchema.parse(JSON.parse(readFileSync(manifestPath, "utf8")));
+    const definition = mcpDefinition(manifest, server);
+    return definition ? await mcpDefinitionDigest(definition) : "none";
+  } catch {
+    return "unreadable";
+  }
+}
+
+/** Asks the gateway to launch; a start of the same server under way is waited for (MCP-05). */
+async function askToLaunch(home: string, app: string, server: string, definitionDigest: string): Promise<GatewayAnswer> {
+  const deadline = Date.now() + MCP_FIRST_START_MS;
+  for (;;) {
+    const answer = await callGateway(home, `mcp:${app}:${server}`, "POST", `/api/internal/mcp/${app}/${server}/launch`, { definitionDigest });
+    if (answer.status !== 409 || answer.body?.error?.code !== "mcp_server_starting" || Date.now() > deadline) return answer;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+export async function runMcpRun(args: string[], home: string): Promise<number> {
+  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+  if (positionals.length !== 2) return usage("personalclaw mcp run <app> <server>");
+  const [app, server] = positionals as [string, string];
+  if (!APP_NAME.test(app) || !SERVER_NAME.test(server)) return usage("personalclaw mcp run <app> <server> (an app name and a server name it declares)");
+  const answer = await askToLaunch(home, app, server, await definitionOnDisk(home, app, server));
+  if (answer.status !== 200) return fail(answer, false);
+  const launch = McpLaunchAnswerSchema.parse(answer.body);
+
+  const config = readOwnerConfig(home);
+  if (!config.ok) {
+    process.stderr.write(`personalclaw: ${safeLine(config.reason)}\n`);
+    return 1;
+  }
+  const parentEnv = parentEnvironment();
+  const paths = homePaths(home);
+  const egress = new EgressBrokers(runtimeDir(home, parentEnv.XDG_RUNTIME_DIR), (decision) => {
+    const target = `${decision.host}:${decision.port}`;
+    void callGateway(home, `mcp:${app}:${server}`, "POST", "/api/internal/sel/append", {
+      kind: decision.outcome === "allowed" ? "egress_allowed" : (decision.code ?? "egress_refused"),
+      outcome: decision.outcome,
+      principal: `app:${decision.app}`,
+      subject: target,
+      group: target,
+      detail: { via: `mcp ${server}`, ...(decision.reason ? { reason: decision.reason } : {}) },
+    }).catch(() => {});
+  });
+  const preferred = config.config.sandbox.bounds;
+  const appDir = join(paths.apps, app);
+  let reported: Promise<unknown> = Promise.resolve();
+  // Disabling or uninstalling the app, or the owner's off switch, ends a running server too
+  // (MCP-01): asked every few seconds; an unanswered question is not a no.
+  const stopping = new AbortController();
+  const watch = setInterval(() => {
+    void callGateway(home, `mcp:${app}:${server}`, "GET", `/api/internal/mcp/${app}/${server}/alive`)
+      .then((answer) => {
+        if (answer.status === 200 && answer.body?.alive === false && !stopping.signal.aborted) {
+          process.stderr.write(`personalclaw: ending ${app}:${server}: ${safeLine(String(answer.body.reason ?? "it may not run"))}\n`);
+          stopping.abort();
+        }
+      })
+      .catch(() => {});
+  }, MCP_ALIVE_POLL_MS);
+  const code = await runMcpServer(
+    {
+      app: { name: app, appDir, dataDir: join(appDir, "data"), hasStorage: launch.hasStorage },
+      server,
+      command: { file: launch.command, args: launch.args },
+      declaredEnv: launch.env,
+      egress: grantPatterns(launch.network),
+      stop: stopping.signal,
+    },
+    {
+      home,
+      ownerHome: homedir(),
+      sandboxMode: config.config.sandbox.mode,
+      sandbox: await sandboxAvailability(parentEnv.PATH),
+      bounds: boundsAvailability(parentEnv.PATH, preferred === "auto" ? undefined : preferred),
+      limits: childLimits(config.config),
+      egress,
+      parentEnv,
+      passthrough: config.config.sandbox.env_passthrough,
+      log: (line) => process.stderr.write(`${line}\n`),
+    },
+    { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+    (outcome) => {
+      reported = callGateway(home, `mcp:${app}:${server}`, "POST", `/api/internal/mcp/${app}/${server}/started`, {
+        startId: launch.startId,
+        ok: outcome.ok,
+        exitCode: outcome.ok ? null : outcome.exitCode,
+        reason: outcome.ok ? null : outcome.reason.slice(0, 500),
+      }).catch(() => {});
+    },
+  );
+  clearInterval(watch);
+  await reported;
+  await egress.stopAll();
+  // The agent may keep our stdin open after the server died: let go of it, so this process ends
+  // and the agent sees its server's end.
+  process.stdin.destroy();
+  return code;
+}

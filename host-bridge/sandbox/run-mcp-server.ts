@@ -1,0 +1,172 @@
+// Runs one app MCP server confined, for as long as its agent keeps it: the long-lived sibling
+// of run-confined.ts, with the same hardening steps in the same order (buildChildEnv,
+// wrapInSandbox, applyBounds, spawnChild) and no rule of its own. The differences are what an
+// MCP server is: its stdin and stdout are the protocol (relayed between the agent and the
+// child byte for byte), its working directory is the app's folder (MCP-03), it has no time
+// cap, and a start is over once it first answers (or exits before it did). A silent first start
+// (a package runner installing) is never cut off (MCP-05).
+import type { Readable, Writable } from "node:stream";
+import { buildChildEnv, credentialValuesOf, egressEnvironment } from "./child-env";
+import type { HostPattern } from "../../workers/contracts/network-grant";
+import { wrapInSandbox } from "./bubblewrap";
+import { boundCommand, createChildGroup, describeLimits, type ChildGroup } from "./bounds";
+import { mcpServerFds, SANDBOX_BLOCK_FD, SANDBOX_INFO_FD, spawnChild } from "../supervisor/spawn-child";
+import { readChildPid, type ConfinementContext } from "./run-confined";
+
+export interface McpServerRun {
+  app: { name: string; appDir: string; dataDir: string; hasStorage: boolean };
+  server: string;
+  command: { file: string; args: string[] };
+  /** The values the manifest declares for its env names (the names are part of the consent). */
+  declaredEnv: Record<string, string>;
+  /** The hosts its egress broker lets it reach (none: no network at all). */
+  egress: readonly HostPattern[];
+  /** Aborted when the server must end (its app was disabled, say): its whole group is killed. */
+  stop?: AbortSignal;
+}
+
+/** How a start went: `answered` once its first byte reached the agent; otherwise why it ended first. */
+export type McpStartOutcome = { ok: true } | { ok: false; exitCode: number | null; reason: string };
+
+export interface McpServerIo {
+  stdin: Readable;
+  stdout: Writable;
+  stderr: Writable;
+}
+
+function killGroup(pgid: number | undefined): void {
+  if (!pgid || pgid <= 1) return;
+  try {
+    process.kill(-pgid, "SIGKILL");
+  } catch {
+    // gone
+  }
+}
+
+function masked(line: string, secrets: readonly string[]): string {
+  let out = line;
+  for (const secret of secrets) out = out.split(secret).join("***");
+  return out.slice(0, 400);
+}
+
+/**
+ * Starts the server confined and relays its stdio until it exits; `onStart` is called once,
+ * when it first answers or when it ends without having answered. Resolves with its exit code.
+ */
+export async function runMcpServer(run: McpServerRun, ctx: ConfinementContext, io: McpServerIo, onStart: (outcome: McpStartOutcome) => void): Promise<number> {
+  let reported = false;
+  const report = (outcome: McpStartOutcome) => {
+    if (reported) return;
+    reported = true;
+    onStart(outcome);
+  };
+  const sandboxed = ctx.sandboxMode === "on";
+  if (sandboxed && !ctx.sandbox.ok) {
+    report({ ok: false, exitCode: null, reason: `sandbox_unavailable: ${ctx.sandbox.reason ?? "bwrap is unavailable"}` });
+    return 1;
+  }
+
+  // 1. The environment: the allowlist, then the manifest's own values, then the egress relay.
+  const { env: allowlisted } = buildChildEnv(ctx.parentEnv, {
+    kind: "mcp",
+    app: { name: run.app.name, hasStorage: run.app.hasStorage, dataDir: run.app.dataDir },
+    home: ctx.home,
+    passthrough: ctx.passthrough,
+    sandboxed,
+  });
+  const env: Record<string, string> = { ...run.declaredEnv, ...allowlisted };
+  const brokerKey = `${run.app.name}:mcp:${run.server}:${process.pid}`;
+  let egressSocket: string | undefined;
+  if (sandboxed && run.egress.length > 0 && ctx.egress) {
+    egressSocket = await ctx.egress.start(brokerKey, run.app.name, run.egress);
+    Object.assign(env, egressEnvironment());
+  }
+
+  // 2. The filesystem view and namespaces: its app folder read-only and its working directory.
+  const useGroup = sandboxed && ctx.bounds.mechanism === "cgroup";
+  let cmd = { file: run.command.file, args: run.command.args };
+  if (sandboxed) {
+    cmd = wrapInSandbox(
+      { file: cmd.file, args: cmd.args, cwd: run.app.appDir },
+      {
+        appDir: run.app.appDir,
+        writable: run.app.hasStorage ? [run.app.dataDir] : [],
+        home: ctx.home,
+        ownerHome: ctx.ownerHome,
+        pathEnv: env.PATH,
+        ...(egressSocket ? { egressSocket } : {}),
+        bwrapPath: ctx.sandbox.path,
+        userNamespace: ctx.sandbox.userNamespace,
+        infoFd: SANDBOX_INFO_FD,
+        ...(useGroup ? { blockFd: SANDBOX_BLOCK_FD } : {}),
+      },
+    );
+  }
+
+  // 3. Bounds.
+  if (sandboxed) cmd = boundCommand(cmd, ctx.limits, ctx.bounds);
+  let group: ChildGroup | null = null;
+  if (useGroup) {
+    try {
+      group = createChildGroup(ctx.bounds, `${run.app.name}-mcp`, ctx.limits);
+    } catch (error) {
+      report({ ok: false, exitCode: null, reason: `its limits (${describeLimits(ctx.limits)}) could not be set up: ${error instanceof Error ? error.message : String(error)}` });
+      return 1;
+    }
+  }
+
+  // 4. Spawn, least reversible last.
+  const child = spawnChild({ ...cmd, cwd: run.app.appDir }, { env, stdio: mcpServerFds(sandboxed, useGroup) });
+  const secrets = credentialValuesOf(env);
+  let lastStderrLine: string | null = null;
+  let partial = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    io.stderr.write(chunk);
+    partial = (partial + chunk.toString("utf8")).slice(-8192);
+    const lines = partial.split(/\r?\n/);
+    partial = lines.pop() ?? "";
+    for (const line of lines) if (line.trim() !== "") lastStderrLine = masked(line.trim(), secrets);
+  });
+  child.stdout?.on("data", (chunk: Buffer) => {
+    report({ ok: true });
+    io.stdout.write(chunk);
+  });
+  if (child.stdin) {
+    io.stdin.pipe(child.stdin);
+    child.stdin.on("error", () => {});
+  }
+  const exited = new Promise<{ code: number | null; signal: string | null; error?: string }>((resolve) => {
+    child.once("exit", (code, signal) => resolve({ code, signal }));
+    child.once("error", (err) => resolve({ code: null, signal: null, error: err.message }));
+  });
+  const stop = () => killGroup(child.pid);
+  process.once("SIGTERM", stop);
+  process.once("SIGINT", stop);
+  run.stop?.addEventListener("abort", stop, { once: true });
+
+  if (group && child.pid !== undefined) {
+    try {
+      const sandboxPid = await readChildPid(child.stdio[SANDBOX_INFO_FD] as NodeJS.ReadableStream | null, 5_000);
+      if (sandboxPid === null) throw new Error("bwrap did not name its sandboxed child");
+      group.attach(sandboxPid);
+      (child.stdio[SANDBOX_BLOCK_FD] as Writable | null)?.end("go");
+    } catch (error) {
+      killGroup(child.pid);
+      group.remove();
+      await exited;
+      report({ ok: false, exitCode: null, reason: `it could not be placed under its limits: ${error instanceof Error ? error.message : String(error)}` });
+      return 1;
+    }
+  }
+
+  const end = await exited;
+  io.stdin.unpipe(child.stdin ?? undefined);
+  killGroup(child.pid);
+  group?.remove();
+  if (egressSocket) await ctx.egress?.stop(brokerKey);
+  if (partial.trim() !== "") lastStderrLine = masked(partial.trim(), secrets);
+  const exitCode = end.code;
+  const why = end.error ? `could not be started: ${end.error}` : (lastStderrLine ?? (end.signal ? `killed by ${end.signal}` : `exit status ${end.code}`));
+  report({ ok: false, exitCode, reason: why });
+  return exitCode ?? 1;
+}
