@@ -149,7 +149,14 @@ export function appsSection(api, statusChanged) {
     const apps = list(answer.data.apps);
     const mcp = await api.get("/api/mcp");
     mcpRows = mcp.ok ? list(mcp.data.servers) : [];
+    // A refresh (a live frame, say) must not throw away what the owner is in the middle of: an
+    // open Update form or review, or an Uninstall question, moves into the new list as it is.
+    const open = [...listHost.querySelectorAll("[data-control], [data-uninstall]")].filter((control) => control.querySelector("form, input, .update-review > *"));
     replaceChildren(listHost, apps.length === 0 ? el("p", { class: "muted", text: "No apps installed." }) : el("ul", { class: "app-list" }, apps.map(appItem)));
+    for (const control of open) {
+      const key = control.dataset.control ? `[data-control="${CSS.escape(control.dataset.control)}"]` : `[data-uninstall="${CSS.escape(control.dataset.uninstall)}"]`;
+      listHost.querySelector(key)?.replaceWith(control);
+    }
   }
 
   function showReview(source, review, digest, warning) {

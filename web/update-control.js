@@ -79,5 +79,5 @@ export function updateControl(api, name, updated) {
   }
 
   showButton();
-  return el("span", {}, wrap, host);
+  return el("span", { "data-control": `update:${name}` }, wrap, host);
 }

@@ -142,6 +142,9 @@ interface Tracked {
   relay: LogRelay | null;
   /** The cgroup of the current run, when bounds are by cgroup. */
   group: ChildGroup | null;
+  /** The last line and line count of the newest status report (linesMoved). */
+  reportedLastLine: string;
+  reportedLineCount: number;
   /** Limits this run reached, noted before the bridge stopped it or the kernel killed it. */
   limitsReached: LimitHit[];
   stopping: boolean;
@@ -258,6 +261,8 @@ export class BackendSupervisor {
       exit: null,
       relay: null,
       group: null,
+      reportedLastLine: "",
+      reportedLineCount: 0,
       limitsReached: [],
       stopping: false,
       gaveUp: false,
@@ -776,6 +781,8 @@ export class BackendSupervisor {
       if (ok) {
         misses = 0;
         if (!t.healthy) this.markHealthy(t);
+        // The last lines the owner reads are reported again once they moved, at most once an interval.
+        else if (this.linesMoved(t)) this.emit(t);
       } else {
         misses += 1;
         if (misses >= this.opts.healthMisses && t.healthy) {
@@ -818,9 +825,17 @@ export class BackendSupervisor {
     return withTimeout(t.exited.then(() => true), ms, false);
   }
 
+  /** True when the backend printed since its status was last reported. */
+  private linesMoved(t: Tracked): boolean {
+    const lines = t.relay?.lastLines() ?? [];
+    return (lines.at(-1) ?? "") !== t.reportedLastLine || lines.length !== t.reportedLineCount;
+  }
+
   private emit(t: Tracked): void {
     const status = this.status(t.spec.name);
     if (!status) return;
+    t.reportedLastLine = status.lastLines.at(-1) ?? "";
+    t.reportedLineCount = status.lastLines.length;
     try {
       this.onChange(t.spec.name, status);
     } catch (err) {
