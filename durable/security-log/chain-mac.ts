@@ -60,7 +60,7 @@ const MAC_MEMBER_BYTES = 8 + 64 + 1;
  * Computes a row's mac and its size: the UTF-8 length of the whole row (mac included) in
  * canonical JSON, which is what a segment's byte count sums.
  */
-export async function sealRow(key: CryptoKey, fields: ChainedFields): Promise<{ mac: string; bytes: number }> {
+export async function sealRow(key: CryptoKey, fields: ChainedFields): Promise<{ mac: string; bytes: number; body: Uint8Array }> {
   const body = encoder.encode(canonicalRowBody(fields));
   const prev = encoder.encode(fields.prev_mac);
   const message = new Uint8Array(prev.length + body.length);
@@ -69,5 +69,5 @@ export async function sealRow(key: CryptoKey, fields: ChainedFields): Promise<{ 
   const signature = new Uint8Array(await crypto.subtle.sign("HMAC", key, message));
   let mac = "";
   for (const byte of signature) mac += HEX[byte];
-  return { mac, bytes: body.length + MAC_MEMBER_BYTES };
+  return { mac, bytes: body.length + MAC_MEMBER_BYTES, body };
 }

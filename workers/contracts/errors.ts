@@ -116,6 +116,13 @@ export const ERROR_CODES = {
   // faults
   storage_full: { status: 507, message: "The gateway's disk is full ({reason}); nothing was written. Free some space and try again: reads keep working and no restart is needed." },
   app_backend_timeout: { status: 504, message: "The backend of '{name}' did not start answering within {seconds} s." },
+  // verifiable log
+  sel_checkpoints_off: { status: 500, message: "This security log signs no checkpoints." },
+  witness_checkpoint_invalid: { status: 400, message: "The witness cannot cosign this: {reason}." },
+  witness_key_changed: { status: 409, message: "The witness knows the log {origin} by another key; it cosigns one key per log." },
+  witness_rollback: { status: 409, message: "The witness holds checkpoint {held} of {origin}; checkpoint {offered} does not extend it." },
+  witness_full: { status: 507, message: "The witness keeps at most {max} logs and holds no room for {origin}." },
+  witness_unreachable: { status: 502, message: "The witness at {url} did not cosign: {reason}." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
