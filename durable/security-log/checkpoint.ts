@@ -37,7 +37,12 @@ export function fromBase64(text: string): Uint8Array | null {
   }
 }
 
-function concat(parts: readonly Uint8Array[]): Uint8Array {
+/** WebCrypto's typings want an ArrayBuffer-backed view; every array here is one. */
+export function bufferOf(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
+  return bytes as Uint8Array<ArrayBuffer>;
+}
+
+function concat(parts: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
   const total = parts.reduce((sum, part) => sum + part.length, 0);
   const out = new Uint8Array(total);
   let at = 0;
@@ -129,12 +134,12 @@ export async function generateSigningKey(): Promise<{ pkcs8: Uint8Array; publicR
 }
 
 export async function importSigningKey(name: string, pkcs8: Uint8Array, publicRaw: Uint8Array): Promise<SigningKey> {
-  const privateKey = await crypto.subtle.importKey("pkcs8", pkcs8, { name: "Ed25519" }, false, ["sign"]);
+  const privateKey = await crypto.subtle.importKey("pkcs8", bufferOf(pkcs8), { name: "Ed25519" }, false, ["sign"]);
   return { name, privateKey, publicRaw };
 }
 
 function importPublic(publicRaw: Uint8Array): Promise<CryptoKey> {
-  return crypto.subtle.importKey("raw", publicRaw, { name: "Ed25519" }, false, ["verify"]);
+  return crypto.subtle.importKey("raw", bufferOf(publicRaw), { name: "Ed25519" }, false, ["verify"]);
 }
 
 // --- signed notes -------------------------------------------------------------------------
@@ -173,7 +178,7 @@ export async function openCheckpoint(note: string, vkey: string): Promise<Opened
     if (name !== key.name || encoded === undefined) continue;
     const bytes = fromBase64(encoded);
     if (bytes === null || bytes.length !== 68 || !bytes.slice(0, 4).every((b, i) => b === id[i])) continue;
-    if (await crypto.subtle.verify("Ed25519", publicKey, bytes.slice(4), encoder.encode(parts.body))) {
+    if (await crypto.subtle.verify("Ed25519", publicKey, bufferOf(bytes.slice(4)), encoder.encode(parts.body))) {
       return { ok: true, body: parts.body, checkpoint };
     }
   }
@@ -182,8 +187,8 @@ export async function openCheckpoint(note: string, vkey: string): Promise<Opened
 
 // --- cosignatures (a witness's) -----------------------------------------------------------
 
-function cosignedMessage(body: string, timeSeconds: number): Uint8Array {
-  return encoder.encode(`cosignature/v1\ntime ${timeSeconds}\n${body}`);
+function cosignedMessage(body: string, timeSeconds: number): Uint8Array<ArrayBuffer> {
+  return bufferOf(encoder.encode(`cosignature/v1\ntime ${timeSeconds}\n${body}`));
 }
 
 /** A witness's signature line over a checkpoint body at a time (whole seconds). */
@@ -206,7 +211,7 @@ export async function verifyCosignature(body: string, line: string, witnessVkey:
   const id = await keyId(key.name, COSIGNATURE_TYPE, key.publicRaw);
   if (!bytes.slice(0, 4).every((b, i) => b === id[i])) return { ok: false };
   const timeSeconds = Number(new DataView(bytes.buffer, bytes.byteOffset + 4, 8).getBigUint64(0));
-  const ok = await crypto.subtle.verify("Ed25519", await importPublic(key.publicRaw), bytes.slice(12), cosignedMessage(body, timeSeconds));
+  const ok = await crypto.subtle.verify("Ed25519", await importPublic(key.publicRaw), bufferOf(bytes.slice(12)), cosignedMessage(body, timeSeconds));
   return ok ? { ok: true, timeSeconds } : { ok: false };
 }
 
