@@ -4,6 +4,7 @@ import { mkdirSync, chmodSync, readFileSync, statSync, existsSync, lstatSync, rm
 import { GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME } from "../workers/contracts/backend-slots";
 import { writePrivateFile } from "./private-file";
 import { freshSeed } from "./sel-seed";
+import { firstEpochKey } from "../durable/security-log/epoch-key";
 import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
@@ -65,18 +66,18 @@ export function writeFreshLocalSecret(paths: HomePaths): string {
 }
 
 /**
- * What the security log is started with. A fresh home makes the seed (the key of epoch 0),
- * hands it to the log once as SEL_KEY and never writes it in the clear (`firstSeed` tells the
- * start to show it and, with a passphrase, seal it). A home whose log exists passes no key: the
+ * What the security log is started with. A fresh home makes the seed, hands the log only the
+ * key of epoch 0 (one way from the seed) as SEL_KEY, and never writes the seed in the clear
+ * (`firstSeed` tells the start to show it and, with a passphrase, seal it). A home whose log exists passes no key: the
  * log keeps its own current epoch key. A home from before epochs keeps its `sel_hmac.key`,
  * which is that log's seed; one that exists but cannot be read is a refusal to start (fail
  * closed): replacing it would silently break verification of every existing row.
  */
-export function readOrCreateSelKey(paths: HomePaths): { ok: true; keyHex: string; firstSeed: string | null } | { ok: false; reason: string } {
+export async function readOrCreateSelKey(paths: HomePaths): Promise<{ ok: true; keyHex: string; firstSeed: string | null } | { ok: false; reason: string }> {
   if (!existsSync(paths.selKey)) {
     if (existsSync(join(paths.state, "personalclaw-security-log"))) return { ok: true, keyHex: "", firstSeed: null };
     const seed = freshSeed();
-    return { ok: true, keyHex: seed, firstSeed: seed };
+    return { ok: true, keyHex: await firstEpochKey(seed), firstSeed: seed };
   }
   try {
     const key = readFileSync(paths.selKey);

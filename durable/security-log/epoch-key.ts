@@ -1,8 +1,10 @@
 // The forward-secure chain key. The MAC key of epoch e+1 is HMAC-SHA256(key of epoch e,
 // EPOCH_STEP_LABEL): a one-way step, so whoever takes the key of epoch e can compute every
-// later key but no earlier one. The log keeps only the current epoch's key and overwrites
-// the previous one when it steps; the verifier re-derives every epoch's key from the seed
-// (the key of epoch 0), which the log never holds after its first epoch.
+// later key but no earlier one. The key of epoch 0 is one step from the seed, so the seed
+// itself is never a MAC key and never reaches the log: the host bridge derives epoch 0's key,
+// hands only that to the log, and shows the seed to the owner. The log keeps only the current
+// epoch's key and overwrites the previous one when it steps; the verifier re-derives every
+// epoch's key from the seed.
 import { isChainKeyHex } from "./chain-mac";
 
 /** The label of the one-way step; changing one byte would make every stepped row unverifiable. */
@@ -44,11 +46,25 @@ export interface ChainKeys {
   keyFor(epoch: number): Promise<CryptoKey | null>;
 }
 
-/** Every epoch's key, derived forward from the seed (the verifier's keyring). */
-export function keysFromSeed(seedHex: string): ChainKeys {
+/** The key of epoch 0: one step from the seed. */
+export async function firstEpochKey(seedHex: string): Promise<string> {
   if (!isChainKeyHex(seedHex)) throw new Error("the seed must be 64 hexadecimal characters");
+  return bytesToHex(await stepEpochKey(hexToBytes(seedHex.toLowerCase())));
+}
+
+/** Every epoch's key, derived forward from the seed (the verifier's keyring). */
+export async function keysFromSeed(seedHex: string): Promise<ChainKeys> {
+  return keysFromFirstEpochKey(await firstEpochKey(seedHex));
+}
+
+/**
+ * Every epoch's key, derived forward from the key of epoch 0: for a log started before epochs,
+ * whose `sel_hmac.key` is that key.
+ */
+export function keysFromFirstEpochKey(keyHex: string): ChainKeys {
+  if (!isChainKeyHex(keyHex)) throw new Error("the key must be 64 hexadecimal characters");
   let epoch = 0;
-  let bytes = hexToBytes(seedHex);
+  let bytes = hexToBytes(keyHex.toLowerCase());
   const imported = new Map<number, CryptoKey>();
   return {
     async keyFor(wanted: number): Promise<CryptoKey | null> {

@@ -18,7 +18,11 @@ export interface CheckpointProof {
   standing: CheckpointStanding;
   /** Rows hashed or linked. */
   checked: number;
-  /** The first row that disagrees, when there is one. */
+  /**
+   * Where the disagreement shows: for `forked` the checkpoint's own seq (a root names no single
+   * row: some row at or before it changed), for `broken` the row that does not link, for
+   * `truncated` the first missing seq.
+   */
   first_bad_seq?: number;
 }
 

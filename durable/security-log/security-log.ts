@@ -19,6 +19,7 @@ import type {
 import type { Env } from "../../workers/env";
 import { SecurityLogCore, SEL_CHECKPOINTS, type CheckpointExport, type SqlPort } from "./log-core";
 import { EPOCH_MS } from "./epoch-key";
+import { GatewayError, type ErrorCode } from "../../workers/contracts/errors";
 import type { WitnessAnswer } from "./witness";
 import type { CosignatureRecord } from "../../workers/contracts/security-event";
 import { CoalescingLog } from "./coalescing-log";
@@ -119,9 +120,17 @@ export class SecurityLog extends DurableObject<Env> {
     return this.core.recordCosignature(record);
   }
 
-  /** As a witness for another log: cosigns its checkpoint if it extends the one held. */
-  async witness(note: string, publicKey: string): Promise<WitnessAnswer> {
-    return this.core.witness(note, publicKey);
+  /**
+   * As a witness for another log: cosigns its checkpoint if it extends the one held. A refusal
+   * is an answer (its code and sentence), since an error's type does not survive RPC.
+   */
+  async witness(note: string, publicKey: string): Promise<({ ok: true } & WitnessAnswer) | { ok: false; code: ErrorCode; message: string }> {
+    try {
+      return { ok: true, ...(await this.core.witness(note, publicKey)) };
+    } catch (error) {
+      if (error instanceof GatewayError) return { ok: false, code: error.code, message: error.message };
+      throw error;
+    }
   }
 
   /** As a witness: the newest checkpoint cosigned for an origin. */

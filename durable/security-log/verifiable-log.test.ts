@@ -7,11 +7,13 @@ import { GatewayError } from "../../workers/contracts/errors";
 import { canonicalRowBody, sealRow, type StoredRow } from "./chain-mac";
 import { SecurityLogCore, type CoreOptions, type SqlBinding, type SqlPort } from "./log-core";
 import { verifyChain } from "./verify-chain";
-import { EPOCH_KIND, hexToBytes, importMacKey, keysFromSeed, seedFromVerificationCode, stepEpochKey, verificationCode, bytesToHex } from "./epoch-key";
+import { EPOCH_KIND, firstEpochKey, hexToBytes, importMacKey, keysFromSeed, seedFromVerificationCode, stepEpochKey, verificationCode, bytesToHex } from "./epoch-key";
 import { CHECKPOINT_KIND, cosign, generateSigningKey, importSigningKey, openCheckpoint, splitNote, verifierKey, verifyCosignature } from "./checkpoint";
 import { provesCheckpoint } from "./extends-checkpoint";
 
 const SEED = "5e".repeat(32);
+/** What the bridge hands the log: the key of epoch 0, one step from the seed. */
+const K0 = await firstEpochKey(SEED);
 const HOUR = 60 * 60 * 1000;
 const DAY = 24 * HOUR;
 
@@ -35,7 +37,7 @@ function memorySql(): SqlPort & { db: Database.Database } {
 const VERIFIABLE: CoreOptions = { epochs: { everyMs: HOUR }, checkpoints: { everyRows: 5, everyMs: 10 * 60 * 1000 } };
 
 async function openLog(options: Partial<CoreOptions> = {}, sql = memorySql(), clock = { ms: Date.parse("2025-01-01T00:00:00.000Z") }) {
-  const log = await SecurityLogCore.open(sql, SEED, { ...VERIFIABLE, now: () => clock.ms, ...options });
+  const log = await SecurityLogCore.open(sql, K0, { ...VERIFIABLE, now: () => clock.ms, ...options });
   return { sql, log, clock };
 }
 
@@ -76,16 +78,17 @@ describe("the forward-secure chain key", () => {
   it("steps one way at a rotation: the log keeps the next key, never the seed, and the seed re-derives both", async () => {
     const { log, sql } = await openLog();
     await appendN(log, 3);
-    expect(storedKey(sql)).toEqual({ epoch: 0, key_hex: SEED });
+    expect(storedKey(sql)).toEqual({ epoch: 0, key_hex: K0 });
     await log.rotate("on_demand");
     await appendN(log, 2);
     const stepped = storedKey(sql);
     expect(stepped.epoch).toBe(1);
-    expect(stepped.key_hex).toBe(bytesToHex(await stepEpochKey(hexToBytes(SEED))));
+    expect(stepped.key_hex).toBe(bytesToHex(await stepEpochKey(hexToBytes(K0))));
+    expect(JSON.stringify(sql.db.prepare("SELECT * FROM chain_key").all())).not.toContain(K0);
     expect(JSON.stringify(sql.db.prepare("SELECT * FROM chain_key").all())).not.toContain(SEED);
     const rotated = storedRows(sql).find((row) => row.kind === "sel.rotated")!;
     expect(rotated.detail.epoch).toBe(1);
-    expect(await verifyChain(keysFromSeed(SEED), storedRows(sql))).toMatchObject({ ok: true, checked: storedRows(sql).length, segments: 2 });
+    expect(await verifyChain(await keysFromSeed(SEED), storedRows(sql))).toMatchObject({ ok: true, checked: storedRows(sql).length, segments: 2 });
   });
 
   it("opens a new epoch with a sel.epoch row at the first row an hour after the last step", async () => {
@@ -98,7 +101,7 @@ describe("the forward-secure chain key", () => {
     expect(kinds[kinds.length - 1]).toBe("app_installed");
     expect(kinds[kinds.length - 2]).toBe(EPOCH_KIND);
     expect(storedKey(sql).epoch).toBe(1);
-    expect(await verifyChain(keysFromSeed(SEED), storedRows(sql))).toMatchObject({ ok: true });
+    expect(await verifyChain(await keysFromSeed(SEED), storedRows(sql))).toMatchObject({ ok: true });
   });
 
   it("detects a row of a past epoch re-MACed, with every row after it, under the current key", async () => {
@@ -110,7 +113,7 @@ describe("the forward-secure chain key", () => {
     // The log holding only its current key sees nothing wrong with the links...
     expect(await log.verify(null)).toMatchObject({ ok: true });
     // ...but the seed's keyring recomputes row 2 with epoch 0's key.
-    expect(await verifyChain(keysFromSeed(SEED), storedRows(sql))).toMatchObject({ ok: false, first_bad_seq: 2, reason: "mac_mismatch" });
+    expect(await verifyChain(await keysFromSeed(SEED), storedRows(sql))).toMatchObject({ ok: false, first_bad_seq: 2, reason: "mac_mismatch" });
   });
 
   it("checks only the links of rows whose epoch key it erased, and says how many", async () => {
@@ -130,7 +133,7 @@ describe("the forward-secure chain key", () => {
     await appendN(log, 2);
     await log.rotate("on_demand");
     await rewriteFrom(sql, 3, storedKey(sql).key_hex, (row) => (row.detail.epoch = 2));
-    expect(await verifyChain(keysFromSeed(SEED), storedRows(sql))).toMatchObject({ ok: false, first_bad_seq: 3, reason: "epoch_broken" });
+    expect(await verifyChain(await keysFromSeed(SEED), storedRows(sql))).toMatchObject({ ok: false, first_bad_seq: 3, reason: "epoch_broken" });
   });
 
   it("keeps its epoch key and root across a restart of the object", async () => {
@@ -144,7 +147,7 @@ describe("the forward-secure chain key", () => {
     const opened = await openCheckpoint(exported.note, exported.public_key);
     expect(opened.ok).toBe(true);
     if (opened.ok) expect(await provesCheckpoint(storedRows(first.sql), opened.checkpoint)).toMatchObject({ standing: "extends" });
-    expect(await verifyChain(keysFromSeed(SEED), storedRows(first.sql))).toMatchObject({ ok: true });
+    expect(await verifyChain(await keysFromSeed(SEED), storedRows(first.sql))).toMatchObject({ ok: true });
   });
 
   it("writes the seed as a verification code of 16 groups and reads it back", () => {
@@ -200,7 +203,8 @@ describe("signed checkpoints", () => {
     expect(await log.verify(null)).toMatchObject({ ok: true }); // the HMAC chain alone is fooled
     const opened = await openCheckpoint(before.note, before.public_key);
     if (!opened.ok) throw new Error(opened.reason);
-    expect(await provesCheckpoint(storedRows(sql), opened.checkpoint)).toMatchObject({ standing: "forked", first_bad_seq: 3 });
+    // The root names no single row: the first bad seq is the checkpoint's own.
+    expect(await provesCheckpoint(storedRows(sql), opened.checkpoint)).toMatchObject({ standing: "forked", first_bad_seq: opened.checkpoint.seq });
   });
 
   it("tells a log cut before the checkpoint (truncated) from one whose later rows do not link (broken)", async () => {
@@ -235,7 +239,7 @@ describe("signed checkpoints", () => {
       if (!opened.ok) throw new Error(opened.reason);
       expect((await provesCheckpoint(rows, opened.checkpoint)).standing).toBe(standing);
     }
-    expect(await verifyChain(keysFromSeed(SEED), rows, { removalRows: rows.filter((row) => row.kind === "sel.segment_removed") })).toMatchObject({ ok: true });
+    expect(await verifyChain(await keysFromSeed(SEED), rows, { removalRows: rows.filter((row) => row.kind === "sel.segment_removed") })).toMatchObject({ ok: true });
   });
 
   it("leaves: a row's leaf is its mac and canonical body, so every field is covered", async () => {

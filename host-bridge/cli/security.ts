@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { CheckpointExportSchema } from "../../workers/contracts/security-event";
 import { CHECKPOINT_KIND, openCheckpoint, splitNote, verifyCosignature } from "../../durable/security-log/checkpoint";
 import { cosignatureFromRow, provesCheckpoint } from "../../durable/security-log/extends-checkpoint";
-import { keysFromSeed, seedFromVerificationCode, verificationCode } from "../../durable/security-log/epoch-key";
+import { keysFromFirstEpochKey, keysFromSeed, seedFromVerificationCode, verificationCode } from "../../durable/security-log/epoch-key";
 import { verifyChain } from "../../durable/security-log/verify-chain";
 import { homePaths } from "../home";
 import { readAnchor } from "../sel-anchor";
@@ -35,8 +35,8 @@ export async function runSecurityEvents(args: string[], home: string): Promise<n
 }
 
 export async function runSecurityVerify(args: string[], home: string): Promise<number> {
-  const { values } = parseArgs({ args, options: { json: { type: "boolean" }, checkpoint: { type: "string" }, "public-key": { type: "string" }, seed: { type: "string" } } });
-  if (values.checkpoint || values.seed) return runOfflineVerify(home, values);
+  const { values } = parseArgs({ args, options: { json: { type: "boolean" }, checkpoint: { type: "string" }, "public-key": { type: "string" }, seed: { type: "string" }, "epoch0-key": { type: "string" } } });
+  if (values.checkpoint || values.seed || values["epoch0-key"]) return runOfflineVerify(home, values);
   const answer = await callGateway(home, "security-verify", "GET", "/api/security/events/verify");
   if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
   const result = answer.body;
@@ -91,7 +91,7 @@ export async function runSecurityCheckpoint(args: string[], home: string): Promi
  * whether the stored rows still extend it; with the seed, every row's mac too. Also reports
  * which of the log's checkpoints the configured witness cosigned.
  */
-async function runOfflineVerify(home: string, values: { checkpoint?: string; "public-key"?: string; seed?: string; json?: boolean }): Promise<number> {
+async function runOfflineVerify(home: string, values: { checkpoint?: string; "public-key"?: string; seed?: string; "epoch0-key"?: string; json?: boolean }): Promise<number> {
   const paths = homePaths(home);
   const say = (result: Record<string, unknown>, text: string, ok: boolean) => {
     process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : `${text}\n`);
@@ -119,10 +119,13 @@ async function runOfflineVerify(home: string, values: { checkpoint?: string; "pu
     );
   }
 
-  if (values.seed) {
-    const seed = seedFromVerificationCode(values.seed);
-    if (seed === null) return say({ ok: false, reason: "seed_invalid" }, "The seed is not a verification code (64 hexadecimal characters).", false);
-    const full = await verifyChain(keysFromSeed(seed), rows, { removalRows: removals, anchor: readAnchor(paths.selAnchor) });
+  if (values.seed || values["epoch0-key"]) {
+    // --epoch0-key: a log started before epochs, whose sel_hmac.key is the key of epoch 0.
+    const seed = values.seed ? seedFromVerificationCode(values.seed) : null;
+    const firstKey = values["epoch0-key"] ? readFileSync(values["epoch0-key"]).toString("hex") : null;
+    if (seed === null && (firstKey === null || firstKey.length !== 64)) return say({ ok: false, reason: "seed_invalid" }, "The seed is not a verification code (64 hexadecimal characters), nor the key file 32 bytes.", false);
+    const keys = seed !== null ? await keysFromSeed(seed) : keysFromFirstEpochKey(firstKey!);
+    const full = await verifyChain(keys, rows, { removalRows: removals, anchor: readAnchor(paths.selAnchor) });
     result.chain = full;
     if (!full.ok) result.ok = false;
     lines.push(

@@ -111,7 +111,7 @@ async function runGateway(options: StartOptions): Promise<number> {
     return 1;
   }
   clearStaleGateway(paths);
-  const selKey = readOrCreateSelKey(paths);
+  const selKey = await readOrCreateSelKey(paths);
   if (!selKey.ok) {
     process.stderr.write(`personalclaw: refusing to start: ${selKey.reason}\n`);
     return 1;

@@ -5,6 +5,7 @@ import { CosignatureRecordSchema, SecurityEventInputSchema, SecurityOutcomeSchem
 import { securityLog } from "../audit";
 import { bridgeCall } from "../bridge-client";
 import { route } from "./define";
+import { GatewayError } from "../contracts/errors";
 
 const EventsQuerySchema = z
   .object({
@@ -110,7 +111,9 @@ export const securityRoutes = [
     body: WitnessRequestSchema,
     contract: "As a witness: cosigns a checkpoint note signed by public_key if it extends the one held for its origin; answers {cosignature, witness_key, witness}.",
     async handle({ env, body }) {
-      return securityLog(env).witness(body.note, body.public_key);
+      const outcome = await securityLog(env).witness(body.note, body.public_key);
+      if (!outcome.ok) throw new GatewayError(outcome.code, { message: outcome.message });
+      return { cosignature: outcome.cosignature, witness_key: outcome.witness_key, witness: outcome.witness };
     },
   }),
   route({
