@@ -1,6 +1,6 @@
 // The PersonalClaw home: created 0700; its secret files are written 0600 and atomically
 // (host-bridge/private-file.ts).
-import { mkdirSync, chmodSync, readFileSync, statSync, existsSync, lstatSync, rmSync } from "node:fs";
+import { mkdirSync, chmodSync, readFileSync, readdirSync, statSync, existsSync, lstatSync, rmSync } from "node:fs";
 import { GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME } from "../workers/contracts/backend-slots";
 import { writePrivateFile } from "./private-file";
 import { freshSeed } from "./sel-seed";
@@ -65,6 +65,17 @@ export function writeFreshLocalSecret(paths: HomePaths): string {
   return secret;
 }
 
+/** The security log's SQLite file under <home>/state, or null when the log has no storage (never had, or lost). */
+export function securityLogFile(stateDir: string): string | null {
+  const dir = join(stateDir, "personalclaw-security-log");
+  try {
+    const name = readdirSync(dir).find((file) => file.endsWith(".sqlite") && file !== "metadata.sqlite");
+    return name === undefined ? null : join(dir, name);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * What the security log is started with. A fresh home makes the seed, hands the log only the
  * key of epoch 0 (one way from the seed) as SEL_KEY, and never writes the seed in the clear
@@ -75,7 +86,7 @@ export function writeFreshLocalSecret(paths: HomePaths): string {
  */
 export async function readOrCreateSelKey(paths: HomePaths): Promise<{ ok: true; keyHex: string; firstSeed: string | null } | { ok: false; reason: string }> {
   if (!existsSync(paths.selKey)) {
-    if (existsSync(join(paths.state, "personalclaw-security-log"))) return { ok: true, keyHex: "", firstSeed: null };
+    if (securityLogFile(paths.state) !== null) return { ok: true, keyHex: "", firstSeed: null };
     const seed = freshSeed();
     return { ok: true, keyHex: await firstEpochKey(seed), firstSeed: seed };
   }

@@ -3,21 +3,10 @@
 // public key alone that the stored rows extend a checkpoint kept elsewhere, and with the seed
 // re-derives every epoch's key to recompute every mac. Read-only; works with the gateway
 // running or stopped.
-import { readdirSync } from "node:fs";
-import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { StoredRow } from "../durable/security-log/chain-mac";
 
-/** The security log's SQLite file under <home>/state, or null when the log has no storage. */
-export function securityLogFile(stateDir: string): string | null {
-  const dir = join(stateDir, "personalclaw-security-log");
-  try {
-    const name = readdirSync(dir).find((file) => file.endsWith(".sqlite") && file !== "metadata.sqlite");
-    return name === undefined ? null : join(dir, name);
-  } catch {
-    return null;
-  }
-}
+export { securityLogFile } from "./home";
 
 function parseDetail(text: string): Record<string, unknown> {
   try {
