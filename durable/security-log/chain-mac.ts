@@ -1,5 +1,8 @@
 // The HMAC chain: mac = HMAC-SHA256(key, prev_mac ‖ canonicalJson(row without mac)), hex.
 import { canonicalJson, type JsonObject } from "./canonical-json";
+import { hmacSha256, macKeyOf, type MacKey } from "./hmac-sha256";
+
+export type { MacKey } from "./hmac-sha256";
 
 /** prev_mac of the very first row of a log. */
 export const GENESIS_PREV_MAC = "0".repeat(64);
@@ -30,12 +33,14 @@ export function isChainKeyHex(keyHex: unknown): keyHex is string {
   return typeof keyHex === "string" && KEY_HEX.test(keyHex);
 }
 
-/** Imports the SEL key once, for signing only; a malformed key throws (fail closed). */
-export async function importChainKey(keyHex: string): Promise<CryptoKey> {
+/** Prepares a 64-hex chain key once, for signing; a malformed key throws (fail closed). */
+export async function importChainKey(keyHex: string): Promise<MacKey> {
   if (!isChainKeyHex(keyHex)) throw new Error("SEL_KEY must be 64 hexadecimal characters");
   const bytes = new Uint8Array(32);
   for (let i = 0; i < 32; i++) bytes[i] = parseInt(keyHex.slice(i * 2, i * 2 + 2), 16);
-  return crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const key = macKeyOf(bytes);
+  bytes.fill(0);
+  return key;
 }
 
 /** The canonical serialisation of a row without its mac (what the MAC covers after prev_mac). */
@@ -60,14 +65,19 @@ const MAC_MEMBER_BYTES = 8 + 64 + 1;
  * Computes a row's mac and its size: the UTF-8 length of the whole row (mac included) in
  * canonical JSON, which is what a segment's byte count sums.
  */
-export async function sealRow(key: CryptoKey, fields: ChainedFields): Promise<{ mac: string; bytes: number; body: Uint8Array }> {
-  const body = encoder.encode(canonicalRowBody(fields));
-  const prev = encoder.encode(fields.prev_mac);
-  const message = new Uint8Array(prev.length + body.length);
-  message.set(prev, 0);
-  message.set(body, prev.length);
-  const signature = new Uint8Array(await crypto.subtle.sign("HMAC", key, message));
+export async function sealRow(key: MacKey, fields: ChainedFields): Promise<{ mac: string; bytes: number; body: Uint8Array }> {
+  return sealRowNow(key, fields);
+}
+
+/** sealRow without the promise: one encoding of prev_mac ‖ body, one HMAC. */
+export function sealRowNow(key: MacKey, fields: ChainedFields): { mac: string; bytes: number; body: Uint8Array } {
+  const body = canonicalRowBody(fields);
+  const message = encoder.encode(fields.prev_mac + body);
+  // A stored prev_mac is 64 ASCII characters; a tampered one may not be, and is encoded apart.
+  const prevBytes = /^[\x00-\x7f]*$/.test(fields.prev_mac) ? fields.prev_mac.length : encoder.encode(fields.prev_mac).length;
+  const bodyBytes = message.subarray(prevBytes);
+  const signature = hmacSha256(key, message);
   let mac = "";
   for (const byte of signature) mac += HEX[byte];
-  return { mac, bytes: body.length + MAC_MEMBER_BYTES, body };
+  return { mac, bytes: bodyBytes.length + MAC_MEMBER_BYTES, body: bodyBytes };
 }

@@ -53,15 +53,41 @@ function concat(parts: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
   return out;
 }
 
-/** One row's leaf: `<mac> <canonical JSON of the row without mac>\n`. */
-export function leafOf(mac: string, canonicalBody: string | Uint8Array): Uint8Array {
-  const body = typeof canonicalBody === "string" ? encoder.encode(canonicalBody) : canonicalBody;
-  return concat([encoder.encode(`${mac} `), body, encoder.encode("\n")]);
+/** One row as the root hashes it: its leaf is `<mac> <canonical JSON of the row without mac>\n`. */
+export interface Leaf {
+  mac: string;
+  /** The UTF-8 of the canonical body (what sealRow encoded for the mac). */
+  body: Uint8Array;
 }
 
-/** The root after the leaves since the previous boundary. */
-export async function nextRoot(previous: Uint8Array, leaves: readonly Uint8Array[]): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", concat([ROOT_LABEL, previous, ...leaves])));
+export function leafOf(mac: string, canonicalBody: string | Uint8Array): Leaf {
+  return { mac, body: typeof canonicalBody === "string" ? encoder.encode(canonicalBody) : canonicalBody };
+}
+
+/** The root after the leaves since the previous boundary: one buffer, one digest. */
+export async function nextRoot(previous: Uint8Array, leaves: readonly Leaf[]): Promise<Uint8Array> {
+  const macs = leaves.map((leaf) => (/^[0-9a-f]{64}$/.test(leaf.mac) ? null : encoder.encode(leaf.mac)));
+  let total = ROOT_LABEL.length + previous.length;
+  leaves.forEach((leaf, i) => (total += (macs[i]?.length ?? 64) + 1 + leaf.body.length + 1));
+  const out = new Uint8Array(total);
+  out.set(ROOT_LABEL, 0);
+  out.set(previous, ROOT_LABEL.length);
+  let at = ROOT_LABEL.length + previous.length;
+  leaves.forEach((leaf, i) => {
+    const mac = macs[i];
+    if (mac) {
+      out.set(mac, at);
+      at += mac.length;
+    } else {
+      for (let c = 0; c < 64; c++) out[at + c] = leaf.mac.charCodeAt(c);
+      at += 64;
+    }
+    out[at++] = 0x20;
+    out.set(leaf.body, at);
+    at += leaf.body.length;
+    out[at++] = 0x0a;
+  });
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", out));
 }
 
 // --- the checkpoint body --------------------------------------------------------------

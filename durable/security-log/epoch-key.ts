@@ -5,7 +5,8 @@
 // hands only that to the log, and shows the seed to the owner. The log keeps only the current
 // epoch's key and overwrites the previous one when it steps; the verifier re-derives every
 // epoch's key from the seed.
-import { isChainKeyHex } from "./chain-mac";
+import { isChainKeyHex, type MacKey } from "./chain-mac";
+import { eraseMacKey, hmacSha256, macKeyOf } from "./hmac-sha256";
 
 /** The label of the one-way step; changing one byte would make every stepped row unverifiable. */
 export const EPOCH_STEP_LABEL = "personalclaw security log epoch step v1";
@@ -30,20 +31,22 @@ export function bytesToHex(bytes: Uint8Array): string {
   return hex;
 }
 
-/** Imports raw key bytes for HMAC-SHA256 signing (not extractable). */
-export function importMacKey(bytes: Uint8Array): Promise<CryptoKey> {
-  return crypto.subtle.importKey("raw", bytes as Uint8Array<ArrayBuffer>, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+/** Prepares raw key bytes for HMAC-SHA256 signing. */
+export async function importMacKey(bytes: Uint8Array): Promise<MacKey> {
+  return macKeyOf(bytes);
 }
 
 /** The key of the next epoch: HMAC-SHA256(key, EPOCH_STEP_LABEL). The caller erases the old bytes. */
 export async function stepEpochKey(key: Uint8Array): Promise<Uint8Array> {
-  const macKey = await importMacKey(key);
-  return new Uint8Array(await crypto.subtle.sign("HMAC", macKey, encoder.encode(EPOCH_STEP_LABEL)));
+  const macKey = macKeyOf(key);
+  const next = hmacSha256(macKey, encoder.encode(EPOCH_STEP_LABEL));
+  eraseMacKey(macKey);
+  return next;
 }
 
 /** Which key signs a row of a given epoch; null when the holder cannot know it (an erased epoch). */
 export interface ChainKeys {
-  keyFor(epoch: number): Promise<CryptoKey | null>;
+  keyFor(epoch: number): Promise<MacKey | null>;
 }
 
 /** The key of epoch 0: one step from the seed. */
@@ -65,9 +68,9 @@ export function keysFromFirstEpochKey(keyHex: string): ChainKeys {
   if (!isChainKeyHex(keyHex)) throw new Error("the key must be 64 hexadecimal characters");
   let epoch = 0;
   let bytes = hexToBytes(keyHex.toLowerCase());
-  const imported = new Map<number, CryptoKey>();
+  const imported = new Map<number, MacKey>();
   return {
-    async keyFor(wanted: number): Promise<CryptoKey | null> {
+    async keyFor(wanted: number): Promise<MacKey | null> {
       const known = imported.get(wanted);
       if (known) return known;
       if (wanted < epoch) return null; // never asked in seq order; the walk only moves forward
@@ -86,12 +89,12 @@ export function keysFromFirstEpochKey(keyHex: string): ChainKeys {
 }
 
 /** The one key a running log holds: its current epoch's; earlier epochs are erased. */
-export function keysHeld(epoch: number, key: CryptoKey): ChainKeys {
+export function keysHeld(epoch: number, key: MacKey): ChainKeys {
   return { keyFor: async (wanted) => (wanted === epoch ? key : null) };
 }
 
 /** A single key for every epoch: a log kept without epochs. */
-export function singleKey(key: CryptoKey): ChainKeys {
+export function singleKey(key: MacKey): ChainKeys {
   return { keyFor: async () => key };
 }
 

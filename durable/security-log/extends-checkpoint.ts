@@ -3,7 +3,7 @@
 // seq must hold its mac, and every later row must link to the one before it. Pure: the CLI
 // runs it over the SQLite file offline; the gateway runs it over its own storage.
 import { canonicalRowBody, type StoredRow } from "./chain-mac";
-import { CHECKPOINT_KIND, COSIGNED_KIND, fromBase64, GENESIS_ROOT, leafOf, nextRoot, toBase64, type CheckpointFields } from "./checkpoint";
+import { CHECKPOINT_KIND, COSIGNED_KIND, fromBase64, GENESIS_ROOT, leafOf, nextRoot, toBase64, type CheckpointFields, type Leaf } from "./checkpoint";
 import { ROTATED_KIND } from "./verify-chain";
 
 /**
@@ -41,7 +41,7 @@ function opensInterval(row: StoredRow): boolean {
 /** Walks the rows in seq order and answers where the log stands against the checkpoint. */
 export async function provesCheckpoint(rows: Iterable<StoredRow> | AsyncIterable<StoredRow>, checkpoint: CheckpointFields): Promise<CheckpointProof> {
   let root: Uint8Array | null = null;
-  let leaves: Uint8Array[] = [];
+  let leaves: Leaf[] = [];
   let previous: StoredRow | null = null;
   let checked = 0;
   let reached = false;

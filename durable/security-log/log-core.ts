@@ -19,10 +19,10 @@ import {
   type AnchorStanding,
 } from "../../workers/contracts/security-event";
 import { canonicalJson, toJsonValue, type JsonObject } from "./canonical-json";
-import { canonicalRowBody, GENESIS_PREV_MAC, isChainKeyHex, sealRow, type ChainedFields, type StoredRow } from "./chain-mac";
+import { canonicalRowBody, GENESIS_PREV_MAC, isChainKeyHex, sealRow, type MacKey, type ChainedFields, type StoredRow } from "./chain-mac";
 import { maskCredentialShapes } from "../../workers/contracts/text-safety";
 import { redactDetail, redactPrincipal, redactSubject, truncateText, maskOrWithhold, type TextMasker } from "./redact";
-import { BENCH_SCRATCH_CREATE, BENCH_SCRATCH_DROP, BENCH_SCRATCH_TABLE, CHECKPOINT_SCHEMA_STATEMENTS, EPOCH_SCHEMA_STATEMENTS, SCHEMA_STATEMENTS } from "./schema";
+import { BENCH_SCRATCH_CREATE, BENCH_SCRATCH_DROP, BENCH_SCRATCH_INDEXES, BENCH_SCRATCH_TABLE, CHECKPOINT_SCHEMA_STATEMENTS, EPOCH_SCHEMA_STATEMENTS, SCHEMA_STATEMENTS } from "./schema";
 import { removalFromRow, ROTATED_KIND, SEGMENT_REMOVED_KIND, verifyChain } from "./verify-chain";
 import { cosignAsWitness, witnessedCheckpoint, type WitnessAnswer } from "./witness";
 import { bytesToHex, EPOCH_KIND, hexToBytes, importMacKey, keysHeld, singleKey, stepEpochKey } from "./epoch-key";
@@ -40,6 +40,7 @@ import {
   signNote,
   toBase64,
   verifierKey,
+  type Leaf,
   type SigningKey,
 } from "./checkpoint";
 
@@ -109,7 +110,7 @@ interface RootState {
   root: Uint8Array;
   checkpointMs: number;
   /** Leaves of the rows after the boundary, in seq order. */
-  pending: Uint8Array[];
+  pending: Leaf[];
 }
 
 export const MAX_APPEND_BATCH = 1000;
@@ -183,7 +184,7 @@ export class SecurityLogCore {
 
   private constructor(
     private readonly sql: SqlPort,
-    private key: CryptoKey,
+    private key: MacKey,
     private readonly now: () => number,
     private readonly limits: LogLimits,
     private headSeq: number,
@@ -270,7 +271,7 @@ export class SecurityLogCore {
       .toArray()[0];
     const boundarySeq = state?.boundary_seq ?? 0;
     const root = state ? fromBase64(state.root)! : GENESIS_ROOT;
-    const pending: Uint8Array[] = [];
+    const pending: Leaf[] = [];
     let after = boundarySeq;
     for (;;) {
       const page = this.sql
@@ -404,7 +405,7 @@ export class SecurityLogCore {
     this.headSeq = fields.seq;
     this.headMac = mac;
     this.live.bytes += bytes;
-    this.rootState?.pending.push(leafOf(mac, body));
+    this.rootState?.pending.push({ mac, body });
   }
 
   private async appendLocked(event: PreparedEvent): Promise<AppendResult> {
@@ -424,7 +425,7 @@ export class SecurityLogCore {
    * The next epoch's key, one way from the current one; `commit` (inside the transaction that
    * writes the row opening the epoch) stores it over the old one, and the old bytes are zeroed.
    */
-  private async nextEpoch(): Promise<{ epoch: number; key: CryptoKey; commit: (startedAt: string) => void; adopt: (startedAt: string) => void }> {
+  private async nextEpoch(): Promise<{ epoch: number; key: MacKey; commit: (startedAt: string) => void; adopt: (startedAt: string) => void }> {
     const current = this.epochState!;
     const bytes = await stepEpochKey(current.bytes);
     const key = await importMacKey(bytes);
@@ -434,6 +435,8 @@ export class SecurityLogCore {
       key,
       commit: (startedAt) => this.sql.exec("UPDATE chain_key SET epoch = ?, key_hex = ?, started_at = ? WHERE id = 1", epoch, bytesToHex(bytes), startedAt),
       adopt: (startedAt) => {
+        // The old key's bytes are zeroed; its prepared pads are dropped, not zeroed, since a
+        // verification walking meanwhile may still hold them for the rows of the old epoch.
         current.bytes.fill(0);
         this.epochState = { epoch, bytes, startedMs: Date.parse(startedAt) };
         this.key = key;
@@ -776,6 +779,7 @@ export class SecurityLogCore {
         for (let i = 0; i < n; i++) await this.appendLocked(this.prepare(input(i)));
       } else {
         this.sql.exec(BENCH_SCRATCH_CREATE);
+        for (const statement of BENCH_SCRATCH_INDEXES) this.sql.exec(statement);
         try {
           for (let i = 0; i < n; i++) {
             const fields = { ...this.prepare(input(i)), seq: i + 1, ts: this.isoNow(), segment: 0, prev_mac: "" };
