@@ -1,8 +1,8 @@
 // The HMAC chain: mac = HMAC-SHA256(key, prev_mac ‖ canonicalJson(row without mac)), hex.
 import { canonicalJson, type JsonObject } from "./canonical-json";
-import { hmacSha256, macKeyOf, type MacKey } from "./hmac-sha256";
 
-export type { MacKey } from "./hmac-sha256";
+/** A chain key prepared once for HMAC-SHA256 signing (WebCrypto, not extractable). */
+export type MacKey = CryptoKey;
 
 /** prev_mac of the very first row of a log. */
 export const GENESIS_PREV_MAC = "0".repeat(64);
@@ -38,7 +38,7 @@ export async function importChainKey(keyHex: string): Promise<MacKey> {
   if (!isChainKeyHex(keyHex)) throw new Error("SEL_KEY must be 64 hexadecimal characters");
   const bytes = new Uint8Array(32);
   for (let i = 0; i < 32; i++) bytes[i] = parseInt(keyHex.slice(i * 2, i * 2 + 2), 16);
-  const key = macKeyOf(bytes);
+  const key = await crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   bytes.fill(0);
   return key;
 }
@@ -66,17 +66,13 @@ const MAC_MEMBER_BYTES = 8 + 64 + 1;
  * canonical JSON, which is what a segment's byte count sums.
  */
 export async function sealRow(key: MacKey, fields: ChainedFields): Promise<{ mac: string; bytes: number; body: Uint8Array }> {
-  return sealRowNow(key, fields);
-}
-
-/** sealRow without the promise: one encoding of prev_mac ‖ body, one HMAC. */
-export function sealRowNow(key: MacKey, fields: ChainedFields): { mac: string; bytes: number; body: Uint8Array } {
   const body = canonicalRowBody(fields);
+  // One encoding of prev_mac ‖ body; the body's bytes are its tail. A stored prev_mac is 64
+  // ASCII characters; a tampered one may not be, and is measured apart.
   const message = encoder.encode(fields.prev_mac + body);
-  // A stored prev_mac is 64 ASCII characters; a tampered one may not be, and is encoded apart.
   const prevBytes = /^[\x00-\x7f]*$/.test(fields.prev_mac) ? fields.prev_mac.length : encoder.encode(fields.prev_mac).length;
   const bodyBytes = message.subarray(prevBytes);
-  const signature = hmacSha256(key, message);
+  const signature = new Uint8Array(await crypto.subtle.sign("HMAC", key, message));
   let mac = "";
   for (const byte of signature) mac += HEX[byte];
   return { mac, bytes: bodyBytes.length + MAC_MEMBER_BYTES, body: bodyBytes };

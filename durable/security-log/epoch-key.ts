@@ -6,7 +6,6 @@
 // epoch's key and overwrites the previous one when it steps; the verifier re-derives every
 // epoch's key from the seed.
 import { isChainKeyHex, type MacKey } from "./chain-mac";
-import { eraseMacKey, hmacSha256, macKeyOf } from "./hmac-sha256";
 
 /** The label of the one-way step; changing one byte would make every stepped row unverifiable. */
 export const EPOCH_STEP_LABEL = "personalclaw security log epoch step v1";
@@ -31,17 +30,15 @@ export function bytesToHex(bytes: Uint8Array): string {
   return hex;
 }
 
-/** Prepares raw key bytes for HMAC-SHA256 signing. */
-export async function importMacKey(bytes: Uint8Array): Promise<MacKey> {
-  return macKeyOf(bytes);
+/** Prepares raw key bytes for HMAC-SHA256 signing (WebCrypto, not extractable). */
+export function importMacKey(bytes: Uint8Array): Promise<MacKey> {
+  return crypto.subtle.importKey("raw", bytes as Uint8Array<ArrayBuffer>, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
 }
 
 /** The key of the next epoch: HMAC-SHA256(key, EPOCH_STEP_LABEL). The caller erases the old bytes. */
 export async function stepEpochKey(key: Uint8Array): Promise<Uint8Array> {
-  const macKey = macKeyOf(key);
-  const next = hmacSha256(macKey, encoder.encode(EPOCH_STEP_LABEL));
-  eraseMacKey(macKey);
-  return next;
+  const macKey = await importMacKey(key);
+  return new Uint8Array(await crypto.subtle.sign("HMAC", macKey, encoder.encode(EPOCH_STEP_LABEL)));
 }
 
 /** Which key signs a row of a given epoch; null when the holder cannot know it (an erased epoch). */

@@ -435,8 +435,8 @@ export class SecurityLogCore {
       key,
       commit: (startedAt) => this.sql.exec("UPDATE chain_key SET epoch = ?, key_hex = ?, started_at = ? WHERE id = 1", epoch, bytesToHex(bytes), startedAt),
       adopt: (startedAt) => {
-        // The old key's bytes are zeroed; its prepared pads are dropped, not zeroed, since a
-        // verification walking meanwhile may still hold them for the rows of the old epoch.
+        // The old key's bytes are zeroed; its imported key is dropped (a verification walking
+        // meanwhile may still hold it for the rows of the old epoch).
         current.bytes.fill(0);
         this.epochState = { epoch, bytes, startedMs: Date.parse(startedAt) };
         this.key = key;
