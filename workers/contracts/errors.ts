@@ -122,7 +122,6 @@ export const ERROR_CODES = {
   witness_key_changed: { status: 409, message: "The witness knows the log {origin} by another key; it cosigns one key per log." },
   witness_rollback: { status: 409, message: "The witness holds checkpoint {held} of {origin}; checkpoint {offered} does not extend it." },
   witness_full: { status: 507, message: "The witness keeps at most {max} logs and holds no room for {origin}." },
-  witness_unreachable: { status: 502, message: "The witness at {url} did not cosign: {reason}." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
