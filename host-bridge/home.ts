@@ -1,8 +1,10 @@
 // The PersonalClaw home: created 0700; its secret files are written 0600 and atomically
 // (host-bridge/private-file.ts).
-import { mkdirSync, chmodSync, readFileSync, statSync, existsSync, lstatSync, rmSync } from "node:fs";
+import { mkdirSync, chmodSync, readFileSync, readdirSync, statSync, existsSync, lstatSync, rmSync } from "node:fs";
 import { GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME } from "../workers/contracts/backend-slots";
 import { writePrivateFile } from "./private-file";
+import { freshSeed } from "./sel-seed";
+import { firstEpochKey } from "../durable/security-log/epoch-key";
 import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
@@ -12,6 +14,7 @@ export const homePaths = (home: string) => ({
   localSecret: join(home, ".local_secret"),
   selKey: join(home, "sel_hmac.key"),
   selAnchor: join(home, "sel_anchor.json"),
+  selWitness: join(home, "sel_witness.json"),
   gatewayFile: join(home, "gateway.json"),
   state: join(home, "state"),
   run: join(home, "run"),
@@ -64,23 +67,36 @@ export function writeFreshLocalSecret(paths: HomePaths): string {
   return secret;
 }
 
+/** The security log's SQLite file under <home>/state, or null when the log has no storage (never had, or lost). */
+export function securityLogFile(stateDir: string): string | null {
+  const dir = join(stateDir, "personalclaw-security-log");
+  try {
+    const name = readdirSync(dir).find((file) => file.endsWith(".sqlite") && file !== "metadata.sqlite");
+    return name === undefined ? null : join(dir, name);
+  } catch {
+    return null;
+  }
+}
+
 /**
- * The security log's HMAC key: created once (32 random bytes, 0600) and kept for the life
- * of the log. A key that exists but cannot be read is a refusal to start (fail closed):
- * replacing it would silently break verification of every existing row.
+ * What the security log is started with. A fresh home makes the seed, hands the log only the
+ * key of epoch 0 (one way from the seed) as SEL_KEY, and never writes the seed in the clear
+ * (`firstSeed` tells the start to show it and, with a passphrase, seal it). A home whose log exists passes no key: the
+ * log keeps its own current epoch key. A home from before epochs keeps its `sel_hmac.key`,
+ * which is that log's seed; one that exists but cannot be read is a refusal to start (fail
+ * closed): replacing it would silently break verification of every existing row.
  */
-export function readOrCreateSelKey(paths: HomePaths): { ok: true; keyHex: string } | { ok: false; reason: string } {
+export async function readOrCreateSelKey(paths: HomePaths): Promise<{ ok: true; keyHex: string; firstSeed: string | null } | { ok: false; reason: string }> {
   if (!existsSync(paths.selKey)) {
-    if (existsSync(join(paths.state, "personalclaw-security-log"))) {
-      return { ok: false, reason: `${paths.selKey} is missing but the security log exists; restore the key file (a new key could not verify the existing rows).` };
-    }
-    writePrivateFile(paths.selKey, randomBytes(32));
+    if (securityLogFile(paths.state) !== null) return { ok: true, keyHex: "", firstSeed: null };
+    const seed = freshSeed();
+    return { ok: true, keyHex: await firstEpochKey(seed), firstSeed: seed };
   }
   try {
     const key = readFileSync(paths.selKey);
     if (key.length !== 32) return { ok: false, reason: `${paths.selKey} holds ${key.length} bytes, not 32; restore the original key file.` };
     if ((statSync(paths.selKey).mode & 0o077) !== 0) chmodSync(paths.selKey, 0o600);
-    return { ok: true, keyHex: key.toString("hex") };
+    return { ok: true, keyHex: key.toString("hex"), firstSeed: null };
   } catch (error) {
     return { ok: false, reason: `${paths.selKey} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}); fix its permissions or restore it.` };
   }

@@ -22,6 +22,12 @@ export interface Settings {
   testHooks: boolean;
   /** PERSONALCLAW_HOOK_TIMEOUT_S: seconds an install hook may run (default 60, 1..3600); tests shorten it. */
   hookTimeoutSeconds: number;
+  /**
+   * PERSONALCLAW_SEL_SEED_PASSPHRASE: the owner's passphrase that seals the security log's seed
+   * at first start (sel_seed.sealed) and unseals it for `security seed --show`; without it the
+   * seed is shown once and kept nowhere. Never written anywhere.
+   */
+  seedPassphrase: string;
 }
 
 /** DESIGN.md: onInstall and onUninstall run bounded to 60 s. */
@@ -40,6 +46,7 @@ export function readSettings(env: Readonly<Record<string, string | undefined>> =
     allowedHosts: env.PERSONALCLAW_ALLOWED_HOSTS ?? "",
     skipAppBackends: env.PERSONALCLAW_SKIP_APP_BACKENDS === "1",
     testHooks: env.PERSONALCLAW_TEST_HOOKS === "1",
+    seedPassphrase: env.PERSONALCLAW_SEL_SEED_PASSPHRASE ?? "",
     hookTimeoutSeconds: Number.isInteger(hookTimeout) && hookTimeout >= 1 && hookTimeout <= 3600 ? hookTimeout : DEFAULT_HOOK_TIMEOUT_SECONDS,
   };
 }

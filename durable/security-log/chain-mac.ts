@@ -1,6 +1,9 @@
 // The HMAC chain: mac = HMAC-SHA256(key, prev_mac ‖ canonicalJson(row without mac)), hex.
 import { canonicalJson, type JsonObject } from "./canonical-json";
 
+/** A chain key prepared once for HMAC-SHA256 signing (WebCrypto, not extractable). */
+export type MacKey = CryptoKey;
+
 /** prev_mac of the very first row of a log. */
 export const GENESIS_PREV_MAC = "0".repeat(64);
 
@@ -30,12 +33,14 @@ export function isChainKeyHex(keyHex: unknown): keyHex is string {
   return typeof keyHex === "string" && KEY_HEX.test(keyHex);
 }
 
-/** Imports the SEL key once, for signing only; a malformed key throws (fail closed). */
-export async function importChainKey(keyHex: string): Promise<CryptoKey> {
+/** Prepares a 64-hex chain key once, for signing; a malformed key throws (fail closed). */
+export async function importChainKey(keyHex: string): Promise<MacKey> {
   if (!isChainKeyHex(keyHex)) throw new Error("SEL_KEY must be 64 hexadecimal characters");
   const bytes = new Uint8Array(32);
   for (let i = 0; i < 32; i++) bytes[i] = parseInt(keyHex.slice(i * 2, i * 2 + 2), 16);
-  return crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const key = await crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  bytes.fill(0);
+  return key;
 }
 
 /** The canonical serialisation of a row without its mac (what the MAC covers after prev_mac). */
@@ -60,14 +65,15 @@ const MAC_MEMBER_BYTES = 8 + 64 + 1;
  * Computes a row's mac and its size: the UTF-8 length of the whole row (mac included) in
  * canonical JSON, which is what a segment's byte count sums.
  */
-export async function sealRow(key: CryptoKey, fields: ChainedFields): Promise<{ mac: string; bytes: number }> {
-  const body = encoder.encode(canonicalRowBody(fields));
-  const prev = encoder.encode(fields.prev_mac);
-  const message = new Uint8Array(prev.length + body.length);
-  message.set(prev, 0);
-  message.set(body, prev.length);
+export async function sealRow(key: MacKey, fields: ChainedFields): Promise<{ mac: string; bytes: number; body: Uint8Array }> {
+  const body = canonicalRowBody(fields);
+  // One encoding of prev_mac ‖ body; the body's bytes are its tail. A stored prev_mac is 64
+  // ASCII characters; a tampered one may not be, and is measured apart.
+  const message = encoder.encode(fields.prev_mac + body);
+  const prevBytes = /^[\x00-\x7f]*$/.test(fields.prev_mac) ? fields.prev_mac.length : encoder.encode(fields.prev_mac).length;
+  const bodyBytes = message.subarray(prevBytes);
   const signature = new Uint8Array(await crypto.subtle.sign("HMAC", key, message));
   let mac = "";
   for (const byte of signature) mac += HEX[byte];
-  return { mac, bytes: body.length + MAC_MEMBER_BYTES };
+  return { mac, bytes: bodyBytes.length + MAC_MEMBER_BYTES, body: bodyBytes };
 }

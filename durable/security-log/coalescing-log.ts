@@ -76,6 +76,11 @@ export class CoalescingLog {
     });
   }
 
+  /** Every pending count is written (before a checkpoint or a row the log writes itself). */
+  flushPending(): Promise<void> {
+    return this.serialize(() => this.writeCounts("all"));
+  }
+
   /** Counts land in the segment they belong to before it is sealed. */
   rotate(reason: unknown): Promise<RotateResult> {
     return this.serialize(async () => {

@@ -19,11 +19,30 @@ import {
   type AnchorStanding,
 } from "../../workers/contracts/security-event";
 import { canonicalJson, toJsonValue, type JsonObject } from "./canonical-json";
-import { canonicalRowBody, GENESIS_PREV_MAC, importChainKey, isChainKeyHex, sealRow, type ChainedFields, type StoredRow } from "./chain-mac";
+import { canonicalRowBody, GENESIS_PREV_MAC, isChainKeyHex, sealRow, type MacKey, type ChainedFields, type StoredRow } from "./chain-mac";
 import { maskCredentialShapes } from "../../workers/contracts/text-safety";
 import { redactDetail, redactPrincipal, redactSubject, truncateText, maskOrWithhold, type TextMasker } from "./redact";
-import { BENCH_SCRATCH_CREATE, BENCH_SCRATCH_DROP, BENCH_SCRATCH_TABLE, SCHEMA_STATEMENTS } from "./schema";
+import { BENCH_SCRATCH_CREATE, BENCH_SCRATCH_DROP, BENCH_SCRATCH_INDEXES, BENCH_SCRATCH_TABLE, CHECKPOINT_SCHEMA_STATEMENTS, EPOCH_SCHEMA_STATEMENTS, SCHEMA_STATEMENTS } from "./schema";
 import { removalFromRow, ROTATED_KIND, SEGMENT_REMOVED_KIND, verifyChain } from "./verify-chain";
+import { cosignAsWitness, witnessedCheckpoint, type WitnessAnswer } from "./witness";
+import { bytesToHex, EPOCH_KIND, hexToBytes, importMacKey, keysHeld, singleKey, stepEpochKey } from "./epoch-key";
+import {
+  checkpointBody,
+  CHECKPOINT_KIND,
+  COSIGNED_KIND,
+  fromBase64,
+  generateSigningKey,
+  GENESIS_ROOT,
+  importSigningKey,
+  leafOf,
+  nextRoot,
+  originOf,
+  signNote,
+  toBase64,
+  verifierKey,
+  type Leaf,
+  type SigningKey,
+} from "./checkpoint";
 
 export type SqlBinding = string | number | null;
 
@@ -55,6 +74,43 @@ export interface CoreOptions {
   limits?: Partial<LogLimits>;
   /** Replaces the shape maskers (tests inject a throwing one). */
   maskers?: readonly TextMasker[];
+  /**
+   * Forward-secure epochs: the MAC key steps one way at every rotation and at the first row
+   * once `everyMs` has passed, and the previous key is erased. The Durable Object always sets
+   * it; without it the log keeps one key for ever (the unit tests written before epochs).
+   */
+  epochs?: { everyMs: number };
+  /** Signed checkpoints: one after `everyRows` rows, or at the first row once `everyMs` has passed. */
+  checkpoints?: { everyRows: number; everyMs: number };
+}
+
+/** What the Durable Object runs: an epoch an hour at most, a checkpoint every 1000 rows or 5 minutes. */
+export const SEL_CHECKPOINTS = Object.freeze({ everyRows: 1000, everyMs: 5 * 60 * 1000 });
+
+/** The checkpoint the log signed last, as exported. */
+export interface CheckpointExport {
+  /** The signed note (C2SP signed-note text). */
+  note: string;
+  /** The C2SP verifier key that checks it (the log's public key). */
+  public_key: string;
+  origin: string;
+  seq: number;
+  /** The seq of the sel.checkpoint row that holds it. */
+  row_seq: number;
+}
+
+interface EpochState {
+  epoch: number;
+  bytes: Uint8Array;
+  startedMs: number;
+}
+
+interface RootState {
+  boundarySeq: number;
+  root: Uint8Array;
+  checkpointMs: number;
+  /** Leaves of the rows after the boundary, in seq order. */
+  pending: Leaf[];
 }
 
 export const MAX_APPEND_BATCH = 1000;
@@ -118,25 +174,43 @@ export class SecurityLogCore {
   private activeVerifications = 0;
   private readonly maskers: readonly TextMasker[] | undefined;
 
+  private epochState: EpochState | null = null;
+  private rootState: RootState | null = null;
+  private signer: SigningKey | null = null;
+  private logId = "";
+  private publicKey = "";
+  private readonly epochs: { everyMs: number } | undefined;
+  private readonly checkpoints: { everyRows: number; everyMs: number } | undefined;
+
   private constructor(
     private readonly sql: SqlPort,
-    private readonly key: CryptoKey,
+    private key: MacKey,
     private readonly now: () => number,
     private readonly limits: LogLimits,
     private headSeq: number,
     private headMac: string,
     private live: LiveSegment,
     maskers: readonly TextMasker[] | undefined,
+    options: CoreOptions,
   ) {
     this.maskers = maskers;
+    this.epochs = options.epochs;
+    this.checkpoints = options.checkpoints;
   }
 
   /** Creates the schema if needed, imports the key once and caches the head; a bad key refuses to open. */
   static async open(sql: SqlPort, keyHex: string, options: CoreOptions = {}): Promise<SecurityLogCore> {
-    if (!isChainKeyHex(keyHex)) throw new GatewayError("sel_key_invalid");
     for (const statement of SCHEMA_STATEMENTS) sql.exec(statement);
-    const key = await importChainKey(keyHex);
+    if (options.epochs) for (const statement of EPOCH_SCHEMA_STATEMENTS) sql.exec(statement);
+    if (options.checkpoints) for (const statement of CHECKPOINT_SCHEMA_STATEMENTS) sql.exec(statement);
     const now = options.now ?? Date.now;
+    // With epochs the log's own stored key wins: the binding only seeds a log that has none.
+    const stored = options.epochs
+      ? sql.exec<{ epoch: number; key_hex: string; started_at: string }>("SELECT epoch, key_hex, started_at FROM chain_key WHERE id = 1").toArray()[0]
+      : undefined;
+    if (stored === undefined && !isChainKeyHex(keyHex)) throw new GatewayError("sel_key_invalid");
+    const keyBytes = hexToBytes(stored?.key_hex ?? keyHex.toLowerCase());
+    const key = await importMacKey(keyBytes);
     const limits = { ...SEL_LIMITS, ...options.limits };
 
     const head = sql.exec<{ seq: number; mac: string }>("SELECT seq, mac FROM events ORDER BY seq DESC LIMIT 1").toArray()[0];
@@ -162,7 +236,53 @@ export class SecurityLogCore {
       .exec<{ total: number }>("SELECT COALESCE(SUM(bytes), 0) AS total FROM events WHERE seq >= ?", live.first_seq)
       .toArray()[0];
     const liveSegment = { id: live.id, startedAt: live.started_at, firstSeq: live.first_seq, bytes: total?.total ?? 0 };
-    return new SecurityLogCore(sql, key, now, limits, headSeq, headMac, liveSegment, options.maskers);
+    const core = new SecurityLogCore(sql, key, now, limits, headSeq, headMac, liveSegment, options.maskers, options);
+    if (options.epochs) {
+      if (stored === undefined) {
+        const startedAt = new Date(now()).toISOString();
+        sql.exec("INSERT INTO chain_key (id, epoch, key_hex, started_at) VALUES (1, 0, ?, ?)", bytesToHex(keyBytes), startedAt);
+        core.epochState = { epoch: 0, bytes: keyBytes, startedMs: Date.parse(startedAt) };
+      } else {
+        core.epochState = { epoch: stored.epoch, bytes: keyBytes, startedMs: Date.parse(stored.started_at) };
+      }
+    }
+    if (options.checkpoints) await core.openCheckpoints();
+    return core;
+  }
+
+  /** Loads or makes the log's id and signing key, and the root state with the leaves since its boundary. */
+  private async openCheckpoints(): Promise<void> {
+    let identity = this.sql
+      .exec<{ log_id: string; signing_pkcs8: string; public_key: string }>("SELECT log_id, signing_pkcs8, public_key FROM log_identity WHERE id = 1")
+      .toArray()[0];
+    if (identity === undefined) {
+      const { pkcs8, publicRaw } = await generateSigningKey();
+      const id = bytesToHex(crypto.getRandomValues(new Uint8Array(8)));
+      identity = { log_id: id, signing_pkcs8: toBase64(pkcs8), public_key: toBase64(publicRaw) };
+      this.sql.exec("INSERT INTO log_identity (id, log_id, signing_pkcs8, public_key) VALUES (1, ?, ?, ?)", identity.log_id, identity.signing_pkcs8, identity.public_key);
+    }
+    this.logId = identity.log_id;
+    const publicRaw = fromBase64(identity.public_key)!;
+    this.signer = await importSigningKey(originOf(this.logId), fromBase64(identity.signing_pkcs8)!, publicRaw);
+    this.publicKey = await verifierKey(originOf(this.logId), publicRaw);
+
+    const state = this.sql
+      .exec<{ boundary_seq: number; root: string; checkpoint_at: string | null }>("SELECT boundary_seq, root, checkpoint_at FROM root_state WHERE id = 1")
+      .toArray()[0];
+    const boundarySeq = state?.boundary_seq ?? 0;
+    const root = state ? fromBase64(state.root)! : GENESIS_ROOT;
+    const pending: Leaf[] = [];
+    let after = boundarySeq;
+    for (;;) {
+      const page = this.sql
+        .exec<EventRecord>(`SELECT ${ROW_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`, after, VERIFY_PAGE_ROWS)
+        .toArray();
+      if (page.length === 0) break;
+      for (const record of page) pending.push(leafOf(record.mac, canonicalRowBody(toStoredRow(record))));
+      after = page[page.length - 1]!.seq;
+    }
+    const checkpointMs = state?.checkpoint_at ? Date.parse(state.checkpoint_at) : this.now();
+    this.rootState = { boundarySeq, root, checkpointMs, pending };
   }
 
   // --- writing ---------------------------------------------------------------------
@@ -281,19 +401,178 @@ export class SecurityLogCore {
     );
   }
 
-  private advance(fields: ChainedFields, mac: string, bytes: number): void {
+  private advance(fields: ChainedFields, mac: string, bytes: number, body: Uint8Array): void {
     this.headSeq = fields.seq;
     this.headMac = mac;
     this.live.bytes += bytes;
+    this.rootState?.pending.push({ mac, body });
   }
 
   private async appendLocked(event: PreparedEvent): Promise<AppendResult> {
+    if (this.epochState && this.epochs && this.now() - this.epochState.startedMs >= this.epochs.everyMs) await this.openEpochLocked();
     const fields = this.nextFields(event);
-    const { mac, bytes } = await sealRow(this.key, fields);
+    const { mac, bytes, body } = await sealRow(this.key, fields);
     this.insertRow(fields, mac, bytes);
-    this.advance(fields, mac, bytes);
+    this.advance(fields, mac, bytes, body);
     if (this.live.bytes > this.limits.rotateAtBytes) await this.rotateLocked("size");
+    else if (this.isCheckpointDue()) await this.checkpointLocked();
     return { seq: fields.seq, mac };
+  }
+
+  // --- epochs ------------------------------------------------------------------------
+
+  /**
+   * The next epoch's key, one way from the current one; `commit` (inside the transaction that
+   * writes the row opening the epoch) stores it over the old one, and the old bytes are zeroed.
+   */
+  private async nextEpoch(): Promise<{ epoch: number; key: MacKey; commit: (startedAt: string) => void; adopt: (startedAt: string) => void }> {
+    const current = this.epochState!;
+    const bytes = await stepEpochKey(current.bytes);
+    const key = await importMacKey(bytes);
+    const epoch = current.epoch + 1;
+    return {
+      epoch,
+      key,
+      commit: (startedAt) => this.sql.exec("UPDATE chain_key SET epoch = ?, key_hex = ?, started_at = ? WHERE id = 1", epoch, bytesToHex(bytes), startedAt),
+      adopt: (startedAt) => {
+        // The old key's bytes are zeroed; its imported key is dropped (a verification walking
+        // meanwhile may still hold it for the rows of the old epoch).
+        current.bytes.fill(0);
+        this.epochState = { epoch, bytes, startedMs: Date.parse(startedAt) };
+        this.key = key;
+      },
+    };
+  }
+
+  /** The clock's epoch step: a sel.epoch row, signed with the new key, opens it. */
+  private async openEpochLocked(): Promise<void> {
+    const next = await this.nextEpoch();
+    const fields = this.nextFields({
+      kind: EPOCH_KIND,
+      principal: "gateway",
+      outcome: "info",
+      subject: `epoch ${next.epoch}`,
+      detail: { epoch: next.epoch, reason: "interval" },
+    });
+    const { mac, bytes, body } = await sealRow(next.key, fields);
+    this.sql.transact(() => {
+      this.insertRow(fields, mac, bytes);
+      next.commit(fields.ts);
+    });
+    next.adopt(fields.ts);
+    this.advance(fields, mac, bytes, body);
+  }
+
+  /** The epoch the log signs in now; null for a log kept with one key. */
+  epoch(): number | null {
+    return this.epochState?.epoch ?? null;
+  }
+
+  // --- checkpoints -------------------------------------------------------------------
+
+  private isCheckpointDue(): boolean {
+    const state = this.rootState;
+    if (state === null || this.checkpoints === undefined) return false;
+    return state.pending.length >= this.checkpoints.everyRows || this.now() - state.checkpointMs >= this.checkpoints.everyMs;
+  }
+
+  /** Signs the head: closes the interval at the head seq and appends the sel.checkpoint row carrying the note. */
+  private async checkpointLocked(): Promise<void> {
+    const state = this.rootState!;
+    const root = await nextRoot(state.root, state.pending);
+    const time = this.isoNow();
+    const body = checkpointBody({ origin: originOf(this.logId), seq: this.headSeq, root: toBase64(root), mac: this.headMac, time });
+    const note = await signNote(body, this.signer!);
+    const covered = { seq: this.headSeq, root: toBase64(root), mac: this.headMac };
+    const fields = this.nextFields({
+      kind: CHECKPOINT_KIND,
+      principal: "gateway",
+      outcome: "info",
+      subject: `checkpoint ${covered.seq}`,
+      detail: { ...covered, time, note },
+    });
+    const { mac, bytes, body: rowBody } = await sealRow(this.key, fields);
+    this.sql.transact(() => {
+      this.insertRow(fields, mac, bytes);
+      this.saveRoot(covered.seq, root, time);
+    });
+    this.rootState = { boundarySeq: covered.seq, root, checkpointMs: Date.parse(time), pending: [] };
+    this.advance(fields, mac, bytes, rowBody);
+  }
+
+  private saveRoot(boundarySeq: number, root: Uint8Array, checkpointAt: string | null): void {
+    this.sql.exec(
+      "INSERT INTO root_state (id, boundary_seq, root, checkpoint_at) VALUES (1, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET boundary_seq = excluded.boundary_seq, root = excluded.root, checkpoint_at = COALESCE(excluded.checkpoint_at, root_state.checkpoint_at)",
+      boundarySeq,
+      toBase64(root),
+      checkpointAt,
+    );
+  }
+
+  /**
+   * The newest checkpoint covering the head (written now if rows came after the last one), with
+   * the public key that checks it: what the owner exports and copies elsewhere.
+   */
+  async checkpoint(): Promise<CheckpointExport> {
+    if (this.rootState === null) throw new GatewayError("sel_checkpoints_off");
+    return this.serialize(async () => {
+      const latest = this.latestCheckpointRow();
+      if (latest === null || latest.seq !== this.headSeq) await this.checkpointLocked();
+      return this.exportOf(this.latestCheckpointRow()!);
+    });
+  }
+
+  /** The newest checkpoint the log holds, without writing one; null before the first. */
+  latestCheckpoint(): CheckpointExport | null {
+    if (this.rootState === null) return null;
+    const row = this.latestCheckpointRow();
+    return row === null ? null : this.exportOf(row);
+  }
+
+  private latestCheckpointRow(): StoredRow | null {
+    const record = this.sql.exec<EventRecord>(`SELECT ${ROW_COLUMNS} FROM events WHERE kind = ? ORDER BY seq DESC LIMIT 1`, CHECKPOINT_KIND).toArray()[0];
+    return record === undefined ? null : toStoredRow(record);
+  }
+
+  private exportOf(row: StoredRow): CheckpointExport {
+    return { note: String(row.detail.note), public_key: this.publicKey, origin: originOf(this.logId), seq: Number(row.detail.seq), row_seq: row.seq };
+  }
+
+  /** The log's checkpoint verifier key (C2SP), or null for a log without checkpoints. */
+  verifierKey(): string | null {
+    return this.rootState === null ? null : this.publicKey;
+  }
+
+  /** Records a witness's cosignature of one of this log's checkpoints (a sel.cosigned row). */
+  async recordCosignature(input: { checkpoint_seq: number; witness: string; body: string; cosignature: string }): Promise<AppendResult> {
+    return this.serialize(async () => {
+      const fields = this.nextFields({
+        kind: COSIGNED_KIND,
+        principal: "gateway",
+        outcome: "info",
+        subject: `checkpoint ${input.checkpoint_seq} witnessed`,
+        detail: { checkpoint_seq: input.checkpoint_seq, witness: input.witness, body: input.body, cosignature: input.cosignature },
+      });
+      const { mac, bytes, body } = await sealRow(this.key, fields);
+      this.insertRow(fields, mac, bytes);
+      this.advance(fields, mac, bytes, body);
+      return { seq: fields.seq, mac };
+    });
+  }
+
+  /** As a witness: cosigns another log's checkpoint that extends the one held for its origin. */
+  async witness(note: unknown, vkey: unknown): Promise<WitnessAnswer> {
+    if (this.signer === null) throw new GatewayError("sel_checkpoints_off");
+    if (typeof note !== "string" || typeof vkey !== "string" || note.length > 8192 || vkey.length > 512) {
+      throw new GatewayError("witness_checkpoint_invalid", { vars: { reason: "a note and a key are required" } });
+    }
+    const signer = this.signer;
+    return this.serialize(() => cosignAsWitness(this.sql, signer, this.logId, note, vkey, this.now()));
+  }
+
+  /** As a witness: the newest checkpoint cosigned for an origin. */
+  witnessed(origin: string): { note: string; seq: number; cosigned_at: string } | null {
+    return witnessedCheckpoint(this.sql, origin);
   }
 
   private async rotateLocked(reason: string): Promise<RotateResult> {
@@ -318,8 +597,15 @@ export class SecurityLogCore {
       },
       sealed.id + 1,
     );
-    const { mac, bytes } = await sealRow(this.key, fields);
+    // A rotation ends an interval of the keyless root (its row names the root before it) and an epoch.
+    const root = this.rootState ? await nextRoot(this.rootState.root, this.rootState.pending) : null;
+    if (root !== null) fields.detail.root = toBase64(root);
+    const next = this.epochState ? await this.nextEpoch() : null;
+    if (next !== null) fields.detail.epoch = next.epoch;
+    const { mac, bytes, body } = await sealRow(next?.key ?? this.key, fields);
     this.sql.transact(() => {
+      next?.commit(fields.ts);
+      if (root !== null) this.saveRoot(this.headSeq, root, null);
       this.sql.exec(
         "UPDATE segments SET sealed_at = ?, last_seq = ?, last_mac = ?, bytes = ? WHERE id = ?",
         fields.ts,
@@ -337,7 +623,9 @@ export class SecurityLogCore {
       this.insertRow(fields, mac, bytes);
     });
     this.live = { id: fields.segment, startedAt: fields.ts, firstSeq: fields.seq, bytes: 0 };
-    this.advance(fields, mac, bytes);
+    next?.adopt(fields.ts);
+    if (root !== null) this.rootState = { ...this.rootState!, boundarySeq: fields.seq - 1, root, pending: [] };
+    this.advance(fields, mac, bytes, body);
     await this.retentionLocked(this.now());
     return { rotated: true, sealed_segment: sealed.id, segment: fields.segment, seq: fields.seq };
   }
@@ -381,13 +669,13 @@ export class SecurityLogCore {
           sealed_at: segment.sealed_at,
         },
       });
-      const { mac, bytes } = await sealRow(this.key, fields);
+      const { mac, bytes, body } = await sealRow(this.key, fields);
       this.sql.transact(() => {
         this.sql.exec("DELETE FROM events WHERE seq BETWEEN ? AND ?", segment.first_seq, segment.last_seq);
         this.sql.exec("DELETE FROM segments WHERE id = ?", segment.id);
         this.insertRow(fields, mac, bytes);
       });
-      this.advance(fields, mac, bytes);
+      this.advance(fields, mac, bytes, body);
       removed.push({
         segment: segment.id,
         first_seq: segment.first_seq,
@@ -418,13 +706,15 @@ export class SecurityLogCore {
         .exec<EventRecord>(`SELECT ${ROW_COLUMNS} FROM events WHERE kind = ? ORDER BY seq`, SEGMENT_REMOVED_KIND)
         .toArray()
         .map(toStoredRow);
-      return await verifyChain(this.key, this.rowsInSeqOrder(), { removalRows, anchor });
+      const keys = this.epochState ? keysHeld(this.epochState.epoch, this.key) : singleKey(this.key);
+      return await verifyChain(keys, this.rowsInSeqOrder(), { removalRows, anchor });
     } finally {
       this.activeVerifications--;
     }
   }
 
-  private *rowsInSeqOrder(): Generator<StoredRow> {
+  /** Every stored row in seq order, paged: what the verifiers walk. */
+  *rowsInSeqOrder(): Generator<StoredRow> {
     let after = 0;
     for (;;) {
       const page = this.sql
@@ -489,6 +779,7 @@ export class SecurityLogCore {
         for (let i = 0; i < n; i++) await this.appendLocked(this.prepare(input(i)));
       } else {
         this.sql.exec(BENCH_SCRATCH_CREATE);
+        for (const statement of BENCH_SCRATCH_INDEXES) this.sql.exec(statement);
         try {
           for (let i = 0; i < n; i++) {
             const fields = { ...this.prepare(input(i)), seq: i + 1, ts: this.isoNow(), segment: 0, prev_mac: "" };

@@ -31,6 +31,44 @@ export const SCHEMA_STATEMENTS: readonly string[] = [
   )`,
 ];
 
+/** Tables of the forward-secure key, created when the log runs with epochs. */
+export const EPOCH_SCHEMA_STATEMENTS: readonly string[] = [
+  // The current epoch's MAC key, one row, overwritten at every step (the old key is erased).
+  `CREATE TABLE IF NOT EXISTS chain_key (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    epoch INTEGER NOT NULL,
+    key_hex TEXT NOT NULL,
+    started_at TEXT NOT NULL
+  )`,
+];
+
+/** Tables of signed checkpoints and of the witness, created when the log signs checkpoints. */
+export const CHECKPOINT_SCHEMA_STATEMENTS: readonly string[] = [
+  // The log's name and its checkpoint signing key (Ed25519, PKCS#8 base64), made at first open.
+  `CREATE TABLE IF NOT EXISTS log_identity (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    log_id TEXT NOT NULL,
+    signing_pkcs8 TEXT NOT NULL,
+    public_key TEXT NOT NULL
+  )`,
+  // The keyless root at the last boundary (checkpoint.ts) and when the last checkpoint was signed.
+  `CREATE TABLE IF NOT EXISTS root_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    boundary_seq INTEGER NOT NULL,
+    root TEXT NOT NULL,
+    checkpoint_at TEXT
+  )`,
+  // As a witness for other logs: the newest checkpoint cosigned per origin, and the key first seen for it.
+  `CREATE TABLE IF NOT EXISTS witnessed_logs (
+    origin TEXT PRIMARY KEY,
+    vkey TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    root TEXT NOT NULL,
+    note TEXT NOT NULL,
+    cosigned_at TEXT NOT NULL
+  )`,
+];
+
 /** Scratch table for benchAppend(n, false): rows without a chain, dropped when the run ends. */
 export const BENCH_SCRATCH_TABLE = "bench_unchained_scratch";
 export const BENCH_SCRATCH_CREATE = `CREATE TABLE IF NOT EXISTS ${BENCH_SCRATCH_TABLE} (
@@ -38,4 +76,10 @@ export const BENCH_SCRATCH_CREATE = `CREATE TABLE IF NOT EXISTS ${BENCH_SCRATCH_
   outcome TEXT NOT NULL, subject TEXT NOT NULL, detail TEXT NOT NULL, segment INTEGER NOT NULL,
   bytes INTEGER NOT NULL
 )`;
+/** The scratch table carries the events table's indexes, so the difference measured is the chain's alone. */
+export const BENCH_SCRATCH_INDEXES: readonly string[] = [
+  `CREATE INDEX IF NOT EXISTS ${BENCH_SCRATCH_TABLE}_by_kind ON ${BENCH_SCRATCH_TABLE} (kind, seq)`,
+  `CREATE INDEX IF NOT EXISTS ${BENCH_SCRATCH_TABLE}_by_principal ON ${BENCH_SCRATCH_TABLE} (principal, seq)`,
+  `CREATE INDEX IF NOT EXISTS ${BENCH_SCRATCH_TABLE}_by_ts ON ${BENCH_SCRATCH_TABLE} (ts)`,
+];
 export const BENCH_SCRATCH_DROP = `DROP TABLE IF EXISTS ${BENCH_SCRATCH_TABLE}`;

@@ -8,6 +8,7 @@ import { GENESIS_PREV_MAC, sealRow, importChainKey, type StoredRow } from "./cha
 import { SecurityLogCore, type LogLimits, type SqlBinding, type SqlPort } from "./log-core";
 import { REDACTED, WITHHELD } from "./redact";
 import { ROTATED_KIND, SEGMENT_REMOVED_KIND, verifyChain } from "./verify-chain";
+import { singleKey } from "./epoch-key";
 import { CoalescingLog } from "./coalescing-log";
 import { REFUSALS_COUNTED_KIND } from "./refusal-windows";
 
@@ -238,8 +239,8 @@ describe("verification", () => {
     await appendN(log, 3);
     const rows = log.query({}).events.reverse() as StoredRow[];
     const key = await importChainKey(KEY);
-    expect(await verifyChain(key, rows)).toEqual({ ok: true, checked: 3, segments: 1 });
-    expect(await verifyChain(key, [rows[0]!, rows[2]!])).toMatchObject({ ok: false, first_bad_seq: 2, reason: "seq_gap" });
+    expect(await verifyChain(singleKey(key), rows)).toEqual({ ok: true, checked: 3, segments: 1 });
+    expect(await verifyChain(singleKey(key), [rows[0]!, rows[2]!])).toMatchObject({ ok: false, first_bad_seq: 2, reason: "seq_gap" });
   });
 });
 
@@ -295,8 +296,8 @@ describe("rotation", () => {
       const fields = { ...row, kind: row.seq === 4 ? "app_installed" : row.kind, prev_mac: row.seq === 1 ? GENESIS_PREV_MAC : prev };
       resealed.push({ ...fields, mac: (await sealRow(key, fields)).mac });
     }
-    expect(await verifyChain(key, rows)).toMatchObject({ ok: true, segments: 2 });
-    expect(await verifyChain(key, resealed)).toMatchObject({ ok: false, first_bad_seq: 4, reason: "segment_link_broken" });
+    expect(await verifyChain(singleKey(key), rows)).toMatchObject({ ok: true, segments: 2 });
+    expect(await verifyChain(singleKey(key), resealed)).toMatchObject({ ok: false, first_bad_seq: 4, reason: "segment_link_broken" });
   });
 });
 

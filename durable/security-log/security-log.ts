@@ -17,7 +17,11 @@ import type {
   VerifyResult,
 } from "../../workers/contracts/security-event";
 import type { Env } from "../../workers/env";
-import { SecurityLogCore, type SqlPort } from "./log-core";
+import { SecurityLogCore, SEL_CHECKPOINTS, type CheckpointExport, type SqlPort } from "./log-core";
+import { EPOCH_MS } from "./epoch-key";
+import { GatewayError, type ErrorCode } from "../../workers/contracts/errors";
+import type { WitnessAnswer } from "./witness";
+import type { CosignatureRecord } from "../../workers/contracts/security-event";
 import { CoalescingLog } from "./coalescing-log";
 
 function storageSqlPort(ctx: DurableObjectState): SqlPort {
@@ -47,7 +51,8 @@ export class SecurityLog extends DurableObject<Env> {
     void ctx.blockConcurrencyWhile(async () => {
       const sql = storageSqlPort(ctx);
       claimStoreIdentity(ctx.storage.sql);
-      this.core = await SecurityLogCore.open(sql, env.SEL_KEY, { limits: retentionOf(env) });
+      // Forward-secure epochs and signed checkpoints always: SEL_KEY only seeds a log that has no key yet.
+      this.core = await SecurityLogCore.open(sql, env.SEL_KEY, { limits: retentionOf(env), epochs: { everyMs: EPOCH_MS }, checkpoints: SEL_CHECKPOINTS });
       this.log = await CoalescingLog.open(this.core, sql, {
         scheduleAt: (ms) => void ctx.storage.setAlarm(ms).catch(() => undefined),
       });
@@ -102,6 +107,46 @@ export class SecurityLog extends DurableObject<Env> {
   /** Every kept segment, oldest first. */
   async segments(): Promise<SecurityLogSegment[]> {
     return this.core.segments();
+  }
+
+  /** The newest checkpoint covering the head (signed now if rows came after the last), with its public key. */
+  async checkpoint(): Promise<CheckpointExport> {
+    await this.log.flushPending();
+    return this.core.checkpoint();
+  }
+
+  /** The newest checkpoint the log holds, without writing one (the bridge's witness poster reads it). */
+  async latestCheckpoint(): Promise<CheckpointExport | null> {
+    return this.core.latestCheckpoint();
+  }
+
+  /** Records a witness's cosignature of one of this log's checkpoints. */
+  async recordCosignature(record: CosignatureRecord): Promise<AppendResult> {
+    await this.log.flushPending();
+    return this.core.recordCosignature(record);
+  }
+
+  /**
+   * As a witness for another log: cosigns its checkpoint if it extends the one held. A refusal
+   * is an answer (its code and sentence), since an error's type does not survive RPC.
+   */
+  async witness(note: string, publicKey: string): Promise<({ ok: true } & WitnessAnswer) | { ok: false; code: ErrorCode; message: string }> {
+    try {
+      return { ok: true, ...(await this.core.witness(note, publicKey)) };
+    } catch (error) {
+      if (error instanceof GatewayError) return { ok: false, code: error.code, message: error.message };
+      throw error;
+    }
+  }
+
+  /** As a witness: the newest checkpoint cosigned for an origin. */
+  async witnessed(origin: string): Promise<{ note: string; seq: number; cosigned_at: string } | null> {
+    return this.core.witnessed(origin);
+  }
+
+  /** The epoch the log signs in now (forward-secure key). */
+  async epoch(): Promise<number | null> {
+    return this.core.epoch();
   }
 
   /** Measurement hook for bench/: n appends in one loop, chained or into a dropped scratch table. */

@@ -3,6 +3,7 @@
 // iterable, so the DO pages them from SQLite and tests hand in arrays.
 import type { SecurityLogAnchor, VerifyFailureReason, VerifyResult } from "../../workers/contracts/security-event";
 import { GENESIS_PREV_MAC, sealRow, type StoredRow } from "./chain-mac";
+import { epochOpenedBy, type ChainKeys } from "./epoch-key";
 
 /** First row of every segment after the first: names the sealed segment and continues its chain. */
 export const ROTATED_KIND = "sel.rotated";
@@ -49,9 +50,15 @@ class Failure {
  * genesis prev_mac, or be vouched for by a verified sel.segment_removed row naming the
  * segment just before it and that segment's last seq and mac (`segment_link_broken`).
  * Finally the anchor's seq must still exist (`truncated`) with the anchor's mac (`forked`).
+ *
+ * Each row's mac is recomputed with its epoch's key: epoch 0 from seq 1; a `sel.epoch` or
+ * `sel.rotated` row naming `epoch` opens that epoch, which must be the next one
+ * (`epoch_broken`); a chain start after retention opens the epoch its row names. A row whose
+ * epoch key the holder no longer has (the gateway keeps only the current one) is checked for
+ * its links only and counted in `macs_unchecked`; the seed's keyring checks every row.
  */
 export async function verifyChain(
-  key: CryptoKey,
+  keys: ChainKeys,
   rows: Iterable<StoredRow> | AsyncIterable<StoredRow>,
   options: VerifyChainOptions = {},
 ): Promise<VerifyResult> {
@@ -66,6 +73,8 @@ export async function verifyChain(
   let previous: StoredRow | null = null;
   let vouchingRemoval: SegmentRemoval | null = null;
   let macAtAnchor: string | null = null;
+  let epoch = 0;
+  let unchecked = 0;
 
   const fail = (failure: Failure): VerifyResult => ({
     ok: false,
@@ -73,6 +82,7 @@ export async function verifyChain(
     segments,
     first_bad_seq: failure.seq,
     reason: failure.reason,
+    ...(unchecked > 0 ? { macs_unchecked: unchecked } : {}),
   });
 
   for await (const row of rows) {
@@ -86,8 +96,14 @@ export async function verifyChain(
       if (row.seq !== previous.seq + 1) return fail(new Failure("seq_gap", previous.seq + 1));
       if (row.prev_mac !== previous.mac) return fail(new Failure("chain_broken", row.seq));
     }
-    const { mac } = await sealRow(key, row);
-    if (mac !== row.mac) return fail(new Failure("mac_mismatch", row.seq));
+    const opened = epochOpenedBy(row);
+    if (opened !== null) {
+      if (previous !== null && opened !== epoch + 1) return fail(new Failure("epoch_broken", row.seq));
+      epoch = opened;
+    }
+    const key = await keys.keyFor(epoch);
+    if (key === null) unchecked++;
+    else if ((await sealRow(key, row)).mac !== row.mac) return fail(new Failure("mac_mismatch", row.seq));
     if (previous !== null) {
       const opensSegment = row.segment !== previous.segment;
       if (opensSegment || row.kind === ROTATED_KIND) {
@@ -124,7 +140,7 @@ export async function verifyChain(
     }
   }
 
-  return { ok: true, checked, segments };
+  return unchecked > 0 ? { ok: true, checked, segments, macs_unchecked: unchecked } : { ok: true, checked, segments };
 }
 
 /** The oldest remaining row is seq 1 from genesis, or a chain start a removal row vouches for. */

@@ -4,7 +4,7 @@ import { readSettings } from "../settings";
 import { startGateway } from "./start";
 import { runDoctor } from "./doctor";
 import { runToken, runRotateKey } from "./token";
-import { runSecurityAcknowledge, runSecurityEvents, runSecurityVerify } from "./security";
+import { runSecurityAcknowledge, runSecurityCheckpoint, runSecurityEvents, runSecuritySeed, runSecurityVerify, runSecurityWitness } from "./security";
 import { GatewayNotRunning } from "./gateway-client";
 import { appAction, runAppsInstall, runAppsList, runAppsPreview, runAppsPurge, runAppsUpdate } from "./apps";
 import { runStop } from "./stop";
@@ -24,6 +24,12 @@ const USAGE = `Usage: personalclaw <command>
   auth rotate-key                                 replace the signing key; every session ends
   security events [--kind K] [--limit N] [--json] show security events, newest first
   security verify [--json]                        verify the security log's chain (exit 1 if broken)
+  security verify --checkpoint FILE [--public-key FILE|KEY] [--seed CODE] [--json]
+                                                  offline: prove the stored log extends a checkpoint
+                                                  (public key only; default FILE.pub); --seed recomputes every mac
+  security checkpoint [--out FILE] [--json]       sign the head; write the note to FILE, its key to FILE.pub
+  security seed --show                            the seed's verification code (PERSONALCLAW_SEL_SEED_PASSPHRASE)
+  security witness <url>                          show each checkpoint to a witness and keep its cosignatures
   security acknowledge                            record that you know the security-log anchor was lost
   apps preview <folder> [--json]                  review a folder (works without a running gateway)
   apps install <folder> [--consent D | --yes] [--adopt-data] [--json]
@@ -77,6 +83,9 @@ export async function main(argv: string[]): Promise<number> {
     "security events": (args, home) => runSecurityEvents(args, home),
     "security verify": (args, home) => runSecurityVerify(args, home),
     "security acknowledge": (_args, home) => runSecurityAcknowledge(home),
+    "security checkpoint": (args, home) => runSecurityCheckpoint(args, home),
+    "security seed": (args, home) => runSecuritySeed(args, home, settings.seedPassphrase),
+    "security witness": (args, home) => runSecurityWitness(args, home),
     "apps preview": (args, home) => runAppsPreview(args, home),
     "apps install": (args, home) => runAppsInstall(args, home),
     "apps list": (args, home) => runAppsList(args, home),

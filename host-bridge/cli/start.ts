@@ -13,6 +13,9 @@ import { parentEnvironment, type Settings } from "../settings";
 import { startBridgeServer } from "../server";
 import { createLogRelay } from "../sandbox/log-relay";
 import { readAnchorFile, recordUnacknowledgedAnchor, startAnchorWriter } from "../sel-anchor";
+import { sealSeed } from "../sel-seed";
+import { startWitnessPoster } from "../sel-witness";
+import { verificationCode } from "../../durable/security-log/epoch-key";
 import { openGatewayLog } from "../gateway-log";
 import { describeStateLoss, findStateLoss, readStateManifest, STATE_MANIFEST_INTERVAL_MS, writeStateManifest } from "../state-manifest";
 import { storageFullReason } from "../../workers/contracts/storage-full";
@@ -108,7 +111,7 @@ async function runGateway(options: StartOptions): Promise<number> {
     return 1;
   }
   clearStaleGateway(paths);
-  const selKey = readOrCreateSelKey(paths);
+  const selKey = await readOrCreateSelKey(paths);
   if (!selKey.ok) {
     process.stderr.write(`personalclaw: refusing to start: ${selKey.reason}\n`);
     return 1;
@@ -183,10 +186,9 @@ async function runGateway(options: StartOptions): Promise<number> {
   const bridge = await startBridgeServer(secret, runtime.operations(), log, (code, subject, group) => runtime.auditRefusal(code, subject, group));
 
   const startedAt = new Date().toISOString();
-  // The config holds the internal credential and the security log key.
-  writePrivateFile(
-    paths.workerdConfig,
-    renderWorkerdConfig({
+  // The config holds the internal credential, and at a home's first start the security log's
+  // seed: rewritten without it once the log has taken it (below).
+  const workerdConfigInput = {
       configPath: paths.workerdConfig,
       workerBundle: join(packageRoot, "dist", "worker.js"),
       stateDir: paths.state,
@@ -208,8 +210,9 @@ async function runGateway(options: StartOptions): Promise<number> {
         PROXY_TIMEOUT_S: String(config.config.proxy.response_timeout_s),
         SEL_RETENTION_DAYS: String(config.config.logs.security_retention_days),
       },
-    }),
-  );
+  };
+  writePrivateFile(paths.workerdConfig, renderWorkerdConfig(workerdConfigInput));
+  if (selKey.firstSeed !== null && settings.seedPassphrase !== "") sealSeed(paths.home, selKey.firstSeed, settings.seedPassphrase);
   const binary = workerdBinary();
   const record: GatewayFile = {
     ...thisProcessIdentity(),
@@ -248,6 +251,7 @@ async function runGateway(options: StartOptions): Promise<number> {
     },
   });
 
+  const witness = startWitnessPoster(paths.selWitness, (method, path, body) => callGateway(paths.home, "sel-witness", method, path, body), log);
   const anchor = startAnchorWriter(
     paths.selAnchor,
     async (held) => (await callGateway(paths.home, "sel-anchor", "GET", `/api/internal/sel/head${held ? `?anchor_seq=${held.seq}&anchor_mac=${held.mac}` : ""}`)).body,
@@ -272,6 +276,7 @@ async function runGateway(options: StartOptions): Promise<number> {
       await anchor.flush().catch(() => undefined);
     } finally {
       anchor.stop();
+      witness.stop();
       await workerdSupervisor.stop();
       if (record.workerdPid !== null) recordState();
       bridge.server.close();
@@ -295,6 +300,8 @@ async function runGateway(options: StartOptions): Promise<number> {
       throw error;
     }
     await appendSecurityRow(paths.home, "gateway_started", { port, auth_mode: mode.mode });
+    // The log holds its own epoch key now: the seed leaves the config (a restarted workerd reads it).
+    if (selKey.keyHex !== "") writePrivateFile(paths.workerdConfig, renderWorkerdConfig({ ...workerdConfigInput, bindings: { ...workerdConfigInput.bindings, SEL_KEY: "" } }));
     if (losses.length > 0) {
       await appendSecurityRow(paths.home, "state_loss_accepted", { stores: losses.map((loss) => ({ store: loss.store, what: loss.what, known_rows: loss.knownRows })) });
       process.stderr.write(`personalclaw: warning: continuing without lost state (--accept-state-loss):\n${describeStateLoss(paths.state, manifest!, losses)}\n`);
@@ -309,8 +316,13 @@ async function runGateway(options: StartOptions): Promise<number> {
     manifestTimer = setInterval(recordState, STATE_MANIFEST_INTERVAL_MS);
     manifestTimer.unref();
     const url: string = link.body.url;
+    // The seed is shown once, at the first start, to the owner's terminal only (never to gateway.log).
+    const code = selKey.firstSeed === null ? null : verificationCode(selKey.firstSeed);
+    if (code !== null && !options.jsonReady) {
+      process.stdout.write(`The security log's verification code (write it down; it is shown only now${settings.seedPassphrase ? "; sealed to your passphrase in sel_seed.sealed" : ""}):\n  ${code}\n`);
+    }
     if (options.jsonReady) {
-      process.stdout.write(`${JSON.stringify({ url, port, home: paths.home, pid: process.pid })}\n`);
+      process.stdout.write(`${JSON.stringify({ url, port, home: paths.home, pid: process.pid, ...(code !== null ? { sel_verification_code: code } : {}) })}\n`);
     } else {
       process.stdout.write(`PersonalClaw is running at http://127.0.0.1:${port}/ — sign in: ${url}\n`);
     }

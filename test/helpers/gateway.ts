@@ -19,6 +19,8 @@ export interface RunningGateway {
   /** The startup link's token: an owner token usable as Bearer. */
   token: string;
   pid: number;
+  /** The whole --json-ready line (a first start adds sel_verification_code). */
+  ready: Record<string, unknown>;
   process: ChildProcess;
   base: string;
   stderr: () => string;
@@ -71,7 +73,7 @@ export async function startGateway(opts: { home?: string; env?: NodeJS.ProcessEn
     });
     child.once("exit", (code) => reject(new Error(`gateway exited ${code} before ready: ${stderr}`)));
   });
-  const ready = JSON.parse(line) as { url: string; port: number; home: string; pid: number };
+  const ready = JSON.parse(line) as { url: string; port: number; home: string; pid: number } & Record<string, unknown>;
   const token = new URL(ready.url).searchParams.get("token")!;
   const base = `http://127.0.0.1:${ready.port}`;
   const exited = new Promise<number | null>((resolvePromise) => child.once("exit", (code) => resolvePromise(code)));
@@ -81,6 +83,7 @@ export async function startGateway(opts: { home?: string; env?: NodeJS.ProcessEn
     url: ready.url,
     token,
     pid: ready.pid,
+    ready,
     process: child,
     base,
     stderr: () => stderr,

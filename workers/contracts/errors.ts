@@ -140,6 +140,12 @@ export const ERROR_CODES = {
   mcp_definition_changed: { status: 409, message: "The MCP server '{key}' is not the one the owner consented to ({reason}); update the app through `personalclaw apps update` so the owner can review it." },
   mcp_not_stdio: { status: 400, message: "The MCP server '{key}' is a remote ({transport}) server; an agent connects to its URL, nothing is started." },
   mcp_json_unreadable: { status: 500, message: "{path} cannot be read as a JSON server map ({reason}); nothing was written. Fix or move the file and try again." },
+  // verifiable log
+  sel_checkpoints_off: { status: 500, message: "This security log signs no checkpoints." },
+  witness_checkpoint_invalid: { status: 400, message: "The witness cannot cosign this: {reason}." },
+  witness_key_changed: { status: 409, message: "The witness knows the log {origin} by another key; it cosigns one key per log." },
+  witness_rollback: { status: 409, message: "The witness holds checkpoint {held} of {origin}; checkpoint {offered} does not extend it." },
+  witness_full: { status: 507, message: "The witness keeps at most {max} logs and holds no room for {origin}." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

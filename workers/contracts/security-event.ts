@@ -117,6 +117,7 @@ export const VerifyFailureReasonSchema = z.enum([
   "truncated",
   "segment_link_broken",
   "forked",
+  "epoch_broken",
 ]);
 export type VerifyFailureReason = z.infer<typeof VerifyFailureReasonSchema>;
 
@@ -126,6 +127,8 @@ export const VerifyResultSchema = z.object({
   segments: z.number().int().min(0),
   first_bad_seq: z.number().int().min(0).optional(),
   reason: VerifyFailureReasonSchema.optional(),
+  /** Rows whose mac could not be recomputed because their epoch's key is erased (checked with the seed only). */
+  macs_unchecked: z.number().int().min(1).optional(),
 });
 export type VerifyResult = z.infer<typeof VerifyResultSchema>;
 
@@ -168,3 +171,35 @@ export const BenchAppendResultSchema = z.object({
   elapsed_ms: z.number(),
 });
 export type BenchAppendResult = z.infer<typeof BenchAppendResultSchema>;
+
+/** A signed checkpoint as exported: the C2SP signed note and the verifier key that checks it. */
+export const CheckpointExportSchema = z.object({
+  note: z.string().max(8192),
+  public_key: z.string().max(512),
+  origin: z.string(),
+  seq: z.number().int().min(0),
+  row_seq: z.number().int().min(1),
+});
+export type CheckpointExportAnswer = z.infer<typeof CheckpointExportSchema>;
+
+/** What a witness is asked: cosign this note, signed by this key. */
+export const WitnessRequestSchema = z.object({ note: z.string().min(1).max(8192), public_key: z.string().min(1).max(512) }).strict();
+export type WitnessRequest = z.infer<typeof WitnessRequestSchema>;
+
+/** What a witness answers: its cosignature line over the checkpoint body and the key that checks it. */
+export const WitnessAnswerSchema = z.object({ cosignature: z.string().max(512), witness_key: z.string().max(512), witness: z.string().max(200) });
+
+/** A witness's cosignature the log records (a sel.cosigned row). */
+export const CosignatureRecordSchema = z
+  .object({
+    checkpoint_seq: z.number().int().min(0),
+    witness: z.string().min(1).max(200),
+    body: z.string().min(1).max(4096),
+    cosignature: z.string().min(1).max(512),
+  })
+  .strict();
+export type CosignatureRecord = z.infer<typeof CosignatureRecordSchema>;
+
+/** `<home>/sel_witness.json`: the witness the owner configured and the key it answered with. */
+export const WitnessConfigSchema = z.object({ url: z.string().url(), witness_key: z.string(), witness: z.string(), since: z.string() });
+export type WitnessConfig = z.infer<typeof WitnessConfigSchema>;

@@ -1,10 +1,11 @@
 // The security event log's routes (SEL-*). Reads and rotation are owner-only: an app token
 // is refused whatever its manifest says. The host bridge appends through its own route.
 import { z } from "zod";
-import { SecurityEventInputSchema, SecurityOutcomeSchema, MAX_QUERY_LIMIT, SecurityLogAnchorSchema } from "../contracts/security-event";
+import { CosignatureRecordSchema, SecurityEventInputSchema, SecurityOutcomeSchema, MAX_QUERY_LIMIT, SecurityLogAnchorSchema, WitnessRequestSchema } from "../contracts/security-event";
 import { announceAppended, securityLog } from "../audit";
 import { bridgeCall } from "../bridge-client";
 import { route } from "./define";
+import { GatewayError } from "../contracts/errors";
 
 const EventsQuerySchema = z
   .object({
@@ -23,6 +24,8 @@ const HeadQuerySchema = z
     anchor_mac: z.string().regex(/^[0-9a-f]{64}$/).optional(),
   })
   .strict();
+
+const WitnessedQuerySchema = z.object({ origin: z.string().min(1).max(200) }).strict();
 
 export const securityRoutes = [
   route({
@@ -88,6 +91,66 @@ export const securityRoutes = [
       const head = await log.head();
       const standing = query.anchor_seq === undefined || query.anchor_mac === undefined ? null : await log.anchorStanding({ seq: query.anchor_seq, mac: query.anchor_mac });
       return { ...head, standing };
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/api/security/checkpoint",
+    family: "security-log",
+    authz: { kind: "owner" },
+    internal: true,
+    contract: "The newest signed checkpoint covering the head (signed now if rows came after the last one): {note, public_key, origin, seq, row_seq}; the note is C2SP signed-note text.",
+    async handle({ env }) {
+      return securityLog(env).checkpoint();
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/api/security/witness",
+    family: "security-log",
+    authz: { kind: "bootstrap", why: "a witness cosigns for any log that asks: a cosignature says only that this gateway saw that checkpoint then; one checkpoint is kept per log, at most 100 logs" },
+    internal: false,
+    body: WitnessRequestSchema,
+    contract: "As a witness: cosigns a checkpoint note signed by public_key if it extends the one held for its origin; answers {cosignature, witness_key, witness}.",
+    async handle({ env, body }) {
+      const outcome = await securityLog(env).witness(body.note, body.public_key);
+      if (!outcome.ok) throw new GatewayError(outcome.code, { message: outcome.message });
+      return { cosignature: outcome.cosignature, witness_key: outcome.witness_key, witness: outcome.witness };
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/api/security/witness",
+    family: "security-log",
+    authz: { kind: "bootstrap", why: "what a witness cosigned is public evidence: the note is signed and holds no row" },
+    internal: false,
+    query: WitnessedQuerySchema,
+    contract: "As a witness: the newest checkpoint cosigned for ?origin=, {note, seq, cosigned_at}, or null.",
+    async handle({ env, query }) {
+      return { witnessed: await securityLog(env).witnessed(query.origin) };
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/api/internal/sel/checkpoint",
+    family: "internal",
+    authz: { kind: "internal-only" },
+    internal: true,
+    contract: "The newest checkpoint the log holds, without signing one, or null: what the host bridge posts to the owner's witness.",
+    async handle({ env }) {
+      return { checkpoint: await securityLog(env).latestCheckpoint() };
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/api/internal/sel/cosignature",
+    family: "internal",
+    authz: { kind: "internal-only" },
+    internal: true,
+    body: CosignatureRecordSchema,
+    contract: "Records a witness's cosignature of one of the log's checkpoints (a sel.cosigned row).",
+    async handle({ env, body }) {
+      return securityLog(env).recordCosignature(body);
     },
   }),
 ];

@@ -1,0 +1,62 @@
+// This gateway as a witness for another log: it cosigns a checkpoint only if the note is
+// signed by the key it first saw for that origin (trust on first use) and extends the
+// checkpoint it holds (a larger seq, or the same seq with the same root). A cosignature says
+// no more than "this witness saw this checkpoint at this time", so anyone may ask; it keeps one
+// checkpoint per origin, at most MAX_WITNESSED_LOGS, and writes no row of its own per call.
+import { GatewayError } from "../../workers/contracts/errors";
+import { cosign, openCheckpoint, parseVerifierKey, verifierKey, type SigningKey } from "./checkpoint";
+import type { SqlPort } from "./log-core";
+
+export const MAX_WITNESSED_LOGS = 100;
+
+export interface WitnessAnswer {
+  /** The cosignature line (C2SP tlog-cosignature/v1) over the checkpoint body. */
+  cosignature: string;
+  /** The witness's verifier key, which checks that line. */
+  witness_key: string;
+  witness: string;
+}
+
+/** The witness's name for a log id: distinct from the log's own origin. */
+export function witnessName(logId: string): string {
+  return `personalclaw/witness/${logId}`;
+}
+
+export async function cosignAsWitness(sql: SqlPort, signer: SigningKey, logId: string, note: string, vkey: string, nowMs: number): Promise<WitnessAnswer> {
+  const opened = await openCheckpoint(note, vkey);
+  if (!opened.ok) throw new GatewayError("witness_checkpoint_invalid", { vars: { reason: opened.reason } });
+  const { checkpoint, body } = opened;
+  if (parseVerifierKey(vkey)!.name !== checkpoint.origin) {
+    throw new GatewayError("witness_checkpoint_invalid", { vars: { reason: "the key's name is not the checkpoint's origin" } });
+  }
+  const held = sql
+    .exec<{ vkey: string; seq: number; root: string }>("SELECT vkey, seq, root FROM witnessed_logs WHERE origin = ?", checkpoint.origin)
+    .toArray()[0];
+  if (held !== undefined) {
+    if (held.vkey !== vkey.trim()) throw new GatewayError("witness_key_changed", { vars: { origin: checkpoint.origin } });
+    if (checkpoint.seq < held.seq || (checkpoint.seq === held.seq && checkpoint.root !== held.root)) {
+      throw new GatewayError("witness_rollback", { vars: { origin: checkpoint.origin, held: held.seq, offered: checkpoint.seq } });
+    }
+  } else {
+    const count = sql.exec<{ n: number }>("SELECT count(*) AS n FROM witnessed_logs").toArray()[0]?.n ?? 0;
+    if (count >= MAX_WITNESSED_LOGS) throw new GatewayError("witness_full", { vars: { max: MAX_WITNESSED_LOGS, origin: checkpoint.origin } });
+  }
+  const name = witnessName(logId);
+  const key = { ...signer, name };
+  const cosignature = await cosign(body, key, Math.floor(nowMs / 1000));
+  sql.exec(
+    "INSERT INTO witnessed_logs (origin, vkey, seq, root, note, cosigned_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (origin) DO UPDATE SET seq = excluded.seq, root = excluded.root, note = excluded.note, cosigned_at = excluded.cosigned_at",
+    checkpoint.origin,
+    vkey.trim(),
+    checkpoint.seq,
+    checkpoint.root,
+    note,
+    new Date(nowMs).toISOString(),
+  );
+  return { cosignature, witness_key: await verifierKey(name, key.publicRaw, "cosignature"), witness: name };
+}
+
+/** The newest checkpoint this witness cosigned for an origin: what the owner compares a log against. */
+export function witnessedCheckpoint(sql: SqlPort, origin: string): { note: string; seq: number; cosigned_at: string } | null {
+  return sql.exec<{ note: string; seq: number; cosigned_at: string }>("SELECT note, seq, cosigned_at FROM witnessed_logs WHERE origin = ?", origin).toArray()[0] ?? null;
+}
