@@ -12,7 +12,8 @@ import { repoRoot } from "./workerd.mjs";
 
 /** Bundles the supervisor (TypeScript) for this run and imports it. */
 async function loadSupervisor() {
-  const outfile = join(repoRoot, "dist", "bench", "backend-supervisor.mjs"); // beside node_modules, so its imports resolve
+  // In dist/ like the CLI bundle: its imports resolve from node_modules and it finds the launcher as the CLI does.
+  const outfile = join(repoRoot, "dist", "bench-backend-supervisor.mjs");
   await build({ entryPoints: [join(repoRoot, "host-bridge/supervisor/backend-supervisor.ts")], bundle: true, platform: "node", format: "esm", target: "node20", packages: "external", outfile, logLevel: "warning", absWorkingDir: repoRoot });
   return import(pathToFileURL(outfile).href);
 }
@@ -50,7 +51,8 @@ export async function measureBackendStarts(scratch, runs) {
       const started = process.hrtime.bigint();
       const result = await sup.start(spec);
       if (!result.ok) throw new Error(`${key} start failed: ${result.reason}`);
-      if (!(await healthyWithin(result.port, 10_000))) throw new Error(`${key} backend never answered /health`);
+      // The supervisor's own probe: a confined backend has no host port, only its slot's socket.
+      if (!(await sup.waitForHealth(spec.name, 10_000))) throw new Error(`${key} backend never answered /health`);
       if (r >= 0) out[key].push(msSince(started));
       await sup.stop(spec.name);
     }

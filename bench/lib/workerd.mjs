@@ -85,13 +85,16 @@ export async function productConfig({ scratch, configPath, workerBundle, listen 
   const appsDir = join(scratch, "hello-product-apps");
   mkdirSync(stateDir, { recursive: true });
   mkdirSync(appsDir, { recursive: true });
+  // The product's config also listens on the backends' gateway socket; each config its own folder.
+  const runtimeDir = join(scratch, `hello-product-run-${Math.random().toString(36).slice(2, 8)}`);
+  mkdirSync(join(runtimeDir, "gateway"), { recursive: true });
   return renderWorkerdConfig({
     configPath,
     workerBundle,
     stateDir,
     webDir: join(repoRoot, "web"),
     appsDir,
-    runtimeDir: scratch,
+    runtimeDir,
     listen,
     bindings: {
       INTERNAL_SECRET: "0".repeat(64),
