@@ -273,7 +273,7 @@ describe("wrapInSandbox", () => {
     copyFileSync(path.join(fixtures, "healthy.mjs"), path.join(appDir, "healthy.mjs"));
     const listener = await openSlotListener(path.join(root, "run"), 3);
     const cmd = wrapInSandbox({ file: process.execPath, args: [path.join(appDir, "healthy.mjs")], cwd: appDir }, wrapOpts({ gateway: { listenFd: SLOT_LISTEN_FD, backendPort: 8080 } }));
-    const child = spawn(cmd.file, cmd.args, { env: { PATH: "/usr/bin:/bin", PORT: "8080" }, stdio: withListener(["ignore", "ignore", "pipe"], listener.fd) });
+    const child = spawn(cmd.file, cmd.args, { env: { PATH: "/usr/bin:/bin", PORT: "8080", ...cmd.env }, stdio: withListener(["ignore", "ignore", "pipe"], listener.fd) });
     listener.handOver();
     try {
       const socketPath = path.join(root, "run", slotSocketName(3));
@@ -290,7 +290,7 @@ describe("wrapInSandbox", () => {
     // A stand-in bridge: hands bwrap its listening socket and then waits; we SIGKILL it, as a hard kill of the bridge would.
     const script = [
       `const net=require("net"),fs=require("fs");const tmp=${JSON.stringify(`${socketPath}.new`)};const s=net.createServer().listen(tmp,()=>{`,
-      `require("child_process").spawn(${JSON.stringify(cmd.file)}, ${JSON.stringify(cmd.args)}, { stdio: ["ignore","ignore","ignore","ignore","ignore",s._handle.fd], env: { PATH: "/usr/bin:/bin", PORT: "8080" } });`,
+      `require("child_process").spawn(${JSON.stringify(cmd.file)}, ${JSON.stringify(cmd.args)}, { stdio: ["ignore","ignore","ignore","ignore","ignore",s._handle.fd], env: ${JSON.stringify({ PATH: "/usr/bin:/bin", PORT: "8080", ...cmd.env })} });`,
       `fs.renameSync(tmp, ${JSON.stringify(socketPath)});s.close();});setInterval(() => {}, 1000);`,
     ].join("");
     const bridge = spawn(process.execPath, ["-e", script], { stdio: "ignore" });

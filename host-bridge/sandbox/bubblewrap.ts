@@ -7,7 +7,7 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { ERROR_CODES } from "../../workers/contracts/errors.js";
-import { findOnPath, interpreterMounts, resolveProgram } from "./interpreter";
+import { findOnPath, interpreterMounts, isNodeProgram, resolveProgram } from "./interpreter";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { EGRESS_PROXY_PORT, INSIDE_DIR, mountArgs, planMounts, SYSTEM_FOLDERS, type MountStep } from "./mount-plan";
@@ -143,22 +143,39 @@ export function sandboxRefusal(mode: SandboxMode, availability: SandboxAvailabil
  * /proc/<pid>/cmdline, and the app secret would be in it. The caller hands the built env to
  * spawn, and bwrap passes its own environment to the child unchanged.
  */
-export function wrapInSandbox(cmd: SandboxedCommand, opts: WrapOptions): { file: string; args: string[] } {
+export function wrapInSandbox(cmd: SandboxedCommand, opts: WrapOptions): { file: string; args: string[]; env: Record<string, string> } {
   for (const p of [cmd.cwd, opts.appDir, opts.home, opts.ownerHome, ...opts.writable]) {
     if (!path.isAbsolute(p)) throw new TypeError(`wrapInSandbox needs absolute paths, got ${JSON.stringify(p)}`);
   }
   const appDir = path.resolve(opts.appDir);
   const program = resolveProgram(cmd.file, appDir, opts.pathEnv) ?? cmd.file;
   const keepHidden = [path.resolve(opts.ownerHome), path.resolve(opts.home), "/home", "/root"];
-  const launched = opts.gateway !== undefined || opts.egressSocket !== undefined;
+  const doors = opts.gateway !== undefined || opts.egressSocket !== undefined;
+  // A Node backend opens its doors itself (node-listen.cjs): no second Node process in front of it.
+  const inProcess = doors && opts.gateway !== undefined && isNodeProgram(program);
+  const launched = doors && !inProcess;
   const readOnly = [program, ...(launched ? [process.execPath] : [])].flatMap((file) => interpreterMounts({ file, cwd: appDir, pathEnv: opts.pathEnv, keepHidden }));
-  const plan = planMounts({ appDir, writable: opts.writable, readOnly: [...new Set(readOnly)], home: opts.home, ...(launched ? { launcher: { libDir: LAUNCHER_DIR, egressSocket: opts.egressSocket, gatewaySocketDir: opts.gateway?.callback?.socketDir } } : {}) });
+  const plan = planMounts({ appDir, writable: opts.writable, readOnly: [...new Set(readOnly)], home: opts.home, ...(doors ? { launcher: { libDir: LAUNCHER_DIR, egressSocket: opts.egressSocket, gatewaySocketDir: opts.gateway?.callback?.socketDir } } : {}) });
   const args = [...mountArgs(plan), ...isolationArgs(opts.userNamespace)];
   if (opts.infoFd !== undefined) args.push("--info-fd", String(opts.infoFd));
   if (opts.blockFd !== undefined) args.push("--block-fd", String(opts.blockFd));
   args.push("--chdir", path.resolve(cmd.cwd));
   args.push("--", ...(launched ? launcherArgs(opts) : []), program, ...cmd.args);
-  return { file: opts.bwrapPath ?? "bwrap", args };
+  return { file: opts.bwrapPath ?? "bwrap", args, env: inProcess ? inProcessDoors(opts) : {} };
+}
+
+/** The variables node-listen.cjs reads to open a Node backend's doors in its own process. */
+function inProcessDoors(opts: WrapOptions): Record<string, string> {
+  const env: Record<string, string> = {
+    PERSONALCLAW_LISTEN_FD: String(opts.gateway!.listenFd),
+    NODE_OPTIONS: `--require ${INSIDE_DIR}/lib/node-listen.cjs${opts.egressSocket ? ` --require ${INSIDE_DIR}/lib/node-egress.cjs` : ""}`,
+  };
+  if (opts.gateway?.callback) {
+    env.PERSONALCLAW_GATEWAY_SOCKET = `${INSIDE_DIR}/gateway/gateway.sock`;
+    env.PERSONALCLAW_GATEWAY_RELAY_PORT = String(opts.gateway.callback.port);
+  }
+  if (opts.egressSocket) env.PERSONALCLAW_EGRESS_SOCKET = `${INSIDE_DIR}/egress.sock`;
+  return env;
 }
 
 /** The folder of the launcher: beside this module in the source tree, under the package root in the built CLI. */

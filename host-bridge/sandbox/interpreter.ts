@@ -121,6 +121,15 @@ export function resolveProgram(file: string, cwd: string, pathEnv: string | unde
   return findOnPath(file, pathEnv);
 }
 
+/** True when `program` is node itself (after links), which can open its sandbox doors in-process. */
+export function isNodeProgram(program: string): boolean {
+  try {
+    return /^node(js)?$/.test(path.basename(realpathSync(program)));
+  } catch {
+    return false;
+  }
+}
+
 const realPythonCache = new Map<string, string | null>();
 
 /**

@@ -557,6 +557,8 @@ export class BackendSupervisor {
           ...(useGroup ? { blockFd: SANDBOX_BLOCK_FD } : {}),
         })
       : plain;
+    // The sandbox's own variables (a Node backend's in-process doors) win over the egress preload's NODE_OPTIONS, which they include.
+    if ("env" in wrapped) Object.assign(env, wrapped.env);
     const cmd = sandbox ? { ...boundCommand(wrapped, this.opts.limits, bounds), cwd: spec.appDir } : plain;
     const child = spawnChild(cmd, { env, stdio: listener ? withListener(stdio, listener.fd) : stdio });
     // The child holds the listening socket now: it moves to the slot's path, and the bridge lets go of it.
