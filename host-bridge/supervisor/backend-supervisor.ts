@@ -362,7 +362,7 @@ export class BackendSupervisor {
       if (t?.healthy) return true;
       if (!t || Date.now() >= deadline) return false;
       if (!t.running && t.restartTimer === null) return false;
-      await sleep(20);
+      await sleep(5); // a start waits on this: its granularity is part of every start's time
     }
   }
 
