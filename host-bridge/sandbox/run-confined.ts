@@ -56,6 +56,42 @@ function killGroup(pgid: number | undefined): void {
   }
 }
 
+/**
+ * Steps 2 and 3 of every confined child, one home for both runners: the command wrapped in
+ * the sandbox (its view, namespaces and doors) and under its bounds, and the cgroup it must
+ * join before it runs when bounds are by cgroup. Unsandboxed (sandbox.mode "off"), the plain command.
+ */
+export function confineCommand(
+  ctx: ConfinementContext,
+  opts: { appDir: string; writable: readonly string[]; cwd: string; command: { file: string; args: string[] }; egressSocket?: string; groupName: string; pathEnv: string | undefined },
+): { ok: true; cmd: { file: string; args: string[] }; group: ChildGroup | null; useGroup: boolean } | { ok: false; reason: string } {
+  const sandboxed = ctx.sandboxMode === "on";
+  const useGroup = sandboxed && ctx.bounds.mechanism === "cgroup";
+  if (!sandboxed) return { ok: true, cmd: opts.command, group: null, useGroup };
+  const wrapped = wrapInSandbox(
+    { file: opts.command.file, args: opts.command.args, cwd: opts.cwd },
+    {
+      appDir: opts.appDir,
+      writable: opts.writable,
+      home: ctx.home,
+      ownerHome: ctx.ownerHome,
+      pathEnv: opts.pathEnv,
+      ...(opts.egressSocket ? { egressSocket: opts.egressSocket } : {}),
+      bwrapPath: ctx.sandbox.path,
+      userNamespace: ctx.sandbox.userNamespace,
+      infoFd: SANDBOX_INFO_FD,
+      ...(useGroup ? { blockFd: SANDBOX_BLOCK_FD } : {}),
+    },
+  );
+  const cmd = boundCommand(wrapped, ctx.limits, ctx.bounds);
+  if (!useGroup) return { ok: true, cmd, group: null, useGroup };
+  try {
+    return { ok: true, cmd, group: createChildGroup(ctx.bounds, opts.groupName, ctx.limits), useGroup };
+  } catch (error) {
+    return { ok: false, reason: `its limits (${describeLimits(ctx.limits)}) could not be set up: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
 /** Runs `run` confined to its end or its time cap; the sandbox missing is a refusal, not a fallback. */
 export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Promise<ConfinedResult> {
   const failed = (reason: string, more: Partial<Extract<ConfinedResult, { ok: false }>> = {}): ConfinedResult => ({ ok: false, exitCode: null, signal: null, timedOut: false, limitsReached: [], reason, lastLines: [], ...more });
@@ -78,38 +114,11 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
     Object.assign(env, egressEnvironment());
   }
 
-  // 2. The filesystem view and namespaces.
+  // 2-3. The filesystem view, namespaces and bounds.
   const writable = [...run.writable, ...(run.app.hasStorage ? [run.app.dataDir] : [])];
-  const useGroup = sandboxed && ctx.bounds.mechanism === "cgroup";
-  let cmd = { file: run.command.file, args: run.command.args };
-  if (sandboxed) {
-    cmd = wrapInSandbox(
-      { file: run.command.file, args: run.command.args, cwd: run.cwd },
-      {
-        appDir: run.app.appDir,
-        writable,
-        home: ctx.home,
-        ownerHome: ctx.ownerHome,
-        pathEnv: env.PATH,
-        ...(egressSocket ? { egressSocket } : {}),
-        bwrapPath: ctx.sandbox.path,
-        userNamespace: ctx.sandbox.userNamespace,
-        infoFd: SANDBOX_INFO_FD,
-        ...(useGroup ? { blockFd: SANDBOX_BLOCK_FD } : {}),
-      },
-    );
-  }
-
-  // 3. Bounds: a cgroup the child joins before it runs, or a prefix that sets them.
-  if (sandboxed) cmd = boundCommand(cmd, ctx.limits, ctx.bounds);
-  let group: ChildGroup | null = null;
-  if (useGroup) {
-    try {
-      group = createChildGroup(ctx.bounds, run.app.name, ctx.limits);
-    } catch (error) {
-      return failed(`its limits (${describeLimits(ctx.limits)}) could not be set up: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
+  const confined = confineCommand(ctx, { appDir: run.app.appDir, writable, cwd: run.cwd, command: run.command, egressSocket, groupName: run.app.name, pathEnv: env.PATH });
+  if (!confined.ok) return failed(confined.reason);
+  const { cmd, group, useGroup } = confined;
 
   // 4. Spawn, least reversible last.
   const child = spawnChild({ ...cmd, cwd: run.cwd }, { env, stdio: closeInheritedFds(sandboxed, useGroup) });

@@ -8,10 +8,8 @@
 import type { Readable, Writable } from "node:stream";
 import { buildChildEnv, credentialValuesOf, egressEnvironment } from "./child-env";
 import type { HostPattern } from "../../workers/contracts/network-grant";
-import { wrapInSandbox } from "./bubblewrap";
-import { boundCommand, createChildGroup, describeLimits, type ChildGroup } from "./bounds";
 import { mcpServerFds, SANDBOX_BLOCK_FD, SANDBOX_INFO_FD, spawnChild } from "../supervisor/spawn-child";
-import { readChildPid, type ConfinementContext } from "./run-confined";
+import { confineCommand, readChildPid, type ConfinementContext } from "./run-confined";
 
 export interface McpServerRun {
   app: { name: string; appDir: string; dataDir: string; hasStorage: boolean };
@@ -82,38 +80,22 @@ export async function runMcpServer(run: McpServerRun, ctx: ConfinementContext, i
     Object.assign(env, egressEnvironment());
   }
 
-  // 2. The filesystem view and namespaces: its app folder read-only and its working directory.
-  const useGroup = sandboxed && ctx.bounds.mechanism === "cgroup";
-  let cmd = { file: run.command.file, args: run.command.args };
-  if (sandboxed) {
-    cmd = wrapInSandbox(
-      { file: cmd.file, args: cmd.args, cwd: run.app.appDir },
-      {
-        appDir: run.app.appDir,
-        writable: run.app.hasStorage ? [run.app.dataDir] : [],
-        home: ctx.home,
-        ownerHome: ctx.ownerHome,
-        pathEnv: env.PATH,
-        ...(egressSocket ? { egressSocket } : {}),
-        bwrapPath: ctx.sandbox.path,
-        userNamespace: ctx.sandbox.userNamespace,
-        infoFd: SANDBOX_INFO_FD,
-        ...(useGroup ? { blockFd: SANDBOX_BLOCK_FD } : {}),
-      },
-    );
+  // 2-3. The filesystem view (its app folder read-only, its working directory), namespaces and bounds.
+  const confined = confineCommand(ctx, {
+    appDir: run.app.appDir,
+    writable: run.app.hasStorage ? [run.app.dataDir] : [],
+    cwd: run.app.appDir,
+    command: run.command,
+    egressSocket,
+    groupName: `${run.app.name}-mcp`,
+    pathEnv: env.PATH,
+  });
+  if (!confined.ok) {
+    report({ ok: false, exitCode: null, reason: confined.reason });
+    return 1;
   }
+  const { cmd, group, useGroup } = confined;
 
-  // 3. Bounds.
-  if (sandboxed) cmd = boundCommand(cmd, ctx.limits, ctx.bounds);
-  let group: ChildGroup | null = null;
-  if (useGroup) {
-    try {
-      group = createChildGroup(ctx.bounds, `${run.app.name}-mcp`, ctx.limits);
-    } catch (error) {
-      report({ ok: false, exitCode: null, reason: `its limits (${describeLimits(ctx.limits)}) could not be set up: ${error instanceof Error ? error.message : String(error)}` });
-      return 1;
-    }
-  }
 
   // 4. Spawn, least reversible last.
   const child = spawnChild({ ...cmd, cwd: run.app.appDir }, { env, stdio: mcpServerFds(sandboxed, useGroup) });
