@@ -2,7 +2,14 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["workers/**/*.test.ts", "durable/**/*.test.ts", "host-bridge/**/*.test.ts", "apps/**/*.test.ts", "test/**/*.test.ts", "scripts/**/*.test.ts"],
+    include: [
+      "workers/**/*.test.ts",
+      "durable/**/*.test.ts",
+      "host-bridge/**/*.test.ts",
+      "apps/**/*.test.ts",
+      "test/**/*.test.ts",
+      "scripts/**/*.test.ts",
+    ],
     exclude: ["**/node_modules/**", "dist/**"],
     testTimeout: 60_000,
     hookTimeout: 90_000,

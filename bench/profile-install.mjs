@@ -18,7 +18,9 @@ import { summarize } from "./lib/stats.mjs";
 import { msSince } from "./lib/procs.mjs";
 import { repoRoot } from "./lib/workerd.mjs";
 
-const { values: argv } = parseArgs({ options: { runs: { type: "string", default: "3" }, against: { type: "string" } } });
+const { values: argv } = parseArgs({
+  options: { runs: { type: "string", default: "3" }, against: { type: "string" } },
+});
 const RUNS = Math.max(3, Math.min(10, Number(argv.runs) || 3));
 const scratch = mkdtempSync(join(tmpdir(), "personalclaw-profile-install-"));
 
@@ -31,7 +33,9 @@ async function walkReadHash(dir) {
       const abs = join(current, entry.name);
       if (entry.isDirectory()) stack.push(abs);
       else if (entry.isFile()) {
-        createHash("sha256").update(await readFile(abs)).digest();
+        createHash("sha256")
+          .update(await readFile(abs))
+          .digest();
         files++;
       }
     }
@@ -52,7 +56,15 @@ async function loadParts(root, label, key) {
     ].join("\n"),
   );
   const outfile = join(scratch, `install-parts-${key}.mjs`);
-  await build({ entryPoints: [entry], outfile, bundle: true, format: "esm", platform: "node", target: "node20", logLevel: "warning" });
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    logLevel: "warning",
+  });
   const parts = await import(pathToFileURL(outfile).href);
   // The listing as the preview makes it: from staging's own hashes where the checkout has that,
   // otherwise by reading the staged folder again (what older checkouts did).
@@ -66,7 +78,12 @@ try {
   const subjects = [await loadParts(repoRoot, "this checkout", "this")];
   if (argv.against) subjects.push(await loadParts(resolve(argv.against), argv.against, "against"));
   const bundle = join(scratch, "bundle-10k");
-  generateBundle(bundle, { template: join(repoRoot, "apps", "fixtures", "node-notes"), name: "bench-bundle", files: 10_000, bytes: 100 * 1024 * 1024 });
+  generateBundle(bundle, {
+    template: join(repoRoot, "apps", "fixtures", "node-notes"),
+    name: "bench-bundle",
+    files: 10_000,
+    bytes: 100 * 1024 * 1024,
+  });
   const manifest = JSON.parse(readFileSync(join(bundle, "app.json"), "utf8"));
   await walkReadHash(bundle);
   const baseline = [];
@@ -103,7 +120,9 @@ try {
   const base = summarize(baseline).median;
   const x = (xs) => `${(summarize(xs).median / base).toFixed(1)}×`;
   process.stdout.write(`apps preview phases, 10 000 files / 100 MiB, medians of ${RUNS} runs [min–max], ms\n\n`);
-  process.stdout.write(`| phase | ${subjects.map((s) => `${s.label} ms | ×`).join(" | ")} |\n|---|${subjects.map(() => "---|---").join("|")}|\n`);
+  process.stdout.write(
+    `| phase | ${subjects.map((s) => `${s.label} ms | ×`).join(" | ")} |\n|---|${subjects.map(() => "---|---").join("|")}|\n`,
+  );
   for (const [name, key] of [
     ["stage (survey + copy into quarantine)", "stage"],
     ["scan (read every file, rules, runtime reach)", "scan"],
@@ -111,9 +130,13 @@ try {
     ["stage + scan + listing", "preview"],
     ["listing recomputed by reading the staged folder (verification)", "recompute"],
   ]) {
-    process.stdout.write(`| ${name} | ${subjects.map((s) => `${f(t.get(s)[key])} | ${x(t.get(s)[key])}`).join(" | ")} |\n`);
+    process.stdout.write(
+      `| ${name} | ${subjects.map((s) => `${f(t.get(s)[key])} | ${x(t.get(s)[key])}`).join(" | ")} |\n`,
+    );
   }
-  process.stdout.write(`| baseline: walk + read + sha256 | ${subjects.map(() => `${f(baseline)} | 1.0×`).join(" | ")} |\n`);
+  process.stdout.write(
+    `| baseline: walk + read + sha256 | ${subjects.map(() => `${f(baseline)} | 1.0×`).join(" | ")} |\n`,
+  );
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }

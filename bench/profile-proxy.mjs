@@ -18,7 +18,13 @@ import { runLoad } from "./lib/load.mjs";
 import { repoRoot, startPassthrough } from "./lib/workerd.mjs";
 import { installApp, startPersonalclaw, waitHealthy } from "./lib/gateway.mjs";
 
-const { values: argv } = parseArgs({ options: { json: { type: "boolean", default: false }, runs: { type: "string", default: "3" }, duration: { type: "string", default: "4" } } });
+const { values: argv } = parseArgs({
+  options: {
+    json: { type: "boolean", default: false },
+    runs: { type: "string", default: "3" },
+    duration: { type: "string", default: "4" },
+  },
+});
 const RUNS = Math.max(3, Math.min(10, Number(argv.runs) || 3));
 const DURATION_S = Math.max(1, Math.min(30, Number(argv.duration) || 4));
 const log = (line) => process.stderr.write(`profile: ${line}\n`);
@@ -29,21 +35,24 @@ const PHASES = {
     file: "workers/guards/resolve-principal.ts",
     what: "principal: SessionStore.check RPC (owner Bearer)",
     find: "const checked = await sessions.check(creds.bearer, now);",
-    replace: "const checked = __benchPrincipal.get(creds.bearer) ?? (await sessions.check(creds.bearer, now)); __benchPrincipal.set(creds.bearer, checked);",
+    replace:
+      "const checked = __benchPrincipal.get(creds.bearer) ?? (await sessions.check(creds.bearer, now)); __benchPrincipal.set(creds.bearer, checked);",
     prelude: "const __benchPrincipal = new Map<string, any>();\n",
   },
   proxyTarget: {
     file: "workers/proxy/forward.ts",
     what: "AppRegistry.proxyTarget RPC",
     find: "const target = await appRegistry(env).proxyTarget(app);",
-    replace: "const target = __benchTargets.get(app) ?? (await appRegistry(env).proxyTarget(app)); __benchTargets.set(app, target);",
+    replace:
+      "const target = __benchTargets.get(app) ?? (await appRegistry(env).proxyTarget(app)); __benchTargets.set(app, target);",
     prelude: "const __benchTargets = new Map<string, any>();\n",
   },
   appToken: {
     file: "workers/proxy/forward.ts",
     what: "SessionStore.appToken RPC",
     find: "const { token } = await sessionStore(env).appToken(app, now);",
-    replace: "const { token } = __benchTokens.get(app) ?? (await sessionStore(env).appToken(app, now)); __benchTokens.set(app, { token });",
+    replace:
+      "const { token } = __benchTokens.get(app) ?? (await sessionStore(env).appToken(app, now)); __benchTokens.set(app, { token });",
     prelude: "const __benchTokens = new Map<string, any>();\n",
   },
   hmacKey: {
@@ -82,7 +91,8 @@ function ablationPlugin(phases) {
         if (!edits) return undefined;
         let contents = readFileSync(args.path, "utf8");
         for (const edit of edits) {
-          if (!contents.includes(edit.find)) throw new Error(`${edit.file}: the text to replace is gone; update bench/profile-proxy.mjs`);
+          if (!contents.includes(edit.find))
+            throw new Error(`${edit.file}: the text to replace is gone; update bench/profile-proxy.mjs`);
           contents = contents.replace(edit.find, edit.replace);
         }
         // After the imports: the caches live for the isolate's lifetime.
@@ -102,7 +112,8 @@ async function variantPackage(scratch, variant) {
   mkdirSync(join(root, "bin"));
   for (const name of ["node_modules", "web", "apps"]) symlinkSync(join(repoRoot, name), join(root, name));
   copyFileSync(join(repoRoot, "package.json"), join(root, "package.json"));
-  for (const name of ["cli.mjs", "reserved-app-names.json"]) copyFileSync(join(repoRoot, "dist", name), join(root, "dist", name));
+  for (const name of ["cli.mjs", "reserved-app-names.json"])
+    copyFileSync(join(repoRoot, "dist", name), join(root, "dist", name));
   await build({
     ...WORKER_BUILD,
     outfile: join(root, "dist", "worker.js"),
@@ -113,7 +124,10 @@ async function variantPackage(scratch, variant) {
     plugins: [ablationPlugin(variant.phases)],
   });
   const launcher = join(root, "bin", "run.mjs");
-  writeFileSync(launcher, 'const { main } = await import("../dist/cli.mjs");\nprocess.exitCode = await main(process.argv.slice(2));\n');
+  writeFileSync(
+    launcher,
+    'const { main } = await import("../dist/cli.mjs");\nprocess.exitCode = await main(process.argv.slice(2));\n',
+  );
   return launcher;
 }
 
@@ -142,7 +156,12 @@ async function main() {
     }
     const passthrough = await startPassthrough(scratch, backendPort);
     stops.push(() => passthrough.stop());
-    targets.push({ id: "workerd-passthrough", port: passthrough.port, path: "/api/echo", sign: { secretFile, method: "GET", target: "/api/echo" } });
+    targets.push({
+      id: "workerd-passthrough",
+      port: passthrough.port,
+      path: "/api/echo",
+      sign: { secretFile, method: "GET", target: "/api/echo" },
+    });
 
     for (const t of targets) results[t.id] = { loaded: [], single: [] };
     for (let r = 0; r < RUNS; r++) {
@@ -150,7 +169,9 @@ async function main() {
       for (const target of order) {
         log(`run ${r + 1}/${RUNS}: ${target.id}`);
         results[target.id].loaded.push(await runLoad(target, { connections: 10, duration: DURATION_S, warmup: 1 }));
-        results[target.id].single.push(await runLoad(target, { connections: 1, duration: Math.max(1, Math.round(DURATION_S / 2)), warmup: 0.5 }));
+        results[target.id].single.push(
+          await runLoad(target, { connections: 1, duration: Math.max(1, Math.round(DURATION_S / 2)), warmup: 0.5 }),
+        );
       }
     }
   } finally {
@@ -165,22 +186,31 @@ async function main() {
     const variant = VARIANTS.find((v) => v.id === id);
     return {
       id,
-      removed: variant ? variant.phases.map((p) => PHASES[p].what) : ["everything but the fetch (bare pass-through, load generator signs)"],
+      removed: variant
+        ? variant.phases.map((p) => PHASES[p].what)
+        : ["everything but the fetch (bare pass-through, load generator signs)"],
       rps,
       p50Single: p50,
       p50Loaded: med(id, "loaded", "p50"),
       rpsVsProduct: rps.median / product.rps,
       p50SavedMs: product.p50 - p50.median,
-      non2xx: results[id].loaded.reduce((s, x) => s + x.non2xx, 0) + results[id].single.reduce((s, x) => s + x.non2xx, 0),
+      non2xx:
+        results[id].loaded.reduce((s, x) => s + x.non2xx, 0) + results[id].single.reduce((s, x) => s + x.non2xx, 0),
     };
   });
   if (argv.json) {
-    process.stdout.write(`${JSON.stringify({ date: new Date().toISOString(), runs: RUNS, durationS: DURATION_S, rows, raw: results }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ date: new Date().toISOString(), runs: RUNS, durationS: DURATION_S, rows, raw: results }, null, 2)}\n`,
+    );
     return;
   }
   const f = (s, d = 2) => `${s.median.toFixed(d)} [${s.min.toFixed(d)}–${s.max.toFixed(d)}]`;
-  process.stdout.write(`proxy ablation, medians of ${RUNS} runs [min–max]; req/s at 10 connections, p50 at 1 connection\n\n`);
-  process.stdout.write("| variant | taken off the request path | req/s | × product | p50 ms (1 conn) | p50 saved ms | p50 ms (10 conn) | non-2xx |\n|---|---|---|---|---|---|---|---|\n");
+  process.stdout.write(
+    `proxy ablation, medians of ${RUNS} runs [min–max]; req/s at 10 connections, p50 at 1 connection\n\n`,
+  );
+  process.stdout.write(
+    "| variant | taken off the request path | req/s | × product | p50 ms (1 conn) | p50 saved ms | p50 ms (10 conn) | non-2xx |\n|---|---|---|---|---|---|---|---|\n",
+  );
   for (const row of rows) {
     process.stdout.write(
       `| ${row.id} | ${row.removed.join("; ") || "nothing"} | ${f(row.rps, 0)} | ${row.rpsVsProduct.toFixed(2)}× | ${f(row.p50Single, 3)} | ${row.p50SavedMs.toFixed(3)} | ${f(row.p50Loaded, 2)} | ${row.non2xx} |\n`,

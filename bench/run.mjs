@@ -48,7 +48,12 @@ const LATENCY_DURATION_S = Math.max(1, Math.round(DURATION_S / 2));
 const CONNECTIONS = 10;
 /** The tail section's load: an authenticated owner read beside a bare workerd hello, p99 and max. */
 const TAIL_CONNECTIONS = 50;
-const only = new Set(argv.only.split(",").map((s) => s.trim()).filter((s) => SECTIONS.includes(s)));
+const only = new Set(
+  argv.only
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => SECTIONS.includes(s)),
+);
 const wants = (s) => only.has(s);
 
 const log = (line) => process.stderr.write(`bench: ${line}\n`);
@@ -62,7 +67,16 @@ const raw = {};
 function figure(section, name, unit, subject, baseline, baselineName, extra = {}) {
   const s = summarize(subject);
   const b = baseline ? summarize(baseline) : null;
-  figures.push({ section, name, unit, subject: s, baselineName, baseline: b, ratio: b ? ratio(s.median, b.median) : null, ...extra });
+  figures.push({
+    section,
+    name,
+    unit,
+    subject: s,
+    baselineName,
+    baseline: b,
+    ratio: b ? ratio(s.median, b.median) : null,
+    ...extra,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -90,9 +104,19 @@ async function loadSections() {
   const secretFile = join(tcpHome, "apps", "node-notes", ".app_secret");
   const sign = { secretFile, method: "GET", target: "/api/echo" };
   const targets = [];
-  const proxyTarget = { id: "gateway-proxy", port: gateway.port, path: "/apps/node-notes/api/echo", headers: gateway.owner };
+  const proxyTarget = {
+    id: "gateway-proxy",
+    port: gateway.port,
+    path: "/apps/node-notes/api/echo",
+    headers: gateway.owner,
+  };
   if (wants("proxy")) {
-    targets.push(proxyTarget, { id: "gateway-proxy-tcp", port: tcpGateway.port, path: "/apps/node-notes/api/echo", headers: tcpGateway.owner });
+    targets.push(proxyTarget, {
+      id: "gateway-proxy-tcp",
+      port: tcpGateway.port,
+      path: "/apps/node-notes/api/echo",
+      headers: tcpGateway.owner,
+    });
     targets.push({ id: "backend-direct", port: backendPort, path: "/api/echo", sign });
     const passthrough = await startPassthrough(scratch, backendPort);
     cleanups.push(() => passthrough.stop());
@@ -108,13 +132,19 @@ async function loadSections() {
       log(raw.nginxSkipped);
     }
   }
-  if (wants("auth") || wants("tail")) targets.push({ id: "gateway-status", port: gateway.port, path: "/api/status", headers: gateway.owner });
-  if (wants("tail")) targets.push({ id: "gateway-sessions", port: gateway.port, path: "/api/auth/sessions", headers: gateway.owner });
+  if (wants("auth") || wants("tail"))
+    targets.push({ id: "gateway-status", port: gateway.port, path: "/api/status", headers: gateway.owner });
+  if (wants("tail"))
+    targets.push({ id: "gateway-sessions", port: gateway.port, path: "/api/auth/sessions", headers: gateway.owner });
   if (wants("auth") || wants("runtime") || wants("tail")) {
     const hp = await loopbackListen();
     const hpConfig = join(scratch, "hello-product.capnp");
     const bundle = await buildHelloProductBundle(join(scratch, "hello-product-bundle.js"));
-    const helloProduct = await startWorkerd({ configPath: hpConfig, port: hp.port, configText: await productConfig({ scratch, configPath: hpConfig, workerBundle: bundle, listen: hp.listen }) });
+    const helloProduct = await startWorkerd({
+      configPath: hpConfig,
+      port: hp.port,
+      configText: await productConfig({ scratch, configPath: hpConfig, workerBundle: bundle, listen: hp.listen }),
+    });
     cleanups.push(() => helloProduct.stop());
     targets.push({ id: "hello-product-config", port: hp.port, path: "/" });
   }
@@ -125,7 +155,11 @@ async function loadSections() {
       configPath: hmConfig,
       port: hm.port,
       experimental: false,
-      configText: minimalConfig({ configPath: hmConfig, listen: hm.listen, modules: [{ name: "hello.js", path: join(benchWorkers, "hello.js") }] }),
+      configText: minimalConfig({
+        configPath: hmConfig,
+        listen: hm.listen,
+        modules: [{ name: "hello.js", path: join(benchWorkers, "hello.js") }],
+      }),
     });
     cleanups.push(() => helloMinimal.stop());
     targets.push({ id: "hello-minimal-config", port: hm.port, path: "/" });
@@ -141,17 +175,31 @@ async function loadSections() {
     for (const target of order) {
       log(`run ${r + 1}/${RUNS}: ${target.id}`);
       if (standard && target.id !== "gateway-sessions") {
-        runs[target.id].loaded.push(await runLoad(target, { connections: CONNECTIONS, duration: DURATION_S, warmup: 1 }));
-        runs[target.id].single.push(await runLoad(target, { connections: 1, duration: LATENCY_DURATION_S, warmup: 0.5 }));
+        runs[target.id].loaded.push(
+          await runLoad(target, { connections: CONNECTIONS, duration: DURATION_S, warmup: 1 }),
+        );
+        runs[target.id].single.push(
+          await runLoad(target, { connections: 1, duration: LATENCY_DURATION_S, warmup: 0.5 }),
+        );
       }
-      if (wants("tail") && tailIds.has(target.id)) runs[target.id].tail.push(await runLoad(target, { connections: TAIL_CONNECTIONS, duration: DURATION_S, warmup: 1 }));
+      if (wants("tail") && tailIds.has(target.id))
+        runs[target.id].tail.push(
+          await runLoad(target, { connections: TAIL_CONNECTIONS, duration: DURATION_S, warmup: 1 }),
+        );
     }
   }
   raw.load = runs;
   const pick = (id, kind, field) => (runs[id] ? runs[id][kind].map((x) => x[field]) : null);
   const loadFigures = (section, subjectId, baselineId, label) => {
     if (!runs[subjectId] || !runs[baselineId]) return;
-    figure(section, `req/s, ${CONNECTIONS} connections`, "req/s", pick(subjectId, "loaded", "rps"), pick(baselineId, "loaded", "rps"), label);
+    figure(
+      section,
+      `req/s, ${CONNECTIONS} connections`,
+      "req/s",
+      pick(subjectId, "loaded", "rps"),
+      pick(baselineId, "loaded", "rps"),
+      label,
+    );
     for (const [kind, tag] of [
       ["single", "1 connection"],
       ["loaded", `${CONNECTIONS} connections`],
@@ -159,13 +207,21 @@ async function loadSections() {
       for (const q of ["p50", "p99"]) {
         const s = pick(subjectId, kind, q);
         const b = pick(baselineId, kind, q);
-        const added = summarize(s).median !== null && summarize(b).median !== null ? summarize(s).median - summarize(b).median : null;
+        const added =
+          summarize(s).median !== null && summarize(b).median !== null
+            ? summarize(s).median - summarize(b).median
+            : null;
         figure(section, `${q} ms, ${tag}`, "ms", s, b, label, q === "p50" ? { addedMs: added } : {});
       }
     }
   };
   if (wants("proxy")) {
-    loadFigures("proxy", "gateway-proxy", "gateway-proxy-tcp", "the same proxy to a backend on loopback TCP (before egress)");
+    loadFigures(
+      "proxy",
+      "gateway-proxy",
+      "gateway-proxy-tcp",
+      "the same proxy to a backend on loopback TCP (before egress)",
+    );
     loadFigures("proxy", "gateway-proxy", "backend-direct", "backend direct");
     loadFigures("proxy", "gateway-proxy", "workerd-passthrough", "bare workerd pass-through");
     if (runs["nginx-proxy"]) loadFigures("proxy", "gateway-proxy", "nginx-proxy", "nginx reverse proxy");
@@ -174,12 +230,24 @@ async function loadSections() {
   if (wants("tail")) {
     for (const subject of ["gateway-status", "gateway-sessions"]) {
       for (const q of ["p99", "max"]) {
-        figure("tail", `${q} ms, ${TAIL_CONNECTIONS} connections, ${subject === "gateway-status" ? "GET /api/status" : "GET /api/auth/sessions"} (owner)`, "ms", pick(subject, "tail", q), pick("hello-product-config", "tail", q), "bare workerd hello, same run");
+        figure(
+          "tail",
+          `${q} ms, ${TAIL_CONNECTIONS} connections, ${subject === "gateway-status" ? "GET /api/status" : "GET /api/auth/sessions"} (owner)`,
+          "ms",
+          pick(subject, "tail", q),
+          pick("hello-product-config", "tail", q),
+          "bare workerd hello, same run",
+        );
       }
     }
   }
-  if (wants("runtime")) loadFigures("runtime", "hello-product-config", "hello-minimal-config", "hello, hand-written minimal config");
-  const bad = Object.entries(runs).flatMap(([id, r]) => [...r.loaded, ...r.single].filter((x) => x.non2xx > 0 || x.errors > 0).map((x) => `${id}: ${x.non2xx} non-2xx, ${x.errors} errors`));
+  if (wants("runtime"))
+    loadFigures("runtime", "hello-product-config", "hello-minimal-config", "hello, hand-written minimal config");
+  const bad = Object.entries(runs).flatMap(([id, r]) =>
+    [...r.loaded, ...r.single]
+      .filter((x) => x.non2xx > 0 || x.errors > 0)
+      .map((x) => `${id}: ${x.non2xx} non-2xx, ${x.errors} errors`),
+  );
   if (bad.length > 0) raw.loadWarnings = bad;
 }
 
@@ -196,7 +264,11 @@ async function runtimeStartups() {
       configPath: hmConfig,
       port: hm.port,
       experimental: false,
-      configText: minimalConfig({ configPath: hmConfig, listen: hm.listen, modules: [{ name: "hello.js", path: join(benchWorkers, "hello.js") }] }),
+      configText: minimalConfig({
+        configPath: hmConfig,
+        listen: hm.listen,
+        modules: [{ name: "hello.js", path: join(benchWorkers, "hello.js") }],
+      }),
     });
     await new Promise((r2) => setTimeout(r2, 500));
     out.minimal.startMs.push(minimal.startMs);
@@ -205,14 +277,25 @@ async function runtimeStartups() {
 
     const hp = await loopbackListen();
     const hpConfig = join(scratch, `hello-product-start-${r}.capnp`);
-    const product = await startWorkerd({ configPath: hpConfig, port: hp.port, configText: await productConfig({ scratch, configPath: hpConfig, workerBundle: bundle, listen: hp.listen }) });
+    const product = await startWorkerd({
+      configPath: hpConfig,
+      port: hp.port,
+      configText: await productConfig({ scratch, configPath: hpConfig, workerBundle: bundle, listen: hp.listen }),
+    });
     await new Promise((r2) => setTimeout(r2, 500));
     out.product.startMs.push(product.startMs);
     out.product.rssKiB.push(rssKiB(product.pid));
     await product.stop();
 
     // A bare Node HTTP server: the floor under the bridge's own memory.
-    const node = spawn(process.execPath, ["-e", "require('node:http').createServer((q, s) => s.end('ok')).listen(0, '127.0.0.1', () => console.log('up'))"], { stdio: ["ignore", "pipe", "ignore"] });
+    const node = spawn(
+      process.execPath,
+      [
+        "-e",
+        "require('node:http').createServer((q, s) => s.end('ok')).listen(0, '127.0.0.1', () => console.log('up'))",
+      ],
+      { stdio: ["ignore", "pipe", "ignore"] },
+    );
     await new Promise((resolvePromise) => node.stdout.once("data", resolvePromise));
     await new Promise((r2) => setTimeout(r2, 500));
     out.node.rssKiB.push(rssKiB(node.pid));
@@ -249,7 +332,12 @@ async function walkReadHash(dir) {
 async function installSection() {
   const bundle = join(scratch, "bundle-10k");
   log("generating the 10 000-file / 100 MiB bundle");
-  const generated = generateBundle(bundle, { template: join(repoRoot, "apps", "fixtures", "node-notes"), name: "bench-bundle", files: 10_000, bytes: 100 * 1024 * 1024 });
+  const generated = generateBundle(bundle, {
+    template: join(repoRoot, "apps", "fixtures", "node-notes"),
+    name: "bench-bundle",
+    files: 10_000,
+    bytes: 100 * 1024 * 1024,
+  });
   const home = join(scratch, "preview-home");
   mkdirSync(home);
   const preview = [];
@@ -263,19 +351,42 @@ async function installSection() {
     const walked = await walkReadHash(bundle);
     baseline.push(msSince(started));
     const answer = await runCli(["apps", "preview", bundle, "--json", "--home", home], 180_000);
-    if (answer.code !== 0) throw new Error(`apps preview failed (${answer.code}): ${answer.stdout.slice(0, 400)} ${answer.stderr.slice(0, 400)}`);
+    if (answer.code !== 0)
+      throw new Error(
+        `apps preview failed (${answer.code}): ${answer.stdout.slice(0, 400)} ${answer.stderr.slice(0, 400)}`,
+      );
     preview.push(answer.ms);
     if (walked.files < generated.files) throw new Error("the baseline walk missed files");
     // The same command on the 4-file fixture: the CLI's fixed cost (Node start, build check).
-    const small = await runCli(["apps", "preview", join(repoRoot, "apps", "fixtures", "node-notes"), "--json", "--home", home]);
+    const small = await runCli([
+      "apps",
+      "preview",
+      join(repoRoot, "apps", "fixtures", "node-notes"),
+      "--json",
+      "--home",
+      home,
+    ]);
     fixture.push(small.ms);
     const bare = process.hrtime.bigint();
     execFileSync(process.execPath, ["-e", "0"]);
     nodeStart.push(msSince(bare));
   }
-  raw.install = { generated, previewMs: preview, baselineMs: baseline, fixturePreviewMs: fixture, nodeStartMs: nodeStart };
+  raw.install = {
+    generated,
+    previewMs: preview,
+    baselineMs: baseline,
+    fixturePreviewMs: fixture,
+    nodeStartMs: nodeStart,
+  };
   figure("install", "apps preview, 10 000 files / 100 MiB", "ms", preview, baseline, "walk + read + sha256 in-process");
-  figure("install", "apps preview, node-notes (4 files): CLI fixed cost", "ms", fixture, nodeStart, "node -e 0 (process start)");
+  figure(
+    "install",
+    "apps preview, node-notes (4 files): CLI fixed cost",
+    "ms",
+    fixture,
+    nodeStart,
+    "node -e 0 (process start)",
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -301,7 +412,12 @@ async function selSection() {
         { name: "worker.js", path: join(repoRoot, "dist", "worker.js") },
       ],
       bindings: { SEL_KEY: createHash("sha256").update("personalclaw bench key").digest("hex") },
-      durable: { stateDir, namespaces: [{ binding: "SECURITY_LOG", className: "SecurityLog", uniqueKey: "personalclaw-bench-security-log" }] },
+      durable: {
+        stateDir,
+        namespaces: [
+          { binding: "SECURITY_LOG", className: "SecurityLog", uniqueKey: "personalclaw-bench-security-log" },
+        ],
+      },
     }),
   });
   cleanups.push(() => worker.stop());
@@ -338,7 +454,14 @@ async function selSection() {
     out.callRoundTripMs.push(msSince(started));
   }
   raw.sel = { ...out, rowsPerCall: PER_CALL, pairsPerRun: PAIRS };
-  figure("sel", "appends/s with epoch keys, the chain and a checkpoint every 1000 rows", "rows/s", out.chained, out.unchained, "same append without the chain");
+  figure(
+    "sel",
+    "appends/s with epoch keys, the chain and a checkpoint every 1000 rows",
+    "rows/s",
+    out.chained,
+    out.unchained,
+    "same append without the chain",
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -386,8 +509,24 @@ async function eventsSection() {
         const common = { bodyOf: frame, sockets: EVENT_SOCKETS, rate, durationS: DURATION_S };
         const result =
           target === "product"
-            ? await measureFanout({ ...common, port: gateway.port, wsPath: "/api/ws", wsHeaders: gateway.owner, publishPath: "/api/test/events/publish", publishHeaders: gateway.owner, serverPid: gateway.workerdPid })
-            : await measureFanout({ ...common, port: bare.port, wsPath: "/ws", wsHeaders: {}, publishPath: "/publish", publishHeaders: {}, serverPid: worker.pid });
+            ? await measureFanout({
+                ...common,
+                port: gateway.port,
+                wsPath: "/api/ws",
+                wsHeaders: gateway.owner,
+                publishPath: "/api/test/events/publish",
+                publishHeaders: gateway.owner,
+                serverPid: gateway.workerdPid,
+              })
+            : await measureFanout({
+                ...common,
+                port: bare.port,
+                wsPath: "/ws",
+                wsHeaders: {},
+                publishPath: "/publish",
+                publishHeaders: {},
+                serverPid: worker.pid,
+              });
         out[`${target}@${rate}`].push(result);
       }
     }
@@ -398,17 +537,70 @@ async function eventsSection() {
   for (const rate of EVENT_RATES) {
     const label = `${EVENT_SOCKETS} sockets, ${rate} events/s`;
     const bareLabel = "bare workerd DO fan-out, same load";
-    figure("events", `delivery p50 ms, ${label}`, "ms", col(`product@${rate}`, "p50"), col(`bare@${rate}`, "p50"), bareLabel);
-    figure("events", `delivery p99 ms, ${label}`, "ms", col(`product@${rate}`, "p99"), col(`bare@${rate}`, "p99"), bareLabel);
-    figure("events", `frames delivered/s, ${label} (${EVENT_SOCKETS * rate} offered)`, "frames/s", col(`product@${rate}`, "framesPerS"), col(`bare@${rate}`, "framesPerS"), bareLabel);
-    figure("events", `workerd CPU share, ${label}`, "cores", col(`product@${rate}`, "serverCpuShare"), col(`bare@${rate}`, "serverCpuShare"), bareLabel);
-    figure("events", `bench client CPU share, ${label}`, "cores", col(`product@${rate}`, "clientCpuShare"), col(`bare@${rate}`, "clientCpuShare"), bareLabel);
+    figure(
+      "events",
+      `delivery p50 ms, ${label}`,
+      "ms",
+      col(`product@${rate}`, "p50"),
+      col(`bare@${rate}`, "p50"),
+      bareLabel,
+    );
+    figure(
+      "events",
+      `delivery p99 ms, ${label}`,
+      "ms",
+      col(`product@${rate}`, "p99"),
+      col(`bare@${rate}`, "p99"),
+      bareLabel,
+    );
+    figure(
+      "events",
+      `frames delivered/s, ${label} (${EVENT_SOCKETS * rate} offered)`,
+      "frames/s",
+      col(`product@${rate}`, "framesPerS"),
+      col(`bare@${rate}`, "framesPerS"),
+      bareLabel,
+    );
+    figure(
+      "events",
+      `workerd CPU share, ${label}`,
+      "cores",
+      col(`product@${rate}`, "serverCpuShare"),
+      col(`bare@${rate}`, "serverCpuShare"),
+      bareLabel,
+    );
+    figure(
+      "events",
+      `bench client CPU share, ${label}`,
+      "cores",
+      col(`product@${rate}`, "clientCpuShare"),
+      col(`bare@${rate}`, "clientCpuShare"),
+      bareLabel,
+    );
   }
   const light = EVENT_RATES[EVENT_RATES.length - 1];
   const echoLabel = "bare workerd WebSocket echo round trip, one socket (the floor of any socket path)";
-  figure("events", `delivery p50 ms, ${EVENT_SOCKETS} sockets, ${light} events/s`, "ms", col(`product@${light}`, "p50"), col("echo", "p50"), echoLabel);
-  figure("events", `delivery p99 ms, ${EVENT_SOCKETS} sockets, ${light} events/s`, "ms", col(`product@${light}`, "p99"), col("echo", "p99"), echoLabel);
-  const lost = Object.entries(out).filter(([key]) => key !== "echo").flatMap(([key, runs]) => runs.filter((x) => x.delivered < x.expected).map((x) => `${key}: ${x.delivered}/${x.expected}`));
+  figure(
+    "events",
+    `delivery p50 ms, ${EVENT_SOCKETS} sockets, ${light} events/s`,
+    "ms",
+    col(`product@${light}`, "p50"),
+    col("echo", "p50"),
+    echoLabel,
+  );
+  figure(
+    "events",
+    `delivery p99 ms, ${EVENT_SOCKETS} sockets, ${light} events/s`,
+    "ms",
+    col(`product@${light}`, "p99"),
+    col("echo", "p99"),
+    echoLabel,
+  );
+  const lost = Object.entries(out)
+    .filter(([key]) => key !== "echo")
+    .flatMap(([key, runs]) =>
+      runs.filter((x) => x.delivered < x.expected).map((x) => `${key}: ${x.delivered}/${x.expected}`),
+    );
   if (lost.length > 0) raw.eventsShortfall = lost;
   await gateway.stop();
   await worker.stop();
@@ -449,13 +641,55 @@ async function startSection(runtime) {
   }
   raw.start = out;
   const MiB = (xs) => xs.map((x) => x / 1024);
-  figure("start", "personalclaw start -> first 200 of /api/status", "ms", out.firstStatusMs, runtime.minimal.startMs, "raw workerd serve, hello, first 200");
-  figure("start", "personalclaw start -> ready line", "ms", out.readyMs, runtime.minimal.startMs, "raw workerd serve, hello, first 200");
+  figure(
+    "start",
+    "personalclaw start -> first 200 of /api/status",
+    "ms",
+    out.firstStatusMs,
+    runtime.minimal.startMs,
+    "raw workerd serve, hello, first 200",
+  );
+  figure(
+    "start",
+    "personalclaw start -> ready line",
+    "ms",
+    out.readyMs,
+    runtime.minimal.startMs,
+    "raw workerd serve, hello, first 200",
+  );
   const floor = runtime.minimal.rssKiB.map((w, i) => w + (runtime.node.rssKiB[i] ?? runtime.node.rssKiB[0]));
-  figure("start", "RSS workerd + bridge, idle", "MiB", MiB(out.idle.map((x) => x.gateway)), MiB(floor), "bare workerd (hello) + bare Node HTTP server");
-  figure("start", "RSS workerd + bridge, 10 apps running", "MiB", MiB(out.tenApps.map((x) => x.gateway)), MiB(out.idle.map((x) => x.gateway)), "the same gateway idle");
-  figure("start", "RSS workerd alone, 10 apps running", "MiB", MiB(out.tenApps.map((x) => x.workerd)), MiB(runtime.minimal.rssKiB), "bare workerd (hello)");
-  figure("start", "RSS per app backend (node + bwrap)", "MiB", MiB(out.tenApps.map((x) => x.backends / 10)), MiB(runtime.node.rssKiB), "bare Node HTTP server");
+  figure(
+    "start",
+    "RSS workerd + bridge, idle",
+    "MiB",
+    MiB(out.idle.map((x) => x.gateway)),
+    MiB(floor),
+    "bare workerd (hello) + bare Node HTTP server",
+  );
+  figure(
+    "start",
+    "RSS workerd + bridge, 10 apps running",
+    "MiB",
+    MiB(out.tenApps.map((x) => x.gateway)),
+    MiB(out.idle.map((x) => x.gateway)),
+    "the same gateway idle",
+  );
+  figure(
+    "start",
+    "RSS workerd alone, 10 apps running",
+    "MiB",
+    MiB(out.tenApps.map((x) => x.workerd)),
+    MiB(runtime.minimal.rssKiB),
+    "bare workerd (hello)",
+  );
+  figure(
+    "start",
+    "RSS per app backend (node + bwrap)",
+    "MiB",
+    MiB(out.tenApps.map((x) => x.backends / 10)),
+    MiB(runtime.node.rssKiB),
+    "bare Node HTTP server",
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -491,8 +725,12 @@ const cell = (s, unit) => (s ? `${fmt(s.median, unit)} [${fmt(s.min, unit)}–${
 
 function table(doc) {
   const lines = [];
-  lines.push(`PersonalClaw bench — ${doc.date} — ${doc.machine.nproc} CPU (${doc.machine.cpu}), ${doc.machine.memoryGiB} GiB, Node ${doc.machine.node}, ${doc.machine.workerd}`);
-  lines.push(`medians of ${doc.settings.runs} runs [min–max]; load: autocannon in a child process, ${doc.settings.connections} connections for ${doc.settings.durationS} s and 1 connection for ${doc.settings.latencyDurationS} s per run`);
+  lines.push(
+    `PersonalClaw bench — ${doc.date} — ${doc.machine.nproc} CPU (${doc.machine.cpu}), ${doc.machine.memoryGiB} GiB, Node ${doc.machine.node}, ${doc.machine.workerd}`,
+  );
+  lines.push(
+    `medians of ${doc.settings.runs} runs [min–max]; load: autocannon in a child process, ${doc.settings.connections} connections for ${doc.settings.durationS} s and 1 connection for ${doc.settings.latencyDurationS} s per run`,
+  );
   lines.push("");
   const header = ["section", "figure", "unit", "subject", "baseline", "baseline value", "ratio", "added"];
   const rows = doc.figures.map((f) => [
@@ -514,7 +752,7 @@ function table(doc) {
     lines.push("");
     for (const n of doc.notes) lines.push(`note: ${n}`);
   }
-  lines.push(`total bench time: ${(doc.elapsedS).toFixed(0)} s`);
+  lines.push(`total bench time: ${doc.elapsedS.toFixed(0)} s`);
   return lines.join("\n");
 }
 
@@ -525,8 +763,22 @@ async function main() {
     let runtime = null;
     if (wants("runtime") || wants("start")) runtime = await runtimeStartups();
     if (wants("runtime")) {
-      figure("runtime", "start -> first 200 (hello)", "ms", runtime.product.startMs, runtime.minimal.startMs, "hello, hand-written minimal config");
-      figure("runtime", "RSS idle (hello)", "MiB", runtime.product.rssKiB.map((x) => x / 1024), runtime.minimal.rssKiB.map((x) => x / 1024), "hello, hand-written minimal config");
+      figure(
+        "runtime",
+        "start -> first 200 (hello)",
+        "ms",
+        runtime.product.startMs,
+        runtime.minimal.startMs,
+        "hello, hand-written minimal config",
+      );
+      figure(
+        "runtime",
+        "RSS idle (hello)",
+        "MiB",
+        runtime.product.rssKiB.map((x) => x / 1024),
+        runtime.minimal.rssKiB.map((x) => x / 1024),
+        "hello, hand-written minimal config",
+      );
     }
     if (wants("install")) await installSection();
     if (wants("sel")) await selSection();
@@ -535,16 +787,44 @@ async function main() {
       log("backend start: confined, unsandboxed and the previous sandbox shape");
       const starts = await measureBackendStarts(scratch, Math.max(RUNS, 5));
       raw.backendStarts = starts;
-      figure("backends", "backend spawn -> healthy, confined + bounded", "ms", starts.confined, starts.previousShape, "bwrap --ro-bind / / (the sandbox before confinement)");
-      figure("backends", "backend spawn -> healthy, confined, no bounds", "ms", starts.confinedUnbounded, starts.previousShape, "bwrap --ro-bind / / (the sandbox before confinement)");
-      figure("backends", "backend spawn -> healthy, confined + bounded", "ms", starts.confined, starts.unsandboxed, "the same supervisor, sandbox.mode off");
+      figure(
+        "backends",
+        "backend spawn -> healthy, confined + bounded",
+        "ms",
+        starts.confined,
+        starts.previousShape,
+        "bwrap --ro-bind / / (the sandbox before confinement)",
+      );
+      figure(
+        "backends",
+        "backend spawn -> healthy, confined, no bounds",
+        "ms",
+        starts.confinedUnbounded,
+        starts.previousShape,
+        "bwrap --ro-bind / / (the sandbox before confinement)",
+      );
+      figure(
+        "backends",
+        "backend spawn -> healthy, confined + bounded",
+        "ms",
+        starts.confined,
+        starts.unsandboxed,
+        "the same supervisor, sandbox.mode off",
+      );
     }
     if (wants("events")) await eventsSection();
     if (wants("update")) {
       log("update: node-notes with a 10 MB SQLite database in data/, against a bare copy of the same files");
       const updates = await measureUpdates(scratch, RUNS);
       raw.updates = updates;
-      figure("update", "update node-notes (10 MB SQLite in data/) -> new backend healthy, rollback dropped", "ms", updates.update, updates.bareCopy, "cp -r of the same files");
+      figure(
+        "update",
+        "update node-notes (10 MB SQLite in data/) -> new backend healthy, rollback dropped",
+        "ms",
+        updates.update,
+        updates.bareCopy,
+        "cp -r of the same files",
+      );
     }
   } finally {
     for (const stop of cleanups.reverse()) await stop().catch(() => undefined);
@@ -555,7 +835,13 @@ async function main() {
   const doc = {
     date: benchStartedAt,
     machine: machine(),
-    settings: { runs: RUNS, durationS: DURATION_S, latencyDurationS: LATENCY_DURATION_S, connections: CONNECTIONS, sections: [...only] },
+    settings: {
+      runs: RUNS,
+      durationS: DURATION_S,
+      latencyDurationS: LATENCY_DURATION_S,
+      connections: CONNECTIONS,
+      sections: [...only],
+    },
     figures,
     notes,
     raw,

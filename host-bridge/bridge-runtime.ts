@@ -72,7 +72,10 @@ const InstallSchema = SourceSchema.extend({
 });
 const NameSchema = z.object({ name: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/) });
 // The consent digest binds the app's secrets to this install: without it none is opened.
-const StartSchema = NameSchema.extend({ manifest: z.record(z.string(), z.unknown()), digest: z.string().max(200).optional() });
+const StartSchema = NameSchema.extend({
+  manifest: z.record(z.string(), z.unknown()),
+  digest: z.string().max(200).optional(),
+});
 const RemoveSchema = NameSchema.extend({
   purgeData: z.boolean(),
   manifest: z.record(z.string(), z.unknown()).optional(),
@@ -112,12 +115,26 @@ interface NativeProof {
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   const parsed = schema.safeParse(body);
-  if (!parsed.success) throw new GatewayError("bad_request", { vars: { reason: `${parsed.error.issues[0].path.join(".")} ${parsed.error.issues[0].message}` } });
+  if (!parsed.success)
+    throw new GatewayError("bad_request", {
+      vars: { reason: `${parsed.error.issues[0].path.join(".")} ${parsed.error.issues[0].message}` },
+    });
   return parsed.data;
 }
 
-function refusalError(refusal: { code: string; message: string; path?: string; field?: string; detail?: unknown }): GatewayError {
-  return GatewayError.fromEnvelope(refusal.code, refusal.message, { path: refusal.path, field: refusal.field, ...(refusal.detail as object | undefined) }, 422);
+function refusalError(refusal: {
+  code: string;
+  message: string;
+  path?: string;
+  field?: string;
+  detail?: unknown;
+}): GatewayError {
+  return GatewayError.fromEnvelope(
+    refusal.code,
+    refusal.message,
+    { path: refusal.path, field: refusal.field, ...(refusal.detail as object | undefined) },
+    422,
+  );
 }
 
 /** What the gateway is asked about a journal: the record decides whether the transition stands. */
@@ -128,10 +145,17 @@ function journalQuestion(journal: Journal): Record<string, unknown> {
 }
 
 /** What an app backend is told to run: `python`/`python3` means the app's own venv when it has one. */
-export function backendCommand(appDir: string, manifest: AppManifest): { command: string; args: string[]; healthCheck?: string } {
+export function backendCommand(
+  appDir: string,
+  manifest: AppManifest,
+): { command: string; args: string[]; healthCheck?: string } {
   const backend = manifest.backend!;
   const usesVenv = (backend.command === "python" || backend.command === "python3") && existsSync(venvPython(appDir));
-  return { command: usesVenv ? venvPython(appDir) : backend.command, args: [...(backend.args ?? [])], healthCheck: backend.healthCheck };
+  return {
+    command: usesVenv ? venvPython(appDir) : backend.command,
+    args: [...(backend.args ?? [])],
+    healthCheck: backend.healthCheck,
+  };
 }
 
 /** What the bridge tells the gateway about one app's backend (POST /api/internal/apps/:name/backend). */
@@ -160,7 +184,10 @@ export class BridgeRuntime {
   constructor(private readonly opts: BridgeRuntimeOptions) {
     this.testHooks = readSettings(opts.parentEnv).testHooks;
     this.secrets = new SecretStore(secretStorePaths(opts.paths.home));
-    this.mcpJson = new McpJson(opts.paths.mcpJson, { cli: join(opts.packageRoot, "bin", "personalclaw.mjs"), home: opts.paths.home });
+    this.mcpJson = new McpJson(opts.paths.mcpJson, {
+      cli: join(opts.packageRoot, "bin", "personalclaw.mjs"),
+      home: opts.paths.home,
+    });
     this.previewOptions = {
       quarantineRoot: opts.paths.quarantine,
       reservedNames: reservedAppNames(opts.packageRoot),
@@ -180,7 +207,13 @@ export class BridgeRuntime {
       gatewayPort: opts.gatewayPort,
       bounds: this.bounds,
       limits: childLimits(opts.config),
-      onLimit: (name, hit, limits) => void this.audit({ kind: "app_limit_reached", outcome: "refused", subject: name, detail: { limit: hit, processes: limits.processes, memory_bytes: limits.memoryBytes } }),
+      onLimit: (name, hit, limits) =>
+        void this.audit({
+          kind: "app_limit_reached",
+          outcome: "refused",
+          subject: name,
+          detail: { limit: hit, processes: limits.processes, memory_bytes: limits.memoryBytes },
+        }),
       parentEnv: opts.parentEnv,
       passthrough: opts.config.sandbox.env_passthrough,
       onChange: (name, status) => void this.report(name, status),
@@ -191,15 +224,22 @@ export class BridgeRuntime {
   /** Probes bubblewrap once and ends backends a previous bridge left orphaned. */
   async prepare(): Promise<void> {
     // First: journals a killed gateway left are finished or undone, the quarantine emptied.
-    this.recovery = await recoverTransitions({ home: this.opts.paths.home, appsDir: this.opts.paths.apps, quarantine: this.opts.paths.quarantine, log: this.opts.log });
+    this.recovery = await recoverTransitions({
+      home: this.opts.paths.home,
+      appsDir: this.opts.paths.apps,
+      quarantine: this.opts.paths.quarantine,
+      log: this.opts.log,
+    });
     this.sandbox = await sandboxAvailability(this.opts.parentEnv.PATH);
     this.opts.log(`bridge: app children are bounded by ${this.bounds.mechanism}: ${this.bounds.description}`);
     const staleGroups = removeStaleGroups(this.bounds);
-    if (staleGroups.length > 0) this.opts.log(`bridge: removed ${staleGroups.length} cgroup(s) a previous bridge left behind`);
+    if (staleGroups.length > 0)
+      this.opts.log(`bridge: removed ${staleGroups.length} cgroup(s) a previous bridge left behind`);
     const reaped = await this.supervisor.reapOrphans();
     this.opts.log(`bridge: orphan sweep ${JSON.stringify(reaped)}`);
     // The gateway is not up yet: these rows are written once it is (startEnabledBackends).
-    for (const name of reaped.killed) this.pendingRows.push({ kind: "backend_orphan_killed", outcome: "allowed", subject: name });
+    for (const name of reaped.killed)
+      this.pendingRows.push({ kind: "backend_orphan_killed", outcome: "allowed", subject: name });
   }
 
   /**
@@ -223,15 +263,29 @@ export class BridgeRuntime {
       principal: `app:${decision.app}`,
       subject: target,
       group: target,
-      detail: { ...(decision.address ? { address: decision.address } : {}), ...(decision.reason ? { reason: decision.reason } : {}) },
+      detail: {
+        ...(decision.address ? { address: decision.address } : {}),
+        ...(decision.reason ? { reason: decision.reason } : {}),
+      },
     });
   }
 
   /** Appends a security-log row as the bridge's own work. */
-  private async audit(row: { kind: string; outcome: "allowed" | "refused" | "info"; subject: string; detail?: Record<string, unknown>; principal?: string; group?: string }): Promise<void> {
-    await this.opts.callGateway("POST", "/api/internal/sel/append", { principal: "internal:bridge", detail: {}, ...row }).catch((error) => {
-      this.opts.log(`bridge: could not write a security-log row: ${error instanceof Error ? error.message : String(error)}`);
-    });
+  private async audit(row: {
+    kind: string;
+    outcome: "allowed" | "refused" | "info";
+    subject: string;
+    detail?: Record<string, unknown>;
+    principal?: string;
+    group?: string;
+  }): Promise<void> {
+    await this.opts
+      .callGateway("POST", "/api/internal/sel/append", { principal: "internal:bridge", detail: {}, ...row })
+      .catch((error) => {
+        this.opts.log(
+          `bridge: could not write a security-log row: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      });
   }
 
   private report(name: string, status: BackendStatus): Promise<void> {
@@ -258,7 +312,9 @@ export class BridgeRuntime {
         const next = entry.next;
         entry.next = null;
         await this.opts.callGateway("POST", `/api/internal/apps/${name}/backend`, next).catch((error) => {
-          this.opts.log(`bridge: could not report ${name}'s backend: ${error instanceof Error ? error.message : String(error)}`);
+          this.opts.log(
+            `bridge: could not report ${name}'s backend: ${error instanceof Error ? error.message : String(error)}`,
+          );
         });
       }
       this.reports.delete(name);
@@ -288,16 +344,28 @@ export class BridgeRuntime {
    * hooks on, a step named in <home>/test-pause-at ("<op>:<step>:<status>") stops the
    * transition there for good, so a test can kill the gateway at exactly that step.
    */
-  private progressSink(op: string, id: string | undefined): (event: { step: string; status: string; at: string; message?: string }) => Promise<void> {
+  private progressSink(
+    op: string,
+    id: string | undefined,
+  ): (event: { step: string; status: string; at: string; message?: string }) => Promise<void> {
     const events: Array<Record<string, unknown>> = [];
     if (id) this.progress.set(id, events);
     return async (event) => {
       events.push({ op, ...event });
       // Live progress for the owner's sockets: identifiers only, and advisory (the list above is what the dashboard reads back).
       if (id) {
-        void this.opts.callGateway("POST", "/api/internal/events/install-progress", { install_id: id, op, step: event.step, status: event.status }).catch((error) => {
-          this.opts.log(`bridge: could not announce install progress: ${error instanceof Error ? error.message : String(error)}`);
-        });
+        void this.opts
+          .callGateway("POST", "/api/internal/events/install-progress", {
+            install_id: id,
+            op,
+            step: event.step,
+            status: event.status,
+          })
+          .catch((error) => {
+            this.opts.log(
+              `bridge: could not announce install progress: ${error instanceof Error ? error.message : String(error)}`,
+            );
+          });
       }
       if (!this.testHooks) return;
       const pauseAt = join(this.opts.paths.home, "test-pause-at");
@@ -322,9 +390,16 @@ export class BridgeRuntime {
           const status = this.supervisor.status(name);
           if (status?.healthy) return { ok: true };
           if (status && !status.running && status.exit) {
-            return { ok: false, reason: `its backend ${status.exit.signal ? `was killed by ${status.exit.signal}` : `exited with code ${status.exit.code}`} before it answered its health check` };
+            return {
+              ok: false,
+              reason: `its backend ${status.exit.signal ? `was killed by ${status.exit.signal}` : `exited with code ${status.exit.code}`} before it answered its health check`,
+            };
           }
-          if (Date.now() >= deadline) return { ok: false, reason: `its backend did not answer its health check within ${Math.round(timeoutMs / 1000)} s` };
+          if (Date.now() >= deadline)
+            return {
+              ok: false,
+              reason: `its backend did not answer its health check within ${Math.round(timeoutMs / 1000)} s`,
+            };
           await new Promise((r) => setTimeout(r, 50));
         }
       },
@@ -335,24 +410,42 @@ export class BridgeRuntime {
    * The secrets the owner assigned to this install, opened for its start. A copy that does not
    * open for exactly this app and consent digest is left out, and is a security-log row.
    */
-  private async secretsFor(name: string, manifest: AppManifest, digest: string | undefined): Promise<Record<string, string>> {
+  private async secretsFor(
+    name: string,
+    manifest: AppManifest,
+    digest: string | undefined,
+  ): Promise<Record<string, string>> {
     const declared = (manifest.secrets ?? []).map((s) => s.name);
     if (declared.length === 0 || digest === undefined) return {};
     let opened: { env: Record<string, string>; refused: string[] };
     try {
       opened = this.secrets.openAppSecrets({ app: name, digest }, declared);
     } catch (error) {
-      this.opts.log(`bridge: ${name}'s secrets could not be opened: ${error instanceof Error ? error.message : String(error)}`);
+      this.opts.log(
+        `bridge: ${name}'s secrets could not be opened: ${error instanceof Error ? error.message : String(error)}`,
+      );
       return {};
     }
     for (const as of opened.refused) {
-      this.opts.log(`bridge: ${name}'s secret ${as} was not given to it: its sealed copy is not bound to this app and install`);
-      await this.audit({ kind: "secret_binding_refused", outcome: "refused", subject: name, principal: "internal:bridge", detail: { name: as } });
+      this.opts.log(
+        `bridge: ${name}'s secret ${as} was not given to it: its sealed copy is not bound to this app and install`,
+      );
+      await this.audit({
+        kind: "secret_binding_refused",
+        outcome: "refused",
+        subject: name,
+        principal: "internal:bridge",
+        detail: { name: as },
+      });
     }
     return opened.env;
   }
 
-  async startBackend(name: string, manifest: AppManifest, digest?: string): Promise<{ started: boolean; reason?: string; code?: string }> {
+  async startBackend(
+    name: string,
+    manifest: AppManifest,
+    digest?: string,
+  ): Promise<{ started: boolean; reason?: string; code?: string }> {
     if (!manifest.backend) return { started: false, reason: "the app has no backend" };
     if (this.opts.skipBackends) return { started: false, reason: "PERSONALCLAW_SKIP_APP_BACKENDS=1" };
     const appDir = join(this.opts.paths.apps, name);
@@ -364,7 +457,13 @@ export class BridgeRuntime {
     }
     const network = this.networkOf(name, manifest);
     // The owner's explicit widening is evidence every time it takes effect.
-    if (network === "all") await this.audit({ kind: "app_network_all", outcome: "info", subject: name, detail: { setting: "sandbox.network_all" } });
+    if (network === "all")
+      await this.audit({
+        kind: "app_network_all",
+        outcome: "info",
+        subject: name,
+        detail: { setting: "sandbox.network_all" },
+      });
     const result = await this.supervisor.start({
       name,
       appDir,
@@ -376,9 +475,25 @@ export class BridgeRuntime {
     });
     if (!result.ok) {
       this.opts.log(`bridge: ${name}'s backend did not start: ${result.code} ${result.reason}`);
-      await this.audit({ kind: "backend_start_refused", outcome: "refused", subject: name, detail: { code: result.code } });
+      await this.audit({
+        kind: "backend_start_refused",
+        outcome: "refused",
+        subject: name,
+        detail: { code: result.code },
+      });
       await this.sendReport(name, {
-        status: { running: false, healthy: false, pid: null, port: null, slot: null, startedAt: null, restarts: 0, lastLines: [], exit: null, reason: `${result.code}: ${result.reason}` },
+        status: {
+          running: false,
+          healthy: false,
+          pid: null,
+          port: null,
+          slot: null,
+          startedAt: null,
+          restarts: 0,
+          lastLines: [],
+          exit: null,
+          reason: `${result.code}: ${result.reason}`,
+        },
         secret: null,
       });
       return { started: false, reason: result.reason, code: result.code };
@@ -413,7 +528,11 @@ export class BridgeRuntime {
     for (const row of this.pendingRows.splice(0)) await this.audit(row);
     // The journals whose outcome the record decides are settled before any backend starts.
     await this.recovery?.settle(async (journal) => {
-      const answer = await this.opts.callGateway("POST", `/api/internal/apps/${journal.name}/journal`, journalQuestion(journal));
+      const answer = await this.opts.callGateway(
+        "POST",
+        `/api/internal/apps/${journal.name}/journal`,
+        journalQuestion(journal),
+      );
       const verdict = JournalVerdictSchema.safeParse(answer.body);
       if (answer.status !== 200 || !verdict.success) throw new Error(`the gateway answered ${answer.status}`);
       return verdict.data.outcome;
@@ -442,7 +561,8 @@ export class BridgeRuntime {
         continue;
       }
       const uiFolder = uiFolderOf(staged.manifest);
-      const listed = uiFolder === null ? { ok: true as const, files: {} } : await listUiFiles(staged.stagedDir!, uiFolder);
+      const listed =
+        uiFolder === null ? { ok: true as const, files: {} } : await listUiFiles(staged.stagedDir!, uiFolder);
       if (!listed.ok) {
         this.opts.log(`bridge: native app ${entry.name} refused: ${listed.code} ${listed.message}`);
         await rm(staged.stagedDir!, { recursive: true, force: true });
@@ -477,10 +597,23 @@ export class BridgeRuntime {
     });
     ops.set("POST /apps/install", async ({ body }) => {
       const request = parse(InstallSchema, body);
-      const installed = await installApp(request.source, request.consent, new Set(request.takenNames), this.hookContext(), this.progressSink("install", request.installId), {
-        adoptData: request.adoptData === true,
-      });
-      return { manifest: installed.manifest, review: installed.review, digest: installed.digest, uiFiles: installed.uiFiles, adoptedData: installed.adoptedData };
+      const installed = await installApp(
+        request.source,
+        request.consent,
+        new Set(request.takenNames),
+        this.hookContext(),
+        this.progressSink("install", request.installId),
+        {
+          adoptData: request.adoptData === true,
+        },
+      );
+      return {
+        manifest: installed.manifest,
+        review: installed.review,
+        digest: installed.digest,
+        uiFiles: installed.uiFiles,
+        adoptedData: installed.adoptedData,
+      };
     });
     // The gateway could not record an install that moved into place: undo it, freeing the name.
     ops.set("POST /apps/install-undo", async ({ body }) => {
@@ -494,21 +627,49 @@ export class BridgeRuntime {
     ops.set("POST /apps/transition-commit", async ({ body }) => {
       const { name } = parse(NameSchema, body);
       const journal = await readJournal(this.opts.paths.home, name);
-      await this.progressSink(journal?.op ?? "transition", undefined)({ step: "commit", status: "started", at: new Date().toISOString() });
+      await this.progressSink(
+        journal?.op ?? "transition",
+        undefined,
+      )({ step: "commit", status: "started", at: new Date().toISOString() });
       if (journal?.op === "update") await commitUpdate(this.opts.paths.home, this.opts.paths.apps, name);
       else await clearJournal(this.opts.paths.home, name);
       return { committed: true };
     });
     ops.set("POST /apps/update", async ({ body }) => {
       const request = parse(UpdateSchema, body);
-      const installed = { ...request.installed, manifest: request.installed.manifest as AppManifest, review: request.installed.review as unknown as InstallReview | null };
-      const updated = await updateApp(request.name, request.source, request.consent, installed, this.hookContext(), this.backendControl(), this.progressSink("update", request.installId));
-      return { manifest: updated.manifest, review: updated.review, digest: updated.digest, uiFiles: updated.uiFiles, changes: updated.changes, venvMoved: updated.venvMoved };
+      const installed = {
+        ...request.installed,
+        manifest: request.installed.manifest as AppManifest,
+        review: request.installed.review as unknown as InstallReview | null,
+      };
+      const updated = await updateApp(
+        request.name,
+        request.source,
+        request.consent,
+        installed,
+        this.hookContext(),
+        this.backendControl(),
+        this.progressSink("update", request.installId),
+      );
+      return {
+        manifest: updated.manifest,
+        review: updated.review,
+        digest: updated.digest,
+        uiFiles: updated.uiFiles,
+        changes: updated.changes,
+        venvMoved: updated.venvMoved,
+      };
     });
     // The gateway could not record an update that swapped: the old version comes back.
     ops.set("POST /apps/update-undo", async ({ body }) => {
       const { name, installed } = parse(UpdateUndoSchema, body);
-      await undoUpdate(this.opts.paths.home, this.opts.paths.apps, name, { ...installed, manifest: installed.manifest as AppManifest, review: null }, this.backendControl());
+      await undoUpdate(
+        this.opts.paths.home,
+        this.opts.paths.apps,
+        name,
+        { ...installed, manifest: installed.manifest as AppManifest, review: null },
+        this.backendControl(),
+      );
       return { undone: true };
     });
     ops.set("POST /apps/parked", async () => ({ parked: await listParkedData(this.opts.paths.apps) }));
@@ -522,7 +683,8 @@ export class BridgeRuntime {
     ops.set("POST /apps/native/verify", async ({ body }) => {
       const { source, digest } = parse(NativeProofSchema, body);
       const proof = this.nativeProofs.get(source);
-      if (!proof || proof.digest !== digest) throw new GatewayError("native_app_unproven", { vars: { source: source.slice(0, 300) } });
+      if (!proof || proof.digest !== digest)
+        throw new GatewayError("native_app_unproven", { vars: { source: source.slice(0, 300) } });
       return proof;
     });
     ops.set("POST /apps/install-progress", async ({ body }) => {
@@ -533,7 +695,11 @@ export class BridgeRuntime {
       const { name, purgeData, manifest, version, consentDigest, installId } = parse(RemoveSchema, body);
       const note = this.progressSink("uninstall", installId);
       // Checked before anything is torn down: parking over an earlier install's data would destroy it.
-      if (!purgeData && existsSync(join(this.opts.paths.apps, name, "data")) && existsSync(parkedDataDir(this.opts.paths.apps, name))) {
+      if (
+        !purgeData &&
+        existsSync(join(this.opts.paths.apps, name, "data")) &&
+        existsSync(parkedDataDir(this.opts.paths.apps, name))
+      ) {
         throw new GatewayError("parked_data_exists", { vars: { name } });
       }
       // Teardown order (UNIN-02): the uninstall hook, then the backend, then the files.
@@ -543,10 +709,21 @@ export class BridgeRuntime {
       await note({ step: "uninstall_hook", status: hook ? "started" : "skipped", at: new Date().toISOString() });
       if (hook && existsSync(appDir)) {
         const ctx = this.hookContext();
-        const result = await runHook(hook, { name, appDir, dataDir: join(appDir, "data"), hasStorage: (manifest as AppManifest).permissions?.storage === true }, ctx, this.opts.hookTimeoutSeconds, {
-          KEEP_DATA: purgeData ? "0" : "1",
-          PURGE_DATA: purgeData ? "1" : "0",
-        });
+        const result = await runHook(
+          hook,
+          {
+            name,
+            appDir,
+            dataDir: join(appDir, "data"),
+            hasStorage: (manifest as AppManifest).permissions?.storage === true,
+          },
+          ctx,
+          this.opts.hookTimeoutSeconds,
+          {
+            KEEP_DATA: purgeData ? "0" : "1",
+            PURGE_DATA: purgeData ? "1" : "0",
+          },
+        );
         hookResult = result.ok ? "ok" : result.reason;
         if (!result.ok) this.opts.log(`bridge: ${name}'s uninstall hook failed (${result.reason}); removing it anyway`);
       }
@@ -554,7 +731,15 @@ export class BridgeRuntime {
       await this.stopBackend(name);
       // The journal before the folder leaves: the next start finishes a removal a crash cut short.
       const trashDir = join(this.opts.paths.quarantine, `${name}.removing-${Date.now()}`);
-      await writeJournal(this.opts.paths.home, { op: "uninstall", name, purgeData, version, consentDigest, trashDir, startedAt: new Date().toISOString() });
+      await writeJournal(this.opts.paths.home, {
+        op: "uninstall",
+        name,
+        purgeData,
+        version,
+        consentDigest,
+        trashDir,
+        startedAt: new Date().toISOString(),
+      });
       await note({ step: "remove_files", status: "started", at: new Date().toISOString() });
       await removeAppFiles(this.opts.paths.apps, name, purgeData, { version, consentDigest }, trashDir);
       // Its sealed copies of the owner's secrets go with it; the owner's own stored copies stay.
@@ -589,14 +774,18 @@ export class BridgeRuntime {
       if (!read.ok) throw new GatewayError("config_file_invalid", { vars: { reason: read.reason } });
       return settingsDocument(read.config);
     });
-    ops.set("POST /config/write", async ({ body }) => writeOwnerSetting(this.opts.paths.home, parse(SettingWriteSchema, body)));
+    ops.set("POST /config/write", async ({ body }) =>
+      writeOwnerSetting(this.opts.paths.home, parse(SettingWriteSchema, body)),
+    );
     // Secrets: values come in and are sealed here; nothing answers one back.
     ops.set("POST /secrets/list", async () => this.secrets.list());
     ops.set("POST /secrets/put", async ({ body }) => {
       const { name, value, consumers } = parse(SecretStoreRequestSchema, body);
       return this.secrets.put(name, value, consumers);
     });
-    ops.set("POST /secrets/delete", async ({ body }) => this.secrets.delete(parse(SecretDeleteRequestSchema, body).name));
+    ops.set("POST /secrets/delete", async ({ body }) =>
+      this.secrets.delete(parse(SecretDeleteRequestSchema, body).name),
+    );
     ops.set("POST /secrets/assign", async ({ body }) => {
       const { name, as, consumer } = parse(SecretAssignRequestSchema, body);
       this.secrets.assign(name, as, consumer);
@@ -616,7 +805,10 @@ export class BridgeRuntime {
       if (digest !== undefined) this.digests.set(name, digest);
       if (!this.supervisor.status(name)) return this.startBackend(name, manifest as AppManifest, digest);
       // A restart opens the secrets again, so one assigned since the last start arrives now.
-      const restarted = await this.supervisor.restart(name, await this.secretsFor(name, manifest as AppManifest, digest ?? this.digests.get(name)));
+      const restarted = await this.supervisor.restart(
+        name,
+        await this.secretsFor(name, manifest as AppManifest, digest ?? this.digests.get(name)),
+      );
       if (!restarted.ok) throw new GatewayError("app_restart_failed", { vars: { name, reason: restarted.reason } });
       await this.report(name, this.supervisor.status(name)!);
       return { started: true };

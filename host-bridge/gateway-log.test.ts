@@ -17,7 +17,11 @@ describe("gateway.log on a full disk", () => {
     let clock = 0;
     const errors: string[] = [];
     const path = join(mount, "gateway.log");
-    const log = openGatewayLog(path, (text) => errors.push(text), () => clock);
+    const log = openGatewayLog(
+      path,
+      (text) => errors.push(text),
+      () => clock,
+    );
     log.write("first line");
     const filler = join(mount, "filler");
     const fd = openSync(filler, "w");

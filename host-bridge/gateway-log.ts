@@ -15,7 +15,11 @@ export interface GatewayLog {
   close: () => void;
 }
 
-export function openGatewayLog(path: string, stderr: (text: string) => void = (text) => void process.stderr.write(text), now: () => number = Date.now): GatewayLog {
+export function openGatewayLog(
+  path: string,
+  stderr: (text: string) => void = (text) => void process.stderr.write(text),
+  now: () => number = Date.now,
+): GatewayLog {
   let fd: number | null = null;
   let degradedSince: number | null = null;
   let lastTry = 0;
@@ -44,7 +48,9 @@ export function openGatewayLog(path: string, stderr: (text: string) => void = (t
   const recover = (): boolean => {
     lastTry = now();
     try {
-      appendWhole(`${new Date(now()).toISOString()} gateway.log is writable again; ${lost} line(s) went to stderr meanwhile\n`);
+      appendWhole(
+        `${new Date(now()).toISOString()} gateway.log is writable again; ${lost} line(s) went to stderr meanwhile\n`,
+      );
     } catch (error) {
       degrade(error);
       return false;
@@ -64,7 +70,9 @@ export function openGatewayLog(path: string, stderr: (text: string) => void = (t
     if (degradedSince === null) {
       degradedSince = now();
       const reason = storageFullReason(error) ?? (error as NodeJS.ErrnoException)?.code ?? String(error);
-      stderr(`personalclaw: warning: ${path} cannot be written (${reason}); log lines go to stderr until it can be again.\n`);
+      stderr(
+        `personalclaw: warning: ${path} cannot be written (${reason}); log lines go to stderr until it can be again.\n`,
+      );
     }
     if (fd !== null) {
       try {

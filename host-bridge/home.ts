@@ -37,10 +37,14 @@ export type HomePaths = ReturnType<typeof homePaths>;
 export function runtimeDir(home: string, xdgRuntimeDir: string | undefined): string {
   const uid = process.getuid?.() ?? 0;
   const tag = createHash("sha256").update(home).digest("hex").slice(0, 12);
-  const base = xdgRuntimeDir && xdgRuntimeDir.startsWith("/") && existsSync(xdgRuntimeDir) ? join(xdgRuntimeDir, `personalclaw-${tag}`) : join(tmpdir(), `personalclaw-${uid}-${tag}`);
+  const base =
+    xdgRuntimeDir && xdgRuntimeDir.startsWith("/") && existsSync(xdgRuntimeDir)
+      ? join(xdgRuntimeDir, `personalclaw-${tag}`)
+      : join(tmpdir(), `personalclaw-${uid}-${tag}`);
   mkdirSync(base, { recursive: true, mode: 0o700 });
   const st = lstatSync(base);
-  if (!st.isDirectory() || st.uid !== uid) throw new Error(`${base} is not a folder of this user; remove it and start again`);
+  if (!st.isDirectory() || st.uid !== uid)
+    throw new Error(`${base} is not a folder of this user; remove it and start again`);
   if ((st.mode & 0o077) !== 0) chmodSync(base, 0o700);
   mkdirSync(join(base, GATEWAY_SOCKET_FOLDER), { recursive: true, mode: 0o700 });
   return base;
@@ -56,7 +60,8 @@ export function ensureHome(home: string): HomePaths {
   const paths = homePaths(home);
   mkdirSync(home, { recursive: true, mode: 0o700 });
   chmodSync(home, 0o700);
-  for (const dir of [paths.state, paths.run, paths.logs, paths.apps, paths.quarantine]) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  for (const dir of [paths.state, paths.run, paths.logs, paths.apps, paths.quarantine])
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
   return paths;
 }
 
@@ -86,7 +91,9 @@ export function securityLogFile(stateDir: string): string | null {
  * which is that log's seed; one that exists but cannot be read is a refusal to start (fail
  * closed): replacing it would silently break verification of every existing row.
  */
-export async function readOrCreateSelKey(paths: HomePaths): Promise<{ ok: true; keyHex: string; firstSeed: string | null } | { ok: false; reason: string }> {
+export async function readOrCreateSelKey(
+  paths: HomePaths,
+): Promise<{ ok: true; keyHex: string; firstSeed: string | null } | { ok: false; reason: string }> {
   if (!existsSync(paths.selKey)) {
     if (securityLogFile(paths.state) !== null) return { ok: true, keyHex: "", firstSeed: null };
     const seed = freshSeed();
@@ -94,10 +101,14 @@ export async function readOrCreateSelKey(paths: HomePaths): Promise<{ ok: true; 
   }
   try {
     const key = readFileSync(paths.selKey);
-    if (key.length !== 32) return { ok: false, reason: `${paths.selKey} holds ${key.length} bytes, not 32; restore the original key file.` };
+    if (key.length !== 32)
+      return { ok: false, reason: `${paths.selKey} holds ${key.length} bytes, not 32; restore the original key file.` };
     if ((statSync(paths.selKey).mode & 0o077) !== 0) chmodSync(paths.selKey, 0o600);
     return { ok: true, keyHex: key.toString("hex"), firstSeed: null };
   } catch (error) {
-    return { ok: false, reason: `${paths.selKey} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}); fix its permissions or restore it.` };
+    return {
+      ok: false,
+      reason: `${paths.selKey} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)}); fix its permissions or restore it.`,
+    };
   }
 }

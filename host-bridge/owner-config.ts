@@ -40,7 +40,10 @@ export const OwnerConfigSchema = z.object({
   gateway: z
     .object({
       /** The address workerd listens on when PERSONALCLAW_BIND_HOST is not set. */
-      bind_host: z.string().regex(/^[A-Za-z0-9.:-]{1,253}$/).default("127.0.0.1"),
+      bind_host: z
+        .string()
+        .regex(/^[A-Za-z0-9.:-]{1,253}$/)
+        .default("127.0.0.1"),
     })
     .default({ bind_host: "127.0.0.1" }),
   sandbox: z
@@ -65,12 +68,27 @@ export const OwnerConfigSchema = z.object({
       /** Which mechanism bounds children; "auto" takes the first that works (see docs/design/sandbox.md). */
       bounds: z.enum(["auto", "cgroup", "systemd-scope", "rlimit"]).default("auto"),
     })
-    .default({ mode: "on", env_passthrough: [], limits: { processes: 256, memory_mb: 1024 }, network_all: [], bounds: "auto" }),
+    .default({
+      mode: "on",
+      env_passthrough: [],
+      limits: { processes: 256, memory_mb: 1024 },
+      network_all: [],
+      bounds: "auto",
+    }),
   logs: z
-    .object({ security_retention_days: z.number().int().min(SEL_RETENTION_RANGE_DAYS.min).max(SEL_RETENTION_RANGE_DAYS.max).default(365) })
+    .object({
+      security_retention_days: z
+        .number()
+        .int()
+        .min(SEL_RETENTION_RANGE_DAYS.min)
+        .max(SEL_RETENTION_RANGE_DAYS.max)
+        .default(365),
+    })
     .default({ security_retention_days: 365 }),
   proxy: z
-    .object({ response_timeout_s: z.number().int().min(PROXY_TIMEOUT_RANGE_S.min).max(PROXY_TIMEOUT_RANGE_S.max).default(30) })
+    .object({
+      response_timeout_s: z.number().int().min(PROXY_TIMEOUT_RANGE_S.min).max(PROXY_TIMEOUT_RANGE_S.max).default(30),
+    })
     .default({ response_timeout_s: 30 }),
   updates: z.object({ auto: z.enum(["off", "staged"]).default("off") }).default({ auto: "off" }),
 });
@@ -84,7 +102,9 @@ export function childLimits(config: OwnerConfig): { processes: number; memoryByt
 /** The browser sign-in lifetime in force: a file above the 90-day cap is applied as 90 days (AUTH-19). */
 export function sessionTtlInForce(config: OwnerConfig): { seconds: number; capped: boolean } {
   const seconds = config.auth.session_ttl;
-  return seconds > SESSION_TTL_RANGE_S.max ? { seconds: SESSION_TTL_RANGE_S.max, capped: true } : { seconds, capped: false };
+  return seconds > SESSION_TTL_RANGE_S.max
+    ? { seconds: SESSION_TTL_RANGE_S.max, capped: true }
+    : { seconds, capped: false };
 }
 
 function reasonOf(error: z.ZodError): string {
@@ -99,9 +119,11 @@ function readRaw(home: string): RawRead {
   try {
     raw = JSON.parse(readFileSync(join(home, "config.json"), "utf8"));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") return { ok: false, reason: `config.json cannot be read: ${(error as Error).message}` };
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT")
+      return { ok: false, reason: `config.json cannot be read: ${(error as Error).message}` };
   }
-  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) return { ok: false, reason: "config.json is not a JSON object" };
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw))
+    return { ok: false, reason: "config.json is not a JSON object" };
   return { ok: true, raw: raw as Record<string, unknown> };
 }
 
@@ -127,7 +149,8 @@ function valueAt(document: unknown, path: string): unknown {
 function withValueAt(document: Record<string, unknown>, path: string, value: unknown): Record<string, unknown> {
   const [head, ...rest] = path.split(".");
   const child = document[head];
-  const inner = child !== null && typeof child === "object" && !Array.isArray(child) ? (child as Record<string, unknown>) : {};
+  const inner =
+    child !== null && typeof child === "object" && !Array.isArray(child) ? (child as Record<string, unknown>) : {};
   return { ...document, [head]: rest.length === 0 ? value : withValueAt(inner, rest.join("."), value) };
 }
 
@@ -151,7 +174,10 @@ let writing: Promise<unknown> = Promise.resolve();
  * when it lands. The merged file is checked whole before it is written beside and renamed into
  * place (0600), so a refused write leaves the file as it was.
  */
-export function writeOwnerSetting(home: string, write: SettingWrite): Promise<{ from: SettingValue; to: SettingValue }> {
+export function writeOwnerSetting(
+  home: string,
+  write: SettingWrite,
+): Promise<{ from: SettingValue; to: SettingValue }> {
   const run = writing.then(() => applyWrite(home, write));
   writing = run.catch(() => undefined);
   return run;
@@ -176,7 +202,12 @@ async function applyWrite(home: string, write: SettingWrite): Promise<{ from: Se
     const refusal = settingNameRefusal(spec, write.name);
     if (refusal) refuseValue(spec.path, refusal);
     const names = from as string[];
-    to = write.op === "add" ? (names.includes(write.name) ? names : [...names, write.name]) : names.filter((n) => n !== write.name);
+    to =
+      write.op === "add"
+        ? names.includes(write.name)
+          ? names
+          : [...names, write.name]
+        : names.filter((n) => n !== write.name);
     const listRefusal = settingValueRefusal(spec, to);
     if (listRefusal) refuseValue(spec.path, listRefusal);
   }

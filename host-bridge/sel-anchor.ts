@@ -9,12 +9,18 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { SecurityLogAnchorSchema, SecurityLogHeadAnswerSchema, type SecurityLogAnchor, type AnchorStanding } from "../workers/contracts/security-event";
+import {
+  SecurityLogAnchorSchema,
+  SecurityLogHeadAnswerSchema,
+  type SecurityLogAnchor,
+  type AnchorStanding,
+} from "../workers/contracts/security-event";
 import { writePrivateFile } from "./private-file";
 
 export const ANCHOR_INTERVAL_MS = 2_000;
 
-export type AnchorFile = { state: "ok"; anchor: SecurityLogAnchor } | { state: "missing" } | { state: "unreadable"; reason: string };
+export type AnchorFile =
+  { state: "ok"; anchor: SecurityLogAnchor } | { state: "missing" } | { state: "unreadable"; reason: string };
 
 /** Reads the anchor file, telling a missing file from one that cannot be read or parsed. */
 export function readAnchorFile(path: string): AnchorFile {
@@ -27,7 +33,9 @@ export function readAnchorFile(path: string): AnchorFile {
   }
   try {
     const parsed = SecurityLogAnchorSchema.safeParse(JSON.parse(text));
-    return parsed.success ? { state: "ok", anchor: parsed.data } : { state: "unreadable", reason: "not an anchor ({seq, mac})" };
+    return parsed.success
+      ? { state: "ok", anchor: parsed.data }
+      : { state: "unreadable", reason: "not an anchor ({seq, mac})" };
   } catch {
     return { state: "unreadable", reason: "not JSON" };
   }
@@ -48,10 +56,14 @@ export function unacknowledgedAnchorPath(home: string): string {
 
 export function readUnacknowledgedAnchor(home: string): UnacknowledgedAnchor | null {
   try {
-    const parsed = UnacknowledgedAnchorSchema.safeParse(JSON.parse(readFileSync(unacknowledgedAnchorPath(home), "utf8")));
+    const parsed = UnacknowledgedAnchorSchema.safeParse(
+      JSON.parse(readFileSync(unacknowledgedAnchorPath(home), "utf8")),
+    );
     return parsed.success ? parsed.data : { since: "unknown", reason: "the record of it is unreadable" };
   } catch {
-    return existsSync(unacknowledgedAnchorPath(home)) ? { since: "unknown", reason: "the record of it is unreadable" } : null;
+    return existsSync(unacknowledgedAnchorPath(home))
+      ? { since: "unknown", reason: "the record of it is unreadable" }
+      : null;
   }
 }
 
@@ -66,7 +78,11 @@ export function clearUnacknowledgedAnchor(home: string): void {
 }
 
 /** Keeps the anchor file current; `flush()` writes the latest head now. `readHead(anchor)` answers the head and its standing against `anchor`. */
-export function startAnchorWriter(path: string, readHead: (anchor: SecurityLogAnchor | null) => Promise<unknown>, log: (line: string) => void) {
+export function startAnchorWriter(
+  path: string,
+  readHead: (anchor: SecurityLogAnchor | null) => Promise<unknown>,
+  log: (line: string) => void,
+) {
   let last = readAnchor(path);
   let refusedStanding: AnchorStanding | null = null;
   const flush = async () => {
@@ -77,7 +93,10 @@ export function startAnchorWriter(path: string, readHead: (anchor: SecurityLogAn
     // An anchor never moves backwards, and never over a log that no longer holds it: a head
     // below it, or a rewritten row at its seq, is exactly what verification must catch.
     if (last && (seq < last.seq || standing !== "extends")) {
-      if (refusedStanding !== standing) log(`warning sel anchor: the security log is ${standing ?? "behind"} against the anchor (seq ${last.seq}); the anchor stays where it is and verify fails`);
+      if (refusedStanding !== standing)
+        log(
+          `warning sel anchor: the security log is ${standing ?? "behind"} against the anchor (seq ${last.seq}); the anchor stays where it is and verify fails`,
+        );
       refusedStanding = standing ?? "truncated";
       return;
     }

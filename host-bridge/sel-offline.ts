@@ -11,7 +11,8 @@ export { securityLogFile } from "./home";
 function parseDetail(text: string): Record<string, unknown> {
   try {
     const parsed: unknown = JSON.parse(text);
-    if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed))
+      return parsed as Record<string, unknown>;
   } catch {
     // a detail that is not an object keeps its text, so its mac fails rather than the walk throwing
   }
@@ -22,7 +23,11 @@ function parseDetail(text: string): Record<string, unknown> {
 export function readStoredRows(file: string): { rows: StoredRow[]; removals: StoredRow[] } {
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
-    const records = db.prepare("SELECT seq, ts, kind, principal, outcome, subject, detail, segment, prev_mac, mac FROM events ORDER BY seq").all() as Array<Omit<StoredRow, "detail"> & { detail: string }>;
+    const records = db
+      .prepare(
+        "SELECT seq, ts, kind, principal, outcome, subject, detail, segment, prev_mac, mac FROM events ORDER BY seq",
+      )
+      .all() as Array<Omit<StoredRow, "detail"> & { detail: string }>;
     const rows = records.map((record) => ({ ...record, detail: parseDetail(record.detail) }) as StoredRow);
     return { rows, removals: rows.filter((row) => row.kind === "sel.segment_removed") };
   } finally {

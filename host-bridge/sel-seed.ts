@@ -46,11 +46,22 @@ export function sealSeed(home: string, seedHex: string, passphrase: string): voi
   const cipher = createCipheriv("aes-256-gcm", keyFrom(passphrase, salt, SCRYPT), iv);
   cipher.setAAD(Buffer.from("personalclaw sel seed v1"));
   const sealed = Buffer.concat([cipher.update(Buffer.from(seedHex, "hex")), cipher.final()]);
-  const record = { version: 1, kdf: "scrypt", N: SCRYPT.N, r: SCRYPT.r, p: SCRYPT.p, salt: salt.toString("base64"), iv: iv.toString("base64"), sealed: sealed.toString("base64"), tag: cipher.getAuthTag().toString("base64") };
+  const record = {
+    version: 1,
+    kdf: "scrypt",
+    N: SCRYPT.N,
+    r: SCRYPT.r,
+    p: SCRYPT.p,
+    salt: salt.toString("base64"),
+    iv: iv.toString("base64"),
+    sealed: sealed.toString("base64"),
+    tag: cipher.getAuthTag().toString("base64"),
+  };
   writePrivateFile(sealedSeedPath(home), `${JSON.stringify(record)}\n`);
 }
 
-export type UnsealResult = { ok: true; seedHex: string } | { ok: false; reason: "not_kept" | "unreadable" | "wrong_passphrase" };
+export type UnsealResult =
+  { ok: true; seedHex: string } | { ok: false; reason: "not_kept" | "unreadable" | "wrong_passphrase" };
 
 /** Opens the sealed seed with the passphrase. */
 export function unsealSeed(home: string, passphrase: string): UnsealResult {
@@ -69,7 +80,11 @@ export function unsealSeed(home: string, passphrase: string): UnsealResult {
     return { ok: false, reason: "unreadable" };
   }
   try {
-    const decipher = createDecipheriv("aes-256-gcm", keyFrom(passphrase, Buffer.from(record.salt, "base64"), record), Buffer.from(record.iv, "base64"));
+    const decipher = createDecipheriv(
+      "aes-256-gcm",
+      keyFrom(passphrase, Buffer.from(record.salt, "base64"), record),
+      Buffer.from(record.iv, "base64"),
+    );
     decipher.setAAD(Buffer.from("personalclaw sel seed v1"));
     decipher.setAuthTag(Buffer.from(record.tag, "base64"));
     const seed = Buffer.concat([decipher.update(Buffer.from(record.sealed, "base64")), decipher.final()]);

@@ -4,7 +4,13 @@
 // answered when the owner configured it, then recorded in the log (a sel.cosigned row). The
 // witness keeps its own copy, out of reach of whoever takes this machine.
 import { readFileSync } from "node:fs";
-import { CheckpointExportSchema, WitnessAnswerSchema, WitnessConfigSchema, type CheckpointExportAnswer, type WitnessConfig } from "../workers/contracts/security-event";
+import {
+  CheckpointExportSchema,
+  WitnessAnswerSchema,
+  WitnessConfigSchema,
+  type CheckpointExportAnswer,
+  type WitnessConfig,
+} from "../workers/contracts/security-event";
 import { splitNote, verifyCosignature } from "../durable/security-log/checkpoint";
 import { writePrivateFile } from "./private-file";
 import { z } from "zod";
@@ -33,7 +39,11 @@ export type WitnessPost =
  * Shows one checkpoint to the witness. `expectedKey` is the key it answered before (null when
  * the owner is configuring it now); a cosignature that does not verify with it is refused.
  */
-export async function postToWitness(url: string, checkpoint: CheckpointExportAnswer, expectedKey: string | null): Promise<WitnessPost> {
+export async function postToWitness(
+  url: string,
+  checkpoint: CheckpointExportAnswer,
+  expectedKey: string | null,
+): Promise<WitnessPost> {
   const parts = splitNote(checkpoint.note);
   if (parts === null) return { ok: false, reason: "the checkpoint is not a signed note" };
   let answer: Response;
@@ -59,7 +69,8 @@ export async function postToWitness(url: string, checkpoint: CheckpointExportAns
   } catch {
     return { ok: false, reason: "its answer is not a cosignature" };
   }
-  if (expectedKey !== null && parsed.witness_key !== expectedKey) return { ok: false, reason: "it answered with another key than when it was configured" };
+  if (expectedKey !== null && parsed.witness_key !== expectedKey)
+    return { ok: false, reason: "it answered with another key than when it was configured" };
   const checked = await verifyCosignature(parts.body, parsed.cosignature, parsed.witness_key);
   if (!checked.ok) return { ok: false, reason: "its cosignature does not verify" };
   return { ok: true, ...parsed, body: parts.body, timeSeconds: checked.timeSeconds };
@@ -99,7 +110,12 @@ export function startWitnessPoster(
       return;
     }
     lastFailure = "";
-    const recorded = await call("POST", "/api/internal/sel/cosignature", { checkpoint_seq: checkpoint.seq, witness: posted.witness, body: posted.body, cosignature: posted.cosignature });
+    const recorded = await call("POST", "/api/internal/sel/cosignature", {
+      checkpoint_seq: checkpoint.seq,
+      witness: posted.witness,
+      body: posted.body,
+      cosignature: posted.cosignature,
+    });
     if (recorded.status === 200) shownSeq = checkpoint.seq;
   };
   const timer = setInterval(() => {

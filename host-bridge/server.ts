@@ -61,7 +61,8 @@ export async function startBridgeServer(
       onRefused(code, `${req.method} ${path.slice(0, 200)}`, operations.has(named) ? named : "unlisted");
       send(res, 403, new GatewayError(code, { vars: { method: req.method ?? "", path } }).toEnvelope());
     };
-    if (!sameSecret(req.headers["x-internal-secret"] as string | undefined, secret)) return refuse("internal_secret_invalid");
+    if (!sameSecret(req.headers["x-internal-secret"] as string | undefined, secret))
+      return refuse("internal_secret_invalid");
     const operation = operations.get(`${req.method} ${path}`);
     if (!operation) return refuse("internal_route_refused");
     const work = String(req.headers["x-session-key"] ?? "");

@@ -36,7 +36,8 @@ export const DEFAULT_HOOK_TIMEOUT_SECONDS = 60;
 /** Reads the settings from an environment (process.env by default). */
 export function readSettings(env: Readonly<Record<string, string | undefined>> = process.env): Settings {
   const hookTimeout = Number(env.PERSONALCLAW_HOOK_TIMEOUT_S);
-  const port = env.PERSONALCLAW_PORT === undefined || env.PERSONALCLAW_PORT === "" ? 10000 : Number(env.PERSONALCLAW_PORT);
+  const port =
+    env.PERSONALCLAW_PORT === undefined || env.PERSONALCLAW_PORT === "" ? 10000 : Number(env.PERSONALCLAW_PORT);
   return {
     home: resolve(env.PERSONALCLAW_HOME || join(homedir(), ".personalclaw")),
     port: Number.isInteger(port) && port >= 0 && port < 65536 ? port : 10000,
@@ -47,7 +48,10 @@ export function readSettings(env: Readonly<Record<string, string | undefined>> =
     skipAppBackends: env.PERSONALCLAW_SKIP_APP_BACKENDS === "1",
     testHooks: env.PERSONALCLAW_TEST_HOOKS === "1",
     seedPassphrase: env.PERSONALCLAW_SEL_SEED_PASSPHRASE ?? "",
-    hookTimeoutSeconds: Number.isInteger(hookTimeout) && hookTimeout >= 1 && hookTimeout <= 3600 ? hookTimeout : DEFAULT_HOOK_TIMEOUT_SECONDS,
+    hookTimeoutSeconds:
+      Number.isInteger(hookTimeout) && hookTimeout >= 1 && hookTimeout <= 3600
+        ? hookTimeout
+        : DEFAULT_HOOK_TIMEOUT_SECONDS,
   };
 }
 

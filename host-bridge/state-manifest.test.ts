@@ -32,12 +32,18 @@ describe("the state manifest", () => {
     expect(findStateLoss(manifest, join(home, "state"), ["ns"])).toEqual([]);
 
     rmSync(file);
-    expect(findStateLoss(manifest, join(home, "state"), ["ns"])).toEqual([{ store: "ns/a.sqlite", what: "missing", knownRows: 3 }]);
+    expect(findStateLoss(manifest, join(home, "state"), ["ns"])).toEqual([
+      { store: "ns/a.sqlite", what: "missing", knownRows: 3 },
+    ]);
     store(home, "ns", "id-2", 5);
-    expect(findStateLoss(manifest, join(home, "state"), ["ns"])).toEqual([{ store: "ns/a.sqlite", what: "replaced", knownRows: 3 }]);
+    expect(findStateLoss(manifest, join(home, "state"), ["ns"])).toEqual([
+      { store: "ns/a.sqlite", what: "replaced", knownRows: 3 },
+    ]);
     rmSync(file);
     store(home, "ns", "id-1", 0);
-    expect(findStateLoss(manifest, join(home, "state"), ["ns"])).toEqual([{ store: "ns/a.sqlite", what: "empty", knownRows: 3 }]);
+    expect(findStateLoss(manifest, join(home, "state"), ["ns"])).toEqual([
+      { store: "ns/a.sqlite", what: "empty", knownRows: 3 },
+    ]);
     expect(findStateLoss(null, join(home, "state"), ["ns"])).toEqual([]);
   });
 });

@@ -32,7 +32,9 @@ export function censusOf(file: string): StoreCensus | null {
   try {
     db = new Database(file, { readonly: true, fileMustExist: true, timeout: 2_000 });
     const tables = db
-      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'")
+      .prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'",
+      )
       .all() as Array<{ name: string }>;
     let rows = 0;
     let storeId: string | null = null;
@@ -41,7 +43,9 @@ export function censusOf(file: string): StoreCensus | null {
         storeId = (db.prepare(STORE_IDENTITY_READ).get() as { store_id?: string } | undefined)?.store_id ?? null;
         continue;
       }
-      rows += Number((db.prepare(`SELECT count(*) AS n FROM "${name.replaceAll('"', '""')}"`).get() as { n: number }).n);
+      rows += Number(
+        (db.prepare(`SELECT count(*) AS n FROM "${name.replaceAll('"', '""')}"`).get() as { n: number }).n,
+      );
     }
     return { storeId, rows };
   } catch {
@@ -93,7 +97,11 @@ export interface StateLoss {
 }
 
 /** The stores the manifest knew held rows that are now missing, empty, unreadable or another store. */
-export function findStateLoss(manifest: StateManifest | null, stateDir: string, namespaces: readonly string[]): StateLoss[] {
+export function findStateLoss(
+  manifest: StateManifest | null,
+  stateDir: string,
+  namespaces: readonly string[],
+): StateLoss[] {
   if (!manifest) return [];
   const now = takeCensus(stateDir, namespaces);
   const losses: StateLoss[] = [];
@@ -101,7 +109,8 @@ export function findStateLoss(manifest: StateManifest | null, stateDir: string, 
     if (known.rows === 0) continue;
     if (!(store in now)) losses.push({ store, what: "missing", knownRows: known.rows });
     else if (now[store] === null) losses.push({ store, what: "unreadable", knownRows: known.rows });
-    else if (known.storeId !== null && now[store]!.storeId !== known.storeId) losses.push({ store, what: now[store]!.rows === 0 ? "empty" : "replaced", knownRows: known.rows });
+    else if (known.storeId !== null && now[store]!.storeId !== known.storeId)
+      losses.push({ store, what: now[store]!.rows === 0 ? "empty" : "replaced", knownRows: known.rows });
     else if (now[store]!.rows === 0) losses.push({ store, what: "empty", knownRows: known.rows });
   }
   return losses;
@@ -109,6 +118,9 @@ export function findStateLoss(manifest: StateManifest | null, stateDir: string, 
 
 /** One sentence per loss, naming the file and what the manifest knew of it. */
 export function describeStateLoss(stateDir: string, manifest: StateManifest, losses: StateLoss[]): string {
-  const lines = losses.map((loss) => `  ${join(stateDir, loss.store)} is ${loss.what}; the state manifest of ${manifest.writtenAt} says it held ${loss.knownRows} rows`);
+  const lines = losses.map(
+    (loss) =>
+      `  ${join(stateDir, loss.store)} is ${loss.what}; the state manifest of ${manifest.writtenAt} says it held ${loss.knownRows} rows`,
+  );
   return `${lines.join("\n")}\nRestore the file(s) from a backup, or start with --accept-state-loss to continue without them (a security-log row records that).`;
 }

@@ -56,7 +56,9 @@ export async function buildAll() {
       external: ["cloudflare:*"],
     }),
   ]);
-  const reserved = execFileSync(process.execPath, [join(root, "dist", "render-routes.mjs"), "--reserved-app-names"], { encoding: "utf8" });
+  const reserved = execFileSync(process.execPath, [join(root, "dist", "render-routes.mjs"), "--reserved-app-names"], {
+    encoding: "utf8",
+  });
   writeFileSync(join(root, "dist", "reserved-app-names.json"), reserved);
   writeFileSync(STAMP, new Date().toISOString());
 }

@@ -20,7 +20,9 @@ function treeWith(files: Record<string, string>): string {
 
 describe("the runtime import check", () => {
   it("passes this repository", () => {
-    expect(execFileSync(process.execPath, [script], { encoding: "utf8" })).toContain("every folder keeps to its runtime");
+    expect(execFileSync(process.execPath, [script], { encoding: "utf8" })).toContain(
+      "every folder keeps to its runtime",
+    );
   });
 
   it.each([

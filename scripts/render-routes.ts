@@ -5,5 +5,6 @@ import { reservedAppNames, ROUTES } from "../workers/routes/table";
 
 // `--reserved-app-names` prints the names the route table reserves (the build writes them to
 // dist/reserved-app-names.json for the host bridge, which does not load the worker's code).
-if (process.argv.includes("--reserved-app-names")) process.stdout.write(`${JSON.stringify([...reservedAppNames(ROUTES)].sort())}\n`);
+if (process.argv.includes("--reserved-app-names"))
+  process.stdout.write(`${JSON.stringify([...reservedAppNames(ROUTES)].sort())}\n`);
 else process.stdout.write(renderRoutesMarkdown(ROUTES));

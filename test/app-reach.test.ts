@@ -18,7 +18,10 @@ function probeApp(root: string, name: string, permissions: Record<string, unknow
   const dir = join(root, name);
   cpSync(nodeNotes, dir, { recursive: true });
   const manifest = JSON.parse(readFileSync(join(dir, "app.json"), "utf8"));
-  writeFileSync(join(dir, "app.json"), JSON.stringify({ ...manifest, name, displayName: name, permissions: { ...manifest.permissions, ...permissions } }));
+  writeFileSync(
+    join(dir, "app.json"),
+    JSON.stringify({ ...manifest, name, displayName: name, permissions: { ...manifest.permissions, ...permissions } }),
+  );
   const server = readFileSync(join(dir, "server.mjs"), "utf8").replace(
     '"GET /api/echo": echo,',
     '"GET /api/echo": echo,\n  "GET /api/plant-cookie": (req, res) => { res.writeHead(200, { "set-cookie": "pc_token_1=planted; Path=/", "content-type": "application/json" }); res.end("{}"); },',
@@ -45,7 +48,10 @@ async function appTokenOf(gw: RunningGateway, name: string): Promise<string> {
 }
 
 const asApp = (gw: RunningGateway, token: string, path: string, init: RequestInit = {}) =>
-  gw.fetch(path, { ...init, headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${token}` } });
+  gw.fetch(path, {
+    ...init,
+    headers: { ...(init.headers as Record<string, string>), authorization: `Bearer ${token}` },
+  });
 
 async function code(response: Response): Promise<string | undefined> {
   return ((await response.json()) as { error?: { code?: string } }).error?.code;
@@ -117,7 +123,12 @@ describe("app reach through a running gateway", () => {
       const response = await gw.fetch(`/apps/${app}/api/echo?x=1&y=%2B+z`, {
         method: "POST",
         body: '{"hello":"world"}',
-        headers: { cookie: `pc_token_${gw.port}=owner-cookie; other=1`, "content-type": "application/json", "x-personalclaw-proxy": "1:forged:forged", "x-personalclaw-app": "someone-else" },
+        headers: {
+          cookie: `pc_token_${gw.port}=owner-cookie; other=1`,
+          "content-type": "application/json",
+          "x-personalclaw-proxy": "1:forged:forged",
+          "x-personalclaw-app": "someone-else",
+        },
       });
       expect(response.status, app).toBe(200);
       const echo = await response.json();
@@ -157,8 +168,16 @@ describe("app reach through a running gateway", () => {
   });
 
   it("refuses encoded-slash, backslash and dot-segment tricks in the proxied path", async () => {
-    for (const path of ["/apps/reach/api/..%2F..%2Fapi%2Fstatus", "/apps/reach/api/%2e%2e/x", "/apps/reach/api/a%5Cb", "/apps/reach/api//x"]) {
-      const response = await rawRequest(gw.port, { path, headers: { host: `127.0.0.1:${gw.port}`, authorization: `Bearer ${gw.token}` } });
+    for (const path of [
+      "/apps/reach/api/..%2F..%2Fapi%2Fstatus",
+      "/apps/reach/api/%2e%2e/x",
+      "/apps/reach/api/a%5Cb",
+      "/apps/reach/api//x",
+    ]) {
+      const response = await rawRequest(gw.port, {
+        path,
+        headers: { host: `127.0.0.1:${gw.port}`, authorization: `Bearer ${gw.token}` },
+      });
       expect(response.status, path).toBeGreaterThanOrEqual(400);
       expect(response.status, path).toBeLessThan(500);
     }
@@ -168,7 +187,17 @@ describe("app reach through a running gateway", () => {
     // The answer comes before the upload ends: send the headers and a little of the body, then wait.
     const big = await new Promise<{ status: number; body: string }>((resolvePromise, reject) => {
       const req = httpRequest(
-        { host: "127.0.0.1", port: gw.port, method: "POST", path: "/apps/reach/api/echo", headers: { authorization: `Bearer ${gw.token}`, "content-type": "text/plain", "content-length": String(16 * 1024 * 1024 + 1) } },
+        {
+          host: "127.0.0.1",
+          port: gw.port,
+          method: "POST",
+          path: "/apps/reach/api/echo",
+          headers: {
+            authorization: `Bearer ${gw.token}`,
+            "content-type": "text/plain",
+            "content-length": String(16 * 1024 * 1024 + 1),
+          },
+        },
         (res) => {
           let body = "";
           res.on("data", (chunk) => (body += chunk));
@@ -193,7 +222,14 @@ describe("app reach through a running gateway", () => {
       const response = await gw.fetch("/api/test/sign", {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ secret: vector.secret, ts: vector.ts, nonce: vector.nonce, method: vector.method, target: vector.target, body_base64: vector.body_base64 }),
+        body: JSON.stringify({
+          secret: vector.secret,
+          ts: vector.ts,
+          nonce: vector.nonce,
+          method: vector.method,
+          target: vector.target,
+          body_base64: vector.body_base64,
+        }),
       });
       expect((await response.json()).header, vector.name).toBe(vector.header);
     }
@@ -205,17 +241,31 @@ describe("app reach through a running gateway", () => {
     const link = await rawRequest(gw.port, { path: `/?token=${gw.token}`, headers: { host: `127.0.0.1:${gw.port}` } });
     const cookie = String(([] as string[]).concat(link.headers["set-cookie"] ?? [])[0]).split(";")[0];
     expect((await gw.fetch("/api/security/events", { owner: false, headers: { cookie } })).status).toBe(200);
-    const narrowed = await gw.fetch("/api/security/events", { owner: false, headers: { cookie, authorization: `Bearer ${reachToken}` } });
+    const narrowed = await gw.fetch("/api/security/events", {
+      owner: false,
+      headers: { cookie, authorization: `Bearer ${reachToken}` },
+    });
     expect(narrowed.status).toBe(403);
     expect(await code(narrowed)).toBe("app_not_permitted");
-    const viaQuery = await gw.fetch(`/api/security/events?app_token=${reachToken}`, { owner: false, headers: { cookie } });
+    const viaQuery = await gw.fetch(`/api/security/events?app_token=${reachToken}`, {
+      owner: false,
+      headers: { cookie },
+    });
     expect(await code(viaQuery)).toBe("app_not_permitted");
-    expect((await gw.fetch("/api/status", { owner: false, headers: { cookie, authorization: `Bearer ${reachToken}` } })).status).toBe(200);
+    expect(
+      (await gw.fetch("/api/status", { owner: false, headers: { cookie, authorization: `Bearer ${reachToken}` } }))
+        .status,
+    ).toBe(200);
   });
 
   it("delivers a message to a declared target once and refuses and logs an undeclared one", async () => {
     const barToken = await appTokenOf(gw, "reach-bar");
-    const send = (token: string, to: string) => asApp(gw, token, "/api/apps/message", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ to, body: { hi: to } }) });
+    const send = (token: string, to: string) =>
+      asApp(gw, token, "/api/apps/message", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ to, body: { hi: to } }),
+      });
     expect((await send(reachToken, "reach-bar")).status).toBe(200);
     const refused = await send(barToken, "reach");
     expect(refused.status).toBe(403);
@@ -226,14 +276,19 @@ describe("app reach through a running gateway", () => {
     expect((await (await asApp(gw, barToken, "/api/apps/message")).json()).messages).toEqual([]);
     expect((await (await asApp(gw, reachToken, "/api/apps/message")).json()).messages).toEqual([]);
     const rows = (await (await gw.fetch("/api/security/events?kind=app_message_not_permitted")).json()).events;
-    expect(rows.some((r: { principal: string; subject: string }) => r.principal === "app:reach-bar" && r.subject === "reach")).toBe(true);
+    expect(
+      rows.some(
+        (r: { principal: string; subject: string }) => r.principal === "app:reach-bar" && r.subject === "reach",
+      ),
+    ).toBe(true);
   });
 
   it("logs an app's refusal once per app, route and reason within five minutes", async () => {
     await asApp(gw, reachToken, "/api/auth/sessions");
     await asApp(gw, reachToken, "/api/auth/sessions");
     const rows = (await (await gw.fetch("/api/security/events?kind=app_not_permitted")).json()).events.filter(
-      (r: { principal: string; subject: string }) => r.principal === "app:reach" && r.subject === "GET /api/auth/sessions",
+      (r: { principal: string; subject: string }) =>
+        r.principal === "app:reach" && r.subject === "GET /api/auth/sessions",
     );
     expect(rows.length).toBe(1);
     expect(rows[0].detail.reason).toBe("owner_only");
@@ -264,7 +319,14 @@ describe("app reach through a running gateway", () => {
     const script = await gw.fetch("/apps/node-notes/app.js", { owner: false });
     expect(script.status).toBe(200);
     expect(script.headers.get("content-security-policy")).toMatch(/^sandbox /);
-    for (const path of ["/apps/node-notes/server.mjs", "/apps/node-notes/.app_secret", "/apps/node-notes/%2e%2e/server.mjs", "/apps/py-echo/", "/apps/py-echo/server.py", "/apps/node-notes/../app.json"]) {
+    for (const path of [
+      "/apps/node-notes/server.mjs",
+      "/apps/node-notes/.app_secret",
+      "/apps/node-notes/%2e%2e/server.mjs",
+      "/apps/py-echo/",
+      "/apps/py-echo/server.py",
+      "/apps/node-notes/../app.json",
+    ]) {
       expect((await gw.fetch(path)).status, path).toBeGreaterThanOrEqual(400);
     }
     expect((await gw.fetch("/apps/node-notes/", { owner: false })).status).toBe(403);
@@ -272,20 +334,37 @@ describe("app reach through a running gateway", () => {
 
   it("lets a sandboxed UI (Origin: null) call its own backend with its token, and nothing else", async () => {
     const token = await appTokenOf(gw, "node-notes");
-    const preflight = await gw.fetch("/apps/node-notes/api/notes", { method: "OPTIONS", owner: false, headers: { origin: "null", "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type" } });
+    const preflight = await gw.fetch("/apps/node-notes/api/notes", {
+      method: "OPTIONS",
+      owner: false,
+      headers: {
+        origin: "null",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization,content-type",
+      },
+    });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get("access-control-allow-origin")).toBe("null");
     expect(preflight.headers.get("access-control-allow-headers")).toContain("authorization");
     expect(preflight.headers.get("access-control-allow-credentials")).toBeNull();
-    const foreign = await gw.fetch("/apps/node-notes/api/notes", { method: "OPTIONS", owner: false, headers: { origin: "http://evil.example" } });
+    const foreign = await gw.fetch("/apps/node-notes/api/notes", {
+      method: "OPTIONS",
+      owner: false,
+      headers: { origin: "http://evil.example" },
+    });
     expect(foreign.status).toBe(403);
-    const call = await gw.fetch("/apps/node-notes/api/echo", { headers: { origin: "null", "sec-fetch-site": "cross-site", authorization: `Bearer ${token}` } });
+    const call = await gw.fetch("/apps/node-notes/api/echo", {
+      headers: { origin: "null", "sec-fetch-site": "cross-site", authorization: `Bearer ${token}` },
+    });
     expect(call.status).toBe(200);
     expect(call.headers.get("access-control-allow-origin")).toBe("null");
     const link = await rawRequest(gw.port, { path: `/?token=${gw.token}`, headers: { host: `127.0.0.1:${gw.port}` } });
     const cookie = String(([] as string[]).concat(link.headers["set-cookie"] ?? [])[0]).split(";")[0];
     for (const path of ["/api/auth/sessions", "/api/apps/node-notes", "/apps/node-notes/api/echo"]) {
-      const withCookie = await gw.fetch(path, { owner: false, headers: { origin: "null", "sec-fetch-site": "cross-site", cookie } });
+      const withCookie = await gw.fetch(path, {
+        owner: false,
+        headers: { origin: "null", "sec-fetch-site": "cross-site", cookie },
+      });
       expect(withCookie.status, path).toBe(403);
       expect(await code(withCookie)).toBe("origin_not_allowed");
     }
@@ -336,7 +415,10 @@ describe("app reach with PERSONALCLAW_AUTH_MODE=none", () => {
   let token: string;
   beforeAll(async () => {
     root = mkdtempSync("/var/tmp/pc-reach-none-");
-    gw = await startGateway({ home: mkdtempSync("/var/tmp/pc-reach-none-home-"), env: { PERSONALCLAW_AUTH_MODE: "none" } });
+    gw = await startGateway({
+      home: mkdtempSync("/var/tmp/pc-reach-none-home-"),
+      env: { PERSONALCLAW_AUTH_MODE: "none" },
+    });
     await install(gw, probeApp(root, "reach", { api: ["/api/status"], appMessaging: [] }));
     await install(gw, probeApp(root, "reach-bar", { api: [], appMessaging: [] }));
     token = await appTokenOf(gw, "reach");

@@ -6,14 +6,34 @@ import { join } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import { removeHome, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
 describe("an app's UI in Chromium", () => {
   let gw: RunningGateway;
   let browser: Browser;
   beforeAll(async () => {
-    [gw, browser] = await Promise.all([startGateway({ home: mkdtempSync("/var/tmp/pc-ui-sandbox-") }), chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS })]);
-    const installed = await runCli(["apps", "install", join(repoRoot, "apps", "fixtures", "node-notes"), "--yes", "--json", "--home", gw.home]);
+    [gw, browser] = await Promise.all([
+      startGateway({ home: mkdtempSync("/var/tmp/pc-ui-sandbox-") }),
+      chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS }),
+    ]);
+    const installed = await runCli([
+      "apps",
+      "install",
+      join(repoRoot, "apps", "fixtures", "node-notes"),
+      "--yes",
+      "--json",
+      "--home",
+      gw.home,
+    ]);
     expect(installed.code, installed.stderr).toBe(0);
   }, 120_000);
   afterAll(async () => {
@@ -33,7 +53,9 @@ describe("an app's UI in Chromium", () => {
 
     await page.fill("#text", "written from the sandboxed page");
     await page.click("button[type=submit]");
-    await expect.poll(() => page.locator("#notes li").allTextContents(), { timeout: 10_000 }).toContain("written from the sandboxed page");
+    await expect
+      .poll(() => page.locator("#notes li").allTextContents(), { timeout: 10_000 })
+      .toContain("written from the sandboxed page");
     expect(await page.locator("#status").textContent()).toBe("");
 
     // The page's origin is opaque: it has no cookie and its calls to the owner's API fail.
@@ -56,7 +78,14 @@ describe("an app's UI in Chromium", () => {
         })(),
         sessions: await outcome(() => fetch("/api/auth/sessions", { credentials: "include" })),
         events: await outcome(() => fetch("/api/security/events")),
-        signOut: await outcome(() => fetch("/api/auth/signout-everywhere", { method: "POST", mode: "no-cors", credentials: "include", body: "{}" })),
+        signOut: await outcome(() =>
+          fetch("/api/auth/signout-everywhere", {
+            method: "POST",
+            mode: "no-cors",
+            credentials: "include",
+            body: "{}",
+          }),
+        ),
       };
     });
     expect(attempts.origin).toBe("null");
@@ -69,7 +98,9 @@ describe("an app's UI in Chromium", () => {
     const owner = await context.request.get(`${gw.base}/api/auth/sessions`);
     expect(owner.status()).toBe(200);
     const refused = await (await gw.fetch("/api/security/events?kind=origin_not_allowed")).json();
-    expect(refused.events.some((e: { subject: string }) => e.subject === "POST /api/auth/signout-everywhere")).toBe(true);
+    expect(refused.events.some((e: { subject: string }) => e.subject === "POST /api/auth/signout-everywhere")).toBe(
+      true,
+    );
     await context.close();
   });
 });

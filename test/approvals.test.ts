@@ -10,7 +10,16 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { removeHome, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const asker = join(repoRoot, "test", "fixtures", "backend-apps", "approval-asker");
 const nodeNotes = join(repoRoot, "apps", "fixtures", "node-notes");
 const HOUR = 3_600_000;
@@ -38,7 +47,11 @@ const secretOf = (gw: RunningGateway) => readFileSync(join(gw.home, ".local_secr
 const internal = (gw: RunningGateway, work: string) => ({ "x-internal-secret": secretOf(gw), "x-session-key": work });
 
 async function publish(gw: RunningGateway, text: string, now?: number): Promise<Response> {
-  return gw.fetch("/apps/approval-asker/api/publish", { method: "POST", headers: { ...json, ...(now ? { "x-test-now": String(now) } : {}) }, body: JSON.stringify({ text }) });
+  return gw.fetch("/apps/approval-asker/api/publish", {
+    method: "POST",
+    headers: { ...json, ...(now ? { "x-test-now": String(now) } : {}) },
+    body: JSON.stringify({ text }),
+  });
 }
 
 async function approvalOf(gw: RunningGateway, id: string): Promise<any> {
@@ -68,7 +81,11 @@ function raiseAsInternal(gw: RunningGateway, work: string, title: string) {
     method: "POST",
     owner: false,
     headers: { ...json, ...internal(gw, work) },
-    body: JSON.stringify({ kind: "reminders.send", title, action: { route: "POST /reminders", target: title, arguments_digest: DIGEST } }),
+    body: JSON.stringify({
+      kind: "reminders.send",
+      title,
+      action: { route: "POST /reminders", target: title, arguments_digest: DIGEST },
+    }),
   });
 }
 
@@ -79,7 +96,10 @@ describe("approvals through a running gateway", () => {
   let stillPendingId: string;
 
   beforeAll(async () => {
-    [gw, browser] = await Promise.all([startGateway(), chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS })]);
+    [gw, browser] = await Promise.all([
+      startGateway(),
+      chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS }),
+    ]);
     await install(gw, asker);
     await install(gw, nodeNotes);
   }, 120_000);
@@ -97,7 +117,11 @@ describe("approvals through a running gateway", () => {
     const refused = await gw.fetch("/api/approvals", {
       method: "POST",
       headers: { ...json, authorization: `Bearer ${await appTokenOf(gw, "node-notes")}` },
-      body: JSON.stringify({ kind: "notes.publish", title: "x", action: { route: "POST /x", target: "x", arguments_digest: DIGEST } }),
+      body: JSON.stringify({
+        kind: "notes.publish",
+        title: "x",
+        action: { route: "POST /x", target: "x", arguments_digest: DIGEST },
+      }),
     });
     expect(refused.status).toBe(403);
     expect((await refused.json()).error.code).toBe("approvals_not_declared");
@@ -108,7 +132,12 @@ describe("approvals through a running gateway", () => {
     expect(raised.status).toBe(202);
     const approval = (await raised.json()).approval;
     firstId = approval.id;
-    expect(approval).toMatchObject({ asked_by: "app:approval-asker", kind: "notes.publish", state: "pending", scopes: ["once", "1h", "always"] });
+    expect(approval).toMatchObject({
+      asked_by: "app:approval-asker",
+      kind: "notes.publish",
+      state: "pending",
+      scopes: ["once", "1h", "always"],
+    });
     expect(approval.action.target).toBe("first note");
 
     const tries: Array<[string, Record<string, string>, string]> = [
@@ -120,12 +149,19 @@ describe("approvals through a running gateway", () => {
     for (const [who, headers, principal] of tries) {
       for (const action of ["approve", "deny"]) {
         if (action === "deny" && principal !== "anonymous") continue;
-        const answer = await gw.fetch(`/api/approvals/${firstId}/${action}`, { method: "POST", owner: false, headers: { ...json, ...headers }, body: action === "approve" ? '{"scope":"once"}' : "{}" });
+        const answer = await gw.fetch(`/api/approvals/${firstId}/${action}`, {
+          method: "POST",
+          owner: false,
+          headers: { ...json, ...headers },
+          body: action === "approve" ? '{"scope":"once"}' : "{}",
+        });
         expect(answer.status, who).toBe(403);
         expect((await answer.json()).error.code, who).toBe("approval_owner_only");
         expect((await approvalOf(gw, firstId)).state, who).toBe("pending");
       }
-      const rows = (await events(gw, "approval.answer_refused")).filter((e) => e.subject === firstId && e.principal === principal);
+      const rows = (await events(gw, "approval.answer_refused")).filter(
+        (e) => e.subject === firstId && e.principal === principal,
+      );
       expect(rows.length, who).toBe(1);
       expect(rows[0].detail).toMatchObject({ asked_by: "app:approval-asker", tried: principal });
     }
@@ -134,7 +170,7 @@ describe("approvals through a running gateway", () => {
 
   it("the owner approves for an hour in Chromium through the Inbox, and the app proceeds", async () => {
     // An asker's words are text in the Inbox, never markup.
-    const hostileTitle = '<img src=x onerror="document.title=\'owned\'">Delete everything';
+    const hostileTitle = "<img src=x onerror=\"document.title='owned'\">Delete everything";
     const hostile = await raiseAsInternal(gw, "tool:hostile", hostileTitle);
     const hostileId = (await hostile.json()).approval.id;
     const minted = await runCli(["token", "--home", gw.home]);
@@ -144,7 +180,9 @@ describe("approvals through a running gateway", () => {
     page.setDefaultTimeout(15_000);
     await page.addInitScript(() => {
       (window as unknown as { __csp: string[] }).__csp = [];
-      document.addEventListener("securitypolicyviolation", (e) => (window as unknown as { __csp: string[] }).__csp.push(e.violatedDirective));
+      document.addEventListener("securitypolicyviolation", (e) =>
+        (window as unknown as { __csp: string[] }).__csp.push(e.violatedDirective),
+      );
     });
     await page.goto(minted.stdout.trim());
     const card = page.locator(`[data-approval-id="${firstId}"]`);
@@ -160,7 +198,12 @@ describe("approvals through a running gateway", () => {
     expect(await page.locator("#inbox-count").textContent()).toBe("1");
     expect(await card.locator("[data-field=asked-by]").textContent()).toBe("app:approval-asker");
     expect(await card.locator("[data-field=action]").textContent()).toContain("POST /api/publish first note");
-    expect(await card.locator("button").allTextContents()).toEqual(["Approve once", "Approve for an hour", "Approve always", "Deny"]);
+    expect(await card.locator("button").allTextContents()).toEqual([
+      "Approve once",
+      "Approve for an hour",
+      "Approve always",
+      "Deny",
+    ]);
     await card.locator('button[data-scope="1h"]').click();
     await page.locator(`[data-approval-id="${firstId}"]`).waitFor({ state: "detached" });
     await page.locator("#inbox-grants [data-grant-id]").waitFor();
@@ -169,7 +212,9 @@ describe("approvals through a running gateway", () => {
     expect(await page.evaluate(() => (window as unknown as { __csp: string[] }).__csp)).toEqual([]);
     await context.close();
 
-    const done = await until("the note to be published", async () => (await published(gw)).published.find((p) => p.text === "first note"));
+    const done = await until("the note to be published", async () =>
+      (await published(gw)).published.find((p) => p.text === "first note"),
+    );
     expect(done.by).toBe("you");
     const approval = await approvalOf(gw, firstId);
     expect(approval.state).toBe("approved");
@@ -184,7 +229,11 @@ describe("approvals through a running gateway", () => {
     const soon = await publish(gw, "second note", Date.now() + 5 * 60_000);
     expect(soon.status).toBe(201);
     const granted = (await soon.json()).approval;
-    expect(granted).toMatchObject({ state: "approved", reason: "grant", answer: { by: "grant", grant_id: grants[0].id } });
+    expect(granted).toMatchObject({
+      state: "approved",
+      reason: "grant",
+      answer: { by: "grant", grant_id: grants[0].id },
+    });
     expect((await published(gw)).published.map((p) => p.text)).toContain("second note");
     const answered = (await events(gw, "approval.answered")).find((e) => e.subject === granted.id);
     expect(answered.detail).toMatchObject({ by: "grant", grant_id: grants[0].id });
@@ -194,7 +243,9 @@ describe("approvals through a running gateway", () => {
     const asked = (await later.json()).approval;
     expect(asked.state).toBe("pending");
     stillPendingId = asked.id;
-    const afterHour = await gw.fetch("/api/approvals/grants", { headers: { "x-test-now": String(Date.now() + HOUR + 5 * 60_000) } });
+    const afterHour = await gw.fetch("/api/approvals/grants", {
+      headers: { "x-test-now": String(Date.now() + HOUR + 5 * 60_000) },
+    });
     expect((await afterHour.json()).grants).toEqual([]);
     expect((await published(gw)).published.map((p) => p.text)).not.toContain("third note");
   });
@@ -206,45 +257,75 @@ describe("approvals through a running gateway", () => {
       expect(raised.status).toBe(201);
       ids.push((await raised.json()).approval.id);
     }
-    const all = (await (await gw.fetch("/api/approvals")).json()).approvals.filter((a: any) => a.asked_by === "internal:tool:flood");
+    const all = (await (await gw.fetch("/api/approvals")).json()).approvals.filter(
+      (a: any) => a.asked_by === "internal:tool:flood",
+    );
     const pending = all.filter((a: any) => a.state === "pending").map((a: any) => a.id);
     expect(pending.sort()).toEqual(ids.slice(5).sort());
-    for (const id of ids.slice(0, 5)) expect(await approvalOf(gw, id)).toMatchObject({ state: "expired", reason: "limit" });
+    for (const id of ids.slice(0, 5))
+      expect(await approvalOf(gw, id)).toMatchObject({ state: "expired", reason: "limit" });
     // Another asker's approvals are not pushed out.
     expect((await approvalOf(gw, stillPendingId)).state).toBe("pending");
   });
 
   it("approving always, or an action that widens an app's reach, needs owner presence", async () => {
-    for (const [scopes, widens, scope] of [[["always"], false, "always"], [["once"], true, "once"]] as const) {
+    for (const [scopes, widens, scope] of [
+      [["always"], false, "always"],
+      [["once"], true, "once"],
+    ] as const) {
       const raised = await gw.fetch("/api/approvals", {
         method: "POST",
         owner: false,
         headers: { ...json, ...internal(gw, "tool:presence") },
-        body: JSON.stringify({ kind: "apps.grant_host", title: "Reach a host", action: { route: "POST /grant", target: "example.org", arguments_digest: DIGEST, widens_reach: widens }, scopes }),
+        body: JSON.stringify({
+          kind: "apps.grant_host",
+          title: "Reach a host",
+          action: { route: "POST /grant", target: "example.org", arguments_digest: DIGEST, widens_reach: widens },
+          scopes,
+        }),
       });
       const id = (await raised.json()).approval.id;
-      const stale = await gw.fetch(`/api/approvals/${id}/approve`, { method: "POST", headers: { ...json, "x-test-now": String(Date.now() + 11 * 60_000) }, body: JSON.stringify({ scope }) });
+      const stale = await gw.fetch(`/api/approvals/${id}/approve`, {
+        method: "POST",
+        headers: { ...json, "x-test-now": String(Date.now() + 11 * 60_000) },
+        body: JSON.stringify({ scope }),
+      });
       expect(stale.status).toBe(401);
       expect((await stale.json()).error.code).toBe("fresh_sign_in_required");
       expect((await approvalOf(gw, id)).state).toBe("pending");
-      const fresh = await gw.fetch(`/api/approvals/${id}/approve`, { method: "POST", headers: json, body: JSON.stringify({ scope }) });
+      const fresh = await gw.fetch(`/api/approvals/${id}/approve`, {
+        method: "POST",
+        headers: json,
+        body: JSON.stringify({ scope }),
+      });
       expect(fresh.status).toBe(200);
     }
     const notAccepted = await raiseAsInternal(gw, "tool:presence", "once only");
     const id = (await notAccepted.json()).approval.id;
-    const refused = await gw.fetch(`/api/approvals/${id}/approve`, { method: "POST", headers: json, body: JSON.stringify({ scope: "always" }) });
+    const refused = await gw.fetch(`/api/approvals/${id}/approve`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ scope: "always" }),
+    });
     expect((await refused.json()).error.code).toBe("approval_scope_not_accepted");
     await gw.fetch(`/api/approvals/${id}/deny`, { method: "POST", headers: json, body: "{}" });
     // The always grant is revoked so the CLI test below sees only the fixture's hour.
-    const always = (await (await gw.fetch("/api/approvals/grants")).json()).grants.find((g: any) => g.scope === "always");
-    expect((await gw.fetch(`/api/approvals/grants/${always.id}`, { method: "DELETE", headers: json, body: "{}" })).status).toBe(200);
+    const always = (await (await gw.fetch("/api/approvals/grants")).json()).grants.find(
+      (g: any) => g.scope === "always",
+    );
+    expect(
+      (await gw.fetch(`/api/approvals/grants/${always.id}`, { method: "DELETE", headers: json, body: "{}" })).status,
+    ).toBe(200);
   });
 
   it("an unanswered approval expires after its ttl", async () => {
     const raised = await raiseAsInternal(gw, "tool:ttl", "ttl check");
     const id = (await raised.json()).approval.id;
     // Read by the asker: the owner's startup token (20 h) would itself expire at this clock.
-    const read = await gw.fetch(`/api/approvals/${id}`, { owner: false, headers: { ...internal(gw, "tool:ttl"), "x-test-now": String(Date.now() + 25 * HOUR) } });
+    const read = await gw.fetch(`/api/approvals/${id}`, {
+      owner: false,
+      headers: { ...internal(gw, "tool:ttl"), "x-test-now": String(Date.now() + 25 * HOUR) },
+    });
     expect((await read.json()).approval).toMatchObject({ state: "expired", reason: "ttl" });
   });
 
@@ -275,12 +356,16 @@ describe("approvals through a running gateway", () => {
   });
 
   it("a restart keeps pending approvals", async () => {
-    const before = (await (await gw.fetch("/api/approvals?state=pending")).json()).approvals.map((a: any) => a.id).sort();
+    const before = (await (await gw.fetch("/api/approvals?state=pending")).json()).approvals
+      .map((a: any) => a.id)
+      .sort();
     expect(before).toContain(stillPendingId);
     const home = gw.home;
     await gw.stop();
     gw = await startGateway({ home });
-    const after = (await (await gw.fetch("/api/approvals?state=pending")).json()).approvals.map((a: any) => a.id).sort();
+    const after = (await (await gw.fetch("/api/approvals?state=pending")).json()).approvals
+      .map((a: any) => a.id)
+      .sort();
     expect(after).toEqual(before);
   });
 
@@ -288,12 +373,25 @@ describe("approvals through a running gateway", () => {
     const config = join(gw.home, "config.json");
     const existedBefore = existsSync(config);
     const before = existedBefore ? readFileSync(config, "utf8") : null;
-    const write = (body: unknown, headers: Record<string, string> = {}) => gw.fetch("/api/settings/sandbox", { method: "PATCH", headers: { ...json, ...headers }, body: JSON.stringify(body) });
+    const write = (body: unknown, headers: Record<string, string> = {}) =>
+      gw.fetch("/api/settings/sandbox", {
+        method: "PATCH",
+        headers: { ...json, ...headers },
+        body: JSON.stringify(body),
+      });
 
     const refused = await write({ mode: "off" });
     expect(refused.status).toBe(400);
     const refusedBody = await refused.json();
-    expect(refusedBody.error).toMatchObject({ code: "confirmation_required", detail: { field: "sandbox.mode", consent: "sandbox_off", title: "Run app backends without the sandbox", change: "On → Off" } });
+    expect(refusedBody.error).toMatchObject({
+      code: "confirmation_required",
+      detail: {
+        field: "sandbox.mode",
+        consent: "sandbox_off",
+        title: "Run app backends without the sandbox",
+        change: "On → Off",
+      },
+    });
     expect(refusedBody.error.detail.caution).toBeUndefined();
 
     const asked = await write({ mode: "off" }, { "x-personalclaw-consent": "ask" });
@@ -305,7 +403,11 @@ describe("approvals through a running gateway", () => {
 
     const raise = await write({ processes: 4096 });
     const raiseBody = await raise.json();
-    expect(raiseBody.error.detail).toMatchObject({ field: "sandbox.limits.processes", change: "256 → 4096", caution: expect.stringContaining("16×") });
+    expect(raiseBody.error.detail).toMatchObject({
+      field: "sandbox.limits.processes",
+      change: "256 → 4096",
+      caution: expect.stringContaining("16×"),
+    });
     expect(raiseBody.error.message).toContain(raiseBody.error.detail.caution);
     expect(existsSync(config) ? readFileSync(config, "utf8") : null).toBe(before);
 
@@ -317,6 +419,9 @@ describe("approvals through a running gateway", () => {
     expect(tightened.status).toBe(200);
     expect(JSON.parse(readFileSync(config, "utf8")).sandbox.mode).toBe("on");
     const rows = (await events(gw, "settings.changed")).map((e) => [e.subject, e.detail.to]);
-    expect(rows).toEqual([["sandbox.mode", "on"], ["sandbox.mode", "off"]]);
+    expect(rows).toEqual([
+      ["sandbox.mode", "on"],
+      ["sandbox.mode", "off"],
+    ]);
   });
 });

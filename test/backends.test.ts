@@ -58,15 +58,37 @@ function relayedLines(home: string, app: string): string[] {
 // Names a backend may receive (BACK-10 base names, the app's own variables) plus the one the
 // operator passed through below.
 const ALLOWED_ENV = new Set([
-  "PATH", "HOME", "TMPDIR", "LANG", "LANGUAGE", "TZ", "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS",
-  "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO", "GIT_SSL_CAPATH", "PYTHONPATH", "PYTHONPYCACHEPREFIX",
-  "PERSONALCLAW_HOME", "PERSONALCLAW_WORKSPACE", "PERSONALCLAW_PORT", "PORT", "PERSONALCLAW_APP_NAME",
-  "PERSONALCLAW_APP_SECRET", "PERSONALCLAW_APP_DATA_DIR", "MY_TOOL_TOKEN",
+  "PATH",
+  "HOME",
+  "TMPDIR",
+  "LANG",
+  "LANGUAGE",
+  "TZ",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "NODE_EXTRA_CA_CERTS",
+  "REQUESTS_CA_BUNDLE",
+  "CURL_CA_BUNDLE",
+  "GIT_SSL_CAINFO",
+  "GIT_SSL_CAPATH",
+  "PYTHONPATH",
+  "PYTHONPYCACHEPREFIX",
+  "PERSONALCLAW_HOME",
+  "PERSONALCLAW_WORKSPACE",
+  "PERSONALCLAW_PORT",
+  "PORT",
+  "PERSONALCLAW_APP_NAME",
+  "PERSONALCLAW_APP_SECRET",
+  "PERSONALCLAW_APP_DATA_DIR",
+  "MY_TOOL_TOKEN",
   "PWD", // set by bwrap to its --chdir folder, the app's own (asserted below)
   "NODE_OPTIONS", // the launcher's preload that hands a Node backend its slot's socket
 ]);
 const isAllowedEnvName = (name: string) =>
-  ALLOWED_ENV.has(name) || name.startsWith("XDG_") || name.startsWith("LC_") || /^(http|https|no|all|ftp)_proxy$/i.test(name);
+  ALLOWED_ENV.has(name) ||
+  name.startsWith("XDG_") ||
+  name.startsWith("LC_") ||
+  /^(http|https|no|all|ftp)_proxy$/i.test(name);
 
 describe("app backends under a running gateway", () => {
   let root: string;
@@ -84,7 +106,10 @@ describe("app backends under a running gateway", () => {
     ownerHome = join(root, "owner");
     home = join(ownerHome, ".personalclaw"); // nested inside the owner's home, as by default
     mkdirSync(home, { recursive: true });
-    writeFileSync(join(home, "config.json"), JSON.stringify({ sandbox: { env_passthrough: ["AWS_SECRET_ACCESS_KEY", "MY_TOOL_TOKEN"] } }));
+    writeFileSync(
+      join(home, "config.json"),
+      JSON.stringify({ sandbox: { env_passthrough: ["AWS_SECRET_ACCESS_KEY", "MY_TOOL_TOKEN"] } }),
+    );
     planted = plantCredentialStores(ownerHome);
     mkdirSync(join(root, "other-project"));
     writeFileSync(join(root, "other-project", ".env"), "OTHER_PROJECT_TOKEN=planted\n");
@@ -95,7 +120,10 @@ describe("app backends under a running gateway", () => {
       GITHUB_TOKEN: "not-on-the-allowlist-0123456789",
     };
     gw = await startGateway({ home, env: gatewayEnv });
-    for (const folder of [nodeNotes, ...["sandbox-probe", "crash-loop", "leaky-logger", "log-flood"].map((app) => join(fixtureApps, app))]) {
+    for (const folder of [
+      nodeNotes,
+      ...["sandbox-probe", "crash-loop", "leaky-logger", "log-flood"].map((app) => join(fixtureApps, app)),
+    ]) {
       await install(home, folder, { HOME: ownerHome });
     }
   });
@@ -160,14 +188,17 @@ describe("app backends under a running gateway", () => {
       const response = await gw.fetch(`/api/security/events?kind=${kind}`);
       expect(response.status).toBe(200);
       const { events } = (await response.json()) as { events: Array<{ kind: string; subject: string }> };
-      expect(events.some((e) => e.kind === kind && e.subject === "node-notes"), kind).toBe(true);
+      expect(
+        events.some((e) => e.kind === kind && e.subject === "node-notes"),
+        kind,
+      ).toBe(true);
     }
   });
 
   it("inside the sandbox the backend can read nothing of the owner's home, the PersonalClaw home or another project", async () => {
     const row = (await waitForRow(gw, "sandbox-probe", (r) => r.healthy))!;
     expect(row.healthy).toBe(true);
-        // Controls: the probe does read what it is allowed to, so a hidden verdict below means hidden.
+    // Controls: the probe does read what it is allowed to, so a hidden verdict below means hidden.
     expect((await probe(home, row, join(home, "apps", "sandbox-probe", ".app_secret"))).read).toBe("ok");
     expect((await probe(home, row, join(home, "apps", "sandbox-probe", "server.mjs"))).read).toBe("ok");
 
@@ -178,17 +209,30 @@ describe("app backends under a running gateway", () => {
     for (const file of planted) expect((await probe(home, row, file)).read, file).toBe("ENOENT");
     expect((await probe(home, row, join(root, "other-project", ".env"))).read).toBe("ENOENT");
     expect((await probe(home, row, join(ownerHome, ".gnupg"))).list).toBe("ENOENT");
-    expect((await probe(home, row, "/run/user"))).toMatchObject({ list: "ENOENT" }); // /run holds only the launcher's folder
+    expect(await probe(home, row, "/run/user")).toMatchObject({ list: "ENOENT" }); // /run holds only the launcher's folder
     expect((await probe(home, row, "/etc/shadow")).read).toBe("ENOENT");
   });
 
   it("the backend's environment holds only allowlisted names; a passthrough name arrives, a floor name does not", async () => {
     const row = (await waitForRow(gw, "sandbox-probe", (r) => r.healthy))!;
     const response = await getFromBackend(home, row, "/env");
-    const { names, myToolToken, pwd } = JSON.parse(response.body) as { names: string[]; myToolToken: string | null; pwd: string | null };
+    const { names, myToolToken, pwd } = JSON.parse(response.body) as {
+      names: string[];
+      myToolToken: string | null;
+      pwd: string | null;
+    };
     expect(names.filter((name) => !isAllowedEnvName(name))).toEqual([]);
     if (pwd !== null) expect(pwd).toBe(join(home, "apps", "sandbox-probe"));
-    for (const name of ["PATH", "HOME", "PORT", "PERSONALCLAW_APP_NAME", "PERSONALCLAW_APP_SECRET", "PERSONALCLAW_HOME", "MY_TOOL_TOKEN"]) expect(names).toContain(name);
+    for (const name of [
+      "PATH",
+      "HOME",
+      "PORT",
+      "PERSONALCLAW_APP_NAME",
+      "PERSONALCLAW_APP_SECRET",
+      "PERSONALCLAW_HOME",
+      "MY_TOOL_TOKEN",
+    ])
+      expect(names).toContain(name);
     expect(myToolToken).toBe(gatewayEnv.MY_TOOL_TOKEN);
     expect(names).not.toContain("AWS_SECRET_ACCESS_KEY");
     expect(names).not.toContain("GITHUB_TOKEN");
@@ -196,14 +240,21 @@ describe("app backends under a running gateway", () => {
   });
 
   it("a backend's secret, a Bearer token and terminal escapes are masked and escaped in gateway.log and lastLines", async () => {
-    const row = (await waitForRow(gw, "leaky-logger", (r) => r.healthy && r.lastLines.some((l) => l.includes("ready"))))!;
+    const row = (await waitForRow(
+      gw,
+      "leaky-logger",
+      (r) => r.healthy && r.lastLines.some((l) => l.includes("ready")),
+    ))!;
     expect(row.healthy).toBe(true);
     const secret = readFileSync(join(home, "apps", "leaky-logger", ".app_secret"), "utf8").trim();
     expect(secret.length).toBeGreaterThanOrEqual(32);
     const whole = readFileSync(join(home, "logs", "gateway.log"), "utf8");
     expect(whole).not.toContain(secret);
     expect(whole).not.toContain("leakyTOKEN123");
-    for (const [where, lines] of [["gateway.log", relayedLines(home, "leaky-logger")], ["lastLines", row.lastLines]] as const) {
+    for (const [where, lines] of [
+      ["gateway.log", relayedLines(home, "leaky-logger")],
+      ["lastLines", row.lastLines],
+    ] as const) {
       const text = lines.join("\n");
       expect(text, where).toContain("my secret is ***");
       expect(text, where).toContain("Bearer ***");
@@ -217,10 +268,20 @@ describe("app backends under a running gateway", () => {
   it("a backend printing 10 000 lines in a burst is rate-limited with a dropped-lines note and still answers its health check", async () => {
     // Under load the pipe may still hold lines when health answers; the row's last lines are
     // reported again once they moved (at the next health probe).
-    const row = await waitForRow(gw, "log-flood", (r) => r.healthy && r.lastLines.at(-1) === "log-flood: flood done", 25_000);
+    const row = await waitForRow(
+      gw,
+      "log-flood",
+      (r) => r.healthy && r.lastLines.at(-1) === "log-flood: flood done",
+      25_000,
+    );
     expect(row).toMatchObject({ running: true, healthy: true });
     expect(row!.lastLines.at(-1)).toBe("log-flood: flood done");
-    expect(await waitUntil(() => relayedLines(home, "log-flood").some((l) => /\d+ line\(s\) dropped by the log rate limit/.test(l)), 5_000)).toBe(true);
+    expect(
+      await waitUntil(
+        () => relayedLines(home, "log-flood").some((l) => /\d+ line\(s\) dropped by the log rate limit/.test(l)),
+        5_000,
+      ),
+    ).toBe(true);
     const relayed = relayedLines(home, "log-flood").filter((l) => l.includes("log-flood line "));
     expect(relayed.length).toBeGreaterThan(0);
     expect(relayed.length).toBeLessThan(1_000);
@@ -229,13 +290,19 @@ describe("app backends under a running gateway", () => {
 
   it("after a SIGKILL of the gateway, the next start on the same home leaves no backend or workerd of the old run alive and spares unrelated orphans", async () => {
     const old = (await waitForRow(gw, "node-notes", (r) => r.healthy))!;
-    const record = JSON.parse(readFileSync(join(home, "run", "backends", "node-notes.json"), "utf8")) as { pid: number; sandboxPgid?: number };
+    const record = JSON.parse(readFileSync(join(home, "run", "backends", "node-notes.json"), "utf8")) as {
+      pid: number;
+      sandboxPgid?: number;
+    };
     const oldPids = [old.pid!, ...(record.sandboxPgid ? [record.sandboxPgid] : [])];
     const { workerdPid } = JSON.parse(readFileSync(join(home, "gateway.json"), "utf8")) as { workerdPid: number };
     for (const pid of [...oldPids, workerdPid]) expect(isAlive(pid), `pid ${pid}`).toBe(true);
 
     // An unrelated orphan: the sleep is re-parented to init once its shell exits.
-    const shell = spawn("sh", ["-c", "sleep 300 >/dev/null 2>&1 & echo $!"], { detached: true, stdio: ["ignore", "pipe", "ignore"] });
+    const shell = spawn("sh", ["-c", "sleep 300 >/dev/null 2>&1 & echo $!"], {
+      detached: true,
+      stdio: ["ignore", "pipe", "ignore"],
+    });
     let out = "";
     shell.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
     await new Promise((r) => shell.once("close", r));
@@ -281,6 +348,11 @@ describe("app backends without bubblewrap", () => {
     expect(row!.reason).toContain("sandbox_unavailable");
     expect(row!.reason).toContain("bubblewrap");
     const events = (await (await gw.fetch("/api/security/events?kind=backend_start_refused")).json()).events;
-    expect(events[0]).toMatchObject({ principal: "internal:bridge", outcome: "refused", subject: "node-notes", detail: { code: "sandbox_unavailable" } });
+    expect(events[0]).toMatchObject({
+      principal: "internal:bridge",
+      outcome: "refused",
+      subject: "node-notes",
+      detail: { code: "sandbox_unavailable" },
+    });
   });
 });

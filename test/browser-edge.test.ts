@@ -9,12 +9,23 @@ import { join } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { rawRequest, removeHome, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const APP = "hostile-answers";
 const fixture = join(repoRoot, "test", "fixtures", "backend-apps", APP);
 
 /** A plain page server on another loopback port: the sibling origin an attacker controls. */
-function siblingServer(handler: (path: string) => { headers?: Record<string, string | string[]>; body: string }): Promise<{ server: Server; port: number }> {
+function siblingServer(
+  handler: (path: string) => { headers?: Record<string, string | string[]>; body: string },
+): Promise<{ server: Server; port: number }> {
   return new Promise((resolvePromise) => {
     const server = createServer((req, res) => {
       const answer = handler(req.url ?? "/");
@@ -60,7 +71,10 @@ describe("the browser edge", () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     // The app token the proxy hands the app's backend, as the backend reports it.
-    appToken = ((await (await gw.fetch(`/apps/${APP}/api/token`)).json()).authorization as string).replace(/^Bearer /, "");
+    appToken = ((await (await gw.fetch(`/apps/${APP}/api/token`)).json()).authorization as string).replace(
+      /^Bearer /,
+      "",
+    );
     expect(appToken).toMatch(/^[\w-]+\.[\w-]+$/);
     sibling = await siblingServer((path) => {
       if (path.startsWith("/plant")) return { headers: { "set-cookie": planted.cookies }, body: "<p>planted</p>" };
@@ -117,16 +131,34 @@ describe("the browser edge", () => {
         sessions: await outcome(() => fetch("/api/auth/sessions", { credentials: "include" })),
         tokenLocal: await outcome(() => fetch("/api/token/local", { credentials: "include" })),
         events: await outcome(() => fetch("/api/security/events", { credentials: "include" })),
-        signOut: await outcome(() => fetch("/api/auth/signout-everywhere", { method: "POST", mode: "no-cors", credentials: "include", body: "{}" })),
+        signOut: await outcome(() =>
+          fetch("/api/auth/signout-everywhere", {
+            method: "POST",
+            mode: "no-cors",
+            credentials: "include",
+            body: "{}",
+          }),
+        ),
       };
     });
-    expect(attempts).toEqual({ origin: "null", cookie: "SecurityError", sessions: "blocked", tokenLocal: "blocked", events: "blocked", signOut: "opaque" });
+    expect(attempts).toEqual({
+      origin: "null",
+      cookie: "SecurityError",
+      sessions: "blocked",
+      tokenLocal: "blocked",
+      events: "blocked",
+      signOut: "opaque",
+    });
     const scriptRefused = await (await gw.fetch("/api/security/events?kind=origin_not_allowed")).json();
-    expect(scriptRefused.events.some((e: { subject: string }) => e.subject === `GET /apps/${APP}/api/probe.js`)).toBe(true);
+    expect(scriptRefused.events.some((e: { subject: string }) => e.subject === `GET /apps/${APP}/api/probe.js`)).toBe(
+      true,
+    );
     // The owner's session survived; the page's cross-site sign-out attempt was refused and logged.
     expect((await context.request.get(`${gw.base}/api/auth/sessions`)).status()).toBe(200);
     const refused = await (await gw.fetch("/api/security/events?kind=origin_not_allowed")).json();
-    expect(refused.events.some((e: { subject: string }) => e.subject === "POST /api/auth/signout-everywhere")).toBe(true);
+    expect(refused.events.some((e: { subject: string }) => e.subject === "POST /api/auth/signout-everywhere")).toBe(
+      true,
+    );
     await context.close();
   });
 
@@ -139,7 +171,15 @@ describe("the browser edge", () => {
     expect(headers["content-security-policy"]).toMatch(/^sandbox allow-scripts/);
     expect(headers["x-content-type-options"]).toBe("nosniff");
     expect(headers["referrer-policy"]).toBe("no-referrer");
-    for (const dropped of ["set-cookie", "refresh", "clear-site-data", "link", "www-authenticate", "access-control-allow-origin", "access-control-allow-credentials"]) {
+    for (const dropped of [
+      "set-cookie",
+      "refresh",
+      "clear-site-data",
+      "link",
+      "www-authenticate",
+      "access-control-allow-origin",
+      "access-control-allow-credentials",
+    ]) {
       expect(headers[dropped], dropped).toBeUndefined();
     }
   });
@@ -147,11 +187,20 @@ describe("the browser edge", () => {
   it("turns a backend redirect off the app into 502 app_redirect_refused in Chromium, and keeps one inside the app", async () => {
     const { context, page } = await ownerContext();
     const contacted: string[] = [];
-    await context.route((url) => !/^http:\/\/127\.0\.0\.1:/.test(url.href), (route) => {
-      contacted.push(route.request().url());
-      return route.abort();
-    });
-    for (const to of ["http://evil.example/", "//evil.example/", "/\\evil.example/", "/api/token/local", `/apps/${APP}/../../api/auth/sessions`]) {
+    await context.route(
+      (url) => !/^http:\/\/127\.0\.0\.1:/.test(url.href),
+      (route) => {
+        contacted.push(route.request().url());
+        return route.abort();
+      },
+    );
+    for (const to of [
+      "http://evil.example/",
+      "//evil.example/",
+      "/\\evil.example/",
+      "/api/token/local",
+      `/apps/${APP}/../../api/auth/sessions`,
+    ]) {
       const answer = await page.goto(`${gw.base}/apps/${APP}/api/redirect?to=${encodeURIComponent(to)}`);
       expect(answer?.status(), to).toBe(502);
       expect(answer?.url(), to).toContain(`/apps/${APP}/api/redirect`);
@@ -188,8 +237,20 @@ describe("the browser edge", () => {
 
   it("refuses the same encodings from any client, before the cross-site guard could be bypassed", async () => {
     const host = `127.0.0.1:${gw.port}`;
-    for (const path of ["/%61pi/token/local", "/%61pi/auth/sessions", "/apps/hostile%2Danswers/api/page", "/api/status/%2e%2e/token/local", "/api/%252e%252e/status", "/api/status/%C0%AE%C0%AE", "/api/status%00", "/api//status"]) {
-      const answer = await rawRequest(gw.port, { path, headers: { host, authorization: `Bearer ${gw.token}`, "sec-fetch-site": "cross-site" } });
+    for (const path of [
+      "/%61pi/token/local",
+      "/%61pi/auth/sessions",
+      "/apps/hostile%2Danswers/api/page",
+      "/api/status/%2e%2e/token/local",
+      "/api/%252e%252e/status",
+      "/api/status/%C0%AE%C0%AE",
+      "/api/status%00",
+      "/api//status",
+    ]) {
+      const answer = await rawRequest(gw.port, {
+        path,
+        headers: { host, authorization: `Bearer ${gw.token}`, "sec-fetch-site": "cross-site" },
+      });
       expect(answer.status, path).toBe(400);
       expect(JSON.parse(answer.body).error.code, path).toBe("request_path_ambiguous");
     }
@@ -199,16 +260,31 @@ describe("the browser edge", () => {
 
   it("parses Authorization once and strictly: a tab, a second word or a second header is refused, another scheme is ignored", async () => {
     const host = `127.0.0.1:${gw.port}`;
-    for (const authorization of [`Bearer\t${gw.token}`, `Bearer ${gw.token} ${appToken}`, [`Bearer ${appToken}`, `Bearer ${gw.token}`], "Bearer", `Basic eDp5, Bearer ${gw.token}`]) {
+    for (const authorization of [
+      `Bearer\t${gw.token}`,
+      `Bearer ${gw.token} ${appToken}`,
+      [`Bearer ${appToken}`, `Bearer ${gw.token}`],
+      "Bearer",
+      `Basic eDp5, Bearer ${gw.token}`,
+    ]) {
       const answer = await rawRequest(gw.port, { path: "/api/status", headers: { host, authorization } });
       expect(answer.status, String(authorization)).toBe(400);
       expect(JSON.parse(answer.body).error.code, String(authorization)).toBe("auth_header_malformed");
     }
-    expect((await rawRequest(gw.port, { path: "/api/status", headers: { host, authorization: `bearer ${gw.token}` } })).status).toBe(200);
-    const basic = await rawRequest(gw.port, { path: "/api/auth/sessions", headers: { host, authorization: "Basic eDp5" } });
+    expect(
+      (await rawRequest(gw.port, { path: "/api/status", headers: { host, authorization: `bearer ${gw.token}` } }))
+        .status,
+    ).toBe(200);
+    const basic = await rawRequest(gw.port, {
+      path: "/api/auth/sessions",
+      headers: { host, authorization: "Basic eDp5" },
+    });
     expect(JSON.parse(basic.body).error.code).toBe("session_required");
     // A sandboxed UI's cross-site call gets the CORS exemption only with the one parsed Bearer.
-    const tabbed = await rawRequest(gw.port, { path: `/apps/${APP}/api/headers`, headers: { host, origin: "null", "sec-fetch-site": "cross-site", authorization: `Bearer\t${appToken}` } });
+    const tabbed = await rawRequest(gw.port, {
+      path: `/apps/${APP}/api/headers`,
+      headers: { host, origin: "null", "sec-fetch-site": "cross-site", authorization: `Bearer\t${appToken}` },
+    });
     expect(JSON.parse(tabbed.body).error.code).toBe("auth_header_malformed");
   });
 
@@ -224,7 +300,12 @@ describe("the browser edge", () => {
     const { context, page } = await ownerContext();
     await page.goto(`http://127.0.0.1:${sibling.port}/plant`);
     const jar = await context.cookies();
-    expect(jar.filter((c) => c.name === name && c.path !== "/").map((c) => c.path).sort()).toEqual(["/api/auth", "/api/security"]);
+    expect(
+      jar
+        .filter((c) => c.name === name && c.path !== "/")
+        .map((c) => c.path)
+        .sort(),
+    ).toEqual(["/api/auth", "/api/security"]);
     expect(jar.filter((c) => c.name === `__Host-${name}`).map((c) => c.value)).not.toContain("junk");
     // The dashboard still reaches the owner's routes with the owner's session.
     await page.goto(`${gw.base}/`);
@@ -260,7 +341,9 @@ describe("the browser edge", () => {
     expect(answer.status()).toBe(403);
     expect(await errorCodeOf(answer)).toBe("auth_cookie_conflict");
     const rows = (await (await gw.fetch("/api/security/events?kind=auth_cookie_conflict")).json()).events;
-    expect(rows.some((r: { subject: string; detail: Record<string, unknown> }) => r.subject === "GET /api/auth/sessions")).toBe(true);
+    expect(
+      rows.some((r: { subject: string; detail: Record<string, unknown> }) => r.subject === "GET /api/auth/sessions"),
+    ).toBe(true);
     expect(JSON.stringify(rows)).not.toContain("junk");
     // The fallback copy alone still works: the conflict is the planted copy, not the owner's.
     expect((await gw.fetch("/api/auth/sessions", { owner: false, headers: { cookie: fallback } })).status).toBe(200);

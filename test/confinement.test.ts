@@ -79,11 +79,20 @@ describe("confinement under a running gateway", () => {
     // silently, and root is exempt from it): the test states which mechanism it proves.
     expect(cgroup, "this machine offers cgroup bounds (root, as CI runs)").toBe(true);
     await install(home, join(fixtureApps, "fork-bomb"), { HOME: ownerHome });
-    const row = await waitForRow(gw, "fork-bomb", (r) => /process limit/.test(r.reason ?? "") || /process limit/.test(JSON.stringify(r.exit ?? "")), 30_000);
+    const row = await waitForRow(
+      gw,
+      "fork-bomb",
+      (r) => /process limit/.test(r.reason ?? "") || /process limit/.test(JSON.stringify(r.exit ?? "")),
+      30_000,
+    );
     expect(row?.reason ?? "").toMatch(/process limit/);
     const events = await eventsOf(gw, "app_limit_reached");
     expect(events.some((e) => e.subject === "fork-bomb" && e.detail.limit === "processes")).toBe(true);
-    await gw.fetch("/api/apps/fork-bomb/disable", { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+    await gw.fetch("/api/apps/fork-bomb/disable", {
+      method: "POST",
+      body: "{}",
+      headers: { "content-type": "application/json" },
+    });
   });
 
   it("a memory bomb is stopped at its memory limit, and the stop is logged", async () => {
@@ -93,6 +102,10 @@ describe("confinement under a running gateway", () => {
     expect(row?.reason ?? "").toMatch(/memory limit/);
     const events = await eventsOf(gw, "app_limit_reached");
     expect(events.some((e) => e.subject === "memory-bomb" && e.detail.limit === "memory")).toBe(true);
-    await gw.fetch("/api/apps/memory-bomb/disable", { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+    await gw.fetch("/api/apps/memory-bomb/disable", {
+      method: "POST",
+      body: "{}",
+      headers: { "content-type": "application/json" },
+    });
   });
 });

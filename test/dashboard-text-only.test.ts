@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { repoRoot } from "./helpers/gateway";
 
-const HTML_SINKS = /\.innerHTML\b|\.outerHTML\b|insertAdjacentHTML|document\.write|createContextualFragment|DOMParser|srcdoc|\.setHTML(Unsafe)?\b/;
+const HTML_SINKS =
+  /\.innerHTML\b|\.outerHTML\b|insertAdjacentHTML|document\.write|createContextualFragment|DOMParser|srcdoc|\.setHTML(Unsafe)?\b/;
 
 describe("the dashboard's scripts", () => {
   const dir = join(repoRoot, "web");
@@ -17,7 +18,9 @@ describe("the dashboard's scripts", () => {
 
   it.each(scripts)("%s uses no sink that parses HTML", (name) => {
     const lines = readFileSync(join(dir, name), "utf8").split("\n");
-    const hits = lines.map((line, i) => [i + 1, line] as const).filter(([, line]) => HTML_SINKS.test(line) && !line.trim().startsWith("//"));
+    const hits = lines
+      .map((line, i) => [i + 1, line] as const)
+      .filter(([, line]) => HTML_SINKS.test(line) && !line.trim().startsWith("//"));
     expect(hits).toEqual([]);
   });
 });

@@ -9,14 +9,24 @@ import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileS
 import { join } from "node:path";
 import { makeHome, removeHome, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
 // Chromium logs every non-2xx fetch as a console error of its own. Those answers are the API
 // speaking as designed and the page shows each one: 403 is how a page learns it is not
 // signed in (the cookie is HttpOnly, so it must ask), 409 asks for consent again, 422 is a
 // refused preview. They are allowed only for /api/ and only when the answer was the error
 // envelope (checked in `problems.badErrorAnswers`); anything else the page logs fails.
-const BROWSER_NETWORK_LOG = /^error: Failed to load resource: the server responded with a status of 4\d\d \([^)]*\) @ http:\/\/127\.0\.0\.1:\d+\/api\//;
+const BROWSER_NETWORK_LOG =
+  /^error: Failed to load resource: the server responded with a status of 4\d\d \([^)]*\) @ http:\/\/127\.0\.0\.1:\d+\/api\//;
 
 interface PageProblems {
   console: string[];
@@ -34,7 +44,10 @@ describe("the dashboard in Chromium", () => {
   const problems: PageProblems = { console: [], pageErrors: [], badErrorAnswers: [] };
 
   beforeAll(async () => {
-    [gw, browser] = await Promise.all([startGateway(), chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS })]);
+    [gw, browser] = await Promise.all([
+      startGateway(),
+      chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS }),
+    ]);
   });
   afterAll(async () => {
     await browser?.close();
@@ -52,17 +65,21 @@ describe("the dashboard in Chromium", () => {
     await page.addInitScript(() => {
       (window as unknown as { __cspViolations: string[] }).__cspViolations = [];
       document.addEventListener("securitypolicyviolation", (e) => {
-        (window as unknown as { __cspViolations: string[] }).__cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`);
+        (window as unknown as { __cspViolations: string[] }).__cspViolations.push(
+          `${e.violatedDirective} ${e.blockedURI}`,
+        );
       });
     });
     page.on("console", (message) => {
-      if (message.type() === "error" || message.type() === "warning") problems.console.push(`${message.type()}: ${message.text()} @ ${message.location().url}`);
+      if (message.type() === "error" || message.type() === "warning")
+        problems.console.push(`${message.type()}: ${message.text()} @ ${message.location().url}`);
     });
     page.on("pageerror", (error) => problems.pageErrors.push(error.message));
     page.on("response", async (response) => {
       if (response.status() < 400 || !new URL(response.url()).pathname.startsWith("/api/")) return;
       const body = await response.json().catch(() => null);
-      if (typeof body?.error?.code !== "string" || typeof body?.error?.message !== "string") problems.badErrorAnswers.push(`${response.status()} ${response.url()}`);
+      if (typeof body?.error?.code !== "string" || typeof body?.error?.message !== "string")
+        problems.badErrorAnswers.push(`${response.status()} ${response.url()}`);
     });
     return { context, page };
   }
@@ -126,7 +143,9 @@ describe("the dashboard in Chromium", () => {
     await log.locator("tbody tr[data-kind=session_signed_in]").first().waitFor();
     await log.getByLabel("Kind").fill("session_signed_in");
     await log.getByRole("button", { name: "Filter" }).click();
-    await expect.poll(async () => log.locator("p.muted[aria-live]").textContent()).toContain("of kind session_signed_in");
+    await expect
+      .poll(async () => log.locator("p.muted[aria-live]").textContent())
+      .toContain("of kind session_signed_in");
     const kinds = await log.locator("tbody tr").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-kind")));
     expect(kinds.length).toBeGreaterThan(0);
     expect(new Set(kinds)).toEqual(new Set(["session_signed_in"]));
@@ -144,7 +163,13 @@ describe("the dashboard in Chromium", () => {
       method: "POST",
       owner: false,
       headers: { "x-internal-secret": secret, "x-session-key": "bridge", "content-type": "application/json" },
-      body: JSON.stringify({ kind: "dashboard_escape_probe", principal: "app:evil", outcome: "refused", subject: hostile, detail: { note: hostile } }),
+      body: JSON.stringify({
+        kind: "dashboard_escape_probe",
+        principal: "app:evil",
+        outcome: "refused",
+        subject: hostile,
+        detail: { note: hostile },
+      }),
     });
     expect(appended.status).toBe(200);
     const { page } = await signedInPage();
@@ -167,11 +192,21 @@ describe("the dashboard in Chromium", () => {
     const parts = await review.locator(".review-part h4").allTextContents();
     expect(parts[0]).toBe("Needs first");
     expect(parts.indexOf("Permissions")).toBeLessThan(parts.indexOf("Backend"));
-    expect(parts.slice(1)).toEqual(expect.arrayContaining(["Permissions", "Backend", "UI", "Hooks", "Scan findings", "Consent digest"]));
+    expect(parts.slice(1)).toEqual(
+      expect.arrayContaining(["Permissions", "Backend", "UI", "Hooks", "Scan findings", "Consent digest"]),
+    );
     expect(parts.at(-1)).toBe("Consent digest");
     await expect(review.locator(".prerequisites li").first().textContent()).resolves.toContain("Node.js 20 or later");
-    await expect(review.locator(".terms > div", { hasText: "Network" }).first().textContent()).resolves.toContain("enforced");
-    const previewed = await (await gw.fetch("/api/apps/preview", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ source: appFolder }) })).json();
+    await expect(review.locator(".terms > div", { hasText: "Network" }).first().textContent()).resolves.toContain(
+      "enforced",
+    );
+    const previewed = await (
+      await gw.fetch("/api/apps/preview", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ source: appFolder }),
+      })
+    ).json();
     const shownDigest = await review.locator(".digest").textContent();
     expect(shownDigest).toBe(previewed.digest);
 
@@ -197,19 +232,26 @@ describe("the dashboard in Chromium", () => {
       const w = window as unknown as { __stepsWhenListed?: string[][] };
       const observer = new MutationObserver(() => {
         if (w.__stepsWhenListed || !document.querySelector("#apps li[data-app=node-notes]")) return;
-        w.__stepsWhenListed = [...document.querySelectorAll<HTMLElement>("#apps .install-step")].map((li) => [li.dataset.step!, li.dataset.status!]);
+        w.__stepsWhenListed = [...document.querySelectorAll<HTMLElement>("#apps .install-step")].map((li) => [
+          li.dataset.step!,
+          li.dataset.status!,
+        ]);
         observer.disconnect();
       });
       observer.observe(document.getElementById("apps")!, { childList: true, subtree: true });
     });
-    const installRequest = page.waitForRequest((r) => r.method() === "POST" && new URL(r.url()).pathname === "/api/apps");
+    const installRequest = page.waitForRequest(
+      (r) => r.method() === "POST" && new URL(r.url()).pathname === "/api/apps",
+    );
     await apps.getByRole("button", { name: "Install", exact: true }).click();
     const installId = JSON.parse((await installRequest).postData() ?? "{}").install_id as string;
     expect(installId).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
     await apps.getByText("Installed node-notes.").waitFor({ timeout: 60_000 });
     const item = apps.locator("li[data-app=node-notes]");
     await item.waitFor();
-    const stepsWhenListed = await page.evaluate(() => (window as unknown as { __stepsWhenListed?: string[][] }).__stepsWhenListed);
+    const stepsWhenListed = await page.evaluate(
+      () => (window as unknown as { __stepsWhenListed?: string[][] }).__stepsWhenListed,
+    );
     expect(stepsWhenListed).toEqual([
       ["stage", "done"],
       ["consent", "done"],
@@ -222,14 +264,22 @@ describe("the dashboard in Chromium", () => {
     await expect(progress.locator("ol").getAttribute("aria-live")).resolves.toBe("polite");
     await progress.screenshot({ path: "/tmp/dashboard-install-progress.png" });
     // The steps shown are the gateway's own record of this install.
-    const recorded = (await (await gw.fetch(`/api/apps/installs/${installId}`)).json()) as { steps: Array<{ step: string; status: string }> };
-    expect(recorded.steps.filter((s) => s.status !== "started").map((s) => s.step)).toEqual(stepsWhenListed!.map(([step]) => step));
+    const recorded = (await (await gw.fetch(`/api/apps/installs/${installId}`)).json()) as {
+      steps: Array<{ step: string; status: string }>;
+    };
+    expect(recorded.steps.filter((s) => s.status !== "started").map((s) => s.step)).toEqual(
+      stepsWhenListed!.map(([step]) => step),
+    );
     await expect(item.locator(".app-head .badge").first().textContent()).resolves.toBe("enabled");
     await item.getByRole("button", { name: "Disable node-notes" }).click();
-    await expect.poll(() => item.locator(".app-head .badge").first().textContent(), { timeout: 30_000 }).toBe("disabled");
+    await expect
+      .poll(() => item.locator(".app-head .badge").first().textContent(), { timeout: 30_000 })
+      .toBe("disabled");
     const listed = (await (await gw.fetch("/api/apps")).json()) as { apps: Array<{ name: string; enabled: boolean }> };
     expect(listed.apps.find((a) => a.name === "node-notes")?.enabled).toBe(false);
-    await expect.poll(() => page.locator("[data-fact=apps-installed] dd").textContent()).toBe(String(listed.apps.length));
+    await expect
+      .poll(() => page.locator("[data-fact=apps-installed] dd").textContent())
+      .toBe(String(listed.apps.length));
   });
 
   it("Restart revives the backend and counts it; Update from a folder that changes no disclosure runs without asking, one that adds a permission shows what changes first", async () => {
@@ -239,9 +289,16 @@ describe("the dashboard in Chromium", () => {
     await item.waitFor();
     if ((await item.locator(".app-head .badge").first().textContent()) === "disabled") {
       await item.getByRole("button", { name: "Enable node-notes" }).click();
-      await expect.poll(() => item.locator(".app-head .badge").first().textContent(), { timeout: 30_000 }).toBe("enabled");
+      await expect
+        .poll(() => item.locator(".app-head .badge").first().textContent(), { timeout: 30_000 })
+        .toBe("enabled");
     }
-    const backendOf = async () => ((await (await gw.fetch("/api/apps/node-notes")).json()) as { backend: { healthy: boolean; restarts: number; pid: number | null } | null }).backend;
+    const backendOf = async () =>
+      (
+        (await (await gw.fetch("/api/apps/node-notes")).json()) as {
+          backend: { healthy: boolean; restarts: number; pid: number | null } | null;
+        }
+      ).backend;
     await expect.poll(async () => (await backendOf())?.healthy, { timeout: 30_000 }).toBe(true);
     const before = (await backendOf())!;
     await item.getByRole("button", { name: "Restart node-notes" }).click();
@@ -264,7 +321,8 @@ describe("the dashboard in Chromium", () => {
     await item.getByLabel("Folder of the new version of node-notes").fill(appFolder);
     await item.getByLabel("Folder of the new version of node-notes").press("Enter");
     await item.locator(".update-changes li", { hasText: "storage" }).waitFor({ timeout: 30_000 });
-    const digestOf = async () => ((await (await gw.fetch("/api/apps/node-notes")).json()) as { consentDigest: string }).consentDigest;
+    const digestOf = async () =>
+      ((await (await gw.fetch("/api/apps/node-notes")).json()) as { consentDigest: string }).consentDigest;
     const consented = await digestOf();
     await page.waitForTimeout(500);
     expect(await digestOf()).toBe(consented); // shown, not yet installed
@@ -308,14 +366,23 @@ describe("the dashboard in Chromium", () => {
     expect(listed.apps.map((a) => a.name)).not.toContain("node-notes");
     expect(existsSync(join(gw.home, "apps", "node-notes"))).toBe(false);
     expect(existsSync(join(gw.home, "apps", ".node-notes.data"))).toBe(true);
-    await expect.poll(() => page.locator("[data-fact=apps-installed] dd").textContent()).toBe(String(listed.apps.length));
+    await expect
+      .poll(() => page.locator("[data-fact=apps-installed] dd").textContent())
+      .toBe(String(listed.apps.length));
   });
 
   it("while an install is pending the progress list shows the running step, and a failed install hook is named with its message and code", async () => {
     // An app whose install hook runs for a second, then fails: long enough to be seen running.
     const slowFailing = join(appFolder, "..", "slow-failing-hook");
     mkdirSync(slowFailing);
-    writeFileSync(join(slowFailing, "app.json"), JSON.stringify({ name: "slow-failing-hook", version: "1.0.0", setup: { onInstall: { command: "/bin/sh", args: ["hook.sh"] } } }));
+    writeFileSync(
+      join(slowFailing, "app.json"),
+      JSON.stringify({
+        name: "slow-failing-hook",
+        version: "1.0.0",
+        setup: { onInstall: { command: "/bin/sh", args: ["hook.sh"] } },
+      }),
+    );
     writeFileSync(join(slowFailing, "hook.sh"), "sleep 1.5\necho 'no database here' >&2\nexit 3\n");
     const { page } = await signedInPage();
     const apps = page.locator("#apps");
@@ -323,15 +390,21 @@ describe("the dashboard in Chromium", () => {
     await apps.getByRole("button", { name: "Preview" }).click();
     await apps.locator(".review").waitFor({ timeout: 30_000 });
     let isInstallPending = true;
-    const installAnswered = page.waitForResponse((r) => r.request().method() === "POST" && new URL(r.url()).pathname === "/api/apps", { timeout: 60_000 }).then((r) => {
-      isInstallPending = false;
-      return r;
-    });
+    const installAnswered = page
+      .waitForResponse((r) => r.request().method() === "POST" && new URL(r.url()).pathname === "/api/apps", {
+        timeout: 60_000,
+      })
+      .then((r) => {
+        isInstallPending = false;
+        return r;
+      });
     await apps.getByRole("button", { name: "Install", exact: true }).click();
     const hookStep = apps.locator(".install-step[data-step=install_hook]");
     await expect.poll(() => hookStep.getAttribute("data-status"), { timeout: 10_000, interval: 50 }).toBe("started");
     expect(isInstallPending).toBe(true);
-    await expect(apps.locator(".install-step[data-step=npm_packages]").getAttribute("data-status")).resolves.toBe("skipped");
+    await expect(apps.locator(".install-step[data-step=npm_packages]").getAttribute("data-status")).resolves.toBe(
+      "skipped",
+    );
     await apps.locator(".install-progress").screenshot({ path: "/tmp/dashboard-install-running.png" });
 
     expect((await installAnswered).status()).toBeGreaterThanOrEqual(400);
@@ -342,7 +415,9 @@ describe("the dashboard in Chromium", () => {
     await expect(failure.locator(".error-code").textContent()).resolves.toBe("install_hook_failed");
     await expect(failure.locator(".notice-message").textContent()).resolves.not.toBe("");
     await expect.poll(() => hookStep.getAttribute("data-status")).toBe("failed");
-    await expect(apps.locator(".install-step[data-step=move_into_place]").getAttribute("data-status")).resolves.toBe("not-run");
+    await expect(apps.locator(".install-step[data-step=move_into_place]").getAttribute("data-status")).resolves.toBe(
+      "not-run",
+    );
     await apps.locator(".install-progress").screenshot({ path: "/tmp/dashboard-install-failed.png" });
     const listed = (await (await gw.fetch("/api/apps")).json()) as { apps: Array<{ name: string }> };
     expect(listed.apps.map((a) => a.name)).not.toContain("slow-failing-hook");
@@ -355,7 +430,9 @@ describe("the dashboard in Chromium", () => {
     await current.waitFor();
     expect(await current.count()).toBe(1);
     await expect(current.textContent()).resolves.toContain("This browser");
-    const sessions = (await page.evaluate(async () => (await fetch("/api/auth/sessions")).json())) as { sessions: Array<{ id: string; current: boolean }> };
+    const sessions = (await page.evaluate(async () => (await fetch("/api/auth/sessions")).json())) as {
+      sessions: Array<{ id: string; current: boolean }>;
+    };
     const mine = sessions.sessions.find((s) => s.current);
     expect(await current.getAttribute("data-session-id")).toBe(mine!.id);
     expect(await devices.locator("tbody tr").count()).toBe(sessions.sessions.length);
@@ -364,7 +441,9 @@ describe("the dashboard in Chromium", () => {
     await devices.getByRole("button", { name: "Yes, sign out everywhere" }).click();
     await page.locator("section.sign-in").waitFor();
     await expect(page.locator("section.sign-in pre.command").textContent()).resolves.toBe("personalclaw token");
-    await expect(page.locator("section.sign-in [role=status]").textContent()).resolves.toMatch(/^Signed out everywhere: \d+ sessions? ended\.$/);
+    await expect(page.locator("section.sign-in [role=status]").textContent()).resolves.toMatch(
+      /^Signed out everywhere: \d+ sessions? ended\.$/,
+    );
     expect(await page.locator("#status").isHidden()).toBe(true);
     expect(await page.locator("#devices").count()).toBe(0);
     // The sign-in really ended: a reload still shows the instruction, and the API refuses the cookie.
@@ -375,7 +454,15 @@ describe("the dashboard in Chromium", () => {
   });
 
   it("an app's row shows its MCP servers with their state and last start, and its scheduled jobs with schedule and next fire", async () => {
-    const installed = await runCli(["apps", "install", join(repoRoot, "apps", "fixtures", "mcp-notes"), "--yes", "--json", "--home", gw.home]);
+    const installed = await runCli([
+      "apps",
+      "install",
+      join(repoRoot, "apps", "fixtures", "mcp-notes"),
+      "--yes",
+      "--json",
+      "--home",
+      gw.home,
+    ]);
     expect(installed.code, installed.stderr).toBe(0);
     const { page } = await signedInPage();
     const item = page.locator("#apps li[data-app=mcp-notes]");

@@ -10,23 +10,46 @@ describe("personalclaw doctor", () => {
     try {
       const before = await runCli(["doctor", "--json", "--home", home]);
       const rows = JSON.parse(before.stdout).rows as Array<{ name: string; status: string; message: string }>;
-      expect(rows.map((r) => r.name)).toEqual(["node", "workerd", "bubblewrap", "home", "local secret", "sandbox", "bounds", "gateway", "security-log anchor", "setpriv", "auth mode"]);
-      expect(rows.find((r) => r.name === "gateway")).toMatchObject({ status: "warn", message: expect.stringContaining("personalclaw start") });
+      expect(rows.map((r) => r.name)).toEqual([
+        "node",
+        "workerd",
+        "bubblewrap",
+        "home",
+        "local secret",
+        "sandbox",
+        "bounds",
+        "gateway",
+        "security-log anchor",
+        "setpriv",
+        "auth mode",
+      ]);
+      expect(rows.find((r) => r.name === "gateway")).toMatchObject({
+        status: "warn",
+        message: expect.stringContaining("personalclaw start"),
+      });
       expect(before.code).toBe(0);
 
       const gw = await startGateway({ home });
       writeFileSync(join(home, "config.json"), JSON.stringify({ sandbox: { mode: "off" } }));
       const during = JSON.parse((await runCli(["doctor", "--json", "--home", home])).stdout).rows as typeof rows;
-      expect(during.find((r) => r.name === "gateway")).toMatchObject({ status: "ok", message: expect.stringContaining(String(gw.pid)) });
+      expect(during.find((r) => r.name === "gateway")).toMatchObject({
+        status: "ok",
+        message: expect.stringContaining(String(gw.pid)),
+      });
       expect(during.find((r) => r.name === "local secret")?.status).toBe("ok");
       expect(during.find((r) => r.name === "app folders")?.status).toBe("ok");
-      expect(during.find((r) => r.name === "sandbox")).toMatchObject({ status: "warn", message: expect.stringContaining("without bubblewrap") });
+      expect(during.find((r) => r.name === "sandbox")).toMatchObject({
+        status: "warn",
+        message: expect.stringContaining("without bubblewrap"),
+      });
       await gw.stop();
 
       writeFileSync(join(home, "config.json"), "{ not json");
       const hooks = await runCli(["doctor", "--json", "--home", home], { PERSONALCLAW_TEST_HOOKS: "1" });
       expect(hooks.code).toBe(1);
-      expect(JSON.parse(hooks.stdout).rows.find((r: { name: string }) => r.name === "test hooks")).toMatchObject({ status: "fail" });
+      expect(JSON.parse(hooks.stdout).rows.find((r: { name: string }) => r.name === "test hooks")).toMatchObject({
+        status: "fail",
+      });
 
       const broken = await runCli(["doctor", "--home", home]);
       expect(broken.code).toBe(1);
@@ -41,7 +64,15 @@ describe("PERSONALCLAW_SKIP_APP_BACKENDS=1", () => {
   it("installs an app but starts no backend, so its proxy answers 503 app_backend_unavailable", async () => {
     const gw = await startGateway({ env: { PERSONALCLAW_SKIP_APP_BACKENDS: "1" } });
     try {
-      const installed = await runCli(["apps", "install", join(repoRoot, "apps", "fixtures", "node-notes"), "--yes", "--json", "--home", gw.home]);
+      const installed = await runCli([
+        "apps",
+        "install",
+        join(repoRoot, "apps", "fixtures", "node-notes"),
+        "--yes",
+        "--json",
+        "--home",
+        gw.home,
+      ]);
       expect(installed.code, installed.stderr).toBe(0);
       const row = await (await gw.fetch("/api/apps/node-notes")).json();
       expect(row.backend === null || row.backend.running === false).toBe(true);

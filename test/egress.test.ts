@@ -28,8 +28,10 @@ describe("egress through a running gateway", () => {
   let upstreamHits = 0;
   let row: BackendStatus;
 
-  const probe = async (path: string) => JSON.parse((await getFromBackend(home, row, path)).body) as Record<string, unknown>;
-  const events = async (kind: string) => ((await (await gw.fetch(`/api/security/events?kind=${kind}`)).json()) as { events: LoggedEvent[] }).events;
+  const probe = async (path: string) =>
+    JSON.parse((await getFromBackend(home, row, path)).body) as Record<string, unknown>;
+  const events = async (kind: string) =>
+    ((await (await gw.fetch(`/api/security/events?kind=${kind}`)).json()) as { events: LoggedEvent[] }).events;
   /** The bridge writes a decision's row as it makes it, not before it answers the app: poll briefly. */
   const eventually = async (kind: string, match: (e: LoggedEvent) => boolean) => {
     for (let i = 0; i < 50; i += 1) {
@@ -63,25 +65,47 @@ describe("egress through a running gateway", () => {
 
   it("a declared host answers through the broker, with node's http module and with fetch, and each is an allowed row", async () => {
     for (const via of ["http", "fetch"]) {
-      const answer = await probe(`/out?via=${via}&url=${encodeURIComponent(`http://127.0.0.2:${upstreamPort}/hello-${via}`)}`);
+      const answer = await probe(
+        `/out?via=${via}&url=${encodeURIComponent(`http://127.0.0.2:${upstreamPort}/hello-${via}`)}`,
+      );
       expect(answer, via).toMatchObject({ status: 200, body: `the internet says hi to /hello-${via}` });
     }
-    expect(await eventually("egress_allowed", (e) => e.principal === "app:egress-probe" && e.subject === `127.0.0.2:${upstreamPort}` && e.outcome === "allowed")).toBe(true);
+    expect(
+      await eventually(
+        "egress_allowed",
+        (e) =>
+          e.principal === "app:egress-probe" && e.subject === `127.0.0.2:${upstreamPort}` && e.outcome === "allowed",
+      ),
+    ).toBe(true);
   });
 
   it("an undeclared host, a granted name resolving to loopback and the metadata address are refused by the broker, each a row", async () => {
     const before = upstreamHits;
     // `localhost` goes by hand: ordinary clients never send it to the proxy (NO_PROXY), they reach the app's own loopback.
     const cases = [
-      [`/out?via=http&url=${encodeURIComponent(`http://127.0.0.3:${upstreamPort}/`)}`, "egress_not_declared", `127.0.0.3:${upstreamPort}`],
+      [
+        `/out?via=http&url=${encodeURIComponent(`http://127.0.0.3:${upstreamPort}/`)}`,
+        "egress_not_declared",
+        `127.0.0.3:${upstreamPort}`,
+      ],
       [`/connect?host=localhost&port=${upstreamPort}`, "egress_address_refused", `localhost:${upstreamPort}`],
-      [`/out?via=fetch&url=${encodeURIComponent("http://169.254.169.254/latest/meta-data/")}`, "egress_not_declared", "169.254.169.254:80"],
+      [
+        `/out?via=fetch&url=${encodeURIComponent("http://169.254.169.254/latest/meta-data/")}`,
+        "egress_not_declared",
+        "169.254.169.254:80",
+      ],
     ] as const;
     for (const [url, code, subject] of cases) {
       const answer = await probe(url);
       expect(answer.status ?? answer.error, url).not.toBe(200);
       expect(JSON.stringify(answer), url).toContain(code);
-      expect(await eventually(code, (e) => e.subject === subject && e.outcome === "refused" && e.principal === "app:egress-probe"), `${code} row for ${subject}`).toBe(true);
+      expect(
+        await eventually(
+          code,
+          (e) => e.subject === subject && e.outcome === "refused" && e.principal === "app:egress-probe",
+        ),
+        `${code} row for ${subject}`,
+      ).toBe(true);
     }
     expect(upstreamHits).toBe(before);
   });

@@ -10,7 +10,16 @@ import { tmpdir } from "node:os";
 import { repoRoot, runCli, startGateway, removeHome, type RunningGateway } from "./helpers/gateway";
 import { openWebSocket } from "../bench/lib/ws-client.mjs";
 
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const nodeNotes = join(repoRoot, "apps", "fixtures", "node-notes");
 
 interface Frame {
@@ -52,7 +61,11 @@ async function listen(gw: RunningGateway, headers: Record<string, string>): Prom
       const seen = frames.find(match);
       if (seen) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no matching frame in ${timeoutMs} ms; got ${JSON.stringify(frames.map((f) => f.type))}`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            reject(new Error(`no matching frame in ${timeoutMs} ms; got ${JSON.stringify(frames.map((f) => f.type))}`)),
+          timeoutMs,
+        );
         waiters.push({ match, resolve: (f) => (clearTimeout(timer), resolve(f)) });
       });
     },
@@ -63,8 +76,16 @@ async function listen(gw: RunningGateway, headers: Record<string, string>): Prom
 const owner = (gw: RunningGateway) => ({ Authorization: `Bearer ${gw.token}` });
 const asApp = (token: string) => ({ Authorization: `Bearer ${token}` });
 
-async function publish(gw: RunningGateway, type: string, data: Record<string, unknown>): Promise<{ delivered: number; withheld: number }> {
-  const response = await gw.fetch("/api/test/events/publish", { method: "POST", body: JSON.stringify({ type, data }), headers: { "content-type": "application/json" } });
+async function publish(
+  gw: RunningGateway,
+  type: string,
+  data: Record<string, unknown>,
+): Promise<{ delivered: number; withheld: number }> {
+  const response = await gw.fetch("/api/test/events/publish", {
+    method: "POST",
+    body: JSON.stringify({ type, data }),
+    headers: { "content-type": "application/json" },
+  });
   expect(response.status).toBe(200);
   return (await response.json()) as { delivered: number; withheld: number };
 }
@@ -81,7 +102,16 @@ function writeApp(root: string, name: string, permissions: Record<string, unknow
   rmSync(dir, { recursive: true, force: true });
   cpSync(nodeNotes, dir, { recursive: true });
   const manifest = JSON.parse(readFileSync(join(dir, "app.json"), "utf8"));
-  writeFileSync(join(dir, "app.json"), JSON.stringify({ ...manifest, name, displayName: name, version, permissions: { ...manifest.permissions, ...permissions } }));
+  writeFileSync(
+    join(dir, "app.json"),
+    JSON.stringify({
+      ...manifest,
+      name,
+      displayName: name,
+      version,
+      permissions: { ...manifest.permissions, ...permissions },
+    }),
+  );
   return dir;
 }
 
@@ -101,7 +131,12 @@ async function waitHealthy(gw: RunningGateway, name: string): Promise<void> {
 
 /** Consent is asked when the disclosure changes; the test is the owner and consents to the review it is shown. */
 async function updateApp(gw: RunningGateway, name: string, folder: string): Promise<void> {
-  const post = (body: unknown) => gw.fetch(`/api/apps/${name}/update`, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+  const post = (body: unknown) =>
+    gw.fetch(`/api/apps/${name}/update`, {
+      method: "POST",
+      body: JSON.stringify(body),
+      headers: { "content-type": "application/json" },
+    });
   let answer = await post({ source: folder });
   if (answer.status === 409) {
     const refused = (await answer.json()) as { error: { code: string; detail: { digest: string } } };
@@ -111,18 +146,27 @@ async function updateApp(gw: RunningGateway, name: string, folder: string): Prom
   expect(answer.status, await answer.clone().text()).toBe(200);
 }
 
-async function securityRows(gw: RunningGateway, kind: string, principal?: string): Promise<Array<{ subject: string; outcome: string; detail: Record<string, unknown> }>> {
+async function securityRows(
+  gw: RunningGateway,
+  kind: string,
+  principal?: string,
+): Promise<Array<{ subject: string; outcome: string; detail: Record<string, unknown> }>> {
   const query = new URLSearchParams({ kind, limit: "500", ...(principal ? { principal } : {}) });
   const response = await gw.fetch(`/api/security/events?${query}`);
   expect(response.status).toBe(200);
-  return ((await response.json()) as { events: Array<{ subject: string; outcome: string; detail: Record<string, unknown> }> }).events;
+  return (
+    (await response.json()) as { events: Array<{ subject: string; outcome: string; detail: Record<string, unknown> }> }
+  ).events;
 }
 
 /** An app whose UI page uses the SDK's browser client and writes each frame it hears as text. */
 function appPageFolder(root: string): string {
   const dir = writeApp(root, "ev-page", { events: ["app.installed"] });
   cpSync(join(repoRoot, "apps", "sdk", "browser", "events.js"), join(dir, "ui", "events.js"));
-  writeFileSync(join(dir, "ui", "index.html"), '<!doctype html><html><head><meta charset="utf-8"><script type="module" src="live.js"></script></head><body><p id="frames"></p></body></html>');
+  writeFileSync(
+    join(dir, "ui", "index.html"),
+    '<!doctype html><html><head><meta charset="utf-8"><script type="module" src="live.js"></script></head><body><p id="frames"></p></body></html>',
+  );
   writeFileSync(
     join(dir, "ui", "live.js"),
     `import { connectEvents } from "./events.js";
@@ -168,12 +212,22 @@ function wsProbeApp(root: string): string {
   const dir = writeApp(root, "ev-probe", { events: ["app.installed"] });
   const server = readFileSync(join(dir, "server.mjs"), "utf8")
     .replace('"GET /api/echo": echo,', WS_PROBE_ROUTE)
-    .replace('import { createServer } from "node:http";', 'import { createServer, request as httpRequest } from "node:http";\nimport { randomBytes } from "node:crypto";');
+    .replace(
+      'import { createServer } from "node:http";',
+      'import { createServer, request as httpRequest } from "node:http";\nimport { randomBytes } from "node:crypto";',
+    );
   writeFileSync(join(dir, "server.mjs"), server);
   return dir;
 }
 
-const WATCH_EVENTS = ["app.installed", "app.updated", "backend.health_changed", "install.progress", "security_log.appended", "made.up"];
+const WATCH_EVENTS = [
+  "app.installed",
+  "app.updated",
+  "backend.health_changed",
+  "install.progress",
+  "security_log.appended",
+  "made.up",
+];
 
 describe("live events on /api/ws", () => {
   let gw: RunningGateway;
@@ -184,7 +238,13 @@ describe("live events on /api/ws", () => {
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), "pc-events-apps-"));
     gw = await startGateway();
-    await installApp(gw, writeApp(root, "ev-watch", { events: WATCH_EVENTS, eventSubscriptions: ["app.installed", "security_log.appended"] }));
+    await installApp(
+      gw,
+      writeApp(root, "ev-watch", {
+        events: WATCH_EVENTS,
+        eventSubscriptions: ["app.installed", "security_log.appended"],
+      }),
+    );
     await installApp(gw, writeApp(root, "ev-quiet", { events: [] }));
     await Promise.all([waitHealthy(gw, "ev-watch"), waitHealthy(gw, "ev-quiet")]);
     watchToken = await appTokenOf(gw, "ev-watch");
@@ -219,8 +279,14 @@ describe("live events on /api/ws", () => {
     const quiet = await listen(gw, asApp(quietToken));
     const hello = await watch.waitFor((f) => f.type === "hub.hello");
     // security_log.appended is owner-only and made.up is unclassified: neither is granted.
-    expect(hello.data).toEqual({ principal: "app:ev-watch", events: "app.installed,app.updated,backend.health_changed,install.progress" });
-    expect((await quiet.waitFor((f) => f.type === "hub.hello")).data).toEqual({ principal: "app:ev-quiet", events: "" });
+    expect(hello.data).toEqual({
+      principal: "app:ev-watch",
+      events: "app.installed,app.updated,backend.health_changed,install.progress",
+    });
+    expect((await quiet.waitFor((f) => f.type === "hub.hello")).data).toEqual({
+      principal: "app:ev-quiet",
+      events: "",
+    });
 
     await publish(gw, "security_log.appended", { seq: 1 });
     await publish(gw, "session.signed_in", { session: "s" });
@@ -230,13 +296,20 @@ describe("live events on /api/ws", () => {
     await publish(gw, "app.installed", { app: "sentinel" });
     await watch.waitFor((f) => f.type === "app.installed" && f.data.app === "sentinel");
     await new Promise((r) => setTimeout(r, 300));
-    expect(watch.frames.map((f) => f.type).filter((t) => !t.startsWith("app.installed") && t !== "hub.hello")).toEqual(["backend.health_changed"]);
+    expect(watch.frames.map((f) => f.type).filter((t) => !t.startsWith("app.installed") && t !== "hub.hello")).toEqual([
+      "backend.health_changed",
+    ]);
     // The asker hears of its own approval, and nothing else.
     expect(quiet.frames.map((f) => f.type)).toEqual(["hub.hello", "approval.raised"]);
 
     // Grants and refusals are security-log rows, one per app, event and reason.
     const granted = await securityRows(gw, "events.granted", "app:ev-watch");
-    expect(granted.map((r) => r.subject).sort()).toEqual(["app.installed", "app.updated", "backend.health_changed", "install.progress"]);
+    expect(granted.map((r) => r.subject).sort()).toEqual([
+      "app.installed",
+      "app.updated",
+      "backend.health_changed",
+      "install.progress",
+    ]);
     const refused = await securityRows(gw, "events.refused", "app:ev-watch");
     expect(refused.map((r) => [r.subject, r.detail.reason]).sort()).toEqual([
       ["made.up", "unclassified"],
@@ -269,7 +342,13 @@ describe("live events on /api/ws", () => {
     await installApp(gw, writeApp(root, "ev-other", {}));
     for (const socket of [ownerSocket, watch]) {
       expect((await socket.waitFor((f) => f.type === "app.installed")).data).toEqual({ app: "ev-other" });
-      expect((await socket.waitFor((f) => f.type === "backend.health_changed" && f.data.app === "ev-other" && f.data.healthy === true)).data).toEqual({
+      expect(
+        (
+          await socket.waitFor(
+            (f) => f.type === "backend.health_changed" && f.data.app === "ev-other" && f.data.healthy === true,
+          )
+        ).data,
+      ).toEqual({
         app: "ev-other",
         running: true,
         healthy: true,
@@ -280,8 +359,12 @@ describe("live events on /api/ws", () => {
     expect(Object.keys(appended.data)).toEqual(["seq"]);
     expect(watch.frames.some((f) => f.type === "security_log.appended")).toBe(false);
     expect(quiet.frames.map((f) => f.type)).toEqual(["hub.hello"]);
-    const inbox = (await (await gw.fetch("/api/apps/message", { headers: asApp(watchToken) })).json()) as { messages: Array<{ from: string; body: unknown }> };
-    expect(inbox.messages).toContainEqual(expect.objectContaining({ from: "@platform", body: { event: "app.installed", data: { app: "ev-other" } } }));
+    const inbox = (await (await gw.fetch("/api/apps/message", { headers: asApp(watchToken) })).json()) as {
+      messages: Array<{ from: string; body: unknown }>;
+    };
+    expect(inbox.messages).toContainEqual(
+      expect.objectContaining({ from: "@platform", body: { event: "app.installed", data: { app: "ev-other" } } }),
+    );
     // Subscribing to an owner-only event delivers nothing.
     expect(inbox.messages.every((m) => (m.body as { event: string }).event !== "security_log.appended")).toBe(true);
     await Promise.all([ownerSocket.close(), watch.close(), quiet.close()]);
@@ -290,7 +373,11 @@ describe("live events on /api/ws", () => {
   it("a confined backend opens its socket through its sandbox's gateway relay with the token the proxy handed it", async () => {
     await installApp(gw, wsProbeApp(root));
     await waitHealthy(gw, "ev-probe");
-    const probe = (await (await gw.fetch("/apps/ev-probe/api/ws-probe")).json()) as { status: number; frame: Frame | null; error?: string };
+    const probe = (await (await gw.fetch("/apps/ev-probe/api/ws-probe")).json()) as {
+      status: number;
+      frame: Frame | null;
+      error?: string;
+    };
     expect(probe.error).toBeUndefined();
     expect(probe.status).toBe(101);
     expect(probe.frame).toEqual({ type: "hub.hello", data: { principal: "app:ev-probe", events: "app.installed" } });
@@ -306,23 +393,37 @@ describe("live events on /api/ws", () => {
     const raised = await gw.fetch("/api/approvals", {
       method: "POST",
       headers: { ...asApp(askerToken), "content-type": "application/json" },
-      body: JSON.stringify({ kind: "notes.publish", title: "Publish a note", action: { route: "POST /notes/publish", target: "n1", arguments_digest: `sha256:${"0".repeat(64)}` } }),
+      body: JSON.stringify({
+        kind: "notes.publish",
+        title: "Publish a note",
+        action: { route: "POST /notes/publish", target: "n1", arguments_digest: `sha256:${"0".repeat(64)}` },
+      }),
     });
     expect(raised.status, await raised.clone().text()).toBe(201);
     const id = ((await raised.json()) as { approval: { id: string } }).approval.id;
     const expected = { id, asked_by: "app:ev-asker", kind: "notes.publish" };
     expect((await asker.waitFor((f) => f.type === "approval.raised")).data).toEqual(expected);
     expect((await ownerSocket.waitFor((f) => f.type === "approval.raised")).data).toEqual(expected);
-    const denied = await gw.fetch(`/api/approvals/${id}/deny`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+    const denied = await gw.fetch(`/api/approvals/${id}/deny`, {
+      method: "POST",
+      body: "{}",
+      headers: { "content-type": "application/json" },
+    });
     expect(denied.status).toBe(200);
-    expect((await asker.waitFor((f) => f.type === "approval.answered")).data).toEqual({ ...expected, decision: "denied" });
+    expect((await asker.waitFor((f) => f.type === "approval.answered")).data).toEqual({
+      ...expected,
+      decision: "denied",
+    });
     await ownerSocket.waitFor((f) => f.type === "approval.answered");
     expect(quiet.frames.map((f) => f.type)).toEqual(["hub.hello"]);
     await Promise.all([asker.close(), quiet.close(), ownerSocket.close()]);
   }, 60_000);
 
   it("an app page's socket from its opaque origin authenticates with the token as a subprotocol, which is never echoed", async () => {
-    const socket = await listen(gw, { Origin: "null", "Sec-WebSocket-Protocol": `personalclaw.events.v1, personalclaw.bearer.${watchToken}` });
+    const socket = await listen(gw, {
+      Origin: "null",
+      "Sec-WebSocket-Protocol": `personalclaw.events.v1, personalclaw.bearer.${watchToken}`,
+    });
     expect(socket.protocol).toBe("personalclaw.events.v1");
     expect((await socket.waitFor((f) => f.type === "hub.hello")).data.principal).toBe("app:ev-watch");
     await socket.close();
@@ -334,10 +435,14 @@ describe("live events on /api/ws", () => {
     const extra = await openWebSocket(gw.port, "/api/ws", asApp(quietToken));
     expect(extra.status).toBe(429);
     expect(!extra.ok && JSON.parse(extra.body).error.code).toBe("ws_too_many_sockets");
-    expect((await securityRows(gw, "events.refused", "app:ev-quiet")).map((r) => r.detail.reason)).toContain("too_many_sockets");
+    expect((await securityRows(gw, "events.refused", "app:ev-quiet")).map((r) => r.detail.reason)).toContain(
+      "too_many_sockets",
+    );
     await Promise.all(held.map((socket) => socket.close()));
     // Closed sockets free their places.
-    await expect.poll(async () => (await openWebSocket(gw.port, "/api/ws", asApp(quietToken))).status, { timeout: 5_000 }).toBe(101);
+    await expect
+      .poll(async () => (await openWebSocket(gw.port, "/api/ws", asApp(quietToken))).status, { timeout: 5_000 })
+      .toBe(101);
   });
 
   it("a cross-site WebSocket is refused: another Origin, an opaque origin with the owner's credential, a browser-marked cross-site request", async () => {
@@ -345,10 +450,17 @@ describe("live events on /api/ws", () => {
     expect(foreign.ok).toBe(false);
     expect(foreign.status).toBe(403);
     expect(!foreign.ok && JSON.parse(foreign.body).error.code).toBe("ws_origin_not_allowed");
-    const opaqueOwner = await openWebSocket(gw.port, "/api/ws", { Origin: "null", "Sec-WebSocket-Protocol": `personalclaw.bearer.${gw.token}` });
+    const opaqueOwner = await openWebSocket(gw.port, "/api/ws", {
+      Origin: "null",
+      "Sec-WebSocket-Protocol": `personalclaw.bearer.${gw.token}`,
+    });
     expect(opaqueOwner.status).toBe(403);
     expect(!opaqueOwner.ok && JSON.parse(opaqueOwner.body).error.code).toBe("ws_origin_not_allowed");
-    const marked = await openWebSocket(gw.port, "/api/ws", { ...owner(gw), Origin: "http://evil.example", "Sec-Fetch-Site": "cross-site" });
+    const marked = await openWebSocket(gw.port, "/api/ws", {
+      ...owner(gw),
+      Origin: "http://evil.example",
+      "Sec-Fetch-Site": "cross-site",
+    });
     expect(marked.status).toBe(403);
     expect(!marked.ok && JSON.parse(marked.body).error.code).toBe("origin_not_allowed");
     const own = await listen(gw, { ...owner(gw), Origin: gw.base });
@@ -370,7 +482,9 @@ describe("live events on /api/ws", () => {
     await watch.waitFor((f) => f.data.app === "narrowing-sentinel");
     expect(watch.frames.filter((f) => String(f.data.app).startsWith("after-narrowing"))).toEqual([]);
     expect(watch.frames.some((f) => f.type === "app.updated")).toBe(false);
-    const narrowed = (await securityRows(gw, "events.refused", "app:ev-watch")).filter((r) => r.detail.reason === "narrowed");
+    const narrowed = (await securityRows(gw, "events.refused", "app:ev-watch")).filter(
+      (r) => r.detail.reason === "narrowed",
+    );
     expect(narrowed.filter((r) => r.subject === "backend.health_changed")).toHaveLength(1);
     await watch.close();
   }, 90_000);
@@ -381,7 +495,11 @@ describe("live events on /api/ws", () => {
     const watch = await listen(gw, asApp(token));
     await watch.waitFor((f) => f.type === "hub.hello");
     const ownerSocket = await listen(gw, owner(gw));
-    const disabled = await gw.fetch("/api/apps/ev-watch/disable", { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+    const disabled = await gw.fetch("/api/apps/ev-watch/disable", {
+      method: "POST",
+      body: "{}",
+      headers: { "content-type": "application/json" },
+    });
     expect(disabled.status).toBe(200);
     expect(await Promise.race([watch.closed, new Promise((r) => setTimeout(() => r("still open"), 3000))])).toBe(4403);
     expect((await ownerSocket.waitFor((f) => f.type === "app.disabled")).data).toEqual({ app: "ev-watch" });
@@ -396,7 +514,11 @@ describe("live events on /api/ws", () => {
     const other = await listen(gw, asApp(token));
     await other.waitFor((f) => f.type === "hub.hello");
     const ownerSocket = await listen(gw, owner(gw));
-    const removed = await gw.fetch("/api/apps/ev-other", { method: "DELETE", body: "{}", headers: { "content-type": "application/json" } });
+    const removed = await gw.fetch("/api/apps/ev-other", {
+      method: "DELETE",
+      body: "{}",
+      headers: { "content-type": "application/json" },
+    });
     expect(removed.status).toBe(200);
     expect(await Promise.race([other.closed, new Promise((r) => setTimeout(() => r("still open"), 3000))])).toBe(4403);
     expect((await ownerSocket.waitFor((f) => f.type === "app.uninstalled")).data).toEqual({ app: "ev-other" });
@@ -413,7 +535,10 @@ describe("the dashboard subscribes once and updates itself", () => {
 
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), "pc-events-dash-"));
-    [gw, browser] = await Promise.all([startGateway(), chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS })]);
+    [gw, browser] = await Promise.all([
+      startGateway(),
+      chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS }),
+    ]);
     foreignSite = createServer((req, res) => {
       res.writeHead(200, { "content-type": "text/html" });
       res.end(`<!doctype html><script>
@@ -437,12 +562,16 @@ describe("the dashboard subscribes once and updates itself", () => {
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(String(error)));
     await page.addInitScript(() => {
-      document.addEventListener("securitypolicyviolation", (e) => ((window as unknown as { v: string[] }).v ??= []).push(`${e.violatedDirective} ${e.blockedURI}`));
+      document.addEventListener("securitypolicyviolation", (e) =>
+        ((window as unknown as { v: string[] }).v ??= []).push(`${e.violatedDirective} ${e.blockedURI}`),
+      );
     });
     await page.goto(gw.url);
     await page.waitForSelector("#live-indicator[data-state=live]", { timeout: 15_000 });
     // One socket for the whole page.
-    const sockets = await page.evaluate(() => performance.getEntriesByType("resource").filter((e) => e.name.includes("/api/ws")).length);
+    const sockets = await page.evaluate(
+      () => performance.getEntriesByType("resource").filter((e) => e.name.includes("/api/ws")).length,
+    );
     expect(sockets).toBeLessThanOrEqual(1);
     await installApp(gw, writeApp(root, "ev-dash", {}));
     const item = page.locator("li", { hasText: "ev-dash" }).first();
@@ -479,7 +608,11 @@ describe("the dashboard subscribes once and updates itself", () => {
     expect(await appPage.evaluate(() => window.origin)).toBe("null");
     await publish(gw, "config.changed", { field: "owner-only" });
     await publish(gw, "app.installed", { app: "page-check" });
-    await appPage.waitForFunction(() => document.getElementById("frames")!.textContent!.includes("app.installed:page-check"), undefined, { timeout: 10_000 });
+    await appPage.waitForFunction(
+      () => document.getElementById("frames")!.textContent!.includes("app.installed:page-check"),
+      undefined,
+      { timeout: 10_000 },
+    );
     expect(await appPage.locator("#frames").textContent()).toBe("app.installed:page-check");
     expect(appErrors).toEqual([]);
 

@@ -2,13 +2,34 @@
 // by the real `personalclaw start`: a full disk, a stale pid record, a cut-and-rewritten
 // security log, lost stores, a stopped backend, a dead half, a taken port.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { errorCode, makeHome, rawRequest, removeHome, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
+import {
+  errorCode,
+  makeHome,
+  rawRequest,
+  removeHome,
+  repoRoot,
+  runCli,
+  startGateway,
+  type RunningGateway,
+} from "./helpers/gateway";
 import { install, waitForRow } from "./helpers/backends";
 import { readProcStat } from "../host-bridge/supervisor/process-identity";
 
@@ -29,7 +50,9 @@ async function waitUntil(done: () => boolean | Promise<boolean>, timeoutMs: numb
 }
 
 function descendantsOf(root: number): number[] {
-  const all = readdirSync("/proc").filter((p) => /^\d+$/.test(p)).map(Number);
+  const all = readdirSync("/proc")
+    .filter((p) => /^\d+$/.test(p))
+    .map(Number);
   const found: number[] = [];
   let frontier = [root];
   while (frontier.length > 0) {
@@ -62,7 +85,13 @@ function internalCall(gw: RunningGateway, method: string, path: string, body?: u
 }
 
 function appendRow(gw: RunningGateway, subject: string) {
-  return internalCall(gw, "POST", "/api/internal/sel/append", { kind: "fault_test_row", principal: "cli", outcome: "info", subject, detail: { filler: "x".repeat(400) } });
+  return internalCall(gw, "POST", "/api/internal/sel/append", {
+    kind: "fault_test_row",
+    principal: "cli",
+    outcome: "info",
+    subject,
+    detail: { filler: "x".repeat(400) },
+  });
 }
 
 async function verify(gw: RunningGateway): Promise<{ ok: boolean; reason?: string; first_bad_seq?: number }> {
@@ -71,7 +100,10 @@ async function verify(gw: RunningGateway): Promise<{ ok: boolean; reason?: strin
   return (await response.json()) as { ok: boolean; reason?: string };
 }
 
-async function eventsOfKind(gw: RunningGateway, kind: string): Promise<Array<{ kind: string; detail: Record<string, unknown> }>> {
+async function eventsOfKind(
+  gw: RunningGateway,
+  kind: string,
+): Promise<Array<{ kind: string; detail: Record<string, unknown> }>> {
   const response = await gw.fetch(`/api/security/events?kind=${kind}`);
   expect(response.status).toBe(200);
   return ((await response.json()) as { events: Array<{ kind: string; detail: Record<string, unknown> }> }).events;
@@ -162,7 +194,11 @@ describe("a full disk is an error, not a crash", () => {
     expect((await verify(gw)).ok).toBe(true);
     await install(gw.home, join(repoRoot, "apps", "fixtures", "node-notes"));
     // gateway.log takes lines again once its retry interval has passed.
-    const logged = await waitUntil(() => readFileSync(join(gw.home, "logs", "gateway.log"), "utf8").includes("gateway.log is writable again"), 8_000, 250);
+    const logged = await waitUntil(
+      () => readFileSync(join(gw.home, "logs", "gateway.log"), "utf8").includes("gateway.log is writable again"),
+      8_000,
+      250,
+    );
     expect(logged).toBe(true);
   });
 
@@ -192,14 +228,34 @@ describe("pid files prove identity", () => {
     const startTime = readProcStat(pid)!.startTime;
     mkdirSync(home, { recursive: true });
     // The sleep's own start time but not the executable start recorded; workerd with a wrong start time.
-    const stale = { pid, pidStartTime: startTime, pidExe: process.execPath, port: 1, url: "http://127.0.0.1:1/", bridgePort: 2, startedAt: "2020-01-01T00:00:00.000Z", workerdPid: pid, workerdStartTime: "1", workerdExe: "/usr/bin/workerd" };
+    const stale = {
+      pid,
+      pidStartTime: startTime,
+      pidExe: process.execPath,
+      port: 1,
+      url: "http://127.0.0.1:1/",
+      bridgePort: 2,
+      startedAt: "2020-01-01T00:00:00.000Z",
+      workerdPid: pid,
+      workerdStartTime: "1",
+      workerdExe: "/usr/bin/workerd",
+    };
     writeFileSync(join(home, "gateway.json"), JSON.stringify(stale));
     const stopped = await runCli(["stop", "--home", home]);
     expect(stopped.code).toBe(1);
     expect(stopped.stderr).toContain("stale gateway.json");
     expect(isAlive(pid)).toBe(true);
 
-    writeFileSync(join(home, "gateway.json"), JSON.stringify({ ...stale, pidExe: null, pidStartTime: "1", workerdStartTime: startTime, workerdExe: process.execPath }));
+    writeFileSync(
+      join(home, "gateway.json"),
+      JSON.stringify({
+        ...stale,
+        pidExe: null,
+        pidStartTime: "1",
+        workerdStartTime: startTime,
+        workerdExe: process.execPath,
+      }),
+    );
     const gw = await startGateway({ home });
     try {
       expect(isAlive(pid)).toBe(true);
@@ -257,7 +313,9 @@ describe("the security-log anchor only moves forward", () => {
         const rows = await eventsOfKind(gw, "sel_anchor_lost");
         expect(rows).toHaveLength(1);
         const doctor = await runCli(["doctor", "--json", "--home", fresh]);
-        const anchorRow = JSON.parse(doctor.stdout).rows.find((r: { name: string }) => r.name === "security-log anchor");
+        const anchorRow = JSON.parse(doctor.stdout).rows.find(
+          (r: { name: string }) => r.name === "security-log anchor",
+        );
         expect(anchorRow.status).toBe("fail");
         expect(doctor.code).toBe(1);
 
@@ -265,7 +323,9 @@ describe("the security-log anchor only moves forward", () => {
         expect(ack.code).toBe(0);
         expect(await eventsOfKind(gw, "sel_anchor_loss_acknowledged")).toHaveLength(1);
         const after = await runCli(["doctor", "--json", "--home", fresh]);
-        expect(JSON.parse(after.stdout).rows.find((r: { name: string }) => r.name === "security-log anchor").status).toBe("ok");
+        expect(
+          JSON.parse(after.stdout).rows.find((r: { name: string }) => r.name === "security-log anchor").status,
+        ).toBe("ok");
       } finally {
         await gw.stop();
       }
@@ -287,39 +347,44 @@ describe("the security-log anchor only moves forward", () => {
 describe("lost state is noticed", () => {
   const stores = ["personalclaw-session-store", "personalclaw-app-registry", "personalclaw-security-log"];
 
-  it.each(stores)("a start that finds the %s store removed refuses, naming it; --accept-state-loss continues and writes a row", async (store) => {
-    const home = makeHome("pc-lost-");
-    try {
-      let gw = await startGateway({ home });
-      await gw.stop();
-      expect(existsSync(join(home, "state_manifest.json"))).toBe(true);
-      const dir = join(home, "state", store);
-      const removed = readdirSync(dir).filter((f) => f.endsWith(".sqlite"));
-      expect(removed.length).toBeGreaterThan(0);
-      for (const f of readdirSync(dir)) rmSync(join(dir, f));
-
-      const refused = await runCli(["start", "--port", "0", "--home", home, "--json-ready"], { PERSONALCLAW_TEST_HOOKS: "1" });
-      expect(refused.code).toBe(1);
-      expect(refused.stderr).toContain(join(home, "state", store, removed[0]));
-      expect(refused.stderr).toContain("is missing");
-      expect(refused.stderr).toContain("--accept-state-loss");
-      expect(existsSync(join(home, "gateway.json"))).toBe(false);
-
-      gw = await startGateway({ home, args: ["--accept-state-loss"] });
+  it.each(stores)(
+    "a start that finds the %s store removed refuses, naming it; --accept-state-loss continues and writes a row",
+    async (store) => {
+      const home = makeHome("pc-lost-");
       try {
-        const rows = await eventsOfKind(gw, "state_loss_accepted");
-        expect(rows).toHaveLength(1);
-        expect(JSON.stringify(rows[0].detail)).toContain(store);
-      } finally {
+        let gw = await startGateway({ home });
         await gw.stop();
+        expect(existsSync(join(home, "state_manifest.json"))).toBe(true);
+        const dir = join(home, "state", store);
+        const removed = readdirSync(dir).filter((f) => f.endsWith(".sqlite"));
+        expect(removed.length).toBeGreaterThan(0);
+        for (const f of readdirSync(dir)) rmSync(join(dir, f));
+
+        const refused = await runCli(["start", "--port", "0", "--home", home, "--json-ready"], {
+          PERSONALCLAW_TEST_HOOKS: "1",
+        });
+        expect(refused.code).toBe(1);
+        expect(refused.stderr).toContain(join(home, "state", store, removed[0]));
+        expect(refused.stderr).toContain("is missing");
+        expect(refused.stderr).toContain("--accept-state-loss");
+        expect(existsSync(join(home, "gateway.json"))).toBe(false);
+
+        gw = await startGateway({ home, args: ["--accept-state-loss"] });
+        try {
+          const rows = await eventsOfKind(gw, "state_loss_accepted");
+          expect(rows).toHaveLength(1);
+          expect(JSON.stringify(rows[0].detail)).toContain(store);
+        } finally {
+          await gw.stop();
+        }
+        // Accepted once: the manifest now describes what is there.
+        gw = await startGateway({ home });
+        await gw.stop();
+      } finally {
+        removeHome(home);
       }
-      // Accepted once: the manifest now describes what is there.
-      gw = await startGateway({ home });
-      await gw.stop();
-    } finally {
-      removeHome(home);
-    }
-  });
+    },
+  );
 });
 
 describe("bounded waits", () => {
@@ -415,11 +480,25 @@ describe("the two halves live and die together", () => {
     const home = makeHome("pc-silent-");
     try {
       const closed = createServer();
-      const port = await new Promise<number>((r) => closed.listen(0, "127.0.0.1", () => r((closed.address() as { port: number }).port)));
+      const port = await new Promise<number>((r) =>
+        closed.listen(0, "127.0.0.1", () => r((closed.address() as { port: number }).port)),
+      );
       await new Promise((r) => closed.close(r));
       // This test process stands in for a live gateway whose workerd is gone.
       const me = readProcStat(process.pid)!;
-      writeFileSync(join(home, "gateway.json"), JSON.stringify({ pid: process.pid, pidStartTime: me.startTime, pidExe: null, port, url: "", bridgePort: 1, startedAt: "", workerdPid: null }));
+      writeFileSync(
+        join(home, "gateway.json"),
+        JSON.stringify({
+          pid: process.pid,
+          pidStartTime: me.startTime,
+          pidExe: null,
+          port,
+          url: "",
+          bridgePort: 1,
+          startedAt: "",
+          workerdPid: null,
+        }),
+      );
       writeFileSync(join(home, ".local_secret"), "0".repeat(64));
       const result = await runCli(["security", "events", "--home", home]);
       expect(result.code).toBe(1);
@@ -437,7 +516,9 @@ describe("the two halves live and die together", () => {
       requests += 1;
       socket.destroy();
     });
-    const port = await new Promise<number>((r) => owner.listen(0, "127.0.0.1", () => r((owner.address() as { port: number }).port)));
+    const port = await new Promise<number>((r) =>
+      owner.listen(0, "127.0.0.1", () => r((owner.address() as { port: number }).port)),
+    );
     const home = makeHome("pc-port-");
     try {
       const result = await runCli(["start", "--port", String(port), "--home", home]);

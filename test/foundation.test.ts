@@ -3,7 +3,16 @@
 import { describe, expect, it } from "vitest";
 import { chmodSync, existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { errorCode, gatewayPerSuite, makeHome, rawRequest, removeHome, repoRoot, runCli, startGateway } from "./helpers/gateway";
+import {
+  errorCode,
+  gatewayPerSuite,
+  makeHome,
+  rawRequest,
+  removeHome,
+  repoRoot,
+  runCli,
+  startGateway,
+} from "./helpers/gateway";
 
 function alive(pid: number): boolean {
   try {
@@ -72,7 +81,11 @@ describe("a started gateway", () => {
   });
 
   it("answers a string where a boolean belongs with field_not_a_boolean", async () => {
-    const response = await gw.fetch("/api/test/boolean-field", { method: "POST", body: '{"enabled":"false"}', headers: { "content-type": "application/json" } });
+    const response = await gw.fetch("/api/test/boolean-field", {
+      method: "POST",
+      body: '{"enabled":"false"}',
+      headers: { "content-type": "application/json" },
+    });
     expect(response.status).toBe(400);
     const body = await response.json();
     expect(body.error.code).toBe("field_not_a_boolean");
@@ -92,7 +105,11 @@ describe("a started gateway", () => {
   });
 
   it("answers a handler that throws with 500 internal_error and no stack in the body", async () => {
-    const response = await gw.fetch("/api/test/throw", { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+    const response = await gw.fetch("/api/test/throw", {
+      method: "POST",
+      body: "{}",
+      headers: { "content-type": "application/json" },
+    });
     expect(response.status).toBe(500);
     const text = await response.text();
     expect(JSON.parse(text).error.code).toBe("internal_error");
@@ -106,7 +123,11 @@ describe("a started gateway", () => {
       const response = await rawRequest(gw.port, {
         method,
         path: "/api/auth/signout-others",
-        headers: { host: `evil.example:${gw.port}`, authorization: `Bearer ${gw.token}`, "content-type": "application/json" },
+        headers: {
+          host: `evil.example:${gw.port}`,
+          authorization: `Bearer ${gw.token}`,
+          "content-type": "application/json",
+        },
         body: method === "POST" ? "{}" : undefined,
       });
       expect(response.status).toBe(403);
@@ -147,7 +168,11 @@ describe("a started gateway", () => {
   });
 
   it("refuses a POST from another Origin with 403 origin_not_allowed", async () => {
-    const response = await gw.fetch("/api/auth/signout-others", { method: "POST", body: "{}", headers: { origin: "http://evil.example", "content-type": "application/json" } });
+    const response = await gw.fetch("/api/auth/signout-others", {
+      method: "POST",
+      body: "{}",
+      headers: { origin: "http://evil.example", "content-type": "application/json" },
+    });
     expect(response.status).toBe(403);
     expect(await errorCode(response)).toBe("origin_not_allowed");
     const sessions = await (await gw.fetch("/api/auth/sessions")).json();
@@ -156,17 +181,29 @@ describe("a started gateway", () => {
 
   it("refuses the internal credential on a route outside its list, a wrong one, and one naming no work", async () => {
     const secret = readFileSync(join(gw.home, ".local_secret"), "utf8").trim();
-    const outside = await gw.fetch("/api/auth/sessions", { owner: false, headers: { "x-internal-secret": secret, "x-session-key": "test" } });
+    const outside = await gw.fetch("/api/auth/sessions", {
+      owner: false,
+      headers: { "x-internal-secret": secret, "x-session-key": "test" },
+    });
     expect(outside.status).toBe(403);
     expect(await errorCode(outside)).toBe("internal_route_refused");
-    const unknown = await gw.fetch("/api/no/such/route", { owner: false, headers: { "x-internal-secret": secret, "x-session-key": "test" } });
+    const unknown = await gw.fetch("/api/no/such/route", {
+      owner: false,
+      headers: { "x-internal-secret": secret, "x-session-key": "test" },
+    });
     expect(await errorCode(unknown)).toBe("internal_route_refused");
-    const wrong = await gw.fetch("/api/status", { owner: false, headers: { "x-internal-secret": "0".repeat(64), "x-session-key": "test" } });
+    const wrong = await gw.fetch("/api/status", {
+      owner: false,
+      headers: { "x-internal-secret": "0".repeat(64), "x-session-key": "test" },
+    });
     expect(wrong.status).toBe(403);
     expect(await errorCode(wrong)).toBe("internal_secret_invalid");
     const noWork = await gw.fetch("/api/status", { owner: false, headers: { "x-internal-secret": secret } });
     expect(await errorCode(noWork)).toBe("internal_call_names_no_work");
-    const ok = await gw.fetch("/api/status", { owner: false, headers: { "x-internal-secret": secret, "x-session-key": "test" } });
+    const ok = await gw.fetch("/api/status", {
+      owner: false,
+      headers: { "x-internal-secret": secret, "x-session-key": "test" },
+    });
     expect(ok.status).toBe(200);
   });
 
@@ -181,18 +218,27 @@ describe("a started gateway", () => {
     const secret = readFileSync(join(gw.home, ".local_secret"), "utf8").trim();
     const right = await fetch(bridge, { headers: { "x-internal-secret": secret, "x-session-key": "test" } });
     expect(right.status).toBe(200);
-    const outside = await fetch(`http://127.0.0.1:${file.bridgePort}/apps/not-an-operation`, { method: "POST", headers: { "x-internal-secret": secret, "x-session-key": "test" } });
+    const outside = await fetch(`http://127.0.0.1:${file.bridgePort}/apps/not-an-operation`, {
+      method: "POST",
+      headers: { "x-internal-secret": secret, "x-session-key": "test" },
+    });
     expect(outside.status).toBe(403);
     expect(await errorCode(outside)).toBe("internal_route_refused");
     await new Promise((r) => setTimeout(r, 300));
     const rows = (await (await gw.fetch("/api/security/events?principal=internal:bridge")).json()).events;
-    expect(rows.map((r: { kind: string }) => r.kind)).toEqual(expect.arrayContaining(["bridge_internal_secret_invalid", "bridge_internal_route_refused"]));
+    expect(rows.map((r: { kind: string }) => r.kind)).toEqual(
+      expect.arrayContaining(["bridge_internal_secret_invalid", "bridge_internal_route_refused"]),
+    );
     expect(JSON.stringify(rows)).not.toContain(secret);
   });
 
   it("guards a whole-document write with its revision: 428 without If-Match, 409 when stale, nothing written", async () => {
     const put = (body: unknown, ifMatch?: string) =>
-      gw.fetch("/api/apps/welcome/config", { method: "PUT", body: JSON.stringify(body), headers: { "content-type": "application/json", ...(ifMatch ? { "if-match": ifMatch } : {}) } });
+      gw.fetch("/api/apps/welcome/config", {
+        method: "PUT",
+        body: JSON.stringify(body),
+        headers: { "content-type": "application/json", ...(ifMatch ? { "if-match": ifMatch } : {}) },
+      });
     const first = await (await gw.fetch("/api/apps/welcome/config")).json();
     expect(first).toEqual({ config: {}, revision: expect.stringMatching(/^[0-9a-f]+$/) });
     const missing = await put({ config: { theme: "dark" } });
@@ -207,7 +253,10 @@ describe("a started gateway", () => {
     const staleBody = await stale.json();
     expect(staleBody.error.code).toBe("stale_write");
     expect(JSON.stringify(staleBody)).not.toContain(second.revision);
-    expect(await (await gw.fetch("/api/apps/welcome/config")).json()).toEqual({ config: { theme: "dark" }, revision: second.revision });
+    expect(await (await gw.fetch("/api/apps/welcome/config")).json()).toEqual({
+      config: { theme: "dark" },
+      revision: second.revision,
+    });
   });
 
   it("serves GET /api/manifest with every route and its input schema", async () => {
@@ -225,7 +274,9 @@ describe("gateway lifecycle", () => {
       const first = await startGateway({ home });
       const secretOne = readFileSync(join(home, ".local_secret"), "utf8");
       const workerdPid = JSON.parse(readFileSync(join(home, "gateway.json"), "utf8")).workerdPid;
-      const minted = await (await first.fetch("/api/token/local?ttl=1h", { headers: { "x-local-secret": secretOne.trim() } })).json();
+      const minted = await (
+        await first.fetch("/api/token/local?ttl=1h", { headers: { "x-local-secret": secretOne.trim() } })
+      ).json();
       expect(await first.stop("SIGTERM")).toBe(0);
       expect(existsSync(join(home, "gateway.json"))).toBe(false);
       expect(alive(first.pid)).toBe(false);
@@ -271,7 +322,17 @@ describe("gateway lifecycle", () => {
     try {
       const { writeFileSync, mkdirSync } = await import("node:fs");
       mkdirSync(home, { recursive: true });
-      writeFileSync(join(home, "gateway.json"), JSON.stringify({ pid: 999999, port: 1, url: "http://127.0.0.1:1/", bridgePort: 2, startedAt: "x", workerdPid: null }));
+      writeFileSync(
+        join(home, "gateway.json"),
+        JSON.stringify({
+          pid: 999999,
+          port: 1,
+          url: "http://127.0.0.1:1/",
+          bridgePort: 2,
+          startedAt: "x",
+          workerdPid: null,
+        }),
+      );
       const gw = await startGateway({ home });
       expect(JSON.parse(readFileSync(join(home, "gateway.json"), "utf8")).pid).toBe(gw.pid);
       await gw.stop();

@@ -13,16 +13,31 @@ import { rawRequest, removeHome, repoRoot, runCli, startGateway, type RunningGat
 type Json = Record<string, any>;
 const UNRELATED_DIGEST = `sha256:${"0".repeat(64)}`;
 
-async function send(gw: RunningGateway, method: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Json }> {
-  const response = await gw.fetch(path, { method, body: JSON.stringify(body), headers: { "content-type": "application/json", ...headers } });
+async function send(
+  gw: RunningGateway,
+  method: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Json }> {
+  const response = await gw.fetch(path, {
+    method,
+    body: JSON.stringify(body),
+    headers: { "content-type": "application/json", ...headers },
+  });
   return { status: response.status, body: (await response.json()) as Json };
 }
-const post = (gw: RunningGateway, path: string, body: unknown, headers?: Record<string, string>) => send(gw, "POST", path, body, headers);
+const post = (gw: RunningGateway, path: string, body: unknown, headers?: Record<string, string>) =>
+  send(gw, "POST", path, body, headers);
 
 /** Every name under <home>/apps except the quarantine. */
 function appsEntries(home: string): string[] {
   const root = join(home, "apps");
-  return existsSync(root) ? readdirSync(root).filter((n) => n !== ".quarantine").sort() : [];
+  return existsSync(root)
+    ? readdirSync(root)
+        .filter((n) => n !== ".quarantine")
+        .sort()
+    : [];
 }
 function quarantineEntries(home: string): string[] {
   const dir = join(home, "apps", ".quarantine");
@@ -38,7 +53,12 @@ async function writeBundle(dir: string, files: Record<string, string>): Promise<
 }
 
 /** Previews and installs `source` with its own digest; returns the install answer. */
-async function previewAndInstall(gw: RunningGateway, source: string, extra: Json = {}, headers: Record<string, string> = {}) {
+async function previewAndInstall(
+  gw: RunningGateway,
+  source: string,
+  extra: Json = {},
+  headers: Record<string, string> = {},
+) {
   const preview = await post(gw, "/api/apps/preview", { source });
   expect(preview.status, JSON.stringify(preview.body)).toBe(200);
   const install = await post(gw, "/api/apps", { source, consent: preview.body.digest, ...extra }, headers);
@@ -75,22 +95,69 @@ const NON_REGISTRY_NPM = [
 ];
 
 const REFUSED: RefusedCase[] = [
-  { title: "ui.entry at the bundle root", fixture: "ui-entry-at-root", status: 422, code: "manifest_ui_folder_invalid", path: "app.json", field: "ui.entry" },
-  { title: "ui.entry inside data/", fixture: "ui-entry-in-data", status: 422, code: "manifest_ui_folder_invalid", path: "app.json", field: "ui.entry" },
   {
-    title: "ui.entry in the folder of the backend's entry point",
-    make: (dir) => writeBundle(dir, { "app.json": manifest({ name: "ui-beside-code", ui: { entry: "src/index.html" }, backend: { command: "node", args: ["src/server.js"], entryPoint: "src/server.js" } }), "src/index.html": "<p>x</p>", "src/server.js": "export {};\n" }),
+    title: "ui.entry at the bundle root",
+    fixture: "ui-entry-at-root",
     status: 422,
     code: "manifest_ui_folder_invalid",
     path: "app.json",
     field: "ui.entry",
   },
-  { title: "a link inside the UI folder", fixture: "ui-link", status: 422, code: "bundle_link_in_ui", path: "ui/alias.html" },
-  { title: "a duplicate key in app.json", fixture: "manifest-duplicate-key", status: 422, code: "manifest_key_refused", path: "app.json", key: "api" },
-  { title: "a __proto__ key in app.json", fixture: "manifest-proto-key", status: 422, code: "manifest_key_refused", path: "app.json", key: "__proto__" },
+  {
+    title: "ui.entry inside data/",
+    fixture: "ui-entry-in-data",
+    status: 422,
+    code: "manifest_ui_folder_invalid",
+    path: "app.json",
+    field: "ui.entry",
+  },
+  {
+    title: "ui.entry in the folder of the backend's entry point",
+    make: (dir) =>
+      writeBundle(dir, {
+        "app.json": manifest({
+          name: "ui-beside-code",
+          ui: { entry: "src/index.html" },
+          backend: { command: "node", args: ["src/server.js"], entryPoint: "src/server.js" },
+        }),
+        "src/index.html": "<p>x</p>",
+        "src/server.js": "export {};\n",
+      }),
+    status: 422,
+    code: "manifest_ui_folder_invalid",
+    path: "app.json",
+    field: "ui.entry",
+  },
+  {
+    title: "a link inside the UI folder",
+    fixture: "ui-link",
+    status: 422,
+    code: "bundle_link_in_ui",
+    path: "ui/alias.html",
+  },
+  {
+    title: "a duplicate key in app.json",
+    fixture: "manifest-duplicate-key",
+    status: 422,
+    code: "manifest_key_refused",
+    path: "app.json",
+    key: "api",
+  },
+  {
+    title: "a __proto__ key in app.json",
+    fixture: "manifest-proto-key",
+    status: 422,
+    code: "manifest_key_refused",
+    path: "app.json",
+    key: "__proto__",
+  },
   {
     title: "a constructor key deep in app.json",
-    make: (dir) => writeBundle(dir, { "app.json": '{"name":"ctor-key","version":"1.0.0","crons":[],"extra":{"list":[{"constructor":{"prototype":1}}]}}' }),
+    make: (dir) =>
+      writeBundle(dir, {
+        "app.json":
+          '{"name":"ctor-key","version":"1.0.0","crons":[],"extra":{"list":[{"constructor":{"prototype":1}}]}}',
+      }),
     status: 422,
     code: "manifest_key_refused",
     path: "app.json",
@@ -98,30 +165,41 @@ const REFUSED: RefusedCase[] = [
   },
   {
     title: "a deeply nested app.json",
-    make: (dir) => writeBundle(dir, { "app.json": `{"name":"deep-nest","version":"1.0.0","extra":${deepValue(5000)}}` }),
+    make: (dir) =>
+      writeBundle(dir, { "app.json": `{"name":"deep-nest","version":"1.0.0","extra":${deepValue(5000)}}` }),
     status: 422,
     code: "manifest_invalid",
     path: "app.json",
     field: "app.json",
   },
-  { title: "a .tar.gz source archive in wheels/", fixture: "wheels-sdist", status: 422, code: "bundle_wheel_not_binary", path: "wheels/evil-1.0.tar.gz" },
+  {
+    title: "a .tar.gz source archive in wheels/",
+    fixture: "wheels-sdist",
+    status: 422,
+    code: "bundle_wheel_not_binary",
+    path: "wheels/evil-1.0.tar.gz",
+  },
   {
     title: "a .zip source archive in wheels/",
-    make: (dir) => writeBundle(dir, { "app.json": manifest({ name: "zip-sdist", dependencies: { pythonDependencies: ["evil==1.0"] } }), "wheels/evil-1.0.zip": "PK not really\n", "wheels/ok-1.0-py3-none-any.whl": "x" }),
+    make: (dir) =>
+      writeBundle(dir, {
+        "app.json": manifest({ name: "zip-sdist", dependencies: { pythonDependencies: ["evil==1.0"] } }),
+        "wheels/evil-1.0.zip": "PK not really\n",
+        "wheels/ok-1.0-py3-none-any.whl": "x",
+      }),
     status: 422,
     code: "bundle_wheel_not_binary",
     path: "wheels/evil-1.0.zip",
   },
-  ...NON_REGISTRY_NPM.map(
-    (spec, i): RefusedCase => ({
-      title: `the npm form ${spec}`,
-      make: (dir) => writeBundle(dir, { "app.json": manifest({ name: `npm-form-${i}`, dependencies: { npmPackages: [spec] } }) }),
-      status: 422,
-      code: "manifest_npm_not_registry",
-      path: "app.json",
-      field: "dependencies.npmPackages[0]",
-    }),
-  ),
+  ...NON_REGISTRY_NPM.map((spec, i): RefusedCase => ({
+    title: `the npm form ${spec}`,
+    make: (dir) =>
+      writeBundle(dir, { "app.json": manifest({ name: `npm-form-${i}`, dependencies: { npmPackages: [spec] } }) }),
+    status: 422,
+    code: "manifest_npm_not_registry",
+    path: "app.json",
+    field: "dependencies.npmPackages[0]",
+  })),
 ];
 
 describe("bundles the install rules refuse at preview", () => {
@@ -136,31 +214,44 @@ describe("bundles the install rules refuse at preview", () => {
     for (const sb of sandboxes) await sb.cleanup();
   });
 
-  it.each(REFUSED.map((c) => [c.title, c] as const))("%s is refused by preview and install, naming it, writing nothing", async (_title, c) => {
-    const sb = await makeSandbox(c.fixture);
-    sandboxes.push(sb);
-    if (c.make) await c.make(sb.bundle);
-    const before = appsEntries(gw.home);
-    const preview = await post(gw, "/api/apps/preview", { source: sb.bundle });
-    const install = await post(gw, "/api/apps", { source: sb.bundle, consent: UNRELATED_DIGEST });
-    for (const answer of [preview, install]) {
-      expect(answer.status, JSON.stringify(answer.body)).toBe(c.status);
-      expect(answer.body.error.code).toBe(c.code);
-      expect(answer.body.error.detail.path).toBe(c.path);
-      if (c.field) expect(answer.body.error.detail.field).toBe(c.field);
-      if (c.key) expect(answer.body.error.detail.key).toBe(c.key);
-    }
-    expect(appsEntries(gw.home)).toEqual(before);
-    expect(quarantineEntries(gw.home)).toEqual([]);
-  });
+  it.each(REFUSED.map((c) => [c.title, c] as const))(
+    "%s is refused by preview and install, naming it, writing nothing",
+    async (_title, c) => {
+      const sb = await makeSandbox(c.fixture);
+      sandboxes.push(sb);
+      if (c.make) await c.make(sb.bundle);
+      const before = appsEntries(gw.home);
+      const preview = await post(gw, "/api/apps/preview", { source: sb.bundle });
+      const install = await post(gw, "/api/apps", { source: sb.bundle, consent: UNRELATED_DIGEST });
+      for (const answer of [preview, install]) {
+        expect(answer.status, JSON.stringify(answer.body)).toBe(c.status);
+        expect(answer.body.error.code).toBe(c.code);
+        expect(answer.body.error.detail.path).toBe(c.path);
+        if (c.field) expect(answer.body.error.detail.field).toBe(c.field);
+        if (c.key) expect(answer.body.error.detail.key).toBe(c.key);
+      }
+      expect(appsEntries(gw.home)).toEqual(before);
+      expect(quarantineEntries(gw.home)).toEqual([]);
+    },
+  );
 
   it("the registry npm forms pass the same screen (the refusals above are the forms')", async () => {
     const sb = await makeSandbox();
     sandboxes.push(sb);
-    await writeBundle(sb.bundle, { "app.json": manifest({ name: "npm-registry-forms", dependencies: { npmPackages: ["left-pad", "left-pad@1.3.0", "left-pad@^1.2", "@scope/name@~1.0.0"] } }) });
+    await writeBundle(sb.bundle, {
+      "app.json": manifest({
+        name: "npm-registry-forms",
+        dependencies: { npmPackages: ["left-pad", "left-pad@1.3.0", "left-pad@^1.2", "@scope/name@~1.0.0"] },
+      }),
+    });
     const preview = await post(gw, "/api/apps/preview", { source: sb.bundle });
     expect(preview.status, JSON.stringify(preview.body)).toBe(200);
-    expect(preview.body.review.npmPackages.packages).toEqual(["left-pad", "left-pad@1.3.0", "left-pad@^1.2", "@scope/name@~1.0.0"]);
+    expect(preview.body.review.npmPackages.packages).toEqual([
+      "left-pad",
+      "left-pad@1.3.0",
+      "left-pad@^1.2",
+      "@scope/name@~1.0.0",
+    ]);
   });
 });
 
@@ -187,7 +278,8 @@ describe("UI files are only the installed UI folder's own bytes", () => {
     await rm(work, { recursive: true, force: true });
   });
 
-  const get = (path: string, headers: Record<string, string> = {}) => rawRequest(gw.port, { path, headers: { host: `127.0.0.1:${gw.port}`, ...headers } });
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    rawRequest(gw.port, { path, headers: { host: `127.0.0.1:${gw.port}`, ...headers } });
 
   it("serves a declared UI file with no wildcard CORS header, and names only the opaque origin when asked from it", async () => {
     const plain = await get(`/apps/${name}/style.css`);
@@ -195,7 +287,12 @@ describe("UI files are only the installed UI folder's own bytes", () => {
     expect(plain.body).toBe("p { color: red; }");
     expect(plain.headers["access-control-allow-origin"]).toBeUndefined();
     expect(plain.headers["content-security-policy"]).toContain("sandbox");
-    const fromSandbox = await get(`/apps/${name}/style.css`, { origin: "null", "sec-fetch-site": "cross-site", "sec-fetch-mode": "cors", "sec-fetch-dest": "script" });
+    const fromSandbox = await get(`/apps/${name}/style.css`, {
+      origin: "null",
+      "sec-fetch-site": "cross-site",
+      "sec-fetch-mode": "cors",
+      "sec-fetch-dest": "script",
+    });
     expect(fromSandbox.status).toBe(200);
     expect(fromSandbox.headers["access-control-allow-origin"]).toBe("null");
   });
@@ -205,7 +302,13 @@ describe("UI files are only the installed UI folder's own bytes", () => {
     symlinkSync(secret, join(appDir(), "data", "stolen"));
     await writeFile(join(appDir(), "data", "plain.txt"), "app data");
     const secretText = readFileSync(secret, "utf8").trim();
-    for (const path of [`/apps/${name}/data/stolen`, `/apps/${name}/data/plain.txt`, `/apps/${name}/notes.txt`, `/apps/${name}/app.json`, `/apps/${name}/../data/stolen`]) {
+    for (const path of [
+      `/apps/${name}/data/stolen`,
+      `/apps/${name}/data/plain.txt`,
+      `/apps/${name}/notes.txt`,
+      `/apps/${name}/app.json`,
+      `/apps/${name}/../data/stolen`,
+    ]) {
       const answer = await get(path);
       expect(answer.status, path).toBe(404);
       expect(answer.body).not.toContain(secretText);
@@ -232,14 +335,32 @@ describe("UI files are only the installed UI folder's own bytes", () => {
   });
 
   it("refuses another site's navigation and CORS read, and keeps serving the sandboxed page's own cross-site subresource loads", async () => {
-    const navigate = await get(`/apps/${name}/index.html`, { "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate", "sec-fetch-dest": "document" });
+    const navigate = await get(`/apps/${name}/index.html`, {
+      "sec-fetch-site": "cross-site",
+      "sec-fetch-mode": "navigate",
+      "sec-fetch-dest": "document",
+    });
     expect(navigate.status).toBe(403);
     expect(JSON.parse(navigate.body).error.code).toBe("origin_not_allowed");
-    const entry = await get(`/apps/${name}/`, { authorization: `Bearer ${gw.token}`, "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate", "sec-fetch-dest": "document" });
+    const entry = await get(`/apps/${name}/`, {
+      authorization: `Bearer ${gw.token}`,
+      "sec-fetch-site": "cross-site",
+      "sec-fetch-mode": "navigate",
+      "sec-fetch-dest": "document",
+    });
     expect(entry.status).toBe(403);
-    const read = await get(`/apps/${name}/index.html`, { origin: "https://evil.example", "sec-fetch-site": "cross-site", "sec-fetch-mode": "cors", "sec-fetch-dest": "empty" });
+    const read = await get(`/apps/${name}/index.html`, {
+      origin: "https://evil.example",
+      "sec-fetch-site": "cross-site",
+      "sec-fetch-mode": "cors",
+      "sec-fetch-dest": "empty",
+    });
     expect(read.status).toBe(403);
-    const image = await get(`/apps/${name}/index.html`, { "sec-fetch-site": "cross-site", "sec-fetch-mode": "no-cors", "sec-fetch-dest": "image" });
+    const image = await get(`/apps/${name}/index.html`, {
+      "sec-fetch-site": "cross-site",
+      "sec-fetch-mode": "no-cors",
+      "sec-fetch-dest": "image",
+    });
     expect(image.status).toBe(200);
   });
 });
@@ -250,7 +371,10 @@ describe("kept data belongs to the install it came from", () => {
   const name = "keeper";
   const appDir = () => join(gw.home, "apps", name);
   const bundle = (version: string, marker: string) =>
-    writeBundle(join(work, `${name}-${version}`), { "app.json": manifest({ name, version, ui: { entry: "ui/index.html" }, permissions: { storage: true } }), "ui/index.html": `<p>${marker}</p>` });
+    writeBundle(join(work, `${name}-${version}`), {
+      "app.json": manifest({ name, version, ui: { entry: "ui/index.html" }, permissions: { storage: true } }),
+      "ui/index.html": `<p>${marker}</p>`,
+    });
   beforeAll(async () => {
     gw = await startGateway({ env: { PERSONALCLAW_SKIP_APP_BACKENDS: "1" } });
     work = await mkdtemp(join(tmpdir(), "pc-keeper-"));
@@ -271,13 +395,24 @@ describe("kept data belongs to the install it came from", () => {
     const recordPath = join(gw.home, "apps", `.${name}.data.json`);
     expect(statSync(recordPath).mode & 0o777).toBe(0o600);
     const record = JSON.parse(readFileSync(recordPath, "utf8"));
-    expect(record).toMatchObject({ name, version: "1.0.0", consentDigest: first.preview.body.digest, parkedAt: expect.any(String) });
+    expect(record).toMatchObject({
+      name,
+      version: "1.0.0",
+      consentDigest: first.preview.body.digest,
+      parkedAt: expect.any(String),
+    });
     const listed = await gw.fetch("/api/apps/parked");
-    expect(((await listed.json()) as Json).parked).toEqual([{ name, version: "1.0.0", consentDigest: first.preview.body.digest, parkedAt: record.parkedAt }]);
+    expect(((await listed.json()) as Json).parked).toEqual([
+      { name, version: "1.0.0", consentDigest: first.preview.body.digest, parkedAt: record.parkedAt },
+    ]);
 
     const other = await bundle("2.0.0", "another author");
     const preview = await post(gw, "/api/apps/preview", { source: other });
-    expect(preview.body.review.keptData).toMatchObject({ version: "1.0.0", parkedAt: record.parkedAt, consentDigest: first.preview.body.digest });
+    expect(preview.body.review.keptData).toMatchObject({
+      version: "1.0.0",
+      parkedAt: record.parkedAt,
+      consentDigest: first.preview.body.digest,
+    });
     expect(preview.body.review.keptData.note).toContain("kept data from 1.0.0 of");
     const text = await runCli(["apps", "preview", other, "--home", gw.home]);
     expect(text.stdout).toContain(`kept data from 1.0.0 of ${record.parkedAt}`);
@@ -349,7 +484,10 @@ describe("an install is all or nothing", () => {
   });
 
   it("a failure after the move into place leaves no folder, no record and a reusable name", async () => {
-    const source = await writeBundle(join(work, "late-fail"), { "app.json": manifest({ name: "late-fail", ui: { entry: "ui/index.html" } }), "ui/index.html": "<p>late</p>" });
+    const source = await writeBundle(join(work, "late-fail"), {
+      "app.json": manifest({ name: "late-fail", ui: { entry: "ui/index.html" } }),
+      "ui/index.html": "<p>late</p>",
+    });
     const before = appsEntries(gw.home);
     const { install } = await previewAndInstall(gw, source, {}, { "x-test-fail": "record" });
     expect(install.status, JSON.stringify(install.body)).toBe(422);
@@ -364,7 +502,9 @@ describe("an install is all or nothing", () => {
   });
 
   it("a late failure of an install that adopted kept data puts the data back where it was parked", async () => {
-    const source = await writeBundle(join(work, "late-keeper"), { "app.json": manifest({ name: "late-keeper", permissions: { storage: true } }) });
+    const source = await writeBundle(join(work, "late-keeper"), {
+      "app.json": manifest({ name: "late-keeper", permissions: { storage: true } }),
+    });
     expect((await previewAndInstall(gw, source)).install.status).toBe(200);
     await writeFile(join(gw.home, "apps", "late-keeper", "data", "kept.txt"), "kept");
     expect((await send(gw, "DELETE", "/api/apps/late-keeper", {})).status).toBe(200);
@@ -374,12 +514,16 @@ describe("an install is all or nothing", () => {
     expect(install.status).toBe(422);
     expect(existsSync(join(gw.home, "apps", "late-keeper"))).toBe(false);
     expect(readFileSync(join(gw.home, "apps", ".late-keeper.data", "kept.txt"), "utf8")).toBe("kept");
-    expect(JSON.parse(readFileSync(join(gw.home, "apps", ".late-keeper.data.json"), "utf8"))).toEqual(JSON.parse(recordBefore));
+    expect(JSON.parse(readFileSync(join(gw.home, "apps", ".late-keeper.data.json"), "utf8"))).toEqual(
+      JSON.parse(recordBefore),
+    );
     expect(quarantineEntries(gw.home)).toEqual([]);
   });
 
   it("a manifest too large to record is refused before the move, leaving nothing and the name free", async () => {
-    const source = await writeBundle(join(work, "huge-record"), { "app.json": manifest({ name: "huge-record", notes: "n".repeat(600 * 1024) }) });
+    const source = await writeBundle(join(work, "huge-record"), {
+      "app.json": manifest({ name: "huge-record", notes: "n".repeat(600 * 1024) }),
+    });
     const before = appsEntries(gw.home);
     const { install } = await previewAndInstall(gw, source);
     expect(install.status).toBe(422);
@@ -390,12 +534,16 @@ describe("an install is all or nothing", () => {
   });
 
   it("a deeply nested app.json is refused at preview and the name stays free", async () => {
-    const deep = await writeBundle(join(work, "deep"), { "app.json": `{"name":"deep-app","version":"1.0.0","extra":${deepValue(3000)}}` });
+    const deep = await writeBundle(join(work, "deep"), {
+      "app.json": `{"name":"deep-app","version":"1.0.0","extra":${deepValue(3000)}}`,
+    });
     const refused = await post(gw, "/api/apps/preview", { source: deep });
     expect(refused.status).toBe(422);
     expect(refused.body.error.code).toBe("manifest_invalid");
     expect(existsSync(join(gw.home, "apps", "deep-app"))).toBe(false);
-    const plain = await writeBundle(join(work, "deep-fixed"), { "app.json": manifest({ name: "deep-app", extra: JSON.parse(deepValue(20)) }) });
+    const plain = await writeBundle(join(work, "deep-fixed"), {
+      "app.json": manifest({ name: "deep-app", extra: JSON.parse(deepValue(20)) }),
+    });
     expect((await previewAndInstall(gw, plain)).install.status).toBe(200);
   });
 });
@@ -408,7 +556,12 @@ describe("the native-record route and app inboxes", () => {
     rawRequest(gw.port, {
       method: "POST",
       path: "/api/internal/apps/native",
-      headers: { host: `127.0.0.1:${gw.port}`, "x-internal-secret": internalSecret, "x-session-key": "bridge", "content-type": "application/json" },
+      headers: {
+        host: `127.0.0.1:${gw.port}`,
+        "x-internal-secret": internalSecret,
+        "x-session-key": "bridge",
+        "content-type": "application/json",
+      },
       body: JSON.stringify(body),
     });
   beforeAll(async () => {
@@ -423,14 +576,20 @@ describe("the native-record route and app inboxes", () => {
   });
 
   it("refuses to record an app from outside apps/native/ even with the internal credential, and records the real one", async () => {
-    const source = await writeBundle(join(work, "squatter"), { "app.json": manifest({ name: "squatter", native: true }) });
+    const source = await writeBundle(join(work, "squatter"), {
+      "app.json": manifest({ name: "squatter", native: true }),
+    });
     const foreign = await internal({ apps: [{ source, digest: UNRELATED_DIGEST }] });
     expect(foreign.status).toBe(403);
     expect(JSON.parse(foreign.body).error.code).toBe("native_app_unproven");
-    const manifestSmuggled = await internal({ apps: [{ source, digest: UNRELATED_DIGEST, manifest: { name: "squatter", version: "1.0.0" } }] });
+    const manifestSmuggled = await internal({
+      apps: [{ source, digest: UNRELATED_DIGEST, manifest: { name: "squatter", version: "1.0.0" } }],
+    });
     expect(manifestSmuggled.status).toBe(400);
     const welcome = (await (await gw.fetch("/api/apps/welcome")).json()) as Json;
-    const wrongDigest = await internal({ apps: [{ source: join(repoRoot, "apps", "native", "welcome"), digest: UNRELATED_DIGEST }] });
+    const wrongDigest = await internal({
+      apps: [{ source: join(repoRoot, "apps", "native", "welcome"), digest: UNRELATED_DIGEST }],
+    });
     expect(wrongDigest.status).toBe(403);
     expect((await gw.fetch("/api/apps/squatter")).status).toBe(404);
     const list = (await (await gw.fetch("/api/apps")).json()) as { apps: Json[] };
@@ -439,8 +598,14 @@ describe("the native-record route and app inboxes", () => {
   });
 
   it("an inbox past its quota refuses with app_inbox_full, an oversized message with app_message_too_large", async () => {
-    for (const [name, permissions] of [["inbox-sender", { appMessaging: ["inbox-target"] }], ["inbox-target", {}]] as const) {
-      const source = await writeBundle(join(work, name), { "app.json": manifest({ name, ui: { entry: "ui/index.html" }, permissions }), "ui/index.html": "<p>inbox</p>" });
+    for (const [name, permissions] of [
+      ["inbox-sender", { appMessaging: ["inbox-target"] }],
+      ["inbox-target", {}],
+    ] as const) {
+      const source = await writeBundle(join(work, name), {
+        "app.json": manifest({ name, ui: { entry: "ui/index.html" }, permissions }),
+        "ui/index.html": "<p>inbox</p>",
+      });
       expect((await previewAndInstall(gw, source)).install.status).toBe(200);
     }
     const tokenOf = async (name: string) => {
@@ -450,7 +615,8 @@ describe("the native-record route and app inboxes", () => {
     };
     const sender = await tokenOf("inbox-sender");
     const target = await tokenOf("inbox-target");
-    const message = (body: unknown) => post(gw, "/api/apps/message", { to: "inbox-target", body }, { authorization: `Bearer ${sender}` });
+    const message = (body: unknown) =>
+      post(gw, "/api/apps/message", { to: "inbox-target", body }, { authorization: `Bearer ${sender}` });
 
     const tooLarge = await message("x".repeat(70 * 1024));
     expect(tooLarge.status).toBe(413);

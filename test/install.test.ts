@@ -22,12 +22,20 @@ const INSTALLER_OWNED = ["data", "venv", ".app_secret"];
 type Json = Record<string, any>;
 
 async function post(gw: RunningGateway, path: string, body: unknown): Promise<{ status: number; body: Json }> {
-  const response = await gw.fetch(path, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+  const response = await gw.fetch(path, {
+    method: "POST",
+    body: JSON.stringify(body),
+    headers: { "content-type": "application/json" },
+  });
   return { status: response.status, body: (await response.json()) as Json };
 }
 
 async function del(gw: RunningGateway, path: string, body: unknown): Promise<{ status: number; body: Json }> {
-  const response = await gw.fetch(path, { method: "DELETE", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+  const response = await gw.fetch(path, {
+    method: "DELETE",
+    body: JSON.stringify(body),
+    headers: { "content-type": "application/json" },
+  });
   return { status: response.status, body: (await response.json()) as Json };
 }
 
@@ -49,7 +57,10 @@ function appsTree(home: string): string[] {
       if (st.isDirectory()) {
         out.push(`${childRel}/`);
         walk(childRel);
-      } else out.push(st.isSymbolicLink() ? `${childRel} -> ${readlinkSync(join(root, childRel))}` : `${childRel} ${st.size}`);
+      } else
+        out.push(
+          st.isSymbolicLink() ? `${childRel} -> ${readlinkSync(join(root, childRel))}` : `${childRel} ${st.size}`,
+        );
     }
   };
   if (existsSync(root)) walk("");
@@ -92,8 +103,20 @@ const appJson = (name: string) => JSON.stringify({ name, version: "1.0.0" });
 
 const HOSTILE: HostileCase[] = [
   { title: "an absolute link", fixture: "link-absolute", status: 422, code: "bundle_link_absolute", path: "passwd" },
-  { title: "a link that climbs out of the bundle", fixture: "link-escapes", status: 422, code: "bundle_link_escapes", path: "stolen" },
-  { title: "a link to a folder", fixture: "link-to-folder", status: 422, code: "bundle_link_to_folder", path: "lib-alias" },
+  {
+    title: "a link that climbs out of the bundle",
+    fixture: "link-escapes",
+    status: 422,
+    code: "bundle_link_escapes",
+    path: "stolen",
+  },
+  {
+    title: "a link to a folder",
+    fixture: "link-to-folder",
+    status: 422,
+    code: "bundle_link_to_folder",
+    path: "lib-alias",
+  },
   { title: "a dangling link", fixture: "link-dangling", status: 422, code: "bundle_link_dangling", path: "main.js" },
   {
     title: "a hard link to a file outside the bundle",
@@ -131,13 +154,27 @@ const HOSTILE: HostileCase[] = [
   },
   {
     title: "two names that differ only by letter case",
-    make: (sb) => writeBundle(sb.bundle, { "app.json": appJson("case-twins"), "README.md": "upper\n", "Readme.md": "mixed\n" }),
+    make: (sb) =>
+      writeBundle(sb.bundle, { "app.json": appJson("case-twins"), "README.md": "upper\n", "Readme.md": "mixed\n" }),
     status: 422,
     code: "bundle_name_collision",
     path: "Readme.md",
   },
-  { title: "data/ as a link", fixture: "data-is-link", status: 422, code: "bundle_reserved_name_is_link", path: "data" },
-  { title: "native: true outside the packaged folder", fixture: "manifest-native", status: 422, code: "manifest_native_refused", path: "app.json", field: "native" },
+  {
+    title: "data/ as a link",
+    fixture: "data-is-link",
+    status: 422,
+    code: "bundle_reserved_name_is_link",
+    path: "data",
+  },
+  {
+    title: "native: true outside the packaged folder",
+    fixture: "manifest-native",
+    status: 422,
+    code: "manifest_native_refused",
+    path: "app.json",
+    field: "native",
+  },
   {
     title: "a name the route table reserves",
     make: (sb) => writeBundle(sb.bundle, { "app.json": appJson(reservedNames[0]!) }),
@@ -146,9 +183,29 @@ const HOSTILE: HostileCase[] = [
     path: "app.json",
     field: "name",
   },
-  { title: "a permission that is not a JSON boolean", fixture: "manifest-not-boolean", status: 400, code: "field_not_a_boolean", path: "app.json", field: "permissions.memory" },
-  { title: "a resource path with a .. segment", fixture: "manifest-path-escapes", status: 422, code: "manifest_path_escapes", path: "app.json", field: "backend.entryPoint" },
-  { title: "a destructive command in code the backend loads", fixture: "scan-destructive-runtime", status: 422, code: "scan_dangerous", path: "lib/tools.py" },
+  {
+    title: "a permission that is not a JSON boolean",
+    fixture: "manifest-not-boolean",
+    status: 400,
+    code: "field_not_a_boolean",
+    path: "app.json",
+    field: "permissions.memory",
+  },
+  {
+    title: "a resource path with a .. segment",
+    fixture: "manifest-path-escapes",
+    status: 422,
+    code: "manifest_path_escapes",
+    path: "app.json",
+    field: "backend.entryPoint",
+  },
+  {
+    title: "a destructive command in code the backend loads",
+    fixture: "scan-destructive-runtime",
+    status: 422,
+    code: "scan_dangerous",
+    path: "lib/tools.py",
+  },
 ];
 
 describe("hostile bundles through a running gateway's preview and install", () => {
@@ -167,35 +224,38 @@ describe("hostile bundles through a running gateway's preview and install", () =
     expect(reservedNames.length).toBeGreaterThan(0);
   });
 
-  it.each(HOSTILE.map((c) => [c.title, c] as const))("%s is refused by preview and install, naming it, writing nothing", async (_title, c) => {
-    const sb = await makeSandbox(c.fixture);
-    sandboxes.push(sb);
-    if (c.make) await c.make(sb);
-    const appsBefore = appsTree(gw.home);
-    const bundleBefore = await sb.snapshot();
+  it.each(HOSTILE.map((c) => [c.title, c] as const))(
+    "%s is refused by preview and install, naming it, writing nothing",
+    async (_title, c) => {
+      const sb = await makeSandbox(c.fixture);
+      sandboxes.push(sb);
+      if (c.make) await c.make(sb);
+      const appsBefore = appsTree(gw.home);
+      const bundleBefore = await sb.snapshot();
 
-    const preview = await post(gw, "/api/apps/preview", { source: sb.bundle });
-    const install = await post(gw, "/api/apps", { source: sb.bundle, consent: UNRELATED_DIGEST });
-    for (const answer of [preview, install]) {
-      expect(answer.status, JSON.stringify(answer.body)).toBe(c.status);
-      expect(answer.body.error.code).toBe(c.code);
-      expect(answer.body.error.message.length).toBeGreaterThan(0);
-      expect(answer.body.error.detail.path).toBe(c.path);
-      if (c.field) expect(answer.body.error.detail.field).toBe(c.field);
-    }
+      const preview = await post(gw, "/api/apps/preview", { source: sb.bundle });
+      const install = await post(gw, "/api/apps", { source: sb.bundle, consent: UNRELATED_DIGEST });
+      for (const answer of [preview, install]) {
+        expect(answer.status, JSON.stringify(answer.body)).toBe(c.status);
+        expect(answer.body.error.code).toBe(c.code);
+        expect(answer.body.error.message.length).toBeGreaterThan(0);
+        expect(answer.body.error.detail.path).toBe(c.path);
+        if (c.field) expect(answer.body.error.detail.field).toBe(c.field);
+      }
 
-    expect(appsTree(gw.home)).toEqual(appsBefore);
-    expect(quarantineEntries(gw.home)).toEqual([]);
-    expect(await sb.snapshot()).toBe(bundleBefore);
-    expect(await readFile(sb.sentinel, "utf8")).toBe(SENTINEL_TEXT);
+      expect(appsTree(gw.home)).toEqual(appsBefore);
+      expect(quarantineEntries(gw.home)).toEqual([]);
+      expect(await sb.snapshot()).toBe(bundleBefore);
+      expect(await readFile(sb.sentinel, "utf8")).toBe(SENTINEL_TEXT);
 
-    for (const kind of ["app_preview_refused", "app_install_failed"]) {
-      const row = (await securityEvents(gw, kind)).find((e) => e.subject === sb.bundle);
-      expect(row, `${kind} row for ${sb.bundle}`).toBeDefined();
-      expect(row!.outcome).toBe("refused");
-      expect(row!.detail.code).toBe(c.code);
-    }
-  });
+      for (const kind of ["app_preview_refused", "app_install_failed"]) {
+        const row = (await securityEvents(gw, kind)).find((e) => e.subject === sb.bundle);
+        expect(row, `${kind} row for ${sb.bundle}`).toBeDefined();
+        expect(row!.outcome).toBe("refused");
+        expect(row!.detail.code).toBe(c.code);
+      }
+    },
+  );
 
   it("the same destructive command only in an unreferenced test file is a warning: installable with consent", async () => {
     const sb = await makeSandbox("scan-destructive-test-only");
@@ -280,7 +340,13 @@ describe("consent to exact bytes, the native app and uninstall", () => {
     const install = await post(gw, "/api/apps", { source: bundle, consent: preview.body.digest });
     expect(install.status, JSON.stringify(install.body)).toBe(200);
     expect(install.body.digest).toBe(preview.body.digest);
-    expect(install.body.app).toMatchObject({ name: "node-notes", origin: "local", lifecycle: "gateway", enabled: true, native: false });
+    expect(install.body.app).toMatchObject({
+      name: "node-notes",
+      origin: "local",
+      lifecycle: "gateway",
+      enabled: true,
+      native: false,
+    });
 
     const listed = await hashInstalledTree(join(gw.home, "apps", "node-notes"), { ignoreTopLevel: INSTALLER_OWNED });
     if (!listed.ok) throw new Error(`${listed.code} ${listed.message}`);
@@ -289,7 +355,7 @@ describe("consent to exact bytes, the native app and uninstall", () => {
     expect(quarantineEntries(gw.home)).toEqual([]);
   });
 
-  it("uninstall keeps data/ unless the body is {\"purge_data\": true}", async () => {
+  it('uninstall keeps data/ unless the body is {"purge_data": true}', async () => {
     const appDir = join(gw.home, "apps", "node-notes");
     const notes = (text: string) => writeFile(join(appDir, "data", "notes.json"), text);
     /** Files under <home>/apps, outside the app's own folder, that hold `text`. */
@@ -310,7 +376,9 @@ describe("consent to exact bytes, the native app and uninstall", () => {
 
     const preview = await post(gw, "/api/apps/preview", { source: bundle });
     expect(preview.body.review.keptData).toMatchObject({ version: "0.1.0", parkedAt: expect.any(String) });
-    expect((await post(gw, "/api/apps", { source: bundle, consent: preview.body.digest, adopt_data: true })).status).toBe(200);
+    expect(
+      (await post(gw, "/api/apps", { source: bundle, consent: preview.body.digest, adopt_data: true })).status,
+    ).toBe(200);
     // A reinstall of the name takes the parked data back when the owner says so.
     expect(readFileSync(join(appDir, "data", "notes.json"), "utf8")).toBe('["keep me"]\n');
     expect(existsSync(join(gw.home, "apps", ".node-notes.data"))).toBe(false);
@@ -359,7 +427,9 @@ describe("the fixture apps install end to end through the CLI", () => {
     installed.set(name, answer);
     // Progress goes to stderr, every step to its end; stdout stays the one JSON answer.
     expect(result.stderr).toContain("  stage: done");
-    expect(result.stderr).toContain(name === "py-echo" ? "  python dependencies: done" : "  python dependencies: skipped");
+    expect(result.stderr).toContain(
+      name === "py-echo" ? "  python dependencies: done" : "  python dependencies: skipped",
+    );
     expect(result.stderr).toContain("  move into place: done");
     expect(result.stdout.trim().split("\n")).toHaveLength(1);
     expect(existsSync(join(gw.home, "apps", name, "app.json"))).toBe(true);
@@ -369,7 +439,9 @@ describe("the fixture apps install end to end through the CLI", () => {
   it("py-echo's SDK wheel is installed into its own venv", () => {
     const python = join(gw.home, "apps", "py-echo", "venv", "bin", "python");
     expect(existsSync(python)).toBe(true);
-    const out = execFileSync(python, ["-c", "import personalclaw_verify, sys; print(sys.prefix)"], { encoding: "utf8" });
+    const out = execFileSync(python, ["-c", "import personalclaw_verify, sys; print(sys.prefix)"], {
+      encoding: "utf8",
+    });
     expect(out.trim()).toBe(join(gw.home, "apps", "py-echo", "venv"));
   });
 
@@ -378,7 +450,12 @@ describe("the fixture apps install end to end through the CLI", () => {
     const list = (await (await gw.fetch("/api/apps")).json()) as { apps: Json[] };
     const rows = await securityEvents(gw, "app_installed");
     for (const [name, answer] of installed) {
-      expect(list.apps.find((a) => a.name === name)).toMatchObject({ origin: "local", lifecycle: "gateway", enabled: true, native: false });
+      expect(list.apps.find((a) => a.name === name)).toMatchObject({
+        origin: "local",
+        lifecycle: "gateway",
+        enabled: true,
+        native: false,
+      });
       const row = rows.find((e) => e.subject === name);
       expect(row, `app_installed row for ${name}`).toBeDefined();
       // A sha256:-labelled digest is evidence, not a credential: the row names it whole.
@@ -389,7 +466,9 @@ describe("the fixture apps install end to end through the CLI", () => {
   it("apps list --json shows them too, and the offline preview of a fresh home agrees on the digest", async () => {
     const listed = await runCli(["apps", "list", "--json", "--home", gw.home]);
     expect(listed.code).toBe(0);
-    expect((JSON.parse(listed.stdout).apps as Json[]).map((a) => a.name)).toEqual(expect.arrayContaining(["node-notes", "py-echo", "welcome"]));
+    expect((JSON.parse(listed.stdout).apps as Json[]).map((a) => a.name)).toEqual(
+      expect.arrayContaining(["node-notes", "py-echo", "welcome"]),
+    );
     const empty = makeHome("pc-offline-");
     try {
       const offline = await runCli(["apps", "preview", NODE_NOTES, "--json", "--home", empty]);
@@ -407,7 +486,11 @@ describe("install hooks that fail or time out", () => {
   const hookBundle = async (name: string, script: string): Promise<string> => {
     const dir = join(work, name);
     await writeBundle(dir, {
-      "app.json": JSON.stringify({ name, version: "1.0.0", setup: { onInstall: { command: "/bin/sh", args: ["hook.sh"] } } }),
+      "app.json": JSON.stringify({
+        name,
+        version: "1.0.0",
+        setup: { onInstall: { command: "/bin/sh", args: ["hook.sh"] } },
+      }),
       "hook.sh": script,
     });
     return dir;
@@ -505,9 +588,14 @@ describe("two installs of one name at once", () => {
     const gw = await startGateway();
     try {
       const bundle = await tempFolder("pc-twice-");
-      await writeBundle(bundle, { "app.json": JSON.stringify({ name: "twice", version: "1.0.0", ui: { entry: "ui/index.html" } }), "ui/index.html": "<p>twice</p>" });
+      await writeBundle(bundle, {
+        "app.json": JSON.stringify({ name: "twice", version: "1.0.0", ui: { entry: "ui/index.html" } }),
+        "ui/index.html": "<p>twice</p>",
+      });
       const preview = await post(gw, "/api/apps/preview", { source: bundle });
-      const answers = await Promise.all([1, 2, 3].map(() => post(gw, "/api/apps", { source: bundle, consent: preview.body.digest })));
+      const answers = await Promise.all(
+        [1, 2, 3].map(() => post(gw, "/api/apps", { source: bundle, consent: preview.body.digest })),
+      );
       expect(answers.map((a) => a.status).sort()).toEqual([200, 409, 409]);
       for (const refused of answers.filter((a) => a.status === 409)) expect(refused.body.error.code).toBe("app_exists");
       const apps = (await gw.fetch("/api/apps").then((r) => r.json())).apps.filter((a: Json) => a.name === "twice");

@@ -72,7 +72,11 @@ function probeManifest(version: string, extra: Json = {}): Json {
   };
 }
 
-async function writeProbe(root: string, version: string, opts: { broken?: boolean; permissions?: Json } = {}): Promise<string> {
+async function writeProbe(
+  root: string,
+  version: string,
+  opts: { broken?: boolean; permissions?: Json } = {},
+): Promise<string> {
   const dir = join(root, `probe-${version}${opts.broken ? "-broken" : ""}${opts.permissions ? "-more" : ""}`);
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, "app.json"), JSON.stringify(probeManifest(version, opts.permissions ?? {}), null, 2));
@@ -81,7 +85,11 @@ async function writeProbe(root: string, version: string, opts: { broken?: boolea
 }
 
 async function post(gw: RunningGateway, path: string, body: unknown): Promise<{ status: number; body: Json }> {
-  const response = await gw.fetch(path, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+  const response = await gw.fetch(path, {
+    method: "POST",
+    body: JSON.stringify(body),
+    headers: { "content-type": "application/json" },
+  });
   return { status: response.status, body: (await response.json()) as Json };
 }
 
@@ -98,7 +106,11 @@ function dbRows(home: string, folder = join(home, "apps", APP)): Array<{ version
   if (!existsSync(path)) return [];
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
-    return db.prepare("SELECT version, seq, kind FROM rows ORDER BY id").all() as Array<{ version: string; seq: number; kind: string }>;
+    return db.prepare("SELECT version, seq, kind FROM rows ORDER BY id").all() as Array<{
+      version: string;
+      seq: number;
+      kind: string;
+    }>;
   } finally {
     db.close();
   }
@@ -126,7 +138,7 @@ async function waitHealthy(gw: RunningGateway, version?: string): Promise<Json> 
 async function proxied(gw: RunningGateway): Promise<{ status: number; body: Json | null }> {
   const response = await gw.fetch(`/apps/${APP}/api/state`);
   const text = await response.text();
-  let body: Json | null = null;
+  let body: Json | null;
   try {
     body = JSON.parse(text) as Json;
   } catch {
@@ -140,7 +152,7 @@ async function securityRows(gw: RunningGateway, kinds: string[]): Promise<Json[]
   for (const kind of kinds) {
     const response = await gw.fetch(`/api/security/events?kind=${kind}&limit=500`);
     expect(response.status).toBe(200);
-    out.push(...(((await response.json()) as { events: Json[] }).events.filter((e) => e.subject === APP)));
+    out.push(...((await response.json()) as { events: Json[] }).events.filter((e) => e.subject === APP));
   }
   return out;
 }
@@ -263,7 +275,12 @@ describe("update, transitions and restart", () => {
 
   it("a disable whose bridge call fails changes nothing in the registry and still writes its row", async () => {
     await waitHealthy(gw);
-    const eventsOf = async () => ((await (await gw.fetch("/api/security/events?kind=app_disable_refused")).json()) as { events: Array<{ subject: string }> }).events;
+    const eventsOf = async () =>
+      (
+        (await (await gw.fetch("/api/security/events?kind=app_disable_refused")).json()) as {
+          events: Array<{ subject: string }>;
+        }
+      ).events;
     const refusedBefore = (await eventsOf()).filter((e) => e.subject === APP).length;
     // The bridge runs in the CLI's process: stopped, it answers nothing (workerd keeps serving).
     process.kill(gw.pid, "SIGSTOP");
@@ -277,7 +294,9 @@ describe("update, transitions and restart", () => {
     expect(answer.body.error.code).toBe("bridge_unavailable");
     const row = await appRow(gw);
     expect(row!.enabled).toBe(true);
-    await expect.poll(async () => (await eventsOf()).filter((e) => e.subject === APP).length, { timeout: 10_000 }).toBe(refusedBefore + 1);
+    await expect
+      .poll(async () => (await eventsOf()).filter((e) => e.subject === APP).length, { timeout: 10_000 })
+      .toBe(refusedBefore + 1);
     await waitHealthy(gw);
     expect((await proxied(gw)).status).toBe(200);
   }, 60_000);
@@ -285,7 +304,9 @@ describe("update, transitions and restart", () => {
   it("20 concurrent enable and disable calls leave a consistent state and one security-log row each", async () => {
     const kinds = ["app_enabled", "app_disabled", "app_enable_refused", "app_disable_refused"];
     const before = (await securityRows(gw, kinds)).length;
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => post(gw, `/api/apps/${APP}/${i % 2 === 0 ? "disable" : "enable"}`, {})));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => post(gw, `/api/apps/${APP}/${i % 2 === 0 ? "disable" : "enable"}`, {})),
+    );
     for (const answer of answers) {
       expect([200, 409]).toContain(answer.status);
       if (answer.status === 409) expect(answer.body.error.code).toBe("app_busy");
@@ -305,10 +326,19 @@ describe("update, transitions and restart", () => {
     const first = await waitHealthy(gw);
     const restarted = await runCli(["apps", "restart", APP, "--json", "--home", gw.home]);
     expect(restarted.code, restarted.stderr).toBe(0);
-    const afterRestart = await waitForRow(gw, APP, (b) => b.healthy && b.pid !== first.pid && b.restarts === first.restarts + 1);
+    const afterRestart = await waitForRow(
+      gw,
+      APP,
+      (b) => b.healthy && b.pid !== first.pid && b.restarts === first.restarts + 1,
+    );
     expect(afterRestart?.restarts).toBe(first.restarts + 1);
     process.kill(afterRestart!.pid!, "SIGKILL");
-    const revived = await waitForRow(gw, APP, (b) => b.healthy && b.pid !== afterRestart!.pid && b.restarts === first.restarts + 2, 20_000);
+    const revived = await waitForRow(
+      gw,
+      APP,
+      (b) => b.healthy && b.pid !== afterRestart!.pid && b.restarts === first.restarts + 2,
+      20_000,
+    );
     expect(revived?.restarts).toBe(first.restarts + 2);
     // A folder that vanished: the row names it, in words.
     const appDir = join(gw.home, "apps", APP);
@@ -361,10 +391,29 @@ interface Op {
 }
 
 const OPS: Op[] = [
-  { op: "install", points: ["stage:done", "consent:done", "verify:done", "move_into_place:started", "move_into_place:done", "commit:started"] },
+  {
+    op: "install",
+    points: [
+      "stage:done",
+      "consent:done",
+      "verify:done",
+      "move_into_place:started",
+      "move_into_place:done",
+      "commit:started",
+    ],
+  },
   {
     op: "update",
-    points: ["consent:done", "stop_old:done", "copy_data:done", "keep_rollback:done", "install_hook:skipped", "move_into_place:done", "health:done", "commit:started"],
+    points: [
+      "consent:done",
+      "stop_old:done",
+      "copy_data:done",
+      "keep_rollback:done",
+      "install_hook:skipped",
+      "move_into_place:done",
+      "health:done",
+      "commit:started",
+    ],
   },
   { op: "uninstall", points: ["stop_backend:started", "remove_files:started", "remove_files:done", "commit:started"] },
 ];
@@ -409,7 +458,9 @@ describe("crash safety: the whole gateway killed at every step", () => {
         return "new";
       }
       expect(record.version).toBe("2.0.0");
-      expect(dbRows(home).filter((r) => r.version === "1.0.0" && r.kind === "row").length).toBeGreaterThanOrEqual(rowsBefore);
+      expect(dbRows(home).filter((r) => r.version === "1.0.0" && r.kind === "row").length).toBeGreaterThanOrEqual(
+        rowsBefore,
+      );
       return "old";
     }
     expect(["1.0.0", "2.0.0"]).toContain(record!.version);
@@ -422,10 +473,18 @@ describe("crash safety: the whole gateway killed at every step", () => {
   async function run(g: RunningGateway, op: Op["op"]): Promise<{ status: number; body: Json }> {
     if (op === "install") {
       const preview = await post(g, "/api/apps/preview", { source: v1 });
-      return post(g, "/api/apps", { source: v1, consent: preview.body.digest, ...(existsSync(join(home, "apps", `.${APP}.data`)) ? { adopt_data: true } : {}) });
+      return post(g, "/api/apps", {
+        source: v1,
+        consent: preview.body.digest,
+        ...(existsSync(join(home, "apps", `.${APP}.data`)) ? { adopt_data: true } : {}),
+      });
     }
     if (op === "update") return post(g, `/api/apps/${APP}/update`, { source: v2 });
-    const response = await g.fetch(`/api/apps/${APP}`, { method: "DELETE", body: "{}", headers: { "content-type": "application/json" } });
+    const response = await g.fetch(`/api/apps/${APP}`, {
+      method: "DELETE",
+      body: "{}",
+      headers: { "content-type": "application/json" },
+    });
     return { status: response.status, body: (await response.json()) as Json };
   }
 
@@ -433,15 +492,36 @@ describe("crash safety: the whole gateway killed at every step", () => {
   async function precondition(g: RunningGateway, op: Op["op"]): Promise<void> {
     const record = await appRow(g);
     if (op === "install") {
-      if (record) expect((await g.fetch(`/api/apps/${APP}`, { method: "DELETE", body: JSON.stringify({ purge_data: true }), headers: { "content-type": "application/json" } })).status).toBe(200);
-      await g.fetch(`/api/apps/parked/${APP}`, { method: "DELETE", body: "{}", headers: { "content-type": "application/json" } });
+      if (record)
+        expect(
+          (
+            await g.fetch(`/api/apps/${APP}`, {
+              method: "DELETE",
+              body: JSON.stringify({ purge_data: true }),
+              headers: { "content-type": "application/json" },
+            })
+          ).status,
+        ).toBe(200);
+      await g.fetch(`/api/apps/parked/${APP}`, {
+        method: "DELETE",
+        body: "{}",
+        headers: { "content-type": "application/json" },
+      });
       return;
     }
     if (!record) {
       const answer = await run(g, "install");
       expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     } else if (op === "update" && record.version !== "1.0.0") {
-      expect((await g.fetch(`/api/apps/${APP}`, { method: "DELETE", body: "{}", headers: { "content-type": "application/json" } })).status).toBe(200);
+      expect(
+        (
+          await g.fetch(`/api/apps/${APP}`, {
+            method: "DELETE",
+            body: "{}",
+            headers: { "content-type": "application/json" },
+          })
+        ).status,
+      ).toBe(200);
       expect((await run(g, "install")).status).toBe(200);
     }
     if (op === "uninstall" && (await appRow(g))!.version !== "2.0.0") expect((await run(g, "update")).status).toBe(200);

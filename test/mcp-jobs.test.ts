@@ -44,14 +44,21 @@ describe("app MCP servers and scheduled jobs", () => {
   let gw: RunningGateway;
   let source: string;
   const mcpJsonPath = () => join(home, "mcp.json");
-  const mcpJson = () => JSON.parse(readFileSync(mcpJsonPath(), "utf8")) as { mcpServers: Record<string, McpEntry>; [key: string]: unknown };
+  const mcpJson = () =>
+    JSON.parse(readFileSync(mcpJsonPath(), "utf8")) as { mcpServers: Record<string, McpEntry>; [key: string]: unknown };
   const cli = (args: string[], timeoutMs = 60_000) => runCli([...args, "--home", home], { HOME: ownerHome }, timeoutMs);
-  const post = (path: string, body: unknown = {}) => gw.fetch(path, { method: "POST", headers: json, body: JSON.stringify(body) });
+  const post = (path: string, body: unknown = {}) =>
+    gw.fetch(path, { method: "POST", headers: json, body: JSON.stringify(body) });
 
   /** Starts the registered command as an agent would: command and args from mcp.json, a plain environment. */
   async function connect(key: string): Promise<{ client: any; stderr: () => string }> {
     const entry = mcpJson().mcpServers[key]!;
-    const transport = new StdioClientTransport({ command: entry.command, args: entry.args, env: { PATH: process.env.PATH!, HOME: ownerHome }, stderr: "pipe" });
+    const transport = new StdioClientTransport({
+      command: entry.command,
+      args: entry.args,
+      env: { PATH: process.env.PATH!, HOME: ownerHome },
+      stderr: "pipe",
+    });
     let stderr = "";
     transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const client = new Client({ name: "test-agent", version: "1.0.0" });
@@ -73,7 +80,14 @@ describe("app MCP servers and scheduled jobs", () => {
   async function jobs(now?: number): Promise<Array<Record<string, any>>> {
     // A moved clock reaches the job schedule through the internal credential: an owner session
     // read at a time past its expiry would end, for the rest of the suite.
-    const headers: Record<string, string> = now === undefined ? {} : { "x-test-now": String(now), "x-internal-secret": readFileSync(join(home, ".local_secret"), "utf8").trim(), "x-session-key": "cli:test-clock" };
+    const headers: Record<string, string> =
+      now === undefined
+        ? {}
+        : {
+            "x-test-now": String(now),
+            "x-internal-secret": readFileSync(join(home, ".local_secret"), "utf8").trim(),
+            "x-session-key": "cli:test-clock",
+          };
     const answer = await gw.fetch("/api/apps/mcp-notes/jobs", { headers, owner: now === undefined });
     expect(answer.status, await answer.clone().text()).toBe(200);
     return ((await answer.json()) as { jobs: Array<Record<string, any>> }).jobs;
@@ -107,7 +121,10 @@ describe("app MCP servers and scheduled jobs", () => {
     expect(file.theme).toBe("kept");
     expect(file.mcpServers["owner-tool"]).toEqual(OWNER_ENTRIES["owner-tool"]);
     expect(file.mcpServers["mcp-notes:custom"]).toEqual(OWNER_ENTRIES["mcp-notes:custom"]);
-    expect(file.mcpServers["mcp-notes:notes"]).toEqual({ command: join(repoRoot, "bin", "personalclaw.mjs"), args: ["mcp", "run", "mcp-notes", "notes", "--home", home] });
+    expect(file.mcpServers["mcp-notes:notes"]).toEqual({
+      command: join(repoRoot, "bin", "personalclaw.mjs"),
+      args: ["mcp", "run", "mcp-notes", "notes", "--home", home],
+    });
     const path = await cli(["mcp", "path"]);
     expect(path.stdout.trim()).toBe(mcpJsonPath());
   });
@@ -123,17 +140,34 @@ describe("app MCP servers and scheduled jobs", () => {
       await client.close();
     }
     const row = (await servers()).find((s) => s.key === "mcp-notes:notes");
-    expect(row).toMatchObject({ app: "mcp-notes", server: "notes", transport: "stdio", state: "registered", failedStarts: 0, lastStart: { ok: true } });
+    expect(row).toMatchObject({
+      app: "mcp-notes",
+      server: "notes",
+      transport: "stdio",
+      state: "registered",
+      failedStarts: 0,
+      lastStart: { ok: true },
+    });
     const listed = await cli(["mcp", "list", "--json"]);
     expect(listed.code).toBe(0);
-    expect(JSON.parse(listed.stdout).servers.map((s: { key: string }) => s.key)).toEqual(["mcp-broken:broken", "mcp-broken:slow", "mcp-notes:notes"]);
+    expect(JSON.parse(listed.stdout).servers.map((s: { key: string }) => s.key)).toEqual([
+      "mcp-broken:broken",
+      "mcp-broken:slow",
+      "mcp-notes:notes",
+    ]);
     expect(listed.stdout).not.toContain("node-notes");
   });
 
   it("from inside the server the owner's home, the PersonalClaw home and every planted credential store are invisible; its cwd is the app folder", async () => {
     const { client } = await connect("mcp-notes:notes");
     try {
-      const probe = async (path: string) => JSON.parse(await callText(client, "probe", { path })) as { cwd: string; exists: boolean; read: string; list: unknown };
+      const probe = async (path: string) =>
+        JSON.parse(await callText(client, "probe", { path })) as {
+          cwd: string;
+          exists: boolean;
+          read: string;
+          list: unknown;
+        };
       const own = await probe(".");
       expect(own.cwd).toBe(join(home, "apps", "mcp-notes"));
       expect(own.list).toEqual(expect.arrayContaining(["app.json", "mcp-server.mjs"]));
@@ -142,7 +176,13 @@ describe("app MCP servers and scheduled jobs", () => {
       expect((await probe(ownerHome)).list).toEqual([".personalclaw"]);
       expect((await probe(home)).list).toEqual(["apps"]);
       expect((await probe(join(home, "apps"))).list).toEqual(["mcp-notes"]);
-      for (const hidden of [join(home, ".local_secret"), join(home, "mcp.json"), join(home, "config.json"), join(home, "state"), join(root, "mcp-notes-source")]) {
+      for (const hidden of [
+        join(home, ".local_secret"),
+        join(home, "mcp.json"),
+        join(home, "config.json"),
+        join(home, "state"),
+        join(root, "mcp-notes-source"),
+      ]) {
         expect((await probe(hidden)).exists, hidden).toBe(false);
       }
       for (const file of planted) {
@@ -167,7 +207,11 @@ describe("app MCP servers and scheduled jobs", () => {
       ["POST", "/api/internal/mcp/mcp-notes/notes/launch", JSON.stringify({ definitionDigest: "x" })],
       ["GET", "/api/apps/mcp-notes/jobs", undefined],
     ] as const) {
-      const answer = await gw.fetch(path, { method, body, headers: { ...(body ? json : {}), authorization: `Bearer ${appToken}` } });
+      const answer = await gw.fetch(path, {
+        method,
+        body,
+        headers: { ...(body ? json : {}), authorization: `Bearer ${appToken}` },
+      });
       expect(answer.status, `${method} ${path}`).toBe(403);
     }
     expect(mcpJson().mcpServers["mcp-notes:notes"]!.disabled).toBeUndefined();
@@ -186,7 +230,10 @@ describe("app MCP servers and scheduled jobs", () => {
 
   it("a server that fails 3 starts in a row records each exit and stderr line, is not started again, and starts again after Retry", async () => {
     // The first as an agent starts it, its stdin held open: `mcp run` still ends when its server does.
-    const held = spawn(process.execPath, [cliPath, "mcp", "run", "mcp-broken", "broken", "--home", home], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, HOME: ownerHome } });
+    const held = spawn(process.execPath, [cliPath, "mcp", "run", "mcp-broken", "broken", "--home", home], {
+      stdio: ["pipe", "pipe", "pipe"],
+      env: { ...process.env, HOME: ownerHome },
+    });
     const heldCode = await new Promise<number | null>((resolve) => {
       const timer = setTimeout(() => {
         held.kill("SIGKILL");
@@ -203,7 +250,11 @@ describe("app MCP servers and scheduled jobs", () => {
       expect(run.code).toBe(7);
     }
     let row = (await servers()).find((s) => s.key === "mcp-broken:broken")!;
-    expect(row).toMatchObject({ state: "failing", failedStarts: 3, lastStart: { ok: false, exitCode: 7, reason: "broken: the settings file is missing" } });
+    expect(row).toMatchObject({
+      state: "failing",
+      failedStarts: 3,
+      lastStart: { ok: false, exitCode: 7, reason: "broken: the settings file is missing" },
+    });
     const refused = await cli(["mcp", "run", "mcp-broken", "broken"]);
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain("mcp_server_failing");
@@ -230,7 +281,10 @@ describe("app MCP servers and scheduled jobs", () => {
     // The second ran its own two seconds only after the first had ended.
     expect(firstEnded).toBeGreaterThan(0);
     expect(Date.now() - firstEnded).toBeGreaterThanOrEqual(1500);
-    expect((await servers()).find((s) => s.key === "mcp-broken:slow")).toMatchObject({ failedStarts: 2, lastStart: { ok: false, exitCode: 5, reason: "slow: gave up after its first start" } });
+    expect((await servers()).find((s) => s.key === "mcp-broken:slow")).toMatchObject({
+      failedStarts: 2,
+      lastStart: { ok: false, exitCode: 5, reason: "slow: gave up after its first start" },
+    });
   });
 
   it("a definition changed in the installed folder is refused; an update that changes it needs the owner's consent", async () => {
@@ -259,7 +313,15 @@ describe("app MCP servers and scheduled jobs", () => {
 
   it("a job fires on its schedule as a signed request naming the job, its history shows, and missed fires run once", async () => {
     const [job] = await jobs();
-    expect(job).toMatchObject({ name: "tick", schedule: "0 3 * * *", timezone: "UTC", route: "/jobs/tick", timeoutSeconds: 10, paused: false, history: [] });
+    expect(job).toMatchObject({
+      name: "tick",
+      schedule: "0 3 * * *",
+      timezone: "UTC",
+      route: "/jobs/tick",
+      timeoutSeconds: 10,
+      paused: false,
+      history: [],
+    });
     const due = Date.parse(job!.nextFire);
     expect(new Date(due).getUTCHours()).toBe(3);
     expect(due).toBeGreaterThan(Date.now());
@@ -267,7 +329,12 @@ describe("app MCP servers and scheduled jobs", () => {
     expect((await jobs(due - 60_000))[0]!.history).toHaveLength(0);
     const fired = (await jobs(due + 1_000))[0]!;
     expect(fired.history).toHaveLength(1);
-    expect(fired.history[0]).toMatchObject({ outcome: "ok", status: 200, error: null, scheduledFor: new Date(due).toISOString() });
+    expect(fired.history[0]).toMatchObject({
+      outcome: "ok",
+      status: 200,
+      error: null,
+      scheduledFor: new Date(due).toISOString(),
+    });
     expect(Date.parse(fired.nextFire)).toBe(due + 24 * 3600_000);
     // The same moment again fires nothing more; three missed days fire once.
     expect((await jobs(due + 2_000))[0]!.history).toHaveLength(1);
@@ -288,7 +355,11 @@ describe("app MCP servers and scheduled jobs", () => {
     withFlag.mcpServers["mcp-notes:notes"]!.args = ["tampered"];
     writeFileSync(mcpJsonPath(), JSON.stringify(withFlag));
     expect((await post("/api/apps/mcp-notes/enable")).status).toBe(200);
-    expect(mcpJson().mcpServers["mcp-notes:notes"]).toEqual({ autoApprove: ["echo"], command: join(repoRoot, "bin", "personalclaw.mjs"), args: ["mcp", "run", "mcp-notes", "notes", "--home", home] });
+    expect(mcpJson().mcpServers["mcp-notes:notes"]).toEqual({
+      autoApprove: ["echo"],
+      command: join(repoRoot, "bin", "personalclaw.mjs"),
+      args: ["mcp", "run", "mcp-notes", "notes", "--home", home],
+    });
   });
 
   it("disabling removes the app's entry from mcp.json, ends a server an agent is connected to and `mcp run` refuses; its job does not fire while disabled; enabling brings both back", async () => {
@@ -317,7 +388,9 @@ describe("app MCP servers and scheduled jobs", () => {
     expect(paused.history).toHaveLength(before);
 
     expect((await post("/api/apps/mcp-notes/enable")).status).toBe(200);
-    expect(mcpJson().mcpServers["mcp-notes:notes"]).toMatchObject({ args: ["mcp", "run", "mcp-notes", "notes", "--home", home] });
+    expect(mcpJson().mcpServers["mcp-notes:notes"]).toMatchObject({
+      args: ["mcp", "run", "mcp-notes", "notes", "--home", home],
+    });
     const back = (await jobs())[0]!;
     expect(Date.parse(back.nextFire)).toBeGreaterThan(Date.now());
     expect(back.history).toHaveLength(before);
@@ -332,7 +405,8 @@ describe("app MCP servers and scheduled jobs", () => {
     expect(file.mcpServers["owner-tool"]).toEqual(OWNER_ENTRIES["owner-tool"]);
     expect(file.mcpServers["mcp-notes:custom"]).toEqual(OWNER_ENTRIES["mcp-notes:custom"]);
     const events = await gw.fetch("/api/security/events?kind=app_uninstalled");
-    const rows = ((await events.json()) as { events: Array<{ subject: string; detail: Record<string, unknown> }> }).events;
+    const rows = ((await events.json()) as { events: Array<{ subject: string; detail: Record<string, unknown> }> })
+      .events;
     expect(rows.find((r) => r.subject === "mcp-notes")?.detail).toMatchObject({ jobs_removed: 1 });
     const refused = await cli(["mcp", "run", "mcp-notes", "notes"]);
     expect(refused.code).toBe(3);
@@ -351,14 +425,20 @@ describe("app MCP servers and scheduled jobs", () => {
       const online = join(root, "mcp-online");
       cpSync(fixture, online, { recursive: true });
       const onlineManifest = JSON.parse(readFileSync(join(online, "app.json"), "utf8"));
-      Object.assign(onlineManifest, { name: "mcp-online", permissions: { ...onlineManifest.permissions, network: ["127.0.0.2:*"] } });
+      Object.assign(onlineManifest, {
+        name: "mcp-online",
+        permissions: { ...onlineManifest.permissions, network: ["127.0.0.2:*"] },
+      });
       writeFileSync(join(online, "app.json"), JSON.stringify(onlineManifest));
       await install(home, online, { HOME: ownerHome });
       const { client } = await connect("mcp-online:notes");
       try {
         const allowed = JSON.parse(await callText(client, "fetch_text", { url: `http://127.0.0.2:${port}/granted` }));
         expect(allowed).toEqual({ status: 200, body: "upstream saw /granted" });
-        const refused = await client.callTool({ name: "fetch_text", arguments: { url: `http://127.0.0.3:${port}/not-granted` } });
+        const refused = await client.callTool({
+          name: "fetch_text",
+          arguments: { url: `http://127.0.0.3:${port}/not-granted` },
+        });
         // The broker answers for a host outside the grant; the upstream never sees the request.
         expect(JSON.stringify(refused.content)).not.toContain("upstream saw");
       } finally {
@@ -373,7 +453,10 @@ describe("app MCP servers and scheduled jobs", () => {
       if ((await gw.fetch("/api/apps/mcp-notes")).status === 404) await install(home, fixture, { HOME: ownerHome });
       const offline = await connect("mcp-notes:notes");
       try {
-        const result = await offline.client.callTool({ name: "fetch_text", arguments: { url: `http://127.0.0.2:${port}/no-grant` } });
+        const result = await offline.client.callTool({
+          name: "fetch_text",
+          arguments: { url: `http://127.0.0.2:${port}/no-grant` },
+        });
         expect(result.isError).toBe(true);
       } finally {
         await offline.client.close();
@@ -396,26 +479,38 @@ describe("app MCP servers and scheduled jobs", () => {
     // Down for a week: one fire, not seven.
     const caughtUp = (await jobs(due + 7 * 24 * 3600_000 + 1_000))[0]!;
     expect(caughtUp.history.length - before!.history.length).toBe(1);
-    expect(caughtUp.history[0]).toMatchObject({ outcome: "ok", status: 200, scheduledFor: new Date(due).toISOString() });
+    expect(caughtUp.history[0]).toMatchObject({
+      outcome: "ok",
+      status: 200,
+      scheduledFor: new Date(due).toISOString(),
+    });
   });
 
-  it("without the injectable clock, the Durable Object's alarm fires a job on its schedule", { timeout: 120_000 }, async () => {
-    // The same app every minute, under another name: the real clock and the real alarm.
-    const ticker = join(root, "mcp-ticker");
-    cpSync(fixture, ticker, { recursive: true });
-    const tickerManifest = JSON.parse(readFileSync(join(ticker, "app.json"), "utf8"));
-    Object.assign(tickerManifest, { name: "mcp-ticker", crons: [{ name: "tick", schedule: "* * * * *", route: "/jobs/tick", timeoutSeconds: 10 }] });
-    writeFileSync(join(ticker, "app.json"), JSON.stringify(tickerManifest));
-    await install(home, ticker, { HOME: ownerHome });
-    await waitForRow(gw, "mcp-ticker", (row) => row.healthy);
-    const deadline = Date.now() + 90_000;
-    let history: Array<Record<string, unknown>> = [];
-    while (Date.now() < deadline) {
-      const answer = await gw.fetch("/api/apps/mcp-ticker/jobs");
-      history = ((await answer.json()) as { jobs: Array<{ history: Array<Record<string, unknown>> }> }).jobs[0]!.history;
-      if (history.length > 0) break;
-      await new Promise((r) => setTimeout(r, 1000));
-    }
-    expect(history[0]).toMatchObject({ outcome: "ok", status: 200 });
-  });
+  it(
+    "without the injectable clock, the Durable Object's alarm fires a job on its schedule",
+    { timeout: 120_000 },
+    async () => {
+      // The same app every minute, under another name: the real clock and the real alarm.
+      const ticker = join(root, "mcp-ticker");
+      cpSync(fixture, ticker, { recursive: true });
+      const tickerManifest = JSON.parse(readFileSync(join(ticker, "app.json"), "utf8"));
+      Object.assign(tickerManifest, {
+        name: "mcp-ticker",
+        crons: [{ name: "tick", schedule: "* * * * *", route: "/jobs/tick", timeoutSeconds: 10 }],
+      });
+      writeFileSync(join(ticker, "app.json"), JSON.stringify(tickerManifest));
+      await install(home, ticker, { HOME: ownerHome });
+      await waitForRow(gw, "mcp-ticker", (row) => row.healthy);
+      const deadline = Date.now() + 90_000;
+      let history: Array<Record<string, unknown>> = [];
+      while (Date.now() < deadline) {
+        const answer = await gw.fetch("/api/apps/mcp-ticker/jobs");
+        history = ((await answer.json()) as { jobs: Array<{ history: Array<Record<string, unknown>> }> }).jobs[0]!
+          .history;
+        if (history.length > 0) break;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+      expect(history[0]).toMatchObject({ outcome: "ok", status: 200 });
+    },
+  );
 });

@@ -10,7 +10,9 @@ async function allRows(gw: RunningGateway): Promise<Array<Record<string, any>>> 
   const rows: Array<Record<string, any>> = [];
   let before: number | null = null;
   for (;;) {
-    const body = await (await gw.fetch(`/api/security/events?limit=500${before ? `&before_seq=${before}` : ""}`)).json();
+    const body = await (
+      await gw.fetch(`/api/security/events?limit=500${before ? `&before_seq=${before}` : ""}`)
+    ).json();
     rows.push(...body.events);
     if (body.next_before_seq === null) return rows;
     before = body.next_before_seq;
@@ -40,7 +42,10 @@ describe("a flood of refused requests", () => {
       Array.from({ length: IN_FLIGHT }, async () => {
         while (next < FLOOD) {
           const i = next++;
-          const response = await gw.fetch(`/api/flood-${i}/x${i}?n=${i}`, { owner: false, headers: { "x-internal-secret": `wrong-${i}`, "x-session-key": "flood" } });
+          const response = await gw.fetch(`/api/flood-${i}/x${i}?n=${i}`, {
+            owner: false,
+            headers: { "x-internal-secret": `wrong-${i}`, "x-session-key": "flood" },
+          });
           await response.arrayBuffer();
           if (response.status === 403) refused += 1;
         }
@@ -50,12 +55,19 @@ describe("a flood of refused requests", () => {
     expect(refused).toBe(FLOOD);
     const after = await allRows(gw);
     const added = after.filter((row) => row.seq > (before[0]?.seq ?? 0));
-    console.log(`flood: ${FLOOD} refusals in ${seconds.toFixed(1)} s (${Math.round(FLOOD / seconds)}/s) added ${added.length} rows`);
+    console.log(
+      `flood: ${FLOOD} refusals in ${seconds.toFixed(1)} s (${Math.round(FLOOD / seconds)}/s) added ${added.length} rows`,
+    );
     expect(added.length).toBeLessThan(100);
     expect(refusalsOf(added, "internal_route_refused")).toBe(FLOOD);
     const counted = added.filter((row) => row.kind === "sel.refusals_counted");
     expect(counted.length).toBeGreaterThan(0);
-    expect(counted[0]!.detail).toMatchObject({ kind: "internal_route_refused", group: "GET unrouted", first_ts: expect.any(String), last_ts: expect.any(String) });
+    expect(counted[0]!.detail).toMatchObject({
+      kind: "internal_route_refused",
+      group: "GET unrouted",
+      first_ts: expect.any(String),
+      last_ts: expect.any(String),
+    });
     // Never a presented credential, even counted.
     expect(JSON.stringify(added)).not.toContain("wrong-1");
     const verify = await runCli(["security", "verify", "--json", "--home", gw.home]);

@@ -3,7 +3,16 @@
 // alone, an attacker who holds the home (current key, signing key, anchor) rewriting the
 // SQLite file, and a second local gateway as witness.
 import { afterAll, describe, expect, it } from "vitest";
-import { copyFileSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -50,9 +59,13 @@ async function rewriteWithCurrentKey(home: string, seq: number): Promise<void> {
   try {
     const { key_hex } = db.prepare("SELECT key_hex FROM chain_key").get() as { key_hex: string };
     const key = await importMacKey(hexToBytes(key_hex));
-    const rows = (db.prepare("SELECT seq, ts, kind, principal, outcome, subject, detail, segment, prev_mac, mac FROM events ORDER BY seq").all() as Array<Record<string, any>>).map(
-      (row) => ({ ...row, detail: JSON.parse(row.detail) }) as StoredRow,
-    );
+    const rows = (
+      db
+        .prepare(
+          "SELECT seq, ts, kind, principal, outcome, subject, detail, segment, prev_mac, mac FROM events ORDER BY seq",
+        )
+        .all() as Array<Record<string, any>>
+    ).map((row) => ({ ...row, detail: JSON.parse(row.detail) }) as StoredRow);
     let prev: string | null = null;
     for (const row of rows) {
       if (row.seq < seq) {
@@ -64,10 +77,18 @@ async function rewriteWithCurrentKey(home: string, seq: number): Promise<void> {
       if (row.kind === "sel.rotated") row.detail.last_mac = row.prev_mac;
       row.mac = (await sealRow(key, row)).mac;
       prev = row.mac;
-      db.prepare("UPDATE events SET subject = ?, detail = ?, prev_mac = ?, mac = ? WHERE seq = ?").run(row.subject, JSON.stringify(row.detail), row.prev_mac, row.mac, row.seq);
+      db.prepare("UPDATE events SET subject = ?, detail = ?, prev_mac = ?, mac = ? WHERE seq = ?").run(
+        row.subject,
+        JSON.stringify(row.detail),
+        row.prev_mac,
+        row.mac,
+        row.seq,
+      );
     }
     const head = rows[rows.length - 1]!;
-    writeFileSync(join(home, "sel_anchor.json"), `${JSON.stringify({ seq: head.seq, mac: head.mac })}\n`, { mode: 0o600 });
+    writeFileSync(join(home, "sel_anchor.json"), `${JSON.stringify({ seq: head.seq, mac: head.mac })}\n`, {
+      mode: 0o600,
+    });
   } finally {
     db.close();
   }
@@ -87,12 +108,24 @@ describe("the seed", () => {
     const seed = seedFromVerificationCode(code)!;
     expect(seed).toMatch(/^[0-9a-f]{64}$/);
     await append(gw, "before_rotation", "x");
-    expect((await gw.fetch("/api/sel/rotate", { method: "POST", body: "{}", headers: { "content-type": "application/json" } })).status).toBe(200);
+    expect(
+      (
+        await gw.fetch("/api/sel/rotate", {
+          method: "POST",
+          body: "{}",
+          headers: { "content-type": "application/json" },
+        })
+      ).status,
+    ).toBe(200);
     await append(gw, "after_rotation", "y");
-    const shown = await runCli(["security", "seed", "--show", "--home", gw.home], { PERSONALCLAW_SEL_SEED_PASSPHRASE: PASSPHRASE });
+    const shown = await runCli(["security", "seed", "--show", "--home", gw.home], {
+      PERSONALCLAW_SEL_SEED_PASSPHRASE: PASSPHRASE,
+    });
     expect(shown).toMatchObject({ code: 0 });
     expect(shown.stdout.trim()).toBe(code);
-    const wrong = await runCli(["security", "seed", "--show", "--home", gw.home], { PERSONALCLAW_SEL_SEED_PASSPHRASE: "guess" });
+    const wrong = await runCli(["security", "seed", "--show", "--home", gw.home], {
+      PERSONALCLAW_SEL_SEED_PASSPHRASE: "guess",
+    });
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain("does not open");
     expect(wrong.stdout).toBe("");
@@ -100,7 +133,10 @@ describe("the seed", () => {
     expect(statSync(join(gw.home, "sel_seed.sealed")).mode & 0o777).toBe(0o600);
     // The seed never left the bridge: no file of the home holds it as hex or bytes.
     const raw = Buffer.from(seed, "hex");
-    const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? walk(join(dir, entry.name)) : [join(dir, entry.name)]));
+    const walk = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+        entry.isDirectory() ? walk(join(dir, entry.name)) : [join(dir, entry.name)],
+      );
     for (const file of walk(gw.home)) {
       const bytes = readFileSync(file);
       expect(bytes.includes(seed), file).toBe(false);
@@ -131,14 +167,34 @@ describe("checkpoints", () => {
     const elsewhere = mkdtempSync(join(tmpdir(), "pc-elsewhere-"));
     copyFileSync(out, join(elsewhere, "cp.txt"));
     copyFileSync(`${out}.pub`, join(elsewhere, "cp.pub"));
-    const verified = await runCli(["security", "verify", "--checkpoint", join(elsewhere, "cp.txt"), "--public-key", join(elsewhere, "cp.pub"), "--json", "--home", gw.home]);
+    const verified = await runCli([
+      "security",
+      "verify",
+      "--checkpoint",
+      join(elsewhere, "cp.txt"),
+      "--public-key",
+      join(elsewhere, "cp.pub"),
+      "--json",
+      "--home",
+      gw.home,
+    ]);
     expect(verified.code).toBe(0);
     expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true, checkpoint: { standing: "extends" } });
 
     const note = readFileSync(out, "utf8");
     const at = note.lastIndexOf(" ") + 10;
     writeFileSync(join(elsewhere, "bad.txt"), note.slice(0, at) + (note[at] === "A" ? "B" : "A") + note.slice(at + 1));
-    const bad = await runCli(["security", "verify", "--checkpoint", join(elsewhere, "bad.txt"), "--public-key", join(elsewhere, "cp.pub"), "--json", "--home", gw.home]);
+    const bad = await runCli([
+      "security",
+      "verify",
+      "--checkpoint",
+      join(elsewhere, "bad.txt"),
+      "--public-key",
+      join(elsewhere, "cp.pub"),
+      "--json",
+      "--home",
+      gw.home,
+    ]);
     expect(bad.code).toBe(1);
     expect(JSON.parse(bad.stdout)).toMatchObject({ ok: false, reason: "checkpoint_signature_invalid" });
   });
@@ -161,7 +217,10 @@ describe("checkpoints", () => {
       expect(checkpoint.code).toBe(1);
       // A root names no single row: the proof says the rows up to the checkpoint's seq are not the ones it signed.
       const signedSeq = Number(readFileSync(out, "utf8").split("\n")[1]);
-      expect(JSON.parse(checkpoint.stdout)).toMatchObject({ ok: false, checkpoint: { standing: "forked", seq: signedSeq, first_bad_seq: signedSeq } });
+      expect(JSON.parse(checkpoint.stdout)).toMatchObject({
+        ok: false,
+        checkpoint: { standing: "forked", seq: signedSeq, first_bad_seq: signedSeq },
+      });
     } finally {
       await again.stop();
     }
@@ -170,7 +229,15 @@ describe("checkpoints", () => {
   it("rows from a past epoch re-MACed with the current key fail verification from the seed", async () => {
     const gw = await started();
     for (let i = 0; i < 3; i++) await append(gw, "app_installed", `app ${i}`);
-    expect((await gw.fetch("/api/sel/rotate", { method: "POST", body: "{}", headers: { "content-type": "application/json" } })).status).toBe(200);
+    expect(
+      (
+        await gw.fetch("/api/sel/rotate", {
+          method: "POST",
+          body: "{}",
+          headers: { "content-type": "application/json" },
+        })
+      ).status,
+    ).toBe(200);
     for (let i = 0; i < 2; i++) await append(gw, "app_removed", `app ${i}`);
     await gw.stop();
     const code = String(gw.ready.sel_verification_code);
@@ -204,10 +271,15 @@ describe("a witness", () => {
     const configured = await runCli(["security", "witness", url, "--json", "--home", origin.home]);
     expect(configured.code).toBe(0);
     const { seq: firstSeq, witness: name } = JSON.parse(configured.stdout);
-    expect(JSON.parse(readFileSync(join(origin.home, "sel_witness.json"), "utf8"))).toMatchObject({ url, witness: name });
+    expect(JSON.parse(readFileSync(join(origin.home, "sel_witness.json"), "utf8"))).toMatchObject({
+      url,
+      witness: name,
+    });
 
     const first = await (await origin.fetch("/api/security/checkpoint")).json();
-    const held = await (await witness.fetch(`/api/security/witness?origin=${encodeURIComponent(first.origin)}`, { owner: false })).json();
+    const held = await (
+      await witness.fetch(`/api/security/witness?origin=${encodeURIComponent(first.origin)}`, { owner: false })
+    ).json();
     expect(held.witnessed.seq).toBeGreaterThanOrEqual(firstSeq);
 
     // A new checkpoint reaches the witness by itself while the gateway runs.
@@ -219,7 +291,9 @@ describe("a witness", () => {
     writeFileSync(`${out}.pub`, second.public_key);
     let report: any = null;
     for (let i = 0; i < 40; i++) {
-      report = JSON.parse((await runCli(["security", "verify", "--checkpoint", out, "--json", "--home", origin.home])).stdout);
+      report = JSON.parse(
+        (await runCli(["security", "verify", "--checkpoint", out, "--json", "--home", origin.home])).stdout,
+      );
       if (report.witnessed.some((w: { seq: number }) => w.seq === second.seq)) break;
       await new Promise((resolve) => setTimeout(resolve, 500));
     }

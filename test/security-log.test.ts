@@ -4,7 +4,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cpSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { errorCode, gatewayPerSuite, makeHome, rawRequest, removeHome, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
+import {
+  errorCode,
+  gatewayPerSuite,
+  makeHome,
+  rawRequest,
+  removeHome,
+  runCli,
+  startGateway,
+  type RunningGateway,
+} from "./helpers/gateway";
 
 function logDatabase(home: string): Database.Database {
   const dir = join(home, "state", "personalclaw-security-log");
@@ -32,7 +41,12 @@ describe("the security log of a running gateway", () => {
 
   it("keeps rows from the worker and from the bridge in order with a gapless seq, and verifies", async () => {
     await rawRequest(gw.port, { path: "/api/status", headers: { host: `evil.example:${gw.port}` } });
-    const appended = await internalAppend(gw, { kind: "bridge_probe", principal: "internal:bridge", outcome: "info", subject: "probe" });
+    const appended = await internalAppend(gw, {
+      kind: "bridge_probe",
+      principal: "internal:bridge",
+      outcome: "info",
+      subject: "probe",
+    });
     expect(appended.status).toBe(200);
     await rawRequest(gw.port, { path: "/api/status", headers: { host: `other.example:${gw.port}` } });
     const events = (await allEvents(gw)).reverse();
@@ -55,7 +69,11 @@ describe("the security log of a running gateway", () => {
   });
 
   it("refuses a caller-forged sel.* row", async () => {
-    const forged = await internalAppend(gw, { kind: "sel.segment_removed", principal: "internal:bridge", outcome: "info" });
+    const forged = await internalAppend(gw, {
+      kind: "sel.segment_removed",
+      principal: "internal:bridge",
+      outcome: "info",
+    });
     expect(forged.status).toBe(400);
   });
 
@@ -63,13 +81,29 @@ describe("the security log of a running gateway", () => {
     const cookie = "AAAAAAAAAAAAAAAA.BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB";
     const bearer = "CCCCCCCCCCCCCCCC.DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD";
     const internal = "e".repeat(64);
-    await rawRequest(gw.port, { path: "/api/status", headers: { host: `evil.example:${gw.port}`, cookie: `pc_token_${gw.port}=${cookie}`, authorization: `Bearer ${bearer}` } });
-    await gw.fetch("/api/status", { owner: false, headers: { "x-internal-secret": internal, "x-session-key": "probe" } });
+    await rawRequest(gw.port, {
+      path: "/api/status",
+      headers: {
+        host: `evil.example:${gw.port}`,
+        cookie: `pc_token_${gw.port}=${cookie}`,
+        authorization: `Bearer ${bearer}`,
+      },
+    });
+    await gw.fetch("/api/status", {
+      owner: false,
+      headers: { "x-internal-secret": internal, "x-session-key": "probe" },
+    });
     await gw.fetch(`/api/auth/sessions?token=${bearer}`, { owner: false });
     await gw.fetch("/api/status", { headers: { authorization: `Bearer ${bearer}` } });
     const dump = JSON.stringify(await allEvents(gw));
     expect(dump).toContain("internal_secret_invalid");
-    for (const value of [cookie, bearer, internal, gw.token, readFileSync(join(gw.home, ".local_secret"), "utf8").trim()]) {
+    for (const value of [
+      cookie,
+      bearer,
+      internal,
+      gw.token,
+      readFileSync(join(gw.home, ".local_secret"), "utf8").trim(),
+    ]) {
       expect(dump).not.toContain(value);
       expect(dump).not.toContain(value.slice(value.indexOf(".") + 1));
     }
@@ -84,7 +118,11 @@ describe("the security log of a running gateway", () => {
   });
 
   it("rotates on demand into a sealed segment and a new chain that still verifies end to end", async () => {
-    const rotated = await gw.fetch("/api/sel/rotate", { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+    const rotated = await gw.fetch("/api/sel/rotate", {
+      method: "POST",
+      body: "{}",
+      headers: { "content-type": "application/json" },
+    });
     expect(rotated.status).toBe(200);
     await internalAppend(gw, { kind: "after_rotation", principal: "internal:bridge", outcome: "info" });
     const events = await allEvents(gw);
@@ -169,7 +207,9 @@ describe("tampering with the stored log", () => {
   }
 
   it("reports the edited row when a row's detail is changed in storage", async () => {
-    const result = await verifyAfter((db) => db.prepare("UPDATE events SET detail = ? WHERE seq = 4").run('{"host":"innocent.example"}'));
+    const result = await verifyAfter((db) =>
+      db.prepare("UPDATE events SET detail = ? WHERE seq = 4").run('{"host":"innocent.example"}'),
+    );
     expect(result).toMatchObject({ ok: false, first_bad_seq: 4, exit: 1 });
   });
 
@@ -190,9 +230,9 @@ describe("tampering with the stored log", () => {
   it("reports an inserted row", async () => {
     const result = await verifyAfter((db) => {
       const last = db.prepare("SELECT * FROM events ORDER BY seq DESC LIMIT 1").get() as Record<string, unknown>;
-      db.prepare("INSERT INTO events (seq, ts, kind, principal, outcome, subject, detail, segment, prev_mac, mac, bytes) VALUES (?, ?, 'app_installed', 'owner', 'allowed', 'x', '{}', ?, ?, ?, 10)").run(
-        Number(last.seq) + 1, last.ts, last.segment, last.mac, "a".repeat(64),
-      );
+      db.prepare(
+        "INSERT INTO events (seq, ts, kind, principal, outcome, subject, detail, segment, prev_mac, mac, bytes) VALUES (?, ?, 'app_installed', 'owner', 'allowed', 'x', '{}', ?, ?, ?, 10)",
+      ).run(Number(last.seq) + 1, last.ts, last.segment, last.mac, "a".repeat(64));
     });
     expect(result).toMatchObject({ ok: false, first_bad_seq: rows + 1 });
   });

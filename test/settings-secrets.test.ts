@@ -10,7 +10,15 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, sta
 import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cliPath, errorCode, gatewayPerSuite, makeHome, rawRequest, repoRoot, type RunningGateway } from "./helpers/gateway";
+import {
+  cliPath,
+  errorCode,
+  gatewayPerSuite,
+  makeHome,
+  rawRequest,
+  repoRoot,
+  type RunningGateway,
+} from "./helpers/gateway";
 import { getFromBackend, install, waitForRow } from "./helpers/backends";
 
 const json = { "content-type": "application/json" };
@@ -25,7 +33,11 @@ const configOf = (gw: RunningGateway) => {
 };
 
 function patch(gw: RunningGateway, body: unknown, headers: Record<string, string> = {}) {
-  return gw.fetch("/api/config/personalclaw", { method: "PATCH", headers: { ...json, ...headers }, body: JSON.stringify(body) });
+  return gw.fetch("/api/config/personalclaw", {
+    method: "PATCH",
+    headers: { ...json, ...headers },
+    body: JSON.stringify(body),
+  });
 }
 
 async function settings(gw: RunningGateway, headers: Record<string, string> = {}): Promise<any> {
@@ -79,7 +91,18 @@ describe("owner settings", () => {
     expect(doc.config.sandbox.mode).toBe("on");
     expect(Object.keys(doc.revisions).sort()).toEqual(["sandbox.env_passthrough", "sandbox.network_all"]);
     const paths = doc.schema.map((s: any) => s.path);
-    expect(paths).toEqual(expect.arrayContaining(["auth.session_ttl", "sandbox.mode", "sandbox.env_passthrough", "sandbox.network_all", "sandbox.limits.processes", "logs.security_retention_days", "proxy.response_timeout_s", "gateway.bind_host"]));
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        "auth.session_ttl",
+        "sandbox.mode",
+        "sandbox.env_passthrough",
+        "sandbox.network_all",
+        "sandbox.limits.processes",
+        "logs.security_retention_days",
+        "proxy.response_timeout_s",
+        "gateway.bind_host",
+      ]),
+    );
     const ttl = doc.schema.find((s: any) => s.path === "auth.session_ttl");
     expect(ttl).toMatchObject({ type: "integer", max: 90 * 86_400, security: true, default: 30 * 86_400 });
     expect(ttl.meaning.length).toBeGreaterThan(20);
@@ -95,7 +118,11 @@ describe("owner settings", () => {
 
   it("a whole list written over a stale revision answers 409 and writes nothing; without a revision 428", async () => {
     const before = configOf(gw);
-    const stale = await patch(gw, { path: "sandbox.env_passthrough", value: ["MY_TOOL_HOME"], confirm: true }, { "if-match": '"0123456789abcdef01234567"' });
+    const stale = await patch(
+      gw,
+      { path: "sandbox.env_passthrough", value: ["MY_TOOL_HOME"], confirm: true },
+      { "if-match": '"0123456789abcdef01234567"' },
+    );
     expect(stale.status).toBe(409);
     expect(await errorCode(stale)).toBe("stale_write");
     expect(configOf(gw)).toBe(before);
@@ -104,14 +131,22 @@ describe("owner settings", () => {
     expect(configOf(gw)).toBe(before);
 
     const { revisions } = await settings(gw);
-    const fresh = await patch(gw, { path: "sandbox.env_passthrough", value: ["MY_TOOL_HOME"], confirm: true }, { "if-match": `"${revisions["sandbox.env_passthrough"]}"` });
+    const fresh = await patch(
+      gw,
+      { path: "sandbox.env_passthrough", value: ["MY_TOOL_HOME"], confirm: true },
+      { "if-match": `"${revisions["sandbox.env_passthrough"]}"` },
+    );
     expect(fresh.status).toBe(200);
     const answer = await fresh.json();
     expect(answer.value).toEqual(["MY_TOOL_HOME"]);
     expect(answer.revision).not.toBe(revisions["sandbox.env_passthrough"]);
     expect(JSON.parse(configOf(gw)!).sandbox.env_passthrough).toEqual(["MY_TOOL_HOME"]);
     // The revision that was current a moment ago is stale now.
-    const again = await patch(gw, { path: "sandbox.env_passthrough", value: [] }, { "if-match": `"${revisions["sandbox.env_passthrough"]}"` });
+    const again = await patch(
+      gw,
+      { path: "sandbox.env_passthrough", value: [] },
+      { "if-match": `"${revisions["sandbox.env_passthrough"]}"` },
+    );
     expect(again.status).toBe(409);
     expect(JSON.parse(configOf(gw)!).sandbox.env_passthrough).toEqual(["MY_TOOL_HOME"]);
   });
@@ -121,8 +156,15 @@ describe("owner settings", () => {
     const refused = await patch(gw, { path: "sandbox.network_all", add: "egress-probe" });
     expect(refused.status).toBe(400);
     const body = await refused.json();
-    expect(body.error).toMatchObject({ code: "confirmation_required", detail: { field: "sandbox.network_all", consent: "network_all_add", change: "none → egress-probe" } });
-    const asked = await patch(gw, { path: "sandbox.network_all", add: "egress-probe" }, { "x-personalclaw-consent": "ask" });
+    expect(body.error).toMatchObject({
+      code: "confirmation_required",
+      detail: { field: "sandbox.network_all", consent: "network_all_add", change: "none → egress-probe" },
+    });
+    const asked = await patch(
+      gw,
+      { path: "sandbox.network_all", add: "egress-probe" },
+      { "x-personalclaw-consent": "ask" },
+    );
     expect(asked.status).toBe(200);
     expect(asked.headers.get("x-personalclaw-consent-asked")).toBe("1");
     expect(await asked.json()).toEqual(body);
@@ -136,8 +178,13 @@ describe("owner settings", () => {
     const removed = await patch(gw, { path: "sandbox.network_all", remove: "egress-probe" });
     expect(removed.status).toBe(200);
     expect(JSON.parse(configOf(gw)!).sandbox.network_all).toEqual([]);
-    const rows = (await events(gw, "settings.changed")).filter((e) => e.subject === "sandbox.network_all").map((e) => [e.detail.from, e.detail.to, e.detail.loosened]);
-    expect(rows).toEqual([[[ "egress-probe"], [], false], [[], ["egress-probe"], true]]);
+    const rows = (await events(gw, "settings.changed"))
+      .filter((e) => e.subject === "sandbox.network_all")
+      .map((e) => [e.detail.from, e.detail.to, e.detail.loosened]);
+    expect(rows).toEqual([
+      [["egress-probe"], [], false],
+      [[], ["egress-probe"], true],
+    ]);
   });
 
   it("auth.session_ttl above 90 days is refused with a sentence naming the limit; 90 days asks and is written with confirm", async () => {
@@ -162,17 +209,30 @@ describe("owner settings", () => {
   it("a confirmed loosening from a sign-in older than 10 minutes answers 401 fresh_sign_in_required and writes nothing", async () => {
     const before = configOf(gw);
     const later = String(Date.now() + 11 * 60_000);
-    const response = await patch(gw, { path: "sandbox.limits.processes", value: 512, confirm: true }, { "x-test-now": later });
+    const response = await patch(
+      gw,
+      { path: "sandbox.limits.processes", value: 512, confirm: true },
+      { "x-test-now": later },
+    );
     expect(response.status).toBe(401);
     expect(await errorCode(response)).toBe("fresh_sign_in_required");
     expect(configOf(gw)).toBe(before);
     // Tightening needs no presence.
-    expect((await patch(gw, { path: "sandbox.limits.processes", value: 128 }, { "x-test-now": later })).status).toBe(200);
+    expect((await patch(gw, { path: "sandbox.limits.processes", value: 128 }, { "x-test-now": later })).status).toBe(
+      200,
+    );
   });
 
   it("the sandbox alias keeps its answer and the same rule", async () => {
-    const refused = await gw.fetch("/api/settings/sandbox", { method: "PATCH", headers: json, body: JSON.stringify({ mode: "off" }) });
-    expect((await refused.json()).error).toMatchObject({ code: "confirmation_required", detail: { field: "sandbox.mode", change: "On → Off" } });
+    const refused = await gw.fetch("/api/settings/sandbox", {
+      method: "PATCH",
+      headers: json,
+      body: JSON.stringify({ mode: "off" }),
+    });
+    expect((await refused.json()).error).toMatchObject({
+      code: "confirmation_required",
+      detail: { field: "sandbox.mode", change: "On → Off" },
+    });
     const view = await (await gw.fetch("/api/settings/sandbox")).json();
     expect(view.sandbox).toEqual({ mode: "on", processes: 128, memory_mb: 1024 });
   });
@@ -214,7 +274,10 @@ describe("owner settings", () => {
     expect(asked.code).toBe(1);
     expect(asked.stdout + asked.stderr).toContain("1024 MiB → 2048 MiB");
     expect(JSON.parse(configOf(gw)!).sandbox.limits.memory_mb).toBeUndefined();
-    const confirmed = await cliWithInput(["config", "set", "sandbox.limits.memory_mb", "2048", "--confirm", "--home", gw.home], "");
+    const confirmed = await cliWithInput(
+      ["config", "set", "sandbox.limits.memory_mb", "2048", "--confirm", "--home", gw.home],
+      "",
+    );
     expect(confirmed.code, confirmed.stderr).toBe(0);
     expect(JSON.parse(configOf(gw)!).sandbox.limits.memory_mb).toBe(2048);
   });
@@ -226,7 +289,10 @@ describe("settings applied at start", () => {
   const gw = gatewayPerSuite({ home });
 
   it("a browser sign-in lasts auth.session_ttl from config.json", async () => {
-    const opened = await rawRequest(gw.port, { path: `/?token=${gw.token}`, headers: { host: `127.0.0.1:${gw.port}` } });
+    const opened = await rawRequest(gw.port, {
+      path: `/?token=${gw.token}`,
+      headers: { host: `127.0.0.1:${gw.port}` },
+    });
     expect(opened.status).toBe(302);
     const cookies = ([] as string[]).concat(opened.headers["set-cookie"] ?? []);
     expect(cookies.length).toBe(2);
@@ -240,8 +306,19 @@ describe("config grants and secrets", () => {
   it("a manifest that declares a security setting is refused at preview; the review lists settings and secrets", async () => {
     const folder = mkdtempSync(join(tmpdir(), "pc-config-grant-"));
     try {
-      writeFileSync(join(folder, "app.json"), JSON.stringify({ name: "wants-sandbox", version: "1.0.0", permissions: { api: ["/api/config"], config: { read: ["sandbox.mode"] } } }));
-      const refused = await gw.fetch("/api/apps/preview", { method: "POST", headers: json, body: JSON.stringify({ source: folder }) });
+      writeFileSync(
+        join(folder, "app.json"),
+        JSON.stringify({
+          name: "wants-sandbox",
+          version: "1.0.0",
+          permissions: { api: ["/api/config"], config: { read: ["sandbox.mode"] } },
+        }),
+      );
+      const refused = await gw.fetch("/api/apps/preview", {
+        method: "POST",
+        headers: json,
+        body: JSON.stringify({ source: folder }),
+      });
       expect(refused.status).toBe(422);
       const body = await refused.json();
       expect(body.error.code).toBe("manifest_config_security");
@@ -249,7 +326,11 @@ describe("config grants and secrets", () => {
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }
-    const preview = await gw.fetch("/api/apps/preview", { method: "POST", headers: json, body: JSON.stringify({ source: holder }) });
+    const preview = await gw.fetch("/api/apps/preview", {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ source: holder }),
+    });
     expect(preview.status).toBe(200);
     const { review } = await preview.json();
     expect(review.permissions.config).toEqual(["proxy.response_timeout_s", "updates.auto"]);
@@ -276,14 +357,23 @@ describe("config grants and secrets", () => {
     }
     expect(JSON.parse(configOf(gw)!).sandbox).toBeUndefined();
     const refusals = await events(gw, "config_field_not_declared");
-    expect(refusals.map((e) => [e.principal, e.subject])).toEqual(expect.arrayContaining([["app:secret-holder", "sandbox.mode"], ["app:secret-holder", "proxy.response_timeout_s"]]));
+    expect(refusals.map((e) => [e.principal, e.subject])).toEqual(
+      expect.arrayContaining([
+        ["app:secret-holder", "sandbox.mode"],
+        ["app:secret-holder", "proxy.response_timeout_s"],
+      ]),
+    );
     // Secrets are the owner's alone.
     expect((await gw.fetch("/api/secrets", { headers: bearer })).status).toBe(403);
   });
 
   it("reserved names are refused on store and on delete", async () => {
     for (const name of ["PCSECRET_SIGNING", "PCPROJ_X"]) {
-      const put = await gw.fetch(`/api/secrets/${name}`, { method: "PUT", headers: json, body: JSON.stringify({ value: "whatever-value" }) });
+      const put = await gw.fetch(`/api/secrets/${name}`, {
+        method: "PUT",
+        headers: json,
+        body: JSON.stringify({ value: "whatever-value" }),
+      });
       expect(put.status).toBe(400);
       expect(await errorCode(put)).toBe("secret_name_reserved");
       const del = await gw.fetch(`/api/secrets/${name}`, { method: "DELETE", headers: json, body: "{}" });
@@ -292,17 +382,35 @@ describe("config grants and secrets", () => {
   });
 
   it("a secret reaches its app's backend environment and no answer, log line, row or plain file of the home", async () => {
-    const put = await gw.fetch("/api/secrets/WEATHER_API_KEY", { method: "PUT", headers: json, body: JSON.stringify({ value: SECRET }) });
+    const put = await gw.fetch("/api/secrets/WEATHER_API_KEY", {
+      method: "PUT",
+      headers: json,
+      body: JSON.stringify({ value: SECRET }),
+    });
     expect(put.status).toBe(200);
     const putText = await put.text();
     expect(putText).not.toContain(SECRET);
     expect(JSON.parse(putText)).toEqual({ name: "WEATHER_API_KEY", stored: true, replaced: false });
-    const undeclared = await gw.fetch("/api/secrets/WEATHER_API_KEY/assign", { method: "POST", headers: json, body: JSON.stringify({ app: "secret-holder", as: "OTHER_KEY" }) });
+    const undeclared = await gw.fetch("/api/secrets/WEATHER_API_KEY/assign", {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ app: "secret-holder", as: "OTHER_KEY" }),
+    });
     expect(await errorCode(undeclared)).toBe("secret_not_declared");
-    const assigned = await gw.fetch("/api/secrets/WEATHER_API_KEY/assign", { method: "POST", headers: json, body: JSON.stringify({ app: "secret-holder" }) });
+    const assigned = await gw.fetch("/api/secrets/WEATHER_API_KEY/assign", {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ app: "secret-holder" }),
+    });
     expect(assigned.status).toBe(200);
-    expect((await gw.fetch("/api/apps/secret-holder/restart", { method: "POST", headers: json, body: "{}" })).status).toBe(200);
-    const row = (await waitForRow(gw, "secret-holder", (r) => r.healthy && r.lastLines.some((l) => l.includes("my key is"))))!;
+    expect(
+      (await gw.fetch("/api/apps/secret-holder/restart", { method: "POST", headers: json, body: "{}" })).status,
+    ).toBe(200);
+    const row = (await waitForRow(
+      gw,
+      "secret-holder",
+      (r) => r.healthy && r.lastLines.some((l) => l.includes("my key is")),
+    ))!;
     const env = JSON.parse((await getFromBackend(gw.home, row, "/env")).body);
     expect(env).toEqual({ has: true, sha256: createHash("sha256").update(SECRET).digest("hex") });
     // Its own log line is masked by value.
@@ -317,8 +425,15 @@ describe("config grants and secrets", () => {
     ];
     for (const text of answers) expect(text).not.toContain(SECRET);
     const listing = JSON.parse(answers[0]);
-    expect(listing.secrets).toEqual([{ name: "WEATHER_API_KEY", stored: true, used_by: [{ app: "secret-holder", as: "WEATHER_API_KEY" }] }]);
-    expect(listing.declared).toContainEqual({ app: "secret-holder", name: "WEATHER_API_KEY", why: "to ask the weather service for your forecast", assigned: "WEATHER_API_KEY" });
+    expect(listing.secrets).toEqual([
+      { name: "WEATHER_API_KEY", stored: true, used_by: [{ app: "secret-holder", as: "WEATHER_API_KEY" }] },
+    ]);
+    expect(listing.declared).toContainEqual({
+      app: "secret-holder",
+      name: "WEATHER_API_KEY",
+      why: "to ask the weather service for your forecast",
+      assigned: "WEATHER_API_KEY",
+    });
     const kinds = (await events(gw, "secret_stored")).concat(await events(gw, "secret_assigned"));
     expect(kinds.map((e) => e.subject)).toEqual(["WEATHER_API_KEY", "WEATHER_API_KEY"]);
 
@@ -336,9 +451,19 @@ describe("config grants and secrets", () => {
     await install(gw.home, copier);
     expect((await waitForRow(gw, "secret-copier", (r) => r.healthy))?.healthy).toBe(true);
     const slot = join(gw.home, "secrets", "apps", "secret-copier");
-    cpSync(join(gw.home, "secrets", "apps", "secret-holder", "WEATHER_API_KEY.json"), join(slot, "WEATHER_API_KEY.json"), { force: true });
-    expect((await gw.fetch("/api/apps/secret-copier/restart", { method: "POST", headers: json, body: "{}" })).status).toBe(200);
-    const row = (await waitForRow(gw, "secret-copier", (r) => r.healthy && r.lastLines.some((l) => l.includes("my key is"))))!;
+    cpSync(
+      join(gw.home, "secrets", "apps", "secret-holder", "WEATHER_API_KEY.json"),
+      join(slot, "WEATHER_API_KEY.json"),
+      { force: true },
+    );
+    expect(
+      (await gw.fetch("/api/apps/secret-copier/restart", { method: "POST", headers: json, body: "{}" })).status,
+    ).toBe(200);
+    const row = (await waitForRow(
+      gw,
+      "secret-copier",
+      (r) => r.healthy && r.lastLines.some((l) => l.includes("my key is")),
+    ))!;
     expect(JSON.parse((await getFromBackend(gw.home, row, "/env")).body)).toEqual({ has: false, sha256: null });
     const refused = await events(gw, "secret_binding_refused");
     expect(refused.map((e) => [e.subject, e.detail.name])).toContainEqual(["secret-copier", "WEATHER_API_KEY"]);
@@ -352,15 +477,29 @@ describe("config grants and secrets", () => {
     writeFileSync(join(folder, "app.json"), JSON.stringify({ ...manifest, version: "0.2.0" }));
     const before = readFileSync(join(gw.home, "secrets", "apps", "secret-holder", "WEATHER_API_KEY.json"), "utf8");
     try {
-      const updated = await cliWithInput(["apps", "update", "secret-holder", folder, "--yes", "--json", "--home", gw.home], "");
+      const updated = await cliWithInput(
+        ["apps", "update", "secret-holder", folder, "--yes", "--json", "--home", gw.home],
+        "",
+      );
       expect(updated.code, updated.stderr + updated.stdout).toBe(0);
     } finally {
       rmSync(join(folder, ".."), { recursive: true, force: true });
     }
-    expect(readFileSync(join(gw.home, "secrets", "apps", "secret-holder", "WEATHER_API_KEY.json"), "utf8")).not.toBe(before);
-    expect((await gw.fetch("/api/apps/secret-holder/restart", { method: "POST", headers: json, body: "{}" })).status).toBe(200);
-    const row = (await waitForRow(gw, "secret-holder", (r) => r.healthy && r.lastLines.some((l) => l.includes("my key is"))))!;
-    expect(JSON.parse((await getFromBackend(gw.home, row, "/env")).body)).toEqual({ has: true, sha256: createHash("sha256").update(SECRET).digest("hex") });
+    expect(readFileSync(join(gw.home, "secrets", "apps", "secret-holder", "WEATHER_API_KEY.json"), "utf8")).not.toBe(
+      before,
+    );
+    expect(
+      (await gw.fetch("/api/apps/secret-holder/restart", { method: "POST", headers: json, body: "{}" })).status,
+    ).toBe(200);
+    const row = (await waitForRow(
+      gw,
+      "secret-holder",
+      (r) => r.healthy && r.lastLines.some((l) => l.includes("my key is")),
+    ))!;
+    expect(JSON.parse((await getFromBackend(gw.home, row, "/env")).body)).toEqual({
+      has: true,
+      sha256: createHash("sha256").update(SECRET).digest("hex"),
+    });
     expect(filesHolding(gw.home, SECRET)).toEqual([]);
   });
 
@@ -372,18 +511,32 @@ describe("config grants and secrets", () => {
     expect(list.code).toBe(0);
     expect(list.stdout).not.toContain(SECOND);
     expect(JSON.parse(list.stdout).secrets.map((s: any) => s.name)).toEqual(["SECOND_KEY", "WEATHER_API_KEY"]);
-    const assign = await cliWithInput(["secrets", "assign", "SECOND_KEY", "secret-holder", "--as", "WEATHER_API_KEY", "--home", gw.home], "");
+    const assign = await cliWithInput(
+      ["secrets", "assign", "SECOND_KEY", "secret-holder", "--as", "WEATHER_API_KEY", "--home", gw.home],
+      "",
+    );
     expect(assign.code, assign.stderr + assign.stdout).toBe(0);
     const del = await cliWithInput(["secrets", "delete", "WEATHER_API_KEY", "--home", gw.home], "");
     expect(del.code, del.stderr).toBe(0);
     const after = JSON.parse((await cliWithInput(["secrets", "list", "--json", "--home", gw.home], "")).stdout);
-    expect(after.secrets).toEqual([{ name: "SECOND_KEY", stored: true, used_by: [{ app: "secret-holder", as: "WEATHER_API_KEY" }] }]);
+    expect(after.secrets).toEqual([
+      { name: "SECOND_KEY", stored: true, used_by: [{ app: "secret-holder", as: "WEATHER_API_KEY" }] },
+    ]);
     expect(existsSync(join(gw.home, "secrets", "apps", "secret-copier", "WEATHER_API_KEY.json"))).toBe(false);
     expect(filesHolding(gw.home, SECOND)).toEqual([]);
   });
 });
 
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const BROWSER_SECRET = "browser-typed-Qw8Er4Ty6Ui2";
 
 describe("Settings and Secrets in the dashboard (Chromium)", () => {
@@ -399,7 +552,11 @@ describe("Settings and Secrets in the dashboard (Chromium)", () => {
     page.on("pageerror", (error) => problems.push(error.message));
     page.on("console", (m) => {
       // Non-2xx API answers are logged by Chromium itself; the page shows each one.
-      if (m.type() === "error" && !/Failed to load resource: the server responded with a status of 4\d\d/.test(m.text())) problems.push(m.text());
+      if (
+        m.type() === "error" &&
+        !/Failed to load resource: the server responded with a status of 4\d\d/.test(m.text())
+      )
+        problems.push(m.text());
     });
   });
   afterAll(async () => {
@@ -412,7 +569,9 @@ describe("Settings and Secrets in the dashboard (Chromium)", () => {
     await row.waitFor();
     const doc = await settings(gw);
     for (const spec of doc.schema) {
-      await expect(page.locator(`#settings tr[data-setting="${spec.path}"] .setting-meaning`).textContent()).resolves.toContain(spec.meaning);
+      await expect(
+        page.locator(`#settings tr[data-setting="${spec.path}"] .setting-meaning`).textContent(),
+      ).resolves.toContain(spec.meaning);
     }
     await row.locator("input").fill("4096");
     await row.getByRole("button", { name: "Save" }).click();
@@ -424,12 +583,16 @@ describe("Settings and Secrets in the dashboard (Chromium)", () => {
     await row.locator("input").fill("4096");
     await row.getByRole("button", { name: "Save" }).click();
     await dialog.locator('[data-consent="allow"]').click();
-    await page.locator('#settings tr[data-setting="sandbox.limits.memory_mb"] [data-value]', { hasText: "4096 MiB" }).waitFor();
+    await page
+      .locator('#settings tr[data-setting="sandbox.limits.memory_mb"] [data-value]', { hasText: "4096 MiB" })
+      .waitFor();
     expect(JSON.parse(configOf(gw)!).sandbox.limits.memory_mb).toBe(4096);
     // Tightening saves with no dialog.
     await row.locator("input").fill("512");
     await row.getByRole("button", { name: "Save" }).click();
-    await page.locator('#settings tr[data-setting="sandbox.limits.memory_mb"] [data-value]', { hasText: "512 MiB" }).waitFor();
+    await page
+      .locator('#settings tr[data-setting="sandbox.limits.memory_mb"] [data-value]', { hasText: "512 MiB" })
+      .waitFor();
     expect(await page.locator(".consent-dialog").count()).toBe(0);
   });
 
@@ -444,10 +607,13 @@ describe("Settings and Secrets in the dashboard (Chromium)", () => {
     expect(await page.locator("#secret-value").inputValue()).toBe("");
     const declared = page.locator('#secrets tr[data-declared="secret-holder:WEATHER_API_KEY"]');
     await declared.getByRole("button", { name: "Assign" }).click();
-    await page.locator('#secrets tr[data-secret="WEATHER_API_KEY"] [data-used-by]', { hasText: "secret-holder" }).waitFor();
+    await page
+      .locator('#secrets tr[data-secret="WEATHER_API_KEY"] [data-used-by]', { hasText: "secret-holder" })
+      .waitFor();
     await page.reload();
     await page.locator('#secrets tr[data-secret="WEATHER_API_KEY"]').waitFor();
-    for (const input of await page.locator('#secrets input[type="password"]').all()) expect(await input.inputValue()).toBe("");
+    for (const input of await page.locator('#secrets input[type="password"]').all())
+      expect(await input.inputValue()).toBe("");
     expect(await page.content()).not.toContain(BROWSER_SECRET);
     expect(filesHolding(gw.home, BROWSER_SECRET)).toEqual([]);
     expect(problems).toEqual([]);

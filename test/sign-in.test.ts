@@ -14,24 +14,48 @@ function localSecret(gw: RunningGateway): string {
 }
 
 async function mint(gw: RunningGateway, ttl = "7d"): Promise<string> {
-  const response = await gw.fetch(`/api/token/local?ttl=${ttl}`, { owner: false, headers: { "x-internal-secret": localSecret(gw), "x-session-key": "test", "x-local-secret": localSecret(gw) } });
+  const response = await gw.fetch(`/api/token/local?ttl=${ttl}`, {
+    owner: false,
+    headers: { "x-internal-secret": localSecret(gw), "x-session-key": "test", "x-local-secret": localSecret(gw) },
+  });
   expect(response.status).toBe(200);
   return (await response.json()).token;
 }
 
 /** Opens a sign-in link from `address`; returns the status, the cookie it set and the body. */
-async function openLink(gw: RunningGateway, token: string, opts: { address?: string; now?: number; path?: string } = {}) {
-  const answer = await rawRequestFrom(gw.port, opts.address ?? "127.0.0.1", `${opts.path ?? "/"}?token=${token}`, opts.now);
+async function openLink(
+  gw: RunningGateway,
+  token: string,
+  opts: { address?: string; now?: number; path?: string } = {},
+) {
+  const answer = await rawRequestFrom(
+    gw.port,
+    opts.address ?? "127.0.0.1",
+    `${opts.path ?? "/"}?token=${token}`,
+    opts.now,
+  );
   const setCookies = ([] as string[]).concat(answer.headers["set-cookie"] ?? []);
   const setCookie = setCookies[0] ?? null;
   return { ...answer, setCookie, setCookies, cookie: setCookie ? setCookie.split(";")[0] : null };
 }
 
-function rawRequestFrom(port: number, address: string, path: string, now?: number, headers: Record<string, string> = {}) {
+function rawRequestFrom(
+  port: number,
+  address: string,
+  path: string,
+  now?: number,
+  headers: Record<string, string> = {},
+) {
   return new Promise<{ status: number; headers: Record<string, any>; body: string }>((resolvePromise, reject) => {
     import("node:http").then(({ request }) => {
       const req = request(
-        { host: "127.0.0.1", port, path, localAddress: address, headers: { host: `127.0.0.1:${port}`, ...(now ? { "x-test-now": String(now) } : {}), ...headers } },
+        {
+          host: "127.0.0.1",
+          port,
+          path,
+          localAddress: address,
+          headers: { host: `127.0.0.1:${port}`, ...(now ? { "x-test-now": String(now) } : {}), ...headers },
+        },
         (res) => {
           let body = "";
           res.on("data", (c) => (body += c));
@@ -45,7 +69,10 @@ function rawRequestFrom(port: number, address: string, path: string, now?: numbe
 }
 
 async function withCookie(gw: RunningGateway, cookie: string, path = "/api/status", now?: number) {
-  const response = await gw.fetch(path, { owner: false, headers: { cookie, ...(now ? { "x-test-now": String(now) } : {}) } });
+  const response = await gw.fetch(path, {
+    owner: false,
+    headers: { cookie, ...(now ? { "x-test-now": String(now) } : {}) },
+  });
   return { status: response.status, headers: response.headers, body: await response.json() };
 }
 
@@ -72,8 +99,12 @@ describe("sign-in of a running gateway", () => {
     expect(opened.headers["referrer-policy"]).toBe("no-referrer");
     // The __Host- copy (Secure, Path=/, no Domain: no sibling port can plant a copy that shadows it) and the fallback.
     expect(opened.setCookies).toHaveLength(2);
-    expect(opened.setCookies[0]).toMatch(new RegExp(`^__Host-pc_token_${gw.port}=[^;]+; Secure; HttpOnly; SameSite=Lax; Path=/; Max-Age=\\d+$`));
-    expect(opened.setCookies[1]).toMatch(new RegExp(`^pc_token_${gw.port}=[^;]+; HttpOnly; SameSite=Lax; Path=/; Max-Age=\\d+$`));
+    expect(opened.setCookies[0]).toMatch(
+      new RegExp(`^__Host-pc_token_${gw.port}=[^;]+; Secure; HttpOnly; SameSite=Lax; Path=/; Max-Age=\\d+$`),
+    );
+    expect(opened.setCookies[1]).toMatch(
+      new RegExp(`^pc_token_${gw.port}=[^;]+; HttpOnly; SameSite=Lax; Path=/; Max-Age=\\d+$`),
+    );
     expect(opened.setCookies[0].split(";")[0].split("=")[1]).toBe(opened.setCookies[1].split(";")[0].split("=")[1]);
     for (const cookie of opened.setCookies) {
       expect(cookie).not.toMatch(/Domain=/i);
@@ -124,7 +155,10 @@ describe("sign-in of a running gateway", () => {
   it("answers a garbage cookie and a token signed by another key exactly like no credential", async () => {
     const none = await withCookie(gw, "unrelated=1");
     const garbage = await withCookie(gw, `pc_token_${gw.port}=garbage`);
-    const foreign = await withCookie(gw, `pc_token_${gw.port}=AAAAAAAAAAAAAAAA.BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB`);
+    const foreign = await withCookie(
+      gw,
+      `pc_token_${gw.port}=AAAAAAAAAAAAAAAA.BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB`,
+    );
     for (const answer of [none, garbage, foreign]) {
       expect(answer.status).toBe(403);
       expect(answer.body).toEqual(none.body);
@@ -157,7 +191,9 @@ describe("sign-in of a running gateway", () => {
   it("refuses two different owner tokens in the header and ?token= with auth_credential_conflict", async () => {
     const other = await mint(gw);
     seenTokens.push(other);
-    const response = await rawRequestFrom(gw.port, "127.0.0.1", `/api/status?token=${other}`, undefined, { authorization: `Bearer ${gw.token}` });
+    const response = await rawRequestFrom(gw.port, "127.0.0.1", `/api/status?token=${other}`, undefined, {
+      authorization: `Bearer ${gw.token}`,
+    });
     answers.push(response.body);
     expect(response.status).toBe(403);
     expect(JSON.parse(response.body).error.code).toBe("auth_credential_conflict");
@@ -166,32 +202,68 @@ describe("sign-in of a running gateway", () => {
   it("signs out this session, another one, all others and everywhere, each with its reason", async () => {
     const open = async () => (await openLink(gw, await mint(gw))).cookie!;
     const [a, b, c] = [await open(), await open(), await open()];
-    const logout = await gw.fetch("/api/auth/logout", { method: "POST", owner: false, headers: { cookie: a, "content-type": "application/json" }, body: "{}" });
+    const logout = await gw.fetch("/api/auth/logout", {
+      method: "POST",
+      owner: false,
+      headers: { cookie: a, "content-type": "application/json" },
+      body: "{}",
+    });
     expect(logout.status).toBe(200);
     expect(logout.headers.get("set-cookie")).toMatch(/Max-Age=0/);
-    expect(logout.headers.getSetCookie().map((c) => c.split("=")[0])).toEqual([`__Host-pc_token_${gw.port}`, `pc_token_${gw.port}`]);
+    expect(logout.headers.getSetCookie().map((c) => c.split("=")[0])).toEqual([
+      `__Host-pc_token_${gw.port}`,
+      `pc_token_${gw.port}`,
+    ]);
     for (const cookie of logout.headers.getSetCookie()) expect(cookie).toMatch(/^[^=]+=; .*Max-Age=0$/);
-    expect((await withCookie(gw, a)).body.error).toMatchObject({ code: "session_signed_out", detail: { reason: "signed_out" } });
+    expect((await withCookie(gw, a)).body.error).toMatchObject({
+      code: "session_signed_out",
+      detail: { reason: "signed_out" },
+    });
 
-    const sessions = (await (await gw.fetch("/api/auth/sessions", { owner: false, headers: { cookie: c } })).json()).sessions;
+    const sessions = (await (await gw.fetch("/api/auth/sessions", { owner: false, headers: { cookie: c } })).json())
+      .sessions;
     expect(JSON.stringify(sessions)).not.toMatch(/secret|hash/);
     const current = sessions.find((s: { current: boolean }) => s.current);
     expect(current.kind).toBe("browser");
     const bId = b.split("=")[1].split(".")[0];
-    await gw.fetch(`/api/auth/sessions/${bId}/signout`, { method: "POST", owner: false, headers: { cookie: c, "content-type": "application/json" }, body: "{}" });
-    expect((await withCookie(gw, b)).body.error).toMatchObject({ code: "session_signed_out", detail: { reason: "signed_out_elsewhere" } });
+    await gw.fetch(`/api/auth/sessions/${bId}/signout`, {
+      method: "POST",
+      owner: false,
+      headers: { cookie: c, "content-type": "application/json" },
+      body: "{}",
+    });
+    expect((await withCookie(gw, b)).body.error).toMatchObject({
+      code: "session_signed_out",
+      detail: { reason: "signed_out_elsewhere" },
+    });
 
     const d = await open();
-    await gw.fetch("/api/auth/signout-others", { method: "POST", owner: false, headers: { cookie: c, "content-type": "application/json" }, body: "{}" });
-    expect((await withCookie(gw, d)).body.error).toMatchObject({ code: "session_signed_out", detail: { reason: "signed_out_others" } });
+    await gw.fetch("/api/auth/signout-others", {
+      method: "POST",
+      owner: false,
+      headers: { cookie: c, "content-type": "application/json" },
+      body: "{}",
+    });
+    expect((await withCookie(gw, d)).body.error).toMatchObject({
+      code: "session_signed_out",
+      detail: { reason: "signed_out_others" },
+    });
     expect((await withCookie(gw, c)).status).toBe(200);
     // The startup token was one of the others: it no longer authorizes.
     expect((await gw.fetch("/api/status")).status).toBe(403);
 
-    await gw.fetch("/api/auth/signout-everywhere", { method: "POST", owner: false, headers: { cookie: c, "content-type": "application/json" }, body: "{}" });
+    await gw.fetch("/api/auth/signout-everywhere", {
+      method: "POST",
+      owner: false,
+      headers: { cookie: c, "content-type": "application/json" },
+      body: "{}",
+    });
     const everywhere = await withCookie(gw, c);
     answers.push(JSON.stringify(everywhere.body));
-    expect(everywhere.body.error).toMatchObject({ code: "session_signed_out", detail: { reason: "signed_out_everywhere" } });
+    expect(everywhere.body.error).toMatchObject({
+      code: "session_signed_out",
+      detail: { reason: "signed_out_everywhere" },
+    });
     // Remembered for a week; after that the end reads as `ended`.
     const muchLater = await withCookie(gw, c, "/api/status", Date.now() + 8 * 24 * HOUR);
     expect(muchLater.body.error).toMatchObject({ code: "session_signed_out", detail: { reason: "ended" } });
@@ -202,23 +274,38 @@ describe("sign-in of a running gateway", () => {
     const fresh = await gw.fetch("/api/token/local", { headers: { authorization: `Bearer ${token}` } });
     expect(fresh.status).toBe(200);
     seenTokens.push((await fresh.json()).token);
-    const stale = await gw.fetch("/api/token/local", { headers: { authorization: `Bearer ${token}`, "x-test-now": String(Date.now() + 11 * 60_000) } });
+    const stale = await gw.fetch("/api/token/local", {
+      headers: { authorization: `Bearer ${token}`, "x-test-now": String(Date.now() + 11 * 60_000) },
+    });
     expect(stale.status).toBe(401);
     const body = await stale.json();
     expect(body.error.code).toBe("fresh_sign_in_required");
     expect(body.error.message).toContain("personalclaw token");
-    const wrongSecret = await gw.fetch("/api/token/local", { headers: { authorization: `Bearer ${token}`, "x-local-secret": "0".repeat(64), "x-test-now": String(Date.now() + 11 * 60_000) } });
+    const wrongSecret = await gw.fetch("/api/token/local", {
+      headers: {
+        authorization: `Bearer ${token}`,
+        "x-local-secret": "0".repeat(64),
+        "x-test-now": String(Date.now() + 11 * 60_000),
+      },
+    });
     expect(wrongSecret.status).toBe(401);
   });
 
   it("has security-log rows for sign-ins and sign-outs with reason and issuer, never a token", async () => {
     const token = await mint(gw);
-    const events = (await (await gw.fetch("/api/security/events?limit=500", { headers: { authorization: `Bearer ${token}` } })).json()).events;
+    const events = (
+      await (await gw.fetch("/api/security/events?limit=500", { headers: { authorization: `Bearer ${token}` } })).json()
+    ).events;
     const kinds = new Set(events.map((e: { kind: string }) => e.kind));
     expect(kinds.has("session_signed_in")).toBe(true);
     expect(kinds.has("session_signed_out")).toBe(true);
-    const reasons = new Set(events.filter((e: { kind: string }) => e.kind === "session_signed_out").map((e: { detail: { reason: string } }) => e.detail.reason));
-    for (const reason of ["signed_out", "signed_out_elsewhere", "signed_out_others", "signed_out_everywhere"]) expect(reasons.has(reason)).toBe(true);
+    const reasons = new Set(
+      events
+        .filter((e: { kind: string }) => e.kind === "session_signed_out")
+        .map((e: { detail: { reason: string } }) => e.detail.reason),
+    );
+    for (const reason of ["signed_out", "signed_out_elsewhere", "signed_out_others", "signed_out_everywhere"])
+      expect(reasons.has(reason)).toBe(true);
     expect(events.find((e: { kind: string }) => e.kind === "session_signed_in").detail.issuer).toBeTruthy();
     const dump = JSON.stringify(events) + answers.join("");
     for (const value of seenTokens) {
@@ -242,7 +329,10 @@ describe("limits, rotation, lifetimes and modes", () => {
       await gw.stop();
       gw = await startGateway({ home });
       const afterRestart = await openLink(gw, tokens[0]);
-      expect(JSON.parse(afterRestart.body).error).toMatchObject({ code: "session_signed_out", detail: { reason: "limit" } });
+      expect(JSON.parse(afterRestart.body).error).toMatchObject({
+        code: "session_signed_out",
+        detail: { reason: "limit" },
+      });
       expect((await gw.fetch("/api/status", { headers: { authorization: `Bearer ${tokens[20]}` } })).status).toBe(200);
     } finally {
       await gw.stop();
@@ -257,7 +347,10 @@ describe("limits, rotation, lifetimes and modes", () => {
     const second = await startGateway({ home });
     try {
       const old = await openLink(second, first.token);
-      expect(JSON.parse(old.body).error).toMatchObject({ code: "session_signed_out", detail: { reason: "superseded" } });
+      expect(JSON.parse(old.body).error).toMatchObject({
+        code: "session_signed_out",
+        detail: { reason: "superseded" },
+      });
       expect((await openLink(second, second.token)).status).toBe(302);
     } finally {
       await second.stop();
@@ -272,9 +365,14 @@ describe("limits, rotation, lifetimes and modes", () => {
       const browser = (await openLink(gw, await mint(gw))).cookie!;
       const rotated = await runCli(["auth", "rotate-key", "--home", gw.home]);
       expect(rotated.code).toBe(0);
-      expect((await withCookie(gw, browser)).body.error).toMatchObject({ code: "session_signed_out", detail: { reason: "key_replaced" } });
+      expect((await withCookie(gw, browser)).body.error).toMatchObject({
+        code: "session_signed_out",
+        detail: { reason: "key_replaced" },
+      });
       expect(JSON.parse((await openLink(gw, token)).body).error).toMatchObject({ detail: { reason: "key_replaced" } });
-      expect((await (await gw.fetch("/api/status", { headers: { authorization: `Bearer ${token}` } })).json()).error.code).toBe("auth_bearer_invalid");
+      expect(
+        (await (await gw.fetch("/api/status", { headers: { authorization: `Bearer ${token}` } })).json()).error.code,
+      ).toBe("auth_bearer_invalid");
       const fresh = await runCli(["token", "--home", gw.home]);
       expect(fresh.code).toBe(0);
       expect((await openLink(gw, new URL(fresh.stdout.trim()).searchParams.get("token")!)).status).toBe(302);
@@ -298,12 +396,16 @@ describe("limits, rotation, lifetimes and modes", () => {
       expect(soon.stderr).toMatch(/30m, 20h or 7d/);
       const ok = await runCli(["token", "--ttl", "30m", "--home", gw.home]);
       expect(ok.code).toBe(0);
-      expect(ok.stdout.split("\n")[0]).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${gw.port}/\\?token=[\\w-]+\\.[\\w-]+$`));
+      expect(ok.stdout.split("\n")[0]).toMatch(
+        new RegExp(`^http://127\\.0\\.0\\.1:${gw.port}/\\?token=[\\w-]+\\.[\\w-]+$`),
+      );
       expect(ok.stderr).toContain("30 minutes");
       const viaRoute = await gw.fetch("/api/token/local?ttl=91d", { headers: { "x-local-secret": localSecret(gw) } });
       expect(viaRoute.status).toBe(400);
       expect((await viaRoute.json()).error.code).toBe("token_ttl_too_long");
-      const api = await (await gw.fetch("/api/token/local?ttl=20h", { headers: { "x-local-secret": localSecret(gw) } })).json();
+      const api = await (
+        await gw.fetch("/api/token/local?ttl=20h", { headers: { "x-local-secret": localSecret(gw) } })
+      ).json();
       expect(api).toMatchObject({ expires_in: 72000, open_within: 72000 });
       expect(Date.parse(api.expires_at)).toBeGreaterThan(Date.now());
     } finally {
@@ -315,12 +417,17 @@ describe("limits, rotation, lifetimes and modes", () => {
   it("starts in local_token with a warning when PERSONALCLAW_AUTH_MODE=api_key, and doctor prints the same sentence", async () => {
     const gw = await startGateway({ env: { PERSONALCLAW_AUTH_MODE: "api_key" } });
     try {
-      expect(gw.stderr()).toContain('PERSONALCLAW_AUTH_MODE="api_key" is not a mode and was not applied; local_token is in force.');
+      expect(gw.stderr()).toContain(
+        'PERSONALCLAW_AUTH_MODE="api_key" is not a mode and was not applied; local_token is in force.',
+      );
       expect((await (await gw.fetch("/api/status")).json()).auth_mode).toBe("local_token");
       expect((await gw.fetch("/api/status", { owner: false })).status).toBe(403);
       const doctor = await runCli(["doctor", "--json", "--home", gw.home], { PERSONALCLAW_AUTH_MODE: "api_key" });
       const row = JSON.parse(doctor.stdout).rows.find((r: { name: string }) => r.name === "auth mode");
-      expect(row).toMatchObject({ status: "warn", message: 'PERSONALCLAW_AUTH_MODE="api_key" is not a mode and was not applied; local_token is in force.' });
+      expect(row).toMatchObject({
+        status: "warn",
+        message: 'PERSONALCLAW_AUTH_MODE="api_key" is not a mode and was not applied; local_token is in force.',
+      });
     } finally {
       await gw.stop();
       removeHome(gw.home);
@@ -335,7 +442,10 @@ describe("limits, rotation, lifetimes and modes", () => {
       expect((await status.json()).auth_mode).toBe("none");
       const config = readFileSync(join(gw.home, "run", "workerd.capnp"), "utf8");
       expect(config).toContain(`address = "127.0.0.1:${gw.port}"`);
-      const foreignHost = await rawRequest(gw.port, { path: "/api/status", headers: { host: `evil.example:${gw.port}` } });
+      const foreignHost = await rawRequest(gw.port, {
+        path: "/api/status",
+        headers: { host: `evil.example:${gw.port}` },
+      });
       expect(foreignHost.status).toBe(403);
     } finally {
       await gw.stop();

@@ -2,7 +2,10 @@
 // {ok: true, data} or {ok: false, status, code, message, detail, isAuthRequired}.
 // The session cookie is HttpOnly, so this code never sees or sends a token itself.
 
-const NETWORK_FAILURE = { code: "network_error", message: "The gateway did not answer. Is `personalclaw start` still running?" };
+const NETWORK_FAILURE = {
+  code: "network_error",
+  message: "The gateway did not answer. Is `personalclaw start` still running?",
+};
 
 /** Creates the client; `onAuthRequired(error)` runs whenever an answer says to sign in. */
 export function createApiClient(onAuthRequired) {
@@ -21,7 +24,7 @@ export function createApiClient(onAuthRequired) {
     } catch {
       return { ok: false, status: 0, detail: undefined, isAuthRequired: false, ...NETWORK_FAILURE };
     }
-    let payload = null;
+    let payload;
     try {
       payload = await response.json();
     } catch {
@@ -30,12 +33,16 @@ export function createApiClient(onAuthRequired) {
     // A 200 marked Consent-Asked is the question, never a success.
     const asked = response.headers.get("X-PersonalClaw-Consent-Asked") === "1";
     if (response.ok && !asked) return { ok: true, status: response.status, data: payload ?? {} };
-    const envelope = payload && typeof payload === "object" && payload.error && typeof payload.error === "object" ? payload.error : {};
+    const envelope =
+      payload && typeof payload === "object" && payload.error && typeof payload.error === "object" ? payload.error : {};
     const error = {
       ok: false,
       status: response.status,
       code: typeof envelope.code === "string" ? envelope.code : `http_${response.status}`,
-      message: typeof envelope.message === "string" ? envelope.message : `The gateway answered ${response.status} ${response.statusText}.`,
+      message:
+        typeof envelope.message === "string"
+          ? envelope.message
+          : `The gateway answered ${response.status} ${response.statusText}.`,
       detail: envelope.detail,
       isAuthRequired: response.headers.get("X-Auth-Required") === "true",
       isConsentQuestion: asked,

@@ -25,7 +25,10 @@ export function mcpServersPart(api, rows, changed) {
   if (servers.length === 0) return null;
   const notices = el("div", { class: "notices", "aria-live": "polite" });
   async function act(server, path, body) {
-    const answer = await api.post(`/api/mcp/${encodeURIComponent(server.app)}/${encodeURIComponent(server.server)}/${path}`, body);
+    const answer = await api.post(
+      `/api/mcp/${encodeURIComponent(server.app)}/${encodeURIComponent(server.server)}/${path}`,
+      body,
+    );
     if (!answer.ok) {
       if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
       return;
@@ -45,9 +48,21 @@ export function mcpServersPart(api, rows, changed) {
           { "data-mcp": s.key },
           el("strong", { text: String(s.key) }),
           ` (${s.transport}) — ${STATE_WORDS[s.state] ?? String(s.state)} · ${lastStartText(s.lastStart)}`,
-          s.state === "failing" ? el("button", { type: "button", text: "Retry", "aria-label": `Retry ${s.key}`, onClick: () => act(s, "retry", {}) }) : null,
+          s.state === "failing"
+            ? el("button", {
+                type: "button",
+                text: "Retry",
+                "aria-label": `Retry ${s.key}`,
+                onClick: () => act(s, "retry", {}),
+              })
+            : null,
           s.state === "registered" || s.state === "off" || s.state === "failing"
-            ? el("button", { type: "button", text: s.ownerEnabled ? "Turn off" : "Turn on", "aria-label": `${s.ownerEnabled ? "Turn off" : "Turn on"} ${s.key}`, onClick: () => act(s, "toggle", { enabled: !s.ownerEnabled }) })
+            ? el("button", {
+                type: "button",
+                text: s.ownerEnabled ? "Turn off" : "Turn on",
+                "aria-label": `${s.ownerEnabled ? "Turn off" : "Turn on"} ${s.key}`,
+                onClick: () => act(s, "toggle", { enabled: !s.ownerEnabled }),
+              })
             : null,
         ),
       ),
@@ -85,7 +100,11 @@ export function jobsPart(api, appName) {
                   : el(
                       "ul",
                       { class: "job-history" },
-                      list(job.history).map((run) => el("li", { text: `${run.startedAt} ${run.outcome}${run.status !== null ? ` ${run.status}` : ""} in ${run.durationMs} ms${run.error ? ` — ${run.error}` : ""}` })),
+                      list(job.history).map((run) =>
+                        el("li", {
+                          text: `${run.startedAt} ${run.outcome}${run.status !== null ? ` ${run.status}` : ""} in ${run.durationMs} ms${run.error ? ` — ${run.error}` : ""}`,
+                        }),
+                      ),
                     ),
               ),
             ),

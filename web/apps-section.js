@@ -10,7 +10,8 @@ import { jobsPart, mcpServersPart } from "./app-extensions.js";
 const list = (value) => (Array.isArray(value) ? value : []);
 
 function backendSummary(backend, hasBackend) {
-  if (!backend) return el("span", { class: "badge badge-neutral", text: hasBackend ? "backend not started" : "no backend" });
+  if (!backend)
+    return el("span", { class: "badge badge-neutral", text: hasBackend ? "backend not started" : "no backend" });
   const badges = [];
   if (backend.running && backend.healthy) badges.push(el("span", { class: "badge badge-ok", text: "healthy" }));
   else if (backend.running) badges.push(el("span", { class: "badge badge-warn", text: "running, not healthy" }));
@@ -18,7 +19,8 @@ function backendSummary(backend, hasBackend) {
   const facts = [];
   if (typeof backend.pid === "number") facts.push(`pid ${backend.pid}`);
   if (typeof backend.port === "number") facts.push(`port ${backend.port}`);
-  if (typeof backend.restarts === "number") facts.push(`${backend.restarts} ${backend.restarts === 1 ? "restart" : "restarts"}`);
+  if (typeof backend.restarts === "number")
+    facts.push(`${backend.restarts} ${backend.restarts === 1 ? "restart" : "restarts"}`);
   if (backend.exit && typeof backend.exit === "object") {
     const how = backend.exit.signal ? `signal ${backend.exit.signal}` : `code ${backend.exit.code}`;
     facts.push(`last exit ${how}`);
@@ -30,14 +32,33 @@ function backendSummary(backend, hasBackend) {
 function requiresLine(requires) {
   const items = list(requires);
   if (items.length === 0) return null;
-  return el("p", { class: "requires" }, "Needs: ", items.map((r, i) => [i > 0 ? ", " : "", el("span", { title: typeof r === "object" ? [r.why, r.how].filter(Boolean).join(" — ") : null, text: typeof r === "string" ? r : r?.name ?? "?" })]));
+  return el(
+    "p",
+    { class: "requires" },
+    "Needs: ",
+    items.map((r, i) => [
+      i > 0 ? ", " : "",
+      el("span", {
+        title: typeof r === "object" ? [r.why, r.how].filter(Boolean).join(" — ") : null,
+        text: typeof r === "string" ? r : (r?.name ?? "?"),
+      }),
+    ]),
+  );
 }
 
 /** Builds the Apps section; `statusChanged()` refreshes the header counts. */
 export function appsSection(api, statusChanged) {
   const notices = el("div", { class: "notices", "aria-live": "polite" });
   const listHost = el("div", { class: "section-body" }, el("p", { class: "muted", text: "Loading apps…" }));
-  const pathInput = el("input", { id: "install-path", name: "source", type: "text", required: true, autocomplete: "off", spellcheck: "false", placeholder: "/home/me/my-app" });
+  const pathInput = el("input", {
+    id: "install-path",
+    name: "source",
+    type: "text",
+    required: true,
+    autocomplete: "off",
+    spellcheck: "false",
+    placeholder: "/home/me/my-app",
+  });
   const installNotices = el("div", { class: "notices", "aria-live": "polite" });
   const reviewHost = el("div", { class: "review-host" });
   const progressHost = el("div", { class: "progress-host" });
@@ -46,16 +67,33 @@ export function appsSection(api, statusChanged) {
 
   const installForm = el(
     "form",
-    { class: "install-form", onSubmit: (event) => { event.preventDefault(); preview(); } },
+    {
+      class: "install-form",
+      onSubmit: (event) => {
+        event.preventDefault();
+        preview();
+      },
+    },
     el("h3", { text: "Install from folder" }),
     el("p", { class: "muted", text: "Preview shows what the app needs, gets and runs before anything is installed." }),
-    el("div", { class: "inline-form" }, el("label", { for: "install-path", text: "Folder path" }), pathInput, previewButton),
+    el(
+      "div",
+      { class: "inline-form" },
+      el("label", { for: "install-path", text: "Folder path" }),
+      pathInput,
+      previewButton,
+    ),
   );
 
   const section = el(
     "section",
     { class: "card", id: "apps", "aria-labelledby": "apps-title" },
-    el("div", { class: "section-head" }, el("h2", { id: "apps-title", tabindex: "-1", text: "Apps" }), el("button", { type: "button", text: "Refresh", onClick: () => refresh() })),
+    el(
+      "div",
+      { class: "section-head" },
+      el("h2", { id: "apps-title", tabindex: "-1", text: "Apps" }),
+      el("button", { type: "button", text: "Refresh", onClick: () => refresh() }),
+    ),
     notices,
     listHost,
     installForm,
@@ -93,7 +131,16 @@ export function appsSection(api, statusChanged) {
       return false;
     }
     const isDataKept = answer.data.data_kept === true;
-    replaceChildren(notices, el("p", { class: "notice notice-info", role: "status", "data-uninstalled": app.name }, `Uninstalled ${app.displayName || app.name}: `, el("strong", { text: isDataKept ? "data kept" : "data deleted" }), "."));
+    replaceChildren(
+      notices,
+      el(
+        "p",
+        { class: "notice notice-info", role: "status", "data-uninstalled": app.name },
+        `Uninstalled ${app.displayName || app.name}: `,
+        el("strong", { text: isDataKept ? "data kept" : "data deleted" }),
+        ".",
+      ),
+    );
     await refresh({ keepNotices: true });
     statusChanged();
     section.querySelector("#apps-title")?.focus();
@@ -106,7 +153,13 @@ export function appsSection(api, statusChanged) {
     const name = typeof app.name === "string" ? app.name : "?";
     const label = app.displayName && app.displayName !== name ? `${app.displayName} (${name})` : name;
     const enabled = app.enabled === true;
-    const facts = [app.version ? `version ${app.version}` : null, app.origin ?? null, app.lifecycle === "locked" ? "locked" : null].filter(Boolean).join(" · ");
+    const facts = [
+      app.version ? `version ${app.version}` : null,
+      app.origin ?? null,
+      app.lifecycle === "locked" ? "locked" : null,
+    ]
+      .filter(Boolean)
+      .join(" · ");
     const backend = app.backend && typeof app.backend === "object" ? app.backend : null;
     const lastLines = list(backend?.lastLines);
     return el(
@@ -116,23 +169,62 @@ export function appsSection(api, statusChanged) {
         "div",
         { class: "app-head" },
         el("h3", { class: "app-name", text: label }),
-        el("span", { class: `badge ${enabled ? "badge-ok" : "badge-neutral"}`, text: enabled ? "enabled" : "disabled" }),
+        el("span", {
+          class: `badge ${enabled ? "badge-ok" : "badge-neutral"}`,
+          text: enabled ? "enabled" : "disabled",
+        }),
         app.native ? el("span", { class: "badge badge-neutral", text: "native" }) : null,
       ),
       facts ? el("p", { class: "muted", text: facts }) : null,
       requiresLine(app.requires),
       el("p", { class: "backend" }, "Backend: ", backendSummary(backend, app.hasBackend === true)),
-      lastLines.length ? el("details", {}, el("summary", { text: "Last log lines" }), el("pre", { class: "log", text: lastLines.join("\n") })) : null,
-      mcpServersPart(api, mcpRows.filter((row) => row.app === name), () => refresh({ keepNotices: true })),
+      lastLines.length
+        ? el(
+            "details",
+            {},
+            el("summary", { text: "Last log lines" }),
+            el("pre", { class: "log", text: lastLines.join("\n") }),
+          )
+        : null,
+      mcpServersPart(
+        api,
+        mcpRows.filter((row) => row.app === name),
+        () => refresh({ keepNotices: true }),
+      ),
       jobsPart(api, name),
       el(
         "div",
         { class: "toolbar" },
-        el("button", { type: "button", text: enabled ? "Disable" : "Enable", "aria-label": `${enabled ? "Disable" : "Enable"} ${name}`, onClick: () => setEnabled(app, !enabled) }),
-        app.ui && enabled ? el("a", { class: "button-link", href: `/apps/${encodeURIComponent(name)}/${app.ui.revision ? `?rev=${encodeURIComponent(app.ui.revision)}` : ""}`, text: "Open", "aria-label": `Open ${name}` }) : null,
-        app.hasBackend && enabled ? el("button", { type: "button", text: "Restart", "aria-label": `Restart ${name}`, onClick: () => restart(app) }) : null,
+        el("button", {
+          type: "button",
+          text: enabled ? "Disable" : "Enable",
+          "aria-label": `${enabled ? "Disable" : "Enable"} ${name}`,
+          onClick: () => setEnabled(app, !enabled),
+        }),
+        app.ui && enabled
+          ? el("a", {
+              class: "button-link",
+              href: `/apps/${encodeURIComponent(name)}/${app.ui.revision ? `?rev=${encodeURIComponent(app.ui.revision)}` : ""}`,
+              text: "Open",
+              "aria-label": `Open ${name}`,
+            })
+          : null,
+        app.hasBackend && enabled
+          ? el("button", {
+              type: "button",
+              text: "Restart",
+              "aria-label": `Restart ${name}`,
+              onClick: () => restart(app),
+            })
+          : null,
         // A native (locked) app cannot be updated or uninstalled, only disabled; the gateway refuses it too.
-        app.lifecycle === "locked" ? null : updateControl(api, name, async (message) => { replaceChildren(notices, infoNotice(message)); await refresh({ keepNotices: true }); statusChanged(); }),
+        app.lifecycle === "locked"
+          ? null
+          : updateControl(api, name, async (message) => {
+              replaceChildren(notices, infoNotice(message));
+              await refresh({ keepNotices: true });
+              statusChanged();
+            }),
         app.lifecycle === "locked" ? null : uninstallControl(name, (purgeData) => uninstall(app, purgeData)),
       ),
     );
@@ -143,7 +235,12 @@ export function appsSection(api, statusChanged) {
     if (!opts.keepNotices) replaceChildren(notices);
     if (!answer.ok) {
       if (answer.isAuthRequired) return;
-      replaceChildren(listHost, answer.status === 404 && answer.code === "not_found" ? el("p", { class: "muted", text: "This gateway does not list apps yet." }) : errorNotice(answer));
+      replaceChildren(
+        listHost,
+        answer.status === 404 && answer.code === "not_found"
+          ? el("p", { class: "muted", text: "This gateway does not list apps yet." })
+          : errorNotice(answer),
+      );
       return;
     }
     const apps = list(answer.data.apps);
@@ -151,22 +248,49 @@ export function appsSection(api, statusChanged) {
     mcpRows = mcp.ok ? list(mcp.data.servers) : [];
     // A refresh (a live frame, say) must not throw away what the owner is in the middle of: an
     // open Update form or review, or an Uninstall question, moves into the new list as it is.
-    const open = [...listHost.querySelectorAll("[data-control], [data-uninstall]")].filter((control) => control.querySelector("form, input, .update-review > *"));
-    replaceChildren(listHost, apps.length === 0 ? el("p", { class: "muted", text: "No apps installed." }) : el("ul", { class: "app-list" }, apps.map(appItem)));
+    const open = [...listHost.querySelectorAll("[data-control], [data-uninstall]")].filter((control) =>
+      control.querySelector("form, input, .update-review > *"),
+    );
+    replaceChildren(
+      listHost,
+      apps.length === 0
+        ? el("p", { class: "muted", text: "No apps installed." })
+        : el("ul", { class: "app-list" }, apps.map(appItem)),
+    );
     for (const control of open) {
-      const key = control.dataset.control ? `[data-control="${CSS.escape(control.dataset.control)}"]` : `[data-uninstall="${CSS.escape(control.dataset.uninstall)}"]`;
+      const key = control.dataset.control
+        ? `[data-control="${CSS.escape(control.dataset.control)}"]`
+        : `[data-uninstall="${CSS.escape(control.dataset.uninstall)}"]`;
       listHost.querySelector(key)?.replaceWith(control);
     }
   }
 
   function showReview(source, review, digest, warning) {
     reviewed = { source, digest };
-    const installButton = el("button", { type: "button", class: "button-primary", text: "Install", onClick: () => install() });
+    const installButton = el("button", {
+      type: "button",
+      class: "button-primary",
+      text: "Install",
+      onClick: () => install(),
+    });
     replaceChildren(
       reviewHost,
       warning ? el("p", { class: "notice notice-warn", role: "alert", text: warning }) : null,
       installReview(review, digest),
-      el("div", { class: "toolbar" }, installButton, el("button", { type: "button", text: "Cancel", onClick: () => { reviewed = null; replaceChildren(reviewHost); pathInput.focus(); } })),
+      el(
+        "div",
+        { class: "toolbar" },
+        installButton,
+        el("button", {
+          type: "button",
+          text: "Cancel",
+          onClick: () => {
+            reviewed = null;
+            replaceChildren(reviewHost);
+            pathInput.focus();
+          },
+        }),
+      ),
     );
   }
 
@@ -174,7 +298,12 @@ export function appsSection(api, statusChanged) {
     const detail = answer.detail && typeof answer.detail === "object" ? answer.detail : null;
     const findings = detail?.findings ?? detail?.review?.findings;
     replaceChildren(installNotices, errorNotice(answer));
-    replaceChildren(reviewHost, findings ? el("div", { class: "review" }, findingsPart(findings, detail?.verdict ?? detail?.review?.verdict)) : null);
+    replaceChildren(
+      reviewHost,
+      findings
+        ? el("div", { class: "review" }, findingsPart(findings, detail?.verdict ?? detail?.review?.verdict))
+        : null,
+    );
   }
 
   async function preview() {
@@ -208,7 +337,14 @@ export function appsSection(api, statusChanged) {
     const installId = newInstallId();
     const progress = installProgressView(source);
     replaceChildren(progressHost, progress.node);
-    const { answer, steps } = await withInstallProgress(api, installId, progress.update, () => api.post("/api/apps", { source, consent: digest, install_id: installId, ...(adoptData ? { adopt_data: true } : {}) }));
+    const { answer, steps } = await withInstallProgress(api, installId, progress.update, () =>
+      api.post("/api/apps", {
+        source,
+        consent: digest,
+        install_id: installId,
+        ...(adoptData ? { adopt_data: true } : {}),
+      }),
+    );
     const failedStep = progress.finish(answer, steps);
     if (answer.ok) {
       reviewed = null;
@@ -223,9 +359,15 @@ export function appsSection(api, statusChanged) {
     if (answer.isAuthRequired) return;
     if (answer.code === "consent_required" && answer.detail && typeof answer.detail === "object") {
       // The bytes or the review changed since the preview: show what would be installed now.
-      const review = answer.detail.review && typeof answer.detail.review === "object" ? answer.detail.review : answer.detail;
+      const review =
+        answer.detail.review && typeof answer.detail.review === "object" ? answer.detail.review : answer.detail;
       replaceChildren(installNotices, installFailureNotice(answer, failedStep));
-      showReview(source, review, answer.detail.digest ?? review.digest, "What would be installed changed since the preview. Read this review again; Install now consents to it.");
+      showReview(
+        source,
+        review,
+        answer.detail.digest ?? review.digest,
+        "What would be installed changed since the preview. Read this review again; Install now consents to it.",
+      );
       return;
     }
     for (const button of reviewHost.querySelectorAll("button")) button.disabled = false;

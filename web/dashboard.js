@@ -50,7 +50,12 @@ async function showDashboard() {
   if (!first.ok) {
     header.stop();
     if (statusHeader === header) statusHeader = null;
-    if (!first.isAuthRequired) replaceChildren(main, errorNotice(first), el("button", { type: "button", text: "Try again", onClick: showDashboard }));
+    if (!first.isAuthRequired)
+      replaceChildren(
+        main,
+        errorNotice(first),
+        el("button", { type: "button", text: "Try again", onClick: showDashboard }),
+      );
     return;
   }
   view = "dashboard";
@@ -65,8 +70,23 @@ async function showDashboard() {
   const inbox = inboxSection(api, document.getElementById("nav-inbox-count"));
   const settings = settingsSection(api);
   const secrets = secretsSection(api);
-  replaceChildren(main, inbox.section, apps.section, devices.section, settings.section, secrets.section, securityLog.section);
-  await Promise.all([inbox.refresh(), apps.refresh(), devices.refresh(), settings.refresh(), secrets.refresh(), securityLog.refresh()]);
+  replaceChildren(
+    main,
+    inbox.section,
+    apps.section,
+    devices.section,
+    settings.section,
+    secrets.section,
+    securityLog.section,
+  );
+  await Promise.all([
+    inbox.refresh(),
+    apps.refresh(),
+    devices.refresh(),
+    settings.refresh(),
+    secrets.refresh(),
+    securityLog.refresh(),
+  ]);
   inbox.start();
   if (view === "dashboard") startLiveEvents({ apps, devices, securityLog, inbox, refreshStatus });
 }

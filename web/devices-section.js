@@ -26,7 +26,14 @@ function confirmingButton(label, question, confirmLabel, action) {
             " ",
             el("button", { type: "button", class: "button-danger", text: confirmLabel, onClick: action }),
             " ",
-            el("button", { type: "button", text: "Cancel", onClick: () => { showButton(); wrap.querySelector("button")?.focus(); } }),
+            el("button", {
+              type: "button",
+              text: "Cancel",
+              onClick: () => {
+                showButton();
+                wrap.querySelector("button")?.focus();
+              },
+            }),
           );
           wrap.querySelector(".button-danger")?.focus();
         },
@@ -43,7 +50,12 @@ export function devicesSection(api, signedOut) {
   const section = el(
     "section",
     { class: "card", id: "devices", "aria-labelledby": "devices-title" },
-    el("div", { class: "section-head" }, el("h2", { id: "devices-title", text: "Devices" }), el("button", { type: "button", text: "Refresh", onClick: () => refresh() })),
+    el(
+      "div",
+      { class: "section-head" },
+      el("h2", { id: "devices-title", text: "Devices" }),
+      el("button", { type: "button", text: "Refresh", onClick: () => refresh() }),
+    ),
     notices,
     body,
   );
@@ -71,15 +83,26 @@ export function devicesSection(api, signedOut) {
 
   async function signOutEverywhere() {
     const answer = await api.post("/api/auth/signout-everywhere", {});
-    if (answer.ok) signedOut({ message: `Signed out everywhere: ${endedText(answer.data).replace(/^Signed out /, "").replace(/\.$/, "")} ended.` });
+    if (answer.ok)
+      signedOut({
+        message: `Signed out everywhere: ${endedText(answer.data)
+          .replace(/^Signed out /, "")
+          .replace(/\.$/, "")} ended.`,
+      });
     else if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
   }
 
   function row(session) {
     const isCurrent = session.current === true;
-    const name = [session.kind, session.issuer].filter((v) => typeof v === "string" && v !== "").join(" · ") || "session";
+    const name =
+      [session.kind, session.issuer].filter((v) => typeof v === "string" && v !== "").join(" · ") || "session";
     const signOut = isCurrent
-      ? el("button", { type: "button", text: "Sign out", "aria-label": "Sign out this browser", onClick: signOutThisBrowser })
+      ? el("button", {
+          type: "button",
+          text: "Sign out",
+          "aria-label": "Sign out this browser",
+          onClick: signOutThisBrowser,
+        })
       : el("button", {
           type: "button",
           text: "Sign out",
@@ -92,7 +115,13 @@ export function devicesSection(api, signedOut) {
     return el(
       "tr",
       { class: isCurrent ? "current" : null, "data-session-id": session.id, "aria-current": isCurrent ? "true" : null },
-      el("td", {}, el("span", { class: "session-name", text: name }), isCurrent ? el("span", { class: "badge badge-ok", text: "This browser" }) : null, el("div", { class: "muted mono", text: session.id })),
+      el(
+        "td",
+        {},
+        el("span", { class: "session-name", text: name }),
+        isCurrent ? el("span", { class: "badge badge-ok", text: "This browser" }) : null,
+        el("div", { class: "muted mono", text: session.id }),
+      ),
       timeCell(session.created_at),
       timeCell(session.last_used_at),
       timeCell(session.expires_at),
@@ -115,7 +144,15 @@ export function devicesSection(api, signedOut) {
             "table",
             { class: "devices-table" },
             el("caption", { class: "visually-hidden", text: "Signed-in devices and tokens" }),
-            el("thead", {}, el("tr", {}, ["Device", "Signed in", "Last used", "Expires", ""].map((h) => el("th", { scope: "col", text: h })))),
+            el(
+              "thead",
+              {},
+              el(
+                "tr",
+                {},
+                ["Device", "Signed in", "Last used", "Expires", ""].map((h) => el("th", { scope: "col", text: h })),
+              ),
+            ),
             el("tbody", {}, sessions.map(row)),
           );
     replaceChildren(
@@ -124,11 +161,21 @@ export function devicesSection(api, signedOut) {
       el(
         "div",
         { class: "toolbar" },
-        confirmingButton("Sign out all others", "Sign out every other device and token?", "Yes, sign out others", async () => {
-          const done = await act("/api/auth/signout-others", endedText);
-          if (done.ok) await refresh({ keepNotices: true });
-        }),
-        confirmingButton("Sign out everywhere", "Sign out every device, this browser included?", "Yes, sign out everywhere", signOutEverywhere),
+        confirmingButton(
+          "Sign out all others",
+          "Sign out every other device and token?",
+          "Yes, sign out others",
+          async () => {
+            const done = await act("/api/auth/signout-others", endedText);
+            if (done.ok) await refresh({ keepNotices: true });
+          },
+        ),
+        confirmingButton(
+          "Sign out everywhere",
+          "Sign out every device, this browser included?",
+          "Yes, sign out everywhere",
+          signOutEverywhere,
+        ),
       ),
     );
   }

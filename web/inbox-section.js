@@ -21,13 +21,23 @@ function timeText(value) {
 /** Builds the Inbox section; `countBadge` is the nav's badge, kept to the pending count. */
 export function inboxSection(api, countBadge) {
   const notices = el("div", { class: "notices", "aria-live": "polite" });
-  const count = el("span", { class: "badge badge-neutral", id: "inbox-count", "aria-label": "approvals waiting", text: "0" });
+  const count = el("span", {
+    class: "badge badge-neutral",
+    id: "inbox-count",
+    "aria-label": "approvals waiting",
+    text: "0",
+  });
   const list = el("div", { class: "section-body" }, el("p", { class: "muted", text: "Loading the Inbox…" }));
   const grants = el("div", { class: "section-body", id: "inbox-grants" });
   const section = el(
     "section",
     { class: "card", id: "inbox", "aria-labelledby": "inbox-title" },
-    el("div", { class: "section-head" }, el("h2", { id: "inbox-title" }, "Inbox", count), el("button", { type: "button", text: "Refresh", onClick: () => refresh({ force: true }) })),
+    el(
+      "div",
+      { class: "section-head" },
+      el("h2", { id: "inbox-title" }, "Inbox", count),
+      el("button", { type: "button", text: "Refresh", onClick: () => refresh({ force: true }) }),
+    ),
     notices,
     list,
     el("h3", { text: "Standing answers" }),
@@ -67,20 +77,64 @@ export function inboxSection(api, countBadge) {
       el(
         "dl",
         { class: "terms" },
-        el("div", {}, el("dt", { text: "Who asks" }), el("dd", { class: "mono", "data-field": "asked-by", text: approval.asked_by ?? "" })),
+        el(
+          "div",
+          {},
+          el("dt", { text: "Who asks" }),
+          el("dd", { class: "mono", "data-field": "asked-by", text: approval.asked_by ?? "" }),
+        ),
         el("div", {}, el("dt", { text: "Kind of action" }), el("dd", { class: "mono", text: approval.kind ?? "" })),
-        el("div", {}, el("dt", { text: "What would happen" }), el("dd", { "data-field": "action" }, el("code", { text: `${action.route ?? ""} ${action.target ?? ""}`.trim() }), action.summary ? el("div", { text: action.summary }) : null)),
-        el("div", {}, el("dt", { text: "Arguments digest" }), el("dd", { class: "mono wrap", text: action.arguments_digest ?? "" })),
-        action.widens_reach === true ? el("div", {}, el("dt", { text: "Reach" }), el("dd", {}, el("span", { class: "badge badge-warn", text: "widens what the app can reach" }))) : null,
-        el("div", {}, el("dt", { text: "Asked" }), el("dd", {}, timeText(approval.created_at), " · expires ", timeText(approval.expires_at))),
+        el(
+          "div",
+          {},
+          el("dt", { text: "What would happen" }),
+          el(
+            "dd",
+            { "data-field": "action" },
+            el("code", { text: `${action.route ?? ""} ${action.target ?? ""}`.trim() }),
+            action.summary ? el("div", { text: action.summary }) : null,
+          ),
+        ),
+        el(
+          "div",
+          {},
+          el("dt", { text: "Arguments digest" }),
+          el("dd", { class: "mono wrap", text: action.arguments_digest ?? "" }),
+        ),
+        action.widens_reach === true
+          ? el(
+              "div",
+              {},
+              el("dt", { text: "Reach" }),
+              el("dd", {}, el("span", { class: "badge badge-warn", text: "widens what the app can reach" })),
+            )
+          : null,
+        el(
+          "div",
+          {},
+          el("dt", { text: "Asked" }),
+          el("dd", {}, timeText(approval.created_at), " · expires ", timeText(approval.expires_at)),
+        ),
       ),
       el(
         "div",
         { class: "toolbar" },
         ANSWERS.filter((a) => scopes.includes(a.scope)).map((a) =>
-          el("button", { type: "button", class: a.scope === "once" ? "button-primary" : null, "data-scope": a.scope, text: a.label, onClick: () => answer(approval, "approve", { scope: a.scope }, `Approved: ${title}`) }),
+          el("button", {
+            type: "button",
+            class: a.scope === "once" ? "button-primary" : null,
+            "data-scope": a.scope,
+            text: a.label,
+            onClick: () => answer(approval, "approve", { scope: a.scope }, `Approved: ${title}`),
+          }),
         ),
-        el("button", { type: "button", class: "button-danger", "data-action": "deny", text: "Deny", onClick: () => answer(approval, "deny", {}, `Denied: ${title}`) }),
+        el("button", {
+          type: "button",
+          class: "button-danger",
+          "data-action": "deny",
+          text: "Deny",
+          onClick: () => answer(approval, "deny", {}, `Denied: ${title}`),
+        }),
       ),
     );
   }
@@ -91,7 +145,16 @@ export function inboxSection(api, countBadge) {
       { "data-grant-id": grant.id },
       el("td", { class: "mono", text: grant.asked_by ?? "" }),
       el("td", { class: "mono", text: grant.kind ?? "" }),
-      el("td", { text: grant.scope === "always" ? "always" : grant.scope === "1h" ? "for an hour" : grant.scope === "30d" ? "for 30 days" : String(grant.scope ?? "") }),
+      el("td", {
+        text:
+          grant.scope === "always"
+            ? "always"
+            : grant.scope === "1h"
+              ? "for an hour"
+              : grant.scope === "30d"
+                ? "for 30 days"
+                : String(grant.scope ?? ""),
+      }),
       el("td", {}, grant.expires_at ? timeText(grant.expires_at) : "until revoked"),
       el(
         "td",
@@ -115,7 +178,10 @@ export function inboxSection(api, countBadge) {
   }
 
   async function refresh(opts = {}) {
-    const [pending, standing] = await Promise.all([api.get("/api/approvals?state=pending"), api.get("/api/approvals/grants")]);
+    const [pending, standing] = await Promise.all([
+      api.get("/api/approvals?state=pending"),
+      api.get("/api/approvals/grants"),
+    ]);
     if (!pending.ok || !standing.ok) {
       const failed = pending.ok ? standing : pending;
       if (!failed.isAuthRequired) replaceChildren(list, errorNotice(failed));
@@ -126,10 +192,13 @@ export function inboxSection(api, countBadge) {
     const live = Array.isArray(standing.data.grants) ? standing.data.grants : [];
     setCount(approvals.length);
     // Rebuilt only when something changed, so a poll never moves the owner's focus.
-    const signature = JSON.stringify([approvals.map((a) => a.id), live.map((g) => g.id)]);
-    if (signature === shown && !opts.force) return;
-    shown = signature;
-    replaceChildren(list, approvals.length === 0 ? el("p", { class: "muted", text: "Nothing is waiting for you." }) : approvals.map(card));
+    const shownIds = JSON.stringify([approvals.map((a) => a.id), live.map((g) => g.id)]);
+    if (shownIds === shown && !opts.force) return;
+    shown = shownIds;
+    replaceChildren(
+      list,
+      approvals.length === 0 ? el("p", { class: "muted", text: "Nothing is waiting for you." }) : approvals.map(card),
+    );
     replaceChildren(
       grants,
       live.length === 0
@@ -141,7 +210,15 @@ export function inboxSection(api, countBadge) {
               "table",
               { class: "grants-table" },
               el("caption", { class: "visually-hidden", text: "Standing answers to approvals" }),
-              el("thead", {}, el("tr", {}, ["Who asks", "Kind of action", "Scope", "Ends", ""].map((h) => el("th", { scope: "col", text: h })))),
+              el(
+                "thead",
+                {},
+                el(
+                  "tr",
+                  {},
+                  ["Who asks", "Kind of action", "Scope", "Ends", ""].map((h) => el("th", { scope: "col", text: h })),
+                ),
+              ),
               el("tbody", {}, live.map(grantRow)),
             ),
           ),

@@ -32,7 +32,10 @@ export function installFailureNotice(answer, failedStep) {
 /** A fresh id for POST /api/apps's install_id: 22 characters of [A-Za-z0-9_-] from the browser's CSPRNG. */
 export function newInstallId() {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 }
 
 /** The latest event of each step, in the order the events arrived. */
@@ -56,11 +59,23 @@ export function installProgressView(source) {
     const badge = el("span", { class: "badge badge-neutral step-status", text: "waiting" });
     const message = el("span", { class: "step-message muted" });
     // Each row is atomic: a change is read with its step's name ("npm packages skipped").
-    const row = el("li", { class: "install-step", "data-step": step, "data-status": "waiting", "aria-atomic": "true" }, el("span", { class: "step-name", text: label }), badge, message);
+    const row = el(
+      "li",
+      { class: "install-step", "data-step": step, "data-status": "waiting", "aria-atomic": "true" },
+      el("span", { class: "step-name", text: label }),
+      badge,
+      message,
+    );
     rows.set(step, { row, badge, message });
     list.append(row);
   }
-  const node = el("div", { class: "install-progress", "data-install": "running" }, el("h4", { class: "install-progress-title", text: "Install progress" }), el("p", { class: "muted mono wrap", text: source }), list);
+  const node = el(
+    "div",
+    { class: "install-progress", "data-install": "running" },
+    el("h4", { class: "install-progress-title", text: "Install progress" }),
+    el("p", { class: "muted mono wrap", text: source }),
+    list,
+  );
 
   function setRow(step, status, text) {
     const r = rows.get(step);
@@ -88,10 +103,14 @@ export function installProgressView(source) {
     }
     node.dataset.install = "failed";
     const reported = [...latest.values()].find((event) => event.status === "failed")?.step;
-    const detailStep = answer.detail && typeof answer.detail === "object" && typeof answer.detail.step === "string" ? answer.detail.step : null;
+    const detailStep =
+      answer.detail && typeof answer.detail === "object" && typeof answer.detail.step === "string"
+        ? answer.detail.step
+        : null;
     const failedStep = detailStep ?? reported ?? null;
     // A step that threw after saying "started" never reports "failed" itself.
-    if (failedStep && STEP_LABELS.has(failedStep) && latest.get(failedStep)?.status !== "failed") setRow(failedStep, "failed", latest.get(failedStep)?.message ?? "");
+    if (failedStep && STEP_LABELS.has(failedStep) && latest.get(failedStep)?.status !== "failed")
+      setRow(failedStep, "failed", latest.get(failedStep)?.message ?? "");
     for (const [step] of STEPS) if (!latest.has(step) && step !== failedStep) setRow(step, "not-run", "");
     return failedStep;
   }

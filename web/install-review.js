@@ -16,13 +16,33 @@ function none(text) {
 }
 
 function terms(pairs) {
-  const shown = pairs.filter(([, value]) => value !== null && value !== undefined && value !== false && !(Array.isArray(value) && value.length === 0));
+  const shown = pairs.filter(
+    ([, value]) =>
+      value !== null && value !== undefined && value !== false && !(Array.isArray(value) && value.length === 0),
+  );
   if (shown.length === 0) return null;
   return el(
     "dl",
     { class: "terms" },
     shown.map(([label, value]) =>
-      el("div", {}, el("dt", { text: label }), el("dd", {}, Array.isArray(value) ? el("ul", { class: "chips" }, value.map((v) => el("li", { class: "mono", text: compactJson(v) }))) : typeof value === "object" && value instanceof Node ? value : el("span", { text: value === true ? "yes" : compactJson(value) }))),
+      el(
+        "div",
+        {},
+        el("dt", { text: label }),
+        el(
+          "dd",
+          {},
+          Array.isArray(value)
+            ? el(
+                "ul",
+                { class: "chips" },
+                value.map((v) => el("li", { class: "mono", text: compactJson(v) })),
+              )
+            : typeof value === "object" && value instanceof Node
+              ? value
+              : el("span", { text: value === true ? "yes" : compactJson(value) }),
+        ),
+      ),
     ),
   );
 }
@@ -43,7 +63,13 @@ function requiresPart(review) {
           items.map((r) =>
             typeof r === "string"
               ? el("li", { text: r })
-              : el("li", {}, el("strong", { text: r.name ?? "unnamed" }), r.why ? ` — ${r.why}` : "", r.how ? el("div", {}, "How: ", el("code", { text: r.how })) : null),
+              : el(
+                  "li",
+                  {},
+                  el("strong", { text: r.name ?? "unnamed" }),
+                  r.why ? ` — ${r.why}` : "",
+                  r.how ? el("div", {}, "How: ", el("code", { text: r.how })) : null,
+                ),
           ),
         ),
   );
@@ -53,7 +79,14 @@ function networkTerm(network) {
   if (!network || typeof network !== "object") return null;
   const hosts = Array.isArray(network.hosts) ? network.hosts : [];
   const what = hosts.length === 0 ? "none: no network at all" : hosts.join(", ");
-  return el("span", {}, el("span", { class: "badge", text: "enforced" }), " ", what, network.note ? el("div", { class: "muted", text: network.note }) : null);
+  return el(
+    "span",
+    {},
+    el("span", { class: "badge", text: "enforced" }),
+    " ",
+    what,
+    network.note ? el("div", { class: "muted", text: network.note }) : null,
+  );
 }
 
 function permissionsPart(review) {
@@ -82,27 +115,56 @@ function secretsPart(review) {
   if (asked.length === 0) return null;
   return part(
     "Secrets it asks for",
-    el("ul", { class: "secrets-asked" }, asked.map((s) => el("li", {}, el("code", { text: String(s?.name ?? "") }), " — ", el("span", { text: String(s?.why ?? "") })))),
-    el("p", { class: "muted", text: "None is given until you assign one in Secrets; the backend then gets it as an environment variable when it starts." }),
+    el(
+      "ul",
+      { class: "secrets-asked" },
+      asked.map((s) =>
+        el("li", {}, el("code", { text: String(s?.name ?? "") }), " — ", el("span", { text: String(s?.why ?? "") })),
+      ),
+    ),
+    el("p", {
+      class: "muted",
+      text: "None is given until you assign one in Secrets; the backend then gets it as an environment variable when it starts.",
+    }),
   );
 }
 
 function backendPart(review) {
   const b = review.backend;
   if (!b) return part("Backend", none("No backend process."));
-  return part("Backend", terms([["Runs", commandLine(b)], ["Entry point", b.entryPoint ?? null], ["Health check", b.healthCheck ?? null]]));
+  return part(
+    "Backend",
+    terms([
+      ["Runs", commandLine(b)],
+      ["Entry point", b.entryPoint ?? null],
+      ["Health check", b.healthCheck ?? null],
+    ]),
+  );
 }
 
 function uiPart(review) {
   const ui = review.ui;
   if (!ui) return part("UI", none("No UI."));
   const pages = list(ui.pages).map((pg) => (pg.title ? `${pg.title} (${pg.entryPoint})` : pg.entryPoint));
-  return part("UI", terms([["Entry", ui.entry ?? null], ["Pages", pages]]) ?? none("A UI with no entry."));
+  return part(
+    "UI",
+    terms([
+      ["Entry", ui.entry ?? null],
+      ["Pages", pages],
+    ]) ?? none("A UI with no entry."),
+  );
 }
 
 function hookTerm(hook) {
   if (!hook) return null;
-  return el("span", {}, commandLine(hook), typeof hook.timeoutSeconds === "number" ? el("span", { class: "muted", text: ` (stopped after ${hook.timeoutSeconds} s)` }) : null);
+  return el(
+    "span",
+    {},
+    commandLine(hook),
+    typeof hook.timeoutSeconds === "number"
+      ? el("span", { class: "muted", text: ` (stopped after ${hook.timeoutSeconds} s)` })
+      : null,
+  );
 }
 
 function hooksPart(review) {
@@ -127,13 +189,21 @@ function otherPart(review) {
     ],
     [
       "MCP servers (run in the app's sandbox)",
-      list(review.mcpServers).map((s) => `${s.name}: ${s.url ? `${s.url} (remote)` : formatCommand(s.command, s.args)}${list(s.envNames).length ? ` (env ${s.envNames.join(", ")})` : ""}`),
+      list(review.mcpServers).map(
+        (s) =>
+          `${s.name}: ${s.url ? `${s.url} (remote)` : formatCommand(s.command, s.args)}${list(s.envNames).length ? ` (env ${s.envNames.join(", ")})` : ""}`,
+      ),
     ],
-    ["Launches", list(review.launches).map((l) => `${l.program} — ${l.why}${list(l.hosts).length ? ` (hosts ${l.hosts.join(", ")})` : ""}`)],
+    [
+      "Launches",
+      list(review.launches).map(
+        (l) => `${l.program} — ${l.why}${list(l.hosts).length ? ` (hosts ${l.hosts.join(", ")})` : ""}`,
+      ),
+    ],
     ["Writes", list(review.writes).map((w) => `${w.path} — ${w.why}`)],
     ["Python packages", list(review.pythonPackages)],
     ["npm packages", list(npm.packages)],
-    ["npm note", list(npm.packages).length ? npm.note ?? null : null],
+    ["npm note", list(npm.packages).length ? (npm.note ?? null) : null],
     ["Unrecognised manifest keys", list(review.unrecognisedManifestKeys)],
   ]);
   return shown ? part("Also", shown) : null;
@@ -144,7 +214,15 @@ function findingsTable(caption, findings) {
     "table",
     { class: "findings-table" },
     el("caption", { text: caption }),
-    el("thead", {}, el("tr", {}, ["Severity", "Rule", "Where", "What"].map((h) => el("th", { scope: "col", text: h })))),
+    el(
+      "thead",
+      {},
+      el(
+        "tr",
+        {},
+        ["Severity", "Rule", "Where", "What"].map((h) => el("th", { scope: "col", text: h })),
+      ),
+    ),
     el(
       "tbody",
       {},
@@ -152,9 +230,16 @@ function findingsTable(caption, findings) {
         el(
           "tr",
           {},
-          el("td", {}, el("span", { class: `badge ${f.severity === "dangerous" ? "badge-bad" : "badge-warn"}`, text: f.severity ?? "?" })),
+          el(
+            "td",
+            {},
+            el("span", {
+              class: `badge ${f.severity === "dangerous" ? "badge-bad" : "badge-warn"}`,
+              text: f.severity ?? "?",
+            }),
+          ),
           el("td", { class: "mono", text: f.rule ?? "" }),
-          el("td", { class: "mono wrap", text: f.line ? `${f.path}:${f.line}` : f.path ?? "" }),
+          el("td", { class: "mono wrap", text: f.line ? `${f.path}:${f.line}` : (f.path ?? "") }),
           el("td", { class: "wrap", text: f.message ?? "" }),
         ),
       ),
@@ -184,20 +269,32 @@ function keptDataPart(review) {
   if (!kept) return null;
   return part(
     "Kept data",
-    el("p", { text: `This name has kept data from ${kept.version ?? "an unrecorded version"} of ${kept.parkedAt ?? "an unrecorded date"}.` }),
+    el("p", {
+      text: `This name has kept data from ${kept.version ?? "an unrecorded version"} of ${kept.parkedAt ?? "an unrecorded date"}.`,
+    }),
     kept.note ? el("p", { class: "muted", text: kept.note }) : null,
-    el("label", {}, el("input", { type: "checkbox", class: "adopt-data" }), " Adopt this kept data (otherwise the app starts with an empty data/ and the kept data stays parked)"),
+    el(
+      "label",
+      {},
+      el("input", { type: "checkbox", class: "adopt-data" }),
+      " Adopt this kept data (otherwise the app starts with an empty data/ and the kept data stays parked)",
+    ),
   );
 }
 
 /** The whole review with its digest. */
 export function installReview(review, digest) {
   const app = review.app && typeof review.app === "object" ? review.app : {};
-  const title = app.displayName ? `${app.displayName} (${app.name})` : app.name ?? "this app";
+  const title = app.displayName ? `${app.displayName} (${app.name})` : (app.name ?? "this app");
   return el(
     "div",
     { class: "review" },
-    el("h3", { class: "review-title" }, `Review: ${title}`, app.version ? el("span", { class: "muted", text: ` version ${app.version}` }) : null),
+    el(
+      "h3",
+      { class: "review-title" },
+      `Review: ${title}`,
+      app.version ? el("span", { class: "muted", text: ` version ${app.version}` }) : null,
+    ),
     app.description ? el("p", { text: app.description }) : null,
     requiresPart(review),
     permissionsPart(review),
@@ -208,6 +305,13 @@ export function installReview(review, digest) {
     keptDataPart(review),
     otherPart(review),
     findingsPart(review.findings, review.verdict),
-    part("Consent digest", el("p", {}, el("code", { class: "digest", text: digest ?? "missing" })), el("p", { class: "muted", text: "Install consents to exactly these bytes and this review; if the folder changes, you will be asked again." })),
+    part(
+      "Consent digest",
+      el("p", {}, el("code", { class: "digest", text: digest ?? "missing" })),
+      el("p", {
+        class: "muted",
+        text: "Install consents to exactly these bytes and this review; if the folder changes, you will be asked again.",
+      }),
+    ),
   );
 }

@@ -13,7 +13,13 @@ const SUBPROTOCOL = "personalclaw.events.v1";
  * `indicator` is an element whose text and data-state say "live", "connecting" or "offline".
  */
 export function connectLiveEvents(onFrame) {
-  const indicator = el("span", { class: "badge badge-neutral live-indicator", id: "live-indicator", role: "status", "data-state": "connecting", text: "Connecting…" });
+  const indicator = el("span", {
+    class: "badge badge-neutral live-indicator",
+    id: "live-indicator",
+    role: "status",
+    "data-state": "connecting",
+    text: "Connecting…",
+  });
   let socket = null;
   let delay = FIRST_DELAY_MS;
   let timer = null;

@@ -5,7 +5,14 @@ import { compactJson, formatTime } from "./format.js";
 const PAGE_SIZE = 50;
 
 function outcomeBadge(outcome) {
-  const tone = outcome === "allowed" ? "ok" : outcome === "refused" || outcome === "error" ? "bad" : outcome === "timeout" ? "warn" : "neutral";
+  const tone =
+    outcome === "allowed"
+      ? "ok"
+      : outcome === "refused" || outcome === "error"
+        ? "bad"
+        : outcome === "timeout"
+          ? "warn"
+          : "neutral";
   return el("span", { class: `badge badge-${tone}`, text: outcome ?? "—" });
 }
 
@@ -20,13 +27,26 @@ function eventRow(event) {
     el("td", { class: "mono", text: event.principal ?? "" }),
     el("td", {}, outcomeBadge(event.outcome)),
     el("td", { class: "mono wrap", text: event.subject ?? "" }),
-    el("td", { class: "mono wrap detail", title: detail, text: detail.length > 240 ? `${detail.slice(0, 240)}…` : detail }),
+    el("td", {
+      class: "mono wrap detail",
+      title: detail,
+      text: detail.length > 240 ? `${detail.slice(0, 240)}…` : detail,
+    }),
   );
 }
 
 /** Builds the Security log section. */
 export function securityLogSection(api) {
-  const kindInput = el("input", { id: "event-kind", name: "kind", type: "text", list: "event-kinds", autocomplete: "off", spellcheck: "false", placeholder: "all kinds", maxlength: "80" });
+  const kindInput = el("input", {
+    id: "event-kind",
+    name: "kind",
+    type: "text",
+    list: "event-kinds",
+    autocomplete: "off",
+    spellcheck: "false",
+    placeholder: "all kinds",
+    maxlength: "80",
+  });
   const kindList = el("datalist", { id: "event-kinds" });
   const knownKinds = new Set();
   const notices = el("div", { class: "notices" });
@@ -66,7 +86,17 @@ export function securityLogSection(api) {
   const section = el(
     "section",
     { class: "card", id: "security-log", "aria-labelledby": "security-log-title" },
-    el("div", { class: "section-head" }, el("h2", { id: "security-log-title", text: "Security log" }), el("div", { class: "toolbar" }, verifyButton, el("button", { type: "button", text: "Refresh", onClick: () => load() }))),
+    el(
+      "div",
+      { class: "section-head" },
+      el("h2", { id: "security-log-title", text: "Security log" }),
+      el(
+        "div",
+        { class: "toolbar" },
+        verifyButton,
+        el("button", { type: "button", text: "Refresh", onClick: () => load() }),
+      ),
+    ),
     verifyResult,
     filterForm,
     notices,
@@ -78,7 +108,17 @@ export function securityLogSection(api) {
         "table",
         { class: "events-table" },
         el("caption", { class: "visually-hidden", text: "Security events, newest first" }),
-        el("thead", {}, el("tr", {}, ["Seq", "Time", "Kind", "Principal", "Outcome", "Subject", "Detail"].map((h) => el("th", { scope: "col", text: h })))),
+        el(
+          "thead",
+          {},
+          el(
+            "tr",
+            {},
+            ["Seq", "Time", "Kind", "Principal", "Outcome", "Subject", "Detail"].map((h) =>
+              el("th", { scope: "col", text: h }),
+            ),
+          ),
+        ),
         rows,
       ),
     ),
@@ -100,7 +140,11 @@ export function securityLogSection(api) {
         grew = true;
       }
     }
-    if (grew) replaceChildren(kindList, [...knownKinds].sort().map((k) => el("option", { value: k })));
+    if (grew)
+      replaceChildren(
+        kindList,
+        [...knownKinds].sort().map((k) => el("option", { value: k })),
+      );
   }
 
   async function load(beforeSeq) {
@@ -115,9 +159,19 @@ export function securityLogSection(api) {
     if (beforeSeq === undefined) rows.replaceChildren();
     for (const e of events) rows.append(eventRow(e));
     const shown = rows.children.length;
-    summary.textContent = shown === 0 ? (activeKind ? `No events of kind ${activeKind}.` : "No events yet.") : `${shown} ${shown === 1 ? "event" : "events"}${activeKind ? ` of kind ${activeKind}` : ""}, newest first.`;
+    summary.textContent =
+      shown === 0
+        ? activeKind
+          ? `No events of kind ${activeKind}.`
+          : "No events yet."
+        : `${shown} ${shown === 1 ? "event" : "events"}${activeKind ? ` of kind ${activeKind}` : ""}, newest first.`;
     const next = answer.data.next_before_seq;
-    replaceChildren(more, typeof next === "number" ? el("button", { type: "button", text: "Load older events", onClick: () => load(next) }) : null);
+    replaceChildren(
+      more,
+      typeof next === "number"
+        ? el("button", { type: "button", text: "Load older events", onClick: () => load(next) })
+        : null,
+    );
   }
 
   async function verify() {
@@ -134,7 +188,12 @@ export function securityLogSection(api) {
     replaceChildren(
       verifyResult,
       r.ok === true
-        ? el("p", { class: "notice notice-ok", role: "status", "data-verify": "ok" }, el("strong", { text: "Chain ok" }), `: ${counts} verified, nothing edited, removed, reordered or truncated.`)
+        ? el(
+            "p",
+            { class: "notice notice-ok", role: "status", "data-verify": "ok" },
+            el("strong", { text: "Chain ok" }),
+            `: ${counts} verified, nothing edited, removed, reordered or truncated.`,
+          )
         : el(
             "p",
             { class: "notice notice-error", role: "alert", "data-verify": "broken" },

@@ -23,7 +23,12 @@ export function settingsSection(api) {
   const section = el(
     "section",
     { class: "card", id: "settings", "aria-labelledby": "settings-title" },
-    el("div", { class: "section-head" }, el("h2", { id: "settings-title", text: "Settings" }), el("button", { type: "button", text: "Refresh", onClick: () => refresh() })),
+    el(
+      "div",
+      { class: "section-head" },
+      el("h2", { id: "settings-title", text: "Settings" }),
+      el("button", { type: "button", text: "Refresh", onClick: () => refresh() }),
+    ),
     el("p", { class: "muted", text: "Changes are written to config.json and apply at the next `personalclaw start`." }),
     notices,
     dialogHost,
@@ -45,12 +50,32 @@ export function settingsSection(api) {
     });
     const dialog = el(
       "div",
-      { class: "consent-dialog card", role: "alertdialog", "aria-labelledby": "consent-title", "aria-describedby": "consent-change", "data-consent-field": detail.field ?? "" },
+      {
+        class: "consent-dialog card",
+        role: "alertdialog",
+        "aria-labelledby": "consent-title",
+        "aria-describedby": "consent-change",
+        "data-consent-field": detail.field ?? "",
+      },
       el("h3", { id: "consent-title", text: detail.title ?? "This change loosens security" }),
       el("p", { id: "consent-change", class: "consent-change", text: detail.change ?? "" }),
       detail.caution ? el("p", { class: "consent-caution notice notice-error", text: detail.caution }) : null,
       el("p", { class: "muted", text: "Nothing has been written. Allow it only if you meant to make this change." }),
-      el("div", { class: "toolbar" }, allow, " ", el("button", { type: "button", "data-consent": "cancel", text: "Cancel", onClick: () => { replaceChildren(dialogHost); replaceChildren(notices, infoNotice("Nothing was changed.")); } })),
+      el(
+        "div",
+        { class: "toolbar" },
+        allow,
+        " ",
+        el("button", {
+          type: "button",
+          "data-consent": "cancel",
+          text: "Cancel",
+          onClick: () => {
+            replaceChildren(dialogHost);
+            replaceChildren(notices, infoNotice("Nothing was changed."));
+          },
+        }),
+      ),
     );
     replaceChildren(dialogHost, dialog);
     allow.focus();
@@ -59,7 +84,10 @@ export function settingsSection(api) {
   async function send(write) {
     const answer = await api.patch("/api/config/personalclaw", write);
     if (answer.ok) {
-      replaceChildren(notices, infoNotice(`${write.path} saved; it applies ${answer.data.applies ?? "at the next start"}.`));
+      replaceChildren(
+        notices,
+        infoNotice(`${write.path} saved; it applies ${answer.data.applies ?? "at the next start"}.`),
+      );
       await refresh();
       return;
     }
@@ -70,21 +98,53 @@ export function settingsSection(api) {
   function editor(spec, value) {
     const id = `setting-${spec.path.replace(/[^a-z0-9]/gi, "-")}`;
     if (spec.type === "name_list") {
-      const input = el("input", { type: "text", id, autocomplete: "off", "aria-label": `Add to ${spec.path}`, placeholder: spec.item ?? "name" });
+      const input = el("input", {
+        type: "text",
+        id,
+        autocomplete: "off",
+        "aria-label": `Add to ${spec.path}`,
+        placeholder: spec.item ?? "name",
+      });
       return el(
         "div",
         { class: "list-editor" },
         el(
           "ul",
           { class: "name-list" },
-          value.map((name) => el("li", {}, el("code", { text: name }), " ", el("button", { type: "button", text: "Remove", "aria-label": `Remove ${name}`, onClick: () => send({ path: spec.path, remove: name }) }))),
+          value.map((name) =>
+            el(
+              "li",
+              {},
+              el("code", { text: name }),
+              " ",
+              el("button", {
+                type: "button",
+                text: "Remove",
+                "aria-label": `Remove ${name}`,
+                onClick: () => send({ path: spec.path, remove: name }),
+              }),
+            ),
+          ),
         ),
-        el("span", { class: "inline-form" }, input, el("button", { type: "button", text: "Add", onClick: () => input.value.trim() && send({ path: spec.path, add: input.value.trim() }) })),
+        el(
+          "span",
+          { class: "inline-form" },
+          input,
+          el("button", {
+            type: "button",
+            text: "Add",
+            onClick: () => input.value.trim() && send({ path: spec.path, add: input.value.trim() }),
+          }),
+        ),
       );
     }
     let input;
     if (spec.type === "enum") {
-      input = el("select", { id, "aria-label": spec.path }, spec.values.map((v) => el("option", { value: v, selected: v === value, text: v })));
+      input = el(
+        "select",
+        { id, "aria-label": spec.path },
+        spec.values.map((v) => el("option", { value: v, selected: v === value, text: v })),
+      );
     } else if (spec.type === "integer") {
       input = el("input", { type: "number", id, "aria-label": spec.path, min: spec.min, max: spec.max, step: 1 });
       input.value = String(value);
@@ -97,12 +157,28 @@ export function settingsSection(api) {
   }
 
   function row(spec, value) {
-    const bounds = spec.min !== undefined ? ` Between ${describeValue(spec, spec.min)} and ${describeValue(spec, spec.max)}.` : "";
+    const bounds =
+      spec.min !== undefined ? ` Between ${describeValue(spec, spec.min)} and ${describeValue(spec, spec.max)}.` : "";
     return el(
       "tr",
       { "data-setting": spec.path },
-      el("th", { scope: "row" }, el("code", { text: spec.path }), spec.security ? el("span", { class: "badge badge-warn", text: "security" }) : null),
-      el("td", {}, el("p", { class: "setting-meaning", text: `${spec.meaning}${bounds}` }), el("p", { class: "muted setting-value" }, "Now: ", el("span", { "data-value": "", text: describeValue(spec, value) }))),
+      el(
+        "th",
+        { scope: "row" },
+        el("code", { text: spec.path }),
+        spec.security ? el("span", { class: "badge badge-warn", text: "security" }) : null,
+      ),
+      el(
+        "td",
+        {},
+        el("p", { class: "setting-meaning", text: `${spec.meaning}${bounds}` }),
+        el(
+          "p",
+          { class: "muted setting-value" },
+          "Now: ",
+          el("span", { "data-value": "", text: describeValue(spec, value) }),
+        ),
+      ),
       el("td", {}, editor(spec, value)),
     );
   }
@@ -119,8 +195,16 @@ export function settingsSection(api) {
       el(
         "table",
         { class: "settings-table" },
-        el("thead", {}, el("tr", {}, el("th", { text: "Setting" }), el("th", { text: "Meaning" }), el("th", { text: "Change" }))),
-        el("tbody", {}, schema.map((spec) => row(spec, valueAt(config, spec.path)))),
+        el(
+          "thead",
+          {},
+          el("tr", {}, el("th", { text: "Setting" }), el("th", { text: "Meaning" }), el("th", { text: "Change" })),
+        ),
+        el(
+          "tbody",
+          {},
+          schema.map((spec) => row(spec, valueAt(config, spec.path))),
+        ),
       ),
     );
   }

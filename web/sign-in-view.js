@@ -13,10 +13,25 @@ export function signInView(note) {
     "section",
     { class: "card sign-in", "aria-labelledby": "sign-in-title" },
     el("h2", { id: "sign-in-title", tabindex: "-1", text: "Sign in" }),
-    showsNote ? el("p", { class: "notice notice-info", role: "status" }, el("span", { text: note.message }), note.code ? [" ", el("code", { class: "error-code", text: note.code })] : null) : null,
+    showsNote
+      ? el(
+          "p",
+          { class: "notice notice-info", role: "status" },
+          el("span", { text: note.message }),
+          note.code ? [" ", el("code", { class: "error-code", text: note.code })] : null,
+        )
+      : null,
     el("p", { text: "This dashboard signs in with a link, not a password. On the machine running PersonalClaw, run:" }),
     el("pre", { class: "command" }, el("code", { text: "personalclaw token" })),
-    el("p", { text: "and open the link it prints in this browser. Opening it sets a sign-in cookie for this browser and takes the token out of the address bar. Keep the link to yourself until you have opened it." }),
-    el("p", { class: "muted" }, "The link printed by ", el("code", { text: "personalclaw start" }), " works the same way."),
+    el("p", {
+      text: "and open the link it prints in this browser. Opening it sets a sign-in cookie for this browser and takes the token out of the address bar. Keep the link to yourself until you have opened it.",
+    }),
+    el(
+      "p",
+      { class: "muted" },
+      "The link printed by ",
+      el("code", { text: "personalclaw start" }),
+      " works the same way.",
+    ),
   );
 }

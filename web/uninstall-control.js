@@ -11,7 +11,16 @@ export function uninstallControl(name, uninstall) {
 
   function showButton() {
     wrap.classList.remove("is-asking");
-    replaceChildren(wrap, el("button", { type: "button", class: "button-danger", text: "Uninstall", "aria-label": `Uninstall ${name}`, onClick: ask }));
+    replaceChildren(
+      wrap,
+      el("button", {
+        type: "button",
+        class: "button-danger",
+        text: "Uninstall",
+        "aria-label": `Uninstall ${name}`,
+        onClick: ask,
+      }),
+    );
   }
 
   function ask() {
@@ -34,7 +43,15 @@ export function uninstallControl(name, uninstall) {
       el("span", { class: "confirm-question", text: `Uninstall ${name}?` }),
       el("label", { class: "purge-choice", for: checkboxId }, purge, " Also delete its data"),
       confirm,
-      el("button", { type: "button", text: "Cancel", "aria-label": `Cancel uninstalling ${name}`, onClick: () => { showButton(); wrap.querySelector("button")?.focus(); } }),
+      el("button", {
+        type: "button",
+        text: "Cancel",
+        "aria-label": `Cancel uninstalling ${name}`,
+        onClick: () => {
+          showButton();
+          wrap.querySelector("button")?.focus();
+        },
+      }),
     );
     confirm.focus();
   }

@@ -24,12 +24,25 @@ export function updateControl(api, name, updated) {
   const host = el("div", { class: "update-review" });
 
   function showButton() {
-    replaceChildren(wrap, el("button", { type: "button", text: "Update", "aria-label": `Update ${name}`, onClick: ask }));
+    replaceChildren(
+      wrap,
+      el("button", { type: "button", text: "Update", "aria-label": `Update ${name}`, onClick: ask }),
+    );
   }
 
   async function run(source, consent) {
-    replaceChildren(host, el("p", { class: "muted", role: "status", text: "Updating… the previous version stays until the new one is healthy." }));
-    const answer = await api.post(`/api/apps/${encodeURIComponent(name)}/update`, consent ? { source, consent } : { source });
+    replaceChildren(
+      host,
+      el("p", {
+        class: "muted",
+        role: "status",
+        text: "Updating… the previous version stays until the new one is healthy.",
+      }),
+    );
+    const answer = await api.post(
+      `/api/apps/${encodeURIComponent(name)}/update`,
+      consent ? { source, consent } : { source },
+    );
     if (answer.ok) {
       replaceChildren(host);
       showButton();
@@ -43,20 +56,44 @@ export function updateControl(api, name, updated) {
   function showReview(source, preview) {
     replaceChildren(
       host,
-      el("p", { class: "notice notice-warn", text: "This update changes what the app gets or does not scan clean. Read what changes; Update now consents to it." }),
+      el("p", {
+        class: "notice notice-warn",
+        text: "This update changes what the app gets or does not scan clean. Read what changes; Update now consents to it.",
+      }),
       changeList(preview.changes),
       installReview(preview.review, preview.digest),
       el(
         "div",
         { class: "toolbar" },
-        el("button", { type: "button", class: "button-primary", text: "Update now", "aria-label": `Update ${name} now`, onClick: () => run(source, preview.digest) }),
-        el("button", { type: "button", text: "Cancel", onClick: () => { replaceChildren(host); showButton(); } }),
+        el("button", {
+          type: "button",
+          class: "button-primary",
+          text: "Update now",
+          "aria-label": `Update ${name} now`,
+          onClick: () => run(source, preview.digest),
+        }),
+        el("button", {
+          type: "button",
+          text: "Cancel",
+          onClick: () => {
+            replaceChildren(host);
+            showButton();
+          },
+        }),
       ),
     );
   }
 
   function ask() {
-    const input = el("input", { type: "text", name: "source", required: true, autocomplete: "off", spellcheck: "false", placeholder: "/home/me/my-app", "aria-label": `Folder of the new version of ${name}` });
+    const input = el("input", {
+      type: "text",
+      name: "source",
+      required: true,
+      autocomplete: "off",
+      spellcheck: "false",
+      placeholder: "/home/me/my-app",
+      "aria-label": `Folder of the new version of ${name}`,
+    });
     const form = el(
       "form",
       {
@@ -72,7 +109,14 @@ export function updateControl(api, name, updated) {
       },
       input,
       el("button", { type: "submit", text: "Preview update" }),
-      el("button", { type: "button", text: "Cancel", onClick: () => { replaceChildren(host); showButton(); } }),
+      el("button", {
+        type: "button",
+        text: "Cancel",
+        onClick: () => {
+          replaceChildren(host);
+          showButton();
+        },
+      }),
     );
     replaceChildren(wrap, form);
     input.focus();

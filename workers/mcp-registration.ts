@@ -12,11 +12,24 @@ import { appRegistry } from "./app-registry";
  * Writes the app's servers into mcp.json; the owner's switch of each is carried as `disabled`.
  * With `previous` (an update), the servers only the previous manifest declared are removed.
  */
-export async function registerMcpServers(env: Env, name: string, manifest: AppManifest, previous?: AppManifest): Promise<McpRegistration> {
-  if (Object.keys(manifest.mcpServers ?? {}).length === 0 && Object.keys(previous?.mcpServers ?? {}).length === 0) return { registered: [], skipped: [], removed: [] };
+export async function registerMcpServers(
+  env: Env,
+  name: string,
+  manifest: AppManifest,
+  previous?: AppManifest,
+): Promise<McpRegistration> {
+  if (Object.keys(manifest.mcpServers ?? {}).length === 0 && Object.keys(previous?.mcpServers ?? {}).length === 0)
+    return { registered: [], skipped: [], removed: [] };
   const views = await appRegistry(env).mcpServers(Date.now());
   const off = views.filter((v) => v.app === name && !v.ownerEnabled).map((v) => v.server);
-  return bridgeCall(env, "POST", "/mcp/register", McpRegistrationSchema, { name, manifest, off, ...(previous ? { previousManifest: previous } : {}) }, 30_000);
+  return bridgeCall(
+    env,
+    "POST",
+    "/mcp/register",
+    McpRegistrationSchema,
+    { name, manifest, off, ...(previous ? { previousManifest: previous } : {}) },
+    30_000,
+  );
 }
 
 /** Removes exactly the servers `manifest` declares for the app from mcp.json (ownership by exact name, MCP-02). */

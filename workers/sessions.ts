@@ -3,7 +3,15 @@
 // (sign-out, key rotation, minting past a limit, revoking an app) goes through this module
 // and clears what is kept, so it takes effect on the very next request. The store still
 // learns of each session's use at least once a minute (least-recently-used eviction).
-import { APP_TOKEN_TTL_MS, BROWSER_SESSION_TTL_MS, MAX_TTL_MS, type CheckResult, type LinkResult, type MintedToken, type SessionView } from "./contracts/session";
+import {
+  APP_TOKEN_TTL_MS,
+  BROWSER_SESSION_TTL_MS,
+  MAX_TTL_MS,
+  type CheckResult,
+  type LinkResult,
+  type MintedToken,
+  type SessionView,
+} from "./contracts/session";
 import type { Env } from "./env";
 
 const RECHECK_MS = 60_000;
@@ -41,7 +49,8 @@ export function sessions(env: Env) {
     /** A token presented as cookie or Bearer; answered from what is kept while it is fresh. */
     async check(token: string, now: number): Promise<CheckResult> {
       const kept = verified.get(token);
-      if (kept && kept.result.session.expiresAt > now && now - kept.checkedAt < RECHECK_MS && now >= kept.checkedAt) return kept.result;
+      if (kept && kept.result.session.expiresAt > now && now - kept.checkedAt < RECHECK_MS && now >= kept.checkedAt)
+        return kept.result;
       const result = (await store(env).check(token, now)) as CheckResult;
       if (result.ok) {
         if (verified.size >= MAX_KEPT) verified.clear();
@@ -56,17 +65,34 @@ export function sessions(env: Env) {
     async appToken(app: string, epoch: string, now: number): Promise<string> {
       const kept = appTokens.get(app);
       if (kept && kept.epoch === epoch && kept.expiresAt - now > APP_TOKEN_TTL_MS / 2) return kept.token;
-      const minted = await changing(async () => (await store(env).appToken(app, now)) as { token: string; expiresAt: number });
+      const minted = await changing(
+        async () => (await store(env).appToken(app, now)) as { token: string; expiresAt: number },
+      );
       appTokens.set(app, { token: minted.token, expiresAt: minted.expiresAt, epoch });
       return minted.token;
     },
     list: async (now: number): Promise<SessionView[]> => (await store(env).list(now)) as SessionView[],
     openLink: (token: string, address: string, now: number) =>
-      changing(async () => (await store(env).openLink(token, address, now, browserSessionTtlMs(env))) as LinkResult & { evicted?: SessionView[] }),
+      changing(
+        async () =>
+          (await store(env).openLink(token, address, now, browserSessionTtlMs(env))) as LinkResult & {
+            evicted?: SessionView[];
+          },
+      ),
     mintToken: (issuer: string, ttlMs: number, now: number) =>
-      changing(async () => (await store(env).mintToken(issuer, ttlMs, now)) as MintedToken & { evicted: SessionView[]; superseded: SessionView[] }),
-    signOut: (scope: "this" | "one" | "others" | "everywhere", currentId: string | null, targetId: string | null, now: number) =>
-      changing(async () => (await store(env).signOut(scope, currentId, targetId, now)) as SessionView[]),
+      changing(
+        async () =>
+          (await store(env).mintToken(issuer, ttlMs, now)) as MintedToken & {
+            evicted: SessionView[];
+            superseded: SessionView[];
+          },
+      ),
+    signOut: (
+      scope: "this" | "one" | "others" | "everywhere",
+      currentId: string | null,
+      targetId: string | null,
+      now: number,
+    ) => changing(async () => (await store(env).signOut(scope, currentId, targetId, now)) as SessionView[]),
     rotateKey: (now: number) => changing(async () => (await store(env).rotateKey(now)) as number),
     revokeApp: (app: string, now: number) => changing(async () => (await store(env).revokeApp(app, now)) as number),
   };

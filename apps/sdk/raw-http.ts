@@ -15,7 +15,8 @@ export async function rawRequest(
   if (req.chunks) {
     lines.push("Transfer-Encoding: chunked");
     parts.push(Buffer.from(lines.join("\r\n") + "\r\n\r\n", "utf8"));
-    for (const c of req.chunks) parts.push(Buffer.from(c.length.toString(16) + "\r\n"), Buffer.from(c), Buffer.from("\r\n"));
+    for (const c of req.chunks)
+      parts.push(Buffer.from(c.length.toString(16) + "\r\n"), Buffer.from(c), Buffer.from("\r\n"));
     parts.push(Buffer.from("0\r\n\r\n"));
   } else {
     const body = Buffer.from(req.body ?? new Uint8Array());
@@ -27,7 +28,9 @@ export async function rawRequest(
     const socket = connect(port, "127.0.0.1", () => socket.write(Buffer.concat(parts)));
     socket.on("data", (d) => received.push(d));
     // A server may close a refused request before reading its body; the answer is already in.
-    socket.on("error", (err: NodeJS.ErrnoException) => (received.length && err.code === "ECONNRESET" ? undefined : reject(err)));
+    socket.on("error", (err: NodeJS.ErrnoException) =>
+      received.length && err.code === "ECONNRESET" ? undefined : reject(err),
+    );
     socket.on("close", () => {
       const all = Buffer.concat(received);
       const split = all.indexOf("\r\n\r\n");

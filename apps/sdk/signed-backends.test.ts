@@ -9,7 +9,14 @@ import { fileURLToPath } from "node:url";
 import { Hono } from "hono";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { signProxyRequest } from "../../workers/contracts/proxy-signature";
-import { createVerifier, honoVerifier, REFUSAL_BODY, requireProxySignature, withSignature, type Verifier } from "./node/index.js";
+import {
+  createVerifier,
+  honoVerifier,
+  REFUSAL_BODY,
+  requireProxySignature,
+  withSignature,
+  type Verifier,
+} from "./node/index.js";
 import { rawRequest } from "./raw-http";
 import { loadVectors, type VerifyingVector } from "./test-vectors";
 
@@ -41,7 +48,12 @@ function makeVerifier(o: StartOptions, reasons: string[]): { verifier: Verifier;
     return true;
   });
   try {
-    const verifier = createVerifier({ secret: o.secret, now: () => o.now, maxBodyBytes: o.maxBodyBytes, onRefusal: (r) => void reasons.push(r) });
+    const verifier = createVerifier({
+      secret: o.secret,
+      now: () => o.now,
+      maxBodyBytes: o.maxBodyBytes,
+      onRefusal: (r) => void reasons.push(r),
+    });
     return { verifier, log };
   } finally {
     spy.mockRestore();
@@ -114,7 +126,9 @@ function serveHono(app: Hono<{ Variables: { rawBody: Uint8Array } }>): Server {
     const hasBody = !["GET", "HEAD"].includes(req.method!);
     const request = new Request(`http://127.0.0.1${req.url}`, {
       method: req.method,
-      headers: Object.entries(req.headersDistinct).flatMap(([k, vs]) => (vs ?? []).map((v) => [k, v] as [string, string])),
+      headers: Object.entries(req.headersDistinct).flatMap(([k, vs]) =>
+        (vs ?? []).map((v) => [k, v] as [string, string]),
+      ),
       body: hasBody ? (Readable.toWeb(req) as ReadableStream) : undefined,
       duplex: "half",
     } as RequestInit);
@@ -151,9 +165,17 @@ const pythonHttpServer: Implementation = {
   carriesRawNonAscii: true,
   async start(o) {
     const script = fileURLToPath(new URL("./python/suite_server.py", import.meta.url));
-    const child: ChildProcessWithoutNullStreams = spawn("python3", [script, String(o.now), String(o.maxBodyBytes ?? 16 * 1024 * 1024)], {
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", PERSONALCLAW_APP_SECRET: o.secret, PYTHONDONTWRITEBYTECODE: "1" },
-    });
+    const child: ChildProcessWithoutNullStreams = spawn(
+      "python3",
+      [script, String(o.now), String(o.maxBodyBytes ?? 16 * 1024 * 1024)],
+      {
+        env: {
+          PATH: process.env.PATH ?? "/usr/bin:/bin",
+          PERSONALCLAW_APP_SECRET: o.secret,
+          PYTHONDONTWRITEBYTECODE: "1",
+        },
+      },
+    );
     let stderr = "";
     child.stderr.on("data", (d) => (stderr += d));
     const port = await new Promise<number>((resolve, reject) => {
@@ -239,37 +261,46 @@ describe.each(implementations)("$name", (impl) => {
     }
   });
 
-  it.each(vectors.verifying_sequences.map((s) => [s.name, s] as const))("answers the golden sequence %s in order", async (_n, s) => {
-    const b = await start({ secret: s.secret, now: s.now });
-    let accepted = 0;
-    for (const [i, req] of s.requests.entries()) {
-      const label = `${s.name}[${i}]`;
-      const before = b.reasons().length;
-      const r = await rawRequest(b.port, {
-        method: req.method,
-        target: req.target,
-        headers: req.headers.map((h) => [H, h] as [string, string]),
-        body: b64(req.body_base64),
-      });
-      if (req.expect === "accept") {
-        accepted++;
-        expect(r.status, label).toBe(200);
-      } else {
-        expect(r.status, label).toBe(401);
-        expect(r.body.toString(), label).toBe(REFUSAL_BODY);
-        await vi.waitFor(() => expect(b.reasons().slice(before), label).toEqual([req.reason]));
+  it.each(vectors.verifying_sequences.map((s) => [s.name, s] as const))(
+    "answers the golden sequence %s in order",
+    async (_n, s) => {
+      const b = await start({ secret: s.secret, now: s.now });
+      let accepted = 0;
+      for (const [i, req] of s.requests.entries()) {
+        const label = `${s.name}[${i}]`;
+        const before = b.reasons().length;
+        const r = await rawRequest(b.port, {
+          method: req.method,
+          target: req.target,
+          headers: req.headers.map((h) => [H, h] as [string, string]),
+          body: b64(req.body_base64),
+        });
+        if (req.expect === "accept") {
+          accepted++;
+          expect(r.status, label).toBe(200);
+        } else {
+          expect(r.status, label).toBe(401);
+          expect(r.body.toString(), label).toBe(REFUSAL_BODY);
+          await vi.waitFor(() => expect(b.reasons().slice(before), label).toEqual([req.reason]));
+        }
+        expect(await b.hits(), label).toBe(accepted);
       }
-      expect(await b.hits(), label).toBe(accepted);
-    }
-  });
+    },
+  );
 
   it("accepts every golden signing vector a HTTP/1.1 server can receive, with the body intact", async () => {
     const b = await start();
     let hits = 0;
     for (const v of vectors.signing) {
+      // eslint-disable-next-line no-restricted-syntax -- picks test vectors by their published test secret
       if (v.name === "space-literal" || v.body_chunks_base64 || v.secret !== SECRET) continue;
       if (v.name === "non-ascii-raw" && !impl.carriesRawNonAscii) continue;
-      const r = await rawRequest(b.port, { method: v.method, target: v.target, headers: [[H, v.header]], body: b64(v.body_base64) });
+      const r = await rawRequest(b.port, {
+        method: v.method,
+        target: v.target,
+        headers: [[H, v.header]],
+        body: b64(v.body_base64),
+      });
       expect(r.status, v.name).toBe(200);
       const seen = JSON.parse(r.body.toString());
       expect(seen.bodyBase64, v.name).toBe(v.body_base64);
@@ -281,7 +312,12 @@ describe.each(implementations)("$name", (impl) => {
   it("verifies a chunked body by its de-chunked bytes and hands the route those bytes", async () => {
     const b = await start();
     const v = vectors.signing.find((x) => x.body_chunks_base64)!;
-    const r = await rawRequest(b.port, { method: v.method, target: v.target, headers: [[H, v.header]], chunks: v.body_chunks_base64!.map(b64) });
+    const r = await rawRequest(b.port, {
+      method: v.method,
+      target: v.target,
+      headers: [[H, v.header]],
+      chunks: v.body_chunks_base64!.map(b64),
+    });
     expect(r.status).toBe(200);
     expect(JSON.parse(r.body.toString()).bodyBase64).toBe(v.body_base64);
     expect(await b.hits()).toBe(1);
@@ -295,14 +331,23 @@ describe.each(implementations)("$name", (impl) => {
   it("refuses a body changed after signing", async () => {
     const b = await start();
     const header = await signed("POST", "/api/notes", '{"text":"a"}');
-    const r = await rawRequest(b.port, { method: "POST", target: "/api/notes", headers: [[H, header]], body: Buffer.from('{"text":"b"}') });
+    const r = await rawRequest(b.port, {
+      method: "POST",
+      target: "/api/notes",
+      headers: [[H, header]],
+      body: Buffer.from('{"text":"b"}'),
+    });
     await expectRefusedUnrun(b, r, "signature_mismatch");
   });
 
   it("refuses a signature made with another app's secret", async () => {
     const b = await start();
     const header = await signed("GET", "/api/notes", "", NOW, "another app's secret");
-    await expectRefusedUnrun(b, await rawRequest(b.port, { method: "GET", target: "/api/notes", headers: [[H, header]] }), "signature_mismatch");
+    await expectRefusedUnrun(
+      b,
+      await rawRequest(b.port, { method: "GET", target: "/api/notes", headers: [[H, header]] }),
+      "signature_mismatch",
+    );
   });
 
   it.each([
@@ -311,7 +356,11 @@ describe.each(implementations)("$name", (impl) => {
   ])("refuses a signature %s", async (_label, skew) => {
     const b = await start();
     const header = await signed("GET", "/api/notes", "", NOW + skew);
-    await expectRefusedUnrun(b, await rawRequest(b.port, { method: "GET", target: "/api/notes", headers: [[H, header]] }), "timestamp_outside_window");
+    await expectRefusedUnrun(
+      b,
+      await rawRequest(b.port, { method: "GET", target: "/api/notes", headers: [[H, header]] }),
+      "timestamp_outside_window",
+    );
   });
 
   const nonce = "a".repeat(32);
@@ -328,13 +377,24 @@ describe.each(implementations)("$name", (impl) => {
     [`1700000000:${"z".repeat(32)}:${"a".repeat(64)}`],
   ])("refuses the malformed header %j", async (value) => {
     const b = await start();
-    await expectRefusedUnrun(b, await rawRequest(b.port, { method: "GET", target: "/api/notes", headers: [[H, value]] }), "header_malformed");
+    await expectRefusedUnrun(
+      b,
+      await rawRequest(b.port, { method: "GET", target: "/api/notes", headers: [[H, value]] }),
+      "header_malformed",
+    );
   });
 
   it("refuses a request carrying the header twice even when both copies are valid", async () => {
     const b = await start();
     const header = await signed("GET", "/api/notes");
-    const r = await rawRequest(b.port, { method: "GET", target: "/api/notes", headers: [[H, header], [H.toLowerCase(), header]] });
+    const r = await rawRequest(b.port, {
+      method: "GET",
+      target: "/api/notes",
+      headers: [
+        [H, header],
+        [H.toLowerCase(), header],
+      ],
+    });
     await expectRefusedUnrun(b, r, "header_repeated");
   });
 
@@ -355,7 +415,12 @@ describe.each(implementations)("$name", (impl) => {
     const first = await signed("GET", "/api/notes", "", NOW, SECRET, nonce);
     expect((await rawRequest(b.port, { method: "GET", target: "/api/notes", headers: [[H, first]] })).status).toBe(200);
     const other = await signed("POST", "/api/other", "{}", NOW, SECRET, nonce);
-    const r = await rawRequest(b.port, { method: "POST", target: "/api/other", headers: [[H, other]], body: Buffer.from("{}") });
+    const r = await rawRequest(b.port, {
+      method: "POST",
+      target: "/api/other",
+      headers: [[H, other]],
+      body: Buffer.from("{}"),
+    });
     expect(r.status).toBe(401);
     expect(r.body.toString()).toBe(REFUSAL_BODY);
     expect(await b.hits()).toBe(1);
@@ -365,7 +430,13 @@ describe.each(implementations)("$name", (impl) => {
   it("accepts a signature once and refuses its replay", async () => {
     const b = await start();
     const header = await signed("POST", "/api/notes", '{"text":"once"}');
-    const send = () => rawRequest(b.port, { method: "POST", target: "/api/notes", headers: [[H, header]], body: Buffer.from('{"text":"once"}') });
+    const send = () =>
+      rawRequest(b.port, {
+        method: "POST",
+        target: "/api/notes",
+        headers: [[H, header]],
+        body: Buffer.from('{"text":"once"}'),
+      });
     expect((await send()).status).toBe(200);
     const replay = await send();
     expect(replay.status).toBe(401);
@@ -379,7 +450,12 @@ describe.each(implementations)("$name", (impl) => {
     const health = await rawRequest(b.port, { method: "GET", target: "/health" });
     expect(health.status).toBe(200);
     expect(JSON.parse(health.body.toString()).ok).toBe(true);
-    for (const [method, target] of [["GET", "/health/../api/notes"], ["GET", "/%68ealth"], ["POST", "/health"], ["GET", "/healthz"]]) {
+    for (const [method, target] of [
+      ["GET", "/health/../api/notes"],
+      ["GET", "/%68ealth"],
+      ["POST", "/health"],
+      ["GET", "/healthz"],
+    ]) {
       const r = await rawRequest(b.port, { method, target });
       expect(r.status, `${method} ${target}`).toBe(401);
       expect(r.body.toString()).toBe(REFUSAL_BODY);
@@ -391,7 +467,9 @@ describe.each(implementations)("$name", (impl) => {
     const b = await start({ secret: "" });
     expect(b.startupLog()).toMatch(/PERSONALCLAW_APP_SECRET is missing or empty/);
     for (const secret of ["", SECRET]) {
-      const header = secret ? await signed("GET", "/api/notes", "", NOW, secret) : `${NOW}:${"0".repeat(32)}:${"0".repeat(64)}`;
+      const header = secret
+        ? await signed("GET", "/api/notes", "", NOW, secret)
+        : `${NOW}:${"0".repeat(32)}:${"0".repeat(64)}`;
       const r = await rawRequest(b.port, { method: "GET", target: "/api/notes", headers: [[H, header]] });
       expect(r.status).toBe(401);
       expect(r.body.toString()).toBe(REFUSAL_BODY);
@@ -405,7 +483,12 @@ describe.each(implementations)("$name", (impl) => {
     const b = await start({ maxBodyBytes: 16 });
     const body = "x".repeat(17);
     const header = await signed("POST", "/api/notes", body);
-    const r = await rawRequest(b.port, { method: "POST", target: "/api/notes", headers: [[H, header]], body: Buffer.from(body) });
+    const r = await rawRequest(b.port, {
+      method: "POST",
+      target: "/api/notes",
+      headers: [[H, header]],
+      body: Buffer.from(body),
+    });
     expect(r.status).toBe(413);
     expect(JSON.parse(r.body.toString()).error.code).toBe("body_too_large");
     expect(await b.hits()).toBe(0);

@@ -9,7 +9,10 @@ import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const SDK_DIR = join(here, "node");
-export const VENDORED_COPIES = [join(here, "..", "fixtures", "node-notes", "vendor", "app-sdk"), join(here, "..", "fixtures", "mcp-notes", "vendor", "app-sdk")];
+export const VENDORED_COPIES = [
+  join(here, "..", "fixtures", "node-notes", "vendor", "app-sdk"),
+  join(here, "..", "fixtures", "mcp-notes", "vendor", "app-sdk"),
+];
 
 /** The files an app gets: package.json and what it lists in `files`. */
 export function sdkFiles() {

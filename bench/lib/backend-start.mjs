@@ -14,7 +14,17 @@ import { repoRoot } from "./workerd.mjs";
 async function loadSupervisor() {
   // In dist/ like the CLI bundle: its imports resolve from node_modules and it finds the launcher as the CLI does.
   const outfile = join(repoRoot, "dist", "bench-backend-supervisor.mjs");
-  await build({ entryPoints: [join(repoRoot, "host-bridge/supervisor/backend-supervisor.ts")], bundle: true, platform: "node", format: "esm", target: "node20", packages: "external", outfile, logLevel: "warning", absWorkingDir: repoRoot });
+  await build({
+    entryPoints: [join(repoRoot, "host-bridge/supervisor/backend-supervisor.ts")],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    packages: "external",
+    outfile,
+    logLevel: "warning",
+    absWorkingDir: repoRoot,
+  });
   return import(pathToFileURL(outfile).href);
 }
 
@@ -35,16 +45,41 @@ export async function measureBackendStarts(scratch, runs) {
   mkdirSync(join(home, "apps"), { recursive: true });
   cpSync(join(repoRoot, "apps", "fixtures", "node-notes"), appDir, { recursive: true });
   mkdirSync(join(appDir, "data"), { recursive: true });
-  const spec = { name: "node-notes", appDir, dataDir: join(appDir, "data"), hasStorage: true, backend: { command: "node", args: ["server.mjs"], healthCheck: "/health" } };
+  const spec = {
+    name: "node-notes",
+    appDir,
+    dataDir: join(appDir, "data"),
+    hasStorage: true,
+    backend: { command: "node", args: ["server.mjs"], healthCheck: "/health" },
+  };
   const out = { confined: [], confinedUnbounded: [], unsandboxed: [], previousShape: [] };
   const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
   // One supervisor per launch for the whole run, as one bridge keeps one: its bwrap probe and
   // bounds check are made once, at its first start (the warm-up, not counted).
   const unbounded = { mechanism: "none", processLimitBinds: false, description: "bench: confinement without bounds" };
   const supervisors = {
-    confined: new BackendSupervisor({ home, sandbox: { mode: "on" }, parentEnv: env, passthrough: [], startupPollMs: 5 }),
-    confinedUnbounded: new BackendSupervisor({ home, sandbox: { mode: "on" }, bounds: unbounded, parentEnv: env, passthrough: [], startupPollMs: 5 }),
-    unsandboxed: new BackendSupervisor({ home, sandbox: { mode: "off" }, parentEnv: env, passthrough: [], startupPollMs: 5 }),
+    confined: new BackendSupervisor({
+      home,
+      sandbox: { mode: "on" },
+      parentEnv: env,
+      passthrough: [],
+      startupPollMs: 5,
+    }),
+    confinedUnbounded: new BackendSupervisor({
+      home,
+      sandbox: { mode: "on" },
+      bounds: unbounded,
+      parentEnv: env,
+      passthrough: [],
+      startupPollMs: 5,
+    }),
+    unsandboxed: new BackendSupervisor({
+      home,
+      sandbox: { mode: "off" },
+      parentEnv: env,
+      passthrough: [],
+      startupPollMs: 5,
+    }),
   };
   for (let r = -1; r < runs; r++) {
     for (const [key, sup] of Object.entries(supervisors)) {
@@ -60,8 +95,43 @@ export async function measureBackendStarts(scratch, runs) {
     const started = process.hrtime.bigint();
     const child = spawn(
       "bwrap",
-      ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--ro-bind", appDir, appDir, "--bind", spec.dataDir, spec.dataDir, "--unshare-all", "--share-net", "--die-with-parent", "--new-session", "--chdir", appDir, "--", process.execPath, "server.mjs"],
-      { env: { ...env, PORT: String(port), PERSONALCLAW_APP_SECRET: "b".repeat(64), PERSONALCLAW_APP_NAME: "node-notes", PERSONALCLAW_APP_DATA_DIR: spec.dataDir }, stdio: "ignore", detached: true },
+      [
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+        "--ro-bind",
+        appDir,
+        appDir,
+        "--bind",
+        spec.dataDir,
+        spec.dataDir,
+        "--unshare-all",
+        "--share-net",
+        "--die-with-parent",
+        "--new-session",
+        "--chdir",
+        appDir,
+        "--",
+        process.execPath,
+        "server.mjs",
+      ],
+      {
+        env: {
+          ...env,
+          PORT: String(port),
+          PERSONALCLAW_APP_SECRET: "b".repeat(64),
+          PERSONALCLAW_APP_NAME: "node-notes",
+          PERSONALCLAW_APP_DATA_DIR: spec.dataDir,
+        },
+        stdio: "ignore",
+        detached: true,
+      },
     );
     if (!(await healthyWithin(port, 10_000))) throw new Error("the previous-shape backend never answered /health");
     if (r >= 0) out.previousShape.push(msSince(started));

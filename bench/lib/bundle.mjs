@@ -4,7 +4,22 @@
 import { cpSync, mkdirSync, writeFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
-const WORDS = ["note", "alpha", "render", "value", "index", "list", "item", "store", "fetch", "text", "count", "widget", "state", "route"];
+const WORDS = [
+  "note",
+  "alpha",
+  "render",
+  "value",
+  "index",
+  "list",
+  "item",
+  "store",
+  "fetch",
+  "text",
+  "count",
+  "widget",
+  "state",
+  "route",
+];
 
 function xorshift(seed) {
   let x = seed >>> 0 || 1;
@@ -23,7 +38,10 @@ function textFile(size, rand) {
   let length = 0;
   for (let line = 0; length < size; line++) {
     const words = Array.from({ length: 6 }, () => WORDS[rand() % WORDS.length]);
-    const text = line % 3 === 0 ? `// ${words.join(" ")}\n` : `export const ${words[0]}${line} = ${JSON.stringify(words.slice(1).join(" "))};\n`;
+    const text =
+      line % 3 === 0
+        ? `// ${words.join(" ")}\n`
+        : `export const ${words[0]}${line} = ${JSON.stringify(words.slice(1).join(" "))};\n`;
     lines.push(text);
     length += text.length;
   }
@@ -52,7 +70,10 @@ export function generateBundle(dir, { template, name, files, bytes }) {
     if (i < 100) mkdirSync(folder, { recursive: true });
     const size = i === files - 1 ? bytes - written : each;
     const isText = i % 2 === 0;
-    writeFileSync(join(folder, `f${String(i).padStart(5, "0")}.${isText ? "js" : "bin"}`), isText ? textFile(size, rand) : binaryFile(size, rand));
+    writeFileSync(
+      join(folder, `f${String(i).padStart(5, "0")}.${isText ? "js" : "bin"}`),
+      isText ? textFile(size, rand) : binaryFile(size, rand),
+    );
     written += size;
   }
   return { files, bytes: written };

@@ -25,10 +25,20 @@ function quantile(sorted, q) {
 
 function post(agent, port, path, headers, body) {
   return new Promise((resolve) => {
-    const req = request({ host: "127.0.0.1", port, path, method: "POST", agent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...headers } }, (res) => {
-      res.resume();
-      res.on("end", () => resolve(res.statusCode));
-    });
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port,
+        path,
+        method: "POST",
+        agent,
+        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...headers },
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode));
+      },
+    );
     req.on("error", () => resolve(0));
     req.end(body);
   });
@@ -39,7 +49,18 @@ function post(agent, port, path, headers, body) {
  * `durationS` s through POST `publishPath` (body from `bodyOf(i, t)`). Answers p50/p99 delivery
  * latency (ms), frames delivered per second, and how many of the expected frames arrived.
  */
-export async function measureFanout({ port, wsPath, wsHeaders, publishPath, publishHeaders, bodyOf, sockets, rate, durationS, serverPid = null }) {
+export async function measureFanout({
+  port,
+  wsPath,
+  wsHeaders,
+  publishPath,
+  publishHeaders,
+  bodyOf,
+  sockets,
+  rate,
+  durationS,
+  serverPid = null,
+}) {
   const opened = [];
   for (let i = 0; i < sockets; i++) {
     const answer = await openWebSocket(port, wsPath, wsHeaders);
@@ -95,7 +116,16 @@ export async function measureFanout({ port, wsPath, wsHeaders, publishPath, publ
   const sample = Array.from(latencies.subarray(0, Math.min(received, latencies.length))).sort((a, b) => a - b);
   await Promise.all(opened.map((s) => s.close()));
   agent.destroy();
-  return { p50: quantile(sample, 0.5), p99: quantile(sample, 0.99), framesPerS: received / elapsedS, delivered: received, expected: sockets * total, refusedPublishes, clientCpuShare, serverCpuShare };
+  return {
+    p50: quantile(sample, 0.5),
+    p99: quantile(sample, 0.99),
+    framesPerS: received / elapsedS,
+    delivered: received,
+    expected: sockets * total,
+    refusedPublishes,
+    clientCpuShare,
+    serverCpuShare,
+  };
 }
 
 /** One socket, `n` messages sent one after another to an echoing server: round trip p50/p99 (ms). */

@@ -19,9 +19,14 @@ function cliEnv() {
 export function runCli(args, timeoutMs = 120_000, cli = cliPath) {
   const started = process.hrtime.bigint();
   return new Promise((resolvePromise) => {
-    execFile(process.execPath, [cli, ...args], { env: cliEnv(), timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, encoding: "utf8" }, (error, stdout, stderr) => {
-      resolvePromise({ code: error ? (error.code ?? 1) : 0, stdout, stderr, ms: msSince(started) });
-    });
+    execFile(
+      process.execPath,
+      [cli, ...args],
+      { env: cliEnv(), timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, encoding: "utf8" },
+      (error, stdout, stderr) => {
+        resolvePromise({ code: error ? (error.code ?? 1) : 0, stdout, stderr, ms: msSince(started) });
+      },
+    );
   });
 }
 
@@ -32,7 +37,10 @@ export function runCli(args, timeoutMs = 120_000, cli = cliPath) {
 export async function startPersonalclaw(home, cli = cliPath, extraEnv = {}) {
   const port = await freePort();
   const started = process.hrtime.bigint();
-  const child = spawn(process.execPath, [cli, "start", "--port", String(port), "--home", home, "--json-ready"], { env: { ...cliEnv(), ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [cli, "start", "--port", String(port), "--home", home, "--json-ready"], {
+    env: { ...cliEnv(), ...extraEnv },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stderr = "";
   child.stderr.on("data", (c) => (stderr = (stderr + c).slice(-4000)));
   const ready = new Promise((resolvePromise, reject) => {
@@ -48,14 +56,22 @@ export async function startPersonalclaw(home, cli = cliPath, extraEnv = {}) {
       if (child.exitCode !== null) throw new Error(`personalclaw start exited: ${stderr}`);
       if (!existsSync(secretFile)) return false;
       const secret = readFileSync(secretFile, "utf8").trim();
-      const answer = await httpGet(port, "/api/status", { host: `127.0.0.1:${port}`, "x-internal-secret": secret, "x-session-key": "cli:bench" }, 1_000);
+      const answer = await httpGet(
+        port,
+        "/api/status",
+        { host: `127.0.0.1:${port}`, "x-internal-secret": secret, "x-session-key": "cli:bench" },
+        1_000,
+      );
       if (answer.status !== 200) return false;
       firstStatusMs = msSince(started);
       return true;
     },
     { intervalMs: 10, timeoutMs: 30_000, what: "the first 200 of /api/status" },
   );
-  const { line, ms: readyMs } = await Promise.race([ready, new Promise((_, reject) => setTimeout(() => reject(new Error("no ready line in 30 s")), 30_000))]);
+  const { line, ms: readyMs } = await Promise.race([
+    ready,
+    new Promise((_, reject) => setTimeout(() => reject(new Error("no ready line in 30 s")), 30_000)),
+  ]);
   const info = JSON.parse(line);
   const token = new URL(info.url).searchParams.get("token");
   const gatewayFile = JSON.parse(readFileSync(join(home, "gateway.json"), "utf8"));
@@ -80,8 +96,13 @@ export async function startPersonalclaw(home, cli = cliPath, extraEnv = {}) {
 
 /** Installs `folder` with consent given on the command line; throws with the CLI's answer on failure. */
 export async function installApp(gateway, folder) {
-  const answer = await runCli(["apps", "install", folder, "--yes", "--json", "--home", gateway.home], 120_000, gateway.cli);
-  if (answer.code !== 0) throw new Error(`install ${folder} failed (${answer.code}): ${answer.stdout} ${answer.stderr}`);
+  const answer = await runCli(
+    ["apps", "install", folder, "--yes", "--json", "--home", gateway.home],
+    120_000,
+    gateway.cli,
+  );
+  if (answer.code !== 0)
+    throw new Error(`install ${folder} failed (${answer.code}): ${answer.stdout} ${answer.stderr}`);
   return JSON.parse(answer.stdout);
 }
 

@@ -14,7 +14,9 @@ function signer({ secretFile, method, target }) {
   return () => {
     const ts = Math.floor(Date.now() / 1000);
     const nonce = randomBytes(16).toString("hex");
-    const mac = createHmac("sha256", key).update(`${ts}:${nonce}:${method}:${target}:${EMPTY_BODY_SHA256}`).digest("hex");
+    const mac = createHmac("sha256", key)
+      .update(`${ts}:${nonce}:${method}:${target}:${EMPTY_BODY_SHA256}`)
+      .digest("hex");
     return `${ts}:${nonce}:${mac}`;
   };
 }
@@ -32,7 +34,13 @@ function percentile(sorted, q) {
 
 async function runOnce(durationS, keep) {
   const times = [];
-  const instance = autocannon({ url: opts.origin, connections: opts.connections, duration: durationS, timeout: 10, requests: [request] });
+  const instance = autocannon({
+    url: opts.origin,
+    connections: opts.connections,
+    duration: durationS,
+    timeout: 10,
+    requests: [request],
+  });
   if (keep) {
     instance.on("response", (_client, statusCode, _bytes, responseTime) => {
       if (statusCode >= 200 && statusCode < 300) times.push(responseTime);

@@ -6,9 +6,19 @@ import { repoRoot } from "./workerd.mjs";
 
 /** target: {id, port, path, headers?, sign?}; answers the child's JSON result. */
 export function runLoad(target, { connections, duration, warmup }) {
-  const opts = { origin: `http://127.0.0.1:${target.port}`, path: target.path, headers: target.headers ?? {}, sign: target.sign ?? null, connections, duration, warmup };
+  const opts = {
+    origin: `http://127.0.0.1:${target.port}`,
+    path: target.path,
+    headers: target.headers ?? {},
+    sign: target.sign ?? null,
+    connections,
+    duration,
+    warmup,
+  };
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [join(repoRoot, "bench", "lib", "load-child.mjs"), JSON.stringify(opts)], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [join(repoRoot, "bench", "lib", "load-child.mjs"), JSON.stringify(opts)], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     let err = "";
     child.stdout.on("data", (c) => (out += c));

@@ -54,7 +54,9 @@ http {
 }
 `,
   );
-  const child = spawn(binary, ["-p", dir, "-c", conf, "-e", join(dir, "error.log")], { stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(binary, ["-p", dir, "-c", conf, "-e", join(dir, "error.log")], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let stderr = "";
   child.stderr.on("data", (c) => (stderr += c));
   await pollUntil(

@@ -19,11 +19,23 @@ export function freePort() {
 /** One GET on loopback through node:http; never throws, answers status 0 on a connection error. */
 export function httpGet(port, path, headers = {}, timeoutMs = 5_000) {
   return new Promise((resolvePromise) => {
-    const req = request({ host: "127.0.0.1", port, path, method: "GET", headers: { connection: "close", ...headers }, timeout: timeoutMs }, (res) => {
-      const chunks = [];
-      res.on("data", (c) => chunks.push(c));
-      res.on("end", () => resolvePromise({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
-    });
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port,
+        path,
+        method: "GET",
+        headers: { connection: "close", ...headers },
+        timeout: timeoutMs,
+      },
+      (res) => {
+        const chunks = [];
+        res.on("data", (c) => chunks.push(c));
+        res.on("end", () =>
+          resolvePromise({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
+        );
+      },
+    );
     req.on("timeout", () => req.destroy(new Error("timeout")));
     req.on("error", () => resolvePromise({ status: 0, body: "" }));
     req.end();

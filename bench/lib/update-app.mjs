@@ -56,10 +56,30 @@ export async function measureUpdates(scratch, runs) {
   const appDir = join(appsDir, "node-notes");
   const source = join(repoRoot, "apps", "fixtures", "node-notes");
   const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
-  const preview = { quarantineRoot: join(appsDir, ".quarantine"), reservedNames: new Set(), core: { version: "0.1.0", features: ["backends", "ui", "proxy-signature", "app-messaging", "security-log"] } };
+  const preview = {
+    quarantineRoot: join(appsDir, ".quarantine"),
+    reservedNames: new Set(),
+    core: { version: "0.1.0", features: ["backends", "ui", "proxy-signature", "app-messaging", "security-log"] },
+  };
   mkdirSync(preview.quarantineRoot, { recursive: true });
-  const supervisor = new BackendSupervisor({ home, sandbox: { mode: "on" }, parentEnv: env, passthrough: [], startupPollMs: 5 });
-  const spec = (manifest) => ({ name: "node-notes", appDir, dataDir: join(appDir, "data"), hasStorage: true, backend: { command: manifest.backend.command, args: manifest.backend.args, healthCheck: manifest.backend.healthCheck } });
+  const supervisor = new BackendSupervisor({
+    home,
+    sandbox: { mode: "on" },
+    parentEnv: env,
+    passthrough: [],
+    startupPollMs: 5,
+  });
+  const spec = (manifest) => ({
+    name: "node-notes",
+    appDir,
+    dataDir: join(appDir, "data"),
+    hasStorage: true,
+    backend: {
+      command: manifest.backend.command,
+      args: manifest.backend.args,
+      healthCheck: manifest.backend.healthCheck,
+    },
+  });
   const backend = {
     stop: async (name) => {
       supervisor.hold(name);
@@ -91,7 +111,8 @@ export async function measureUpdates(scratch, runs) {
     cpSync(appDir, bare, { recursive: true });
     if (r >= 0) out.bareCopy.push(msSince(started));
     const old = await supervisor.start(spec(reviewed.manifest));
-    if (!old.ok || !(await supervisor.waitForHealth("node-notes", 10_000))) throw new Error("the installed node-notes backend did not start");
+    if (!old.ok || !(await supervisor.waitForHealth("node-notes", 10_000)))
+      throw new Error("the installed node-notes backend did not start");
     started = process.hrtime.bigint();
     await updateApp("node-notes", source, undefined, installed, ctx, backend, () => {});
     await commitUpdate(home, appsDir, "node-notes");

@@ -31,7 +31,9 @@ export function minimalConfig({ configPath, listen, modules, bindings = {}, loop
   if (durable) services.push(`(name = "state", disk = (path = ${q(durable.stateDir)}, writable = true))`);
   const bindingLines = [
     ...Object.entries(bindings).map(([name, value]) => `(name = ${q(name)}, text = ${q(value)})`),
-    ...(durable ? durable.namespaces.map((d) => `(name = ${q(d.binding)}, durableObjectNamespace = ${q(d.className)})`) : []),
+    ...(durable
+      ? durable.namespaces.map((d) => `(name = ${q(d.binding)}, durableObjectNamespace = ${q(d.className)})`)
+      : []),
   ];
   return `using Workerd = import "/workerd/workerd.capnp";
 
@@ -58,7 +60,14 @@ let generator = null;
 export async function productConfigGenerator(scratch) {
   if (generator) return generator;
   const outfile = join(scratch, "workerd-config.mjs");
-  await build({ entryPoints: [join(repoRoot, "host-bridge", "cli", "workerd-config.ts")], outfile, bundle: true, format: "esm", platform: "node", logLevel: "warning" });
+  await build({
+    entryPoints: [join(repoRoot, "host-bridge", "cli", "workerd-config.ts")],
+    outfile,
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    logLevel: "warning",
+  });
   generator = await import(pathToFileURL(outfile).href);
   return generator;
 }
@@ -114,11 +123,21 @@ export async function productConfig({ scratch, configPath, workerBundle, listen 
  * Writes `configText` to `configPath`, starts workerd on it and waits for the first 200 of
  * GET `readyPath`. Answers {child, pid, port, startMs} (spawn to first 200, polled every 5 ms).
  */
-export async function startWorkerd({ configPath, configText, port, readyPath = "/", experimental = true, logFile = null }) {
+export async function startWorkerd({
+  configPath,
+  configText,
+  port,
+  readyPath = "/",
+  experimental = true,
+  logFile = null,
+}) {
   writeFileSync(configPath, configText, { mode: 0o600 });
   const started = process.hrtime.bigint();
   const args = ["serve", configPath, ...(experimental ? ["--experimental"] : [])];
-  const child = spawn(workerdBinary(), args, { stdio: ["ignore", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
+  const child = spawn(workerdBinary(), args, {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+  });
   let output = "";
   const keep = (chunk) => {
     output = (output + chunk).slice(-4000);

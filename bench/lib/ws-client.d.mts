@@ -9,6 +9,7 @@ export interface FrameSocket {
   close(code?: number): Promise<number | null>;
 }
 
-export type Opened = { ok: true; status: 101; protocol: string | null; socket: FrameSocket } | { ok: false; status: number; body: string };
+export type Opened =
+  { ok: true; status: 101; protocol: string | null; socket: FrameSocket } | { ok: false; status: number; body: string };
 
 export function openWebSocket(port: number, path: string, headers?: Record<string, string>): Promise<Opened>;

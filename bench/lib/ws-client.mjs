@@ -17,7 +17,13 @@ export function openWebSocket(port, path, headers = {}) {
       host: "127.0.0.1",
       port,
       path,
-      headers: { Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": key, ...headers },
+      headers: {
+        Connection: "Upgrade",
+        Upgrade: "websocket",
+        "Sec-WebSocket-Version": "13",
+        "Sec-WebSocket-Key": key,
+        ...headers,
+      },
     });
     req.on("response", (res) => {
       let body = "";
@@ -26,13 +32,20 @@ export function openWebSocket(port, path, headers = {}) {
       res.on("end", () => resolve({ ok: false, status: res.statusCode ?? 0, body }));
     });
     req.on("upgrade", (res, socket, head) => {
-      const accept = createHash("sha1").update(key + GUID).digest("base64");
+      const accept = createHash("sha1")
+        .update(key + GUID)
+        .digest("base64");
       if (res.headers["sec-websocket-accept"] !== accept) {
         socket.destroy();
         reject(new Error("bad Sec-WebSocket-Accept"));
         return;
       }
-      resolve({ ok: true, status: 101, protocol: res.headers["sec-websocket-protocol"] ?? null, socket: new FrameSocket(socket, head) });
+      resolve({
+        ok: true,
+        status: 101,
+        protocol: res.headers["sec-websocket-protocol"] ?? null,
+        socket: new FrameSocket(socket, head),
+      });
     });
     req.on("error", reject);
     req.end();
@@ -104,7 +117,10 @@ class FrameSocket {
 
   sendFrame(opcode, payload) {
     const mask = randomBytes(4);
-    const header = payload.length < 126 ? Buffer.from([0x80 | opcode, 0x80 | payload.length]) : Buffer.from([0x80 | opcode, 0x80 | 126, payload.length >> 8, payload.length & 0xff]);
+    const header =
+      payload.length < 126
+        ? Buffer.from([0x80 | opcode, 0x80 | payload.length])
+        : Buffer.from([0x80 | opcode, 0x80 | 126, payload.length >> 8, payload.length & 0xff]);
     const masked = Buffer.alloc(payload.length);
     for (let i = 0; i < payload.length; i++) masked[i] = payload[i] ^ mask[i % 4];
     if (!this.socket.destroyed) this.socket.write(Buffer.concat([header, mask, masked]));

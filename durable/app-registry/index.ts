@@ -4,7 +4,11 @@
 // are stored (workerd unloads an idle object, and the proxy must still find a healthy
 // backend afterwards) and cleared when a new start begins, since its backends are new.
 import { claimStoreIdentity } from "../store-identity";
-import { BACKEND_RESPONSE_TIMEOUT_CEILING_S, BACKEND_RESPONSE_TIMEOUT_DEFAULT_S, configGrantPaths } from "../../workers/contracts/manifest";
+import {
+  BACKEND_RESPONSE_TIMEOUT_CEILING_S,
+  BACKEND_RESPONSE_TIMEOUT_DEFAULT_S,
+  configGrantPaths,
+} from "../../workers/contracts/manifest";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../workers/env";
 import type { AppGrants, AppRecord, AppView, BackendStatus, ProxyTarget } from "../../workers/contracts/app-record";
@@ -17,7 +21,15 @@ import { isAppDeclarable } from "../../workers/contracts/event-names";
 const PLATFORM_SENDER = "@platform";
 import { JOB_TIMEOUT_DEFAULT_S } from "../../workers/contracts/manifest";
 import { nextFireAfter, parseCronSchedule } from "../../workers/contracts/cron-schedule";
-import { MCP_FAILED_STARTS_LIMIT, MCP_FIRST_START_MS, mcpDefinition, mcpDefinitionDigest, mcpKey, type McpServerView, type McpStart } from "../../workers/contracts/mcp";
+import {
+  MCP_FAILED_STARTS_LIMIT,
+  MCP_FIRST_START_MS,
+  mcpDefinition,
+  mcpDefinitionDigest,
+  mcpKey,
+  type McpServerView,
+  type McpStart,
+} from "../../workers/contracts/mcp";
 import { grantPatterns } from "../../workers/contracts/network-grant";
 import { fireJob } from "../../workers/proxy/fire-job";
 import { JOB_RUNS_KEPT, type JobRun, type JobView, type McpLaunchVerdict } from "./jobs-and-mcp";
@@ -49,7 +61,9 @@ export class AppRegistry extends DurableObject<Env> {
         const record = JSON.parse(String(row.record)) as AppRecord;
         this.records.set(record.name, record);
       }
-      const start = ctx.storage.sql.exec("SELECT started_at, backends_reported FROM gateway_start WHERE id = 1").toArray()[0];
+      const start = ctx.storage.sql
+        .exec("SELECT started_at, backends_reported FROM gateway_start WHERE id = 1")
+        .toArray()[0];
       if (start?.started_at !== env.STARTED_AT) {
         // A start of an earlier gateway's MCP server is over; missed job fires run once (alarm).
         ctx.storage.sql.exec("UPDATE mcp_servers SET starting_id = NULL, starting_since = NULL");
@@ -57,7 +71,10 @@ export class AppRegistry extends DurableObject<Env> {
         ctx.storage.sql.exec("DELETE FROM backends");
         // A transition of an earlier start ended with it; the bridge's journals settle its files.
         ctx.storage.sql.exec("DELETE FROM transitions");
-        ctx.storage.sql.exec("INSERT OR REPLACE INTO gateway_start (id, started_at, backends_reported) VALUES (1, ?, 0)", env.STARTED_AT);
+        ctx.storage.sql.exec(
+          "INSERT OR REPLACE INTO gateway_start (id, started_at, backends_reported) VALUES (1, ?, 0)",
+          env.STARTED_AT,
+        );
         return;
       }
       this.backendsKnown = Number(start.backends_reported) === 1;
@@ -111,7 +128,11 @@ export class AppRegistry extends DurableObject<Env> {
     for (const server of Object.keys(record.manifest.mcpServers ?? {})) {
       const was = before ? mcpDefinition(before.manifest, server) : null;
       const now = mcpDefinition(record.manifest, server);
-      if (JSON.stringify(was) !== JSON.stringify(now)) this.ctx.storage.sql.exec("UPDATE mcp_servers SET failed_starts = 0 WHERE key = ?", mcpKey(record.name, server));
+      if (JSON.stringify(was) !== JSON.stringify(now))
+        this.ctx.storage.sql.exec(
+          "UPDATE mcp_servers SET failed_starts = 0 WHERE key = ?",
+          mcpKey(record.name, server),
+        );
     }
   }
 
@@ -140,11 +161,24 @@ export class AppRegistry extends DurableObject<Env> {
    * app is under way, otherwise the kind of the one that is. Held in storage, so an object
    * unloaded mid-transition still knows; it lapses after `ttlMs` in case its holder vanished.
    */
-  async beginTransition(name: string, kind: string, now: number, ttlMs: number): Promise<{ ok: true; token: string } | { ok: false; kind: string }> {
-    const held = this.ctx.storage.sql.exec("SELECT kind, expires_at FROM transitions WHERE name = ?", name).toArray()[0];
+  async beginTransition(
+    name: string,
+    kind: string,
+    now: number,
+    ttlMs: number,
+  ): Promise<{ ok: true; token: string } | { ok: false; kind: string }> {
+    const held = this.ctx.storage.sql
+      .exec("SELECT kind, expires_at FROM transitions WHERE name = ?", name)
+      .toArray()[0];
     if (held && Number(held.expires_at) > now) return { ok: false, kind: String(held.kind) };
     const token = crypto.randomUUID();
-    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO transitions (name, kind, token, expires_at) VALUES (?, ?, ?, ?)", name, kind, token, now + ttlMs);
+    this.ctx.storage.sql.exec(
+      "INSERT OR REPLACE INTO transitions (name, kind, token, expires_at) VALUES (?, ?, ?, ?)",
+      name,
+      kind,
+      token,
+      now + ttlMs,
+    );
     return { ok: true, token };
   }
 
@@ -158,7 +192,12 @@ export class AppRegistry extends DurableObject<Env> {
     this.backends.set(name, status);
     if (secret !== undefined) this.secrets.set(name, secret);
     if (!status.running) this.secrets.delete(name);
-    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO backends (name, status, secret) VALUES (?, ?, ?)", name, JSON.stringify(status), this.secrets.get(name) ?? null);
+    this.ctx.storage.sql.exec(
+      "INSERT OR REPLACE INTO backends (name, status, secret) VALUES (?, ?, ?)",
+      name,
+      JSON.stringify(status),
+      this.secrets.get(name) ?? null,
+    );
     return true;
   }
 
@@ -190,7 +229,11 @@ export class AppRegistry extends DurableObject<Env> {
       secret: this.secrets.get(name) ?? null,
       healthPath: record.manifest.backend?.healthCheck ?? "/health",
       responseTimeoutMs:
-        1000 * Math.min(BACKEND_RESPONSE_TIMEOUT_CEILING_S, record.manifest.backend?.responseTimeoutSeconds ?? this.defaultResponseTimeoutS()),
+        1000 *
+        Math.min(
+          BACKEND_RESPONSE_TIMEOUT_CEILING_S,
+          record.manifest.backend?.responseTimeoutSeconds ?? this.defaultResponseTimeoutS(),
+        ),
       tokenEpoch: `${this.instance}:${this.tokenEpochs.get(name) ?? 0}`,
     };
   }
@@ -201,7 +244,8 @@ export class AppRegistry extends DurableObject<Env> {
     if (!record) return null;
     const permissions = record.manifest.permissions ?? {};
     // A grant that is not a list is no grant: iterating "*" as characters would widen it (PERM-02).
-    const list = (value: unknown) => (Array.isArray(value) && value.every((item) => typeof item === "string") ? [...value] : null);
+    const list = (value: unknown) =>
+      Array.isArray(value) && value.every((item) => typeof item === "string") ? [...value] : null;
     return {
       enabled: record.enabled,
       api: list(permissions.api),
@@ -224,11 +268,19 @@ export class AppRegistry extends DurableObject<Env> {
    * Replaces the app's config only if it is still at `basedOn` (read and write in one turn of
    * this object, so two writers can never both win): `stale` otherwise, nothing written.
    */
-  async replaceConfig(name: string, basedOn: string, config: Record<string, unknown>): Promise<{ ok: true; revision: string } | { ok: false; reason: "unknown_app" | "stale" }> {
+  async replaceConfig(
+    name: string,
+    basedOn: string,
+    config: Record<string, unknown>,
+  ): Promise<{ ok: true; revision: string } | { ok: false; reason: "unknown_app" | "stale" }> {
     const current = await this.config(name);
     if (!current) return { ok: false, reason: "unknown_app" };
     if (current.revision !== basedOn) return { ok: false, reason: "stale" };
-    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO app_config (name, config) VALUES (?, ?)", name, JSON.stringify(config));
+    this.ctx.storage.sql.exec(
+      "INSERT OR REPLACE INTO app_config (name, config) VALUES (?, ?)",
+      name,
+      JSON.stringify(config),
+    );
     return { ok: true, revision: await revisionOf(config) };
   }
 
@@ -242,11 +294,22 @@ export class AppRegistry extends DurableObject<Env> {
     const bytes = new TextEncoder().encode(text).byteLength;
     if (bytes > INBOX_LIMITS.messageBytes) return { ok: false, reason: "too_large" };
     const held = this.ctx.storage.sql
-      .exec("SELECT COUNT(*) AS messages, COALESCE(SUM(LENGTH(CAST(body AS BLOB))), 0) AS bytes FROM inbox WHERE recipient = ?", recipient)
+      .exec(
+        "SELECT COUNT(*) AS messages, COALESCE(SUM(LENGTH(CAST(body AS BLOB))), 0) AS bytes FROM inbox WHERE recipient = ?",
+        recipient,
+      )
       .toArray()[0]!;
-    if (Number(held.messages) + 1 > INBOX_LIMITS.messages) return { ok: false, reason: "full", detail: `${INBOX_LIMITS.messages} messages` };
-    if (Number(held.bytes) + bytes > INBOX_LIMITS.bytes) return { ok: false, reason: "full", detail: `${INBOX_LIMITS.bytes} bytes` };
-    this.ctx.storage.sql.exec("INSERT INTO inbox (recipient, sender, body, sent_at) VALUES (?, ?, ?, ?)", recipient, sender, text, sentAt);
+    if (Number(held.messages) + 1 > INBOX_LIMITS.messages)
+      return { ok: false, reason: "full", detail: `${INBOX_LIMITS.messages} messages` };
+    if (Number(held.bytes) + bytes > INBOX_LIMITS.bytes)
+      return { ok: false, reason: "full", detail: `${INBOX_LIMITS.bytes} bytes` };
+    this.ctx.storage.sql.exec(
+      "INSERT INTO inbox (recipient, sender, body, sent_at) VALUES (?, ?, ?, ?)",
+      recipient,
+      sender,
+      text,
+      sentAt,
+    );
     return { ok: true };
   }
 
@@ -255,7 +318,11 @@ export class AppRegistry extends DurableObject<Env> {
    * `eventSubscriptions` lists its exact name, from the sender `@platform`, identifiers only.
    * Answers the apps it could not be delivered to, and why (their inbox is at its quota).
    */
-  async deliverPlatformEvent(type: string, data: Record<string, string | number | boolean | null>, sentAt: string): Promise<Array<{ app: string; reason: string }>> {
+  async deliverPlatformEvent(
+    type: string,
+    data: Record<string, string | number | boolean | null>,
+    sentAt: string,
+  ): Promise<Array<{ app: string; reason: string }>> {
     if (!isAppDeclarable(type)) return [];
     const refused: Array<{ app: string; reason: string }> = [];
     for (const record of this.records.values()) {
@@ -269,9 +336,15 @@ export class AppRegistry extends DurableObject<Env> {
 
   /** Returns and removes every message waiting for `recipient`. */
   async drain(recipient: string): Promise<Array<{ from: string; body: unknown; sentAt: string }>> {
-    const rows = this.ctx.storage.sql.exec("SELECT id, sender, body, sent_at FROM inbox WHERE recipient = ? ORDER BY id", recipient).toArray();
+    const rows = this.ctx.storage.sql
+      .exec("SELECT id, sender, body, sent_at FROM inbox WHERE recipient = ? ORDER BY id", recipient)
+      .toArray();
     this.ctx.storage.sql.exec("DELETE FROM inbox WHERE recipient = ?", recipient);
-    return rows.map((row) => ({ from: String(row.sender), body: JSON.parse(String(row.body)), sentAt: String(row.sent_at) }));
+    return rows.map((row) => ({
+      from: String(row.sender),
+      body: JSON.parse(String(row.body)),
+      sentAt: String(row.sent_at),
+    }));
   }
 
   // ---- scheduled jobs (issue 20) ------------------------------------------------------------
@@ -288,15 +361,24 @@ export class AppRegistry extends DurableObject<Env> {
       this.removeJobsOf(name);
       return [];
     }
-    const wanted = record.manifest.permissions?.cron === true ? (record.manifest.crons ?? []).filter((j) => j.route !== undefined && j.enabled !== false) : [];
-    const existing = new Map(this.ctx.storage.sql.exec("SELECT name, schedule, zone, next_fire FROM jobs WHERE app = ?", name).toArray().map((row) => [String(row.name), row]));
+    const wanted =
+      record.manifest.permissions?.cron === true
+        ? (record.manifest.crons ?? []).filter((j) => j.route !== undefined && j.enabled !== false)
+        : [];
+    const existing = new Map(
+      this.ctx.storage.sql
+        .exec("SELECT name, schedule, zone, next_fire FROM jobs WHERE app = ?", name)
+        .toArray()
+        .map((row) => [String(row.name), row]),
+    );
     for (const job of wanted) {
       const zone = job.timezone ?? "UTC";
       const row = existing.get(job.name);
       const schedule = parseCronSchedule(job.schedule, zone);
       let next: number | null = null;
       if (record.enabled && typeof schedule !== "string") {
-        const unchanged = row && String(row.schedule) === job.schedule && String(row.zone) === zone && row.next_fire !== null;
+        const unchanged =
+          row && String(row.schedule) === job.schedule && String(row.zone) === zone && row.next_fire !== null;
         next = unchanged ? Number(row.next_fire) : nextFireAfter(schedule, now);
       }
       this.ctx.storage.sql.exec(
@@ -350,18 +432,20 @@ export class AppRegistry extends DurableObject<Env> {
         nextFire: row.next_fire === null ? null : new Date(Number(row.next_fire)).toISOString(),
         paused: !record?.enabled,
         history: this.ctx.storage.sql
-          .exec("SELECT scheduled_for, started_at, status, duration_ms, outcome, error FROM job_runs WHERE app = ? AND job = ? ORDER BY id DESC", name, String(row.name))
+          .exec(
+            "SELECT scheduled_for, started_at, status, duration_ms, outcome, error FROM job_runs WHERE app = ? AND job = ? ORDER BY id DESC",
+            name,
+            String(row.name),
+          )
           .toArray()
-          .map(
-            (run): JobRun => ({
-              scheduledFor: new Date(Number(run.scheduled_for)).toISOString(),
-              startedAt: new Date(Number(run.started_at)).toISOString(),
-              outcome: String(run.outcome) as JobRun["outcome"],
-              status: run.status === null ? null : Number(run.status),
-              durationMs: Number(run.duration_ms),
-              error: run.error === null ? null : String(run.error),
-            }),
-          ),
+          .map((run): JobRun => ({
+            scheduledFor: new Date(Number(run.scheduled_for)).toISOString(),
+            startedAt: new Date(Number(run.started_at)).toISOString(),
+            outcome: String(run.outcome) as JobRun["outcome"],
+            status: run.status === null ? null : Number(run.status),
+            durationMs: Number(run.duration_ms),
+            error: run.error === null ? null : String(run.error),
+          })),
       }));
   }
 
@@ -377,7 +461,12 @@ export class AppRegistry extends DurableObject<Env> {
       await this.scheduleAlarm(Date.now() + 5_000);
       return 0;
     }
-    const due = this.ctx.storage.sql.exec("SELECT app, name, schedule, zone, route, timeout_s, next_fire FROM jobs WHERE next_fire IS NOT NULL AND next_fire <= ?", now).toArray();
+    const due = this.ctx.storage.sql
+      .exec(
+        "SELECT app, name, schedule, zone, route, timeout_s, next_fire FROM jobs WHERE next_fire IS NOT NULL AND next_fire <= ?",
+        now,
+      )
+      .toArray();
     const fires: Array<Promise<void>> = [];
     for (const row of due) {
       const app = String(row.app);
@@ -388,14 +477,29 @@ export class AppRegistry extends DurableObject<Env> {
       this.ctx.storage.sql.exec("UPDATE jobs SET next_fire = ? WHERE app = ? AND name = ?", next, app, job);
       if (!record?.enabled) continue;
       const scheduledFor = Number(row.next_fire);
-      const held = this.ctx.storage.sql.exec("SELECT kind, expires_at FROM transitions WHERE name = ?", app).toArray()[0];
+      const held = this.ctx.storage.sql
+        .exec("SELECT kind, expires_at FROM transitions WHERE name = ?", app)
+        .toArray()[0];
       if (held && Number(held.expires_at) > Date.now()) {
-        this.keepRun(app, job, { scheduledFor, startedAt: now, status: null, durationMs: 0, outcome: "skipped", error: `the app was held by its ${String(held.kind)}` });
+        this.keepRun(app, job, {
+          scheduledFor,
+          startedAt: now,
+          status: null,
+          durationMs: 0,
+          outcome: "skipped",
+          error: `the app was held by its ${String(held.kind)}`,
+        });
         continue;
       }
       const target = await this.proxyTarget(app);
       fires.push(
-        fireJob(this.env, target!, { app, job, route: String(row.route), timeoutMs: Number(row.timeout_s) * 1000, scheduledFor }).then((outcome) => {
+        fireJob(this.env, target!, {
+          app,
+          job,
+          route: String(row.route),
+          timeoutMs: Number(row.timeout_s) * 1000,
+          scheduledFor,
+        }).then((outcome) => {
           // An app removed while its job ran keeps no history.
           if (!this.records.has(app)) return;
           this.keepRun(app, job, { scheduledFor, startedAt: now, ...outcome });
@@ -407,7 +511,18 @@ export class AppRegistry extends DurableObject<Env> {
     return fires.length;
   }
 
-  private keepRun(app: string, job: string, run: { scheduledFor: number; startedAt: number; status: number | null; durationMs: number; outcome: JobRun["outcome"]; error: string | null }): void {
+  private keepRun(
+    app: string,
+    job: string,
+    run: {
+      scheduledFor: number;
+      startedAt: number;
+      status: number | null;
+      durationMs: number;
+      outcome: JobRun["outcome"];
+      error: string | null;
+    },
+  ): void {
     this.ctx.storage.sql.exec(
       "INSERT INTO job_runs (app, job, scheduled_for, started_at, status, duration_ms, outcome, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       app,
@@ -431,7 +546,9 @@ export class AppRegistry extends DurableObject<Env> {
 
   /** The alarm is set for the earliest next fire of any job (or `at`, when sooner). */
   private async scheduleAlarm(at?: number): Promise<void> {
-    const row = this.ctx.storage.sql.exec("SELECT MIN(next_fire) AS next FROM jobs WHERE next_fire IS NOT NULL").toArray()[0];
+    const row = this.ctx.storage.sql
+      .exec("SELECT MIN(next_fire) AS next FROM jobs WHERE next_fire IS NOT NULL")
+      .toArray()[0];
     const earliest = row?.next === null || row?.next === undefined ? null : Number(row.next);
     const when = at !== undefined && (earliest === null || at < earliest) ? at : earliest;
     if (when === null) await this.ctx.storage.deleteAlarm();
@@ -444,8 +561,19 @@ export class AppRegistry extends DurableObject<Env> {
 
   // ---- MCP servers (issue 20) ----------------------------------------------------------------
 
-  private mcpRow(key: string): { owner_enabled: number; failed_starts: number; last_start: string | null; starting_id: string | null; starting_since: number | null } | null {
-    const row = this.ctx.storage.sql.exec("SELECT owner_enabled, failed_starts, last_start, starting_id, starting_since FROM mcp_servers WHERE key = ?", key).toArray()[0];
+  private mcpRow(key: string): {
+    owner_enabled: number;
+    failed_starts: number;
+    last_start: string | null;
+    starting_id: string | null;
+    starting_since: number | null;
+  } | null {
+    const row = this.ctx.storage.sql
+      .exec(
+        "SELECT owner_enabled, failed_starts, last_start, starting_id, starting_since FROM mcp_servers WHERE key = ?",
+        key,
+      )
+      .toArray()[0];
     if (!row) return null;
     return {
       owner_enabled: Number(row.owner_enabled),
@@ -457,7 +585,11 @@ export class AppRegistry extends DurableObject<Env> {
   }
 
   private ensureMcpRow(app: string, key: string): void {
-    this.ctx.storage.sql.exec("INSERT OR IGNORE INTO mcp_servers (key, app, owner_enabled, failed_starts) VALUES (?, ?, 1, 0)", key, app);
+    this.ctx.storage.sql.exec(
+      "INSERT OR IGNORE INTO mcp_servers (key, app, owner_enabled, failed_starts) VALUES (?, ?, 1, 0)",
+      key,
+      app,
+    );
   }
 
   /** Every server the installed apps declare, with its state and last start. */
@@ -470,7 +602,10 @@ export class AppRegistry extends DurableObject<Env> {
         const row = this.mcpRow(key);
         const ownerEnabled = row ? row.owner_enabled === 1 : true;
         const failedStarts = row?.failed_starts ?? 0;
-        const starting = row?.starting_since !== null && row?.starting_since !== undefined && now - row.starting_since < MCP_FIRST_START_MS;
+        const starting =
+          row?.starting_since !== null &&
+          row?.starting_since !== undefined &&
+          now - row.starting_since < MCP_FIRST_START_MS;
         const state: McpServerView["state"] = !record.enabled
           ? "app_disabled"
           : !ownerEnabled
@@ -527,17 +662,29 @@ export class AppRegistry extends DurableObject<Env> {
     const consented = record ? mcpDefinition(record.manifest, server) : null;
     if (!record || !consented) return { ok: false, code: "mcp_server_not_found", vars: { key } };
     if (!record.enabled) return { ok: false, code: "app_disabled", vars: { name: app } };
-    if (consented.transport !== "stdio") return { ok: false, code: "mcp_not_stdio", vars: { key, transport: consented.transport } };
+    if (consented.transport !== "stdio")
+      return { ok: false, code: "mcp_not_stdio", vars: { key, transport: consented.transport } };
     if ((await mcpDefinitionDigest(consented)) !== definitionDigest) {
-      return { ok: false, code: "mcp_definition_changed", vars: { key, reason: "the app's folder declares it differently from the manifest the owner consented to" } };
+      return {
+        ok: false,
+        code: "mcp_definition_changed",
+        vars: { key, reason: "the app's folder declares it differently from the manifest the owner consented to" },
+      };
     }
     this.ensureMcpRow(app, key);
     const row = this.mcpRow(key)!;
     if (row.owner_enabled !== 1) return { ok: false, code: "mcp_server_off", vars: { key } };
-    if (row.failed_starts >= MCP_FAILED_STARTS_LIMIT) return { ok: false, code: "mcp_server_failing", vars: { key, count: row.failed_starts, app, server } };
-    if (row.starting_since !== null && now - row.starting_since < MCP_FIRST_START_MS) return { ok: false, code: "mcp_server_starting", vars: { key } };
+    if (row.failed_starts >= MCP_FAILED_STARTS_LIMIT)
+      return { ok: false, code: "mcp_server_failing", vars: { key, count: row.failed_starts, app, server } };
+    if (row.starting_since !== null && now - row.starting_since < MCP_FIRST_START_MS)
+      return { ok: false, code: "mcp_server_starting", vars: { key } };
     const startId = crypto.randomUUID();
-    this.ctx.storage.sql.exec("UPDATE mcp_servers SET starting_id = ?, starting_since = ? WHERE key = ?", startId, now, key);
+    this.ctx.storage.sql.exec(
+      "UPDATE mcp_servers SET starting_id = ?, starting_since = ? WHERE key = ?",
+      startId,
+      now,
+      key,
+    );
     const declared = record.manifest.mcpServers![server]!;
     return {
       ok: true,
@@ -548,7 +695,10 @@ export class AppRegistry extends DurableObject<Env> {
         args: consented.args,
         env: { ...(declared.env ?? {}) },
         hasStorage: record.manifest.permissions?.storage === true,
-        network: grantPatterns(record.manifest.permissions?.network).length > 0 ? [...(record.manifest.permissions!.network as string[])] : [],
+        network:
+          grantPatterns(record.manifest.permissions?.network).length > 0
+            ? [...(record.manifest.permissions!.network as string[])]
+            : [],
         startId,
       },
     };
@@ -557,18 +707,30 @@ export class AppRegistry extends DurableObject<Env> {
   /** Whether a running server may go on: its app still installed and enabled and the server on; else why not (MCP-01). */
   async mcpAlive(app: string, server: string): Promise<{ alive: boolean; reason: string | null }> {
     const record = this.records.get(app);
-    if (!record || !mcpDefinition(record.manifest, server)) return { alive: false, reason: "the app is no longer installed" };
+    if (!record || !mcpDefinition(record.manifest, server))
+      return { alive: false, reason: "the app is no longer installed" };
     if (!record.enabled) return { alive: false, reason: "the app was disabled" };
-    if (this.mcpRow(mcpKey(app, server))?.owner_enabled === 0) return { alive: false, reason: "the owner turned the server off" };
+    if (this.mcpRow(mcpKey(app, server))?.owner_enabled === 0)
+      return { alive: false, reason: "the owner turned the server off" };
     return { alive: true, reason: null };
   }
 
   /** Records how a start went: a failure counts towards the limit, a start that answered clears it. */
-  async mcpStarted(app: string, server: string, report: { startId: string; ok: boolean; exitCode: number | null; reason: string | null }, now: number): Promise<boolean> {
+  async mcpStarted(
+    app: string,
+    server: string,
+    report: { startId: string; ok: boolean; exitCode: number | null; reason: string | null },
+    now: number,
+  ): Promise<boolean> {
     const key = mcpKey(app, server);
     const row = this.mcpRow(key);
     if (!row) return false;
-    const start: McpStart = { at: new Date(now).toISOString(), ok: report.ok, exitCode: report.exitCode, reason: report.reason };
+    const start: McpStart = {
+      at: new Date(now).toISOString(),
+      ok: report.ok,
+      exitCode: report.exitCode,
+      reason: report.reason,
+    };
     const failed = report.ok ? 0 : row.failed_starts + 1;
     const stillStarting = row.starting_id === report.startId;
     this.ctx.storage.sql.exec(
@@ -582,7 +744,11 @@ export class AppRegistry extends DurableObject<Env> {
 
   private write(record: AppRecord): void {
     this.records.set(record.name, record);
-    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO apps (name, record) VALUES (?, ?)", record.name, JSON.stringify(record));
+    this.ctx.storage.sql.exec(
+      "INSERT OR REPLACE INTO apps (name, record) VALUES (?, ?)",
+      record.name,
+      JSON.stringify(record),
+    );
   }
 
   private view(record: AppRecord): AppView {
@@ -601,7 +767,7 @@ export class AppRegistry extends DurableObject<Env> {
       installedAt: record.installedAt,
       hasBackend: Boolean(manifest.backend),
       ui: manifest.ui?.entry ? { entry: manifest.ui.entry, revision: record.uiRevision } : null,
-      backend: manifest.backend ? this.backends.get(record.name) ?? null : null,
+      backend: manifest.backend ? (this.backends.get(record.name) ?? null) : null,
     };
   }
 }

@@ -28,4 +28,5 @@ export interface JobView {
   history: JobRun[];
 }
 
-export type McpLaunchVerdict = { ok: true; answer: McpLaunchAnswer } | { ok: false; code: ErrorCode; vars: Record<string, string | number> };
+export type McpLaunchVerdict =
+  { ok: true; answer: McpLaunchAnswer } | { ok: false; code: ErrorCode; vars: Record<string, string | number> };

@@ -122,7 +122,9 @@ export class ApprovalStore extends DurableObject<Env> {
 
   /** Expires every pending approval past its ttl; answers the ones it expired. */
   async sweep(now: number): Promise<ApprovalView[]> {
-    return this.sql("SELECT id FROM approvals WHERE state = 'pending' AND expires_at <= ?", now).map((r) => this.expire(String(r.id), "ttl"));
+    return this.sql("SELECT id FROM approvals WHERE state = 'pending' AND expires_at <= ?", now).map((r) =>
+      this.expire(String(r.id), "ttl"),
+    );
   }
 
   private liveGrant(askedBy: string, kind: string, scopes: readonly ApprovalScope[], now: number): Row | null {
@@ -166,8 +168,12 @@ export class ApprovalStore extends DurableObject<Env> {
       grant ? grant.id : null,
     );
     if (!grant) {
-      const pending = this.sql("SELECT id FROM approvals WHERE state = 'pending' AND asked_by = ? ORDER BY created_at ASC, rowid ASC", input.askedBy);
-      for (const old of pending.slice(0, Math.max(0, pending.length - MAX_PENDING_PER_ASKER))) expired.push(this.expire(String(old.id), "limit"));
+      const pending = this.sql(
+        "SELECT id FROM approvals WHERE state = 'pending' AND asked_by = ? ORDER BY created_at ASC, rowid ASC",
+        input.askedBy,
+      );
+      for (const old of pending.slice(0, Math.max(0, pending.length - MAX_PENDING_PER_ASKER)))
+        expired.push(this.expire(String(old.id), "limit"));
     }
     return { approval: approvalView(this.row(id)!), grant: grant ? grantView(grant) : null, expired };
   }
@@ -204,14 +210,24 @@ export class ApprovalStore extends DurableObject<Env> {
     const rows = this.sql("SELECT * FROM approvals ORDER BY created_at DESC, rowid DESC LIMIT 500");
     return rows
       .map(approvalView)
-      .filter((a) => (filter.state === undefined || a.state === filter.state) && (filter.askedBy === undefined || a.asked_by === filter.askedBy));
+      .filter(
+        (a) =>
+          (filter.state === undefined || a.state === filter.state) &&
+          (filter.askedBy === undefined || a.asked_by === filter.askedBy),
+      );
   }
 
   /**
    * Records the owner's answer to a pending approval. An approval in a scope other than
    * `once` also stores a grant for this asker and kind, expiring with its scope.
    */
-  async answer(id: string, decision: "approve" | "deny", scope: ApprovalScope, session: string | null, now: number): Promise<AnswerResult> {
+  async answer(
+    id: string,
+    decision: "approve" | "deny",
+    scope: ApprovalScope,
+    session: string | null,
+    now: number,
+  ): Promise<AnswerResult> {
     const current = await this.get(id, now);
     if (!current) return { ok: false, reason: "not_found", state: null };
     if (current.state !== "pending") return { ok: false, reason: "not_pending", state: current.state };
@@ -248,12 +264,19 @@ export class ApprovalStore extends DurableObject<Env> {
 
   /** The grants that still answer: not revoked and not past their expiry. */
   async grants(now: number): Promise<GrantView[]> {
-    return this.sql("SELECT * FROM grants WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at DESC", now).map(grantView);
+    return this.sql(
+      "SELECT * FROM grants WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at DESC",
+      now,
+    ).map(grantView);
   }
 
   /** Revokes a live grant; null when there is no live grant of that id. */
   async revokeGrant(id: string, now: number): Promise<GrantView | null> {
-    const row = this.sql("SELECT * FROM grants WHERE id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)", id, now)[0];
+    const row = this.sql(
+      "SELECT * FROM grants WHERE id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)",
+      id,
+      now,
+    )[0];
     if (!row) return null;
     this.sql("UPDATE grants SET revoked_at = ? WHERE id = ?", now, id);
     return grantView(row);

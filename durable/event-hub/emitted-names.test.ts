@@ -20,7 +20,11 @@ function sources(folder: string): string[] {
 /** Every literal name handed to emitEvent(...) or put in a frame's `type` in the product's code. */
 function emittedNames(): Map<string, string> {
   const found = new Map<string, string>();
-  for (const file of [...sources(join(root, "workers")), ...sources(join(root, "durable")), ...sources(join(root, "host-bridge"))]) {
+  for (const file of [
+    ...sources(join(root, "workers")),
+    ...sources(join(root, "durable")),
+    ...sources(join(root, "host-bridge")),
+  ]) {
     const text = readFileSync(file, "utf8");
     for (const match of text.matchAll(/emitEvent\(\s*[\w.]+\s*,\s*"([^"]+)"/g)) found.set(match[1]!, file);
     for (const match of text.matchAll(/\{\s*type:\s*"([^"]+)"\s*,\s*data:/g)) found.set(match[1]!, file);

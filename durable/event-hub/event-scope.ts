@@ -28,7 +28,9 @@ export interface CurrentDeclaration {
   events: string[];
 }
 
-export type FrameVerdict = { deliver: true } | { deliver: false; reason: "unclassified" | "owner_only" | "not_declared" | "narrowed" | "revoked" };
+export type FrameVerdict =
+  | { deliver: true }
+  | { deliver: false; reason: "unclassified" | "owner_only" | "not_declared" | "narrowed" | "revoked" };
 
 const DELIVER: FrameVerdict = { deliver: true };
 const deny = (reason: Exclude<FrameVerdict, { deliver: true }>["reason"]): FrameVerdict => ({ deliver: false, reason });
@@ -46,19 +48,24 @@ export function frameVerdict(scope: SocketScope, current: CurrentDeclaration | n
   if (scope.app === null) return DELIVER;
   if (eventClass.tier === "always") return DELIVER;
   if (current === null || !current.enabled) return deny("revoked");
-  if (eventClass.tier === "owner") return eventClass.toAsker && frame.data.asked_by === `app:${scope.app}` ? DELIVER : deny("owner_only");
+  if (eventClass.tier === "owner")
+    return eventClass.toAsker && frame.data.asked_by === `app:${scope.app}` ? DELIVER : deny("owner_only");
   if (!scope.granted.includes(frame.type)) return deny("not_declared");
   if (!current.events.includes(frame.type)) return deny("narrowed");
   return DELIVER;
 }
 
 /** Splits an app's declared `permissions.events` into what the table lets it have and why the rest is refused. */
-export function connectGrant(declared: readonly string[]): { granted: string[]; refused: Array<{ event: string; reason: "unclassified" | "not_declarable" }> } {
+export function connectGrant(declared: readonly string[]): {
+  granted: string[];
+  refused: Array<{ event: string; reason: "unclassified" | "not_declarable" }>;
+} {
   const granted: string[] = [];
   const refused: Array<{ event: string; reason: "unclassified" | "not_declarable" }> = [];
   for (const event of new Set(declared)) {
     if (isAppDeclarable(event)) granted.push(event);
-    else refused.push({ event: event.slice(0, 80), reason: classOf(event) === null ? "unclassified" : "not_declarable" });
+    else
+      refused.push({ event: event.slice(0, 80), reason: classOf(event) === null ? "unclassified" : "not_declarable" });
   }
   return { granted, refused };
 }

@@ -9,8 +9,15 @@ import { recordAudit } from "../../workers/audit";
 import { appRegistry } from "../../workers/app-registry";
 import { claimStoreIdentity } from "../store-identity";
 import { FIRST_WINDOW_MS } from "../security-log/refusal-windows";
-import { HUB_PROTOCOL_HEADER, HUB_SCOPE_HEADER, MAX_SOCKETS_PER_APP, connectGrant, frameVerdict, type CurrentDeclaration, type SocketScope } from "./event-scope";
-
+import {
+  HUB_PROTOCOL_HEADER,
+  HUB_SCOPE_HEADER,
+  MAX_SOCKETS_PER_APP,
+  connectGrant,
+  frameVerdict,
+  type CurrentDeclaration,
+  type SocketScope,
+} from "./event-scope";
 
 /** Frames after which an app's current declaration is read again (its manifest or state changed). */
 const DECLARATION_CHANGES = new Set(["app.installed", "app.updated", "app.enabled", "app.disabled", "app.uninstalled"]);
@@ -39,7 +46,8 @@ export class EventHub extends DurableObject<Env> {
   /** The worker's authorized upgrade: registers the socket with the scope the worker computed. */
   async fetch(request: Request): Promise<Response> {
     const scope = JSON.parse(request.headers.get(HUB_SCOPE_HEADER) ?? "null") as SocketScope | null;
-    if (scope === null || request.headers.get("upgrade")?.toLowerCase() !== "websocket") return new Response(null, { status: 400 });
+    if (scope === null || request.headers.get("upgrade")?.toLowerCase() !== "websocket")
+      return new Response(null, { status: 400 });
     if (scope.app !== null) {
       // Checked again here, where the socket would be registered: a disabled app is refused before it is (WS-09).
       const current = await this.readDeclaration(scope.app);
@@ -60,12 +68,23 @@ export class EventHub extends DurableObject<Env> {
     }
     const pair = new WebSocketPair();
     const [client, server] = [pair[0], pair[1]];
-    const tags = scope.app !== null ? [`app:${scope.app}`] : scope.session !== null ? ["owner", `session:${scope.session}`] : ["owner"];
+    const tags =
+      scope.app !== null
+        ? [`app:${scope.app}`]
+        : scope.session !== null
+          ? ["owner", `session:${scope.session}`]
+          : ["owner"];
     this.ctx.acceptWebSocket(server, tags);
     server.serializeAttachment(scope);
     this.scopes.set(server, scope);
-    server.send(JSON.stringify({ type: "hub.hello", data: { principal: scope.principal, events: scope.app === null ? "*" : scope.granted.join(",") } } satisfies EventFrame));
-    const headers = request.headers.get(HUB_PROTOCOL_HEADER) === "1" ? { "Sec-WebSocket-Protocol": EVENTS_SUBPROTOCOL } : undefined;
+    server.send(
+      JSON.stringify({
+        type: "hub.hello",
+        data: { principal: scope.principal, events: scope.app === null ? "*" : scope.granted.join(",") },
+      } satisfies EventFrame),
+    );
+    const headers =
+      request.headers.get(HUB_PROTOCOL_HEADER) === "1" ? { "Sec-WebSocket-Protocol": EVENTS_SUBPROTOCOL } : undefined;
     return new Response(null, { status: 101, webSocket: client, headers });
   }
 
@@ -93,7 +112,10 @@ export class EventHub extends DurableObject<Env> {
   async census(): Promise<{ owner: number; apps: number }> {
     let owner = 0;
     let apps = 0;
-    for (const ws of this.ctx.getWebSockets()) (this.scopeOf(ws).app === null ? owner++ : apps++);
+    for (const ws of this.ctx.getWebSockets()) {
+      if (this.scopeOf(ws).app === null) owner++;
+      else apps++;
+    }
     return { owner, apps };
   }
 
@@ -145,7 +167,8 @@ export class EventHub extends DurableObject<Env> {
       if (!verdict.deliver) {
         withheld++;
         // Only a name the app asked for and lost is a refusal to record; one it never declared is not an ask.
-        if (verdict.reason === "narrowed" && scope.app !== null) await this.auditDecision(scope.app, frame.type, "refused", "narrowed");
+        if (verdict.reason === "narrowed" && scope.app !== null)
+          await this.auditDecision(scope.app, frame.type, "refused", "narrowed");
         continue;
       }
       try {
@@ -164,7 +187,11 @@ export class EventHub extends DurableObject<Env> {
     try {
       return await this.readDeclaration(scope.app);
     } catch (error) {
-      console.error("event_hub_declaration_unreadable", scope.app, error instanceof Error ? error.message : String(error));
+      console.error(
+        "event_hub_declaration_unreadable",
+        scope.app,
+        error instanceof Error ? error.message : String(error),
+      );
       return { enabled: true, events: scope.granted };
     }
   }
@@ -188,7 +215,12 @@ export class EventHub extends DurableObject<Env> {
    * reason in a five-minute window: refusals are counted by the security log's refusal windows
    * (grouped by event and reason); grants, which the log does not count, are kept here.
    */
-  private async auditDecision(app: string, event: string, outcome: "allowed" | "refused", reason: string): Promise<void> {
+  private async auditDecision(
+    app: string,
+    event: string,
+    outcome: "allowed" | "refused",
+    reason: string,
+  ): Promise<void> {
     const now = Date.now();
     if (outcome === "allowed") {
       const key = `${app}|${event}`;
@@ -197,7 +229,14 @@ export class EventHub extends DurableObject<Env> {
     }
     const kind = outcome === "allowed" ? "events.granted" : "events.refused";
     try {
-      const appended = await recordAudit(this.env, { kind, outcome, principal: `app:${app}`, subject: event, detail: { reason }, group: `ws ${event} ${reason}` });
+      const appended = await recordAudit(this.env, {
+        kind,
+        outcome,
+        principal: `app:${app}`,
+        subject: event,
+        detail: { reason },
+        group: `ws ${event} ${reason}`,
+      });
       if (!appended.counted) await this.fanOut({ type: "security_log.appended", data: { seq: appended.seq } });
     } catch (error) {
       console.error("event_hub_audit_failed", kind, app, event, error instanceof Error ? error.message : String(error));

@@ -65,12 +65,17 @@ const MAC_MEMBER_BYTES = 8 + 64 + 1;
  * Computes a row's mac and its size: the UTF-8 length of the whole row (mac included) in
  * canonical JSON, which is what a segment's byte count sums.
  */
-export async function sealRow(key: MacKey, fields: ChainedFields): Promise<{ mac: string; bytes: number; body: Uint8Array }> {
+export async function sealRow(
+  key: MacKey,
+  fields: ChainedFields,
+): Promise<{ mac: string; bytes: number; body: Uint8Array }> {
   const body = canonicalRowBody(fields);
   // One encoding of prev_mac ‖ body; the body's bytes are its tail. A stored prev_mac is 64
   // ASCII characters; a tampered one may not be, and is measured apart.
   const message = encoder.encode(fields.prev_mac + body);
-  const prevBytes = /^[\x00-\x7f]*$/.test(fields.prev_mac) ? fields.prev_mac.length : encoder.encode(fields.prev_mac).length;
+  const prevBytes = /^[\x00-\x7f]*$/.test(fields.prev_mac)
+    ? fields.prev_mac.length
+    : encoder.encode(fields.prev_mac).length;
   const bodyBytes = message.subarray(prevBytes);
   const signature = new Uint8Array(await crypto.subtle.sign("HMAC", key, message));
   let mac = "";

@@ -115,7 +115,8 @@ export function checkpointBody(fields: CheckpointFields): string {
 }
 
 export function parseCheckpointBody(body: string): CheckpointFields | null {
-  const match = /^([^\n]+)\n(0|[1-9][0-9]{0,15})\n([A-Za-z0-9+/]{43}=)\nmac ([0-9a-f]{64})\ntime ([0-9T:.Z-]{20,30})\n$/.exec(body);
+  const match =
+    /^([^\n]+)\n(0|[1-9][0-9]{0,15})\n([A-Za-z0-9+/]{43}=)\nmac ([0-9a-f]{64})\ntime ([0-9T:.Z-]{20,30})\n$/.exec(body);
   if (!match) return null;
   return { origin: match[1]!, seq: Number(match[2]), root: match[3]!, mac: match[4]!, time: match[5]! };
 }
@@ -123,12 +124,18 @@ export function parseCheckpointBody(body: string): CheckpointFields | null {
 // --- keys -------------------------------------------------------------------------------
 
 async function keyId(name: string, type: number, publicRaw: Uint8Array): Promise<Uint8Array> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", concat([encoder.encode(`${name}\n`), Uint8Array.of(type), publicRaw])));
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", concat([encoder.encode(`${name}\n`), Uint8Array.of(type), publicRaw])),
+  );
   return digest.slice(0, 4);
 }
 
 /** The C2SP verifier key: `<name>+<hex key id>+<base64(0x01 ‖ public key)>`, all a checker needs. */
-export async function verifierKey(name: string, publicRaw: Uint8Array, type: "note" | "cosignature" = "note"): Promise<string> {
+export async function verifierKey(
+  name: string,
+  publicRaw: Uint8Array,
+  type: "note" | "cosignature" = "note",
+): Promise<string> {
   const code = type === "note" ? ED25519_NOTE_TYPE : COSIGNATURE_TYPE;
   const id = await keyId(name, code, publicRaw);
   let hex = "";
@@ -137,11 +144,14 @@ export async function verifierKey(name: string, publicRaw: Uint8Array, type: "no
 }
 
 /** Reads a verifier key: a note key (type 0x01) or a witness's cosignature key (0x04). */
-export function parseVerifierKey(vkey: string): { name: string; publicRaw: Uint8Array; type: "note" | "cosignature" } | null {
+export function parseVerifierKey(
+  vkey: string,
+): { name: string; publicRaw: Uint8Array; type: "note" | "cosignature" } | null {
   const match = /^([^+\s]+)\+([0-9a-f]{8})\+([A-Za-z0-9+/=]+)$/.exec(vkey.trim());
   if (!match) return null;
   const bytes = fromBase64(match[3]!);
-  if (bytes === null || bytes.length !== 33 || (bytes[0] !== ED25519_NOTE_TYPE && bytes[0] !== COSIGNATURE_TYPE)) return null;
+  if (bytes === null || bytes.length !== 33 || (bytes[0] !== ED25519_NOTE_TYPE && bytes[0] !== COSIGNATURE_TYPE))
+    return null;
   return { name: match[1]!, publicRaw: bytes.slice(1), type: bytes[0] === ED25519_NOTE_TYPE ? "note" : "cosignature" };
 }
 
@@ -192,7 +202,8 @@ export type OpenedNote = { ok: true; body: string; checkpoint: CheckpointFields 
 /** Verifies a checkpoint note with one verifier key: a signature line by that key must verify. */
 export async function openCheckpoint(note: string, vkey: string): Promise<OpenedNote> {
   const key = parseVerifierKey(vkey);
-  if (key === null || key.type !== "note") return { ok: false, reason: "the public key is not a verifier key (<name>+<id>+<key>)" };
+  if (key === null || key.type !== "note")
+    return { ok: false, reason: "the public key is not a verifier key (<name>+<id>+<key>)" };
   const parts = splitNote(note);
   if (parts === null) return { ok: false, reason: "not a signed note" };
   const checkpoint = parseCheckpointBody(parts.body);
@@ -219,7 +230,9 @@ function cosignedMessage(body: string, timeSeconds: number): Uint8Array<ArrayBuf
 
 /** A witness's signature line over a checkpoint body at a time (whole seconds). */
 export async function cosign(body: string, key: SigningKey, timeSeconds: number): Promise<string> {
-  const signature = new Uint8Array(await crypto.subtle.sign("Ed25519", key.privateKey, cosignedMessage(body, timeSeconds)));
+  const signature = new Uint8Array(
+    await crypto.subtle.sign("Ed25519", key.privateKey, cosignedMessage(body, timeSeconds)),
+  );
   const id = await keyId(key.name, COSIGNATURE_TYPE, key.publicRaw);
   const time = new Uint8Array(8);
   new DataView(time.buffer).setBigUint64(0, BigInt(timeSeconds));
@@ -227,7 +240,11 @@ export async function cosign(body: string, key: SigningKey, timeSeconds: number)
 }
 
 /** Checks a cosignature line over a checkpoint body against the witness's verifier key; answers its time. */
-export async function verifyCosignature(body: string, line: string, witnessVkey: string): Promise<{ ok: true; timeSeconds: number } | { ok: false }> {
+export async function verifyCosignature(
+  body: string,
+  line: string,
+  witnessVkey: string,
+): Promise<{ ok: true; timeSeconds: number } | { ok: false }> {
   const key = parseVerifierKey(witnessVkey);
   if (key === null || key.type !== "cosignature") return { ok: false };
   const [dash, name, encoded] = line.split(" ");
@@ -237,7 +254,12 @@ export async function verifyCosignature(body: string, line: string, witnessVkey:
   const id = await keyId(key.name, COSIGNATURE_TYPE, key.publicRaw);
   if (!bytes.slice(0, 4).every((b, i) => b === id[i])) return { ok: false };
   const timeSeconds = Number(new DataView(bytes.buffer, bytes.byteOffset + 4, 8).getBigUint64(0));
-  const ok = await crypto.subtle.verify("Ed25519", await importPublic(key.publicRaw), bufferOf(bytes.slice(12)), cosignedMessage(body, timeSeconds));
+  const ok = await crypto.subtle.verify(
+    "Ed25519",
+    await importPublic(key.publicRaw),
+    bufferOf(bytes.slice(12)),
+    cosignedMessage(body, timeSeconds),
+  );
   return ok ? { ok: true, timeSeconds } : { ok: false };
 }
 

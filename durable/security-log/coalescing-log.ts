@@ -2,7 +2,13 @@
 // (refusal-windows.ts holds the rule). The one chokepoint every row passes — the worker's
 // audit step and the bridge's internal append alike — so no caller keeps a dedupe of its own.
 import { GatewayError } from "../../workers/contracts/errors";
-import type { AppendResult, RotateResult, RetentionResult, SecurityEventPage, VerifyResult } from "../../workers/contracts/security-event";
+import type {
+  AppendResult,
+  RotateResult,
+  RetentionResult,
+  SecurityEventPage,
+  VerifyResult,
+} from "../../workers/contracts/security-event";
 import { MAX_APPEND_BATCH, SecurityLogCore, type PreparedEvent, type SqlPort } from "./log-core";
 import { RefusalWindows } from "./refusal-windows";
 
@@ -40,7 +46,8 @@ export class CoalescingLog {
 
   /** Appends events in order, all validated before any is written. */
   async appendMany(inputs: unknown): Promise<AppendResult[]> {
-    if (!Array.isArray(inputs)) throw new GatewayError("sel_event_invalid", { vars: { reason: "appendMany takes an array" } });
+    if (!Array.isArray(inputs))
+      throw new GatewayError("sel_event_invalid", { vars: { reason: "appendMany takes an array" } });
     if (inputs.length > MAX_APPEND_BATCH) {
       throw new GatewayError("sel_event_invalid", { vars: { reason: `at most ${MAX_APPEND_BATCH} events per call` } });
     }
@@ -111,7 +118,13 @@ export class CoalescingLog {
     await this.writeCounts("due");
     const nowMs = this.now();
     const seen = this.windows.observe(
-      { kind: event.kind, principal: event.principal, subject: event.subject, detail: event.detail, group: group ?? event.subject },
+      {
+        kind: event.kind,
+        principal: event.principal,
+        subject: event.subject,
+        detail: event.detail,
+        group: group ?? event.subject,
+      },
       nowMs,
       new Date(nowMs).toISOString(),
     );

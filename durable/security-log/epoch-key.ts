@@ -32,7 +32,9 @@ export function bytesToHex(bytes: Uint8Array): string {
 
 /** Prepares raw key bytes for HMAC-SHA256 signing (WebCrypto, not extractable). */
 export function importMacKey(bytes: Uint8Array): Promise<MacKey> {
-  return crypto.subtle.importKey("raw", bytes as Uint8Array<ArrayBuffer>, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return crypto.subtle.importKey("raw", bytes as Uint8Array<ArrayBuffer>, { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+  ]);
 }
 
 /** The key of the next epoch: HMAC-SHA256(key, EPOCH_STEP_LABEL). The caller erases the old bytes. */

@@ -3,7 +3,17 @@
 // seq must hold its mac, and every later row must link to the one before it. Pure: the CLI
 // runs it over the SQLite file offline; the gateway runs it over its own storage.
 import { canonicalRowBody, type StoredRow } from "./chain-mac";
-import { CHECKPOINT_KIND, COSIGNED_KIND, fromBase64, GENESIS_ROOT, leafOf, nextRoot, toBase64, type CheckpointFields, type Leaf } from "./checkpoint";
+import {
+  CHECKPOINT_KIND,
+  COSIGNED_KIND,
+  fromBase64,
+  GENESIS_ROOT,
+  leafOf,
+  nextRoot,
+  toBase64,
+  type CheckpointFields,
+  type Leaf,
+} from "./checkpoint";
 import { ROTATED_KIND } from "./verify-chain";
 
 /**
@@ -39,7 +49,10 @@ function opensInterval(row: StoredRow): boolean {
 }
 
 /** Walks the rows in seq order and answers where the log stands against the checkpoint. */
-export async function provesCheckpoint(rows: Iterable<StoredRow> | AsyncIterable<StoredRow>, checkpoint: CheckpointFields): Promise<CheckpointProof> {
+export async function provesCheckpoint(
+  rows: Iterable<StoredRow> | AsyncIterable<StoredRow>,
+  checkpoint: CheckpointFields,
+): Promise<CheckpointProof> {
   let root: Uint8Array | null = null;
   let leaves: Leaf[] = [];
   let previous: StoredRow | null = null;
@@ -63,7 +76,8 @@ export async function provesCheckpoint(rows: Iterable<StoredRow> | AsyncIterable
       leaves.push(leafOf(row.mac, canonicalRowBody(row)));
       if (row.seq === checkpoint.seq) {
         const candidate = toBase64(await nextRoot(root!, leaves));
-        if (candidate !== checkpoint.root || row.mac !== checkpoint.mac) return { standing: "forked", checked, first_bad_seq: row.seq };
+        if (candidate !== checkpoint.root || row.mac !== checkpoint.mac)
+          return { standing: "forked", checked, first_bad_seq: row.seq };
         reached = true;
       }
     }
@@ -71,7 +85,8 @@ export async function provesCheckpoint(rows: Iterable<StoredRow> | AsyncIterable
     checked++;
   }
   if (previous === null) return { standing: checkpoint.seq === 0 ? "extends" : "truncated", checked };
-  if (!reached) return { standing: checkpoint.seq === 0 ? "extends" : "truncated", checked, first_bad_seq: previous.seq + 1 };
+  if (!reached)
+    return { standing: checkpoint.seq === 0 ? "extends" : "truncated", checked, first_bad_seq: previous.seq + 1 };
   return { standing: "extends", checked };
 }
 
@@ -88,6 +103,12 @@ export interface RecordedCosignature {
 export function cosignatureFromRow(row: StoredRow): RecordedCosignature | null {
   if (row.kind !== COSIGNED_KIND) return null;
   const { checkpoint_seq, witness, body, cosignature } = row.detail;
-  if (typeof checkpoint_seq !== "number" || typeof witness !== "string" || typeof body !== "string" || typeof cosignature !== "string") return null;
+  if (
+    typeof checkpoint_seq !== "number" ||
+    typeof witness !== "string" ||
+    typeof body !== "string" ||
+    typeof cosignature !== "string"
+  )
+    return null;
   return { seq: row.seq, checkpoint_seq, witness, body, cosignature };
 }

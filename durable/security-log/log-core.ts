@@ -19,10 +19,26 @@ import {
   type AnchorStanding,
 } from "../../workers/contracts/security-event";
 import { canonicalJson, toJsonValue, type JsonObject } from "./canonical-json";
-import { canonicalRowBody, GENESIS_PREV_MAC, isChainKeyHex, sealRow, type MacKey, type ChainedFields, type StoredRow } from "./chain-mac";
+import {
+  canonicalRowBody,
+  GENESIS_PREV_MAC,
+  isChainKeyHex,
+  sealRow,
+  type MacKey,
+  type ChainedFields,
+  type StoredRow,
+} from "./chain-mac";
 import { maskCredentialShapes } from "../../workers/contracts/text-safety";
 import { redactDetail, redactPrincipal, redactSubject, truncateText, maskOrWithhold, type TextMasker } from "./redact";
-import { BENCH_SCRATCH_CREATE, BENCH_SCRATCH_DROP, BENCH_SCRATCH_INDEXES, BENCH_SCRATCH_TABLE, CHECKPOINT_SCHEMA_STATEMENTS, EPOCH_SCHEMA_STATEMENTS, SCHEMA_STATEMENTS } from "./schema";
+import {
+  BENCH_SCRATCH_CREATE,
+  BENCH_SCRATCH_DROP,
+  BENCH_SCRATCH_INDEXES,
+  BENCH_SCRATCH_TABLE,
+  CHECKPOINT_SCHEMA_STATEMENTS,
+  EPOCH_SCHEMA_STATEMENTS,
+  SCHEMA_STATEMENTS,
+} from "./schema";
 import { removalFromRow, ROTATED_KIND, SEGMENT_REMOVED_KIND, verifyChain } from "./verify-chain";
 import { cosignAsWitness, witnessedCheckpoint, type WitnessAnswer } from "./witness";
 import { bytesToHex, EPOCH_KIND, hexToBytes, importMacKey, keysHeld, singleKey, stepEpochKey } from "./epoch-key";
@@ -142,7 +158,16 @@ const ROW_COLUMNS = `${UNCHAINED_COLUMNS}, prev_mac, mac`;
 
 /** The bindings for UNCHAINED_COLUMNS, in that order. */
 function unchainedBindings(fields: ChainedFields): SqlBinding[] {
-  return [fields.seq, fields.ts, fields.kind, fields.principal, fields.outcome, fields.subject, canonicalJson(fields.detail), fields.segment];
+  return [
+    fields.seq,
+    fields.ts,
+    fields.kind,
+    fields.principal,
+    fields.outcome,
+    fields.subject,
+    canonicalJson(fields.detail),
+    fields.segment,
+  ];
 }
 
 function reasonOf(error: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> }): string {
@@ -206,14 +231,20 @@ export class SecurityLogCore {
     const now = options.now ?? Date.now;
     // With epochs the log's own stored key wins: the binding only seeds a log that has none.
     const stored = options.epochs
-      ? sql.exec<{ epoch: number; key_hex: string; started_at: string }>("SELECT epoch, key_hex, started_at FROM chain_key WHERE id = 1").toArray()[0]
+      ? sql
+          .exec<{ epoch: number; key_hex: string; started_at: string }>(
+            "SELECT epoch, key_hex, started_at FROM chain_key WHERE id = 1",
+          )
+          .toArray()[0]
       : undefined;
     if (stored === undefined && !isChainKeyHex(keyHex)) throw new GatewayError("sel_key_invalid");
     const keyBytes = hexToBytes(stored?.key_hex ?? keyHex.toLowerCase());
     const key = await importMacKey(keyBytes);
     const limits = { ...SEL_LIMITS, ...options.limits };
 
-    const head = sql.exec<{ seq: number; mac: string }>("SELECT seq, mac FROM events ORDER BY seq DESC LIMIT 1").toArray()[0];
+    const head = sql
+      .exec<{ seq: number; mac: string }>("SELECT seq, mac FROM events ORDER BY seq DESC LIMIT 1")
+      .toArray()[0];
     const headSeq = head?.seq ?? 0;
     const headMac = head?.mac ?? GENESIS_PREV_MAC;
 
@@ -240,7 +271,11 @@ export class SecurityLogCore {
     if (options.epochs) {
       if (stored === undefined) {
         const startedAt = new Date(now()).toISOString();
-        sql.exec("INSERT INTO chain_key (id, epoch, key_hex, started_at) VALUES (1, 0, ?, ?)", bytesToHex(keyBytes), startedAt);
+        sql.exec(
+          "INSERT INTO chain_key (id, epoch, key_hex, started_at) VALUES (1, 0, ?, ?)",
+          bytesToHex(keyBytes),
+          startedAt,
+        );
         core.epochState = { epoch: 0, bytes: keyBytes, startedMs: Date.parse(startedAt) };
       } else {
         core.epochState = { epoch: stored.epoch, bytes: keyBytes, startedMs: Date.parse(stored.started_at) };
@@ -253,13 +288,20 @@ export class SecurityLogCore {
   /** Loads or makes the log's id and signing key, and the root state with the leaves since its boundary. */
   private async openCheckpoints(): Promise<void> {
     let identity = this.sql
-      .exec<{ log_id: string; signing_pkcs8: string; public_key: string }>("SELECT log_id, signing_pkcs8, public_key FROM log_identity WHERE id = 1")
+      .exec<{ log_id: string; signing_pkcs8: string; public_key: string }>(
+        "SELECT log_id, signing_pkcs8, public_key FROM log_identity WHERE id = 1",
+      )
       .toArray()[0];
     if (identity === undefined) {
       const { pkcs8, publicRaw } = await generateSigningKey();
       const id = bytesToHex(crypto.getRandomValues(new Uint8Array(8)));
       identity = { log_id: id, signing_pkcs8: toBase64(pkcs8), public_key: toBase64(publicRaw) };
-      this.sql.exec("INSERT INTO log_identity (id, log_id, signing_pkcs8, public_key) VALUES (1, ?, ?, ?)", identity.log_id, identity.signing_pkcs8, identity.public_key);
+      this.sql.exec(
+        "INSERT INTO log_identity (id, log_id, signing_pkcs8, public_key) VALUES (1, ?, ?, ?)",
+        identity.log_id,
+        identity.signing_pkcs8,
+        identity.public_key,
+      );
     }
     this.logId = identity.log_id;
     const publicRaw = fromBase64(identity.public_key)!;
@@ -267,7 +309,9 @@ export class SecurityLogCore {
     this.publicKey = await verifierKey(originOf(this.logId), publicRaw);
 
     const state = this.sql
-      .exec<{ boundary_seq: number; root: string; checkpoint_at: string | null }>("SELECT boundary_seq, root, checkpoint_at FROM root_state WHERE id = 1")
+      .exec<{ boundary_seq: number; root: string; checkpoint_at: string | null }>(
+        "SELECT boundary_seq, root, checkpoint_at FROM root_state WHERE id = 1",
+      )
       .toArray()[0];
     const boundarySeq = state?.boundary_seq ?? 0;
     const root = state ? fromBase64(state.root)! : GENESIS_ROOT;
@@ -275,7 +319,11 @@ export class SecurityLogCore {
     let after = boundarySeq;
     for (;;) {
       const page = this.sql
-        .exec<EventRecord>(`SELECT ${ROW_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`, after, VERIFY_PAGE_ROWS)
+        .exec<EventRecord>(
+          `SELECT ${ROW_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`,
+          after,
+          VERIFY_PAGE_ROWS,
+        )
         .toArray();
       if (page.length === 0) break;
       for (const record of page) pending.push(leafOf(record.mac, canonicalRowBody(toStoredRow(record))));
@@ -295,7 +343,8 @@ export class SecurityLogCore {
 
   /** Appends events in order, all or none validated up front; returns each one's seq and mac. */
   async appendMany(inputs: unknown): Promise<AppendResult[]> {
-    if (!Array.isArray(inputs)) throw new GatewayError("sel_event_invalid", { vars: { reason: "appendMany takes an array" } });
+    if (!Array.isArray(inputs))
+      throw new GatewayError("sel_event_invalid", { vars: { reason: "appendMany takes an array" } });
     if (inputs.length > MAX_APPEND_BATCH) {
       throw new GatewayError("sel_event_invalid", { vars: { reason: `at most ${MAX_APPEND_BATCH} events per call` } });
     }
@@ -409,7 +458,8 @@ export class SecurityLogCore {
   }
 
   private async appendLocked(event: PreparedEvent): Promise<AppendResult> {
-    if (this.epochState && this.epochs && this.now() - this.epochState.startedMs >= this.epochs.everyMs) await this.openEpochLocked();
+    if (this.epochState && this.epochs && this.now() - this.epochState.startedMs >= this.epochs.everyMs)
+      await this.openEpochLocked();
     const fields = this.nextFields(event);
     const { mac, bytes, body } = await sealRow(this.key, fields);
     this.insertRow(fields, mac, bytes);
@@ -425,7 +475,12 @@ export class SecurityLogCore {
    * The next epoch's key, one way from the current one; `commit` (inside the transaction that
    * writes the row opening the epoch) stores it over the old one, and the old bytes are zeroed.
    */
-  private async nextEpoch(): Promise<{ epoch: number; key: MacKey; commit: (startedAt: string) => void; adopt: (startedAt: string) => void }> {
+  private async nextEpoch(): Promise<{
+    epoch: number;
+    key: MacKey;
+    commit: (startedAt: string) => void;
+    adopt: (startedAt: string) => void;
+  }> {
     const current = this.epochState!;
     const bytes = await stepEpochKey(current.bytes);
     const key = await importMacKey(bytes);
@@ -433,7 +488,13 @@ export class SecurityLogCore {
     return {
       epoch,
       key,
-      commit: (startedAt) => this.sql.exec("UPDATE chain_key SET epoch = ?, key_hex = ?, started_at = ? WHERE id = 1", epoch, bytesToHex(bytes), startedAt),
+      commit: (startedAt) =>
+        this.sql.exec(
+          "UPDATE chain_key SET epoch = ?, key_hex = ?, started_at = ? WHERE id = 1",
+          epoch,
+          bytesToHex(bytes),
+          startedAt,
+        ),
       adopt: (startedAt) => {
         // The old key's bytes are zeroed; its imported key is dropped (a verification walking
         // meanwhile may still hold it for the rows of the old epoch).
@@ -473,7 +534,9 @@ export class SecurityLogCore {
   private isCheckpointDue(): boolean {
     const state = this.rootState;
     if (state === null || this.checkpoints === undefined) return false;
-    return state.pending.length >= this.checkpoints.everyRows || this.now() - state.checkpointMs >= this.checkpoints.everyMs;
+    return (
+      state.pending.length >= this.checkpoints.everyRows || this.now() - state.checkpointMs >= this.checkpoints.everyMs
+    );
   }
 
   /** Signs the head: closes the interval at the head seq and appends the sel.checkpoint row carrying the note. */
@@ -481,7 +544,13 @@ export class SecurityLogCore {
     const state = this.rootState!;
     const root = await nextRoot(state.root, state.pending);
     const time = this.isoNow();
-    const body = checkpointBody({ origin: originOf(this.logId), seq: this.headSeq, root: toBase64(root), mac: this.headMac, time });
+    const body = checkpointBody({
+      origin: originOf(this.logId),
+      seq: this.headSeq,
+      root: toBase64(root),
+      mac: this.headMac,
+      time,
+    });
     const note = await signNote(body, this.signer!);
     const covered = { seq: this.headSeq, root: toBase64(root), mac: this.headMac };
     const fields = this.nextFields({
@@ -530,12 +599,20 @@ export class SecurityLogCore {
   }
 
   private latestCheckpointRow(): StoredRow | null {
-    const record = this.sql.exec<EventRecord>(`SELECT ${ROW_COLUMNS} FROM events WHERE kind = ? ORDER BY seq DESC LIMIT 1`, CHECKPOINT_KIND).toArray()[0];
+    const record = this.sql
+      .exec<EventRecord>(`SELECT ${ROW_COLUMNS} FROM events WHERE kind = ? ORDER BY seq DESC LIMIT 1`, CHECKPOINT_KIND)
+      .toArray()[0];
     return record === undefined ? null : toStoredRow(record);
   }
 
   private exportOf(row: StoredRow): CheckpointExport {
-    return { note: String(row.detail.note), public_key: this.publicKey, origin: originOf(this.logId), seq: Number(row.detail.seq), row_seq: row.seq };
+    return {
+      note: String(row.detail.note),
+      public_key: this.publicKey,
+      origin: originOf(this.logId),
+      seq: Number(row.detail.seq),
+      row_seq: row.seq,
+    };
   }
 
   /** The log's checkpoint verifier key (C2SP), or null for a log without checkpoints. */
@@ -544,14 +621,24 @@ export class SecurityLogCore {
   }
 
   /** Records a witness's cosignature of one of this log's checkpoints (a sel.cosigned row). */
-  async recordCosignature(input: { checkpoint_seq: number; witness: string; body: string; cosignature: string }): Promise<AppendResult> {
+  async recordCosignature(input: {
+    checkpoint_seq: number;
+    witness: string;
+    body: string;
+    cosignature: string;
+  }): Promise<AppendResult> {
     return this.serialize(async () => {
       const fields = this.nextFields({
         kind: COSIGNED_KIND,
         principal: "gateway",
         outcome: "info",
         subject: `checkpoint ${input.checkpoint_seq} witnessed`,
-        detail: { checkpoint_seq: input.checkpoint_seq, witness: input.witness, body: input.body, cosignature: input.cosignature },
+        detail: {
+          checkpoint_seq: input.checkpoint_seq,
+          witness: input.witness,
+          body: input.body,
+          cosignature: input.cosignature,
+        },
       });
       const { mac, bytes, body } = await sealRow(this.key, fields);
       this.insertRow(fields, mac, bytes);
@@ -697,7 +784,8 @@ export class SecurityLogCore {
     let anchor = null;
     if (anchorInput !== null && anchorInput !== undefined) {
       const parsed = SecurityLogAnchorSchema.safeParse(anchorInput);
-      if (!parsed.success) throw new GatewayError("bad_request", { vars: { reason: `anchor ${reasonOf(parsed.error)}` } });
+      if (!parsed.success)
+        throw new GatewayError("bad_request", { vars: { reason: `anchor ${reasonOf(parsed.error)}` } });
       anchor = parsed.data;
     }
     this.activeVerifications++;
@@ -737,14 +825,33 @@ export class SecurityLogCore {
     const filter = parsed.data;
     const where: string[] = [];
     const bindings: SqlBinding[] = [];
-    if (filter.kind !== undefined) (where.push("kind = ?"), bindings.push(filter.kind));
-    if (filter.principal !== undefined) (where.push("principal = ?"), bindings.push(filter.principal));
-    if (filter.outcome !== undefined) (where.push("outcome = ?"), bindings.push(filter.outcome));
-    if (filter.since !== undefined) (where.push("ts >= ?"), bindings.push(new Date(Date.parse(filter.since)).toISOString()));
-    if (filter.before_seq !== undefined) (where.push("seq < ?"), bindings.push(filter.before_seq));
+    if (filter.kind !== undefined) {
+      where.push("kind = ?");
+      bindings.push(filter.kind);
+    }
+    if (filter.principal !== undefined) {
+      where.push("principal = ?");
+      bindings.push(filter.principal);
+    }
+    if (filter.outcome !== undefined) {
+      where.push("outcome = ?");
+      bindings.push(filter.outcome);
+    }
+    if (filter.since !== undefined) {
+      where.push("ts >= ?");
+      bindings.push(new Date(Date.parse(filter.since)).toISOString());
+    }
+    if (filter.before_seq !== undefined) {
+      where.push("seq < ?");
+      bindings.push(filter.before_seq);
+    }
     const clause = where.length > 0 ? `WHERE ${where.join(" AND ")}` : "";
     const records = this.sql
-      .exec<EventRecord>(`SELECT ${ROW_COLUMNS} FROM events ${clause} ORDER BY seq DESC LIMIT ?`, ...bindings, filter.limit + 1)
+      .exec<EventRecord>(
+        `SELECT ${ROW_COLUMNS} FROM events ${clause} ORDER BY seq DESC LIMIT ?`,
+        ...bindings,
+        filter.limit + 1,
+      )
       .toArray();
     const hasMore = records.length > filter.limit;
     const events = records.slice(0, filter.limit).map((record) => toStoredRow(record) as SecurityEventRow);
@@ -754,7 +861,9 @@ export class SecurityLogCore {
   /** Every kept segment, oldest first; the live one carries its running byte count. */
   segments(): SecurityLogSegment[] {
     return this.sql
-      .exec<SecurityLogSegment>("SELECT id, started_at, sealed_at, first_seq, last_seq, last_mac, bytes FROM segments ORDER BY id")
+      .exec<SecurityLogSegment>(
+        "SELECT id, started_at, sealed_at, first_seq, last_seq, last_mac, bytes FROM segments ORDER BY id",
+      )
       .toArray()
       .map((segment) => (segment.id === this.live.id ? { ...segment, bytes: this.live.bytes } : segment));
   }
@@ -772,7 +881,13 @@ export class SecurityLogCore {
       throw new GatewayError("bad_request", { vars: { reason: `n must be an integer from 1 to ${MAX_BENCH_ROWS}` } });
     }
     const isChained = chained === true;
-    const input = (i: number) => ({ kind: "bench_append", principal: "gateway", outcome: "info", subject: "bench", detail: { i } });
+    const input = (i: number) => ({
+      kind: "bench_append",
+      principal: "gateway",
+      outcome: "info",
+      subject: "bench",
+      detail: { i },
+    });
     return this.serialize(async () => {
       const started = Date.now();
       if (isChained) {

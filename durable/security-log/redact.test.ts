@@ -1,13 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { JsonObject } from "./canonical-json";
-import {
-  isCredentialKey,
-  MAX_TEXT_CHARS,
-  REDACTED,
-  redactDetail,
-  redactSubject,
-  WITHHELD,
-} from "./redact";
+import { isCredentialKey, MAX_TEXT_CHARS, REDACTED, redactDetail, redactSubject, WITHHELD } from "./redact";
 
 describe("credential keys", () => {
   it.each([
@@ -90,7 +83,10 @@ describe("a masker that fails", () => {
 
   it("withholds the text instead of passing it on", () => {
     expect(redactSubject("Bearer abcdef", { maskers: [throwing] })).toBe(WITHHELD);
-    expect(redactDetail({ a: "x", b: [1, "y"] }, { maskers: [throwing] })).toEqual({ [WITHHELD]: WITHHELD, [`${WITHHELD}#2`]: [1, WITHHELD] });
+    expect(redactDetail({ a: "x", b: [1, "y"] }, { maskers: [throwing] })).toEqual({
+      [WITHHELD]: WITHHELD,
+      [`${WITHHELD}#2`]: [1, WITHHELD],
+    });
   });
 });
 

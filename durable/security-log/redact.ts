@@ -3,7 +3,13 @@
 // is masked for credential shapes and for the exact values the caller saw; a masker that
 // throws withholds the text, since a failed mask proves nothing about what the text holds.
 // The masking and escaping rules themselves are the shared text-safety module's.
-import { escapeControls, maskCredentialShapes, maskExactValues, MASK, MIN_SECRET_CHARS } from "../../workers/contracts/text-safety";
+import {
+  escapeControls,
+  maskCredentialShapes,
+  maskExactValues,
+  MASK,
+  MIN_SECRET_CHARS,
+} from "../../workers/contracts/text-safety";
 import { setMember, type JsonObject, type JsonValue } from "./canonical-json";
 
 /** What a masked value becomes: the one marker of the text-safety module. */
@@ -12,7 +18,6 @@ export const WITHHELD = "[withheld]";
 
 /** Longest stored string, in UTF-16 code units, before the marker (SEL-05). */
 export const MAX_TEXT_CHARS = 500;
-
 
 export type TextMasker = (text: string) => string;
 

@@ -105,20 +105,35 @@ export class RefusalWindows {
     if (UNCOUNTED_PRINCIPALS.has(event.principal)) return { write: "now" };
     let key = keyOf(event.kind, event.principal, event.group);
     let group = event.group;
-    if (!this.windows.has(key) && (this.windows.size >= MAX_OPEN_WINDOWS || this.groupsOf(event.kind, event.principal) >= MAX_GROUPS_PER_SOURCE)) {
+    if (
+      !this.windows.has(key) &&
+      (this.windows.size >= MAX_OPEN_WINDOWS || this.groupsOf(event.kind, event.principal) >= MAX_GROUPS_PER_SOURCE)
+    ) {
       group = OVERFLOW_GROUP;
       key = keyOf(event.kind, event.principal, group);
     }
     const state = this.windows.get(key);
     if (state === undefined) {
-      this.store(key, { kind: event.kind, principal: event.principal, group, openedMs: nowMs, windowMs: FIRST_WINDOW_MS, count: 0, firstTs: null, lastTs: null, subjects: [], firstDetail: null });
+      this.store(key, {
+        kind: event.kind,
+        principal: event.principal,
+        group,
+        openedMs: nowMs,
+        windowMs: FIRST_WINDOW_MS,
+        count: 0,
+        firstTs: null,
+        lastTs: null,
+        subjects: [],
+        firstDetail: null,
+      });
       return { write: "now" };
     }
     state.count += 1;
     state.firstTs ??= ts;
     state.lastTs = ts;
     state.firstDetail ??= event.detail;
-    if (state.subjects.length < SAMPLE_SUBJECTS && !state.subjects.includes(event.subject)) state.subjects.push(event.subject);
+    if (state.subjects.length < SAMPLE_SUBJECTS && !state.subjects.includes(event.subject))
+      state.subjects.push(event.subject);
     this.store(key, state);
     return { write: "counted" };
   }
@@ -174,7 +189,8 @@ export class RefusalWindows {
 
   private groupsOf(kind: string, principal: string): number {
     let n = 0;
-    for (const state of this.windows.values()) if (state.kind === kind && state.principal === principal && state.group !== OVERFLOW_GROUP) n += 1;
+    for (const state of this.windows.values())
+      if (state.kind === kind && state.principal === principal && state.group !== OVERFLOW_GROUP) n += 1;
     return n;
   }
 

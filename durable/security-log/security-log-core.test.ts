@@ -38,13 +38,23 @@ interface Harness {
   clock: { ms: number };
 }
 
-async function openLog(limits: Partial<LogLimits> = {}, sql = memorySql(), clock = { ms: Date.parse("2025-01-01T00:00:00.000Z") }): Promise<Harness> {
+async function openLog(
+  limits: Partial<LogLimits> = {},
+  sql = memorySql(),
+  clock = { ms: Date.parse("2025-01-01T00:00:00.000Z") },
+): Promise<Harness> {
   const log = await SecurityLogCore.open(sql, KEY, { now: () => clock.ms, limits });
   return { sql, log, clock };
 }
 
 function event(i: number) {
-  return { kind: "internal_route_refused", principal: "internal:supervisor", outcome: "refused" as const, subject: `GET /x/${i}`, detail: { i } };
+  return {
+    kind: "internal_route_refused",
+    principal: "internal:supervisor",
+    outcome: "refused" as const,
+    subject: `GET /x/${i}`,
+    detail: { i },
+  };
 }
 
 async function appendN(log: SecurityLogCore, n: number) {
@@ -69,12 +79,25 @@ describe("appending", () => {
 
   it("computes mac = HMAC-SHA256(key, prev_mac ‖ canonical row without mac)", async () => {
     const { log, sql } = await openLog();
-    const { mac } = await log.append({ kind: "app_installed", principal: "owner", outcome: "allowed", detail: { b: 2, a: [1] } });
+    const { mac } = await log.append({
+      kind: "app_installed",
+      principal: "owner",
+      outcome: "allowed",
+      detail: { b: 2, a: [1] },
+    });
     const stored = rowsOf(sql)[0]!;
     expect(stored.detail).toBe('{"a":[1],"b":2}');
     const message = `${GENESIS_PREV_MAC}{"detail":{"a":[1],"b":2},"kind":"app_installed","outcome":"allowed","prev_mac":"${GENESIS_PREV_MAC}","principal":"owner","segment":1,"seq":1,"subject":"","ts":"2025-01-01T00:00:00.000Z"}`;
-    const key = await crypto.subtle.importKey("raw", Buffer.from(KEY, "hex"), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-    const expected = Buffer.from(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(message))).toString("hex");
+    const key = await crypto.subtle.importKey(
+      "raw",
+      Buffer.from(KEY, "hex"),
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign"],
+    );
+    const expected = Buffer.from(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(message))).toString(
+      "hex",
+    );
     expect(mac).toBe(expected);
   });
 
@@ -88,9 +111,15 @@ describe("appending", () => {
 
   it("refuses an invalid event and a kind under 'sel.' that only the log may write", async () => {
     const { log } = await openLog();
-    await expect(log.append({ kind: "Bad Kind", principal: "owner", outcome: "info" })).rejects.toBeInstanceOf(GatewayError);
-    await expect(log.append({ kind: "x", principal: "root", outcome: "info" })).rejects.toMatchObject({ code: "sel_event_invalid" });
-    await expect(log.append({ kind: "sel.segment_removed", principal: "gateway", outcome: "info" })).rejects.toMatchObject({
+    await expect(log.append({ kind: "Bad Kind", principal: "owner", outcome: "info" })).rejects.toBeInstanceOf(
+      GatewayError,
+    );
+    await expect(log.append({ kind: "x", principal: "root", outcome: "info" })).rejects.toMatchObject({
+      code: "sel_event_invalid",
+    });
+    await expect(
+      log.append({ kind: "sel.segment_removed", principal: "gateway", outcome: "info" }),
+    ).rejects.toMatchObject({
       code: "sel_event_invalid",
     });
     expect(log.head().seq).toBe(0);
@@ -157,14 +186,24 @@ describe("verification", () => {
   it("passes an empty log, and an anchor on an empty log is truncation from seq 1", async () => {
     const { log } = await openLog();
     expect(await log.verify(null)).toEqual({ ok: true, checked: 0, segments: 0 });
-    expect(await log.verify({ seq: 3, mac: "a".repeat(64) })).toMatchObject({ ok: false, reason: "truncated", first_bad_seq: 1 });
+    expect(await log.verify({ seq: 3, mac: "a".repeat(64) })).toMatchObject({
+      ok: false,
+      reason: "truncated",
+      first_bad_seq: 1,
+    });
   });
 
   it("finds a row whose detail was edited in storage: mac_mismatch at that seq", async () => {
     const { log, sql } = await openLog();
     await appendN(log, 10);
     sql.db.prepare("UPDATE events SET detail = ? WHERE seq = 6").run('{"i":99}');
-    expect(await log.verify(null)).toEqual({ ok: false, checked: 5, segments: 1, first_bad_seq: 6, reason: "mac_mismatch" });
+    expect(await log.verify(null)).toEqual({
+      ok: false,
+      checked: 5,
+      segments: 1,
+      first_bad_seq: 6,
+      reason: "mac_mismatch",
+    });
   });
 
   it("finds an edited outcome even when the detail is not readable JSON", async () => {
@@ -199,7 +238,9 @@ describe("verification", () => {
     await appendN(forgedAtEnd.log, 5);
     const head = forgedAtEnd.log.head();
     forgedAtEnd.sql.db
-      .prepare("INSERT INTO events VALUES (6, '2025-01-01T00:00:00.000Z', 'k', 'owner', 'allowed', '', '{}', 1, ?, ?, 10)")
+      .prepare(
+        "INSERT INTO events VALUES (6, '2025-01-01T00:00:00.000Z', 'k', 'owner', 'allowed', '', '{}', 1, ?, ?, 10)",
+      )
       .run(head.mac, "b".repeat(64));
     expect(await forgedAtEnd.log.verify(null)).toMatchObject({ ok: false, first_bad_seq: 6, reason: "mac_mismatch" });
 
@@ -225,13 +266,23 @@ describe("verification", () => {
     const anchor = log.head();
     sql.db.prepare("DELETE FROM events WHERE seq > 7").run();
     expect(await log.verify(null)).toMatchObject({ ok: true });
-    expect(await log.verify(anchor)).toEqual({ ok: false, checked: 7, segments: 1, first_bad_seq: 8, reason: "truncated" });
+    expect(await log.verify(anchor)).toEqual({
+      ok: false,
+      checked: 7,
+      segments: 1,
+      first_bad_seq: 8,
+      reason: "truncated",
+    });
   });
 
   it("finds an anchored row that was rewritten: forked at the anchor's seq", async () => {
     const { log } = await openLog();
     await appendN(log, 5);
-    expect(await log.verify({ seq: 3, mac: "d".repeat(64) })).toMatchObject({ ok: false, first_bad_seq: 3, reason: "forked" });
+    expect(await log.verify({ seq: 3, mac: "d".repeat(64) })).toMatchObject({
+      ok: false,
+      first_bad_seq: 3,
+      reason: "forked",
+    });
   });
 
   it("verifies plain arrays too (the verifier is pure)", async () => {
@@ -240,7 +291,11 @@ describe("verification", () => {
     const rows = log.query({}).events.reverse() as StoredRow[];
     const key = await importChainKey(KEY);
     expect(await verifyChain(singleKey(key), rows)).toEqual({ ok: true, checked: 3, segments: 1 });
-    expect(await verifyChain(singleKey(key), [rows[0]!, rows[2]!])).toMatchObject({ ok: false, first_bad_seq: 2, reason: "seq_gap" });
+    expect(await verifyChain(singleKey(key), [rows[0]!, rows[2]!])).toMatchObject({
+      ok: false,
+      first_bad_seq: 2,
+      reason: "seq_gap",
+    });
   });
 });
 
@@ -253,11 +308,19 @@ describe("rotation", () => {
     const [first, second] = segments;
     expect(first!.sealed_at).not.toBeNull();
     expect(first!.bytes).toBeGreaterThan(2000);
-    const opening = sql.db.prepare("SELECT * FROM events WHERE seq = ?").get(second!.first_seq) as Record<string, unknown>;
+    const opening = sql.db.prepare("SELECT * FROM events WHERE seq = ?").get(second!.first_seq) as Record<
+      string,
+      unknown
+    >;
     expect(opening.kind).toBe(ROTATED_KIND);
     expect(opening.segment).toBe(2);
     expect(opening.prev_mac).toBe(first!.last_mac);
-    expect(JSON.parse(opening.detail as string)).toMatchObject({ sealed_segment: 1, last_mac: first!.last_mac, last_seq: first!.last_seq, reason: "size" });
+    expect(JSON.parse(opening.detail as string)).toMatchObject({
+      sealed_segment: 1,
+      last_mac: first!.last_mac,
+      last_seq: first!.last_seq,
+      reason: "size",
+    });
     const result = await log.verify(log.head());
     expect(result).toMatchObject({ ok: true, segments: segments.length });
   });
@@ -293,11 +356,19 @@ describe("rotation", () => {
     const resealed: StoredRow[] = [];
     for (const row of rows) {
       const prev = resealed.length ? resealed[resealed.length - 1]!.mac : GENESIS_PREV_MAC;
-      const fields = { ...row, kind: row.seq === 4 ? "app_installed" : row.kind, prev_mac: row.seq === 1 ? GENESIS_PREV_MAC : prev };
+      const fields = {
+        ...row,
+        kind: row.seq === 4 ? "app_installed" : row.kind,
+        prev_mac: row.seq === 1 ? GENESIS_PREV_MAC : prev,
+      };
       resealed.push({ ...fields, mac: (await sealRow(key, fields)).mac });
     }
     expect(await verifyChain(singleKey(key), rows)).toMatchObject({ ok: true, segments: 2 });
-    expect(await verifyChain(singleKey(key), resealed)).toMatchObject({ ok: false, first_bad_seq: 4, reason: "segment_link_broken" });
+    expect(await verifyChain(singleKey(key), resealed)).toMatchObject({
+      ok: false,
+      first_bad_seq: 4,
+      reason: "segment_link_broken",
+    });
   });
 });
 
@@ -368,7 +439,11 @@ describe("retention", () => {
     clock.ms += 400 * DAY;
     await log.enforceRetention(clock.ms);
     expect(await log.verify(anchor)).toMatchObject({ ok: true });
-    expect(await log.verify({ seq: 3, mac: "e".repeat(64) })).toMatchObject({ ok: false, reason: "forked", first_bad_seq: 3 });
+    expect(await log.verify({ seq: 3, mac: "e".repeat(64) })).toMatchObject({
+      ok: false,
+      reason: "forked",
+      first_bad_seq: 3,
+    });
   });
 });
 
@@ -377,7 +452,12 @@ describe("query", () => {
     const { log, clock } = await openLog();
     for (let i = 0; i < 7; i++) {
       clock.ms += 1000;
-      await log.append({ kind: i % 2 ? "session_signed_in" : "app_installed", principal: i < 3 ? "owner" : "app:weather", outcome: "allowed", detail: { i } });
+      await log.append({
+        kind: i % 2 ? "session_signed_in" : "app_installed",
+        principal: i < 3 ? "owner" : "app:weather",
+        outcome: "allowed",
+        detail: { i },
+      });
     }
     const page1 = log.query({ limit: 3 });
     expect(page1.events.map((e) => e.seq)).toEqual([7, 6, 5]);
@@ -452,8 +532,18 @@ describe("refusal windows", () => {
     expect(page.events).toHaveLength(2);
     const [count, first] = page.events;
     expect(first).toMatchObject({ kind: "host_not_allowed", subject: "GET /flood/0" });
-    expect(count).toMatchObject({ kind: REFUSALS_COUNTED_KIND, principal: "anonymous", outcome: "refused", subject: "9999 × host_not_allowed" });
-    expect(count!.detail).toMatchObject({ kind: "host_not_allowed", group: "GET unrouted", count: 9999, subjects: ["GET /flood/1", "GET /flood/2", "GET /flood/3", "GET /flood/4", "GET /flood/5"] });
+    expect(count).toMatchObject({
+      kind: REFUSALS_COUNTED_KIND,
+      principal: "anonymous",
+      outcome: "refused",
+      subject: "9999 × host_not_allowed",
+    });
+    expect(count!.detail).toMatchObject({
+      kind: "host_not_allowed",
+      group: "GET unrouted",
+      count: 9999,
+      subjects: ["GET /flood/1", "GET /flood/2", "GET /flood/3", "GET /flood/4", "GET /flood/5"],
+    });
     expect(refusalsIn(rowsOf(sql), "host_not_allowed")).toBe(10_000);
     expect(await log.verify(null)).toMatchObject({ ok: true, checked: 2 });
   });
@@ -468,7 +558,15 @@ describe("refusal windows", () => {
     await log.append(refusal(5, { group: undefined }));
     await log.append(refusal(6, { group: undefined }));
     const rows = (await log.query({})).events.reverse();
-    expect(rows.map((r) => r.subject)).toEqual(["GET /flood/1", "GET /flood/2", "GET /flood/3", "GET /flood/4", "GET /flood/5", "GET /flood/6", "1 × host_not_allowed"]);
+    expect(rows.map((r) => r.subject)).toEqual([
+      "GET /flood/1",
+      "GET /flood/2",
+      "GET /flood/3",
+      "GET /flood/4",
+      "GET /flood/5",
+      "GET /flood/6",
+      "1 × host_not_allowed",
+    ]);
   });
 
   it("writes pending counts before any other kind of event, so rows stay in time order", async () => {
@@ -481,7 +579,11 @@ describe("refusal windows", () => {
     await log.append({ kind: "session_signed_in", principal: "owner", outcome: "allowed" });
     const rows = (await log.query({})).events.reverse();
     expect(rows.map((r) => r.kind)).toEqual(["host_not_allowed", REFUSALS_COUNTED_KIND, "session_signed_in"]);
-    expect(rows[1]!.detail).toMatchObject({ count: 2, first_ts: "2025-01-01T00:00:01.000Z", last_ts: "2025-01-01T00:00:01.000Z" });
+    expect(rows[1]!.detail).toMatchObject({
+      count: 2,
+      first_ts: "2025-01-01T00:00:01.000Z",
+      last_ts: "2025-01-01T00:00:01.000Z",
+    });
   });
 
   it("writes the count when the window ends and doubles the window while the flood goes on: a day of flood is a few dozen rows", async () => {
@@ -553,7 +655,9 @@ describe("refusal windows", () => {
 
   it("still refuses a caller-forged count row", async () => {
     const { log } = await openCounting();
-    await expect(log.append({ kind: REFUSALS_COUNTED_KIND, principal: "anonymous", outcome: "refused", detail: { count: 1e9 } })).rejects.toThrow(GatewayError);
+    await expect(
+      log.append({ kind: REFUSALS_COUNTED_KIND, principal: "anonymous", outcome: "refused", detail: { count: 1e9 } }),
+    ).rejects.toThrow(GatewayError);
   });
 
   it("masks a credential in a group like any subject", async () => {

@@ -52,7 +52,11 @@ export class SecurityLog extends DurableObject<Env> {
       const sql = storageSqlPort(ctx);
       claimStoreIdentity(ctx.storage.sql);
       // Forward-secure epochs and signed checkpoints always: SEL_KEY only seeds a log that has no key yet.
-      this.core = await SecurityLogCore.open(sql, env.SEL_KEY, { limits: retentionOf(env), epochs: { everyMs: EPOCH_MS }, checkpoints: SEL_CHECKPOINTS });
+      this.core = await SecurityLogCore.open(sql, env.SEL_KEY, {
+        limits: retentionOf(env),
+        epochs: { everyMs: EPOCH_MS },
+        checkpoints: SEL_CHECKPOINTS,
+      });
       this.log = await CoalescingLog.open(this.core, sql, {
         scheduleAt: (ms) => void ctx.storage.setAlarm(ms).catch(() => undefined),
       });
@@ -130,7 +134,10 @@ export class SecurityLog extends DurableObject<Env> {
    * As a witness for another log: cosigns its checkpoint if it extends the one held. A refusal
    * is an answer (its code and sentence), since an error's type does not survive RPC.
    */
-  async witness(note: string, publicKey: string): Promise<({ ok: true } & WitnessAnswer) | { ok: false; code: ErrorCode; message: string }> {
+  async witness(
+    note: string,
+    publicKey: string,
+  ): Promise<({ ok: true } & WitnessAnswer) | { ok: false; code: ErrorCode; message: string }> {
     try {
       return { ok: true, ...(await this.core.witness(note, publicKey)) };
     } catch (error) {

@@ -7,8 +7,27 @@ import { GatewayError } from "../../workers/contracts/errors";
 import { canonicalRowBody, sealRow, type StoredRow } from "./chain-mac";
 import { SecurityLogCore, type CoreOptions, type SqlBinding, type SqlPort } from "./log-core";
 import { verifyChain } from "./verify-chain";
-import { EPOCH_KIND, firstEpochKey, hexToBytes, importMacKey, keysFromSeed, seedFromVerificationCode, stepEpochKey, verificationCode, bytesToHex } from "./epoch-key";
-import { CHECKPOINT_KIND, cosign, generateSigningKey, importSigningKey, openCheckpoint, splitNote, verifierKey, verifyCosignature } from "./checkpoint";
+import {
+  EPOCH_KIND,
+  firstEpochKey,
+  hexToBytes,
+  importMacKey,
+  keysFromSeed,
+  seedFromVerificationCode,
+  stepEpochKey,
+  verificationCode,
+  bytesToHex,
+} from "./epoch-key";
+import {
+  CHECKPOINT_KIND,
+  cosign,
+  generateSigningKey,
+  importSigningKey,
+  openCheckpoint,
+  splitNote,
+  verifierKey,
+  verifyCosignature,
+} from "./checkpoint";
 import { provesCheckpoint } from "./extends-checkpoint";
 
 const SEED = "5e".repeat(32);
@@ -36,7 +55,11 @@ function memorySql(): SqlPort & { db: Database.Database } {
 
 const VERIFIABLE: CoreOptions = { epochs: { everyMs: HOUR }, checkpoints: { everyRows: 5, everyMs: 10 * 60 * 1000 } };
 
-async function openLog(options: Partial<CoreOptions> = {}, sql = memorySql(), clock = { ms: Date.parse("2025-01-01T00:00:00.000Z") }) {
+async function openLog(
+  options: Partial<CoreOptions> = {},
+  sql = memorySql(),
+  clock = { ms: Date.parse("2025-01-01T00:00:00.000Z") },
+) {
   const log = await SecurityLogCore.open(sql, K0, { ...VERIFIABLE, now: () => clock.ms, ...options });
   return { sql, log, clock };
 }
@@ -50,7 +73,11 @@ async function appendN(log: SecurityLogCore, n: number) {
 }
 
 function storedRows(sql: ReturnType<typeof memorySql>): StoredRow[] {
-  const records = sql.db.prepare("SELECT seq, ts, kind, principal, outcome, subject, detail, segment, prev_mac, mac FROM events ORDER BY seq").all() as Array<Record<string, unknown>>;
+  const records = sql.db
+    .prepare(
+      "SELECT seq, ts, kind, principal, outcome, subject, detail, segment, prev_mac, mac FROM events ORDER BY seq",
+    )
+    .all() as Array<Record<string, unknown>>;
   return records.map((record) => ({ ...record, detail: JSON.parse(String(record.detail)) }) as StoredRow);
 }
 
@@ -59,7 +86,12 @@ function storedKey(sql: ReturnType<typeof memorySql>): { epoch: number; key_hex:
 }
 
 /** What an attacker with the file and the current key does: edit a row, re-MAC it and every later row. */
-async function rewriteFrom(sql: ReturnType<typeof memorySql>, seq: number, keyHex: string, edit: (row: StoredRow) => void): Promise<void> {
+async function rewriteFrom(
+  sql: ReturnType<typeof memorySql>,
+  seq: number,
+  keyHex: string,
+  edit: (row: StoredRow) => void,
+): Promise<void> {
   const key = await importMacKey(hexToBytes(keyHex));
   const rows = storedRows(sql);
   let prev = rows.find((row) => row.seq === seq - 1)?.mac;
@@ -70,7 +102,9 @@ async function rewriteFrom(sql: ReturnType<typeof memorySql>, seq: number, keyHe
     const { mac } = await sealRow(key, row);
     row.mac = mac;
     prev = mac;
-    sql.db.prepare("UPDATE events SET detail = ?, subject = ?, prev_mac = ?, mac = ? WHERE seq = ?").run(JSON.stringify(row.detail), row.subject, row.prev_mac, row.mac, row.seq);
+    sql.db
+      .prepare("UPDATE events SET detail = ?, subject = ?, prev_mac = ?, mac = ? WHERE seq = ?")
+      .run(JSON.stringify(row.detail), row.subject, row.prev_mac, row.mac, row.seq);
   }
 }
 
@@ -88,7 +122,11 @@ describe("the forward-secure chain key", () => {
     expect(JSON.stringify(sql.db.prepare("SELECT * FROM chain_key").all())).not.toContain(SEED);
     const rotated = storedRows(sql).find((row) => row.kind === "sel.rotated")!;
     expect(rotated.detail.epoch).toBe(1);
-    expect(await verifyChain(await keysFromSeed(SEED), storedRows(sql))).toMatchObject({ ok: true, checked: storedRows(sql).length, segments: 2 });
+    expect(await verifyChain(await keysFromSeed(SEED), storedRows(sql))).toMatchObject({
+      ok: true,
+      checked: storedRows(sql).length,
+      segments: 2,
+    });
   });
 
   it("opens a new epoch with a sel.epoch row at the first row an hour after the last step", async () => {
@@ -113,7 +151,11 @@ describe("the forward-secure chain key", () => {
     // The log holding only its current key sees nothing wrong with the links...
     expect(await log.verify(null)).toMatchObject({ ok: true });
     // ...but the seed's keyring recomputes row 2 with epoch 0's key.
-    expect(await verifyChain(await keysFromSeed(SEED), storedRows(sql))).toMatchObject({ ok: false, first_bad_seq: 2, reason: "mac_mismatch" });
+    expect(await verifyChain(await keysFromSeed(SEED), storedRows(sql))).toMatchObject({
+      ok: false,
+      first_bad_seq: 2,
+      reason: "mac_mismatch",
+    });
   });
 
   it("checks only the links of rows whose epoch key it erased, and says how many", async () => {
@@ -133,7 +175,11 @@ describe("the forward-secure chain key", () => {
     await appendN(log, 2);
     await log.rotate("on_demand");
     await rewriteFrom(sql, 3, storedKey(sql).key_hex, (row) => (row.detail.epoch = 2));
-    expect(await verifyChain(await keysFromSeed(SEED), storedRows(sql))).toMatchObject({ ok: false, first_bad_seq: 3, reason: "epoch_broken" });
+    expect(await verifyChain(await keysFromSeed(SEED), storedRows(sql))).toMatchObject({
+      ok: false,
+      first_bad_seq: 3,
+      reason: "epoch_broken",
+    });
   });
 
   it("keeps its epoch key and root across a restart of the object", async () => {
@@ -146,7 +192,8 @@ describe("the forward-secure chain key", () => {
     const exported = await again.log.checkpoint();
     const opened = await openCheckpoint(exported.note, exported.public_key);
     expect(opened.ok).toBe(true);
-    if (opened.ok) expect(await provesCheckpoint(storedRows(first.sql), opened.checkpoint)).toMatchObject({ standing: "extends" });
+    if (opened.ok)
+      expect(await provesCheckpoint(storedRows(first.sql), opened.checkpoint)).toMatchObject({ standing: "extends" });
     expect(await verifyChain(await keysFromSeed(SEED), storedRows(first.sql))).toMatchObject({ ok: true });
   });
 
@@ -166,7 +213,9 @@ describe("signed checkpoints", () => {
     expect(rows[5]!.kind).toBe(CHECKPOINT_KIND);
     expect(rows[5]!.detail.seq).toBe(5);
     const exported = log.latestCheckpoint()!;
-    expect(exported.note).toMatch(/^personalclaw\/sel\/[0-9a-f]{16}\n5\n[A-Za-z0-9+/]{43}=\nmac [0-9a-f]{64}\ntime .+\n\n\u2014 personalclaw\/sel\/[0-9a-f]{16} [A-Za-z0-9+/=]+\n$/);
+    expect(exported.note).toMatch(
+      /^personalclaw\/sel\/[0-9a-f]{16}\n5\n[A-Za-z0-9+/]{43}=\nmac [0-9a-f]{64}\ntime .+\n\n\u2014 personalclaw\/sel\/[0-9a-f]{16} [A-Za-z0-9+/=]+\n$/,
+    );
     expect(exported.public_key).toMatch(/^personalclaw\/sel\/[0-9a-f]{16}\+[0-9a-f]{8}\+[A-Za-z0-9+/=]+$/);
     const opened = await openCheckpoint(exported.note, exported.public_key);
     expect(opened).toMatchObject({ ok: true, checkpoint: { seq: 5, mac: rows[4]!.mac } });
@@ -187,9 +236,12 @@ describe("signed checkpoints", () => {
     const other = await openLog();
     await appendN(other.log, 1);
     const foreign = await other.log.checkpoint();
-    expect(await openCheckpoint(exported.note.replace(/\n2\n/, "\n3\n"), exported.public_key)).toMatchObject({ ok: false });
+    expect(await openCheckpoint(exported.note.replace(/\n2\n/, "\n3\n"), exported.public_key)).toMatchObject({
+      ok: false,
+    });
     const sigAt = exported.note.lastIndexOf(" ") + 5;
-    const flipped = exported.note.slice(0, sigAt) + (exported.note[sigAt] === "A" ? "B" : "A") + exported.note.slice(sigAt + 1);
+    const flipped =
+      exported.note.slice(0, sigAt) + (exported.note[sigAt] === "A" ? "B" : "A") + exported.note.slice(sigAt + 1);
     expect(await openCheckpoint(flipped, exported.public_key)).toMatchObject({ ok: false });
     expect(await openCheckpoint(exported.note, foreign.public_key)).toMatchObject({ ok: false });
   });
@@ -204,7 +256,10 @@ describe("signed checkpoints", () => {
     const opened = await openCheckpoint(before.note, before.public_key);
     if (!opened.ok) throw new Error(opened.reason);
     // The root names no single row: the first bad seq is the checkpoint's own.
-    expect(await provesCheckpoint(storedRows(sql), opened.checkpoint)).toMatchObject({ standing: "forked", first_bad_seq: opened.checkpoint.seq });
+    expect(await provesCheckpoint(storedRows(sql), opened.checkpoint)).toMatchObject({
+      standing: "forked",
+      first_bad_seq: opened.checkpoint.seq,
+    });
   });
 
   it("tells a log cut before the checkpoint (truncated) from one whose later rows do not link (broken)", async () => {
@@ -215,10 +270,16 @@ describe("signed checkpoints", () => {
     const opened = await openCheckpoint(exported.note, exported.public_key);
     if (!opened.ok) throw new Error(opened.reason);
     const rows = storedRows(sql);
-    expect(await provesCheckpoint(rows, opened.checkpoint)).toMatchObject({ standing: "extends", checked: rows.length });
+    expect(await provesCheckpoint(rows, opened.checkpoint)).toMatchObject({
+      standing: "extends",
+      checked: rows.length,
+    });
     expect(await provesCheckpoint(rows.slice(0, 3), opened.checkpoint)).toMatchObject({ standing: "truncated" });
     const relinked = rows.map((row) => (row.seq === rows.length ? { ...row, prev_mac: "0".repeat(64) } : row));
-    expect(await provesCheckpoint(relinked, opened.checkpoint)).toMatchObject({ standing: "broken", first_bad_seq: rows.length });
+    expect(await provesCheckpoint(relinked, opened.checkpoint)).toMatchObject({
+      standing: "broken",
+      first_bad_seq: rows.length,
+    });
   });
 
   it("still proves a checkpoint after retention removed the oldest segment, and names one it removed", async () => {
@@ -234,12 +295,19 @@ describe("signed checkpoints", () => {
     await log.enforceRetention(clock.ms);
     const rows = storedRows(sql);
     expect(rows[0]!.kind).toBe("sel.rotated");
-    for (const [exported, standing] of [[recent, "extends"], [old, "removed"]] as const) {
+    for (const [exported, standing] of [
+      [recent, "extends"],
+      [old, "removed"],
+    ] as const) {
       const opened = await openCheckpoint(exported.note, exported.public_key);
       if (!opened.ok) throw new Error(opened.reason);
       expect((await provesCheckpoint(rows, opened.checkpoint)).standing).toBe(standing);
     }
-    expect(await verifyChain(await keysFromSeed(SEED), rows, { removalRows: rows.filter((row) => row.kind === "sel.segment_removed") })).toMatchObject({ ok: true });
+    expect(
+      await verifyChain(await keysFromSeed(SEED), rows, {
+        removalRows: rows.filter((row) => row.kind === "sel.segment_removed"),
+      }),
+    ).toMatchObject({ ok: true });
   });
 
   it("leaves: a row's leaf is its mac and canonical body, so every field is covered", async () => {
@@ -271,7 +339,9 @@ describe("the witness", () => {
     const answer = await witness.log.witness(first.note, first.public_key);
     const body = splitNote(first.note)!.body;
     expect(await verifyCosignature(body, answer.cosignature, answer.witness_key)).toMatchObject({ ok: true });
-    expect(await verifyCosignature(body.replace("\n2\n", "\n1\n"), answer.cosignature, answer.witness_key)).toEqual({ ok: false });
+    expect(await verifyCosignature(body.replace("\n2\n", "\n1\n"), answer.cosignature, answer.witness_key)).toEqual({
+      ok: false,
+    });
     await appendN(origin.log, 1);
     const second = await origin.log.checkpoint();
     await witness.log.witness(second.note, second.public_key);
@@ -291,8 +361,12 @@ describe("the witness", () => {
     const key = await importSigningKey(name, impostor.pkcs8, impostor.publicRaw);
     const { signNote } = await import("./checkpoint");
     const forged = await signNote(splitNote(second.note)!.body, key);
-    await expect(witness.log.witness(forged, await verifierKey(name, impostor.publicRaw))).rejects.toMatchObject({ code: "witness_key_changed" });
-    await expect(witness.log.witness(second.note.replace("mac ", "mac  "), second.public_key)).rejects.toBeInstanceOf(GatewayError);
+    await expect(witness.log.witness(forged, await verifierKey(name, impostor.publicRaw))).rejects.toMatchObject({
+      code: "witness_key_changed",
+    });
+    await expect(witness.log.witness(second.note.replace("mac ", "mac  "), second.public_key)).rejects.toBeInstanceOf(
+      GatewayError,
+    );
   });
 
   it("a cosignature is bound to its witness key and time", async () => {

@@ -22,24 +22,40 @@ export function witnessName(logId: string): string {
   return `personalclaw/witness/${logId}`;
 }
 
-export async function cosignAsWitness(sql: SqlPort, signer: SigningKey, logId: string, note: string, vkey: string, nowMs: number): Promise<WitnessAnswer> {
+export async function cosignAsWitness(
+  sql: SqlPort,
+  signer: SigningKey,
+  logId: string,
+  note: string,
+  vkey: string,
+  nowMs: number,
+): Promise<WitnessAnswer> {
   const opened = await openCheckpoint(note, vkey);
   if (!opened.ok) throw new GatewayError("witness_checkpoint_invalid", { vars: { reason: opened.reason } });
   const { checkpoint, body } = opened;
   if (parseVerifierKey(vkey)!.name !== checkpoint.origin) {
-    throw new GatewayError("witness_checkpoint_invalid", { vars: { reason: "the key's name is not the checkpoint's origin" } });
+    throw new GatewayError("witness_checkpoint_invalid", {
+      vars: { reason: "the key's name is not the checkpoint's origin" },
+    });
   }
   const held = sql
-    .exec<{ vkey: string; seq: number; root: string }>("SELECT vkey, seq, root FROM witnessed_logs WHERE origin = ?", checkpoint.origin)
+    .exec<{ vkey: string; seq: number; root: string }>(
+      "SELECT vkey, seq, root FROM witnessed_logs WHERE origin = ?",
+      checkpoint.origin,
+    )
     .toArray()[0];
   if (held !== undefined) {
-    if (held.vkey !== vkey.trim()) throw new GatewayError("witness_key_changed", { vars: { origin: checkpoint.origin } });
+    if (held.vkey !== vkey.trim())
+      throw new GatewayError("witness_key_changed", { vars: { origin: checkpoint.origin } });
     if (checkpoint.seq < held.seq || (checkpoint.seq === held.seq && checkpoint.root !== held.root)) {
-      throw new GatewayError("witness_rollback", { vars: { origin: checkpoint.origin, held: held.seq, offered: checkpoint.seq } });
+      throw new GatewayError("witness_rollback", {
+        vars: { origin: checkpoint.origin, held: held.seq, offered: checkpoint.seq },
+      });
     }
   } else {
     const count = sql.exec<{ n: number }>("SELECT count(*) AS n FROM witnessed_logs").toArray()[0]?.n ?? 0;
-    if (count >= MAX_WITNESSED_LOGS) throw new GatewayError("witness_full", { vars: { max: MAX_WITNESSED_LOGS, origin: checkpoint.origin } });
+    if (count >= MAX_WITNESSED_LOGS)
+      throw new GatewayError("witness_full", { vars: { max: MAX_WITNESSED_LOGS, origin: checkpoint.origin } });
   }
   const name = witnessName(logId);
   const key = { ...signer, name };
@@ -57,6 +73,16 @@ export async function cosignAsWitness(sql: SqlPort, signer: SigningKey, logId: s
 }
 
 /** The newest checkpoint this witness cosigned for an origin: what the owner compares a log against. */
-export function witnessedCheckpoint(sql: SqlPort, origin: string): { note: string; seq: number; cosigned_at: string } | null {
-  return sql.exec<{ note: string; seq: number; cosigned_at: string }>("SELECT note, seq, cosigned_at FROM witnessed_logs WHERE origin = ?", origin).toArray()[0] ?? null;
+export function witnessedCheckpoint(
+  sql: SqlPort,
+  origin: string,
+): { note: string; seq: number; cosigned_at: string } | null {
+  return (
+    sql
+      .exec<{ note: string; seq: number; cosigned_at: string }>(
+        "SELECT note, seq, cosigned_at FROM witnessed_logs WHERE origin = ?",
+        origin,
+      )
+      .toArray()[0] ?? null
+  );
 }

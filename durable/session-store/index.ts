@@ -34,7 +34,10 @@ const encoder = new TextEncoder();
 
 function randomPart(bytes: number): string {
   const raw = crypto.getRandomValues(new Uint8Array(bytes));
-  return btoa(String.fromCharCode(...raw)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return btoa(String.fromCharCode(...raw))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 }
 
 function hex(buffer: ArrayBuffer): string {
@@ -67,10 +70,18 @@ export class SessionStore extends DurableObject<Env> {
     let row = this.ctx.storage.sql.exec("SELECT key_hex FROM signing_key WHERE id = 1").toArray()[0];
     if (!row) {
       const keyHex = hex(crypto.getRandomValues(new Uint8Array(32)).buffer);
-      this.ctx.storage.sql.exec("INSERT INTO signing_key (id, key_hex, generation, created_at) VALUES (1, ?, 1, ?)", keyHex, Date.now());
+      this.ctx.storage.sql.exec(
+        "INSERT INTO signing_key (id, key_hex, generation, created_at) VALUES (1, ?, 1, ?)",
+        keyHex,
+        Date.now(),
+      );
       row = { key_hex: keyHex };
     }
-    const raw = new Uint8Array(String(row.key_hex).match(/../g)!.map((pair) => parseInt(pair, 16)));
+    const raw = new Uint8Array(
+      String(row.key_hex)
+        .match(/../g)!
+        .map((pair) => parseInt(pair, 16)),
+    );
     this.key = await crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   }
 
@@ -79,7 +90,10 @@ export class SessionStore extends DurableObject<Env> {
   }
 
   /** Mints a session of `kind` and returns its token once; the limit of its kind evicts the least recently used. */
-  private async mint(kind: SessionKind, opts: { issuer: string; ttlMs: number; now: number; app?: string; openWithinMs?: number }) {
+  private async mint(
+    kind: SessionKind,
+    opts: { issuer: string; ttlMs: number; now: number; app?: string; openWithinMs?: number },
+  ) {
     const id = randomPart(12);
     const secret = randomPart(32);
     const expiresAt = opts.now + opts.ttlMs;
@@ -103,7 +117,16 @@ export class SessionStore extends DurableObject<Env> {
     this.ctx.storage.sql.exec(
       `INSERT INTO sessions (id, kind, app, issuer, secret_hash, created_at, last_used_at, expires_at, signed_in_at, open_until, bound_address, opened_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)`,
-      id, kind, session.app, session.issuer, session.secretHash, opts.now, opts.now, expiresAt, opts.now, session.openUntil,
+      id,
+      kind,
+      session.app,
+      session.issuer,
+      session.secretHash,
+      opts.now,
+      opts.now,
+      expiresAt,
+      opts.now,
+      session.openUntil,
     );
     return { token: `${id}.${secret}`, session, evicted };
   }
@@ -112,7 +135,9 @@ export class SessionStore extends DurableObject<Env> {
   // recently used of the same kind; a token minted never evicts a browser session.
   private evictBeyondLimit(kind: SessionKind, app: string | null, now: number): SessionView[] {
     const limit = SESSION_LIMITS[kind];
-    const same = [...this.sessions.values()].filter((s) => s.kind === kind && s.app === app && countsAgainstLimit(s, now));
+    const same = [...this.sessions.values()].filter(
+      (s) => s.kind === kind && s.app === app && countsAgainstLimit(s, now),
+    );
     const evicted: SessionView[] = [];
     same.sort((a, b) => a.lastUsedAt - b.lastUsedAt);
     while (same.length >= limit) {
@@ -127,10 +152,18 @@ export class SessionStore extends DurableObject<Env> {
     this.sessions.delete(id);
     this.ended.set(id, { reason, at: now });
     this.ctx.storage.sql.exec("DELETE FROM sessions WHERE id = ?", id);
-    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO ended_sessions (id, reason, at) VALUES (?, ?, ?)", id, reason, now);
+    this.ctx.storage.sql.exec(
+      "INSERT OR REPLACE INTO ended_sessions (id, reason, at) VALUES (?, ?, ?)",
+      id,
+      reason,
+      now,
+    );
   }
 
-  private async lookup(token: string, now: number): Promise<{ ok: true; session: SessionRow } | { ok: false; reason: RefusalReason; at: number | null }> {
+  private async lookup(
+    token: string,
+    now: number,
+  ): Promise<{ ok: true; session: SessionRow } | { ok: false; reason: RefusalReason; at: number | null }> {
     const dot = token.indexOf(".");
     if (dot <= 0 || token.length > 200) return { ok: false, reason: "not_signed_in", at: null };
     const id = token.slice(0, dot);
@@ -177,17 +210,29 @@ export class SessionStore extends DurableObject<Env> {
 
   /** Opens a `?token=` link: binds it to the first address, creates a browser session. */
   /** Opens a sign-in link into a browser session lasting `browserTtlMs` (auth.session_ttl, capped at 90 days). */
-  async openLink(token: string, address: string, now: number, browserTtlMs: number = BROWSER_SESSION_TTL_MS): Promise<LinkResult & { evicted?: SessionView[] }> {
+  async openLink(
+    token: string,
+    address: string,
+    now: number,
+    browserTtlMs: number = BROWSER_SESSION_TTL_MS,
+  ): Promise<LinkResult & { evicted?: SessionView[] }> {
     const found = await this.lookup(token, now);
     if (!found.ok) return found;
     const link = found.session;
     if (link.kind !== "token") return { ok: false, reason: "not_signed_in", at: null };
-    if (link.openUntil !== null && now > link.openUntil) return { ok: false, reason: "link_expired", at: link.openUntil };
-    if (link.boundAddress !== null && link.boundAddress !== address) return { ok: false, reason: "link_used", at: link.openedAt };
+    if (link.openUntil !== null && now > link.openUntil)
+      return { ok: false, reason: "link_expired", at: link.openUntil };
+    if (link.boundAddress !== null && link.boundAddress !== address)
+      return { ok: false, reason: "link_used", at: link.openedAt };
     if (link.boundAddress === null) {
       link.boundAddress = address;
       link.openedAt = now;
-      this.ctx.storage.sql.exec("UPDATE sessions SET bound_address = ?, opened_at = ? WHERE id = ?", address, now, link.id);
+      this.ctx.storage.sql.exec(
+        "UPDATE sessions SET bound_address = ?, opened_at = ? WHERE id = ?",
+        address,
+        now,
+        link.id,
+      );
     }
     this.touch(link, now);
     const ttl = Math.min(browserTtlMs, MAX_TTL_MS, link.expiresAt - now);
@@ -196,7 +241,11 @@ export class SessionStore extends DurableObject<Env> {
   }
 
   /** Mints an owner token (CLI, /api/token/local, startup link); the link may be opened within 24 h. */
-  async mintToken(issuer: string, ttlMs: number, now: number): Promise<MintedToken & { evicted: SessionView[]; superseded: SessionView[] }> {
+  async mintToken(
+    issuer: string,
+    ttlMs: number,
+    now: number,
+  ): Promise<MintedToken & { evicted: SessionView[]; superseded: SessionView[] }> {
     const superseded: SessionView[] = [];
     if (issuer === "startup") {
       for (const s of [...this.sessions.values()]) {
@@ -207,7 +256,13 @@ export class SessionStore extends DurableObject<Env> {
       }
     }
     const minted = await this.mint("token", { issuer, ttlMs, now, openWithinMs: LINK_OPEN_WINDOW_MS });
-    return { token: minted.token, session: view(minted.session), openWithin: minted.session.openUntil! - now, evicted: minted.evicted, superseded };
+    return {
+      token: minted.token,
+      session: view(minted.session),
+      openWithin: minted.session.openUntil! - now,
+      evicted: minted.evicted,
+      superseded,
+    };
   }
 
   /** The app's token, reused while more than half of its hour is left (APPID-01/02). */
@@ -231,11 +286,19 @@ export class SessionStore extends DurableObject<Env> {
 
   /** Every sign-in, newest first; never a secret. */
   async list(now: number): Promise<SessionView[]> {
-    return [...this.sessions.values()].filter((s) => s.expiresAt > now).map(view).sort((a, b) => b.createdAt - a.createdAt);
+    return [...this.sessions.values()]
+      .filter((s) => s.expiresAt > now)
+      .map(view)
+      .sort((a, b) => b.createdAt - a.createdAt);
   }
 
   /** Signs out one session; `others`/`everywhere` relative to `currentId`. */
-  async signOut(scope: "this" | "one" | "others" | "everywhere", currentId: string | null, targetId: string | null, now: number): Promise<SessionView[]> {
+  async signOut(
+    scope: "this" | "one" | "others" | "everywhere",
+    currentId: string | null,
+    targetId: string | null,
+    now: number,
+  ): Promise<SessionView[]> {
     const targets: Array<[SessionRow, RefusalReason]> = [];
     for (const s of this.sessions.values()) {
       if (s.kind === "app") continue;
@@ -254,7 +317,11 @@ export class SessionStore extends DurableObject<Env> {
     for (const s of all) this.end(s.id, "key_replaced", now);
     this.appTokens.clear();
     const keyHex = hex(crypto.getRandomValues(new Uint8Array(32)).buffer);
-    this.ctx.storage.sql.exec("UPDATE signing_key SET key_hex = ?, generation = generation + 1, created_at = ? WHERE id = 1", keyHex, now);
+    this.ctx.storage.sql.exec(
+      "UPDATE signing_key SET key_hex = ?, generation = generation + 1, created_at = ? WHERE id = 1",
+      keyHex,
+      now,
+    );
     await this.loadKey();
     return all.length;
   }

@@ -13,7 +13,13 @@ function isAnswer(value: unknown): value is GatewayAnswer {
   return typeof value === "object" && value !== null && "status" in value && "body" in value;
 }
 
-async function ownerCall(home: string, work: string, method: string, path: string, body?: unknown): Promise<GatewayAnswer> {
+async function ownerCall(
+  home: string,
+  work: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<GatewayAnswer> {
   const answer = await asOwnerSession(home, work, (call) => call(method, path, body));
   return isAnswer(answer) ? answer : { status: 500, body: answer };
 }
@@ -29,7 +35,15 @@ function finish(answer: GatewayAnswer, json: boolean, text: (body: any) => strin
 
 // Every string an asker supplied is printed through safeLine: a CR or an escape in a title must not rewrite a line.
 function approvalLine(a: any): string {
-  return [a.id, a.state, safeLine(a.asked_by), safeLine(a.kind), safeLine(a.title), safeLine(`${a.action?.route ?? ""} ${a.action?.target ?? ""}`.trim()), `scopes=${(a.scopes ?? []).join(",")}`].join("\t");
+  return [
+    a.id,
+    a.state,
+    safeLine(a.asked_by),
+    safeLine(a.kind),
+    safeLine(a.title),
+    safeLine(`${a.action?.route ?? ""} ${a.action?.target ?? ""}`.trim()),
+    `scopes=${(a.scopes ?? []).join(",")}`,
+  ].join("\t");
 }
 
 function grantLine(g: any): string {
@@ -38,34 +52,86 @@ function grantLine(g: any): string {
 
 export async function runApprovalsList(args: string[], home: string): Promise<number> {
   const { values } = parseArgs({ args, options: { all: { type: "boolean" }, json: { type: "boolean" } } });
-  const answer = await ownerCall(home, "approvals-list", "GET", values.all ? "/api/approvals" : "/api/approvals?state=pending");
+  const answer = await ownerCall(
+    home,
+    "approvals-list",
+    "GET",
+    values.all ? "/api/approvals" : "/api/approvals?state=pending",
+  );
   return finish(answer, Boolean(values.json), (body) =>
     body.approvals.length === 0 ? "Nothing is waiting for you.\n" : `${body.approvals.map(approvalLine).join("\n")}\n`,
   );
 }
 
 export async function runApprovalsAnswer(decision: "approve" | "deny", args: string[], home: string): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { scope: { type: "string" }, json: { type: "boolean" } } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { scope: { type: "string" }, json: { type: "boolean" } },
+  });
   const json = Boolean(values.json);
   const scope = values.scope ?? "once";
   if (positionals.length !== 1 || (decision === "approve" && !(APPROVAL_SCOPES as readonly string[]).includes(scope))) {
-    return finish({ status: 400, body: { error: { code: "bad_request", message: `Usage: personalclaw approvals ${decision} <id>${decision === "approve" ? ` [--scope ${APPROVAL_SCOPES.join("|")}]` : ""} [--json]` } } }, json, () => "");
+    return finish(
+      {
+        status: 400,
+        body: {
+          error: {
+            code: "bad_request",
+            message: `Usage: personalclaw approvals ${decision} <id>${decision === "approve" ? ` [--scope ${APPROVAL_SCOPES.join("|")}]` : ""} [--json]`,
+          },
+        },
+      },
+      json,
+      () => "",
+    );
   }
   const body = decision === "approve" ? { scope } : {};
-  const answer = await ownerCall(home, `approvals-${decision}`, "POST", `/api/approvals/${encodeURIComponent(positionals[0])}/${decision}`, body);
-  return finish(answer, json, (b) => `${b.approval.state === "approved" ? "Approved" : "Denied"} ${b.approval.id}${b.grant ? `; grant ${b.grant.id} (${b.grant.scope}) until ${b.grant.expires_at ?? "revoked"}` : ""}.\n`);
+  const answer = await ownerCall(
+    home,
+    `approvals-${decision}`,
+    "POST",
+    `/api/approvals/${encodeURIComponent(positionals[0])}/${decision}`,
+    body,
+  );
+  return finish(
+    answer,
+    json,
+    (b) =>
+      `${b.approval.state === "approved" ? "Approved" : "Denied"} ${b.approval.id}${b.grant ? `; grant ${b.grant.id} (${b.grant.scope}) until ${b.grant.expires_at ?? "revoked"}` : ""}.\n`,
+  );
 }
 
 export async function runApprovalsGrants(args: string[], home: string): Promise<number> {
   const { values } = parseArgs({ args, options: { json: { type: "boolean" } } });
   const answer = await ownerCall(home, "approvals-grants", "GET", "/api/approvals/grants");
-  return finish(answer, Boolean(values.json), (body) => (body.grants.length === 0 ? "No live grants.\n" : `${body.grants.map(grantLine).join("\n")}\n`));
+  return finish(answer, Boolean(values.json), (body) =>
+    body.grants.length === 0 ? "No live grants.\n" : `${body.grants.map(grantLine).join("\n")}\n`,
+  );
 }
 
 export async function runApprovalsRevoke(args: string[], home: string): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
   const json = Boolean(values.json);
-  if (positionals.length !== 1) return finish({ status: 400, body: { error: { code: "bad_request", message: "Usage: personalclaw approvals revoke <grant-id> [--json]" } } }, json, () => "");
-  const answer = await ownerCall(home, "approvals-revoke", "DELETE", `/api/approvals/grants/${encodeURIComponent(positionals[0])}`, {});
-  return finish(answer, json, (b) => `Revoked ${b.revoked.id}; ${safeLine(b.revoked.asked_by)} asks again for ${safeLine(b.revoked.kind)}.\n`);
+  if (positionals.length !== 1)
+    return finish(
+      {
+        status: 400,
+        body: { error: { code: "bad_request", message: "Usage: personalclaw approvals revoke <grant-id> [--json]" } },
+      },
+      json,
+      () => "",
+    );
+  const answer = await ownerCall(
+    home,
+    "approvals-revoke",
+    "DELETE",
+    `/api/approvals/grants/${encodeURIComponent(positionals[0])}`,
+    {},
+  );
+  return finish(
+    answer,
+    json,
+    (b) => `Revoked ${b.revoked.id}; ${safeLine(b.revoked.asked_by)} asks again for ${safeLine(b.revoked.kind)}.\n`,
+  );
 }

@@ -16,17 +16,28 @@ import { packageRoot, packageVersion } from "./start";
 
 const EXIT_REFUSED = 3;
 
-function emitError(envelope: { error: { code: string; message: string; path?: string } }, json: boolean, status: number): number {
+function emitError(
+  envelope: { error: { code: string; message: string; path?: string } },
+  json: boolean,
+  status: number,
+): number {
   if (json) process.stdout.write(`${JSON.stringify(envelope)}\n`);
   // A message or path can quote a bundle or a child's output: printed as one safe line.
-  else process.stderr.write(`personalclaw: ${safeLine(envelope.error.message)} (${safeLine(envelope.error.code)}${envelope.error.path ? `, ${safeLine(envelope.error.path)}` : ""})\n`);
+  else
+    process.stderr.write(
+      `personalclaw: ${safeLine(envelope.error.message)} (${safeLine(envelope.error.code)}${envelope.error.path ? `, ${safeLine(envelope.error.path)}` : ""})\n`,
+    );
   return status >= 400 && status < 500 && status !== 409 ? EXIT_REFUSED : 1;
 }
 
 function answerError(answer: GatewayAnswer, json: boolean): number {
   const error = answer.body?.error ?? { code: "unexpected_answer", message: `The gateway answered ${answer.status}.` };
   const path = error.detail?.path ?? undefined;
-  return emitError({ error: { code: error.code, message: error.message, ...(path ? { path } : {}) } }, json, answer.status);
+  return emitError(
+    { error: { code: error.code, message: error.message, ...(path ? { path } : {}) } },
+    json,
+    answer.status,
+  );
 }
 
 // Without a gateway, a bundle is still checked: staged into a temporary quarantine and reported.
@@ -40,7 +51,10 @@ async function offlinePreview(source: string): Promise<GatewayAnswer> {
       hookTimeoutSeconds: readSettings().hookTimeoutSeconds,
     });
     if (result.ok) return { status: 200, body: { review: result.review, digest: result.digest } };
-    return { status: 422, body: { error: { code: result.code, message: result.message, detail: { path: result.path } } } };
+    return {
+      status: 422,
+      body: { error: { code: result.code, message: result.message, detail: { path: result.path } } },
+    };
   } finally {
     rmSync(quarantine, { recursive: true, force: true });
   }
@@ -57,7 +71,12 @@ async function preview(home: string, source: string): Promise<GatewayAnswer> {
 
 export async function runAppsPreview(args: string[], home: string): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
-  if (positionals.length !== 1) return emitError({ error: { code: "bad_request", message: "Usage: personalclaw apps preview <folder> [--json]" } }, Boolean(values.json), 400);
+  if (positionals.length !== 1)
+    return emitError(
+      { error: { code: "bad_request", message: "Usage: personalclaw apps preview <folder> [--json]" } },
+      Boolean(values.json),
+      400,
+    );
   const answer = await preview(home, resolve(positionals[0]));
   if (answer.status !== 200) return answerError(answer, Boolean(values.json));
   if (values.json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
@@ -66,9 +85,28 @@ export async function runAppsPreview(args: string[], home: string): Promise<numb
 }
 
 export async function runAppsInstall(args: string[], home: string): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" }, yes: { type: "boolean" }, consent: { type: "string" }, "adopt-data": { type: "boolean" } } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      json: { type: "boolean" },
+      yes: { type: "boolean" },
+      consent: { type: "string" },
+      "adopt-data": { type: "boolean" },
+    },
+  });
   const json = Boolean(values.json);
-  if (positionals.length !== 1) return emitError({ error: { code: "bad_request", message: "Usage: personalclaw apps install <folder> [--consent DIGEST | --yes] [--json]" } }, json, 400);
+  if (positionals.length !== 1)
+    return emitError(
+      {
+        error: {
+          code: "bad_request",
+          message: "Usage: personalclaw apps install <folder> [--consent DIGEST | --yes] [--json]",
+        },
+      },
+      json,
+      400,
+    );
   const source = resolve(positionals[0]);
   let consent = values.consent;
   if (consent === undefined) {
@@ -76,7 +114,16 @@ export async function runAppsInstall(args: string[], home: string): Promise<numb
     if (reviewed.status !== 200) return answerError(reviewed, json);
     if (!json) process.stderr.write(reviewText(reviewed.body.review, reviewed.body.digest));
     if (!values.yes) {
-      return emitError({ error: { code: "consent_required", message: `Nothing installed. To install exactly these bytes run: personalclaw apps install ${source} --consent ${reviewed.body.digest}` } }, json, 409);
+      return emitError(
+        {
+          error: {
+            code: "consent_required",
+            message: `Nothing installed. To install exactly these bytes run: personalclaw apps install ${source} --consent ${reviewed.body.digest}`,
+          },
+        },
+        json,
+        409,
+      );
     }
     // --yes installs only the digest it just showed: a change since then is refused.
     consent = reviewed.body.digest as string;
@@ -84,18 +131,27 @@ export async function runAppsInstall(args: string[], home: string): Promise<numb
   const installId = randomBytes(8).toString("hex");
   const seen = new Set<string>();
   const printNewSteps = async () => {
-    const progress = await callGateway(home, "apps-install", "GET", `/api/apps/installs/${installId}`).catch(() => null);
+    const progress = await callGateway(home, "apps-install", "GET", `/api/apps/installs/${installId}`).catch(
+      () => null,
+    );
     for (const step of progress?.body?.steps ?? []) {
       const key = `${step.step}:${step.status}`;
       if (seen.has(key)) continue;
       seen.add(key);
-      process.stderr.write(`  ${safeLine(step.step.replace(/_/g, " "))}: ${safeLine(step.status)}${step.message ? ` (${safeLine(step.message)})` : ""}\n`);
+      process.stderr.write(
+        `  ${safeLine(step.step.replace(/_/g, " "))}: ${safeLine(step.status)}${step.message ? ` (${safeLine(step.message)})` : ""}\n`,
+      );
     }
   };
   const poll = setInterval(() => void printNewSteps(), 250);
   let answer: GatewayAnswer;
   try {
-    answer = await callGateway(home, "apps-install", "POST", "/api/apps", { source, consent, install_id: installId, ...(values["adopt-data"] ? { adopt_data: true } : {}) });
+    answer = await callGateway(home, "apps-install", "POST", "/api/apps", {
+      source,
+      consent,
+      install_id: installId,
+      ...(values["adopt-data"] ? { adopt_data: true } : {}),
+    });
   } finally {
     clearInterval(poll);
   }
@@ -115,9 +171,23 @@ function changeLine(change: { field: string; before: unknown; after: unknown }):
 
 /** `apps update <name> <folder>`: no consent needed when nothing the owner consented to changes. */
 export async function runAppsUpdate(args: string[], home: string): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" }, yes: { type: "boolean" }, consent: { type: "string" } } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { json: { type: "boolean" }, yes: { type: "boolean" }, consent: { type: "string" } },
+  });
   const json = Boolean(values.json);
-  if (positionals.length !== 2) return emitError({ error: { code: "bad_request", message: "Usage: personalclaw apps update <name> <folder> [--consent DIGEST | --yes] [--json]" } }, json, 400);
+  if (positionals.length !== 2)
+    return emitError(
+      {
+        error: {
+          code: "bad_request",
+          message: "Usage: personalclaw apps update <name> <folder> [--consent DIGEST | --yes] [--json]",
+        },
+      },
+      json,
+      400,
+    );
   const name = positionals[0];
   const source = resolve(positionals[1]);
   let consent = values.consent;
@@ -130,7 +200,16 @@ export async function runAppsUpdate(args: string[], home: string): Promise<numbe
         for (const change of reviewed.body.changes ?? []) process.stderr.write(changeLine(change));
       }
       if (!values.yes) {
-        return emitError({ error: { code: "consent_required", message: `Nothing updated. To update to exactly these bytes run: personalclaw apps update ${name} ${source} --consent ${reviewed.body.digest}` } }, json, 409);
+        return emitError(
+          {
+            error: {
+              code: "consent_required",
+              message: `Nothing updated. To update to exactly these bytes run: personalclaw apps update ${name} ${source} --consent ${reviewed.body.digest}`,
+            },
+          },
+          json,
+          409,
+        );
       }
       consent = reviewed.body.digest as string;
     }
@@ -143,20 +222,29 @@ export async function runAppsUpdate(args: string[], home: string): Promise<numbe
       const key = `${step.step}:${step.status}`;
       if (seen.has(key)) continue;
       seen.add(key);
-      process.stderr.write(`  ${safeLine(String(step.step).replace(/_/g, " "))}: ${safeLine(step.status)}${step.message ? ` (${safeLine(step.message)})` : ""}\n`);
+      process.stderr.write(
+        `  ${safeLine(String(step.step).replace(/_/g, " "))}: ${safeLine(step.status)}${step.message ? ` (${safeLine(step.message)})` : ""}\n`,
+      );
     }
   };
   const poll = setInterval(() => void printNewSteps(), 250);
   let answer: GatewayAnswer;
   try {
-    answer = await callGateway(home, "apps-update", "POST", `/api/apps/${encodeURIComponent(name)}/update`, { source, install_id: installId, ...(consent !== undefined ? { consent } : {}) });
+    answer = await callGateway(home, "apps-update", "POST", `/api/apps/${encodeURIComponent(name)}/update`, {
+      source,
+      install_id: installId,
+      ...(consent !== undefined ? { consent } : {}),
+    });
   } finally {
     clearInterval(poll);
   }
   await printNewSteps();
   if (answer.status !== 200) return answerError(answer, json);
   if (json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
-  else process.stdout.write(`Updated ${safeLine(answer.body.app.name)} to ${safeLine(answer.body.app.version)} (${answer.body.digest}).\n`);
+  else
+    process.stdout.write(
+      `Updated ${safeLine(answer.body.app.name)} to ${safeLine(answer.body.app.version)} (${answer.body.digest}).\n`,
+    );
   return 0;
 }
 
@@ -170,8 +258,16 @@ export async function runAppsList(args: string[], home: string): Promise<number>
     return 0;
   }
   for (const app of answer.body.apps) {
-    const backend = app.backend ? (app.backend.running ? (app.backend.healthy ? "healthy" : "unhealthy") : "stopped") : "no backend";
-    process.stdout.write(`${app.name}\t${app.version}\t${app.origin}\t${app.enabled ? "enabled" : "disabled"}\t${backend}\n`);
+    const backend = app.backend
+      ? app.backend.running
+        ? app.backend.healthy
+          ? "healthy"
+          : "unhealthy"
+        : "stopped"
+      : "no backend";
+    process.stdout.write(
+      `${app.name}\t${app.version}\t${app.origin}\t${app.enabled ? "enabled" : "disabled"}\t${backend}\n`,
+    );
   }
   return 0;
 }
@@ -179,19 +275,38 @@ export async function runAppsList(args: string[], home: string): Promise<number>
 /** enable, disable and uninstall: one POST (or DELETE) on the app's route. */
 export function appAction(action: "enable" | "disable" | "restart" | "uninstall") {
   return async (args: string[], home: string): Promise<number> => {
-    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" }, "purge-data": { type: "boolean" } } });
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { json: { type: "boolean" }, "purge-data": { type: "boolean" } },
+    });
     const json = Boolean(values.json);
-    if (positionals.length !== 1) return emitError({ error: { code: "bad_request", message: `Usage: personalclaw apps ${action} <name> [--json]` } }, json, 400);
+    if (positionals.length !== 1)
+      return emitError(
+        { error: { code: "bad_request", message: `Usage: personalclaw apps ${action} <name> [--json]` } },
+        json,
+        400,
+      );
     const name = encodeURIComponent(positionals[0]);
     const answer =
       action === "uninstall"
-        ? await callGateway(home, `apps-${action}`, "DELETE", `/api/apps/${name}`, values["purge-data"] ? { purge_data: true } : {})
+        ? await callGateway(
+            home,
+            `apps-${action}`,
+            "DELETE",
+            `/api/apps/${name}`,
+            values["purge-data"] ? { purge_data: true } : {},
+          )
         : await callGateway(home, `apps-${action}`, "POST", `/api/apps/${name}/${action}`, {});
     if (answer.status !== 200) return answerError(answer, json);
     if (json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
-    else if (action === "uninstall") process.stdout.write(`Uninstalled ${positionals[0]}${answer.body.data_kept ? " (its data/ was kept)" : ""}.\n`);
+    else if (action === "uninstall")
+      process.stdout.write(`Uninstalled ${positionals[0]}${answer.body.data_kept ? " (its data/ was kept)" : ""}.\n`);
     else if (action === "restart") process.stdout.write(`${positionals[0]}'s backend was restarted.\n`);
-    else process.stdout.write(`${positionals[0]} is ${action}d${answer.body.changed === false ? " (it already was)" : ""}.\n`);
+    else
+      process.stdout.write(
+        `${positionals[0]} is ${action}d${answer.body.changed === false ? " (it already was)" : ""}.\n`,
+      );
     return 0;
   };
 }
@@ -204,7 +319,8 @@ async function runParkedList(home: string, json: boolean): Promise<number> {
     process.stdout.write(`${JSON.stringify(answer.body)}\n`);
     return 0;
   }
-  for (const p of answer.body.parked) process.stdout.write(`${p.name}\t${p.version ?? "-"}\t${p.parkedAt ?? "-"}\t${p.consentDigest ?? "-"}\n`);
+  for (const p of answer.body.parked)
+    process.stdout.write(`${p.name}\t${p.version ?? "-"}\t${p.parkedAt ?? "-"}\t${p.consentDigest ?? "-"}\n`);
   return 0;
 }
 
@@ -212,8 +328,19 @@ async function runParkedList(home: string, json: boolean): Promise<number> {
 export async function runAppsPurge(args: string[], home: string): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
   const json = Boolean(values.json);
-  if (positionals.length !== 1) return emitError({ error: { code: "bad_request", message: "Usage: personalclaw apps purge <name> [--json]" } }, json, 400);
-  const answer = await callGateway(home, "apps-purge", "DELETE", `/api/apps/parked/${encodeURIComponent(positionals[0])}`, {});
+  if (positionals.length !== 1)
+    return emitError(
+      { error: { code: "bad_request", message: "Usage: personalclaw apps purge <name> [--json]" } },
+      json,
+      400,
+    );
+  const answer = await callGateway(
+    home,
+    "apps-purge",
+    "DELETE",
+    `/api/apps/parked/${encodeURIComponent(positionals[0])}`,
+    {},
+  );
   if (answer.status !== 200) return answerError(answer, json);
   if (json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
   else process.stdout.write(`Deleted the parked data of ${positionals[0]}.\n`);

@@ -27,7 +27,11 @@ function modeRow(name: string, path: string, expected: number, missing: DoctorRo
   if (!existsSync(path)) return missing;
   const mode = statSync(path).mode & 0o777;
   if ((mode & ~expected) === 0) return { name, status: "ok", message: `${path} is ${mode.toString(8)}.` };
-  return { name, status: "fail", message: `${path} is ${mode.toString(8)}; run \`chmod ${expected.toString(8)} ${path}\`.` };
+  return {
+    name,
+    status: "fail",
+    message: `${path} is ${mode.toString(8)}; run \`chmod ${expected.toString(8)} ${path}\`.`,
+  };
 }
 
 /** Every doctor row for these settings. */
@@ -37,7 +41,11 @@ export async function doctorRows(settings: Settings): Promise<DoctorRow[]> {
   rows.push(
     major > 20 || (major === 20 && minor >= 19)
       ? { name: "node", status: "ok", message: `Node ${process.versions.node}.` }
-      : { name: "node", status: "fail", message: `Node ${process.versions.node} is too old; install Node 20.19 or newer.` },
+      : {
+          name: "node",
+          status: "fail",
+          message: `Node ${process.versions.node} is too old; install Node 20.19 or newer.`,
+        },
   );
   try {
     const binary = workerdBinary();
@@ -45,25 +53,69 @@ export async function doctorRows(settings: Settings): Promise<DoctorRow[]> {
     const version = execaSync(binary, ["--version"], { reject: false }).stdout.trim();
     rows.push({ name: "workerd", status: "ok", message: `${version} at ${binary}.` });
   } catch {
-    rows.push({ name: "workerd", status: "fail", message: "The workerd binary is missing; run `npm ci` in the PersonalClaw folder." });
+    rows.push({
+      name: "workerd",
+      status: "fail",
+      message: "The workerd binary is missing; run `npm ci` in the PersonalClaw folder.",
+    });
   }
   // The same probe the supervisor asks before every start, so doctor cannot say ok while backends refuse.
   const sandbox = await sandboxAvailability(parentEnvironment().PATH);
   rows.push(
     sandbox.ok
-      ? { name: "bubblewrap", status: "ok", message: `${sandbox.path} starts the confinement sandbox every app child runs in${sandbox.userNamespace ? " (own user namespace)" : ""}.` }
-      : { name: "bubblewrap", status: "fail", message: `${sandbox.reason ?? "bwrap cannot run"}; install it with \`apt-get install bubblewrap\` (app children refuse to start without it).` },
+      ? {
+          name: "bubblewrap",
+          status: "ok",
+          message: `${sandbox.path} starts the confinement sandbox every app child runs in${sandbox.userNamespace ? " (own user namespace)" : ""}.`,
+        }
+      : {
+          name: "bubblewrap",
+          status: "fail",
+          message: `${sandbox.reason ?? "bwrap cannot run"}; install it with \`apt-get install bubblewrap\` (app children refuse to start without it).`,
+        },
   );
   const paths = homePaths(settings.home);
-  rows.push(modeRow("home", paths.home, 0o700, { name: "home", status: "warn", message: `${paths.home} does not exist yet; \`personalclaw start\` creates it.` }));
-  rows.push(modeRow("local secret", paths.localSecret, 0o600, { name: "local secret", status: "warn", message: `${paths.localSecret} does not exist yet; \`personalclaw start\` writes it.` }));
+  rows.push(
+    modeRow("home", paths.home, 0o700, {
+      name: "home",
+      status: "warn",
+      message: `${paths.home} does not exist yet; \`personalclaw start\` creates it.`,
+    }),
+  );
+  rows.push(
+    modeRow("local secret", paths.localSecret, 0o600, {
+      name: "local secret",
+      status: "warn",
+      message: `${paths.localSecret} does not exist yet; \`personalclaw start\` writes it.`,
+    }),
+  );
   const config = readOwnerConfig(paths.home);
-  if (!config.ok) rows.push({ name: "config", status: "fail", message: `${config.reason}; fix or remove ${paths.home}/config.json.` });
+  if (!config.ok)
+    rows.push({
+      name: "config",
+      status: "fail",
+      message: `${config.reason}; fix or remove ${paths.home}/config.json.`,
+    });
   else if (config.config.sandbox.mode === "off") {
-    rows.push({ name: "sandbox", status: "warn", message: 'sandbox.mode is "off" in config.json: app backends run without bubblewrap and can read your credential folders; remove it to sandbox them again.' });
-  } else rows.push({ name: "sandbox", status: "ok", message: "Every app child (backend, hook, installer) runs confined: it sees its own folder, the system's programs and a private /tmp, nothing of any home." });
+    rows.push({
+      name: "sandbox",
+      status: "warn",
+      message:
+        'sandbox.mode is "off" in config.json: app backends run without bubblewrap and can read your credential folders; remove it to sandbox them again.',
+    });
+  } else
+    rows.push({
+      name: "sandbox",
+      status: "ok",
+      message:
+        "Every app child (backend, hook, installer) runs confined: it sees its own folder, the system's programs and a private /tmp, nothing of any home.",
+    });
   if (config.ok && sessionTtlInForce(config.config).capped) {
-    rows.push({ name: "session lifetime", status: "warn", message: `auth.session_ttl in config.json is ${config.config.auth.session_ttl} s, above the 90-day limit: browser sign-ins last 90 days. Set it to 7776000 or less (\`personalclaw config set auth.session_ttl 30d\`).` });
+    rows.push({
+      name: "session lifetime",
+      status: "warn",
+      message: `auth.session_ttl in config.json is ${config.config.auth.session_ttl} s, above the 90-day limit: browser sign-ins last 90 days. Set it to 7776000 or less (\`personalclaw config set auth.session_ttl 30d\`).`,
+    });
   }
   if (config.ok) {
     const preferred = config.config.sandbox.bounds;
@@ -85,7 +137,11 @@ export async function doctorRows(settings: Settings): Promise<DoctorRow[]> {
   const lostAnchor = readUnacknowledgedAnchor(paths.home);
   rows.push(
     lostAnchor === null
-      ? { name: "security-log anchor", status: "ok", message: "The anchor outside the log has followed it since it was created." }
+      ? {
+          name: "security-log anchor",
+          status: "ok",
+          message: "The anchor outside the log has followed it since it was created.",
+        }
       : {
           name: "security-log anchor",
           status: "fail",
@@ -94,18 +150,38 @@ export async function doctorRows(settings: Settings): Promise<DoctorRow[]> {
   );
   rows.push(
     findSetpriv(parentEnvironment().PATH) !== null
-      ? { name: "setpriv", status: "ok", message: "workerd is tied to the gateway process (PR_SET_PDEATHSIG) and dies with it." }
-      : { name: "setpriv", status: "warn", message: "setpriv is missing: workerd may outlive a killed gateway; install util-linux." },
+      ? {
+          name: "setpriv",
+          status: "ok",
+          message: "workerd is tied to the gateway process (PR_SET_PDEATHSIG) and dies with it.",
+        }
+      : {
+          name: "setpriv",
+          status: "warn",
+          message: "setpriv is missing: workerd may outlive a killed gateway; install util-linux.",
+        },
   );
   if (gateway) rows.push(await unrecordedAppsRow(paths.apps, paths.home));
   if (settings.testHooks) {
-    rows.push({ name: "test hooks", status: "fail", message: "PERSONALCLAW_TEST_HOOKS=1 lets any caller move the gateway's clock (and so outlive expiries); it is for the test suite only — unset it." });
+    rows.push({
+      name: "test hooks",
+      status: "fail",
+      message:
+        "PERSONALCLAW_TEST_HOOKS=1 lets any caller move the gateway's clock (and so outlive expiries); it is for the test suite only — unset it.",
+    });
   }
   const mode = authModeInForce({ AUTH_MODE_REQUESTED: settings.authModeRequested });
   rows.push(
     mode.warning
       ? { name: "auth mode", status: "warn", message: mode.warning }
-      : { name: "auth mode", status: mode.mode === "none" ? "warn" : "ok", message: mode.mode === "none" ? "none: anyone on this machine can act as the owner; the gateway binds loopback only." : "local_token." },
+      : {
+          name: "auth mode",
+          status: mode.mode === "none" ? "warn" : "ok",
+          message:
+            mode.mode === "none"
+              ? "none: anyone on this machine can act as the owner; the gateway binds loopback only."
+              : "local_token.",
+        },
   );
   return rows;
 }
@@ -121,11 +197,16 @@ export async function runDoctor(args: string[], settings: Settings): Promise<num
 /** App folders on disk that the gateway's registry has no record of: never silently stuck. */
 async function unrecordedAppsRow(appsDir: string, home: string): Promise<DoctorRow> {
   const name = "app folders";
-  const folders = exists(appsDir) ? readdirSync(appsDir, { withFileTypes: true }).filter((e) => e.isDirectory() && !e.name.startsWith(".")).map((e) => e.name) : [];
+  const folders = exists(appsDir)
+    ? readdirSync(appsDir, { withFileTypes: true })
+        .filter((e) => e.isDirectory() && !e.name.startsWith("."))
+        .map((e) => e.name)
+    : [];
   let recorded: Set<string>;
   try {
     const answer = await callGateway(home, "doctor", "GET", "/api/apps");
-    if (answer.status !== 200) return { name, status: "warn", message: `The gateway did not list its apps (${answer.status}).` };
+    if (answer.status !== 200)
+      return { name, status: "warn", message: `The gateway did not list its apps (${answer.status}).` };
     recorded = new Set((answer.body.apps as Array<{ name: string }>).map((app) => app.name));
   } catch (error) {
     return { name, status: "warn", message: error instanceof Error ? error.message : String(error) };

@@ -25,7 +25,13 @@ function runningGateway(home: string): { port: number; secret: string } {
   return { port: gateway.port, secret: readFileSync(paths.localSecret, "utf8").trim() };
 }
 
-function send(port: number, method: string, path: string, headers: Record<string, string | number>, body?: unknown): Promise<GatewayAnswer> {
+function send(
+  port: number,
+  method: string,
+  path: string,
+  headers: Record<string, string | number>,
+  body?: unknown,
+): Promise<GatewayAnswer> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolvePromise, reject) => {
     const req = request(
@@ -36,7 +42,9 @@ function send(port: number, method: string, path: string, headers: Record<string
         path,
         headers: {
           Host: `127.0.0.1:${port}`,
-          ...(payload === undefined ? {} : { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(payload) }),
+          ...(payload === undefined
+            ? {}
+            : { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(payload) }),
           ...headers,
         },
       },
@@ -69,9 +77,22 @@ function send(port: number, method: string, path: string, headers: Record<string
 }
 
 /** Calls the gateway of `home` as the CLI; throws GatewayNotRunning when none is running there. */
-export async function callGateway(home: string, work: string, method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<GatewayAnswer> {
+export async function callGateway(
+  home: string,
+  work: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  extraHeaders: Record<string, string> = {},
+): Promise<GatewayAnswer> {
   const gateway = runningGateway(home);
-  return send(gateway.port, method, path, { "X-Internal-Secret": gateway.secret, "X-Session-Key": `cli:${work}`, ...extraHeaders }, body);
+  return send(
+    gateway.port,
+    method,
+    path,
+    { "X-Internal-Secret": gateway.secret, "X-Session-Key": `cli:${work}`, ...extraHeaders },
+    body,
+  );
 }
 
 /**
@@ -79,9 +100,17 @@ export async function callGateway(home: string, work: string, method: string, pa
  * the CLI proves presence with the local secret, mints a five-minute owner token, calls with
  * it as Bearer (and without the internal credential), and signs that token out afterwards.
  */
-export async function asOwnerSession<T>(home: string, work: string, calls: (call: (method: string, path: string, body?: unknown) => Promise<GatewayAnswer>) => Promise<T>): Promise<T | GatewayAnswer> {
+export async function asOwnerSession<T>(
+  home: string,
+  work: string,
+  calls: (call: (method: string, path: string, body?: unknown) => Promise<GatewayAnswer>) => Promise<T>,
+): Promise<T | GatewayAnswer> {
   const gateway = runningGateway(home);
-  const minted = await send(gateway.port, "GET", "/api/token/local?ttl=5m", { "X-Internal-Secret": gateway.secret, "X-Session-Key": `cli:${work}`, "X-Local-Secret": gateway.secret });
+  const minted = await send(gateway.port, "GET", "/api/token/local?ttl=5m", {
+    "X-Internal-Secret": gateway.secret,
+    "X-Session-Key": `cli:${work}`,
+    "X-Local-Secret": gateway.secret,
+  });
   if (minted.status !== 200 || typeof minted.body?.token !== "string") return minted;
   const bearer = { Authorization: `Bearer ${minted.body.token as string}` };
   try {

@@ -4,12 +4,26 @@ import { readSettings } from "../settings";
 import { startGateway } from "./start";
 import { runDoctor } from "./doctor";
 import { runToken, runRotateKey } from "./token";
-import { runSecurityAcknowledge, runSecurityCheckpoint, runSecurityEvents, runSecuritySeed, runSecurityVerify, runSecurityWitness } from "./security";
+import {
+  runSecurityAcknowledge,
+  runSecurityCheckpoint,
+  runSecurityEvents,
+  runSecuritySeed,
+  runSecurityVerify,
+  runSecurityWitness,
+} from "./security";
 import { GatewayNotRunning } from "./gateway-client";
 import { appAction, runAppsInstall, runAppsList, runAppsPreview, runAppsPurge, runAppsUpdate } from "./apps";
 import { runStop } from "./stop";
 import { runApprovalsAnswer, runApprovalsGrants, runApprovalsList, runApprovalsRevoke } from "./approvals";
-import { runConfigGet, runConfigSet, runSecretsAssign, runSecretsDelete, runSecretsList, runSecretsSet } from "./settings";
+import {
+  runConfigGet,
+  runConfigSet,
+  runSecretsAssign,
+  runSecretsDelete,
+  runSecretsList,
+  runSecretsSet,
+} from "./settings";
 import { storageFullReason } from "../../workers/contracts/storage-full";
 import { runAppsJobs, runMcpList, runMcpPath, runMcpRetry, runMcpRun } from "./mcp";
 
@@ -114,7 +128,15 @@ export async function main(argv: string[]): Promise<number> {
   };
   try {
     if (command === "start") {
-      const { values } = parseArgs({ args: rest, options: { port: { type: "string" }, home: { type: "string" }, "json-ready": { type: "boolean" }, "accept-state-loss": { type: "boolean" } } });
+      const { values } = parseArgs({
+        args: rest,
+        options: {
+          port: { type: "string" },
+          home: { type: "string" },
+          "json-ready": { type: "boolean" },
+          "accept-state-loss": { type: "boolean" },
+        },
+      });
       if (values.home) settings.home = values.home;
       if (values.port !== undefined) {
         const port = Number(values.port);
@@ -124,7 +146,11 @@ export async function main(argv: string[]): Promise<number> {
         }
         settings.port = port;
       }
-      return await startGateway({ settings, jsonReady: Boolean(values["json-ready"]), acceptStateLoss: Boolean(values["accept-state-loss"]) });
+      return await startGateway({
+        settings,
+        jsonReady: Boolean(values["json-ready"]),
+        acceptStateLoss: Boolean(values["accept-state-loss"]),
+      });
     }
     const two = `${command} ${rest[0] ?? ""}`;
     if (commands[two]) {
@@ -144,7 +170,9 @@ export async function main(argv: string[]): Promise<number> {
     }
     const full = storageFullReason(error);
     if (full !== null) {
-      process.stderr.write(`personalclaw: the disk holding ${settings.home} is full (${full}); free some space and try again.\n`);
+      process.stderr.write(
+        `personalclaw: the disk holding ${settings.home} is full (${full}); free some space and try again.\n`,
+      );
       return 1;
     }
     throw error;

@@ -14,7 +14,12 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { AppManifestSchema } from "../../workers/contracts/manifest";
-import { McpLaunchAnswerSchema, mcpDefinition, mcpDefinitionDigest, MCP_FIRST_START_MS } from "../../workers/contracts/mcp";
+import {
+  McpLaunchAnswerSchema,
+  mcpDefinition,
+  mcpDefinitionDigest,
+  MCP_FIRST_START_MS,
+} from "../../workers/contracts/mcp";
 import { grantPatterns } from "../../workers/contracts/network-grant";
 import { safeLine } from "../../workers/contracts/text-safety";
 import { EgressBrokers } from "../egress/brokers";
@@ -61,8 +66,12 @@ export async function runMcpList(args: string[], home: string): Promise<number> 
   const servers = answer.body.servers as Array<Record<string, any>>;
   if (servers.length === 0) process.stdout.write("No app declares an MCP server.\n");
   for (const s of servers) {
-    const last = s.lastStart ? `last start ${s.lastStart.at}: ${s.lastStart.ok ? "answered" : `failed (exit ${s.lastStart.exitCode ?? "-"}: ${s.lastStart.reason ?? "no reason"})`}` : "never started";
-    process.stdout.write(`${safeLine(s.key)}  ${s.transport}  ${s.state}  failed starts ${s.failedStarts}  ${safeLine(last)}\n`);
+    const last = s.lastStart
+      ? `last start ${s.lastStart.at}: ${s.lastStart.ok ? "answered" : `failed (exit ${s.lastStart.exitCode ?? "-"}: ${s.lastStart.reason ?? "no reason"})`}`
+      : "never started";
+    process.stdout.write(
+      `${safeLine(s.key)}  ${s.transport}  ${s.state}  failed starts ${s.failedStarts}  ${safeLine(last)}\n`,
+    );
   }
   return 0;
 }
@@ -71,9 +80,19 @@ export async function runMcpRetry(args: string[], home: string): Promise<number>
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
   if (positionals.length !== 2) return usage("personalclaw mcp retry <app> <server> [--json]");
   const [app, server] = positionals as [string, string];
-  const answer = await callGateway(home, "mcp-retry", "POST", `/api/mcp/${encodeURIComponent(app)}/${encodeURIComponent(server)}/retry`, {});
+  const answer = await callGateway(
+    home,
+    "mcp-retry",
+    "POST",
+    `/api/mcp/${encodeURIComponent(app)}/${encodeURIComponent(server)}/retry`,
+    {},
+  );
   if (answer.status !== 200) return fail(answer, Boolean(values.json));
-  process.stdout.write(values.json ? `${JSON.stringify(answer.body)}\n` : `${safeLine(`${app}:${server}`)} will be started at its next launch.\n`);
+  process.stdout.write(
+    values.json
+      ? `${JSON.stringify(answer.body)}\n`
+      : `${safeLine(`${app}:${server}`)} will be started at its next launch.\n`,
+  );
   return 0;
 }
 
@@ -89,9 +108,13 @@ export async function runAppsJobs(args: string[], home: string): Promise<number>
   const jobs = answer.body.jobs as Array<Record<string, any>>;
   if (jobs.length === 0) process.stdout.write("The app has no scheduled jobs.\n");
   for (const job of jobs) {
-    process.stdout.write(`${safeLine(job.name)}  ${safeLine(job.schedule)} ${safeLine(job.timezone)}  POST ${safeLine(job.route)}  next ${job.nextFire ?? (job.paused ? "(app disabled)" : "none")}\n`);
+    process.stdout.write(
+      `${safeLine(job.name)}  ${safeLine(job.schedule)} ${safeLine(job.timezone)}  POST ${safeLine(job.route)}  next ${job.nextFire ?? (job.paused ? "(app disabled)" : "none")}\n`,
+    );
     for (const run of (job.history as Array<Record<string, any>>).slice(0, 10)) {
-      process.stdout.write(`  ${run.startedAt}  ${run.outcome}  ${run.status ?? "-"}  ${run.durationMs} ms${run.error ? `  ${safeLine(run.error)}` : ""}\n`);
+      process.stdout.write(
+        `  ${run.startedAt}  ${run.outcome}  ${run.status ?? "-"}  ${run.durationMs} ms${run.error ? `  ${safeLine(run.error)}` : ""}\n`,
+      );
     }
   }
   return 0;
@@ -111,11 +134,23 @@ async function definitionOnDisk(home: string, app: string, server: string): Prom
 }
 
 /** Asks the gateway to launch; a start of the same server under way is waited for (MCP-05). */
-async function askToLaunch(home: string, app: string, server: string, definitionDigest: string): Promise<GatewayAnswer> {
+async function askToLaunch(
+  home: string,
+  app: string,
+  server: string,
+  definitionDigest: string,
+): Promise<GatewayAnswer> {
   const deadline = Date.now() + MCP_FIRST_START_MS;
   for (;;) {
-    const answer = await callGateway(home, `mcp:${app}:${server}`, "POST", `/api/internal/mcp/${app}/${server}/launch`, { definitionDigest });
-    if (answer.status !== 409 || answer.body?.error?.code !== "mcp_server_starting" || Date.now() > deadline) return answer;
+    const answer = await callGateway(
+      home,
+      `mcp:${app}:${server}`,
+      "POST",
+      `/api/internal/mcp/${app}/${server}/launch`,
+      { definitionDigest },
+    );
+    if (answer.status !== 409 || answer.body?.error?.code !== "mcp_server_starting" || Date.now() > deadline)
+      return answer;
     await new Promise((r) => setTimeout(r, 1000));
   }
 }
@@ -124,7 +159,8 @@ export async function runMcpRun(args: string[], home: string): Promise<number> {
   const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
   if (positionals.length !== 2) return usage("personalclaw mcp run <app> <server>");
   const [app, server] = positionals as [string, string];
-  if (!APP_NAME.test(app) || !SERVER_NAME.test(server)) return usage("personalclaw mcp run <app> <server> (an app name and a server name it declares)");
+  if (!APP_NAME.test(app) || !SERVER_NAME.test(server))
+    return usage("personalclaw mcp run <app> <server> (an app name and a server name it declares)");
   const answer = await askToLaunch(home, app, server, await definitionOnDisk(home, app, server));
   if (answer.status !== 200) return fail(answer, false);
   const launch = McpLaunchAnswerSchema.parse(answer.body);
@@ -157,7 +193,9 @@ export async function runMcpRun(args: string[], home: string): Promise<number> {
     void callGateway(home, `mcp:${app}:${server}`, "GET", `/api/internal/mcp/${app}/${server}/alive`)
       .then((answer) => {
         if (answer.status === 200 && answer.body?.alive === false && !stopping.signal.aborted) {
-          process.stderr.write(`personalclaw: ending ${app}:${server}: ${safeLine(String(answer.body.reason ?? "it may not run"))}\n`);
+          process.stderr.write(
+            `personalclaw: ending ${app}:${server}: ${safeLine(String(answer.body.reason ?? "it may not run"))}\n`,
+          );
           stopping.abort();
         }
       })

@@ -5,7 +5,9 @@ import { isPortFree, isPortListenerOwnedBy, portInUseMessage } from "./port-owne
 describe("port ownership", () => {
   it("a port this process listens on is taken and owned by this process, not by its parent", async () => {
     const server = createServer();
-    const port = await new Promise<number>((r) => server.listen(0, "127.0.0.1", () => r((server.address() as { port: number }).port)));
+    const port = await new Promise<number>((r) =>
+      server.listen(0, "127.0.0.1", () => r((server.address() as { port: number }).port)),
+    );
     try {
       expect(await isPortFree("127.0.0.1", port)).toBe(false);
       expect(isPortListenerOwnedBy(process.pid, port)).toBe(true);

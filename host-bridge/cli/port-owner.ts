@@ -35,7 +35,7 @@ export function portInUseMessage(port: number): string {
 export function listeningInodes(port: number): Set<string> {
   const inodes = new Set<string>();
   for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
-    let text = "";
+    let text: string;
     try {
       text = readFileSync(table, "utf8");
     } catch {

@@ -9,7 +9,14 @@ function review(s: (field: string) => string) {
   return {
     app: { name: s("name"), version: s("version"), displayName: s("displayName"), description: s("description") },
     prerequisites: [{ name: s("req"), why: s("why"), how: s("how") }],
-    permissions: { api: [s("api")], config: [s("cfg")], configWrite: [s("cfgw")], appMessaging: [s("to")], agent: s("agent"), network: { hosts: [s("host")] } },
+    permissions: {
+      api: [s("api")],
+      config: [s("cfg")],
+      configWrite: [s("cfgw")],
+      appMessaging: [s("to")],
+      agent: s("agent"),
+      network: { hosts: [s("host")] },
+    },
     scheduledJobs: [{ name: s("job"), schedule: s("cron") }],
     pythonPackages: [s("py")],
     npmPackages: { packages: [s("npm")] },
@@ -30,14 +37,23 @@ function review(s: (field: string) => string) {
 
 describe("reviewText", () => {
   it("lists the settings an app reads and changes and the secrets it asks for", () => {
-    const text = reviewText(review((field) => field), "sha256:00");
+    const text = reviewText(
+      review((field) => field),
+      "sha256:00",
+    );
     expect(text).toContain("reads settings: cfg; changes settings: cfgw");
     expect(text).toContain("Secrets it asks for (given only if you assign one): secret (secretwhy)");
   });
 
   const digest = `sha256:${"ab".repeat(32)}`;
-  const plain = reviewText(review((f) => f), digest);
-  const hostile = reviewText(review((f) => `${f}${EVIL}`), digest);
+  const plain = reviewText(
+    review((f) => f),
+    digest,
+  );
+  const hostile = reviewText(
+    review((f) => `${f}${EVIL}`),
+    digest,
+  );
 
   it("keeps exactly the lines of a plain review when every string carries controls and bidi overrides", () => {
     const plainLines = plain.split("\n");
@@ -57,12 +73,16 @@ describe("reviewText", () => {
   });
 
   it("prints no control or bidi character but the newlines between its own lines", () => {
-    // eslint-disable-next-line no-control-regex
-    expect(hostile.replace(/\n/g, "")).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/);
+    expect(hostile.replace(/\n/g, "")).not.toMatch(
+      /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/,
+    );
   });
 
   it("masks a credential a manifest string carries and keeps the consent digest whole", () => {
-    const text = reviewText({ ...review((f) => f), backend: { command: "node", args: ["--key", "AKIAIOSFODNN7EXAMPLE"] } }, digest);
+    const text = reviewText(
+      { ...review((f) => f), backend: { command: "node", args: ["--key", "AKIAIOSFODNN7EXAMPLE"] } },
+      digest,
+    );
     expect(text).toContain("Backend process: node --key ***");
     expect(text).toContain(`Consent digest: ${digest}`);
   });

@@ -35,12 +35,18 @@ export function reviewText(review: Review, digest: string): string {
   const permissions = review.permissions ?? {};
   lines.push("Permissions:");
   lines.push(`  api: ${list(permissions.api ?? [])}`);
-  lines.push(`  reads settings: ${list(permissions.config ?? [])}; changes settings: ${list(permissions.configWrite ?? [])}`);
-  lines.push(`  storage: ${permissions.storage ? "yes" : "no"}, memory: ${permissions.memory ? "yes" : "no"}, cron: ${permissions.cron ? "yes" : "no"}, agent: ${t(permissions.agent ?? "none")}`);
+  lines.push(
+    `  reads settings: ${list(permissions.config ?? [])}; changes settings: ${list(permissions.configWrite ?? [])}`,
+  );
+  lines.push(
+    `  storage: ${permissions.storage ? "yes" : "no"}, memory: ${permissions.memory ? "yes" : "no"}, cron: ${permissions.cron ? "yes" : "no"}, agent: ${t(permissions.agent ?? "none")}`,
+  );
   lines.push(`  app messaging: ${list(permissions.appMessaging ?? [])}`);
   lines.push(`  approvals (asks the owner questions in the Inbox): ${permissions.approvals ? "yes" : "no"}`);
   const hosts = permissions.network?.hosts;
-  lines.push(`  network (enforced): ${Array.isArray(hosts) && hosts.length > 0 ? list(hosts) : "none: no network at all"}`);
+  lines.push(
+    `  network (enforced): ${Array.isArray(hosts) && hosts.length > 0 ? list(hosts) : "none: no network at all"}`,
+  );
   lines.push(
     `Scheduled jobs: ${list((review.scheduledJobs ?? []).map((j: any) => `${t(j.name)} (${t(j.schedule)}${j.timezone && j.timezone !== "UTC" ? ` ${t(j.timezone)}` : ""}${j.route ? ` -> POST ${t(j.route)}` : ""})`))}`,
   );
@@ -51,15 +57,22 @@ export function reviewText(review: Review, digest: string): string {
   lines.push(`Install hook: ${commandLine(review.installHook)}`);
   lines.push(
     `MCP servers (run in the app's sandbox): ${list(
-      (review.mcpServers ?? []).map((m: any) => `${t(m.name)}: ${m.url ? t(m.url) : commandLine({ command: m.command ?? "", args: m.args ?? [] })}${(m.envNames ?? []).length ? ` (env ${t(m.envNames.join(", "))})` : ""}`),
+      (review.mcpServers ?? []).map(
+        (m: any) =>
+          `${t(m.name)}: ${m.url ? t(m.url) : commandLine({ command: m.command ?? "", args: m.args ?? [] })}${(m.envNames ?? []).length ? ` (env ${t(m.envNames.join(", "))})` : ""}`,
+      ),
     )}`,
   );
   lines.push(`Launched programs: ${list((review.launches ?? []).map((l: any) => l.program))}`);
   if (review.keptData) {
     const kept = review.keptData;
-    lines.push(`Kept data: kept data from ${kept.version ?? "an unrecorded version"} of ${kept.parkedAt ?? "an unrecorded date"}; adopted only with --adopt-data, otherwise the app starts fresh and it stays parked`);
+    lines.push(
+      `Kept data: kept data from ${kept.version ?? "an unrecorded version"} of ${kept.parkedAt ?? "an unrecorded date"}; adopted only with --adopt-data, otherwise the app starts fresh and it stays parked`,
+    );
   }
-  lines.push(`Secrets it asks for (given only if you assign one): ${list((review.secrets ?? []).map((s: any) => `${t(s.name)} (${t(s.why)})`))}`);
+  lines.push(
+    `Secrets it asks for (given only if you assign one): ${list((review.secrets ?? []).map((s: any) => `${t(s.name)} (${t(s.why)})`))}`,
+  );
   lines.push(`Writes outside its folder: ${list((review.writes ?? []).map((w: any) => w.path))}`);
   const findings = review.findings ?? { runtime: [], tests: [] };
   lines.push(`Findings in code the app runs: ${findings.runtime.length}`);

@@ -4,7 +4,12 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { CheckpointExportSchema } from "../../workers/contracts/security-event";
 import { CHECKPOINT_KIND, openCheckpoint, splitNote, verifyCosignature } from "../../durable/security-log/checkpoint";
 import { cosignatureFromRow, provesCheckpoint } from "../../durable/security-log/extends-checkpoint";
-import { keysFromFirstEpochKey, keysFromSeed, seedFromVerificationCode, verificationCode } from "../../durable/security-log/epoch-key";
+import {
+  keysFromFirstEpochKey,
+  keysFromSeed,
+  seedFromVerificationCode,
+  verificationCode,
+} from "../../durable/security-log/epoch-key";
 import { verifyChain } from "../../durable/security-log/verify-chain";
 import { homePaths } from "../home";
 import { readAnchor } from "../sel-anchor";
@@ -17,11 +22,19 @@ import { printRefusal } from "./print";
 import { clearUnacknowledgedAnchor, readUnacknowledgedAnchor } from "../sel-anchor";
 
 export async function runSecurityEvents(args: string[], home: string): Promise<number> {
-  const { values } = parseArgs({ args, options: { kind: { type: "string" }, limit: { type: "string" }, json: { type: "boolean" } } });
+  const { values } = parseArgs({
+    args,
+    options: { kind: { type: "string" }, limit: { type: "string" }, json: { type: "boolean" } },
+  });
   const query = new URLSearchParams();
   if (values.kind) query.set("kind", values.kind);
   if (values.limit) query.set("limit", values.limit);
-  const answer = await callGateway(home, "security-events", "GET", `/api/security/events${query.size ? `?${query}` : ""}`);
+  const answer = await callGateway(
+    home,
+    "security-events",
+    "GET",
+    `/api/security/events${query.size ? `?${query}` : ""}`,
+  );
   if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
   if (values.json) {
     process.stdout.write(`${JSON.stringify(answer.body)}\n`);
@@ -29,20 +42,37 @@ export async function runSecurityEvents(args: string[], home: string): Promise<n
   }
   for (const event of answer.body.events) {
     // Stored subjects are already one escaped line; escaping again is harmless and keeps a row from an older log safe.
-    process.stdout.write(`${event.seq}\t${event.ts}\t${event.kind}\t${event.principal}\t${event.outcome}\t${safeLine(event.subject)}\n`);
+    process.stdout.write(
+      `${event.seq}\t${event.ts}\t${event.kind}\t${event.principal}\t${event.outcome}\t${safeLine(event.subject)}\n`,
+    );
   }
   return 0;
 }
 
 export async function runSecurityVerify(args: string[], home: string): Promise<number> {
-  const { values } = parseArgs({ args, options: { json: { type: "boolean" }, checkpoint: { type: "string" }, "public-key": { type: "string" }, seed: { type: "string" }, "epoch0-key": { type: "string" } } });
+  const { values } = parseArgs({
+    args,
+    options: {
+      json: { type: "boolean" },
+      checkpoint: { type: "string" },
+      "public-key": { type: "string" },
+      seed: { type: "string" },
+      "epoch0-key": { type: "string" },
+    },
+  });
   if (values.checkpoint || values.seed || values["epoch0-key"]) return runOfflineVerify(home, values);
   const answer = await callGateway(home, "security-verify", "GET", "/api/security/events/verify");
   if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
   const result = answer.body;
   if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-  else if (result.ok) process.stdout.write(`The security log verifies: ${result.checked} rows in ${result.segments} segments${result.macs_unchecked ? ` (${result.macs_unchecked} rows of erased epochs checked for their links only: pass --seed to recompute their macs)` : ""}.\n`);
-  else process.stdout.write(`The security log does NOT verify: first bad row ${result.first_bad_seq} (${result.reason}); ${result.checked} rows checked.\n`);
+  else if (result.ok)
+    process.stdout.write(
+      `The security log verifies: ${result.checked} rows in ${result.segments} segments${result.macs_unchecked ? ` (${result.macs_unchecked} rows of erased epochs checked for their links only: pass --seed to recompute their macs)` : ""}.\n`,
+    );
+  else
+    process.stdout.write(
+      `The security log does NOT verify: first bad row ${result.first_bad_seq} (${result.reason}); ${result.checked} rows checked.\n`,
+    );
   return result.ok ? 0 : 1;
 }
 
@@ -65,7 +95,9 @@ export async function runSecurityAcknowledge(home: string): Promise<number> {
   });
   if (answer.status !== 200) return printRefusal(answer, false);
   clearUnacknowledgedAnchor(home);
-  process.stdout.write(`Acknowledged: the security-log anchor was ${lost.reason} at ${lost.since}; truncation before then cannot be detected. The anchor now follows the log again.\n`);
+  process.stdout.write(
+    `Acknowledged: the security-log anchor was ${lost.reason} at ${lost.since}; truncation before then cannot be detected. The anchor now follows the log again.\n`,
+  );
   return 0;
 }
 
@@ -80,7 +112,10 @@ export async function runSecurityCheckpoint(args: string[], home: string): Promi
     writeFileSync(`${values.out}.pub`, `${checkpoint.public_key}\n`);
   }
   if (values.json) process.stdout.write(`${JSON.stringify(checkpoint)}\n`);
-  else if (values.out) process.stdout.write(`Checkpoint of ${checkpoint.origin} at seq ${checkpoint.seq} written to ${values.out}; its public key to ${values.out}.pub. Keep a copy off this machine.\n`);
+  else if (values.out)
+    process.stdout.write(
+      `Checkpoint of ${checkpoint.origin} at seq ${checkpoint.seq} written to ${values.out}; its public key to ${values.out}.pub. Keep a copy off this machine.\n`,
+    );
   else process.stdout.write(`${checkpoint.note}\n${checkpoint.public_key}\n`);
   return 0;
 }
@@ -91,14 +126,18 @@ export async function runSecurityCheckpoint(args: string[], home: string): Promi
  * whether the stored rows still extend it; with the seed, every row's mac too. Also reports
  * which of the log's checkpoints the configured witness cosigned.
  */
-async function runOfflineVerify(home: string, values: { checkpoint?: string; "public-key"?: string; seed?: string; "epoch0-key"?: string; json?: boolean }): Promise<number> {
+async function runOfflineVerify(
+  home: string,
+  values: { checkpoint?: string; "public-key"?: string; seed?: string; "epoch0-key"?: string; json?: boolean },
+): Promise<number> {
   const paths = homePaths(home);
   const say = (result: Record<string, unknown>, text: string, ok: boolean) => {
     process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : `${text}\n`);
     return ok ? 0 : 1;
   };
   const file = securityLogFile(paths.state);
-  if (file === null) return say({ ok: false, reason: "no_log" }, `There is no security log under ${paths.state}.`, false);
+  if (file === null)
+    return say({ ok: false, reason: "no_log" }, `There is no security log under ${paths.state}.`, false);
   const { rows, removals } = readStoredRows(file);
   const result: Record<string, unknown> = { ok: true };
   const lines: string[] = [];
@@ -108,9 +147,19 @@ async function runOfflineVerify(home: string, values: { checkpoint?: string; "pu
     const keyArg = values["public-key"] ?? `${values.checkpoint}.pub`;
     const vkey = existsSync(keyArg) ? readFileSync(keyArg, "utf8").trim() : keyArg;
     const opened = await openCheckpoint(note, vkey);
-    if (!opened.ok) return say({ ok: false, reason: "checkpoint_signature_invalid", detail: opened.reason }, `The checkpoint does not verify with that public key: ${opened.reason}.`, false);
+    if (!opened.ok)
+      return say(
+        { ok: false, reason: "checkpoint_signature_invalid", detail: opened.reason },
+        `The checkpoint does not verify with that public key: ${opened.reason}.`,
+        false,
+      );
     const proof = await provesCheckpoint(rows, opened.checkpoint);
-    result.checkpoint = { origin: opened.checkpoint.origin, seq: opened.checkpoint.seq, time: opened.checkpoint.time, ...proof };
+    result.checkpoint = {
+      origin: opened.checkpoint.origin,
+      seq: opened.checkpoint.seq,
+      time: opened.checkpoint.time,
+      ...proof,
+    };
     if (proof.standing !== "extends") result.ok = false;
     lines.push(
       proof.standing === "extends"
@@ -123,7 +172,12 @@ async function runOfflineVerify(home: string, values: { checkpoint?: string; "pu
     // --epoch0-key: a log started before epochs, whose sel_hmac.key is the key of epoch 0.
     const seed = values.seed ? seedFromVerificationCode(values.seed) : null;
     const firstKey = values["epoch0-key"] ? readFileSync(values["epoch0-key"]).toString("hex") : null;
-    if (seed === null && (firstKey === null || firstKey.length !== 64)) return say({ ok: false, reason: "seed_invalid" }, "The seed is not a verification code (64 hexadecimal characters), nor the key file 32 bytes.", false);
+    if (seed === null && (firstKey === null || firstKey.length !== 64))
+      return say(
+        { ok: false, reason: "seed_invalid" },
+        "The seed is not a verification code (64 hexadecimal characters), nor the key file 32 bytes.",
+        false,
+      );
     const keys = seed !== null ? await keysFromSeed(seed) : keysFromFirstEpochKey(firstKey!);
     const full = await verifyChain(keys, rows, { removalRows: removals, anchor: readAnchor(paths.selAnchor) });
     result.chain = full;
@@ -137,13 +191,20 @@ async function runOfflineVerify(home: string, values: { checkpoint?: string; "pu
 
   const witness = readWitnessConfig(paths.selWitness);
   const checkpoints = new Map<number, string>();
-  for (const row of rows) if (row.kind === CHECKPOINT_KIND && typeof row.detail.seq === "number" && typeof row.detail.note === "string") checkpoints.set(row.detail.seq, splitNote(row.detail.note)?.body ?? "");
+  for (const row of rows)
+    if (row.kind === CHECKPOINT_KIND && typeof row.detail.seq === "number" && typeof row.detail.note === "string")
+      checkpoints.set(row.detail.seq, splitNote(row.detail.note)?.body ?? "");
   const witnessed: Array<{ seq: number; witness: string; time: string }> = [];
   for (const row of rows) {
     const recorded = cosignatureFromRow(row);
     if (recorded === null || witness === null || checkpoints.get(recorded.checkpoint_seq) !== recorded.body) continue;
     const checked = await verifyCosignature(recorded.body, recorded.cosignature, witness.witness_key);
-    if (checked.ok) witnessed.push({ seq: recorded.checkpoint_seq, witness: recorded.witness, time: new Date(checked.timeSeconds * 1000).toISOString() });
+    if (checked.ok)
+      witnessed.push({
+        seq: recorded.checkpoint_seq,
+        witness: recorded.witness,
+        time: new Date(checked.timeSeconds * 1000).toISOString(),
+      });
   }
   result.checkpoints = checkpoints.size;
   result.witnessed = witnessed;
@@ -163,7 +224,9 @@ export async function runSecuritySeed(args: string[], home: string, passphrase: 
     return 2;
   }
   if (passphrase === "") {
-    process.stderr.write("personalclaw: the seed is sealed to your passphrase: set PERSONALCLAW_SEL_SEED_PASSPHRASE to show it.\n");
+    process.stderr.write(
+      "personalclaw: the seed is sealed to your passphrase: set PERSONALCLAW_SEL_SEED_PASSPHRASE to show it.\n",
+    );
     return 1;
   }
   const opened = unsealSeed(home, passphrase);
@@ -177,7 +240,12 @@ export async function runSecuritySeed(args: string[], home: string, passphrase: 
     return 1;
   }
   // The showing is itself evidence, when the gateway runs to record it.
-  await callGateway(home, "security-seed", "POST", "/api/internal/sel/append", { kind: "sel_seed_shown", principal: "cli", outcome: "info", subject: "" }).catch(() => undefined);
+  await callGateway(home, "security-seed", "POST", "/api/internal/sel/append", {
+    kind: "sel_seed_shown",
+    principal: "cli",
+    outcome: "info",
+    subject: "",
+  }).catch(() => undefined);
   process.stdout.write(`${verificationCode(opened.seedHex)}\n`);
   return 0;
 }
@@ -198,10 +266,26 @@ export async function runSecurityWitness(args: string[], home: string): Promise<
     process.stderr.write(`personalclaw: the witness at ${url} did not cosign: ${posted.reason}.\n`);
     return 1;
   }
-  writeWitnessConfig(homePaths(home).selWitness, { url, witness_key: posted.witness_key, witness: posted.witness, since: new Date().toISOString() });
-  const recorded = await callGateway(home, "security-witness", "POST", "/api/internal/sel/cosignature", { checkpoint_seq: checkpoint.seq, witness: posted.witness, body: posted.body, cosignature: posted.cosignature });
+  writeWitnessConfig(homePaths(home).selWitness, {
+    url,
+    witness_key: posted.witness_key,
+    witness: posted.witness,
+    since: new Date().toISOString(),
+  });
+  const recorded = await callGateway(home, "security-witness", "POST", "/api/internal/sel/cosignature", {
+    checkpoint_seq: checkpoint.seq,
+    witness: posted.witness,
+    body: posted.body,
+    cosignature: posted.cosignature,
+  });
   if (recorded.status !== 200) return printRefusal(recorded, Boolean(values.json));
-  if (values.json) process.stdout.write(`${JSON.stringify({ witness: posted.witness, witness_key: posted.witness_key, seq: checkpoint.seq })}\n`);
-  else process.stdout.write(`${posted.witness} cosigned checkpoint ${checkpoint.seq}; every new checkpoint goes to ${url} while the gateway runs.\n`);
+  if (values.json)
+    process.stdout.write(
+      `${JSON.stringify({ witness: posted.witness, witness_key: posted.witness_key, seq: checkpoint.seq })}\n`,
+    );
+  else
+    process.stdout.write(
+      `${posted.witness} cosigned checkpoint ${checkpoint.seq}; every new checkpoint goes to ${url} while the gateway runs.\n`,
+    );
   return 0;
 }

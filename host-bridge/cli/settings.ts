@@ -18,12 +18,29 @@ export async function runConfigGet(args: string[], home: string): Promise<number
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
   const answer = await callGateway(home, "config-get", "GET", "/api/config/personalclaw");
   if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
-  const doc = answer.body as { config: Record<string, unknown>; schema: Array<{ path: string; meaning: string; security: boolean }> };
+  const doc = answer.body as {
+    config: Record<string, unknown>;
+    schema: Array<{ path: string; meaning: string; security: boolean }>;
+  };
   const path = positionals[0];
   if (path !== undefined) {
-    if (!settingAt(path)) return printRefusal({ status: 400, body: { error: { code: "config_path_not_editable", message: `'${path}' is not an editable setting; \`personalclaw config get\` lists the ones that are.` } } }, Boolean(values.json));
+    if (!settingAt(path))
+      return printRefusal(
+        {
+          status: 400,
+          body: {
+            error: {
+              code: "config_path_not_editable",
+              message: `'${path}' is not an editable setting; \`personalclaw config get\` lists the ones that are.`,
+            },
+          },
+        },
+        Boolean(values.json),
+      );
     const value = leaf(doc.config, path);
-    process.stdout.write(`${values.json ? JSON.stringify({ path, value }) : Array.isArray(value) ? value.join(",") : String(value)}\n`);
+    process.stdout.write(
+      `${values.json ? JSON.stringify({ path, value }) : Array.isArray(value) ? value.join(",") : String(value)}\n`,
+    );
     return 0;
   }
   if (values.json) {
@@ -32,7 +49,9 @@ export async function runConfigGet(args: string[], home: string): Promise<number
   }
   for (const spec of doc.schema) {
     const value = leaf(doc.config, spec.path);
-    process.stdout.write(`${spec.path}\t${safeLine(JSON.stringify(value))}${spec.security ? "\t(security)" : ""}\n\t${safeLine(spec.meaning)}\n`);
+    process.stdout.write(
+      `${spec.path}\t${safeLine(JSON.stringify(value))}${spec.security ? "\t(security)" : ""}\n\t${safeLine(spec.meaning)}\n`,
+    );
   }
   return 0;
 }
@@ -49,7 +68,12 @@ export async function runConfigSet(args: string[], home: string): Promise<number
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { json: { type: "boolean" }, confirm: { type: "boolean" }, add: { type: "boolean" }, remove: { type: "boolean" } },
+    options: {
+      json: { type: "boolean" },
+      confirm: { type: "boolean" },
+      add: { type: "boolean" },
+      remove: { type: "boolean" },
+    },
   });
   const [path, text] = positionals;
   if (path === undefined || text === undefined) {
@@ -71,11 +95,13 @@ export async function runConfigSet(args: string[], home: string): Promise<number
   const answer = await callGateway(home, "config-set", "PATCH", "/api/config/personalclaw", body, headers);
   if (answer.status !== 200) {
     const code = printRefusal(answer, Boolean(values.json));
-    if (answer.body?.error?.code === "confirmation_required" && !values.json) process.stderr.write("Nothing was written; run the same command with --confirm to apply it.\n");
+    if (answer.body?.error?.code === "confirmation_required" && !values.json)
+      process.stderr.write("Nothing was written; run the same command with --confirm to apply it.\n");
     return code;
   }
   if (values.json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
-  else process.stdout.write(`${path} = ${safeLine(JSON.stringify(answer.body.value))}; applies ${answer.body.applies}.\n`);
+  else
+    process.stdout.write(`${path} = ${safeLine(JSON.stringify(answer.body.value))}; applies ${answer.body.applies}.\n`);
   return 0;
 }
 
@@ -85,7 +111,9 @@ async function readSecretValue(name: string): Promise<string> {
   if (!stdin.isTTY) {
     const chunks: Buffer[] = [];
     for await (const chunk of stdin) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
+    return Buffer.concat(chunks)
+      .toString("utf8")
+      .replace(/\r?\n$/, "");
   }
   process.stderr.write(`Value for ${name} (not shown): `);
   stdin.setRawMode(true);
@@ -114,14 +142,19 @@ export async function runSecretsSet(args: string[], home: string): Promise<numbe
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
   const name = positionals[0];
   if (name === undefined || positionals.length > 1) {
-    process.stderr.write("Usage: personalclaw secrets set <NAME>   (the value is read from stdin or a prompt, never from the command line)\n");
+    process.stderr.write(
+      "Usage: personalclaw secrets set <NAME>   (the value is read from stdin or a prompt, never from the command line)\n",
+    );
     return 2;
   }
   const value = await readSecretValue(name);
   const answer = await callGateway(home, "secrets-set", "PUT", `/api/secrets/${encodeURIComponent(name)}`, { value });
   if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
   if (values.json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
-  else process.stdout.write(`${answer.body.replaced ? "Replaced" : "Stored"} ${name} (sealed; it is never shown again).\n`);
+  else
+    process.stdout.write(
+      `${answer.body.replaced ? "Replaced" : "Stored"} ${name} (sealed; it is never shown again).\n`,
+    );
   return 0;
 }
 
@@ -133,7 +166,11 @@ export async function runSecretsList(args: string[], home: string): Promise<numb
     process.stdout.write(`${JSON.stringify(answer.body)}\n`);
     return 0;
   }
-  for (const s of answer.body.secrets as Array<{ name: string; stored: boolean; used_by: Array<{ app: string; as: string }> }>) {
+  for (const s of answer.body.secrets as Array<{
+    name: string;
+    stored: boolean;
+    used_by: Array<{ app: string; as: string }>;
+  }>) {
     const users = s.used_by.map((u) => (u.as === s.name ? u.app : `${u.app} as ${u.as}`)).join(", ");
     process.stdout.write(`${s.name}\t${s.stored ? "stored" : "not stored"}\t${users || "no app"}\n`);
   }
@@ -153,12 +190,19 @@ export async function runSecretsDelete(args: string[], home: string): Promise<nu
   const answer = await callGateway(home, "secrets-delete", "DELETE", `/api/secrets/${encodeURIComponent(name)}`, {});
   if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
   if (values.json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
-  else process.stdout.write(`Deleted ${name}${answer.body.unassigned.length ? `; taken back from ${answer.body.unassigned.map((u: any) => u.app).join(", ")}` : ""}.\n`);
+  else
+    process.stdout.write(
+      `Deleted ${name}${answer.body.unassigned.length ? `; taken back from ${answer.body.unassigned.map((u: any) => u.app).join(", ")}` : ""}.\n`,
+    );
   return 0;
 }
 
 export async function runSecretsAssign(args: string[], home: string): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" }, as: { type: "string" } } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { json: { type: "boolean" }, as: { type: "string" } },
+  });
   const [name, app] = positionals;
   if (name === undefined || app === undefined) {
     process.stderr.write("Usage: personalclaw secrets assign <NAME> <app> [--as DECLARED_NAME]\n");
@@ -166,7 +210,14 @@ export async function runSecretsAssign(args: string[], home: string): Promise<nu
   }
   const body: Record<string, string> = { app };
   if (values.as) body.as = values.as;
-  const answer = await callGateway(home, "secrets-assign", "POST", `/api/secrets/${encodeURIComponent(name)}/assign`, body, presence(home));
+  const answer = await callGateway(
+    home,
+    "secrets-assign",
+    "POST",
+    `/api/secrets/${encodeURIComponent(name)}/assign`,
+    body,
+    presence(home),
+  );
   if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
   if (values.json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
   else process.stdout.write(`${app} gets ${name} as ${answer.body.as} ${answer.body.applies}.\n`);

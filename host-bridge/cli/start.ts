@@ -7,7 +7,14 @@ import { fileURLToPath } from "node:url";
 import type { ResultPromise } from "execa";
 import { authModeInForce } from "../../workers/contracts/auth-mode";
 import { safeLines } from "../../workers/contracts/text-safety";
-import { clearGatewaySocket, ensureHome, readOrCreateSelKey, runtimeDir, writeFreshLocalSecret, type HomePaths } from "../home";
+import {
+  clearGatewaySocket,
+  ensureHome,
+  readOrCreateSelKey,
+  runtimeDir,
+  writeFreshLocalSecret,
+  type HomePaths,
+} from "../home";
 import { writePrivateFile } from "../private-file";
 import { parentEnvironment, type Settings } from "../settings";
 import { startBridgeServer } from "../server";
@@ -17,12 +24,26 @@ import { sealSeed } from "../sel-seed";
 import { startWitnessPoster } from "../sel-witness";
 import { verificationCode } from "../../durable/security-log/epoch-key";
 import { openGatewayLog } from "../gateway-log";
-import { describeStateLoss, findStateLoss, readStateManifest, STATE_MANIFEST_INTERVAL_MS, writeStateManifest } from "../state-manifest";
+import {
+  describeStateLoss,
+  findStateLoss,
+  readStateManifest,
+  STATE_MANIFEST_INTERVAL_MS,
+  writeStateManifest,
+} from "../state-manifest";
 import { storageFullReason } from "../../workers/contracts/storage-full";
 import { BridgeRuntime } from "../bridge-runtime";
 import { readOwnerConfig, sessionTtlInForce } from "../owner-config";
 import { DURABLE_OBJECT_CLASSES, renderWorkerdConfig } from "./workerd-config";
-import { isRecordedWorkerdAlive, readGatewayFile, readLiveGateway, removeGatewayFile, thisProcessIdentity, writeGatewayFile, type GatewayFile } from "./gateway-file";
+import {
+  isRecordedWorkerdAlive,
+  readGatewayFile,
+  readLiveGateway,
+  removeGatewayFile,
+  thisProcessIdentity,
+  writeGatewayFile,
+  type GatewayFile,
+} from "./gateway-file";
 import { callGateway } from "./gateway-client";
 import { identityOf } from "../supervisor/process-identity";
 import { findSetpriv, WorkerdSupervisor } from "../supervisor/workerd-supervisor";
@@ -97,7 +118,9 @@ export async function startGateway(options: StartOptions): Promise<number> {
   } catch (error) {
     const full = storageFullReason(error);
     if (full === null) throw error;
-    process.stderr.write(`personalclaw: cannot start: the disk holding ${options.settings.home} is full (${full}); free some space and run \`personalclaw start\` again.\n`);
+    process.stderr.write(
+      `personalclaw: cannot start: the disk holding ${options.settings.home} is full (${full}); free some space and run \`personalclaw start\` again.\n`,
+    );
     return 1;
   }
 }
@@ -107,7 +130,9 @@ async function runGateway(options: StartOptions): Promise<number> {
   const paths = ensureHome(settings.home);
   const running = readLiveGateway(paths);
   if (running) {
-    process.stderr.write(`personalclaw: a gateway is already running for ${paths.home} (pid ${running.pid}, port ${running.port}).\n`);
+    process.stderr.write(
+      `personalclaw: a gateway is already running for ${paths.home} (pid ${running.pid}, port ${running.port}).\n`,
+    );
     return 1;
   }
   clearStaleGateway(paths);
@@ -120,7 +145,9 @@ async function runGateway(options: StartOptions): Promise<number> {
   const manifest = readStateManifest(paths.home);
   const losses = findStateLoss(manifest, paths.state, STORE_NAMESPACES);
   if (losses.length > 0 && !options.acceptStateLoss) {
-    process.stderr.write(`personalclaw: refusing to start: state the gateway had is gone:\n${describeStateLoss(paths.state, manifest!, losses)}\n`);
+    process.stderr.write(
+      `personalclaw: refusing to start: state the gateway had is gone:\n${describeStateLoss(paths.state, manifest!, losses)}\n`,
+    );
     return 1;
   }
   const anchorAtStart = securityLogExists(paths) ? readAnchorFile(paths.selAnchor) : { state: "ok" as const };
@@ -130,7 +157,8 @@ async function runGateway(options: StartOptions): Promise<number> {
     return 1;
   }
   const mode = authModeInForce({ AUTH_MODE_REQUESTED: settings.authModeRequested });
-  const bindHost = mode.mode === "none" ? "127.0.0.1" : settings.bindHostFromEnv ? settings.bindHost : config.config.gateway.bind_host;
+  const bindHost =
+    mode.mode === "none" ? "127.0.0.1" : settings.bindHostFromEnv ? settings.bindHost : config.config.gateway.bind_host;
   // A port someone else holds stops the start here, before a credential exists to send.
   if (settings.port !== 0 && !(await isPortFree(bindHost, settings.port))) {
     process.stderr.write(`personalclaw: ${portInUseMessage(settings.port)}.\n`);
@@ -142,16 +170,26 @@ async function runGateway(options: StartOptions): Promise<number> {
   const gatewayLog = openGatewayLog(paths.gatewayLog);
   // Every gateway.log line passes the text-safety rule here, whoever wrote it: a message can
   // quote a child's output or an answer, and the file must never hold the gateway's own keys.
-  const log = (line: string) => gatewayLog.write(`${new Date().toISOString()} ${safeLines(line, [secret, selKey.keyHex])}`);
+  const log = (line: string) =>
+    gatewayLog.write(`${new Date().toISOString()} ${safeLines(line, [secret, selKey.keyHex])}`);
   if (mode.warning) {
     process.stderr.write(`personalclaw: warning: ${mode.warning}\n`);
     log(`warning: ${mode.warning}`);
   }
-  if (settings.testHooks) log("warning: PERSONALCLAW_TEST_HOOKS=1: X-Test-Now moves the clock and /api/test/* is open (test runs only)");
+  if (settings.testHooks)
+    log("warning: PERSONALCLAW_TEST_HOOKS=1: X-Test-Now moves the clock and /api/test/* is open (test runs only)");
   if (config.config.sandbox.mode === "off") log("warning: sandbox.mode is off: app backends run without bubblewrap");
   const sessionTtl = sessionTtlInForce(config.config);
-  if (sessionTtl.capped) log(`warning: auth.session_ttl in config.json is ${config.config.auth.session_ttl} s, above the 90-day limit; browser sign-ins last 90 days`);
-  const anchorLost = anchorAtStart.state === "ok" ? null : anchorAtStart.state === "missing" ? "missing" : `unreadable (${anchorAtStart.reason})`;
+  if (sessionTtl.capped)
+    log(
+      `warning: auth.session_ttl in config.json is ${config.config.auth.session_ttl} s, above the 90-day limit; browser sign-ins last 90 days`,
+    );
+  const anchorLost =
+    anchorAtStart.state === "ok"
+      ? null
+      : anchorAtStart.state === "missing"
+        ? "missing"
+        : `unreadable (${anchorAtStart.reason})`;
   if (anchorLost !== null) {
     recordUnacknowledgedAnchor(paths.home, anchorLost);
     const warning = `warning: the security-log anchor ${paths.selAnchor} is ${anchorLost}: truncation of the log before now cannot be detected. A new anchor starts from the current head; \`personalclaw doctor\` fails until you run \`personalclaw security acknowledge\`.`;
@@ -159,14 +197,19 @@ async function runGateway(options: StartOptions): Promise<number> {
     log(warning);
   }
   const setpriv = findSetpriv(parentEnvironment().PATH);
-  if (setpriv === null) log("warning: setpriv (util-linux) is missing: workerd cannot be tied to this process and may outlive it if it is killed");
+  if (setpriv === null)
+    log(
+      "warning: setpriv (util-linux) is missing: workerd cannot be tied to this process and may outlive it if it is killed",
+    );
 
   let runtimeFolder: string;
   try {
     runtimeFolder = runtimeDir(paths.home, parentEnvironment().XDG_RUNTIME_DIR);
     clearGatewaySocket(runtimeFolder);
   } catch (error) {
-    process.stderr.write(`personalclaw: refusing to start: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(
+      `personalclaw: refusing to start: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
     return 1;
   }
   const runtime = new BridgeRuntime({
@@ -183,36 +226,39 @@ async function runGateway(options: StartOptions): Promise<number> {
     callGateway: (method, path, body) => callGateway(paths.home, "bridge", method, path, body),
   });
   await runtime.prepare();
-  const bridge = await startBridgeServer(secret, runtime.operations(), log, (code, subject, group) => runtime.auditRefusal(code, subject, group));
+  const bridge = await startBridgeServer(secret, runtime.operations(), log, (code, subject, group) =>
+    runtime.auditRefusal(code, subject, group),
+  );
 
   const startedAt = new Date().toISOString();
   // The config holds the internal credential, and at a home's first start the security log's
   // seed: rewritten without it once the log has taken it (below).
   const workerdConfigInput = {
-      configPath: paths.workerdConfig,
-      workerBundle: join(packageRoot, "dist", "worker.js"),
-      stateDir: paths.state,
-      webDir: join(packageRoot, "web"),
-      appsDir: paths.apps,
-      runtimeDir: runtimeFolder,
-      listen: `${bindHost.includes(":") ? `[${bindHost}]` : bindHost}:${port}`,
-      bindings: {
-        INTERNAL_SECRET: secret,
-        BRIDGE_URL: `http://127.0.0.1:${bridge.port}`,
-        SEL_KEY: selKey.keyHex,
-        GATEWAY_PORT: String(port),
-        AUTH_MODE_REQUESTED: settings.authModeRequested,
-        ALLOWED_HOSTS: settings.allowedHosts,
-        VERSION: packageVersion(),
-        STARTED_AT: startedAt,
-        TEST_HOOKS: settings.testHooks ? "1" : "0",
-        SESSION_TTL_S: String(sessionTtl.seconds),
-        PROXY_TIMEOUT_S: String(config.config.proxy.response_timeout_s),
-        SEL_RETENTION_DAYS: String(config.config.logs.security_retention_days),
-      },
+    configPath: paths.workerdConfig,
+    workerBundle: join(packageRoot, "dist", "worker.js"),
+    stateDir: paths.state,
+    webDir: join(packageRoot, "web"),
+    appsDir: paths.apps,
+    runtimeDir: runtimeFolder,
+    listen: `${bindHost.includes(":") ? `[${bindHost}]` : bindHost}:${port}`,
+    bindings: {
+      INTERNAL_SECRET: secret,
+      BRIDGE_URL: `http://127.0.0.1:${bridge.port}`,
+      SEL_KEY: selKey.keyHex,
+      GATEWAY_PORT: String(port),
+      AUTH_MODE_REQUESTED: settings.authModeRequested,
+      ALLOWED_HOSTS: settings.allowedHosts,
+      VERSION: packageVersion(),
+      STARTED_AT: startedAt,
+      TEST_HOOKS: settings.testHooks ? "1" : "0",
+      SESSION_TTL_S: String(sessionTtl.seconds),
+      PROXY_TIMEOUT_S: String(config.config.proxy.response_timeout_s),
+      SEL_RETENTION_DAYS: String(config.config.logs.security_retention_days),
+    },
   };
   writePrivateFile(paths.workerdConfig, renderWorkerdConfig(workerdConfigInput));
-  if (selKey.firstSeed !== null && settings.seedPassphrase !== "") sealSeed(paths.home, selKey.firstSeed, settings.seedPassphrase);
+  if (selKey.firstSeed !== null && settings.seedPassphrase !== "")
+    sealSeed(paths.home, selKey.firstSeed, settings.seedPassphrase);
   const binary = workerdBinary();
   const record: GatewayFile = {
     ...thisProcessIdentity(),
@@ -225,7 +271,13 @@ async function runGateway(options: StartOptions): Promise<number> {
     workerdExe: realpathSync(binary),
   };
   // workerd's console can quote request data (an internal error's stack): relayed like a child's output.
-  const workerdLog = createLogRelay({ tag: "workerd", sink: (level, line) => log(`${level} ${line}`), secrets: [secret, selKey.keyHex], burst: 1000, perSecond: 20 });
+  const workerdLog = createLogRelay({
+    tag: "workerd",
+    sink: (level, line) => log(`${level} ${line}`),
+    secrets: [secret, selKey.keyHex],
+    burst: 1000,
+    perSecond: 20,
+  });
   let stopping = false;
   const workerdSupervisor = new WorkerdSupervisor({
     binary,
@@ -246,15 +298,31 @@ async function runGateway(options: StartOptions): Promise<number> {
       const child = workerdSupervisor.current()!;
       await waitForGateway(paths.home, child, port, 15_000);
       log(`info workerd restarted (restart ${attempt}) after ${exit.signal ?? `exit ${exit.exitCode}`}`);
-      await appendSecurityRow(paths.home, "workerd_restarted", { restart: attempt, signal: exit.signal ?? null, exit_code: exit.exitCode ?? null }).catch(() => undefined);
+      await appendSecurityRow(paths.home, "workerd_restarted", {
+        restart: attempt,
+        signal: exit.signal ?? null,
+        exit_code: exit.exitCode ?? null,
+      }).catch(() => undefined);
       await runtime.reportAllBackends();
     },
   });
 
-  const witness = startWitnessPoster(paths.selWitness, (method, path, body) => callGateway(paths.home, "sel-witness", method, path, body), log);
+  const witness = startWitnessPoster(
+    paths.selWitness,
+    (method, path, body) => callGateway(paths.home, "sel-witness", method, path, body),
+    log,
+  );
   const anchor = startAnchorWriter(
     paths.selAnchor,
-    async (held) => (await callGateway(paths.home, "sel-anchor", "GET", `/api/internal/sel/head${held ? `?anchor_seq=${held.seq}&anchor_mac=${held.mac}` : ""}`)).body,
+    async (held) =>
+      (
+        await callGateway(
+          paths.home,
+          "sel-anchor",
+          "GET",
+          `/api/internal/sel/head${held ? `?anchor_seq=${held.seq}&anchor_mac=${held.mac}` : ""}`,
+        )
+      ).body,
     log,
   );
   let manifestTimer: NodeJS.Timeout | null = null;
@@ -271,7 +339,9 @@ async function runGateway(options: StartOptions): Promise<number> {
     const hardStop = setTimeout(() => process.exit(exitCode), 9_500);
     try {
       if (manifestTimer) clearInterval(manifestTimer);
-      await runtime.stopAll().catch((error) => log(`stopping backends: ${error instanceof Error ? error.message : String(error)}`));
+      await runtime
+        .stopAll()
+        .catch((error) => log(`stopping backends: ${error instanceof Error ? error.message : String(error)}`));
       await appendSecurityRow(paths.home, "gateway_stopped", { port }).catch(() => undefined);
       await anchor.flush().catch(() => undefined);
     } finally {
@@ -296,15 +366,24 @@ async function runGateway(options: StartOptions): Promise<number> {
       await waitForGateway(paths.home, workerd, port, 15_000);
     } catch (error) {
       // workerd could not take the port (someone took it meanwhile): nothing was sent to it.
-      if (workerd.pid !== undefined && !isPortListenerOwnedBy(workerd.pid, port) && !(await isPortFree(bindHost, port))) throw new Error(portInUseMessage(port));
+      if (workerd.pid !== undefined && !isPortListenerOwnedBy(workerd.pid, port) && !(await isPortFree(bindHost, port)))
+        throw new Error(portInUseMessage(port), { cause: error });
       throw error;
     }
     await appendSecurityRow(paths.home, "gateway_started", { port, auth_mode: mode.mode });
     // The log holds its own epoch key now: the seed leaves the config (a restarted workerd reads it).
-    if (selKey.keyHex !== "") writePrivateFile(paths.workerdConfig, renderWorkerdConfig({ ...workerdConfigInput, bindings: { ...workerdConfigInput.bindings, SEL_KEY: "" } }));
+    if (selKey.keyHex !== "")
+      writePrivateFile(
+        paths.workerdConfig,
+        renderWorkerdConfig({ ...workerdConfigInput, bindings: { ...workerdConfigInput.bindings, SEL_KEY: "" } }),
+      );
     if (losses.length > 0) {
-      await appendSecurityRow(paths.home, "state_loss_accepted", { stores: losses.map((loss) => ({ store: loss.store, what: loss.what, known_rows: loss.knownRows })) });
-      process.stderr.write(`personalclaw: warning: continuing without lost state (--accept-state-loss):\n${describeStateLoss(paths.state, manifest!, losses)}\n`);
+      await appendSecurityRow(paths.home, "state_loss_accepted", {
+        stores: losses.map((loss) => ({ store: loss.store, what: loss.what, known_rows: loss.knownRows })),
+      });
+      process.stderr.write(
+        `personalclaw: warning: continuing without lost state (--accept-state-loss):\n${describeStateLoss(paths.state, manifest!, losses)}\n`,
+      );
     }
     if (anchorLost !== null) await appendSecurityRow(paths.home, "sel_anchor_lost", { anchor: anchorLost }, "error");
     await anchor.flush().catch((error) => log(`sel anchor: ${error instanceof Error ? error.message : String(error)}`));
@@ -319,16 +398,25 @@ async function runGateway(options: StartOptions): Promise<number> {
     // The seed is shown once, at the first start, to the owner's terminal only (never to gateway.log).
     const code = selKey.firstSeed === null ? null : verificationCode(selKey.firstSeed);
     if (code !== null && !options.jsonReady) {
-      process.stdout.write(`The security log's verification code (write it down; it is shown only now${settings.seedPassphrase ? "; sealed to your passphrase in sel_seed.sealed" : ""}):\n  ${code}\n`);
+      process.stdout.write(
+        `The security log's verification code (write it down; it is shown only now${settings.seedPassphrase ? "; sealed to your passphrase in sel_seed.sealed" : ""}):\n  ${code}\n`,
+      );
     }
     if (options.jsonReady) {
-      process.stdout.write(`${JSON.stringify({ url, port, home: paths.home, pid: process.pid, ...(code !== null ? { sel_verification_code: code } : {}) })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ url, port, home: paths.home, pid: process.pid, ...(code !== null ? { sel_verification_code: code } : {}) })}\n`,
+      );
     } else {
       process.stdout.write(`PersonalClaw is running at http://127.0.0.1:${port}/ — sign in: ${url}\n`);
     }
   } catch (error) {
     const full = storageFullReason(error);
-    const why = full !== null ? `the disk holding ${paths.home} is full (${full}); free some space and start again` : error instanceof Error ? error.message : String(error);
+    const why =
+      full !== null
+        ? `the disk holding ${paths.home} is full (${full}); free some space and start again`
+        : error instanceof Error
+          ? error.message
+          : String(error);
     process.stderr.write(`personalclaw: start failed: ${why}\n`);
     await stopAll(1);
     return 1;
@@ -338,7 +426,21 @@ async function runGateway(options: StartOptions): Promise<number> {
 }
 
 /** Appends a security-log row as the CLI (the gateway's start and stop). */
-export async function appendSecurityRow(home: string, kind: string, detail: Record<string, unknown>, outcome: "info" | "error" = "info"): Promise<void> {
-  const answer = await callGateway(home, "lifecycle", "POST", "/api/internal/sel/append", { kind, principal: "cli", outcome, subject: "", detail });
-  if (answer.status !== 200) throw new Error(`the security log refused the ${kind} row: ${answer.body?.error?.message ?? `status ${answer.status}`}`);
+export async function appendSecurityRow(
+  home: string,
+  kind: string,
+  detail: Record<string, unknown>,
+  outcome: "info" | "error" = "info",
+): Promise<void> {
+  const answer = await callGateway(home, "lifecycle", "POST", "/api/internal/sel/append", {
+    kind,
+    principal: "cli",
+    outcome,
+    subject: "",
+    detail,
+  });
+  if (answer.status !== 200)
+    throw new Error(
+      `the security log refused the ${kind} row: ${answer.body?.error?.message ?? `status ${answer.status}`}`,
+    );
 }

@@ -12,7 +12,9 @@ export async function runStop(home: string): Promise<number> {
   if (!gateway || !isRecordedGatewayAlive(gateway)) {
     if (gateway) {
       removeGatewayFile(paths);
-      process.stderr.write(`personalclaw: no gateway is running for ${home}; removed the stale gateway.json (pid ${gateway.pid} is not the gateway that wrote it).\n`);
+      process.stderr.write(
+        `personalclaw: no gateway is running for ${home}; removed the stale gateway.json (pid ${gateway.pid} is not the gateway that wrote it).\n`,
+      );
     } else process.stderr.write(`personalclaw: no gateway is running for ${home}.\n`);
     return 1;
   }
@@ -25,6 +27,8 @@ export async function runStop(home: string): Promise<number> {
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  process.stderr.write(`personalclaw: the gateway (pid ${gateway.pid}) did not stop within ${STOP_WAIT_MS / 1000} s.\n`);
+  process.stderr.write(
+    `personalclaw: the gateway (pid ${gateway.pid}) did not stop within ${STOP_WAIT_MS / 1000} s.\n`,
+  );
   return 1;
 }

@@ -3,7 +3,13 @@
 // that reaches loopback only (the bridge and app backends), the dashboard files, and the
 // listening socket. No dev-server layer sits on the request path.
 import { relative, dirname, join } from "node:path";
-import { BACKEND_SLOTS, GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME, slotBinding, slotSocketName } from "../../workers/contracts/backend-slots";
+import {
+  BACKEND_SLOTS,
+  GATEWAY_SOCKET_FOLDER,
+  GATEWAY_SOCKET_NAME,
+  slotBinding,
+  slotSocketName,
+} from "../../workers/contracts/backend-slots";
 
 export interface WorkerdConfigInput {
   configPath: string;
@@ -32,7 +38,9 @@ export function renderWorkerdConfig(input: WorkerdConfigInput): string {
   const bundle = relative(dirname(input.configPath), input.workerBundle);
   const slots = Array.from({ length: BACKEND_SLOTS }, (_, slot) => slot);
   const bindings = [
-    ...DURABLE_OBJECT_CLASSES.map((d) => `(name = ${capnpText(d.binding)}, durableObjectNamespace = ${capnpText(d.className)})`),
+    ...DURABLE_OBJECT_CLASSES.map(
+      (d) => `(name = ${capnpText(d.binding)}, durableObjectNamespace = ${capnpText(d.className)})`,
+    ),
     `(name = "ASSETS", service = "web")`,
     `(name = "APP_FILES", service = "app-files")`,
     ...slots.map((slot) => `(name = ${capnpText(slotBinding(slot))}, service = "app-slot-${slot}")`),

@@ -60,11 +60,17 @@ export async function canonicalListing(dir: string, opts: ListingOptions = {}): 
       const st = await lstat(childAbs);
       if (st.isSymbolicLink()) links.push({ path: childRel, type: "link", target: await readlink(childAbs) });
       else if (st.isDirectory()) stack.push(childRel);
-      else if (st.isFile()) files.push({ path: childRel, abs: childAbs, mode: (st.mode & 0o111) !== 0 ? "exec" : "plain" });
+      else if (st.isFile())
+        files.push({ path: childRel, abs: childAbs, mode: (st.mode & 0o111) !== 0 ? "exec" : "plain" });
       else return refuse("bundle_special_file", { path: childRel, kind: "special file" });
     }
   }
-  const hashed = await mapInOrder(files, FILES_IN_FLIGHT, async (f): Promise<ListingEntry> => ({ path: f.path, type: "file", mode: f.mode, sha256: await sha256OfFile(f.abs) }));
+  const hashed = await mapInOrder(files, FILES_IN_FLIGHT, async (f): Promise<ListingEntry> => ({
+    path: f.path,
+    type: "file",
+    mode: f.mode,
+    sha256: await sha256OfFile(f.abs),
+  }));
   const listing = [...links, ...hashed];
   listing.sort(byPathBytes);
   return { ok: true, listing };

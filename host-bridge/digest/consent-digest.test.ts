@@ -35,14 +35,20 @@ describe("canonical listing and consent digest", () => {
     const l = await listing(dir);
     expect(l.map((e) => e.path)).toEqual(["B.txt", "a/z.js", "b.txt", "link", "é.txt"]);
     expect(l[1]).toMatchObject({ type: "file", mode: "exec" });
-    expect(l[2]).toMatchObject({ type: "file", mode: "plain", sha256: "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d" });
+    expect(l[2]).toMatchObject({
+      type: "file",
+      mode: "plain",
+      sha256: "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d",
+    });
     expect(l[3]).toEqual({ path: "link", type: "link", target: "b.txt" });
   });
 
   it("the same tree in two places has the same digest", async () => {
     const files = { "app.json": "{}", "src/main.py": "print(1)\n" };
     const review = { verdict: "clean" };
-    expect(consentDigest(await listing(await tree(files)), review)).toBe(consentDigest(await listing(await tree(files)), review));
+    expect(consentDigest(await listing(await tree(files)), review)).toBe(
+      consentDigest(await listing(await tree(files)), review),
+    );
   });
 
   it("one changed byte, a changed mode class or a changed review changes the digest", async () => {
@@ -54,11 +60,13 @@ describe("canonical listing and consent digest", () => {
     expect(byteChanged).not.toBe(original);
     await chmod(path.join(dir, "main.py"), 0o755);
     expect(consentDigest(await listing(dir), review)).not.toBe(byteChanged);
-    expect(consentDigest(await listing(dir), { verdict: "warning" })).not.toBe(consentDigest(await listing(dir), review));
+    expect(consentDigest(await listing(dir), { verdict: "warning" })).not.toBe(
+      consentDigest(await listing(dir), review),
+    );
   });
 
   it("the review's own digest field and key order do not change the digest", async () => {
-    const l = await listing(await tree({ "a": "a" }));
+    const l = await listing(await tree({ a: "a" }));
     expect(consentDigest(l, { a: 1, b: [1, 2], digest: "sha256:old" })).toBe(consentDigest(l, { b: [1, 2], a: 1 }));
   });
 

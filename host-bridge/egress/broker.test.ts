@@ -45,7 +45,13 @@ beforeAll(async () => {
   upstreamPort = (upstream.address() as net.AddressInfo).port;
   broker = await startBroker({
     app: "egress-test",
-    grant: patterns(`127.0.0.2:${upstreamPort}`, "api.example.test:*", "public.example.test:443", "meta.example.test:80", "*.wild.example.test"),
+    grant: patterns(
+      `127.0.0.2:${upstreamPort}`,
+      "api.example.test:*",
+      "public.example.test:443",
+      "meta.example.test:80",
+      "*.wild.example.test",
+    ),
     socketPath: path.join(dir, "e.sock"),
     onDecision: (d) => decisions.push(d),
     resolve: async (host) => {
@@ -69,13 +75,19 @@ describe("egress broker", () => {
   });
 
   it("tunnels CONNECT to an address the grant names, and proxies an absolute-form http:// request", async () => {
-    const tunnel = await send(`CONNECT 127.0.0.2:${upstreamPort} HTTP/1.1\r\nHost: 127.0.0.2:${upstreamPort}\r\n\r\nGET /through HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    const tunnel = await send(
+      `CONNECT 127.0.0.2:${upstreamPort} HTTP/1.1\r\nHost: 127.0.0.2:${upstreamPort}\r\n\r\nGET /through HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+    );
     expect(tunnel.status).toBe("HTTP/1.1 200 Connection Established");
     expect(tunnel.text).toContain("upstream saw GET /through");
-    const plain = await send(`GET http://127.0.0.2:${upstreamPort}/plain?q=1 HTTP/1.1\r\nHost: 127.0.0.2:${upstreamPort}\r\nProxy-Authorization: Basic eA==\r\n\r\n`);
+    const plain = await send(
+      `GET http://127.0.0.2:${upstreamPort}/plain?q=1 HTTP/1.1\r\nHost: 127.0.0.2:${upstreamPort}\r\nProxy-Authorization: Basic eA==\r\n\r\n`,
+    );
     expect(plain.status).toBe("HTTP/1.1 200 OK");
     expect(plain.text).toContain("upstream saw GET /plain?q=1");
-    expect(decisions.filter((d) => d.outcome === "allowed" && d.address === "127.0.0.2").length).toBeGreaterThanOrEqual(2);
+    expect(decisions.filter((d) => d.outcome === "allowed" && d.address === "127.0.0.2").length).toBeGreaterThanOrEqual(
+      2,
+    );
   });
 
   it.each([

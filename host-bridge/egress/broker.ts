@@ -9,7 +9,13 @@ import net from "node:net";
 import { grantAllows, type HostPattern } from "../../workers/contracts/network-grant";
 import { canonicalAddress, vetAddress } from "./address-policy";
 
-export type EgressCode = "egress_not_declared" | "egress_address_refused" | "egress_unresolvable" | "egress_connect_failed" | "egress_busy" | "egress_bad_request";
+export type EgressCode =
+  | "egress_not_declared"
+  | "egress_address_refused"
+  | "egress_unresolvable"
+  | "egress_connect_failed"
+  | "egress_busy"
+  | "egress_bad_request";
 
 export interface EgressDecision {
   app: string;
@@ -73,8 +79,15 @@ export function parseProxyHead(head: string): Target | null {
   }
   if (url.protocol !== "http:" || url.username || url.password) return null;
   const kept = lines.slice(1).filter((line) => line !== "" && !/^(proxy-[a-z-]+|connection|keep-alive):/i.test(line));
-  const forwardHead = Buffer.from([`${method} ${url.pathname}${url.search} HTTP/1.1`, ...kept, "Connection: close", "", ""].join("\r\n"), "latin1");
-  return { host: url.hostname.replace(/^\[|\]$/g, "").toLowerCase(), port: url.port ? Number(url.port) : 80, forwardHead };
+  const forwardHead = Buffer.from(
+    [`${method} ${url.pathname}${url.search} HTTP/1.1`, ...kept, "Connection: close", "", ""].join("\r\n"),
+    "latin1",
+  );
+  return {
+    host: url.hostname.replace(/^\[|\]$/g, "").toLowerCase(),
+    port: url.port ? Number(url.port) : 80,
+    forwardHead,
+  };
 }
 
 async function systemResolve(host: string): Promise<string[]> {
@@ -95,26 +108,52 @@ export function startBroker(opts: BrokerOptions): Promise<EgressBroker> {
   const open = new Set<net.Socket>();
   let tunnels = 0;
 
-  const refuse = (client: net.Socket, target: { host: string; port: number }, code: EgressCode, reason: string, address?: string) => {
+  const refuse = (
+    client: net.Socket,
+    target: { host: string; port: number },
+    code: EgressCode,
+    reason: string,
+    address?: string,
+  ) => {
     opts.onDecision({ app: opts.app, host: target.host, port: target.port, address, outcome: "refused", code, reason });
     const body = `${code}: ${reason}\n`;
-    client.end(`HTTP/1.1 ${STATUS[code]}\r\nContent-Type: text/plain\r\nX-PersonalClaw-Egress: ${code}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    client.end(
+      `HTTP/1.1 ${STATUS[code]}\r\nContent-Type: text/plain\r\nX-PersonalClaw-Egress: ${code}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   };
 
   const handle = async (client: net.Socket, head: string, rest: Buffer) => {
     const target = parseProxyHead(head);
-    if (!target) return refuse(client, { host: "-", port: 0 }, "egress_bad_request", "only CONNECT host:port and absolute http:// requests are proxied");
+    if (!target)
+      return refuse(
+        client,
+        { host: "-", port: 0 },
+        "egress_bad_request",
+        "only CONNECT host:port and absolute http:// requests are proxied",
+      );
     const literal = canonicalAddress(target.host);
     const matched = opts.grant === "all" ? null : grantAllows(opts.grant, literal ?? target.host, target.port);
-    if (opts.grant !== "all" && !matched) return refuse(client, target, "egress_not_declared", `${target.host}:${target.port} is not in the app's network grant`);
-    if (tunnels >= maxTunnels) return refuse(client, target, "egress_busy", `the app already has ${maxTunnels} connections open`);
+    if (opts.grant !== "all" && !matched)
+      return refuse(
+        client,
+        target,
+        "egress_not_declared",
+        `${target.host}:${target.port} is not in the app's network grant`,
+      );
+    if (tunnels >= maxTunnels)
+      return refuse(client, target, "egress_busy", `the app already has ${maxTunnels} connections open`);
     let candidates: string[];
     if (literal !== null) candidates = [literal];
     else {
       try {
         candidates = await resolve(target.host);
       } catch (error) {
-        return refuse(client, target, "egress_unresolvable", `${target.host} does not resolve (${(error as NodeJS.ErrnoException).code ?? "lookup failed"})`);
+        return refuse(
+          client,
+          target,
+          "egress_unresolvable",
+          `${target.host} does not resolve (${(error as NodeJS.ErrnoException).code ?? "lookup failed"})`,
+        );
       }
     }
     // A name is never trusted to stay public: each address it resolves to is vetted, and only
@@ -130,7 +169,14 @@ export function startBroker(opts: BrokerOptions): Promise<EgressBroker> {
       }
       refusedRange = `${candidate} is ${verdict.range}`;
     }
-    if (address === null) return refuse(client, target, "egress_address_refused", `${target.host} resolves only to addresses an app may not reach (${refusedRange})`, candidates[0]);
+    if (address === null)
+      return refuse(
+        client,
+        target,
+        "egress_address_refused",
+        `${target.host} resolves only to addresses an app may not reach (${refusedRange})`,
+        candidates[0],
+      );
     tunnels += 1;
     const upstream = net.connect({ host: address, port: target.port, family: net.isIPv6(address) ? 6 : 4 });
     open.add(upstream);
@@ -146,7 +192,14 @@ export function startBroker(opts: BrokerOptions): Promise<EgressBroker> {
     upstream.once("close", done);
     upstream.once("error", (error) => {
       clearTimeout(timer);
-      if (!connected) refuse(client, target, "egress_connect_failed", `${target.host}:${target.port} (${address}): ${error.message}`, address!);
+      if (!connected)
+        refuse(
+          client,
+          target,
+          "egress_connect_failed",
+          `${target.host}:${target.port} (${address}): ${error.message}`,
+          address!,
+        );
       else client.destroy();
     });
     upstream.once("connect", () => {
@@ -175,7 +228,12 @@ export function startBroker(opts: BrokerOptions): Promise<EgressBroker> {
         if (buffered.length > HEAD_LIMIT) {
           clearTimeout(timer);
           client.off("data", onData);
-          refuse(client, { host: "-", port: 0 }, "egress_bad_request", `the request head is longer than ${HEAD_LIMIT} bytes`);
+          refuse(
+            client,
+            { host: "-", port: 0 },
+            "egress_bad_request",
+            `the request head is longer than ${HEAD_LIMIT} bytes`,
+          );
         }
         return;
       }

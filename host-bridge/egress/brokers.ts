@@ -16,7 +16,10 @@ export class EgressBrokers {
   /** Starts (or restarts) the broker for `key` (an app, or an app's install step) and answers its socket path. */
   async start(key: string, app: string, grant: readonly HostPattern[] | "all"): Promise<string> {
     await this.stop(key);
-    const socketPath = path.join(this.runtimeDir, `egress-${createHash("sha256").update(key).digest("hex").slice(0, 12)}.sock`);
+    const socketPath = path.join(
+      this.runtimeDir,
+      `egress-${createHash("sha256").update(key).digest("hex").slice(0, 12)}.sock`,
+    );
     const broker = await startBroker({ app, grant, socketPath, onDecision: this.onDecision });
     this.open.set(key, broker);
     return socketPath;

@@ -38,19 +38,33 @@ async function setup(manifest: Record<string, unknown>, files: Record<string, st
     passthrough: [],
     log: () => {},
     appsDir,
-    preview: { quarantineRoot: join(appsDir, ".quarantine"), reservedNames: new Set<string>(), core: { version: "0.3.0", features: [] } },
+    preview: {
+      quarantineRoot: join(appsDir, ".quarantine"),
+      reservedNames: new Set<string>(),
+      core: { version: "0.3.0", features: [] },
+    },
   } as unknown as InstallContext;
   const preview = await previewBundle(bundle, { ...ctx.preview, appsDir });
   if (!preview.ok) throw new Error(preview.message);
   return { root, bundle, appsDir, ctx, digest: preview.digest };
 }
 
-const visible = (appsDir: string) => readdirSync(appsDir).filter((n) => n !== ".quarantine").sort();
+const visible = (appsDir: string) =>
+  readdirSync(appsDir)
+    .filter((n) => n !== ".quarantine")
+    .sort();
 
 describe("installApp", () => {
   it("undoes the move when a step after it fails: no folder, empty quarantine, the name free", async () => {
-    const { bundle, appsDir, ctx, digest } = await setup({ name: "late", version: "1.0.0", ui: { entry: "ui/index.html" } }, { "ui/index.html": "<p>x</p>" });
-    const failing = installApp(bundle, digest, new Set(), ctx, () => {}, { afterMove: async () => { throw new Error("disk full"); } });
+    const { bundle, appsDir, ctx, digest } = await setup(
+      { name: "late", version: "1.0.0", ui: { entry: "ui/index.html" } },
+      { "ui/index.html": "<p>x</p>" },
+    );
+    const failing = installApp(bundle, digest, new Set(), ctx, () => {}, {
+      afterMove: async () => {
+        throw new Error("disk full");
+      },
+    });
     await expect(failing).rejects.toMatchObject({ code: "install_step_failed" });
     expect(visible(appsDir)).toEqual([]);
     expect(readdirSync(join(appsDir, ".quarantine"))).toEqual([]);
@@ -60,7 +74,11 @@ describe("installApp", () => {
   });
 
   it("puts adopted data back where it was parked, with its record, when the install is undone", async () => {
-    const { bundle, appsDir, ctx, digest } = await setup({ name: "keeps", version: "1.0.0", permissions: { storage: true } });
+    const { bundle, appsDir, ctx, digest } = await setup({
+      name: "keeps",
+      version: "1.0.0",
+      permissions: { storage: true },
+    });
     await installApp(bundle, digest, new Set(), ctx, () => {});
     // The gateway commits a recorded install, which drops its journal.
     await clearJournal(ctx.home, "keeps");
@@ -71,7 +89,12 @@ describe("installApp", () => {
     const again = await previewBundle(bundle, { ...ctx.preview, appsDir });
     if (!again.ok) throw new Error(again.message);
     expect(again.review.keptData).toMatchObject({ version: "1.0.0" });
-    const failing = installApp(bundle, again.digest, new Set(), ctx, () => {}, { adoptData: true, afterMove: async () => { throw new GatewayError("internal_error"); } });
+    const failing = installApp(bundle, again.digest, new Set(), ctx, () => {}, {
+      adoptData: true,
+      afterMove: async () => {
+        throw new GatewayError("internal_error");
+      },
+    });
     await expect(failing).rejects.toMatchObject({ code: "internal_error" });
     expect(existsSync(join(appsDir, "keeps"))).toBe(false);
     expect(readFileSync(join(parkedDataDir(appsDir, "keeps"), "notes.txt"), "utf8")).toBe("mine");
@@ -80,7 +103,12 @@ describe("installApp", () => {
 
   it("refuses an install whose UI folder gained a link after staging, before anything moves", async () => {
     const { bundle, appsDir, ctx, digest } = await setup(
-      { name: "planted", version: "1.0.0", ui: { entry: "ui/index.html" }, setup: { onInstall: { command: "/bin/true" } } },
+      {
+        name: "planted",
+        version: "1.0.0",
+        ui: { entry: "ui/index.html" },
+        setup: { onInstall: { command: "/bin/true" } },
+      },
       { "ui/index.html": "<p>x</p>" },
     );
     // Stand in for a later writer: plant the link in the quarantine copy while the hook "runs".

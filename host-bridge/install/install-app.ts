@@ -22,7 +22,8 @@ import { adoptParkedData, parkData, parkedDataDir, parkedDataOf } from "./parked
 import { listUiFiles } from "./ui-files";
 import { clearJournal, syncFolder, writeJournal } from "./transition-journal";
 
-export type InstallStep = "stage" | "consent" | "python_dependencies" | "npm_packages" | "install_hook" | "verify" | "move_into_place";
+export type InstallStep =
+  "stage" | "consent" | "python_dependencies" | "npm_packages" | "install_hook" | "verify" | "move_into_place";
 
 export interface InstallProgressEvent {
   step: InstallStep;
@@ -64,14 +65,23 @@ export function checkRecordable(manifest: AppManifest, uiFiles: Record<string, s
   try {
     text = JSON.stringify({ manifest, uiFiles });
   } catch (error) {
-    return new GatewayError("install_not_recordable", { vars: { reason: `the manifest cannot be written as JSON (${(error as Error).message})` }, detail: { step: "verify" } });
+    return new GatewayError("install_not_recordable", {
+      vars: { reason: `the manifest cannot be written as JSON (${(error as Error).message})` },
+      detail: { step: "verify" },
+    });
   }
   if (text.length > MAX_RECORD_MANIFEST_BYTES) {
-    return new GatewayError("install_not_recordable", { vars: { reason: `the record would be larger than ${MAX_RECORD_MANIFEST_BYTES} bytes` }, detail: { step: "verify" } });
+    return new GatewayError("install_not_recordable", {
+      vars: { reason: `the record would be larger than ${MAX_RECORD_MANIFEST_BYTES} bytes` },
+      detail: { step: "verify" },
+    });
   }
   const reread = parseStrictJson(text);
   if (!reread.ok || !AppManifestSchema.safeParse((reread.value as { manifest: unknown }).manifest).success) {
-    return new GatewayError("install_not_recordable", { vars: { reason: "the manifest does not read back as the same manifest" }, detail: { step: "verify" } });
+    return new GatewayError("install_not_recordable", {
+      vars: { reason: "the manifest does not read back as the same manifest" },
+      detail: { step: "verify" },
+    });
   }
   return null;
 }
@@ -93,7 +103,10 @@ export async function stageOrRefuse(
   const staged = await previewBundle(source, { ...ctx.preview, appsDir: ctx.appsDir, keepStaged: true });
   if (!staged.ok) {
     await note("stage", "failed", staged.message);
-    throw new GatewayError(staged.code as never, { message: staged.message, detail: { path: staged.path, field: staged.field, ...(staged.detail as object | undefined) } });
+    throw new GatewayError(staged.code as never, {
+      message: staged.message,
+      detail: { path: staged.path, field: staged.field, ...(staged.detail as object | undefined) },
+    });
   }
   await note("stage", "done");
   return staged;
@@ -108,7 +121,8 @@ export async function installApp(
   progress: (event: InstallProgressEvent) => void | Promise<void>,
   opts: InstallOptions = {},
 ): Promise<InstalledApp> {
-  const note = async (step: InstallStep, status: InstallProgressEvent["status"], message?: string) => progress({ step, status, at: new Date().toISOString(), message });
+  const note = async (step: InstallStep, status: InstallProgressEvent["status"], message?: string) =>
+    progress({ step, status, at: new Date().toISOString(), message });
   const staged = await stageOrRefuse(source, ctx, note);
   const stagedDir = staged.stagedDir!;
   try {
@@ -125,13 +139,20 @@ export async function installApp(
     const parked = await parkedDataOf(ctx.appsDir, name);
     if (opts.adoptData === true) {
       if (!parked) throw new GatewayError("parked_data_not_found", { vars: { name } });
-      if (!hasStorage) throw new GatewayError("parked_data_not_adoptable", { vars: { name, reason: "this bundle does not declare permissions.storage" } });
+      if (!hasStorage)
+        throw new GatewayError("parked_data_not_adoptable", {
+          vars: { name, reason: "this bundle does not declare permissions.storage" },
+        });
     }
     const adopting = opts.adoptData === true ? parked : null;
     await note("consent", "done");
 
     const packageSteps = [
-      { step: "python_dependencies", packages: manifest.dependencies?.pythonDependencies ?? [], install: installPythonDependencies },
+      {
+        step: "python_dependencies",
+        packages: manifest.dependencies?.pythonDependencies ?? [],
+        install: installPythonDependencies,
+      },
       { step: "npm_packages", packages: manifest.dependencies?.npmPackages ?? [], install: installNpmPackages },
     ] as const;
     for (const { step, packages, install } of packageSteps) {
@@ -151,12 +172,20 @@ export async function installApp(
       await note("install_hook", "started");
       // The cap the review showed is the cap applied.
       const seconds = ctx.preview.hookTimeoutSeconds ?? HOOK_TIMEOUT_SECONDS;
-      const result = await runHook(hook, { name, appDir: stagedDir, dataDir: join(stagedDir, "data"), hasStorage }, ctx, seconds);
+      const result = await runHook(
+        hook,
+        { name, appDir: stagedDir, dataDir: join(stagedDir, "data"), hasStorage },
+        ctx,
+        seconds,
+      );
       if (!result.ok) {
         await note("install_hook", "failed", result.reason);
         throw result.timedOut
           ? new GatewayError("install_hook_timeout", { vars: { seconds }, detail: { step: "install_hook" } })
-          : new GatewayError("install_hook_failed", { vars: { reason: result.reason }, detail: { step: "install_hook" } });
+          : new GatewayError("install_hook_failed", {
+              vars: { reason: result.reason },
+              detail: { step: "install_hook" },
+            });
       }
       await note("install_hook", "done");
     } else await note("install_hook", "skipped");
@@ -168,7 +197,10 @@ export async function installApp(
     const listed = uiFolder === null ? { ok: true as const, files: {} } : await listUiFiles(stagedDir, uiFolder);
     if (!listed.ok) {
       await note("verify", "failed", listed.message);
-      throw new GatewayError(listed.code, { message: listed.message, detail: { step: "verify", path: listed.path, field: listed.field } });
+      throw new GatewayError(listed.code, {
+        message: listed.message,
+        detail: { step: "verify", path: listed.path, field: listed.field },
+      });
     }
     const unrecordable = checkRecordable(manifest, listed.files);
     if (unrecordable) {
@@ -180,7 +212,13 @@ export async function installApp(
     await note("move_into_place", "started");
     // The journal comes first: a crash after the move leaves a folder the gateway may not have
     // recorded yet, and the next start decides from the record whether to keep it or undo it.
-    if (!(await writeJournal(ctx.home, { op: "install", name, digest: staged.digest, adoptedData: adopting, startedAt: new Date().toISOString() }, { exclusive: true }))) {
+    if (
+      !(await writeJournal(
+        ctx.home,
+        { op: "install", name, digest: staged.digest, adoptedData: adopting, startedAt: new Date().toISOString() },
+        { exclusive: true },
+      ))
+    ) {
       throw new GatewayError("app_exists", { vars: { name } });
     }
     // A concurrent install of the same name may have moved in since the check above: the
@@ -208,7 +246,14 @@ export async function installApp(
       throw stepFailure("move_into_place", error instanceof Error ? error.message : String(error));
     }
     await note("move_into_place", "done");
-    return { manifest, review: staged.review, digest: staged.digest, appDir, uiFiles: listed.files, adoptedData: adopting };
+    return {
+      manifest,
+      review: staged.review,
+      digest: staged.digest,
+      appDir,
+      uiFiles: listed.files,
+      adoptedData: adopting,
+    };
   } catch (error) {
     await rm(stagedDir, { recursive: true, force: true });
     const full = error instanceof GatewayError ? null : storageFullReason(error);
@@ -226,7 +271,12 @@ export async function undoInstall(appsDir: string, name: string, adopted: Parked
   const appDir = join(appsDir, name);
   if (adopted && existsSync(join(appDir, "data")) && !existsSync(parkedDataDir(appsDir, name))) {
     if (adopted.version !== null && adopted.consentDigest !== null && adopted.parkedAt !== null) {
-      await parkData(appsDir, join(appDir, "data"), { name, version: adopted.version, consentDigest: adopted.consentDigest, parkedAt: adopted.parkedAt });
+      await parkData(appsDir, join(appDir, "data"), {
+        name,
+        version: adopted.version,
+        consentDigest: adopted.consentDigest,
+        parkedAt: adopted.parkedAt,
+      });
     } else {
       await rename(join(appDir, "data"), parkedDataDir(appsDir, name));
     }
@@ -246,7 +296,13 @@ export interface InstallIdentity {
  * place in one rename (to `trashDir`, in the quarantine), so a crash never leaves half a
  * folder at apps/<name>. Data an earlier install parked is never touched here.
  */
-export async function removeAppFiles(appsDir: string, name: string, purgeData: boolean, identity: InstallIdentity, trashDir?: string): Promise<void> {
+export async function removeAppFiles(
+  appsDir: string,
+  name: string,
+  purgeData: boolean,
+  identity: InstallIdentity,
+  trashDir?: string,
+): Promise<void> {
   const appDir = join(appsDir, name);
   const from = trashDir ?? appDir;
   if (trashDir && existsSync(appDir)) {
@@ -257,10 +313,21 @@ export async function removeAppFiles(appsDir: string, name: string, purgeData: b
 }
 
 /** Parks (or drops) data/ of a folder that left its place, then deletes the folder. */
-export async function finishRemoval(appsDir: string, name: string, folder: string, purgeData: boolean, identity: InstallIdentity): Promise<void> {
+export async function finishRemoval(
+  appsDir: string,
+  name: string,
+  folder: string,
+  purgeData: boolean,
+  identity: InstallIdentity,
+): Promise<void> {
   // parkData refuses to replace data an earlier install parked: the folder then stays where it is.
   if (!purgeData && existsSync(join(folder, "data"))) {
-    await parkData(appsDir, join(folder, "data"), { name, version: identity.version, consentDigest: identity.consentDigest, parkedAt: new Date().toISOString() });
+    await parkData(appsDir, join(folder, "data"), {
+      name,
+      version: identity.version,
+      consentDigest: identity.consentDigest,
+      parkedAt: new Date().toISOString(),
+    });
   }
   await rm(folder, { recursive: true, force: true });
 }

@@ -63,7 +63,10 @@ describe("pip", () => {
     const src = path.join(root, "evil-src", "evil-0.1");
     mkdirSync(src, { recursive: true });
     const canary = `import os\nfor d in (os.environ.get("HOME",""), "/var/tmp", ${JSON.stringify(path.join(appDir, "venv"))}):\n    open(os.path.join(d, "pc-canary-sdist"), "w").write("ran")\n`;
-    writeFileSync(path.join(src, "setup.py"), `${canary}from setuptools import setup\nsetup(name="evil", version="0.1")\n`);
+    writeFileSync(
+      path.join(src, "setup.py"),
+      `${canary}from setuptools import setup\nsetup(name="evil", version="0.1")\n`,
+    );
     writeFileSync(path.join(src, "PKG-INFO"), "Metadata-Version: 2.1\nName: evil\nVersion: 0.1\n");
     mkdirSync(path.join(appDir, "wheels"));
     execFileSync("tar", ["-czf", path.join(appDir, "wheels", "evil-0.1.tar.gz"), "-C", path.dirname(src), "evil-0.1"]);
@@ -80,12 +83,15 @@ describe("pip", () => {
     const wheel = path.resolve("apps/fixtures/py-echo/wheels/personalclaw_sdk-0.1.0-py3-none-any.whl");
     writeFileSync(path.join(appDir, "wheels", path.basename(wheel)), execFileSync("cat", [wheel]));
     // Shadows of the modules the installer runs, at the bundle root: never imported.
-    for (const mod of ["venv", "pip", "ensurepip", "sitecustomize"]) writeFileSync(path.join(appDir, `${mod}.py`), `open("/var/tmp/pc-canary-${mod}", "w").write("ran")\n`);
+    for (const mod of ["venv", "pip", "ensurepip", "sitecustomize"])
+      writeFileSync(path.join(appDir, `${mod}.py`), `open("/var/tmp/pc-canary-${mod}", "w").write("ran")\n`);
     const result = await installPythonDependencies("wheel", appDir, ["personalclaw-sdk==0.1.0"], ctx);
     expect(result).toEqual({ ok: true });
     const site = readdirSync(path.join(appDir, "venv", "lib"));
     expect(site.length).toBe(1);
-    expect(existsSync(path.join(appDir, "venv", "lib", site[0]!, "site-packages", "personalclaw_verify.py"))).toBe(true);
+    expect(existsSync(path.join(appDir, "venv", "lib", site[0]!, "site-packages", "personalclaw_verify.py"))).toBe(
+      true,
+    );
     expect(canariesUnder("/var/tmp", ownerHome)).toEqual([]);
   });
 });
@@ -96,7 +102,14 @@ describe("npm", () => {
     const pkg = path.join(appDir, "localpkg");
     mkdirSync(pkg);
     const script = `node -e "require('fs').writeFileSync(process.env.INIT_CWD + '/pc-canary-npm', 'ran')"`;
-    writeFileSync(path.join(pkg, "package.json"), JSON.stringify({ name: "localpkg", version: "1.0.0", scripts: { preinstall: script, install: script, postinstall: script } }));
+    writeFileSync(
+      path.join(pkg, "package.json"),
+      JSON.stringify({
+        name: "localpkg",
+        version: "1.0.0",
+        scripts: { preinstall: script, install: script, postinstall: script },
+      }),
+    );
     writeFileSync(path.join(pkg, "index.js"), "module.exports = 1;\n");
     const result = await installNpmPackages("npm-scripts", appDir, [`file:${pkg}`], ctx);
     expect(result, JSON.stringify(logged.slice(-5))).toEqual({ ok: true });

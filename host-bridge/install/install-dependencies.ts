@@ -25,7 +25,15 @@ export function venvPython(appDir: string): string {
 const PYPI = grantPatterns(["pypi.org", "files.pythonhosted.org"]);
 const NPM_REGISTRY = grantPatterns(["registry.npmjs.org"]);
 
-async function installerRun(app: string, appDir: string, file: string, args: string[], output: string, egress: readonly HostPattern[], ctx: InstallerContext): Promise<StepResult> {
+async function installerRun(
+  app: string,
+  appDir: string,
+  file: string,
+  args: string[],
+  output: string,
+  egress: readonly HostPattern[],
+  ctx: InstallerContext,
+): Promise<StepResult> {
   await mkdir(output, { recursive: true, mode: 0o755 }); // bwrap binds only a folder that exists
   const result = await runConfined(
     {
@@ -42,7 +50,12 @@ async function installerRun(app: string, appDir: string, file: string, args: str
   );
   if (result.ok) return { ok: true };
   const tail = result.lastLines.slice(-3).join(" / ");
-  return { ok: false, exitCode: result.exitCode, timedOut: result.timedOut, reason: tail ? `${result.reason}: ${tail}` : result.reason };
+  return {
+    ok: false,
+    exitCode: result.exitCode,
+    timedOut: result.timedOut,
+    reason: tail ? `${result.reason}: ${tail}` : result.reason,
+  };
 }
 
 /**
@@ -51,7 +64,12 @@ async function installerRun(app: string, appDir: string, file: string, args: str
  * files reviewed. Requirement strings were already screened (no options, no URLs); `--` ends
  * pip's options.
  */
-export async function installPythonDependencies(app: string, appDir: string, requirements: readonly string[], ctx: InstallerContext): Promise<StepResult> {
+export async function installPythonDependencies(
+  app: string,
+  appDir: string,
+  requirements: readonly string[],
+  ctx: InstallerContext,
+): Promise<StepResult> {
   const python = realPython(ctx.parentEnv.PATH);
   if (!python) return { ok: false, exitCode: null, timedOut: false, reason: "python3 was not found on PATH" };
   const venv = join(appDir, "venv");
@@ -60,7 +78,22 @@ export async function installPythonDependencies(app: string, appDir: string, req
   const wheels = join(appDir, "wheels");
   const offline = existsSync(wheels);
   const source = offline ? ["--no-index", "--find-links", wheels] : [];
-  const pip = ["-I", "-m", "pip", "--python", venvPython(appDir), "install", "--disable-pip-version-check", "--no-input", "--no-cache-dir", "--only-binary", ":all:", ...source, "--", ...requirements];
+  const pip = [
+    "-I",
+    "-m",
+    "pip",
+    "--python",
+    venvPython(appDir),
+    "install",
+    "--disable-pip-version-check",
+    "--no-input",
+    "--no-cache-dir",
+    "--only-binary",
+    ":all:",
+    ...source,
+    "--",
+    ...requirements,
+  ];
   return installerRun(app, appDir, python, pip, venv, offline ? [] : PYPI, ctx);
 }
 
@@ -73,9 +106,28 @@ function npmCli(pathEnv: string | undefined): string | undefined {
 }
 
 /** Installs npm packages into <appDir>/node_modules without running any package's scripts. */
-export async function installNpmPackages(app: string, appDir: string, packages: readonly string[], ctx: InstallerContext): Promise<StepResult> {
+export async function installNpmPackages(
+  app: string,
+  appDir: string,
+  packages: readonly string[],
+  ctx: InstallerContext,
+): Promise<StepResult> {
   const cli = npmCli(ctx.parentEnv.PATH);
   if (!cli) return { ok: false, exitCode: null, timedOut: false, reason: "npm was not found beside node or on PATH" };
-  const args = [cli, "install", "--ignore-scripts", "--no-audit", "--no-fund", "--no-save", "--no-package-lock", "--cache", "/tmp/npm-cache", "--prefix", appDir, "--", ...packages];
+  const args = [
+    cli,
+    "install",
+    "--ignore-scripts",
+    "--no-audit",
+    "--no-fund",
+    "--no-save",
+    "--no-package-lock",
+    "--cache",
+    "/tmp/npm-cache",
+    "--prefix",
+    appDir,
+    "--",
+    ...packages,
+  ];
   return installerRun(app, appDir, process.execPath, args, join(appDir, "node_modules"), NPM_REGISTRY, ctx);
 }

@@ -47,7 +47,12 @@ export async function parkedDataOf(appsDir: string, name: string): Promise<Parke
   const st = await lstat(parkedDataDir(appsDir, name)).catch(() => null);
   if (!st?.isDirectory()) return null;
   const record = await readParkedRecord(appsDir, name);
-  return { name, version: record?.version ?? null, consentDigest: record?.consentDigest ?? null, parkedAt: record?.parkedAt ?? null };
+  return {
+    name,
+    version: record?.version ?? null,
+    consentDigest: record?.consentDigest ?? null,
+    parkedAt: record?.parkedAt ?? null,
+  };
 }
 
 /** Every parked data/ under the apps folder, by name. */
@@ -72,7 +77,11 @@ export async function parkData(appsDir: string, dataDir: string, record: ParkedD
   if (existsSync(parked)) throw new GatewayError("parked_data_exists", { vars: { name: record.name } });
   const text = `${JSON.stringify(ParkedDataSchema.parse(record))}\n`;
   const temporary = `${parkedRecordPath(appsDir, record.name)}.${process.pid}.tmp`;
-  const fh = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  const fh = await open(
+    temporary,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    0o600,
+  );
   try {
     await fh.writeFile(text);
   } finally {
@@ -91,7 +100,8 @@ export async function adoptParkedData(appsDir: string, name: string, intoDataDir
 /** Deletes the parked data of `name` and its record; 404 parked_data_not_found when none is parked. */
 export async function purgeParkedData(appsDir: string, name: string): Promise<void> {
   const parked = parkedDataDir(appsDir, name);
-  if (!existsSync(parked) && !existsSync(parkedRecordPath(appsDir, name))) throw new GatewayError("parked_data_not_found", { vars: { name } });
+  if (!existsSync(parked) && !existsSync(parkedRecordPath(appsDir, name)))
+    throw new GatewayError("parked_data_not_found", { vars: { name } });
   await rm(parked, { recursive: true, force: true });
   await rm(parkedRecordPath(appsDir, name), { force: true });
 }

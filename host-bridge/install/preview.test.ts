@@ -71,7 +71,9 @@ describe("previewBundle refusals", () => {
   });
 
   it("a core that lacks a required feature is refused naming it", async () => {
-    const r = await expectPreviewRefused(await sandbox("manifest-core-too-old"), "core_incompatible", { core: { version: "0.3.0", features: [] } });
+    const r = await expectPreviewRefused(await sandbox("manifest-core-too-old"), "core_incompatible", {
+      core: { version: "0.3.0", features: [] },
+    });
     expect(r.field).toBe("requiresCoreFeatures");
     expect(r.message).toContain("teleport");
   });
@@ -87,15 +89,19 @@ describe("previewBundle refusals", () => {
     expect(r.path).toBe("stolen");
   });
 
-  it.each(["scan-destructive-runtime", "scan-credentials", "scan-download-exec", "scan-pip-overrides", "scan-embedded-git", "scan-manifest-python-source"])(
-    "a dangerous verdict (%s) is a terminal scan_dangerous refusal carrying the findings",
-    async (fixture) => {
-      const r = await expectPreviewRefused(await sandbox(fixture), "scan_dangerous");
-      const detail = r.detail as { verdict: string; findings: Array<{ runs: boolean; severity: string; path: string }> };
-      expect(detail.verdict).toBe("dangerous");
-      expect(detail.findings.some((f) => f.runs && f.severity === "dangerous" && f.path === r.path)).toBe(true);
-    },
-  );
+  it.each([
+    "scan-destructive-runtime",
+    "scan-credentials",
+    "scan-download-exec",
+    "scan-pip-overrides",
+    "scan-embedded-git",
+    "scan-manifest-python-source",
+  ])("a dangerous verdict (%s) is a terminal scan_dangerous refusal carrying the findings", async (fixture) => {
+    const r = await expectPreviewRefused(await sandbox(fixture), "scan_dangerous");
+    const detail = r.detail as { verdict: string; findings: Array<{ runs: boolean; severity: string; path: string }> };
+    expect(detail.verdict).toBe("dangerous");
+    expect(detail.findings.some((f) => f.runs && f.severity === "dangerous" && f.path === r.path)).toBe(true);
+  });
 });
 
 describe("previewBundle review and digest", () => {
@@ -155,13 +161,32 @@ describe("previewBundle review and digest", () => {
     expect(Object.keys(r.review)[1]).toBe("prerequisites");
     expect(r.review.prerequisites).toEqual([{ name: "ComfyUI", why: "renders images", how: "install ComfyUI" }]);
     expect(r.review.permissions.network).toMatchObject({ hosts: ["api.example.com"], enforced: true });
-    expect(r.review.scheduledJobs).toEqual([{ name: "daily", schedule: "0 9 * * *", timezone: "UTC", route: null, timeoutSeconds: 60, enabled: true, registers: true }]);
+    expect(r.review.scheduledJobs).toEqual([
+      {
+        name: "daily",
+        schedule: "0 9 * * *",
+        timezone: "UTC",
+        route: null,
+        timeoutSeconds: 60,
+        enabled: true,
+        registers: true,
+      },
+    ]);
     expect(r.review.pythonPackages).toEqual(["requests==2.31.0"]);
     expect(r.review.npmPackages.packages).toEqual(["some-adapter"]);
     expect(r.review.npmPackages.note).toContain("install scripts");
     expect(r.review.installHook).toEqual({ command: "python3", args: ["handlers.py"], timeoutSeconds: 60 });
     expect(r.review.updateHook).toEqual({ declared: true, runs: false });
-    expect(r.review.mcpServers).toEqual([{ name: "search", transport: "stdio", command: "python3", args: ["handlers.py"], envNames: ["TOKEN_FILE"], url: null }]);
+    expect(r.review.mcpServers).toEqual([
+      {
+        name: "search",
+        transport: "stdio",
+        command: "python3",
+        args: ["handlers.py"],
+        envNames: ["TOKEN_FILE"],
+        url: null,
+      },
+    ]);
     expect(r.review.launches[0]).toMatchObject({ program: "git", hosts: ["github.com"] });
     expect(r.review.writes).toEqual([{ path: "~/.cache/clean-ok", why: "thumbnails" }]);
     expect(r.review.unrecognisedManifestKeys).toEqual(["storeCopy"]);
@@ -207,7 +232,10 @@ describe("previewBundle review and digest", () => {
       const folder = path.join(sb.bundle, "assets", `d${i % 20}`);
       if (i < 20) await mkdir(folder, { recursive: true });
       const size = (next() % 6000) + (i % 7 === 0 ? 0 : 1);
-      const bytes = i % 2 === 0 ? Buffer.from(`// asset ${i}\n`.repeat(Math.ceil(size / 14)).slice(0, size)) : Buffer.from(Array.from({ length: size }, () => next() & 0xff));
+      const bytes =
+        i % 2 === 0
+          ? Buffer.from(`// asset ${i}\n`.repeat(Math.ceil(size / 14)).slice(0, size))
+          : Buffer.from(Array.from({ length: size }, () => next() & 0xff));
       const file = path.join(folder, `f${i}.${i % 2 === 0 ? "txt" : "bin"}`);
       await writeFile(file, bytes);
       if (i % 97 === 0) await chmod(file, 0o755);

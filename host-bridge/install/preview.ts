@@ -60,21 +60,47 @@ async function readStagedManifest(stagedDir: string): Promise<ManifestRead> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return refuse("manifest_missing", { path: "app.json" });
-    return refuse("manifest_invalid", { path: "app.json", field: "app.json", reason: code === "ELOOP" ? "app.json is a link" : `it cannot be opened (${code})` }, { field: "app.json" });
+    return refuse(
+      "manifest_invalid",
+      {
+        path: "app.json",
+        field: "app.json",
+        reason: code === "ELOOP" ? "app.json is a link" : `it cannot be opened (${code})`,
+      },
+      { field: "app.json" },
+    );
   }
   try {
     const st = await fh.stat();
-    if (!st.isFile()) return refuse("manifest_invalid", { path: "app.json", field: "app.json", reason: "app.json is not a file" }, { field: "app.json" });
-    if (st.size > MAX_MANIFEST_BYTES) return refuse("manifest_invalid", { path: "app.json", field: "app.json", reason: `app.json is larger than ${MAX_MANIFEST_BYTES} bytes` }, { field: "app.json" });
+    if (!st.isFile())
+      return refuse(
+        "manifest_invalid",
+        { path: "app.json", field: "app.json", reason: "app.json is not a file" },
+        { field: "app.json" },
+      );
+    if (st.size > MAX_MANIFEST_BYTES)
+      return refuse(
+        "manifest_invalid",
+        { path: "app.json", field: "app.json", reason: `app.json is larger than ${MAX_MANIFEST_BYTES} bytes` },
+        { field: "app.json" },
+      );
     const text = await fh.readFile("utf8");
     // The same strict reader as request bodies: the scanner, the review and the installer must
     // never read different values from one manifest (issue 11 item 7).
     const parsed = parseStrictJson(text);
     if (parsed.ok) return { ok: true, raw: parsed.value };
     if (parsed.problem === "duplicate_key" || parsed.problem === "forbidden_key") {
-      return refuse("manifest_key_refused", { path: "app.json", key: parsed.key!, reason: parsed.reason }, { field: parsed.key!, detail: { key: parsed.key, problem: parsed.problem } });
+      return refuse(
+        "manifest_key_refused",
+        { path: "app.json", key: parsed.key!, reason: parsed.reason },
+        { field: parsed.key!, detail: { key: parsed.key, problem: parsed.problem } },
+      );
     }
-    return refuse("manifest_invalid", { path: "app.json", field: "app.json", reason: parsed.problem === "too_deep" ? parsed.reason : "it is not JSON" }, { field: "app.json" });
+    return refuse(
+      "manifest_invalid",
+      { path: "app.json", field: "app.json", reason: parsed.problem === "too_deep" ? parsed.reason : "it is not JSON" },
+      { field: "app.json" },
+    );
   } finally {
     await fh.close();
   }
@@ -92,7 +118,8 @@ export function checkBundleRules(entries: readonly StagedEntry[], manifest: AppM
     if (entry.path.startsWith("wheels/") && entry.type !== "dir" && !entry.path.endsWith(".whl")) {
       return refuse("bundle_wheel_not_binary", { path: entry.path });
     }
-    if (entry.path.startsWith("wheels/") && entry.type === "link") return refuse("bundle_wheel_not_binary", { path: entry.path });
+    if (entry.path.startsWith("wheels/") && entry.type === "link")
+      return refuse("bundle_wheel_not_binary", { path: entry.path });
     if (uiFolder !== null && entry.type === "link" && entry.path.startsWith(uiFolder)) {
       return refuse("bundle_link_in_ui", { path: entry.path }, { field: "ui.entry" });
     }
@@ -116,7 +143,14 @@ export async function previewBundle(source: string, opts: PreviewOptions): Promi
       core: opts.core,
     });
     if (!validated.ok) {
-      return { ok: false, code: validated.code, message: validated.message, path: "app.json", field: validated.field, ...(validated.detail ? { detail: validated.detail } : {}) };
+      return {
+        ok: false,
+        code: validated.code,
+        message: validated.message,
+        path: "app.json",
+        field: validated.field,
+        ...(validated.detail ? { detail: validated.detail } : {}),
+      };
     }
     const manifest = validated.manifest;
 
@@ -127,11 +161,9 @@ export async function previewBundle(source: string, opts: PreviewOptions): Promi
     if (scan.verdict === "dangerous") {
       const runtime = scan.findings.filter((f) => f.runs && f.severity === "dangerous");
       const first = runtime[0];
-      return refuse(
-        "scan_dangerous",
-        first ? { path: first.path } : {},
-        { detail: { verdict: scan.verdict, findings: scan.findings } },
-      );
+      return refuse("scan_dangerous", first ? { path: first.path } : {}, {
+        detail: { verdict: scan.verdict, findings: scan.findings },
+      });
     }
 
     const parked = opts.appsDir !== undefined ? await parkedDataOf(opts.appsDir, manifest.name) : null;

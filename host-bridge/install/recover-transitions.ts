@@ -55,7 +55,9 @@ export async function recoverTransitions(ctx: RecoveryContext): Promise<PendingR
         else pending.push(journal);
       }
     } catch (error) {
-      ctx.log(`bridge: could not recover the interrupted ${journal.op} of ${journal.name}: ${error instanceof Error ? error.message : String(error)}`);
+      ctx.log(
+        `bridge: could not recover the interrupted ${journal.op} of ${journal.name}: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   }
   // Uninstall folders still waiting in the quarantine are the only thing in it worth keeping.
@@ -76,9 +78,13 @@ export async function recoverTransitions(ctx: RecoveryContext): Promise<PendingR
         try {
           const outcome = await askGateway(journal);
           await settleOne(ctx, journal, outcome);
-          ctx.log(`bridge: the interrupted ${journal.op} of ${journal.name} was ${outcome === "finish" ? "finished" : "undone"}`);
+          ctx.log(
+            `bridge: the interrupted ${journal.op} of ${journal.name} was ${outcome === "finish" ? "finished" : "undone"}`,
+          );
         } catch (error) {
-          ctx.log(`bridge: could not settle the interrupted ${journal.op} of ${journal.name}: ${error instanceof Error ? error.message : String(error)}`);
+          ctx.log(
+            `bridge: could not settle the interrupted ${journal.op} of ${journal.name}: ${error instanceof Error ? error.message : String(error)}`,
+          );
         }
       }
     },
@@ -95,7 +101,10 @@ async function settleOne(ctx: RecoveryContext, journal: Journal, outcome: "finis
     // The gateway has forgotten the record (it always finishes an uninstall that moved the folder).
     const folder = existsSync(journal.trashDir) ? journal.trashDir : join(ctx.appsDir, journal.name);
     if (existsSync(folder)) {
-      await finishRemoval(ctx.appsDir, journal.name, folder, journal.purgeData, { version: journal.version, consentDigest: journal.consentDigest });
+      await finishRemoval(ctx.appsDir, journal.name, folder, journal.purgeData, {
+        version: journal.version,
+        consentDigest: journal.consentDigest,
+      });
     }
   }
   await clearJournal(ctx.home, journal.name);

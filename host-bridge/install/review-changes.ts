@@ -28,9 +28,15 @@ const DISCLOSURE_FIELDS = [
 
 /** JSON with object keys sorted, so two equal values always compare equal. */
 function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v) =>
-    v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
-  ) ?? "null";
+  return (
+    JSON.stringify(value, (_key, v) =>
+      v && typeof v === "object" && !Array.isArray(v)
+        ? Object.fromEntries(
+            Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+          )
+        : v,
+    ) ?? "null"
+  );
 }
 
 /** Each disclosure field whose value differs between the consented review and the new one; everything when there is no consented review. */
@@ -41,7 +47,11 @@ export function reviewChanges(before: InstallReview | null, after: InstallReview
   };
   const permissionKeys = new Set([...Object.keys(before?.permissions ?? {}), ...Object.keys(after.permissions)]);
   for (const key of [...permissionKeys].sort()) {
-    compare(`permissions.${key}`, (before?.permissions as Record<string, unknown> | undefined)?.[key], (after.permissions as Record<string, unknown>)[key]);
+    compare(
+      `permissions.${key}`,
+      (before?.permissions as Record<string, unknown> | undefined)?.[key],
+      (after.permissions as Record<string, unknown>)[key],
+    );
   }
   for (const field of DISCLOSURE_FIELDS) compare(field, before?.[field], after[field]);
   return changes;

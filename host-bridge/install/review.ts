@@ -37,7 +37,15 @@ export interface InstallReview {
     agent: "text" | "read" | "tools" | null;
     network: { hosts: string[]; enforced: true; note: string };
   };
-  scheduledJobs: Array<{ name: string; schedule: string; timezone: string; route: string | null; timeoutSeconds: number; enabled: boolean; registers: boolean }>;
+  scheduledJobs: Array<{
+    name: string;
+    schedule: string;
+    timezone: string;
+    route: string | null;
+    timeoutSeconds: number;
+    enabled: boolean;
+    registers: boolean;
+  }>;
   pythonPackages: string[];
   npmPackages: { packages: string[]; note: string | null };
   ui: { entry: string | null; pages: Array<{ entryPoint: string; title: string | null }> } | null;
@@ -46,8 +54,22 @@ export interface InstallReview {
   uninstallHook: (ReviewCommand & { timeoutSeconds: number }) | null;
   updateHook: { declared: boolean; runs: false };
   /** Each server's sealed definition (MCP-07): transport, command, args, env names, remote URL; the digest covers it. */
-  mcpServers: Array<{ name: string; transport: "stdio" | "http"; command: string | null; args: string[]; envNames: string[]; url: string | null }>;
-  launches: Array<{ program: string; why: string; inherits: string[]; inheritsWhile: { setting: string; value: boolean } | null; hosts: string[]; npmPackage: string | null }>;
+  mcpServers: Array<{
+    name: string;
+    transport: "stdio" | "http";
+    command: string | null;
+    args: string[];
+    envNames: string[];
+    url: string | null;
+  }>;
+  launches: Array<{
+    program: string;
+    why: string;
+    inherits: string[];
+    inheritsWhile: { setting: string; value: boolean } | null;
+    hosts: string[];
+    npmPackage: string | null;
+  }>;
   writes: Array<{ path: string; why: string }>;
   /** Secrets it asks for; each reaches it only if the owner assigns one (as an environment variable at its backend's start). */
   secrets: Array<{ name: string; why: string }>;
@@ -63,11 +85,30 @@ export interface InstallReview {
 }
 
 const KNOWN_KEYS = new Set([
-  "name", "version", "displayName", "description", "icon", "backend", "ui", "permissions", "crons", "mcpServers",
-  "dependencies", "setup", "launches", "writes", "requires", "secrets", "minPersonalClawVersion", "requiresCoreFeatures", "quality", "native",
+  "name",
+  "version",
+  "displayName",
+  "description",
+  "icon",
+  "backend",
+  "ui",
+  "permissions",
+  "crons",
+  "mcpServers",
+  "dependencies",
+  "setup",
+  "launches",
+  "writes",
+  "requires",
+  "secrets",
+  "minPersonalClawVersion",
+  "requiresCoreFeatures",
+  "quality",
+  "native",
 ]);
 
-const NETWORK_NOTE = "Enforced: the app's processes reach these hosts and no others, through its own egress broker; with none listed they have no network at all.";
+const NETWORK_NOTE =
+  "Enforced: the app's processes reach these hosts and no others, through its own egress broker; with none listed they have no network at all.";
 const NPM_NOTE = "npm runs these packages' install scripts when it installs them.";
 
 function cmd(c: { command: string; args?: string[] | undefined }): ReviewCommand {
@@ -75,11 +116,18 @@ function cmd(c: { command: string; args?: string[] | undefined }): ReviewCommand
 }
 
 /** Builds the review from a validated manifest and the scan of the staged bytes; it states the hook cap that applies. */
-export function buildReview(manifest: AppManifest, scan: ScanResult, hookTimeoutSeconds: number = HOOK_TIMEOUT_SECONDS, parked: ParkedDataView | null = null): InstallReview {
+export function buildReview(
+  manifest: AppManifest,
+  scan: ScanResult,
+  hookTimeoutSeconds: number = HOOK_TIMEOUT_SECONDS,
+  parked: ParkedDataView | null = null,
+): InstallReview {
   const p = manifest.permissions ?? {};
   // A routed job needs permissions.cron (issue 20); the agent-prompt form also an agent tier (CRON-02).
-  const registers = (c: { route?: string | undefined }) => p.cron === true && (c.route !== undefined || p.agent !== undefined);
-  const hook = (h: { command: string; args?: string[] | undefined } | undefined) => (h ? { ...cmd(h), timeoutSeconds: hookTimeoutSeconds } : null);
+  const registers = (c: { route?: string | undefined }) =>
+    p.cron === true && (c.route !== undefined || p.agent !== undefined);
+  const hook = (h: { command: string; args?: string[] | undefined } | undefined) =>
+    h ? { ...cmd(h), timeoutSeconds: hookTimeoutSeconds } : null;
   const npm = manifest.dependencies?.npmPackages ?? [];
 
   return {
@@ -117,10 +165,17 @@ export function buildReview(manifest: AppManifest, scan: ScanResult, hookTimeout
     pythonPackages: [...(manifest.dependencies?.pythonDependencies ?? [])],
     npmPackages: { packages: [...npm], note: npm.length > 0 ? NPM_NOTE : null },
     ui: manifest.ui
-      ? { entry: manifest.ui.entry ?? null, pages: (manifest.ui.pages ?? []).map((pg) => ({ entryPoint: pg.entryPoint, title: pg.title ?? null })) }
+      ? {
+          entry: manifest.ui.entry ?? null,
+          pages: (manifest.ui.pages ?? []).map((pg) => ({ entryPoint: pg.entryPoint, title: pg.title ?? null })),
+        }
       : null,
     backend: manifest.backend
-      ? { ...cmd(manifest.backend), entryPoint: manifest.backend.entryPoint ?? null, healthCheck: manifest.backend.healthCheck ?? "/health" }
+      ? {
+          ...cmd(manifest.backend),
+          entryPoint: manifest.backend.entryPoint ?? null,
+          healthCheck: manifest.backend.healthCheck ?? "/health",
+        }
       : null,
     installHook: hook(manifest.setup?.onInstall),
     uninstallHook: hook(manifest.setup?.onUninstall),
@@ -144,9 +199,16 @@ export function buildReview(manifest: AppManifest, scan: ScanResult, hookTimeout
     },
     verdict: scan.verdict,
     keptData: parked
-      ? { version: parked.version, parkedAt: parked.parkedAt, consentDigest: parked.consentDigest, note: `${keptDataText(parked)}. It is adopted only with {"adopt_data": true}; otherwise this install starts with an empty data/ and the kept data stays parked.` }
+      ? {
+          version: parked.version,
+          parkedAt: parked.parkedAt,
+          consentDigest: parked.consentDigest,
+          note: `${keptDataText(parked)}. It is adopted only with {"adopt_data": true}; otherwise this install starts with an empty data/ and the kept data stays parked.`,
+        }
       : null,
-    unrecognisedManifestKeys: Object.keys(manifest).filter((k) => !KNOWN_KEYS.has(k)).sort(),
+    unrecognisedManifestKeys: Object.keys(manifest)
+      .filter((k) => !KNOWN_KEYS.has(k))
+      .sort(),
   };
 }
 

@@ -31,5 +31,11 @@ export async function runHook(
     ctx,
   );
   if (result.ok) return { ok: true, exitCode: 0 };
-  return { ok: false, exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, reason: result.timedOut ? "timed out" : result.reason };
+  return {
+    ok: false,
+    exitCode: result.exitCode,
+    signal: result.signal,
+    timedOut: result.timedOut,
+    reason: result.timedOut ? "timed out" : result.reason,
+  };
 }

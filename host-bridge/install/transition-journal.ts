@@ -59,12 +59,20 @@ function journalPath(home: string, name: string): string {
  * of the folder. With `exclusive`, an existing journal is never replaced (answers false): a
  * second install of the same name under way in parallel must not take over the first's journal.
  */
-export async function writeJournal(home: string, journal: Journal, opts: { exclusive?: boolean } = {}): Promise<boolean> {
+export async function writeJournal(
+  home: string,
+  journal: Journal,
+  opts: { exclusive?: boolean } = {},
+): Promise<boolean> {
   const dir = journalDir(home);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const text = `${JSON.stringify(JournalSchema.parse(journal))}\n`;
   const temporary = `${journalPath(home, journal.name)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
-  const fh = await open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  const fh = await open(
+    temporary,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    0o600,
+  );
   try {
     await fh.writeFile(text);
     await fh.sync();

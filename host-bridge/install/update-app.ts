@@ -40,7 +40,11 @@ export interface InstalledCopy {
 export interface BackendControl {
   stop(name: string): Promise<void>;
   /** Starts the backend of the folder now at apps/<name> and waits for its health check; the reason says why not. */
-  startHealthy(name: string, manifest: AppManifest, timeoutMs: number): Promise<{ ok: true } | { ok: false; reason: string }>;
+  startHealthy(
+    name: string,
+    manifest: AppManifest,
+    timeoutMs: number,
+  ): Promise<{ ok: true } | { ok: false; reason: string }>;
   /** Starts it without waiting (the old version, after a rollback). */
   start(name: string, manifest: AppManifest): Promise<void>;
 }
@@ -55,14 +59,20 @@ export interface UpdatedApp {
 }
 
 /** True when the update needs the owner's yes to its digest: its disclosure changed, or the scan is not clean. */
-export function updateNeedsConsent(installed: InstallReview | null, next: InstallReview): { needed: boolean; changes: ReviewChange[] } {
+export function updateNeedsConsent(
+  installed: InstallReview | null,
+  next: InstallReview,
+): { needed: boolean; changes: ReviewChange[] } {
   if (!installed) return { needed: true, changes: reviewChanges(null, next) };
   const changes = reviewChanges(installed, next);
   return { needed: changes.length > 0 || next.verdict !== "clean", changes };
 }
 
 function samePythonDependencies(a: AppManifest, b: AppManifest): boolean {
-  return JSON.stringify(a.dependencies?.pythonDependencies ?? []) === JSON.stringify(b.dependencies?.pythonDependencies ?? []);
+  return (
+    JSON.stringify(a.dependencies?.pythonDependencies ?? []) ===
+    JSON.stringify(b.dependencies?.pythonDependencies ?? [])
+  );
 }
 
 function stepFailure(name: string, step: string, reason: string): GatewayError {
@@ -73,7 +83,12 @@ function stepFailure(name: string, step: string, reason: string): GatewayError {
  * Puts the old version back: the new folder goes (venv/ first returns where it came from), the
  * kept folder moves back to apps/<name>. Safe to run on any state a swap can leave.
  */
-export async function restoreRollback(appsDir: string, name: string, stagedDir: string, venvMoved: boolean): Promise<void> {
+export async function restoreRollback(
+  appsDir: string,
+  name: string,
+  stagedDir: string,
+  venvMoved: boolean,
+): Promise<void> {
   const appDir = join(appsDir, name);
   const kept = rollbackDir(appsDir, name);
   if (!existsSync(kept)) {
@@ -82,7 +97,8 @@ export async function restoreRollback(appsDir: string, name: string, stagedDir: 
     return;
   }
   for (const newDir of [appDir, stagedDir]) {
-    if (venvMoved && existsSync(join(newDir, "venv")) && !existsSync(join(kept, "venv"))) await rename(join(newDir, "venv"), join(kept, "venv"));
+    if (venvMoved && existsSync(join(newDir, "venv")) && !existsSync(join(kept, "venv")))
+      await rename(join(newDir, "venv"), join(kept, "venv"));
   }
   await rm(stagedDir, { recursive: true, force: true });
   await rm(appDir, { recursive: true, force: true });
@@ -97,7 +113,13 @@ export async function commitUpdate(home: string, appsDir: string, name: string):
 }
 
 /** Undoes an update that swapped but could not be recorded: the old version comes back and runs. */
-export async function undoUpdate(home: string, appsDir: string, name: string, old: InstalledCopy, backend: BackendControl): Promise<void> {
+export async function undoUpdate(
+  home: string,
+  appsDir: string,
+  name: string,
+  old: InstalledCopy,
+  backend: BackendControl,
+): Promise<void> {
   await backend.stop(name);
   await restoreRollback(appsDir, name, join(appsDir, ".quarantine", "none"), true);
   await clearJournal(home, name);
@@ -112,9 +134,13 @@ export async function updateApp(
   installed: InstalledCopy,
   ctx: InstallContext & { home: string },
   backend: BackendControl,
-  progress: (event: InstallProgressEvent | { step: string; status: InstallProgressEvent["status"]; at: string; message?: string }) => void | Promise<void>,
+  progress: (
+    event:
+      InstallProgressEvent | { step: string; status: InstallProgressEvent["status"]; at: string; message?: string },
+  ) => void | Promise<void>,
 ): Promise<UpdatedApp> {
-  const note = async (step: string, status: InstallProgressEvent["status"], message?: string) => progress({ step, status, at: new Date().toISOString(), message });
+  const note = async (step: string, status: InstallProgressEvent["status"], message?: string) =>
+    progress({ step, status, at: new Date().toISOString(), message });
   const appDir = join(ctx.appsDir, name);
   const staged = await stageOrRefuse(source, ctx, note);
   const stagedDir = staged.stagedDir!;
@@ -123,7 +149,8 @@ export async function updateApp(
   let oldStopped = false;
   let venvMoved = false;
   try {
-    if (manifest.name !== name) throw new GatewayError("app_update_name_mismatch", { vars: { name, found: manifest.name } });
+    if (manifest.name !== name)
+      throw new GatewayError("app_update_name_mismatch", { vars: { name, found: manifest.name } });
     if (!existsSync(appDir)) throw stepFailure(name, "stage", "the installed folder is missing");
     const { needed, changes } = updateNeedsConsent(installed.review, staged.review);
     if (consent !== undefined ? consent !== staged.digest : needed) {
@@ -133,7 +160,15 @@ export async function updateApp(
     await note("consent", "done", needed ? "consented" : "no change to what the app gets");
 
     // From here on a crash leaves something the next start must finish or undo.
-    await writeJournal(ctx.home, { op: "update", name, fromDigest: installed.digest, toDigest: staged.digest, stagedDir, venvMoved: false, startedAt: new Date().toISOString() });
+    await writeJournal(ctx.home, {
+      op: "update",
+      name,
+      fromDigest: installed.digest,
+      toDigest: staged.digest,
+      stagedDir,
+      venvMoved: false,
+      startedAt: new Date().toISOString(),
+    });
     journaled = true;
 
     const keepVenv = samePythonDependencies(installed.manifest, manifest) && existsSync(join(appDir, "venv"));
@@ -177,7 +212,15 @@ export async function updateApp(
 
     if (keepVenv) {
       await note("move_venv", "started");
-      await writeJournal(ctx.home, { op: "update", name, fromDigest: installed.digest, toDigest: staged.digest, stagedDir, venvMoved: true, startedAt: new Date().toISOString() });
+      await writeJournal(ctx.home, {
+        op: "update",
+        name,
+        fromDigest: installed.digest,
+        toDigest: staged.digest,
+        stagedDir,
+        venvMoved: true,
+        startedAt: new Date().toISOString(),
+      });
       venvMoved = true;
       await rename(join(rollbackDir(ctx.appsDir, name), "venv"), join(stagedDir, "venv"));
       await note("move_venv", "done");
@@ -187,15 +230,25 @@ export async function updateApp(
     if (hook) {
       await note("install_hook", "started");
       const seconds = ctx.preview.hookTimeoutSeconds ?? HOOK_TIMEOUT_SECONDS;
-      const result = await runHook(hook, { name, appDir: stagedDir, dataDir: join(stagedDir, "data"), hasStorage }, ctx, seconds);
-      if (!result.ok) throw stepFailure(name, "install_hook", result.timedOut ? `it ran longer than ${seconds} s` : result.reason);
+      const result = await runHook(
+        hook,
+        { name, appDir: stagedDir, dataDir: join(stagedDir, "data"), hasStorage },
+        ctx,
+        seconds,
+      );
+      if (!result.ok)
+        throw stepFailure(name, "install_hook", result.timedOut ? `it ran longer than ${seconds} s` : result.reason);
       await note("install_hook", "done");
     } else await note("install_hook", "skipped");
 
     await note("verify", "started");
     const uiFolder = uiFolderOf(manifest);
     const listed = uiFolder === null ? { ok: true as const, files: {} } : await listUiFiles(stagedDir, uiFolder);
-    if (!listed.ok) throw new GatewayError(listed.code, { message: listed.message, detail: { step: "verify", path: listed.path, field: listed.field } });
+    if (!listed.ok)
+      throw new GatewayError(listed.code, {
+        message: listed.message,
+        detail: { step: "verify", path: listed.path, field: listed.field },
+      });
     const unrecordable = checkRecordable(manifest, listed.files);
     if (unrecordable) throw unrecordable;
     await note("verify", "done");
@@ -208,7 +261,11 @@ export async function updateApp(
     if (installed.enabled && manifest.backend) {
       await note("health", "started");
       const healthy = await backend.startHealthy(name, manifest, UPDATE_HEALTH_SECONDS * 1000);
-      if (!healthy.ok) throw new GatewayError("update_unhealthy", { vars: { name, reason: healthy.reason }, detail: { step: "health" } });
+      if (!healthy.ok)
+        throw new GatewayError("update_unhealthy", {
+          vars: { name, reason: healthy.reason },
+          detail: { step: "health" },
+        });
       await note("health", "done");
     } else await note("health", "skipped", installed.enabled ? "no backend" : "the app is disabled");
     return { manifest, review: staged.review, digest: staged.digest, uiFiles: listed.files, changes, venvMoved };

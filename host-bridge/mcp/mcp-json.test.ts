@@ -6,7 +6,8 @@ import { GatewayError } from "../../workers/contracts/errors";
 import { AppManifestSchema, type AppManifest } from "../../workers/contracts/manifest";
 import { McpJson } from "./mcp-json";
 
-const manifest = (extra: Record<string, unknown>): AppManifest => AppManifestSchema.parse({ name: "demo", version: "1.0.0", ...extra });
+const manifest = (extra: Record<string, unknown>): AppManifest =>
+  AppManifestSchema.parse({ name: "demo", version: "1.0.0", ...extra });
 const stdio = manifest({ mcpServers: { notes: { command: "node", args: ["s.mjs"] }, search: { command: "python3" } } });
 
 describe("mcp.json", () => {
@@ -22,7 +23,13 @@ describe("mcp.json", () => {
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it("writes each declared server as `personalclaw mcp run`, 0600, keeping other entries, keys and the owner's flags", async () => {
-    writeFileSync(path, JSON.stringify({ theme: 1, mcpServers: { mine: { command: "x" }, "demo:notes": { command: "old", autoApprove: ["a"], disabled: true } } }));
+    writeFileSync(
+      path,
+      JSON.stringify({
+        theme: 1,
+        mcpServers: { mine: { command: "x" }, "demo:notes": { command: "old", autoApprove: ["a"], disabled: true } },
+      }),
+    );
     const result = await file.register("demo", stdio, []);
     expect(result).toEqual({ registered: ["demo:notes", "demo:search"], skipped: [], removed: [] });
     expect(statSync(path).mode & 0o777).toBe(0o600);
@@ -30,7 +37,11 @@ describe("mcp.json", () => {
       theme: 1,
       mcpServers: {
         mine: { command: "x" },
-        "demo:notes": { autoApprove: ["a"], command: "/pkg/bin/personalclaw.mjs", args: ["mcp", "run", "demo", "notes", "--home", "/h"] },
+        "demo:notes": {
+          autoApprove: ["a"],
+          command: "/pkg/bin/personalclaw.mjs",
+          args: ["mcp", "run", "demo", "notes", "--home", "/h"],
+        },
         "demo:search": { command: "/pkg/bin/personalclaw.mjs", args: ["mcp", "run", "demo", "search", "--home", "/h"] },
       },
     });
@@ -58,7 +69,11 @@ describe("mcp.json", () => {
   });
 
   it("registers a remote server only when its host is in the network grant", async () => {
-    const remote = (network: unknown) => manifest({ permissions: { network }, mcpServers: { api: { transport: "http", url: "https://api.example.com/mcp" } } });
+    const remote = (network: unknown) =>
+      manifest({
+        permissions: { network },
+        mcpServers: { api: { transport: "http", url: "https://api.example.com/mcp" } },
+      });
     const refused = await file.register("demo", remote(["other.example.com"]), []);
     expect(refused.registered).toEqual([]);
     expect(refused.skipped[0]!.reason).toContain("api.example.com:443");

@@ -28,7 +28,8 @@ function unreadable(path: string, reason: string): GatewayError {
 
 function readMcpFile(path: string): McpFile {
   if (!existsSync(path)) return { doc: {}, servers: {} };
-  if (lstatSync(path).isSymbolicLink()) throw unreadable(path, "it is a link; the bridge writes only a file of its own");
+  if (lstatSync(path).isSymbolicLink())
+    throw unreadable(path, "it is a link; the bridge writes only a file of its own");
   let doc: unknown;
   try {
     doc = JSON.parse(readFileSync(path, "utf8"));
@@ -37,7 +38,8 @@ function readMcpFile(path: string): McpFile {
   }
   if (doc === null || typeof doc !== "object" || Array.isArray(doc)) throw unreadable(path, "it is not a JSON object");
   const servers = (doc as Record<string, unknown>).mcpServers ?? {};
-  if (servers === null || typeof servers !== "object" || Array.isArray(servers)) throw unreadable(path, "its mcpServers is not an object");
+  if (servers === null || typeof servers !== "object" || Array.isArray(servers))
+    throw unreadable(path, "its mcpServers is not an object");
   return { doc: doc as Record<string, unknown>, servers: { ...(servers as ServerMap) } };
 }
 
@@ -82,7 +84,12 @@ export class McpJson {
    * is in the app's network grant. `off` names the servers the owner turned off; `previous`
    * (an update) names servers the app no longer declares, which are removed.
    */
-  register(name: string, manifest: AppManifest, off: readonly string[], previous?: AppManifest): Promise<McpRegistration> {
+  register(
+    name: string,
+    manifest: AppManifest,
+    off: readonly string[],
+    previous?: AppManifest,
+  ): Promise<McpRegistration> {
     return this.serial(() => {
       const file = readMcpFile(this.path);
       const result: McpRegistration = { registered: [], skipped: [], removed: [] };
@@ -106,12 +113,19 @@ export class McpJson {
           if (!remote || !grantAllows(grant, remote.host, remote.port)) {
             // Not reachable under its grant: never registered, and an earlier entry goes (MCP-11).
             if (Object.hasOwn(file.servers, key)) delete file.servers[key];
-            result.skipped.push({ key, reason: `its host ${remote ? `${remote.host}:${remote.port}` : "(none)"} is not in the app's network grant` });
+            result.skipped.push({
+              key,
+              reason: `its host ${remote ? `${remote.host}:${remote.port}` : "(none)"} is not in the app's network grant`,
+            });
             continue;
           }
           file.servers[key] = { ...kept, type: "http", url: definition.url };
         } else {
-          file.servers[key] = { ...kept, command: this.launch.cli, args: ["mcp", "run", name, server, "--home", this.launch.home] };
+          file.servers[key] = {
+            ...kept,
+            command: this.launch.cli,
+            args: ["mcp", "run", name, server, "--home", this.launch.home],
+          };
         }
         result.registered.push(key);
       }

@@ -53,7 +53,8 @@ function ownCgroupPath(controller: string): string | null {
   try {
     for (const line of readFileSync("/proc/self/cgroup", "utf8").split("\n")) {
       const [, controllers, rel] = line.split(":");
-      if (controllers !== undefined && rel !== undefined && controllers.split(",").includes(controller)) return path.join("/sys/fs/cgroup", controller, rel);
+      if (controllers !== undefined && rel !== undefined && controllers.split(",").includes(controller))
+        return path.join("/sys/fs/cgroup", controller, rel);
     }
   } catch {
     // no /proc
@@ -65,7 +66,13 @@ function ownCgroupPath(controller: string): string | null {
 function cgroupRoots(): { pids: string; memory: string } | null {
   const pids = ownCgroupPath("pids");
   const memory = ownCgroupPath("memory");
-  if (!pids || !memory || !existsSync(path.join(pids, "cgroup.procs")) || !existsSync(path.join(memory, "cgroup.procs"))) return null;
+  if (
+    !pids ||
+    !memory ||
+    !existsSync(path.join(pids, "cgroup.procs")) ||
+    !existsSync(path.join(memory, "cgroup.procs"))
+  )
+    return null;
   const roots = { pids: path.join(pids, "personalclaw"), memory: path.join(memory, "personalclaw") };
   try {
     for (const root of Object.values(roots)) {
@@ -82,7 +89,11 @@ function cgroupRoots(): { pids: string; memory: string } | null {
 
 function systemdScopeWorks(systemdRun: string): boolean {
   try {
-    execFileSync(systemdRun, ["--user", "--scope", "--quiet", "-p", "TasksMax=16", "-p", "MemoryMax=64M", "--", "/bin/true"], { stdio: "ignore", timeout: 5_000 });
+    execFileSync(
+      systemdRun,
+      ["--user", "--scope", "--quiet", "-p", "TasksMax=16", "-p", "MemoryMax=64M", "--", "/bin/true"],
+      { stdio: "ignore", timeout: 5_000 },
+    );
     return true;
   } catch {
     return false;
@@ -98,11 +109,27 @@ export function boundsAvailability(pathEnv: string | undefined, prefer?: BoundsM
   const roots = prefer === undefined || prefer === "cgroup" ? cgroupRoots() : null;
   let found: BoundsAvailability | null = null;
   if (roots) {
-    found = { mechanism: "cgroup", processLimitBinds: true, cgroupRoots: roots, description: `a cgroup per app child under ${path.dirname(roots.pids)} limits its processes and memory` };
+    found = {
+      mechanism: "cgroup",
+      processLimitBinds: true,
+      cgroupRoots: roots,
+      description: `a cgroup per app child under ${path.dirname(roots.pids)} limits its processes and memory`,
+    };
   }
   const systemdRun = findOnPath("systemd-run", pathEnv);
-  if (!found && systemdRun && !isRoot && (prefer === undefined || prefer === "systemd-scope") && systemdScopeWorks(systemdRun)) {
-    found = { mechanism: "systemd-scope", processLimitBinds: true, systemdRunPath: systemdRun, description: "systemd-run --user --scope gives each app child a cgroup (TasksMax, MemoryMax)" };
+  if (
+    !found &&
+    systemdRun &&
+    !isRoot &&
+    (prefer === undefined || prefer === "systemd-scope") &&
+    systemdScopeWorks(systemdRun)
+  ) {
+    found = {
+      mechanism: "systemd-scope",
+      processLimitBinds: true,
+      systemdRunPath: systemdRun,
+      description: "systemd-run --user --scope gives each app child a cgroup (TasksMax, MemoryMax)",
+    };
   }
   const prlimit = findOnPath("prlimit", pathEnv);
   if (!found && prlimit && (prefer === undefined || prefer === "rlimit")) {
@@ -115,7 +142,11 @@ export function boundsAvailability(pathEnv: string | undefined, prefer?: BoundsM
         : "prlimit bounds each app child's address space and the owner's process count (no cgroup can be made)",
     };
   }
-  found ??= { mechanism: "none", processLimitBinds: false, description: "no cgroup, systemd-run or prlimit: app children have no process or memory limit" };
+  found ??= {
+    mechanism: "none",
+    processLimitBinds: false,
+    description: "no cgroup, systemd-run or prlimit: app children have no process or memory limit",
+  };
   if (prefer === undefined) cached = found;
   return found;
 }
@@ -126,7 +157,8 @@ function processCountOf(uid: number): number {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const uidLine = /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${entry}/status`, "utf8"));
-      if (uidLine && Number(uidLine[1]) === uid) count += Number(/^Threads:\s+(\d+)/m.exec(readFileSync(`/proc/${entry}/status`, "utf8"))?.[1] ?? 1);
+      if (uidLine && Number(uidLine[1]) === uid)
+        count += Number(/^Threads:\s+(\d+)/m.exec(readFileSync(`/proc/${entry}/status`, "utf8"))?.[1] ?? 1);
     } catch {
       // gone
     }
@@ -139,11 +171,25 @@ function processCountOf(uid: number): number {
  * cgroup the command is unchanged and the caller attaches the child to the group before it
  * runs (bwrap's --block-fd holds it until then).
  */
-export function boundCommand(cmd: { file: string; args: string[] }, limits: Limits, bounds: BoundsAvailability): { file: string; args: string[] } {
+export function boundCommand(
+  cmd: { file: string; args: string[] },
+  limits: Limits,
+  bounds: BoundsAvailability,
+): { file: string; args: string[] } {
   const inner = [cmd.file, ...cmd.args];
   if (bounds.mechanism === "systemd-scope") {
-    const props = ["-p", `TasksMax=${limits.processes}`, "-p", `MemoryMax=${limits.memoryBytes}`, "-p", "MemorySwapMax=0"];
-    return { file: bounds.systemdRunPath!, args: ["--user", "--scope", "--quiet", "--collect", ...props, "--", ...inner] };
+    const props = [
+      "-p",
+      `TasksMax=${limits.processes}`,
+      "-p",
+      `MemoryMax=${limits.memoryBytes}`,
+      "-p",
+      "MemorySwapMax=0",
+    ];
+    return {
+      file: bounds.systemdRunPath!,
+      args: ["--user", "--scope", "--quiet", "--collect", ...props, "--", ...inner],
+    };
   }
   if (bounds.mechanism === "rlimit") {
     const uid = process.getuid?.() ?? 0;
@@ -219,7 +265,9 @@ export function removeStaleGroups(bounds: BoundsAvailability): string[] {
   for (const root of Object.values(bounds.cgroupRoots)) {
     let entries: string[];
     try {
-      entries = readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+      entries = readdirSync(root, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name);
     } catch {
       continue;
     }

@@ -6,7 +6,13 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tmpdir } from "node:os";
-import { sandboxAvailability, sandboxRefusal, wrapInSandbox, type SandboxAvailability, type WrapOptions } from "./bubblewrap.js";
+import {
+  sandboxAvailability,
+  sandboxRefusal,
+  wrapInSandbox,
+  type SandboxAvailability,
+  type WrapOptions,
+} from "./bubblewrap.js";
 import { ETC_ENTRIES } from "./mount-plan.js";
 import http from "node:http";
 import { openSlotListener, SLOT_LISTEN_FD, withListener } from "../supervisor/slot-listener.js";
@@ -22,8 +28,11 @@ let dataDir: string;
 let available: SandboxAvailability;
 let planted: string[];
 
-
-function run(file: string, args: string[], env: Record<string, string> = { PATH: "/usr/bin:/bin" }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  file: string,
+  args: string[],
+  env: Record<string, string> = { PATH: "/usr/bin:/bin" },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(file, args, { env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
@@ -48,7 +57,10 @@ function wrapOpts(over: Partial<WrapOptions> = {}): WrapOptions {
 }
 
 async function readInSandbox(paths: string[], over: Partial<WrapOptions> = {}): Promise<Record<string, string>> {
-  const cmd = wrapInSandbox({ file: process.execPath, args: [path.join(appDir, "read-files.mjs"), "--read", ...paths], cwd: appDir }, wrapOpts(over));
+  const cmd = wrapInSandbox(
+    { file: process.execPath, args: [path.join(appDir, "read-files.mjs"), "--read", ...paths], cwd: appDir },
+    wrapOpts(over),
+  );
   const result = await run(cmd.file, cmd.args);
   expect(result.stdout, result.stderr).toContain("DONE");
   const verdicts: Record<string, string> = {};
@@ -60,14 +72,16 @@ async function readInSandbox(paths: string[], over: Partial<WrapOptions> = {}): 
 }
 
 /** What the child sees when it lists each folder (sorted names, or the error code). */
-async function listInSandbox(folders: string[], over: Partial<WrapOptions> = {}): Promise<Record<string, string[] | string>> {
+async function listInSandbox(
+  folders: string[],
+  over: Partial<WrapOptions> = {},
+): Promise<Record<string, string[] | string>> {
   const script = `const fs=require("fs");const out={};for(const d of ${JSON.stringify(folders)}){try{out[d]=fs.readdirSync(d).sort()}catch(e){out[d]=e.code}}console.log(JSON.stringify(out))`;
   const cmd = wrapInSandbox({ file: "node", args: ["-e", script], cwd: appDir }, wrapOpts(over));
   const result = await run(cmd.file, cmd.args);
   expect(result.code, result.stderr).toBe(0);
   return JSON.parse(result.stdout) as Record<string, string[] | string>;
 }
-
 
 /** True when a backend answers GET /health 200 through the socket at `socketPath`. */
 function answersAt(socketPath: string): Promise<boolean> {
@@ -115,7 +129,11 @@ beforeAll(async () => {
   const nvm = path.join(ownerHome, ".nvm", "versions", "node", "v20.0.0");
   mkdirSync(path.join(nvm, "bin"), { recursive: true });
   mkdirSync(path.join(nvm, "lib", "node_modules"), { recursive: true });
-  writeFileSync(path.join(nvm, "bin", "node"), '#!/bin/sh\necho interpreter-ran\nfor d in "$@"; do ls -A "$d" | tr "\\n" " "; echo; done\n', { mode: 0o755 });
+  writeFileSync(
+    path.join(nvm, "bin", "node"),
+    '#!/bin/sh\necho interpreter-ran\nfor d in "$@"; do ls -A "$d" | tr "\\n" " "; echo; done\n',
+    { mode: 0o755 },
+  );
   writeFileSync(path.join(nvm, "lib", "node_modules", "marker"), "lib");
 });
 
@@ -146,7 +164,12 @@ describe("wrapInSandbox", () => {
   });
 
   it("hides the PersonalClaw home and other apps but shows the app's own folder", async () => {
-    const verdicts = await readInSandbox([path.join(home, ".local_secret"), path.join(home, "state", "x"), path.join(home, "apps", "other", ".app_secret"), path.join(appDir, ".app_secret")]);
+    const verdicts = await readInSandbox([
+      path.join(home, ".local_secret"),
+      path.join(home, "state", "x"),
+      path.join(home, "apps", "other", ".app_secret"),
+      path.join(appDir, ".app_secret"),
+    ]);
     expect(verdicts[path.join(home, ".local_secret")]).toBe("ENOENT");
     expect(verdicts[path.join(home, "state", "x")]).toBe("ENOENT");
     expect(verdicts[path.join(home, "apps", "other", ".app_secret")]).toBe("ENOENT");
@@ -154,9 +177,24 @@ describe("wrapInSandbox", () => {
   });
 
   it("lists exactly the mount plan: the root, /etc, the homes and the PersonalClaw home hold only what was bound", async () => {
-    const seen = await listInSandbox(["/", "/etc", ownerHome, home, path.join(home, "apps"), "/tmp", "/run", "/home", "/var/tmp", root]);
+    const seen = await listInSandbox([
+      "/",
+      "/etc",
+      ownerHome,
+      home,
+      path.join(home, "apps"),
+      "/tmp",
+      "/run",
+      "/home",
+      "/var/tmp",
+      root,
+    ]);
     const rootEntries = seen["/"] as string[];
-    for (const name of rootEntries) expect(["bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "tmp", "usr", "var"], `/${name}`).toContain(name);
+    for (const name of rootEntries)
+      expect(
+        ["bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "tmp", "usr", "var"],
+        `/${name}`,
+      ).toContain(name);
     for (const name of seen["/etc"] as string[]) expect(ETC_ENTRIES as readonly string[]).toContain(name);
     expect(seen["/etc"]).not.toContain("shadow");
     expect(seen[ownerHome]).toEqual([".personalclaw"]); // only the path down to the app folder
@@ -193,7 +231,10 @@ describe("wrapInSandbox", () => {
   it("an interpreter under the owner's home gets its bin/ and lib/ shown, and nothing else of the home", async () => {
     const nvm = path.join(ownerHome, ".nvm", "versions", "node", "v20.0.0");
     const pathEnv = `${path.join(nvm, "bin")}:/usr/bin:/bin`;
-    const cmd = wrapInSandbox({ file: "node", args: [ownerHome, nvm, path.join(ownerHome, ".ssh")], cwd: appDir }, wrapOpts({ pathEnv }));
+    const cmd = wrapInSandbox(
+      { file: "node", args: [ownerHome, nvm, path.join(ownerHome, ".ssh")], cwd: appDir },
+      wrapOpts({ pathEnv }),
+    );
     expect(cmd.args).toContain(path.join(nvm, "bin"));
     expect(cmd.args).toContain(path.join(nvm, "lib"));
     expect(cmd.args.slice(0, cmd.args.indexOf("--"))).not.toContain(ownerHome);
@@ -216,8 +257,21 @@ describe("wrapInSandbox", () => {
   it("only data/ and the private /tmp are writable; the root, the app folder and /etc are not", async () => {
     const target = path.join(dataDir, "w.txt");
     const outside = path.join(appDir, "w.txt");
-    const args = [path.join(appDir, "read-files.mjs"), "--write", target, outside, "/etc/pc-sandbox-test", "/pc-sandbox-test", "/tmp/scratch"];
-    const writable = await run(...Object.values(wrapInSandbox({ file: process.execPath, args, cwd: appDir }, wrapOpts())) as [string, string[]]);
+    const args = [
+      path.join(appDir, "read-files.mjs"),
+      "--write",
+      target,
+      outside,
+      "/etc/pc-sandbox-test",
+      "/pc-sandbox-test",
+      "/tmp/scratch",
+    ];
+    const writable = await run(
+      ...(Object.values(wrapInSandbox({ file: process.execPath, args, cwd: appDir }, wrapOpts())) as [
+        string,
+        string[],
+      ]),
+    );
     expect(writable.stdout).toContain(`WRITE ${target} ok`);
     expect(writable.stdout).toContain(`WRITE ${outside} EROFS`);
     expect(writable.stdout).toContain("WRITE /etc/pc-sandbox-test EROFS");
@@ -226,16 +280,26 @@ describe("wrapInSandbox", () => {
     expect(readFileSync(target, "utf8")).toBe("written from the sandbox\n");
 
     rmSync(target);
-    const readOnly = await run(...Object.values(wrapInSandbox({ file: process.execPath, args, cwd: appDir }, wrapOpts({ writable: [] }))) as [string, string[]]);
+    const readOnly = await run(
+      ...(Object.values(wrapInSandbox({ file: process.execPath, args, cwd: appDir }, wrapOpts({ writable: [] }))) as [
+        string,
+        string[],
+      ]),
+    );
     expect(readOnly.stdout).toContain(`WRITE ${target} EROFS`);
   });
 
   it("a writable folder outside the app folder, or a read-only one holding the PersonalClaw home, is refused when the plan is built", () => {
-    expect(() => wrapInSandbox({ file: "/bin/true", args: [], cwd: appDir }, wrapOpts({ writable: [ownerHome] }))).toThrow(/inside the app folder/);
+    expect(() =>
+      wrapInSandbox({ file: "/bin/true", args: [], cwd: appDir }, wrapOpts({ writable: [ownerHome] })),
+    ).toThrow(/inside the app folder/);
   });
 
   it("the child has no capabilities and its own pid namespace", async () => {
-    const cmd = wrapInSandbox({ file: "/bin/sh", args: ["-c", "grep CapEff /proc/self/status; ls /proc | grep -c '^[0-9]'"], cwd: appDir }, wrapOpts());
+    const cmd = wrapInSandbox(
+      { file: "/bin/sh", args: ["-c", "grep CapEff /proc/self/status; ls /proc | grep -c '^[0-9]'"], cwd: appDir },
+      wrapOpts(),
+    );
     const result = await run(cmd.file, cmd.args);
     expect(result.stdout).toContain("CapEff:\t0000000000000000");
     const pidCount = Number(result.stdout.trim().split("\n").at(-1));
@@ -261,7 +325,17 @@ describe("wrapInSandbox", () => {
       const result = await run(cmd.file, cmd.args);
       expect(result.stdout).toContain("TCP-ECONNREFUSED");
       expect(result.stdout).toContain("ABSTRACT-ECONNREFUSED");
-      const udp = wrapInSandbox({ file: process.execPath, args: ["-e", "require('dgram').createSocket('udp4').send('x',53,'1.1.1.1',(e)=>{console.log(e?'UDP-'+e.code:'UDP-SENT');process.exit(0)})"], cwd: appDir }, wrapOpts());
+      const udp = wrapInSandbox(
+        {
+          file: process.execPath,
+          args: [
+            "-e",
+            "require('dgram').createSocket('udp4').send('x',53,'1.1.1.1',(e)=>{console.log(e?'UDP-'+e.code:'UDP-SENT');process.exit(0)})",
+          ],
+          cwd: appDir,
+        },
+        wrapOpts(),
+      );
       expect((await run(udp.file, udp.args)).stdout).toContain("UDP-ENETUNREACH");
     } finally {
       server.close();
@@ -272,8 +346,14 @@ describe("wrapInSandbox", () => {
   it("the gateway reaches a confined backend only through the listening socket handed to it", async () => {
     copyFileSync(path.join(fixtures, "healthy.mjs"), path.join(appDir, "healthy.mjs"));
     const listener = await openSlotListener(path.join(root, "run"), 3);
-    const cmd = wrapInSandbox({ file: process.execPath, args: [path.join(appDir, "healthy.mjs")], cwd: appDir }, wrapOpts({ gateway: { listenFd: SLOT_LISTEN_FD, backendPort: 8080 } }));
-    const child = spawn(cmd.file, cmd.args, { env: { PATH: "/usr/bin:/bin", PORT: "8080", ...cmd.env }, stdio: withListener(["ignore", "ignore", "pipe"], listener.fd) });
+    const cmd = wrapInSandbox(
+      { file: process.execPath, args: [path.join(appDir, "healthy.mjs")], cwd: appDir },
+      wrapOpts({ gateway: { listenFd: SLOT_LISTEN_FD, backendPort: 8080 } }),
+    );
+    const child = spawn(cmd.file, cmd.args, {
+      env: { PATH: "/usr/bin:/bin", PORT: "8080", ...cmd.env },
+      stdio: withListener(["ignore", "ignore", "pipe"], listener.fd),
+    });
     listener.handOver();
     try {
       const socketPath = path.join(root, "run", slotSocketName(3));
@@ -286,7 +366,10 @@ describe("wrapInSandbox", () => {
   it("a sandboxed child dies when the process that started bwrap is killed", async () => {
     copyFileSync(path.join(fixtures, "healthy.mjs"), path.join(appDir, "healthy.mjs"));
     const socketPath = path.join(root, "run", "standin.sock");
-    const cmd = wrapInSandbox({ file: process.execPath, args: [path.join(appDir, "healthy.mjs")], cwd: appDir }, wrapOpts({ gateway: { listenFd: SLOT_LISTEN_FD, backendPort: 8080 } }));
+    const cmd = wrapInSandbox(
+      { file: process.execPath, args: [path.join(appDir, "healthy.mjs")], cwd: appDir },
+      wrapOpts({ gateway: { listenFd: SLOT_LISTEN_FD, backendPort: 8080 } }),
+    );
     // A stand-in bridge: hands bwrap its listening socket and then waits; we SIGKILL it, as a hard kill of the bridge would.
     const script = [
       `const net=require("net"),fs=require("fs");const tmp=${JSON.stringify(`${socketPath}.new`)};const s=net.createServer().listen(tmp,()=>{`,

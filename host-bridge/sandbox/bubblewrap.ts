@@ -96,8 +96,14 @@ function runProbe(file: string, args: string[], timeoutMs: number): Promise<{ ok
 
 /** The probe's plan: the system folders, /dev, /proc and /tmp of a real plan. */
 function probeMounts(): string[] {
-  const plan: MountStep[] = planMounts({ appDir: "/tmp/personalclaw-probe", writable: [], readOnly: [], home: "/nonexistent/personalclaw-home" }).filter(
-    (step) => step.kind !== "ro-bind" || (SYSTEM_FOLDERS as readonly string[]).includes(step.target) || step.optional === true,
+  const plan: MountStep[] = planMounts({
+    appDir: "/tmp/personalclaw-probe",
+    writable: [],
+    readOnly: [],
+    home: "/nonexistent/personalclaw-home",
+  }).filter(
+    (step) =>
+      step.kind !== "ro-bind" || (SYSTEM_FOLDERS as readonly string[]).includes(step.target) || step.optional === true,
   );
   return mountArgs(plan);
 }
@@ -109,7 +115,8 @@ function probeMounts(): string[] {
 export async function sandboxAvailability(pathEnv: string | undefined): Promise<SandboxAvailability> {
   const bwrap = findOnPath("bwrap", pathEnv);
   if (!bwrap) return { ok: false, reason: "bwrap is not on PATH" };
-  const truePath = (["/usr/bin/true", "/bin/true"] as const).find((p) => findOnPath(path.basename(p), path.dirname(p))) ?? "/bin/true";
+  const truePath =
+    (["/usr/bin/true", "/bin/true"] as const).find((p) => findOnPath(path.basename(p), path.dirname(p))) ?? "/bin/true";
   const withUserns = await runProbe(bwrap, [...probeMounts(), ...isolationArgs(true), "--", truePath], 5000);
   if (withUserns.ok) return { ok: true, path: bwrap, userNamespace: true };
   const plain = await runProbe(bwrap, [...probeMounts(), ...isolationArgs(false), "--", truePath], 5000);
@@ -130,9 +137,15 @@ export function sandboxUnavailableMessage(reason: string): string {
  * The refusal when the sandbox is required and missing, or null when the child may run
  * (sandboxed, or unsandboxed because the owner set sandbox.mode = "off").
  */
-export function sandboxRefusal(mode: SandboxMode, availability: SandboxAvailability): { code: "sandbox_unavailable"; reason: string } | null {
+export function sandboxRefusal(
+  mode: SandboxMode,
+  availability: SandboxAvailability,
+): { code: "sandbox_unavailable"; reason: string } | null {
   if (mode === "off" || availability.ok) return null;
-  return { code: "sandbox_unavailable", reason: sandboxUnavailableMessage(availability.reason ?? "bwrap is unavailable") };
+  return {
+    code: "sandbox_unavailable",
+    reason: sandboxUnavailableMessage(availability.reason ?? "bwrap is unavailable"),
+  };
 }
 
 /**
@@ -143,7 +156,10 @@ export function sandboxRefusal(mode: SandboxMode, availability: SandboxAvailabil
  * /proc/<pid>/cmdline, and the app secret would be in it. The caller hands the built env to
  * spawn, and bwrap passes its own environment to the child unchanged.
  */
-export function wrapInSandbox(cmd: SandboxedCommand, opts: WrapOptions): { file: string; args: string[]; env: Record<string, string> } {
+export function wrapInSandbox(
+  cmd: SandboxedCommand,
+  opts: WrapOptions,
+): { file: string; args: string[]; env: Record<string, string> } {
   for (const p of [cmd.cwd, opts.appDir, opts.home, opts.ownerHome, ...opts.writable]) {
     if (!path.isAbsolute(p)) throw new TypeError(`wrapInSandbox needs absolute paths, got ${JSON.stringify(p)}`);
   }
@@ -154,8 +170,24 @@ export function wrapInSandbox(cmd: SandboxedCommand, opts: WrapOptions): { file:
   // A Node backend opens its doors itself (node-listen.cjs): no second Node process in front of it.
   const inProcess = doors && opts.gateway !== undefined && isNodeProgram(program);
   const launched = doors && !inProcess;
-  const readOnly = [program, ...(launched ? [process.execPath] : [])].flatMap((file) => interpreterMounts({ file, cwd: appDir, pathEnv: opts.pathEnv, keepHidden }));
-  const plan = planMounts({ appDir, writable: opts.writable, readOnly: [...new Set(readOnly)], home: opts.home, ...(doors ? { launcher: { libDir: LAUNCHER_DIR, egressSocket: opts.egressSocket, gatewaySocketDir: opts.gateway?.callback?.socketDir } } : {}) });
+  const readOnly = [program, ...(launched ? [process.execPath] : [])].flatMap((file) =>
+    interpreterMounts({ file, cwd: appDir, pathEnv: opts.pathEnv, keepHidden }),
+  );
+  const plan = planMounts({
+    appDir,
+    writable: opts.writable,
+    readOnly: [...new Set(readOnly)],
+    home: opts.home,
+    ...(doors
+      ? {
+          launcher: {
+            libDir: LAUNCHER_DIR,
+            egressSocket: opts.egressSocket,
+            gatewaySocketDir: opts.gateway?.callback?.socketDir,
+          },
+        }
+      : {}),
+  });
   const args = [...mountArgs(plan), ...isolationArgs(opts.userNamespace)];
   if (opts.infoFd !== undefined) args.push("--info-fd", String(opts.infoFd));
   if (opts.blockFd !== undefined) args.push("--block-fd", String(opts.blockFd));
@@ -179,16 +211,25 @@ function inProcessDoors(opts: WrapOptions): Record<string, string> {
 }
 
 /** The folder of the launcher: beside this module in the source tree, under the package root in the built CLI. */
-const LAUNCHER_DIR = [new URL("./inside/", import.meta.url), new URL("../host-bridge/sandbox/inside/", import.meta.url)]
-  .map((url) => fileURLToPath(url))
-  .find((dir) => existsSync(path.join(dir, "launcher.mjs"))) ?? fileURLToPath(new URL("./inside/", import.meta.url));
+const LAUNCHER_DIR =
+  [new URL("./inside/", import.meta.url), new URL("../host-bridge/sandbox/inside/", import.meta.url)]
+    .map((url) => fileURLToPath(url))
+    .find((dir) => existsSync(path.join(dir, "launcher.mjs"))) ?? fileURLToPath(new URL("./inside/", import.meta.url));
 
 /** node, the launcher and its flags, up to the `--` before the app's program. */
 function launcherArgs(opts: WrapOptions): string[] {
   const args = [process.execPath, `${INSIDE_DIR}/lib/launcher.mjs`];
-  if (opts.gateway) args.push("--listen-fd", String(opts.gateway.listenFd), "--backend-port", String(opts.gateway.backendPort));
-  if (opts.gateway?.callback) args.push("--gateway-socket", `${INSIDE_DIR}/gateway/gateway.sock`, "--gateway-port", String(opts.gateway.callback.port));
-  if (opts.egressSocket) args.push("--egress-socket", `${INSIDE_DIR}/egress.sock`, "--egress-port", String(EGRESS_PROXY_PORT));
+  if (opts.gateway)
+    args.push("--listen-fd", String(opts.gateway.listenFd), "--backend-port", String(opts.gateway.backendPort));
+  if (opts.gateway?.callback)
+    args.push(
+      "--gateway-socket",
+      `${INSIDE_DIR}/gateway/gateway.sock`,
+      "--gateway-port",
+      String(opts.gateway.callback.port),
+    );
+  if (opts.egressSocket)
+    args.push("--egress-socket", `${INSIDE_DIR}/egress.sock`, "--egress-port", String(EGRESS_PROXY_PORT));
   args.push("--");
   return args;
 }

@@ -73,7 +73,13 @@ describe("buildChildEnv", () => {
 
   it("assigned secrets arrive under their names, never over a name the bridge set, and their values are masked", () => {
     const logged: string[] = [];
-    const { env } = buildChildEnv(parent, opts({ app: { ...opts().app, secrets: { WEATHER_API_KEY: "wx-value-12345", PORT: "1" } }, log: (m) => logged.push(m) }));
+    const { env } = buildChildEnv(
+      parent,
+      opts({
+        app: { ...opts().app, secrets: { WEATHER_API_KEY: "wx-value-12345", PORT: "1" } },
+        log: (m) => logged.push(m),
+      }),
+    );
     expect(env.WEATHER_API_KEY).toBe("wx-value-12345");
     expect(env.PORT).toBe("4321");
     expect(logged.join("\n")).toContain("the secret PORT was not set");
@@ -97,13 +103,23 @@ describe("buildChildEnv", () => {
     expect(withheld).toContain("OPENAI_API_KEY");
     const text = logged.join("\n");
     expect(text).toContain("SLACK_BOT_TOKEN");
-    for (const value of [parent.SLACK_BOT_TOKEN, parent.OPENAI_API_KEY, parent.AWS_SECRET_ACCESS_KEY]) expect(text).not.toContain(value);
+    for (const value of [parent.SLACK_BOT_TOKEN, parent.OPENAI_API_KEY, parent.AWS_SECRET_ACCESS_KEY])
+      expect(text).not.toContain(value);
   });
 
   it("an operator-declared name passes unchanged, but a floor name never does", () => {
     const { env, withheld } = buildChildEnv(
       parent,
-      opts({ passthrough: ["OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "SSH_AUTH_SOCK", "GNUPGHOME", "GIT_ASKPASS"] }),
+      opts({
+        passthrough: [
+          "OPENAI_API_KEY",
+          "AWS_SECRET_ACCESS_KEY",
+          "AWS_SESSION_TOKEN",
+          "SSH_AUTH_SOCK",
+          "GNUPGHOME",
+          "GIT_ASKPASS",
+        ],
+      }),
     );
     expect(env.OPENAI_API_KEY).toBe(parent.OPENAI_API_KEY);
     for (const floor of ["AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "SSH_AUTH_SOCK", "GNUPGHOME", "GIT_ASKPASS"]) {
@@ -113,12 +129,25 @@ describe("buildChildEnv", () => {
   });
 
   it("an app without storage gets no data folder even when the operator declared the name", () => {
-    const { env } = buildChildEnv(parent, opts({ app: { name: "notes", hasStorage: false, dataDir: "/pc/apps/notes/data" }, passthrough: ["PERSONALCLAW_APP_DATA_DIR"] }));
+    const { env } = buildChildEnv(
+      parent,
+      opts({
+        app: { name: "notes", hasStorage: false, dataDir: "/pc/apps/notes/data" },
+        passthrough: ["PERSONALCLAW_APP_DATA_DIR"],
+      }),
+    );
     expect(env.PERSONALCLAW_APP_DATA_DIR).toBeUndefined();
   });
 
   it("a child without a secret gets no PERSONALCLAW_APP_SECRET, even one the parent had", () => {
-    const { env } = buildChildEnv({ ...parent, PERSONALCLAW_APP_SECRET: "inherited-secret" }, opts({ kind: "hook", app: { name: "notes", hasStorage: false, dataDir: "/d" }, passthrough: ["PERSONALCLAW_APP_SECRET"] }));
+    const { env } = buildChildEnv(
+      { ...parent, PERSONALCLAW_APP_SECRET: "inherited-secret" },
+      opts({
+        kind: "hook",
+        app: { name: "notes", hasStorage: false, dataDir: "/d" },
+        passthrough: ["PERSONALCLAW_APP_SECRET"],
+      }),
+    );
     expect(env.PERSONALCLAW_APP_SECRET).toBeUndefined();
     expect(env.PORT).toBeUndefined();
   });
@@ -128,7 +157,14 @@ describe("buildChildEnv", () => {
     expect(env.PIP_TIMEOUT).toBe("30");
     expect(env.PIP_INDEX_URL).toBe("https://pypi.corp/simple");
     expect(env.npm_config_registry).toBe("https://registry.corp/");
-    for (const gone of ["PIP_TARGET", "npm_config_prefix", "npm_config__authToken", "NPM_CONFIG__AUTH", "npm_config_cache"]) expect(env[gone]).toBeUndefined();
+    for (const gone of [
+      "PIP_TARGET",
+      "npm_config_prefix",
+      "npm_config__authToken",
+      "NPM_CONFIG__AUTH",
+      "npm_config_cache",
+    ])
+      expect(env[gone]).toBeUndefined();
   });
 
   it("a backend does not get installer settings", () => {

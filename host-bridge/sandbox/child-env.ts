@@ -84,10 +84,7 @@ const PROXY_NAMES = new Set(["http_proxy", "https_proxy", "no_proxy", "all_proxy
 
 function isBaseName(name: string): boolean {
   return (
-    BASE_NAMES.has(name) ||
-    PROXY_NAMES.has(name.toLowerCase()) ||
-    name.startsWith("XDG_") ||
-    name.startsWith("LC_")
+    BASE_NAMES.has(name) || PROXY_NAMES.has(name.toLowerCase()) || name.startsWith("XDG_") || name.startsWith("LC_")
   );
 }
 
@@ -147,9 +144,13 @@ export function removeUrlLogin(value: string): string {
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Builds a child's environment from the allowlist, the operator's passthrough and the app's own variables. */
-export function buildChildEnv(parentEnv: Readonly<Record<string, string | undefined>>, opts: ChildEnvOptions): ChildEnv {
+export function buildChildEnv(
+  parentEnv: Readonly<Record<string, string | undefined>>,
+  opts: ChildEnvOptions,
+): ChildEnv {
   for (const name of opts.passthrough) {
-    if (!ENV_NAME.test(name)) throw new TypeError(`sandbox.env_passthrough holds a name that is not a variable name: ${JSON.stringify(name)}`);
+    if (!ENV_NAME.test(name))
+      throw new TypeError(`sandbox.env_passthrough holds a name that is not a variable name: ${JSON.stringify(name)}`);
   }
   const declared = new Set(opts.passthrough.filter((name) => !isFloorName(name)));
   const env: Record<string, string> = {};
@@ -204,7 +205,8 @@ export function buildChildEnv(parentEnv: Readonly<Record<string, string | undefi
 
   withheld.sort();
   const site = `app ${opts.app.name} ${opts.kind}`;
-  if (withheld.length > 0) opts.log?.(`${site}: withheld ${withheld.length} variable(s) from the child: ${withheld.join(", ")}`);
+  if (withheld.length > 0)
+    opts.log?.(`${site}: withheld ${withheld.length} variable(s) from the child: ${withheld.join(", ")}`);
   if (loginsRemoved.length > 0) opts.log?.(`${site}: removed a login from the value of ${loginsRemoved.join(", ")}`);
   return { env, withheld, loginsRemoved };
 }

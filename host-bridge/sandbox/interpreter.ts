@@ -41,7 +41,7 @@ export function prefixOf(realFile: string): string {
 
 /** The interpreter a `#!` line names (`/usr/bin/env node` -> node on PATH), or undefined. */
 function shebangInterpreter(file: string, pathEnv: string | undefined): string | undefined {
-  let head = "";
+  let head: string;
   try {
     const fd = openSync(file, "r");
     try {
@@ -88,7 +88,11 @@ export function interpreterMounts(opts: InterpreterMountOptions): string[] {
   const shown = (folder: string) => !opts.keepHidden.some((hidden) => isUnder(hidden, folder));
   const consider = (candidate: string | undefined, depth: number) => {
     if (!candidate || depth > 2) return;
-    const absolute = path.isAbsolute(candidate) ? candidate : candidate.includes("/") ? path.resolve(opts.cwd, candidate) : findOnPath(candidate, opts.pathEnv);
+    const absolute = path.isAbsolute(candidate)
+      ? candidate
+      : candidate.includes("/")
+        ? path.resolve(opts.cwd, candidate)
+        : findOnPath(candidate, opts.pathEnv);
     if (!absolute) return;
     let real: string;
     try {
@@ -144,7 +148,13 @@ export function realPython(pathEnv: string | undefined): string | null {
   const python = findOnPath("python3", pathEnv);
   if (python) {
     try {
-      const out = execFileSync(python, ["-I", "-c", "import sys; print(sys.executable)"], { cwd: "/", env: { PATH: pathEnv ?? "" }, encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "ignore"] }).trim();
+      const out = execFileSync(python, ["-I", "-c", "import sys; print(sys.executable)"], {
+        cwd: "/",
+        env: { PATH: pathEnv ?? "" },
+        encoding: "utf8",
+        timeout: 10_000,
+        stdio: ["ignore", "pipe", "ignore"],
+      }).trim();
       if (path.isAbsolute(out)) found = out;
     } catch {
       found = null;

@@ -69,7 +69,10 @@ export function createLogRelay(opts: LogRelayOptions): LogRelay {
     if (noteTimer) clearTimeout(noteTimer);
     noteTimer = null;
     if (droppedSinceNote === 0) return;
-    opts.sink("warning", `${tag}: ${droppedSinceNote} line(s) dropped by the log rate limit (${burst} burst, then ${perSecond}/s)`);
+    opts.sink(
+      "warning",
+      `${tag}: ${droppedSinceNote} line(s) dropped by the log rate limit (${burst} burst, then ${perSecond}/s)`,
+    );
     droppedSinceNote = 0;
   }
 

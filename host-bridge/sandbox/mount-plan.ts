@@ -106,15 +106,23 @@ export function planMounts(opts: MountPlanOptions): MountStep[] {
   // 1. Programs and libraries, read-only. On a merged-/usr system /bin is a link to usr/bin.
   for (const folder of opts.system ?? SYSTEM_FOLDERS) {
     const kind = kindOf(folder);
-    if (kind === "link") steps.push({ kind: "symlink", linkTarget: readlinkSync(folder), target: folder, why: "merged /usr link" });
-    else if (kind === "dir") steps.push({ kind: "ro-bind", source: folder, target: folder, why: "system programs and libraries" });
+    if (kind === "link")
+      steps.push({ kind: "symlink", linkTarget: readlinkSync(folder), target: folder, why: "merged /usr link" });
+    else if (kind === "dir")
+      steps.push({ kind: "ro-bind", source: folder, target: folder, why: "system programs and libraries" });
   }
 
   // 2. The few files of /etc a program needs; a link (resolv.conf into /run) is bound as its target's content.
   steps.push({ kind: "dir", target: "/etc", why: "an /etc with only what programs need" });
   for (const entry of opts.etc ?? ETC_ENTRIES) {
     const source = path.join("/etc", entry);
-    steps.push({ kind: "ro-bind", source, target: source, why: "name resolution, users, certificates, loader", optional: true });
+    steps.push({
+      kind: "ro-bind",
+      source,
+      target: source,
+      why: "name resolution, users, certificates, loader",
+      optional: true,
+    });
   }
 
   // 3. Kernel interfaces: a minimal /dev (null, zero, random, tty, shm) and the child's own /proc.
@@ -135,7 +143,8 @@ export function planMounts(opts: MountPlanOptions): MountStep[] {
   steps.push({ kind: "ro-bind", source: appDir, target: appDir, why: "the app's installed copy" });
   for (const folder of opts.writable) {
     const source = path.resolve(folder);
-    if (!isInside(source, appDir) || source === appDir) throw new TypeError(`a writable folder must lie inside the app folder: ${source}`);
+    if (!isInside(source, appDir) || source === appDir)
+      throw new TypeError(`a writable folder must lie inside the app folder: ${source}`);
     steps.push({ kind: "bind", source, target: source, why: "the app's own writable folder" });
   }
 
@@ -143,9 +152,26 @@ export function planMounts(opts: MountPlanOptions): MountStep[] {
   //    bound as single entries, so the app can neither replace them nor see another app's.
   if (opts.launcher) {
     steps.push({ kind: "dir", target: INSIDE_DIR, why: "the launcher's folder" });
-    steps.push({ kind: "ro-bind", source: path.resolve(opts.launcher.libDir), target: `${INSIDE_DIR}/lib`, why: "the launcher and the Node egress preload" });
-    if (opts.launcher.gatewaySocketDir) steps.push({ kind: "ro-bind", source: path.resolve(opts.launcher.gatewaySocketDir), target: `${INSIDE_DIR}/gateway`, why: "the gateway's socket, for calls back to the gateway" });
-    if (opts.launcher.egressSocket) steps.push({ kind: "ro-bind", source: path.resolve(opts.launcher.egressSocket), target: `${INSIDE_DIR}/egress.sock`, why: "the app's egress broker" });
+    steps.push({
+      kind: "ro-bind",
+      source: path.resolve(opts.launcher.libDir),
+      target: `${INSIDE_DIR}/lib`,
+      why: "the launcher and the Node egress preload",
+    });
+    if (opts.launcher.gatewaySocketDir)
+      steps.push({
+        kind: "ro-bind",
+        source: path.resolve(opts.launcher.gatewaySocketDir),
+        target: `${INSIDE_DIR}/gateway`,
+        why: "the gateway's socket, for calls back to the gateway",
+      });
+    if (opts.launcher.egressSocket)
+      steps.push({
+        kind: "ro-bind",
+        source: path.resolve(opts.launcher.egressSocket),
+        target: `${INSIDE_DIR}/egress.sock`,
+        why: "the app's egress broker",
+      });
   }
 
   // 8. Last: the root itself read-only, so the child cannot create files beside the mounts.

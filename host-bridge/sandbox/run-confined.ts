@@ -8,7 +8,16 @@ import { buildChildEnv, credentialValuesOf, egressEnvironment, type ChildKind } 
 import type { HostPattern } from "../../workers/contracts/network-grant";
 import type { EgressBrokers } from "../egress/brokers";
 import { wrapInSandbox, type SandboxAvailability, type SandboxMode } from "./bubblewrap";
-import { boundCommand, createChildGroup, describeLimits, LIMIT_WORDS, type BoundsAvailability, type ChildGroup, type LimitHit, type Limits } from "./bounds";
+import {
+  boundCommand,
+  createChildGroup,
+  describeLimits,
+  LIMIT_WORDS,
+  type BoundsAvailability,
+  type ChildGroup,
+  type LimitHit,
+  type Limits,
+} from "./bounds";
 import { createLogRelay } from "./log-relay";
 import { closeInheritedFds, SANDBOX_BLOCK_FD, SANDBOX_INFO_FD, spawnChild } from "../supervisor/spawn-child";
 
@@ -45,7 +54,15 @@ export interface ConfinedRun {
 
 export type ConfinedResult =
   | { ok: true; exitCode: 0; lastLines: string[] }
-  | { ok: false; exitCode: number | null; signal: string | null; timedOut: boolean; limitsReached: LimitHit[]; reason: string; lastLines: string[] };
+  | {
+      ok: false;
+      exitCode: number | null;
+      signal: string | null;
+      timedOut: boolean;
+      limitsReached: LimitHit[];
+      reason: string;
+      lastLines: string[];
+    };
 
 function killGroup(pgid: number | undefined): void {
   if (!pgid || pgid <= 1) return;
@@ -63,8 +80,18 @@ function killGroup(pgid: number | undefined): void {
  */
 export function confineCommand(
   ctx: ConfinementContext,
-  opts: { appDir: string; writable: readonly string[]; cwd: string; command: { file: string; args: string[] }; egressSocket?: string; groupName: string; pathEnv: string | undefined },
-): { ok: true; cmd: { file: string; args: string[] }; group: ChildGroup | null; useGroup: boolean } | { ok: false; reason: string } {
+  opts: {
+    appDir: string;
+    writable: readonly string[];
+    cwd: string;
+    command: { file: string; args: string[] };
+    egressSocket?: string;
+    groupName: string;
+    pathEnv: string | undefined;
+  },
+):
+  | { ok: true; cmd: { file: string; args: string[] }; group: ChildGroup | null; useGroup: boolean }
+  | { ok: false; reason: string } {
   const sandboxed = ctx.sandboxMode === "on";
   const useGroup = sandboxed && ctx.bounds.mechanism === "cgroup";
   if (!sandboxed) return { ok: true, cmd: opts.command, group: null, useGroup };
@@ -88,15 +115,28 @@ export function confineCommand(
   try {
     return { ok: true, cmd, group: createChildGroup(ctx.bounds, opts.groupName, ctx.limits), useGroup };
   } catch (error) {
-    return { ok: false, reason: `its limits (${describeLimits(ctx.limits)}) could not be set up: ${error instanceof Error ? error.message : String(error)}` };
+    return {
+      ok: false,
+      reason: `its limits (${describeLimits(ctx.limits)}) could not be set up: ${error instanceof Error ? error.message : String(error)}`,
+    };
   }
 }
 
 /** Runs `run` confined to its end or its time cap; the sandbox missing is a refusal, not a fallback. */
 export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Promise<ConfinedResult> {
-  const failed = (reason: string, more: Partial<Extract<ConfinedResult, { ok: false }>> = {}): ConfinedResult => ({ ok: false, exitCode: null, signal: null, timedOut: false, limitsReached: [], reason, lastLines: [], ...more });
+  const failed = (reason: string, more: Partial<Extract<ConfinedResult, { ok: false }>> = {}): ConfinedResult => ({
+    ok: false,
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    limitsReached: [],
+    reason,
+    lastLines: [],
+    ...more,
+  });
   const sandboxed = ctx.sandboxMode === "on";
-  if (sandboxed && !ctx.sandbox.ok) return failed(`sandbox_unavailable: ${ctx.sandbox.reason ?? "bwrap is unavailable"}`);
+  if (sandboxed && !ctx.sandbox.ok)
+    return failed(`sandbox_unavailable: ${ctx.sandbox.reason ?? "bwrap is unavailable"}`);
 
   // 1. The environment: an allowlist, HOME and TMPDIR in the private /tmp.
   const { env: allowlisted } = buildChildEnv(ctx.parentEnv, {
@@ -116,13 +156,25 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
 
   // 2-3. The filesystem view, namespaces and bounds.
   const writable = [...run.writable, ...(run.app.hasStorage ? [run.app.dataDir] : [])];
-  const confined = confineCommand(ctx, { appDir: run.app.appDir, writable, cwd: run.cwd, command: run.command, egressSocket, groupName: run.app.name, pathEnv: env.PATH });
+  const confined = confineCommand(ctx, {
+    appDir: run.app.appDir,
+    writable,
+    cwd: run.cwd,
+    command: run.command,
+    egressSocket,
+    groupName: run.app.name,
+    pathEnv: env.PATH,
+  });
   if (!confined.ok) return failed(confined.reason);
   const { cmd, group, useGroup } = confined;
 
   // 4. Spawn, least reversible last.
   const child = spawnChild({ ...cmd, cwd: run.cwd }, { env, stdio: closeInheritedFds(sandboxed, useGroup) });
-  const relay = createLogRelay({ tag: run.tag, sink: (_level, line) => ctx.log(line), secrets: credentialValuesOf(env) });
+  const relay = createLogRelay({
+    tag: run.tag,
+    sink: (_level, line) => ctx.log(line),
+    secrets: credentialValuesOf(env),
+  });
   if (child.stdout) relay.attach(child.stdout, "info");
   if (child.stderr) relay.attach(child.stderr, "warning");
   const exited = new Promise<{ code: number | null; signal: string | null; error?: string }>((resolve) => {
@@ -140,7 +192,9 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
       killGroup(child.pid);
       group.remove();
       await exited;
-      return failed(`it could not be placed under its limits: ${error instanceof Error ? error.message : String(error)}`);
+      return failed(
+        `it could not be placed under its limits: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   }
 

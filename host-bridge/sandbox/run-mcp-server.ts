@@ -51,7 +51,12 @@ function masked(line: string, secrets: readonly string[]): string {
  * Starts the server confined and relays its stdio until it exits; `onStart` is called once,
  * when it first answers or when it ends without having answered. Resolves with its exit code.
  */
-export async function runMcpServer(run: McpServerRun, ctx: ConfinementContext, io: McpServerIo, onStart: (outcome: McpStartOutcome) => void): Promise<number> {
+export async function runMcpServer(
+  run: McpServerRun,
+  ctx: ConfinementContext,
+  io: McpServerIo,
+  onStart: (outcome: McpStartOutcome) => void,
+): Promise<number> {
   let reported = false;
   const report = (outcome: McpStartOutcome) => {
     if (reported) return;
@@ -60,7 +65,11 @@ export async function runMcpServer(run: McpServerRun, ctx: ConfinementContext, i
   };
   const sandboxed = ctx.sandboxMode === "on";
   if (sandboxed && !ctx.sandbox.ok) {
-    report({ ok: false, exitCode: null, reason: `sandbox_unavailable: ${ctx.sandbox.reason ?? "bwrap is unavailable"}` });
+    report({
+      ok: false,
+      exitCode: null,
+      reason: `sandbox_unavailable: ${ctx.sandbox.reason ?? "bwrap is unavailable"}`,
+    });
     return 1;
   }
 
@@ -95,7 +104,6 @@ export async function runMcpServer(run: McpServerRun, ctx: ConfinementContext, i
     return 1;
   }
   const { cmd, group, useGroup } = confined;
-
 
   // 4. Spawn, least reversible last.
   const child = spawnChild({ ...cmd, cwd: run.app.appDir }, { env, stdio: mcpServerFds(sandboxed, useGroup) });
@@ -136,7 +144,11 @@ export async function runMcpServer(run: McpServerRun, ctx: ConfinementContext, i
       killGroup(child.pid);
       group.remove();
       await exited;
-      report({ ok: false, exitCode: null, reason: `it could not be placed under its limits: ${error instanceof Error ? error.message : String(error)}` });
+      report({
+        ok: false,
+        exitCode: null,
+        reason: `it could not be placed under its limits: ${error instanceof Error ? error.message : String(error)}`,
+      });
       return 1;
     }
   }
@@ -148,7 +160,9 @@ export async function runMcpServer(run: McpServerRun, ctx: ConfinementContext, i
   if (egressSocket) await ctx.egress?.stop(brokerKey);
   if (partial.trim() !== "") lastStderrLine = masked(partial.trim(), secrets);
   const exitCode = end.code;
-  const why = end.error ? `could not be started: ${end.error}` : (lastStderrLine ?? (end.signal ? `killed by ${end.signal}` : `exit status ${end.code}`));
+  const why = end.error
+    ? `could not be started: ${end.error}`
+    : (lastStderrLine ?? (end.signal ? `killed by ${end.signal}` : `exit status ${end.code}`));
   report({ ok: false, exitCode, reason: why });
   return exitCode ?? 1;
 }

@@ -46,9 +46,16 @@ export const SCAN_RULES: readonly ScanRule[] = [
     id: "destructive-rmtree-root",
     severity: "dangerous",
     reason: "Deletes the root or the home folder from Python or Node code.",
-    match: anyFile(/\b(?:shutil\.rmtree|fs\.rmSync|fs\.rm|rimraf(?:\.sync)?)\s*\(\s*(?:["'](?:\/|~\/?)["']|os\.path\.expanduser\(\s*["']~["']\s*\)|os\.homedir\(\)|Path\.home\(\))/),
+    match: anyFile(
+      /\b(?:shutil\.rmtree|fs\.rmSync|fs\.rm|rimraf(?:\.sync)?)\s*\(\s*(?:["'](?:\/|~\/?)["']|os\.path\.expanduser\(\s*["']~["']\s*\)|os\.homedir\(\)|Path\.home\(\))/,
+    ),
   },
-  { id: "destructive-mkfs", severity: "dangerous", reason: "Formats a filesystem.", match: anyFile(/\bmkfs(?:\.[a-z0-9]+)?\s+\S/) },
+  {
+    id: "destructive-mkfs",
+    severity: "dangerous",
+    reason: "Formats a filesystem.",
+    match: anyFile(/\bmkfs(?:\.[a-z0-9]+)?\s+\S/),
+  },
   {
     id: "destructive-dd-device",
     severity: "dangerous",
@@ -61,7 +68,12 @@ export const SCAN_RULES: readonly ScanRule[] = [
     reason: "Redirects output over a disk device.",
     match: anyFile(/>\s*\/dev\/(?:sd[a-z]|hd[a-z]|vd[a-z]|nvme\d|mmcblk\d|disk\d)/),
   },
-  { id: "destructive-fork-bomb", severity: "dangerous", reason: "A fork bomb exhausts the machine's processes.", match: anyFile(/:\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:/) },
+  {
+    id: "destructive-fork-bomb",
+    severity: "dangerous",
+    reason: "A fork bomb exhausts the machine's processes.",
+    match: anyFile(/:\s*\(\s*\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:/),
+  },
   {
     id: "destructive-chmod-root",
     severity: "dangerous",
@@ -70,21 +82,40 @@ export const SCAN_RULES: readonly ScanRule[] = [
   },
 
   // ---- reads of credential locations
-  { id: "credential-ssh", severity: "dangerous", reason: "Reads SSH keys.", match: anyFile(/~\/\.ssh\b|["'`/]\.ssh(?:\/|["'`])|\bid_(?:rsa|dsa|ecdsa|ed25519)\b/) },
-  { id: "credential-aws", severity: "dangerous", reason: "Reads AWS credentials.", match: anyFile(/\.aws\/(?:credentials|config)\b/) },
+  {
+    id: "credential-ssh",
+    severity: "dangerous",
+    reason: "Reads SSH keys.",
+    match: anyFile(/~\/\.ssh\b|["'`/]\.ssh(?:\/|["'`])|\bid_(?:rsa|dsa|ecdsa|ed25519)\b/),
+  },
+  {
+    id: "credential-aws",
+    severity: "dangerous",
+    reason: "Reads AWS credentials.",
+    match: anyFile(/\.aws\/(?:credentials|config)\b/),
+  },
   { id: "credential-gnupg", severity: "dangerous", reason: "Reads the GnuPG keyring.", match: anyFile(/\.gnupg\b/) },
-  { id: "credential-shadow", severity: "dangerous", reason: "Reads system password hashes.", match: anyFile(/\/etc\/(?:shadow|gshadow|master\.passwd)\b/) },
+  {
+    id: "credential-shadow",
+    severity: "dangerous",
+    reason: "Reads system password hashes.",
+    match: anyFile(/\/etc\/(?:shadow|gshadow|master\.passwd)\b/),
+  },
   {
     id: "credential-browser-store",
     severity: "dangerous",
     reason: "Reads a browser's cookie or saved-password store.",
-    match: anyFile(/cookies\.sqlite|\bkey[34]\.db\b|\blogins\.json\b|Login Data|(?:Chrome|Chromium|Brave|Edge)[^\n"']{0,80}[/\\]Cookies\b|Library\/Cookies|\.mozilla\/firefox/),
+    match: anyFile(
+      /cookies\.sqlite|\bkey[34]\.db\b|\blogins\.json\b|Login Data|(?:Chrome|Chromium|Brave|Edge)[^\n"']{0,80}[/\\]Cookies\b|Library\/Cookies|\.mozilla\/firefox/,
+    ),
   },
   {
     id: "credential-tool-tokens",
     severity: "dangerous",
     reason: "Reads a tool's stored login tokens (netrc, docker, kube, gh, npm, pypi).",
-    match: anyFile(/(?:~|\$HOME|["'`/])\/?\.netrc\b|\.docker\/config\.json|\.kube\/config\b|\.config\/gh\/hosts\.yml|~\/\.npmrc\b|~\/\.pypirc\b/),
+    match: anyFile(
+      /(?:~|\$HOME|["'`/])\/?\.netrc\b|\.docker\/config\.json|\.kube\/config\b|\.config\/gh\/hosts\.yml|~\/\.npmrc\b|~\/\.pypirc\b/,
+    ),
   },
 
   // ---- download and execute
@@ -92,7 +123,9 @@ export const SCAN_RULES: readonly ScanRule[] = [
     id: "download-pipe-shell",
     severity: "dangerous",
     reason: "Pipes downloaded text into a shell or interpreter.",
-    match: anyFile(/\b(?:curl|wget|fetch)\b[^\n|;]{0,300}\|\s*(?:sudo\s+)?(?:ba|z|da|k|fi)?sh\b|\b(?:curl|wget)\b[^\n|;]{0,300}\|\s*(?:sudo\s+)?(?:python3?|node|perl|ruby)\b/),
+    match: anyFile(
+      /\b(?:curl|wget|fetch)\b[^\n|;]{0,300}\|\s*(?:sudo\s+)?(?:ba|z|da|k|fi)?sh\b|\b(?:curl|wget)\b[^\n|;]{0,300}\|\s*(?:sudo\s+)?(?:python3?|node|perl|ruby)\b/,
+    ),
   },
   {
     id: "download-shell-substitution",
@@ -112,7 +145,9 @@ export const SCAN_RULES: readonly ScanRule[] = [
     id: "powershell-download-exec",
     severity: "dangerous",
     reason: "PowerShell download-and-run.",
-    match: anyFile(/\b(?:iex|Invoke-Expression)\b[^\n]{0,200}\b(?:iwr|irm|Invoke-WebRequest|Invoke-RestMethod|DownloadString)\b/i),
+    match: anyFile(
+      /\b(?:iex|Invoke-Expression)\b[^\n]{0,200}\b(?:iwr|irm|Invoke-WebRequest|Invoke-RestMethod|DownloadString)\b/i,
+    ),
   },
 
   // ---- supply chain
@@ -120,7 +155,24 @@ export const SCAN_RULES: readonly ScanRule[] = [
     id: "npm-lifecycle-script",
     severity: "warning",
     reason: "npm runs this script by itself when the package is installed.",
-    match: { kind: "npm-lifecycle", scripts: ["preinstall", "install", "postinstall", "prepare", "preprepare", "postprepare", "prepublish", "preuninstall", "uninstall", "postuninstall", "prepack", "postpack", "dependencies"] },
+    match: {
+      kind: "npm-lifecycle",
+      scripts: [
+        "preinstall",
+        "install",
+        "postinstall",
+        "prepare",
+        "preprepare",
+        "postprepare",
+        "prepublish",
+        "preuninstall",
+        "uninstall",
+        "postuninstall",
+        "prepack",
+        "postpack",
+        "dependencies",
+      ],
+    },
   },
   {
     id: "pip-index-override",
@@ -132,19 +184,32 @@ export const SCAN_RULES: readonly ScanRule[] = [
     id: "pip-non-registry-source",
     severity: "dangerous",
     reason: "Installs a Python package from a URL, VCS, local path or file instead of the registry.",
-    match: requirementsFile(/(?:^|\s|@\s*)(?:git|hg|svn|bzr)\+|\bhttps?:\/\/|(?:^|\s|@\s*)file:|^\s*(?:-e|--editable)(?:\s|=)|^\s*\.{0,2}\/\S/),
+    match: requirementsFile(
+      /(?:^|\s|@\s*)(?:git|hg|svn|bzr)\+|\bhttps?:\/\/|(?:^|\s|@\s*)file:|^\s*(?:-e|--editable)(?:\s|=)|^\s*\.{0,2}\/\S/,
+    ),
   },
   {
     id: "manifest-python-source",
     severity: "dangerous",
-    reason: "A pythonDependencies entry the platform installs names an index, URL, VCS or path instead of a registry package.",
-    match: { kind: "manifest-dependency", list: "pythonDependencies", pattern: /^\s*-|(?:git|hg|svn|bzr)\+|:\/\/|(?:^|@\s*)file:|^\s*\.{0,2}\// },
+    reason:
+      "A pythonDependencies entry the platform installs names an index, URL, VCS or path instead of a registry package.",
+    match: {
+      kind: "manifest-dependency",
+      list: "pythonDependencies",
+      pattern: /^\s*-|(?:git|hg|svn|bzr)\+|:\/\/|(?:^|@\s*)file:|^\s*\.{0,2}\//,
+    },
   },
   {
     id: "manifest-npm-source",
     severity: "dangerous",
-    reason: "An npmPackages entry the platform installs names a URL, git repository or path instead of a registry package.",
-    match: { kind: "manifest-dependency", list: "npmPackages", pattern: /^\s*-|:\/\/|^(?:git|git\+\w+|github|gitlab|bitbucket|gist|file|link|portal):|^\s*\.{0,2}\/|^[\w.-]+\/[\w.-]+(?:#|$)/ },
+    reason:
+      "An npmPackages entry the platform installs names a URL, git repository or path instead of a registry package.",
+    match: {
+      kind: "manifest-dependency",
+      list: "npmPackages",
+      pattern:
+        /^\s*-|:\/\/|^(?:git|git\+\w+|github|gitlab|bitbucket|gist|file|link|portal):|^\s*\.{0,2}\/|^[\w.-]+\/[\w.-]+(?:#|$)/,
+    },
   },
   {
     id: "planted-package-config",
@@ -155,7 +220,8 @@ export const SCAN_RULES: readonly ScanRule[] = [
   {
     id: "embedded-git-repository",
     severity: "dangerous",
-    reason: "A git repository under another name: git runs the hooks and config it names whenever a git command touches it.",
+    reason:
+      "A git repository under another name: git runs the hooks and config it names whenever a git command touches it.",
     match: { kind: "embedded-git" },
   },
   {

@@ -20,7 +20,8 @@ export interface FileRefs {
 }
 
 const JS_EXT = /\.(?:js|mjs|cjs|ts|mts|cts|jsx|tsx)$/i;
-const CODE_EXT = /\.(?:js|mjs|cjs|ts|mts|cts|jsx|tsx|py|pyw|sh|bash|zsh|fish|ksh|rb|pl|pm|php|ps1|psm1|bat|cmd|lua|html?|vbs)$/i;
+const CODE_EXT =
+  /\.(?:js|mjs|cjs|ts|mts|cts|jsx|tsx|py|pyw|sh|bash|zsh|fish|ksh|rb|pl|pm|php|ps1|psm1|bat|cmd|lua|html?|vbs)$/i;
 const SHELL_EXT = /\.(?:sh|bash|zsh|ksh|fish)$/i;
 
 const JS_PATTERNS = [
@@ -42,7 +43,13 @@ export function extractRefs(relPath: string, text: string, firstLine: string): F
       for (const mod of m[1]!.split(",")) refs.pyImports.push({ module: mod.trim(), names: [] });
     }
     for (const m of text.matchAll(/^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?([\w*, \t\n]+)\)?/gm)) {
-      refs.pyImports.push({ module: m[1]!, names: m[2]!.split(",").map((n) => n.trim().split(/\s+/)[0]!).filter(Boolean) });
+      refs.pyImports.push({
+        module: m[1]!,
+        names: m[2]!
+          .split(",")
+          .map((n) => n.trim().split(/\s+/)[0]!)
+          .filter(Boolean),
+      });
     }
   }
   if (/\.html?$/i.test(relPath)) {
@@ -68,7 +75,12 @@ export function isTestPath(relPath: string): boolean {
   const parts = relPath.split("/");
   const base = parts[parts.length - 1]!;
   if (parts.slice(0, -1).some((p) => /^(?:test|tests|__tests__|spec|specs)$/i.test(p))) return true;
-  return /\.(?:test|spec)\.[^.]+$/i.test(base) || /_test\.py$/i.test(base) || /^test_.*\.py$/i.test(base) || base === "conftest.py";
+  return (
+    /\.(?:test|spec)\.[^.]+$/i.test(base) ||
+    /_test\.py$/i.test(base) ||
+    /^test_.*\.py$/i.test(base) ||
+    base === "conftest.py"
+  );
 }
 
 /** A file that is code by its name, its executable bit or its shebang. */
@@ -156,7 +168,9 @@ export function runtimeFiles(input: ReachInput): Set<string> {
     if (manifest.backend.entryPoint) reachPath(manifest.backend.entryPoint);
     commandWords(manifest.backend.command, manifest.backend.args);
   }
-  const uiEntries = [manifest.ui?.entry, ...(manifest.ui?.pages ?? []).map((p) => p.entryPoint)].filter((e): e is string => !!e);
+  const uiEntries = [manifest.ui?.entry, ...(manifest.ui?.pages ?? []).map((p) => p.entryPoint)].filter(
+    (e): e is string => !!e,
+  );
   for (const entry of uiEntries) {
     reachPath(entry);
     // The browser loads whatever the UI folder serves, so all of it runs (unless it is the root).
@@ -166,7 +180,8 @@ export function runtimeFiles(input: ReachInput): Set<string> {
   for (const hook of [manifest.setup?.onInstall, manifest.setup?.onUninstall, manifest.setup?.onUpdate]) {
     if (hook) commandWords(hook.command, hook.args);
   }
-  for (const server of Object.values(manifest.mcpServers ?? {})) if (server.command !== undefined) commandWords(server.command, server.args);
+  for (const server of Object.values(manifest.mcpServers ?? {}))
+    if (server.command !== undefined) commandWords(server.command, server.args);
 
   // ---- follow what each reached file loads
   while (queue.length > 0) {
@@ -203,9 +218,29 @@ export function runtimeFiles(input: ReachInput): Set<string> {
   return reached;
 }
 
-const JS_TRY = ["", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx", ".json", "/index.js", "/index.mjs", "/index.cjs", "/index.ts"];
+const JS_TRY = [
+  "",
+  ".js",
+  ".mjs",
+  ".cjs",
+  ".ts",
+  ".mts",
+  ".cts",
+  ".jsx",
+  ".tsx",
+  ".json",
+  "/index.js",
+  "/index.mjs",
+  "/index.cjs",
+  "/index.ts",
+];
 
-function resolveJs(dir: string, spec: string, asFile: (p: string) => string | null, refs: ReadonlyMap<string, FileRefs>): string[] {
+function resolveJs(
+  dir: string,
+  spec: string,
+  asFile: (p: string) => string | null,
+  refs: ReadonlyMap<string, FileRefs>,
+): string[] {
   const tryAll = (stem: string): string | null => {
     for (const ext of JS_TRY) {
       const hit = asFile(stem + ext);

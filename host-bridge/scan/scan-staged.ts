@@ -41,7 +41,10 @@ export interface ScanOptions {
 type Unplaced = Omit<Finding, "runs"> & { runs?: boolean };
 
 /** Reads a staged file whole with a no-follow open, or says why it could not. */
-async function readWhole(abs: string, limit: number): Promise<{ ok: true; text: string } | { ok: false; reason: string }> {
+async function readWhole(
+  abs: string,
+  limit: number,
+): Promise<{ ok: true; text: string } | { ok: false; reason: string }> {
   let fh;
   try {
     fh = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -87,7 +90,13 @@ function mayHaveMatchingLine(text: string): boolean {
 }
 
 function finding(rule: ScanRule, p: string, line: number, detail?: string): Unplaced {
-  return { rule: rule.id, severity: rule.severity, path: p, line, message: detail ? `${rule.reason} (${detail})` : rule.reason };
+  return {
+    rule: rule.id,
+    severity: rule.severity,
+    path: p,
+    line,
+    message: detail ? `${rule.reason} (${detail})` : rule.reason,
+  };
 }
 
 function contentFindings(relPath: string, text: string): Unplaced[] {
@@ -138,7 +147,8 @@ function manifestFindings(manifest: AppManifest): Unplaced[] {
     if (rule.match.kind !== "manifest-dependency") continue;
     const list = manifest.dependencies?.[rule.match.list] ?? [];
     for (const spec of list) {
-      if (rule.match.pattern.test(spec)) out.push({ ...finding(rule, "app.json", 0, `dependencies.${rule.match.list}: ${spec}`), runs: true });
+      if (rule.match.pattern.test(spec))
+        out.push({ ...finding(rule, "app.json", 0, `dependencies.${rule.match.list}: ${spec}`), runs: true });
     }
   }
   return out;
@@ -176,14 +186,20 @@ function resolveLinks(entries: readonly StagedEntry[]): Map<string, string> {
 }
 
 /** Scans a staged bundle; the verdict is 'dangerous' only for a dangerous finding in a file the app runs. */
-export async function scanStaged(dir: string, entries: readonly StagedEntry[], manifest: AppManifest, opts: ScanOptions = {}): Promise<ScanResult> {
+export async function scanStaged(
+  dir: string,
+  entries: readonly StagedEntry[],
+  manifest: AppManifest,
+  opts: ScanOptions = {},
+): Promise<ScanResult> {
   const limit = opts.maxFileBytes ?? MAX_SCANNED_FILE_BYTES;
   const unplaced: Unplaced[] = [];
   const refs = new Map<string, FileRefs>();
   const codeLike = new Set<string>();
   const files = new Set<string>();
   const planted = ruleById.get("planted-package-config")!;
-  const plantedNames = planted.match.kind === "file-name" ? new Set(planted.match.names.map((n) => n.toLowerCase())) : new Set<string>();
+  const plantedNames =
+    planted.match.kind === "file-name" ? new Set(planted.match.names.map((n) => n.toLowerCase())) : new Set<string>();
 
   // Each file is read once, several at a time; what each yields is kept in entry order, so
   // findings never depend on which read finished first.
@@ -224,7 +240,10 @@ export async function scanStaged(dir: string, entries: readonly StagedEntry[], m
   const runs = (p: string) => runtime.has(p) || (codeLike.has(p) && !isTestPath(p));
 
   const findings: Finding[] = unplaced.map((f) => ({ ...f, runs: f.runs ?? runs(f.path) }));
-  findings.sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)) || a.line - b.line || a.rule.localeCompare(b.rule));
+  findings.sort(
+    (a, b) =>
+      Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)) || a.line - b.line || a.rule.localeCompare(b.rule),
+  );
   return { verdict: verdictOf(findings), findings };
 }
 

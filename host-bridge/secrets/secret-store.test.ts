@@ -1,5 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SecretStore, secretStorePaths } from "./secret-store";
@@ -38,13 +47,22 @@ describe("SecretStore", () => {
     store.assign("API_KEY", "API_KEY", holder);
     expect(store.openAppSecrets(holder, ["API_KEY"])).toEqual({ env: { API_KEY: VALUE }, refused: [] });
     // The same app after an install with other bytes: the copy does not open.
-    expect(store.openAppSecrets({ app: "holder", digest: "sha256:cccc" }, ["API_KEY"])).toEqual({ env: {}, refused: ["API_KEY"] });
+    expect(store.openAppSecrets({ app: "holder", digest: "sha256:cccc" }, ["API_KEY"])).toEqual({
+      env: {},
+      refused: ["API_KEY"],
+    });
     // Copied into another app's slot: it does not open there either.
     mkdirSync(join(home, "secrets", "apps", "other"), { recursive: true });
-    copyFileSync(join(home, "secrets", "apps", "holder", "API_KEY.json"), join(home, "secrets", "apps", "other", "API_KEY.json"));
+    copyFileSync(
+      join(home, "secrets", "apps", "holder", "API_KEY.json"),
+      join(home, "secrets", "apps", "other", "API_KEY.json"),
+    );
     expect(store.openAppSecrets(other, ["API_KEY"])).toEqual({ env: {}, refused: ["API_KEY"] });
     // A copy under another variable name of the same app does not open either.
-    copyFileSync(join(home, "secrets", "apps", "holder", "API_KEY.json"), join(home, "secrets", "apps", "holder", "OTHER.json"));
+    copyFileSync(
+      join(home, "secrets", "apps", "holder", "API_KEY.json"),
+      join(home, "secrets", "apps", "holder", "OTHER.json"),
+    );
     expect(store.openAppSecrets(holder, ["OTHER"]).refused).toEqual(["OTHER"]);
   });
 
@@ -63,7 +81,9 @@ describe("SecretStore", () => {
     store.put("API_KEY", VALUE, []);
     store.assign("API_KEY", "WEATHER", holder);
     expect(JSON.stringify(store.list())).not.toContain(VALUE);
-    expect(store.list()).toEqual({ secrets: [{ name: "API_KEY", stored: true, used_by: [{ app: "holder", as: "WEATHER" }] }] });
+    expect(store.list()).toEqual({
+      secrets: [{ name: "API_KEY", stored: true, used_by: [{ app: "holder", as: "WEATHER" }] }],
+    });
     expect(store.put("API_KEY", "second-value-123", [holder])).toEqual({ replaced: true, resealed: 1 });
     expect(store.openAppSecrets(holder, ["WEATHER"]).env).toEqual({ WEATHER: "second-value-123" });
     expect(store.delete("API_KEY")).toEqual({ deleted: true, unassigned: [{ app: "holder", as: "WEATHER" }] });
@@ -77,12 +97,17 @@ describe("SecretStore", () => {
     store.assign("A", "A", holder);
     store.assign("B", "B", holder);
     expect(store.rebind("holder", holder.digest, "sha256:new", ["A"])).toEqual({ rebound: ["A"], dropped: ["B"] });
-    expect(store.openAppSecrets({ app: "holder", digest: "sha256:new" }, ["A", "B"])).toEqual({ env: { A: "value-of-a-123" }, refused: [] });
+    expect(store.openAppSecrets({ app: "holder", digest: "sha256:new" }, ["A", "B"])).toEqual({
+      env: { A: "value-of-a-123" },
+      refused: [],
+    });
   });
 
   it("refuses to replace a lost key while sealed values remain", () => {
     store.put("API_KEY", VALUE, []);
     rmSync(join(home, "secrets.key"));
-    expect(() => new SecretStore(secretStorePaths(home)).put("OTHER", "x-value-123", [])).toThrow(/missing but sealed secrets remain/);
+    expect(() => new SecretStore(secretStorePaths(home)).put("OTHER", "x-value-123", [])).toThrow(
+      /missing but sealed secrets remain/,
+    );
   });
 });

@@ -53,7 +53,13 @@ function seal(key: Buffer, value: string, binding: Buffer, secret?: string): Sea
   const cipher = createCipheriv("aes-256-gcm", key, nonce);
   cipher.setAAD(binding);
   const sealed = Buffer.concat([cipher.update(value, "utf8"), cipher.final(), cipher.getAuthTag()]);
-  return { v: 1, alg: "aes-256-gcm", ...(secret ? { secret } : {}), nonce: nonce.toString("base64"), sealed: sealed.toString("base64") };
+  return {
+    v: 1,
+    alg: "aes-256-gcm",
+    ...(secret ? { secret } : {}),
+    nonce: nonce.toString("base64"),
+    sealed: sealed.toString("base64"),
+  };
 }
 
 /** The value, or null when the file was sealed for anything but `binding` (or was altered). */
@@ -102,13 +108,15 @@ export class SecretStore {
     if (this.key) return this.key;
     if (existsSync(this.paths.key)) {
       const key = readFileSync(this.paths.key);
-      if (key.length !== KEY_BYTES) throw unreadable(`${this.paths.key} holds ${key.length} bytes, not ${KEY_BYTES}; restore it`);
+      if (key.length !== KEY_BYTES)
+        throw unreadable(`${this.paths.key} holds ${key.length} bytes, not ${KEY_BYTES}; restore it`);
       this.key = key;
       return key;
     }
     if (!create) return null;
     // A key lost while sealed values remain must not be silently replaced: they would never open again.
-    if (this.storedNames().length > 0) throw unreadable(`${this.paths.key} is missing but sealed secrets remain; restore the key file`);
+    if (this.storedNames().length > 0)
+      throw unreadable(`${this.paths.key} is missing but sealed secrets remain; restore the key file`);
     const key = randomBytes(KEY_BYTES);
     writePrivateFile(this.paths.key, key);
     this.key = key;
@@ -139,7 +147,9 @@ export class SecretStore {
   private slots(): Array<{ app: string; as: string; secret: string | null }> {
     if (!existsSync(this.paths.apps)) return [];
     const out: Array<{ app: string; as: string; secret: string | null }> = [];
-    for (const app of readdirSync(this.paths.apps).filter((a) => APP_NAME.test(a)).sort()) {
+    for (const app of readdirSync(this.paths.apps)
+      .filter((a) => APP_NAME.test(a))
+      .sort()) {
       const dir = join(this.paths.apps, app);
       if (!lstatSync(dir).isDirectory()) continue;
       for (const f of readdirSync(dir).sort()) {
@@ -160,6 +170,7 @@ export class SecretStore {
       secrets: [...names].sort().map((name) => ({
         name,
         stored: stored.has(name),
+        // eslint-disable-next-line no-restricted-syntax -- `secret` here is the secret's name, not its value
         used_by: slots.filter((s) => s.secret === name).map((s) => ({ app: s.app, as: s.as })),
       })),
     };
@@ -174,6 +185,7 @@ export class SecretStore {
     const digestOf = new Map(consumers.map((c) => [c.app, c.digest]));
     let resealed = 0;
     for (const slot of this.slots()) {
+      // eslint-disable-next-line no-restricted-syntax -- `secret` here is the secret's name, not its value
       if (slot.secret !== name) continue;
       const digest = digestOf.get(slot.app);
       // An app no longer installed keeps no copy.
@@ -181,7 +193,10 @@ export class SecretStore {
         rmSync(this.slotFile(slot.app, slot.as), { force: true });
         continue;
       }
-      writeSealed(this.slotFile(slot.app, slot.as), seal(key, value, appBinding({ app: slot.app, digest }, slot.as), name));
+      writeSealed(
+        this.slotFile(slot.app, slot.as),
+        seal(key, value, appBinding({ app: slot.app, digest }, slot.as), name),
+      );
       resealed += 1;
     }
     return { replaced, resealed };
@@ -192,6 +207,7 @@ export class SecretStore {
     const deleted = existsSync(this.storeFile(name));
     const unassigned: Array<{ app: string; as: string }> = [];
     for (const slot of this.slots()) {
+      // eslint-disable-next-line no-restricted-syntax -- `secret` here is the secret's name, not its value
       if (slot.secret !== name) continue;
       rmSync(this.slotFile(slot.app, slot.as), { force: true });
       unassigned.push({ app: slot.app, as: slot.as });
@@ -227,14 +243,22 @@ export class SecretStore {
    * After an update the owner consented to: each copy the new manifest still declares is opened
    * under the old digest and sealed under the new one; the rest are removed.
    */
-  rebind(app: string, fromDigest: string, toDigest: string, declared: readonly string[]): { rebound: string[]; dropped: string[] } {
+  rebind(
+    app: string,
+    fromDigest: string,
+    toDigest: string,
+    declared: readonly string[],
+  ): { rebound: string[]; dropped: string[] } {
     const key = this.keyOf(false);
     const rebound: string[] = [];
     const dropped: string[] = [];
     for (const slot of this.slots().filter((s) => s.app === app)) {
       const path = this.slotFile(app, slot.as);
       const file = readSealed(path);
-      const value = key && file && declared.includes(slot.as) ? open(key, file, appBinding({ app, digest: fromDigest }, slot.as)) : null;
+      const value =
+        key && file && declared.includes(slot.as)
+          ? open(key, file, appBinding({ app, digest: fromDigest }, slot.as))
+          : null;
       if (value === null) {
         rmSync(path, { force: true });
         dropped.push(slot.as);
@@ -251,7 +275,10 @@ export class SecretStore {
    * for exactly this app and digest. A copy that does not (moved from another app, sealed for an
    * earlier install, altered) is left out and named in `refused`.
    */
-  openAppSecrets(consumer: SecretConsumer, declared: readonly string[]): { env: Record<string, string>; refused: string[] } {
+  openAppSecrets(
+    consumer: SecretConsumer,
+    declared: readonly string[],
+  ): { env: Record<string, string>; refused: string[] } {
     const env: Record<string, string> = {};
     const refused: string[] = [];
     const key = this.keyOf(false);

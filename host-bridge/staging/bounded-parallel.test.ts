@@ -20,15 +20,19 @@ describe("bounded parallel runs answer as a one-at-a-time loop would", () => {
     let most = 0;
     const started: number[] = [];
     const finished: number[] = [];
-    const stop = await firstStopInOrder(Array.from({ length: 100 }, (_, i) => i), 4, async (i) => {
-      started.push(i);
-      running++;
-      most = Math.max(most, running);
-      await sleep(i === 10 ? 1 : 5);
-      running--;
-      finished.push(i);
-      return i === 10 ? "ten" : null;
-    });
+    const stop = await firstStopInOrder(
+      Array.from({ length: 100 }, (_, i) => i),
+      4,
+      async (i) => {
+        started.push(i);
+        running++;
+        most = Math.max(most, running);
+        await sleep(i === 10 ? 1 : 5);
+        running--;
+        finished.push(i);
+        return i === 10 ? "ten" : null;
+      },
+    );
     expect(stop).toBe("ten");
     expect(most).toBe(4);
     expect(running).toBe(0);

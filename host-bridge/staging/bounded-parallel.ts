@@ -45,7 +45,11 @@ export async function firstStopInOrder<T, S>(
 }
 
 /** Maps `items` with at most `limit` running; results are in input order. A throw is rethrown as firstStopInOrder does. */
-export async function mapInOrder<T, R>(items: readonly T[], limit: number, task: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapInOrder<T, R>(
+  items: readonly T[],
+  limit: number,
+  task: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   await firstStopInOrder(items, limit, async (item, index) => {
     results[index] = await task(item, index);

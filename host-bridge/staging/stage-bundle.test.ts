@@ -1,5 +1,18 @@
 import { execFileSync } from "node:child_process";
-import { link, lstat, mkdir, readdir, readlink, rm, stat, symlink, writeFile, chmod, appendFile, readFile } from "node:fs/promises";
+import {
+  link,
+  lstat,
+  mkdir,
+  readdir,
+  readlink,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+  chmod,
+  appendFile,
+  readFile,
+} from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -185,7 +198,9 @@ describe("stageBundle leaves tooling out", () => {
     const paths = r.entries.map((e) => e.path);
     expect(paths.some((p) => /(^|\/)(\.git|\.hg|\.svn|__pycache__|\.venv|venv|\.tox)(\/|$)/i.test(p))).toBe(false);
     expect(paths).toContain("node_modules/dep/index.js");
-    expect(r.omitted.sort()).toEqual([".git", ".venv", "Venv", "pkg/__pycache__", "sub/.HG", "sub/deep/.Svn", "x/.TOX"].sort());
+    expect(r.omitted.sort()).toEqual(
+      [".git", ".venv", "Venv", "pkg/__pycache__", "sub/.HG", "sub/deep/.Svn", "x/.TOX"].sort(),
+    );
     await expect(lstat(path.join(r.dir, ".git"))).rejects.toThrow();
     await expect(lstat(path.join(r.dir, "Venv"))).rejects.toThrow();
   });

@@ -47,7 +47,7 @@ const DEST_OPEN_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXC
 
 /** Writes all of `bytes`: a write may take fewer bytes than it was given. */
 async function writeAll(output: FileHandle, bytes: Buffer): Promise<void> {
-  for (let done = 0; done < bytes.length; ) {
+  for (let done = 0; done < bytes.length;) {
     const { bytesWritten } = await output.write(bytes, done, bytes.length - done);
     done += bytesWritten;
   }
@@ -90,7 +90,8 @@ async function copySurveyedFile(src: string, dest: string, entry: SurveyEntry): 
         hash.update(chunk); // the bytes just written, unchanged: buf is refilled only by the next read
       }
       const after = await input.stat({ bigint: true });
-      if (copied !== entry.size || after.mtimeNs.toString() !== entry.mtimeNs || Number(after.size) !== entry.size) return changed();
+      if (copied !== entry.size || after.mtimeNs.toString() !== entry.mtimeNs || Number(after.size) !== entry.size)
+        return changed();
       await output.chmod(normalisedMode(entry));
       return { sha256: hash.digest("hex") };
     } finally {
@@ -102,7 +103,11 @@ async function copySurveyedFile(src: string, dest: string, entry: SurveyEntry): 
 }
 
 /** Stages `source` into `<quarantineRoot>/<random id>/` from one survey, or refuses naming the path. */
-export async function stageBundle(source: string, quarantineRoot: string, opts: StageOptions = {}): Promise<StageResult> {
+export async function stageBundle(
+  source: string,
+  quarantineRoot: string,
+  opts: StageOptions = {},
+): Promise<StageResult> {
   const caps = { ...DEFAULT_STAGING_CAPS, ...opts.caps };
   const surveyed = await surveyTree(source, caps);
   if (!surveyed.ok) return surveyed;
@@ -137,20 +142,24 @@ export async function stageBundle(source: string, quarantineRoot: string, opts: 
     }
     // Files and links, several at once. The refusal returned is the first in survey order, and
     // every copy still running has finished before it is returned and the copy removed.
-    const refusal = await firstStopInOrder(survey.entries, FILES_IN_FLIGHT, async (entry, index): Promise<Refusal | null> => {
-      if (entry.type === "dir") return null;
-      const parts = entry.path.split("/");
-      const dest = path.join(dir, ...parts);
-      if (entry.type === "link") {
-        // Recreated as the same relative link; the survey proved it names a bundle file.
-        await symlink(entry.linkTarget!, dest);
+    const refusal = await firstStopInOrder(
+      survey.entries,
+      FILES_IN_FLIGHT,
+      async (entry, index): Promise<Refusal | null> => {
+        if (entry.type === "dir") return null;
+        const parts = entry.path.split("/");
+        const dest = path.join(dir, ...parts);
+        if (entry.type === "link") {
+          // Recreated as the same relative link; the survey proved it names a bundle file.
+          await symlink(entry.linkTarget!, dest);
+          return null;
+        }
+        const copied = await copySurveyedFile(path.join(survey.root, ...parts), dest, entry);
+        if ("ok" in copied) return copied;
+        entries[index]!.sha256 = copied.sha256;
         return null;
-      }
-      const copied = await copySurveyedFile(path.join(survey.root, ...parts), dest, entry);
-      if ("ok" in copied) return copied;
-      entries[index]!.sha256 = copied.sha256;
-      return null;
-    });
+      },
+    );
     if (refusal) return refusal;
     for (const folder of folders) await chmod(folder, 0o755);
     staged = true;

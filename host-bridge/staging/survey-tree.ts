@@ -72,7 +72,12 @@ function collisionKey(name: string): string {
   return name.normalize("NFC").toUpperCase().toLowerCase();
 }
 
-function specialKind(st: { isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
+function specialKind(st: {
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+}): string {
   if (st.isFIFO()) return "pipe";
   if (st.isSocket()) return "socket";
   if (st.isCharacterDevice()) return "character device";
@@ -104,7 +109,10 @@ export async function surveyTree(source: string, caps: StagingCaps = DEFAULT_STA
     try {
       rawNames = await readdir(abs, { encoding: "buffer" });
     } catch (err) {
-      return refuse("bundle_unreadable", { path: rel || ".", reason: (err as NodeJS.ErrnoException).code ?? "unreadable" });
+      return refuse("bundle_unreadable", {
+        path: rel || ".",
+        reason: (err as NodeJS.ErrnoException).code ?? "unreadable",
+      });
     }
     rawNames.sort(Buffer.compare);
     const seenKeys = new Map<string, string>();
@@ -132,7 +140,10 @@ export async function surveyTree(source: string, caps: StagingCaps = DEFAULT_STA
       try {
         st = await lstat(path.join(abs, name), { bigint: true });
       } catch (err) {
-        return refuse("bundle_unreadable", { path: childRel, reason: (err as NodeJS.ErrnoException).code ?? "unreadable" });
+        return refuse("bundle_unreadable", {
+          path: childRel,
+          reason: (err as NodeJS.ErrnoException).code ?? "unreadable",
+        });
       }
       const common = {
         path: childRel,
@@ -162,7 +173,8 @@ export async function surveyTree(source: string, caps: StagingCaps = DEFAULT_STA
         entries.push({ ...common, type: "dir", size: 0 });
         childDirs.push(childRel);
       } else if (st.isFile()) {
-        if (common.size > caps.maxFileBytes) return refuse("bundle_file_too_large", { path: childRel, limit: caps.maxFileBytes });
+        if (common.size > caps.maxFileBytes)
+          return refuse("bundle_file_too_large", { path: childRel, limit: caps.maxFileBytes });
         totalBytes += common.size;
         if (totalBytes > caps.maxTotalBytes) return refuse("bundle_too_large", { limit: caps.maxTotalBytes });
         entries.push({ ...common, type: "file" });

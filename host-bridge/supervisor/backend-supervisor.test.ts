@@ -1,12 +1,29 @@
 // Real backends (small Node scripts), real bubblewrap, short intervals.
-import { closeSync, copyFileSync, existsSync, openSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  openSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { slotSocketName } from "../../workers/contracts/backend-slots";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { BackendSupervisor, type BackendSpec, type BackendStatus, type BackendSupervisorOptions } from "./backend-supervisor.js";
+import {
+  BackendSupervisor,
+  type BackendSpec,
+  type BackendStatus,
+  type BackendSupervisorOptions,
+} from "./backend-supervisor.js";
 import { readRunRecords } from "./run-records.js";
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../test/fixtures/backends");
@@ -28,7 +45,11 @@ const parentEnv = {
 
 type Logged = { level: string; msg: string };
 
-function makeSupervisor(over: Partial<BackendSupervisorOptions> = {}): { sup: BackendSupervisor; logs: Logged[]; changes: BackendStatus[] } {
+function makeSupervisor(over: Partial<BackendSupervisorOptions> = {}): {
+  sup: BackendSupervisor;
+  logs: Logged[];
+  changes: BackendStatus[];
+} {
   const logs: Logged[] = [];
   const changes: BackendStatus[] = [];
   const sup = new BackendSupervisor({
@@ -79,12 +100,17 @@ async function until(what: string, check: () => boolean, timeoutMs = 10_000): Pr
 
 /** GET on a backend: through its slot's socket when confined (it has no host port), else its port. */
 function get(at: { port: number | null; slot: number | null }, p: string): Promise<number> {
-  const where = at.slot !== null ? { socketPath: path.join(home, "run", slotSocketName(at.slot)) } : { host: "127.0.0.1", port: at.port as number };
+  const where =
+    at.slot !== null
+      ? { socketPath: path.join(home, "run", slotSocketName(at.slot)) }
+      : { host: "127.0.0.1", port: at.port as number };
   return new Promise((resolve, reject) => {
-    http.get({ ...where, path: p, agent: false }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    }).on("error", reject);
+    http
+      .get({ ...where, path: p, agent: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      })
+      .on("error", reject);
   });
 }
 
@@ -115,7 +141,15 @@ describe("BackendSupervisor", () => {
     expect(started.secret).toMatch(/^[0-9a-f]{64}$/);
     expect(await sup.waitForHealth(spec.name)).toBe(true);
     const status = sup.status(spec.name);
-    expect(status).toMatchObject({ running: true, healthy: true, port: null, slot: started.slot, pid: started.pid, restarts: 0, exit: null });
+    expect(status).toMatchObject({
+      running: true,
+      healthy: true,
+      port: null,
+      slot: started.slot,
+      pid: started.pid,
+      restarts: 0,
+      exit: null,
+    });
     expect(started.slot).not.toBeNull();
     expect(await get(started, "/health")).toBe(200);
 
@@ -171,7 +205,9 @@ describe("BackendSupervisor", () => {
     expect(status.exit?.signal ?? String(status.exit?.code)).toBeTruthy();
     expect(await get(status, "/health")).toBe(200);
     // The secret survives a watchdog restart, so the gateway's copy stays valid.
-    expect(started.ok && readFileSync(path.join(spec.appDir, ".app_secret"), "utf8")).toBe(started.ok && started.secret);
+    expect(started.ok && readFileSync(path.join(spec.appDir, ".app_secret"), "utf8")).toBe(
+      started.ok && started.secret,
+    );
   });
 
   it("a backend that always exits stays down after three failed starts, showing its last lines and exit", async () => {
@@ -236,9 +272,27 @@ describe("BackendSupervisor", () => {
     const envLine = sup.status(spec.name)?.lastLines.find((l) => l.startsWith("ENV_NAMES ")) ?? "";
     const names = envLine.slice("ENV_NAMES ".length).split(",");
     // PWD is bwrap's own, naming the --chdir folder (the app's); HOME and TMPDIR are the private /tmp.
-    expect(names.sort()).toEqual(["DEMO_API_TOKEN", "HOME", "LANG", "PATH", "PERSONALCLAW_APP_NAME", "PERSONALCLAW_APP_SECRET", "PERSONALCLAW_HOME", "PORT", "PWD", "TMPDIR", "NODE_OPTIONS"].sort());
-    const debug = logs.filter((l) => l.level === "debug").map((l) => l.msg).join("\n");
-    for (const withheld of ["AWS_SECRET_ACCESS_KEY", "SSH_AUTH_SOCK", "SLACK_BOT_TOKEN", "RANDOM_SETTING"]) expect(debug).toContain(withheld);
+    expect(names.sort()).toEqual(
+      [
+        "DEMO_API_TOKEN",
+        "HOME",
+        "LANG",
+        "PATH",
+        "PERSONALCLAW_APP_NAME",
+        "PERSONALCLAW_APP_SECRET",
+        "PERSONALCLAW_HOME",
+        "PORT",
+        "PWD",
+        "TMPDIR",
+        "NODE_OPTIONS",
+      ].sort(),
+    );
+    const debug = logs
+      .filter((l) => l.level === "debug")
+      .map((l) => l.msg)
+      .join("\n");
+    for (const withheld of ["AWS_SECRET_ACCESS_KEY", "SSH_AUTH_SOCK", "SLACK_BOT_TOKEN", "RANDOM_SETTING"])
+      expect(debug).toContain(withheld);
     expect(debug).not.toContain(parentEnv.AWS_SECRET_ACCESS_KEY);
   });
 
@@ -304,7 +358,8 @@ describe("BackendSupervisor", () => {
     await sup.start(spec);
     expect(await sup.waitForHealth(spec.name, 15_000)).toBe(true);
     // Under load the pipe may still hold lines when health answers: wait until the relay has read them all.
-    for (let i = 0; i < 100 && !sup.status(spec.name)?.lastLines.includes("flood done"); i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 100 && !sup.status(spec.name)?.lastLines.includes("flood done"); i++)
+      await new Promise((r) => setTimeout(r, 100));
     const fromChild = logs.filter((l) => l.msg.startsWith(`app ${spec.name} backend (pid`));
     expect(fromChild.length).toBeGreaterThanOrEqual(200);
     expect(fromChild.length).toBeLessThan(260);
@@ -313,7 +368,9 @@ describe("BackendSupervisor", () => {
     const notes = logs.filter((l) => /line\(s\) dropped by the log rate limit/.test(l.msg));
     expect(notes.length).toBeGreaterThan(0);
     expect(notes.every((n) => n.level === "warning")).toBe(true);
-    expect(notes.reduce((sum, n) => sum + Number(/: (\d+) line\(s\) dropped/.exec(n.msg)?.[1] ?? 0), 0)).toBeGreaterThan(9_000);
+    expect(
+      notes.reduce((sum, n) => sum + Number(/: (\d+) line\(s\) dropped/.exec(n.msg)?.[1] ?? 0), 0),
+    ).toBeGreaterThan(9_000);
     expect(sup.status(spec.name)?.lastLines).toContain("flood done");
   });
 

@@ -8,8 +8,25 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ERROR_CODES } from "../../workers/contracts/errors.js";
 import { MIN_SECRET_CHARS } from "../../workers/contracts/text-safety.js";
-import { sandboxAvailability, sandboxRefusal, wrapInSandbox, type SandboxAvailability, type SandboxMode } from "../sandbox/bubblewrap.js";
-import { boundCommand, boundsAvailability, createChildGroup, DEFAULT_LIMITS, describeLimits, LIMIT_WORDS, type BoundsAvailability, type ChildGroup, type LimitHit, type Limits } from "../sandbox/bounds.js";
+import {
+  sandboxAvailability,
+  sandboxRefusal,
+  wrapInSandbox,
+  type SandboxAvailability,
+  type SandboxMode,
+} from "../sandbox/bubblewrap.js";
+import {
+  boundCommand,
+  boundsAvailability,
+  createChildGroup,
+  DEFAULT_LIMITS,
+  describeLimits,
+  LIMIT_WORDS,
+  type BoundsAvailability,
+  type ChildGroup,
+  type LimitHit,
+  type Limits,
+} from "../sandbox/bounds.js";
 import { readChildPid } from "../sandbox/run-confined.js";
 import { buildChildEnv, credentialValuesOf } from "../sandbox/child-env.js";
 
@@ -111,7 +128,17 @@ export interface BackendStatus {
 
 export type StartResult =
   | { ok: true; name: string; port: number | null; slot: number | null; secret: string; pid: number | null }
-  | { ok: false; code: "sandbox_unavailable" | "app_secret_unwritable" | "backend_already_running" | "backend_spawn_failed" | "backend_slots_exhausted"; reason: string; cause?: unknown };
+  | {
+      ok: false;
+      code:
+        | "sandbox_unavailable"
+        | "app_secret_unwritable"
+        | "backend_already_running"
+        | "backend_spawn_failed"
+        | "backend_slots_exhausted";
+      reason: string;
+      cause?: unknown;
+    };
 
 export interface StopResult {
   ok: true;
@@ -176,7 +203,9 @@ function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T
 
 /** Supervises app backends; one instance per bridge. */
 export class BackendSupervisor {
-  private readonly opts: Required<Omit<BackendSupervisorOptions, "onChange" | "log" | "workspace" | "gatewayPort" | "bounds" | "onLimit" | "egress">> &
+  private readonly opts: Required<
+    Omit<BackendSupervisorOptions, "onChange" | "log" | "workspace" | "gatewayPort" | "bounds" | "onLimit" | "egress">
+  > &
     Pick<BackendSupervisorOptions, "workspace" | "gatewayPort" | "bounds" | "egress">;
   private readonly onLimit: (name: string, hit: LimitHit, limits: Limits) => void;
   private readonly tracked = new Map<string, Tracked>();
@@ -190,7 +219,8 @@ export class BackendSupervisor {
 
   constructor(options: BackendSupervisorOptions) {
     if (!path.isAbsolute(options.home)) throw new TypeError("BackendSupervisor needs an absolute home");
-    if (options.sandbox.mode !== "on" && options.sandbox.mode !== "off") throw new TypeError(`sandbox.mode must be "on" or "off"`);
+    if (options.sandbox.mode !== "on" && options.sandbox.mode !== "off")
+      throw new TypeError(`sandbox.mode must be "on" or "off"`);
     this.opts = {
       home: options.home,
       ownerHome: options.ownerHome ?? os.homedir(),
@@ -228,10 +258,15 @@ export class BackendSupervisor {
    */
   async start(spec: BackendSpec): Promise<StartResult> {
     if (!APP_NAME.test(spec.name)) throw new TypeError(`not an app name: ${JSON.stringify(spec.name)}`);
-    if (!path.isAbsolute(spec.appDir) || !path.isAbsolute(spec.dataDir)) throw new TypeError("appDir and dataDir must be absolute");
+    if (!path.isAbsolute(spec.appDir) || !path.isAbsolute(spec.dataDir))
+      throw new TypeError("appDir and dataDir must be absolute");
     const existing = this.tracked.get(spec.name);
     if (existing && (existing.running || existing.restartTimer !== null)) {
-      return { ok: false, code: "backend_already_running", reason: ERROR_CODES.backend_already_running.message.replace("{app}", spec.name) };
+      return {
+        ok: false,
+        code: "backend_already_running",
+        reason: ERROR_CODES.backend_already_running.message.replace("{app}", spec.name),
+      };
     }
     if (this.opts.sandbox.mode === "on") {
       const refusal = sandboxRefusal("on", await this.sandboxAvailability());
@@ -285,7 +320,10 @@ export class BackendSupervisor {
    * and started again with the same command and secret; it counts as a revival.
    */
   /** Restarts a backend with the same command; `secrets`, when given, replaces the ones it starts with. */
-  async restart(name: string, secrets?: Readonly<Record<string, string>>): Promise<{ ok: true } | Extract<StartResult, { ok: false }>> {
+  async restart(
+    name: string,
+    secrets?: Readonly<Record<string, string>>,
+  ): Promise<{ ok: true } | Extract<StartResult, { ok: false }>> {
     const t = this.tracked.get(name);
     if (!t) return { ok: false, code: "backend_spawn_failed", reason: "it was never started by this gateway" };
     await this.stop(name);
@@ -421,7 +459,9 @@ export class BackendSupervisor {
 
   /** Where the health probe reaches a backend: its slot's socket when confined, else its port. */
   private endpointOf(t: Tracked): HealthEndpoint {
-    return t.slot !== null ? { socketPath: path.join(this.opts.runtimeDir, slotSocketName(t.slot)) } : { port: t.port as number };
+    return t.slot !== null
+      ? { socketPath: path.join(this.opts.runtimeDir, slotSocketName(t.slot)) }
+      : { port: t.port as number };
   }
 
   /** The slot an app keeps while it is tracked here, or a free one; null when every slot is taken. */
@@ -470,25 +510,41 @@ export class BackendSupervisor {
       }
     }
     const slot = confined ? this.slotFor(t) : null;
-    if (confined && slot === null) return { ok: false, code: "backend_slots_exhausted", reason: ERROR_CODES.backend_slots_exhausted.message.replace("{slots}", String(BACKEND_SLOTS)) };
-    if (t.stopping || generation !== t.generation) return { ok: false, code: "backend_spawn_failed", reason: "stopped before it started" };
+    if (confined && slot === null)
+      return {
+        ok: false,
+        code: "backend_slots_exhausted",
+        reason: ERROR_CODES.backend_slots_exhausted.message.replace("{slots}", String(BACKEND_SLOTS)),
+      };
+    if (t.stopping || generation !== t.generation)
+      return { ok: false, code: "backend_spawn_failed", reason: "stopped before it started" };
     if (!existsSync(spec.appDir)) return { ok: false, code: "backend_spawn_failed", reason: APP_FOLDER_MISSING };
     if (spec.hasStorage) {
       try {
         mkdirSync(spec.dataDir, { recursive: true, mode: 0o700 }); // bwrap refuses to bind a missing folder
       } catch (cause) {
-        return { ok: false, code: "backend_spawn_failed", reason: `its data folder could not be created: ${String(cause)}`, cause };
+        return {
+          ok: false,
+          code: "backend_spawn_failed",
+          reason: `its data folder could not be created: ${String(cause)}`,
+          cause,
+        };
       }
     }
     const written = writeAppSecret(spec.appDir, t.secret);
     if (!written.ok) {
-      const reason = ERROR_CODES.app_secret_unwritable.message.replace("{app}", spec.name).replace("{reason}", written.reason);
+      const reason = ERROR_CODES.app_secret_unwritable.message
+        .replace("{app}", spec.name)
+        .replace("{reason}", written.reason);
       this.log("error", reason);
       return { ok: false, code: "app_secret_unwritable", reason, cause: written.cause };
     }
     const sandbox = this.opts.sandbox.mode === "on" ? this.availability : null;
     if (this.opts.sandbox.mode === "on" && !sandbox?.ok) {
-      return { ok: false, ...(sandboxRefusal("on", sandbox ?? { ok: false }) as { code: "sandbox_unavailable"; reason: string }) };
+      return {
+        ok: false,
+        ...(sandboxRefusal("on", sandbox ?? { ok: false }) as { code: "sandbox_unavailable"; reason: string }),
+      };
     }
 
     const bounds = this.bounds();
@@ -498,18 +554,34 @@ export class BackendSupervisor {
       try {
         group = createChildGroup(bounds, spec.name, this.opts.limits);
       } catch (cause) {
-        return { ok: false, code: "backend_spawn_failed", reason: `its limits (${describeLimits(this.opts.limits)}) could not be set up: ${String(cause)}`, cause };
+        return {
+          ok: false,
+          code: "backend_spawn_failed",
+          reason: `its limits (${describeLimits(this.opts.limits)}) could not be set up: ${String(cause)}`,
+          cause,
+        };
       }
     }
     const stdio = closeInheritedFds(sandbox !== null, useGroup);
     if (!this.reportedInheritableFds) {
       this.reportedInheritableFds = true;
       const leaked = inheritableFds();
-      if (leaked.length > 0) this.log("warning", `descriptors ${leaked.join(", ")} were inherited by the bridge without close-on-exec and reach every app child; start the bridge from a parent that does not leak them`);
+      if (leaked.length > 0)
+        this.log(
+          "warning",
+          `descriptors ${leaked.join(", ")} were inherited by the bridge without close-on-exec and reach every app child; start the bridge from a parent that does not leak them`,
+        );
     }
     const { env } = buildChildEnv(this.opts.parentEnv, {
       kind: "backend",
-      app: { name: spec.name, hasStorage: spec.hasStorage, dataDir: spec.dataDir, secret: t.secret, port, secrets: spec.secrets },
+      app: {
+        name: spec.name,
+        hasStorage: spec.hasStorage,
+        dataDir: spec.dataDir,
+        secret: t.secret,
+        port,
+        secrets: spec.secrets,
+      },
       home: this.opts.home,
       workspace: this.opts.workspace,
       gatewayPort: this.opts.gatewayPort,
@@ -524,7 +596,12 @@ export class BackendSupervisor {
         egressSocket = await this.opts.egress.start(spec.name, spec.name, grant);
       } catch (cause) {
         group?.remove();
-        return { ok: false, code: "backend_spawn_failed", reason: `its egress broker could not start: ${String(cause)}`, cause };
+        return {
+          ok: false,
+          code: "backend_spawn_failed",
+          reason: `its egress broker could not start: ${String(cause)}`,
+          cause,
+        };
       }
       Object.assign(env, egressEnvironment());
     }
@@ -534,7 +611,12 @@ export class BackendSupervisor {
         listener = await openSlotListener(this.opts.runtimeDir, slot);
       } catch (cause) {
         group?.remove();
-        return { ok: false, code: "backend_spawn_failed", reason: `its socket slot could not be opened: ${String(cause)}`, cause };
+        return {
+          ok: false,
+          code: "backend_spawn_failed",
+          reason: `its socket slot could not be opened: ${String(cause)}`,
+          cause,
+        };
       }
     }
     const plain = { file: spec.backend.command, args: [...(spec.backend.args ?? [])], cwd: spec.appDir };
@@ -548,7 +630,14 @@ export class BackendSupervisor {
           gateway: {
             listenFd: SLOT_LISTEN_FD,
             backendPort: port,
-            ...(this.opts.gatewayPort !== undefined ? { callback: { socketDir: path.join(this.opts.runtimeDir, GATEWAY_SOCKET_FOLDER), port: this.opts.gatewayPort } } : {}),
+            ...(this.opts.gatewayPort !== undefined
+              ? {
+                  callback: {
+                    socketDir: path.join(this.opts.runtimeDir, GATEWAY_SOCKET_FOLDER),
+                    port: this.opts.gatewayPort,
+                  },
+                }
+              : {}),
           },
           ...(egressSocket ? { egressSocket } : {}),
           bwrapPath: sandbox.path,
@@ -582,7 +671,12 @@ export class BackendSupervisor {
       tag: `app ${spec.name} backend (pid ${pid ?? "none"})`,
       sink: (level, line) => this.log(level, line),
       // Every assigned secret is masked by value, however short, on top of the passthrough values.
-      secrets: [...new Set([...credentialValuesOf(env), ...Object.values(spec.secrets ?? {}).filter((v) => v.length >= MIN_SECRET_CHARS)])].sort((a, b) => b.length - a.length),
+      secrets: [
+        ...new Set([
+          ...credentialValuesOf(env),
+          ...Object.values(spec.secrets ?? {}).filter((v) => v.length >= MIN_SECRET_CHARS),
+        ]),
+      ].sort((a, b) => b.length - a.length),
     });
     t.relay = relay;
     if (child.stdout) relay.attach(child.stdout, "info");
@@ -606,8 +700,17 @@ export class BackendSupervisor {
     if (pid !== null) {
       this.record(t);
       const info = child.stdio[SANDBOX_INFO_FD];
-      if (sandbox && info && "on" in info) this.readSandboxInfo(t, generation, info as NodeJS.ReadableStream, child.stdio[SANDBOX_BLOCK_FD] as Writable | null);
-      this.log("info", `app ${spec.name} backend started (pid ${pid}, ${sandbox ? `slot ${slot}, confined, ${bounds.mechanism} bounds of ${describeLimits(this.opts.limits)}, ${grant === "all" ? "any public host" : grant.length > 0 ? `egress to ${grant.length} host pattern(s)` : "no network"}` : `port ${port}, unsandboxed`})`);
+      if (sandbox && info && "on" in info)
+        this.readSandboxInfo(
+          t,
+          generation,
+          info as NodeJS.ReadableStream,
+          child.stdio[SANDBOX_BLOCK_FD] as Writable | null,
+        );
+      this.log(
+        "info",
+        `app ${spec.name} backend started (pid ${pid}, ${sandbox ? `slot ${slot}, confined, ${bounds.mechanism} bounds of ${describeLimits(this.opts.limits)}, ${grant === "all" ? "any public host" : grant.length > 0 ? `egress to ${grant.length} host pattern(s)` : "no network"}` : `port ${port}, unsandboxed`})`,
+      );
       if (group) this.watchLimits(t, generation);
       this.emit(t);
       this.startupPoll(t, generation);
@@ -664,7 +767,10 @@ export class BackendSupervisor {
       if (generation !== t.generation || !t.running || !t.group) return;
       if (t.group.hits().includes("processes") && !t.limitsReached.includes("processes")) {
         t.limitsReached.push("processes");
-        this.log("error", `app ${t.spec.name} backend reached ${LIMIT_WORDS.processes} (${describeLimits(this.opts.limits)}); stopping it`);
+        this.log(
+          "error",
+          `app ${t.spec.name} backend reached ${LIMIT_WORDS.processes} (${describeLimits(this.opts.limits)}); stopping it`,
+        );
         this.onLimit(t.spec.name, "processes", this.opts.limits);
         signalGroup(t.pgid, "SIGKILL"); // bwrap: its pid namespace, and every process in it, goes with it
         return;
@@ -674,7 +780,13 @@ export class BackendSupervisor {
     this.later(t, 500, tick);
   }
 
-  private onExit(t: Tracked, generation: number, code: number | null, signal: string | null, spawnError?: string): void {
+  private onExit(
+    t: Tracked,
+    generation: number,
+    code: number | null,
+    signal: string | null,
+    spawnError?: string,
+  ): void {
     if (generation !== t.generation) return;
     void t.relay?.finished(); // trailing partial line and the drop note, once the pipes close
     this.clearTimers(t);
@@ -703,12 +815,12 @@ export class BackendSupervisor {
     const how = !existsSync(t.spec.appDir)
       ? `exited (${signal ? `killed by ${signal}` : `code ${code}`}): ${APP_FOLDER_MISSING}`
       : spawnError
-      ? `could not be started: ${spawnError}`
-      : reached
-        ? `was stopped at ${reached} (${describeLimits(this.opts.limits)})`
-        : signal
-          ? `was killed by ${signal}`
-          : `exited with code ${code}`;
+        ? `could not be started: ${spawnError}`
+        : reached
+          ? `was stopped at ${reached} (${describeLimits(this.opts.limits)})`
+          : signal
+            ? `was killed by ${signal}`
+            : `exited with code ${code}`;
     t.failedStarts = t.healthyThisRun ? 0 : t.failedStarts + 1;
     this.log("warning", `app ${name} backend (pid ${t.pid}) ${how}`);
     if (t.failedStarts >= this.opts.maxFailedStarts) {
@@ -745,7 +857,10 @@ export class BackendSupervisor {
     if (!isAcceptableHealthPath(healthPath)) {
       if (!this.warnedHealthPaths.has(healthPath)) {
         this.warnedHealthPaths.add(healthPath);
-        this.log("warning", `app ${t.spec.name}: healthCheck ${JSON.stringify(healthPath)} is not an absolute path of [A-Za-z0-9/_.~-]; the backend is treated as unhealthy`);
+        this.log(
+          "warning",
+          `app ${t.spec.name}: healthCheck ${JSON.stringify(healthPath)} is not an absolute path of [A-Za-z0-9/_.~-]; the backend is treated as unhealthy`,
+        );
       }
       t.reason = "healthCheck path refused; treated as unhealthy";
       this.emit(t);
@@ -824,7 +939,11 @@ export class BackendSupervisor {
 
   private async exitedWithin(t: Tracked, ms: number): Promise<boolean> {
     if (!t.running) return true;
-    return withTimeout(t.exited.then(() => true), ms, false);
+    return withTimeout(
+      t.exited.then(() => true),
+      ms,
+      false,
+    );
   }
 
   /** True when the backend printed since its status was last reported. */

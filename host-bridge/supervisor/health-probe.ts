@@ -36,7 +36,8 @@ export function probeHealth(endpoint: HealthEndpoint, healthPath: string, timeou
       done(false);
     }, timeoutMs);
     // http.request never reads proxy variables and never follows a redirect.
-    const where = "socketPath" in endpoint ? { socketPath: endpoint.socketPath } : { host: "127.0.0.1", port: endpoint.port };
+    const where =
+      "socketPath" in endpoint ? { socketPath: endpoint.socketPath } : { host: "127.0.0.1", port: endpoint.port };
     const req = http.request({ ...where, path: healthPath, method: "GET", agent: false, timeout: timeoutMs }, (res) => {
       const ok = res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300;
       res.resume();

@@ -23,7 +23,10 @@ export function readProcStat(pid: number): ProcStat | null {
   // The command name (field 2) is in parentheses and may itself contain spaces or ')'.
   const close = text.lastIndexOf(")");
   if (close === -1) return null;
-  const fields = text.slice(close + 2).trim().split(/\s+/);
+  const fields = text
+    .slice(close + 2)
+    .trim()
+    .split(/\s+/);
   // fields[0] is field 3 (state); field N is fields[N - 3].
   const state = fields[0] ?? "";
   const ppid = Number(fields[1]);

@@ -18,7 +18,11 @@ const cleanup: number[] = [];
 /** Runs `sh -c script` detached and returns its pid and what it printed (the script's own report). */
 function shell(script: string, env: Record<string, string> = {}): Promise<{ shPid: number; out: string }> {
   return new Promise((resolve, reject) => {
-    const sh = spawn("/bin/sh", ["-c", script], { detached: true, stdio: ["ignore", "pipe", "ignore"], env: { PATH: "/usr/bin:/bin", ...env } });
+    const sh = spawn("/bin/sh", ["-c", script], {
+      detached: true,
+      stdio: ["ignore", "pipe", "ignore"],
+      env: { PATH: "/usr/bin:/bin", ...env },
+    });
     let out = "";
     sh.stdout.on("data", (c: Buffer) => (out += c.toString()));
     sh.on("error", reject);
@@ -53,7 +57,10 @@ afterAll(() => {
 describe("reapOrphans", () => {
   it("kills a recorded orphan but leaves an unrelated orphan, a reused pid and a child whose parent is alive", async () => {
     // 1. A recorded backend whose bridge (here: the shell) died, leaving it to init.
-    const orphanRun = await shell(`"${process.execPath}" "${path.join(fixtures, "healthy.mjs")}" >/dev/null 2>&1 & echo $!`, { PORT: "0" });
+    const orphanRun = await shell(
+      `"${process.execPath}" "${path.join(fixtures, "healthy.mjs")}" >/dev/null 2>&1 & echo $!`,
+      { PORT: "0" },
+    );
     const orphanPid = Number(orphanRun.out);
     cleanup.push(orphanPid);
     const orphan = readProcStat(orphanPid);

@@ -39,7 +39,10 @@ export function orphanVerdict(record: RunRecord, selfPid: number = process.pid):
 }
 
 /** Kills (SIGTERM, then SIGKILL after graceMs) each recorded backend that is a verified orphan. */
-export async function reapOrphans(home: string, opts: { graceMs?: number; log?: (msg: string) => void } = {}): Promise<ReapReport> {
+export async function reapOrphans(
+  home: string,
+  opts: { graceMs?: number; log?: (msg: string) => void } = {},
+): Promise<ReapReport> {
   const graceMs = opts.graceMs ?? 5000;
   const { records, unreadable } = readRunRecords(home);
   const report: ReapReport = { killed: [], left: [], cleared: [], unreadable };
@@ -56,7 +59,8 @@ export async function reapOrphans(home: string, opts: { graceMs?: number; log?: 
     opts.log?.(`reaping orphaned backend of app ${record.name} (pid ${record.pid})`);
     // The sandbox's own group gets the SIGTERM (bwrap does not forward it), but only while it is
     // still the child of the verified process.
-    if (record.sandboxPgid !== undefined && readProcStat(record.sandboxPgid)?.ppid === record.pid) signalGroup(record.sandboxPgid, "SIGTERM");
+    if (record.sandboxPgid !== undefined && readProcStat(record.sandboxPgid)?.ppid === record.pid)
+      signalGroup(record.sandboxPgid, "SIGTERM");
     signalGroup(record.pgid, "SIGTERM");
   }
   const deadline = Date.now() + graceMs;

@@ -36,7 +36,10 @@ export function mcpServerFds(sandboxed: boolean, blocked = false): StdioOptions 
  * stop signals the backend and everything it started, and a Ctrl-C at the owner's terminal does
  * not reach it before the bridge's orderly stop.
  */
-export function spawnChild(cmd: { file: string; args: string[]; cwd: string }, opts: { env: Record<string, string>; stdio: StdioOptions }): ChildProcess {
+export function spawnChild(
+  cmd: { file: string; args: string[]; cwd: string },
+  opts: { env: Record<string, string>; stdio: StdioOptions },
+): ChildProcess {
   const child = spawn(cmd.file, cmd.args, {
     cwd: cmd.cwd,
     env: opts.env,

@@ -26,8 +26,14 @@ export function findSetpriv(path: string | undefined): string | null {
 }
 
 /** The command that runs `binary args` so that it dies with this process. */
-export function diesWithParent(setpriv: string | null, binary: string, args: string[]): { file: string; args: string[] } {
-  return setpriv === null ? { file: binary, args } : { file: setpriv, args: ["--pdeathsig", "KILL", "--", binary, ...args] };
+export function diesWithParent(
+  setpriv: string | null,
+  binary: string,
+  args: string[],
+): { file: string; args: string[] } {
+  return setpriv === null
+    ? { file: binary, args }
+    : { file: setpriv, args: ["--pdeathsig", "KILL", "--", binary, ...args] };
 }
 
 export interface WorkerdSupervisorOptions {
@@ -57,7 +63,15 @@ export class WorkerdSupervisor {
   start(): ResultPromise {
     const { file, args } = diesWithParent(this.opts.setpriv, this.opts.binary, this.opts.args);
     this.opts.beforeSpawn?.();
-    const child = execa(file, args, { reject: false, stdin: "ignore", stdout: "pipe", stderr: "pipe", env: this.opts.env, extendEnv: false, cleanup: true });
+    const child = execa(file, args, {
+      reject: false,
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      env: this.opts.env,
+      extendEnv: false,
+      cleanup: true,
+    });
     const spawnedAt = Date.now();
     this.child = child;
     this.opts.onSpawn(child);
@@ -66,14 +80,22 @@ export class WorkerdSupervisor {
       if (Date.now() - spawnedAt >= STABLE_RUN_MS) this.attempt = 0;
       const delay = restartDelayMs(this.attempt);
       const exit = { exitCode: result.exitCode, signal: result.signal ?? undefined };
-      this.opts.log(`warning workerd exited unexpectedly (${result.signal ?? `exit ${result.exitCode}`}); restarting in ${delay} ms`);
+      this.opts.log(
+        `warning workerd exited unexpectedly (${result.signal ?? `exit ${result.exitCode}`}); restarting in ${delay} ms`,
+      );
       this.timer = setTimeout(() => {
         this.timer = null;
         if (this.stopping) return;
         this.attempt += 1;
         this.restarts += 1;
         this.start();
-        this.opts.onRestarted(this.restarts, exit).catch((error) => this.opts.log(`warning workerd restart ${this.restarts}: ${error instanceof Error ? error.message : String(error)}`));
+        this.opts
+          .onRestarted(this.restarts, exit)
+          .catch((error) =>
+            this.opts.log(
+              `warning workerd restart ${this.restarts}: ${error instanceof Error ? error.message : String(error)}`,
+            ),
+          );
       }, delay);
     });
     return child;

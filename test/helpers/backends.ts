@@ -16,7 +16,12 @@ export async function backendOf(gw: RunningGateway, name: string): Promise<Backe
 }
 
 /** Polls the app's row until `done` holds; answers the last row seen (the caller asserts on it). */
-export async function waitForRow(gw: RunningGateway, name: string, done: (row: BackendStatus) => boolean, timeoutMs = 20_000): Promise<BackendStatus | null> {
+export async function waitForRow(
+  gw: RunningGateway,
+  name: string,
+  done: (row: BackendStatus) => boolean,
+  timeoutMs = 20_000,
+): Promise<BackendStatus | null> {
   const deadline = Date.now() + timeoutMs;
   let row = await backendOf(gw, name);
   while (!(row && done(row)) && Date.now() < deadline) {
@@ -34,18 +39,26 @@ export async function install(home: string, folder: string, env: NodeJS.ProcessE
 
 /** The socket a confined backend's slot listens on (the gateway's only way to it; no host port exists). */
 export function backendSocket(home: string, row: BackendStatus): string {
-  if (row.slot === null || row.slot === undefined) throw new Error("the backend has no slot (is it confined and running?)");
+  if (row.slot === null || row.slot === undefined)
+    throw new Error("the backend has no slot (is it confined and running?)");
   return join(runtimeDir(home, process.env.XDG_RUNTIME_DIR), slotSocketName(row.slot));
 }
 
 /** GET on a backend straight through its slot's socket, bypassing the gateway (the way a local process on the host could). */
-export function getFromBackend(home: string, row: BackendStatus, path: string): Promise<{ status: number; body: string }> {
+export function getFromBackend(
+  home: string,
+  row: BackendStatus,
+  path: string,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ socketPath: backendSocket(home, row), path, method: "GET", agent: false, timeout: 5_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
-    });
+    const req = httpRequest(
+      { socketPath: backendSocket(home, row), path, method: "GET", agent: false, timeout: 5_000 },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }));
+      },
+    );
     req.on("error", reject);
     req.on("timeout", () => req.destroy(new Error("timeout")));
     req.end();

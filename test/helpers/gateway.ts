@@ -38,9 +38,16 @@ export function removeHome(home: string): void {
 }
 
 /** Runs a CLI command to completion. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 60_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, [cliPath, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [cliPath, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk) => (stdout += chunk));
@@ -54,14 +61,20 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 
 }
 
 /** Starts a gateway on a free port; resolves once its --json-ready line arrives. */
-export async function startGateway(opts: { home?: string; env?: NodeJS.ProcessEnv; args?: string[]; detached?: boolean } = {}): Promise<RunningGateway> {
+export async function startGateway(
+  opts: { home?: string; env?: NodeJS.ProcessEnv; args?: string[]; detached?: boolean } = {},
+): Promise<RunningGateway> {
   const home = opts.home ?? makeHome();
-  const child = spawn(process.execPath, [cliPath, "start", "--port", "0", "--home", home, "--json-ready", ...(opts.args ?? [])], {
-    env: { ...process.env, PERSONALCLAW_TEST_HOOKS: "1", ...opts.env },
-    stdio: ["ignore", "pipe", "pipe"],
-    // Its own process group, so a test can kill the whole gateway at once (kill -9 -pgid).
-    detached: opts.detached === true,
-  });
+  const child = spawn(
+    process.execPath,
+    [cliPath, "start", "--port", "0", "--home", home, "--json-ready", ...(opts.args ?? [])],
+    {
+      env: { ...process.env, PERSONALCLAW_TEST_HOOKS: "1", ...opts.env },
+      stdio: ["ignore", "pipe", "pipe"],
+      // Its own process group, so a test can kill the whole gateway at once (kill -9 -pgid).
+      detached: opts.detached === true,
+    },
+  );
   let stderr = "";
   child.stderr!.on("data", (chunk) => (stderr += chunk));
   const line = await new Promise<string>((resolvePromise, reject) => {
@@ -128,12 +141,15 @@ export function rawRequest(
   opts: { method?: string; path: string; headers?: Record<string, string | string[]>; body?: string },
 ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolvePromise, reject) => {
-    const req = httpRequest({ host: "127.0.0.1", port, method: opts.method ?? "GET", path: opts.path, headers: opts.headers }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk) => (body += chunk));
-      res.on("end", () => resolvePromise({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
+    const req = httpRequest(
+      { host: "127.0.0.1", port, method: opts.method ?? "GET", path: opts.path, headers: opts.headers },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk) => (body += chunk));
+        res.on("end", () => resolvePromise({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
     req.on("error", reject);
     req.end(opts.body);
   });

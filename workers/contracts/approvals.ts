@@ -28,7 +28,10 @@ export const DEFAULT_APPROVAL_TTL_MS = 24 * 3_600_000;
 export const MAX_WAIT_SECONDS = 30;
 
 /** A kind of action: dotted snake_case words, e.g. `notes.publish`. Grants match on it. */
-export const ApprovalKindSchema = z.string().max(80).regex(/^[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*$/, "a kind is snake_case words joined by '.'");
+export const ApprovalKindSchema = z
+  .string()
+  .max(80)
+  .regex(/^[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*$/, "a kind is snake_case words joined by '.'");
 
 /** Exactly what would happen if the owner says yes. */
 export const ApprovalActionSchema = z
@@ -61,7 +64,9 @@ export type RaiseApprovalBody = z.infer<typeof RaiseApprovalBodySchema>;
 
 export const ApproveBodySchema = z.object({ scope: ApprovalScopeSchema.optional() }).strict();
 export const DenyBodySchema = z.object({}).strict();
-export const WaitQuerySchema = z.object({ wait: z.coerce.number().int().min(0).max(MAX_WAIT_SECONDS).optional() }).strict();
+export const WaitQuerySchema = z
+  .object({ wait: z.coerce.number().int().min(0).max(MAX_WAIT_SECONDS).optional() })
+  .strict();
 export const ListQuerySchema = z.object({ state: z.enum(APPROVAL_STATES).optional() }).strict();
 
 /** Who decided: `you` (an owner session) or `grant` (a live grant answered at once). */

@@ -20,7 +20,7 @@ describe("canonical JSON", () => {
 
   it("orders keys by UTF-16 code units and escapes strings as JSON.stringify does", () => {
     expect(canonicalJson({ b: 1, B: 2, é: 3, "\u{1F600}": 4, "": 5 })).toBe('{"":5,"B":2,"b":1,"é":3,"\u{1F600}":4}');
-    expect(canonicalJson("line\n\"quote\"\u0001")).toBe('"line\\n\\"quote\\"\\u0001"');
+    expect(canonicalJson('line\n"quote"\u0001')).toBe('"line\\n\\"quote\\"\\u0001"');
   });
 
   it("writes numbers in their shortest round-trip form, -0 as 0", () => {

@@ -20,8 +20,12 @@ describe("cron schedules", () => {
 
   it("reads a named zone's wall clock, daylight saving included", () => {
     // 09:00 in Paris is 08:00 UTC in winter and 07:00 UTC in summer.
-    expect(iso(nextFireAfter(parsed("0 9 * * *", "Europe/Paris"), Date.UTC(2026, 11, 1, 12)))).toBe("2026-12-02T08:00:00.000Z");
-    expect(iso(nextFireAfter(parsed("0 9 * * *", "Europe/Paris"), Date.UTC(2026, 6, 1, 12)))).toBe("2026-07-02T07:00:00.000Z");
+    expect(iso(nextFireAfter(parsed("0 9 * * *", "Europe/Paris"), Date.UTC(2026, 11, 1, 12)))).toBe(
+      "2026-12-02T08:00:00.000Z",
+    );
+    expect(iso(nextFireAfter(parsed("0 9 * * *", "Europe/Paris"), Date.UTC(2026, 6, 1, 12)))).toBe(
+      "2026-07-02T07:00:00.000Z",
+    );
   });
 
   it("fires on either day field when both are restricted, as cron does", () => {
@@ -30,7 +34,15 @@ describe("cron schedules", () => {
   });
 
   it("refuses malformed expressions and unknown zones with a reason", () => {
-    for (const bad of ["* * * *", "60 * * * *", "* 24 * * *", "*/0 * * * *", "5-1 * * * *", "a b c d e", "* * 32 * *"]) {
+    for (const bad of [
+      "* * * *",
+      "60 * * * *",
+      "* 24 * * *",
+      "*/0 * * * *",
+      "5-1 * * * *",
+      "a b c d e",
+      "* * 32 * *",
+    ]) {
       expect(typeof parseCronSchedule(bad), bad).toBe("string");
     }
     expect(parseCronSchedule("* * * * *", "Mars/Olympus")).toMatch(/not a known zone/);

@@ -40,7 +40,8 @@ function parseField(text: string, field: number): Set<number> | string {
   for (const part of text.split(",")) {
     const [range, stepText, extra] = part.split("/");
     if (extra !== undefined || range === undefined || range === "") return `the ${name} field '${text}' is not valid`;
-    const step = stepText === undefined ? 1 : /^\d{1,2}$/.test(stepText) && Number(stepText) > 0 ? Number(stepText) : null;
+    const step =
+      stepText === undefined ? 1 : /^\d{1,2}$/.test(stepText) && Number(stepText) > 0 ? Number(stepText) : null;
     if (step === null) return `the ${name} field '${text}' has a step that is not a positive number`;
     let from: number | null;
     let to: number | null;
@@ -108,11 +109,27 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function wallClock(ms: number, zone: string): WallClock {
   if (zone === "UTC") {
     const d = new Date(ms);
-    return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), weekday: d.getUTCDay() };
+    return {
+      year: d.getUTCFullYear(),
+      month: d.getUTCMonth() + 1,
+      day: d.getUTCDate(),
+      hour: d.getUTCHours(),
+      minute: d.getUTCMinutes(),
+      weekday: d.getUTCDay(),
+    };
   }
   let format = formatters.get(zone);
   if (!format) {
-    format = new Intl.DateTimeFormat("en-US", { timeZone: zone, hourCycle: "h23", year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "numeric", weekday: "short" });
+    format = new Intl.DateTimeFormat("en-US", {
+      timeZone: zone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "numeric",
+      day: "numeric",
+      hour: "numeric",
+      minute: "numeric",
+      weekday: "short",
+    });
     formatters.set(zone, format);
   }
   const parts: Record<string, string> = {};

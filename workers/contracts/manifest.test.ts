@@ -60,9 +60,15 @@ describe("validateManifest", () => {
     ["permissions.cron", { permissions: { cron: null } }],
     ["permissions.storage", { permissions: { storage: ["yes"] } }],
     ["permissions.approvals", { permissions: { approvals: "true" } }],
-    ["crons[0].silent", { permissions: { agent: "text" }, crons: [{ name: "a", schedule: "* * * * *", silent: "false" }] }],
+    [
+      "crons[0].silent",
+      { permissions: { agent: "text" }, crons: [{ name: "a", schedule: "* * * * *", silent: "false" }] },
+    ],
     ["quality.tested", { quality: { tested: "yes" } }],
-    ["launches[0].inheritsWhile.value", { launches: [{ program: "x", why: "y", inheritsWhile: { setting: "s", value: 0 } }] }],
+    [
+      "launches[0].inheritsWhile.value",
+      { launches: [{ program: "x", why: "y", inheritsWhile: { setting: "s", value: 0 } }] },
+    ],
   ])("refuses a non-boolean %s as field_not_a_boolean", (field, extra) => {
     const r = refusedWith({ ...base, ...extra });
     expect(r).toMatchObject({ code: "field_not_a_boolean", field });
@@ -81,32 +87,66 @@ describe("validateManifest", () => {
   });
 
   it("refuses agent: true (the tier is a word, not a boolean)", () => {
-    expect(refusedWith({ ...base, permissions: { agent: true } })).toMatchObject({ code: "manifest_invalid", field: "permissions.agent" });
+    expect(refusedWith({ ...base, permissions: { agent: true } })).toMatchObject({
+      code: "manifest_invalid",
+      field: "permissions.agent",
+    });
   });
 
   it("refuses crons without an agent tier", () => {
-    expect(refusedWith({ ...base, crons: [{ name: "a", schedule: "* * * * *" }] })).toMatchObject({ code: "manifest_invalid", field: "crons" });
+    expect(refusedWith({ ...base, crons: [{ name: "a", schedule: "* * * * *" }] })).toMatchObject({
+      code: "manifest_invalid",
+      field: "crons",
+    });
   });
 
   it("accepts a routed job with permissions.cron and a backend, and refuses one without either or with a bad schedule", () => {
     const backend = { command: "node", args: ["server.mjs"] };
     const job = { name: "tick", schedule: "0 3 * * *", route: "/jobs/tick", timeoutSeconds: 10 };
     expect(validateManifest({ ...base, backend, permissions: { cron: true }, crons: [job] }, opts).ok).toBe(true);
-    expect(validateManifest({ ...base, backend, permissions: { cron: true }, crons: [{ ...job, timezone: "Europe/Paris" }] }, opts).ok).toBe(true);
-    expect(refusedWith({ ...base, backend, crons: [job] })).toMatchObject({ code: "manifest_invalid", field: "crons[0]" });
-    expect(refusedWith({ ...base, backend, permissions: { cron: "true" }, crons: [job] })).toMatchObject({ code: "field_not_a_boolean", field: "permissions.cron" });
-    expect(refusedWith({ ...base, permissions: { cron: true }, crons: [job] })).toMatchObject({ field: "crons[0].route" });
-    expect(refusedWith({ ...base, backend, permissions: { cron: true }, crons: [{ ...job, schedule: "61 * * * *" }] })).toMatchObject({ field: "crons[0].schedule" });
-    expect(refusedWith({ ...base, backend, permissions: { cron: true }, crons: [{ ...job, timezone: "Nowhere/City" }] })).toMatchObject({ field: "crons[0].schedule" });
-    expect(refusedWith({ ...base, backend, permissions: { cron: true }, crons: [{ ...job, route: "jobs" }] }).field).toBe("crons[0].route");
-    expect(refusedWith({ ...base, backend, permissions: { cron: true }, crons: [job, job] })).toMatchObject({ field: "crons" });
+    expect(
+      validateManifest(
+        { ...base, backend, permissions: { cron: true }, crons: [{ ...job, timezone: "Europe/Paris" }] },
+        opts,
+      ).ok,
+    ).toBe(true);
+    expect(refusedWith({ ...base, backend, crons: [job] })).toMatchObject({
+      code: "manifest_invalid",
+      field: "crons[0]",
+    });
+    expect(refusedWith({ ...base, backend, permissions: { cron: "true" }, crons: [job] })).toMatchObject({
+      code: "field_not_a_boolean",
+      field: "permissions.cron",
+    });
+    expect(refusedWith({ ...base, permissions: { cron: true }, crons: [job] })).toMatchObject({
+      field: "crons[0].route",
+    });
+    expect(
+      refusedWith({ ...base, backend, permissions: { cron: true }, crons: [{ ...job, schedule: "61 * * * *" }] }),
+    ).toMatchObject({ field: "crons[0].schedule" });
+    expect(
+      refusedWith({ ...base, backend, permissions: { cron: true }, crons: [{ ...job, timezone: "Nowhere/City" }] }),
+    ).toMatchObject({ field: "crons[0].schedule" });
+    expect(
+      refusedWith({ ...base, backend, permissions: { cron: true }, crons: [{ ...job, route: "jobs" }] }).field,
+    ).toBe("crons[0].route");
+    expect(refusedWith({ ...base, backend, permissions: { cron: true }, crons: [job, job] })).toMatchObject({
+      field: "crons",
+    });
   });
 
   it("refuses a stdio server without a command and an http server without an https URL", () => {
     expect(refusedWith({ ...base, mcpServers: { s: { args: ["x"] } } }).field).toBe("mcpServers.s.command");
-    expect(refusedWith({ ...base, mcpServers: { s: { transport: "http", url: "http://example.com/mcp" } } }).field).toBe("mcpServers.s.url");
-    expect(refusedWith({ ...base, mcpServers: { s: { transport: "http", url: "https://example.com/mcp", command: "x" } } }).field).toBe("mcpServers.s.command");
-    expect(validateManifest({ ...base, mcpServers: { s: { transport: "http", url: "https://example.com/mcp" } } }, opts).ok).toBe(true);
+    expect(
+      refusedWith({ ...base, mcpServers: { s: { transport: "http", url: "http://example.com/mcp" } } }).field,
+    ).toBe("mcpServers.s.url");
+    expect(
+      refusedWith({ ...base, mcpServers: { s: { transport: "http", url: "https://example.com/mcp", command: "x" } } })
+        .field,
+    ).toBe("mcpServers.s.command");
+    expect(
+      validateManifest({ ...base, mcpServers: { s: { transport: "http", url: "https://example.com/mcp" } } }, opts).ok,
+    ).toBe(true);
   });
 
   it("refuses a relative or querying health check path", () => {
@@ -116,7 +156,10 @@ describe("validateManifest", () => {
   });
 
   it("refuses a setup hook written as a shell string", () => {
-    expect(refusedWith({ ...base, setup: { onInstall: "sh -c 'x'" } })).toMatchObject({ code: "manifest_invalid", field: "setup.onInstall" });
+    expect(refusedWith({ ...base, setup: { onInstall: "sh -c 'x'" } })).toMatchObject({
+      code: "manifest_invalid",
+      field: "setup.onInstall",
+    });
   });
 
   it("refuses an mcp server name with ':' or '/'", () => {
@@ -126,7 +169,9 @@ describe("validateManifest", () => {
 
   it("refuses an npx launch without a bare package name", () => {
     expect(refusedWith({ ...base, launches: [{ program: "npx", why: "x" }] }).field).toBe("launches[0].npmPackage");
-    expect(refusedWith({ ...base, launches: [{ program: "npx", why: "x", npmPackage: "tool@1.2.3" }] }).field).toBe("launches[0].npmPackage");
+    expect(refusedWith({ ...base, launches: [{ program: "npx", why: "x", npmPackage: "tool@1.2.3" }] }).field).toBe(
+      "launches[0].npmPackage",
+    );
   });
 
   it.each([
@@ -143,7 +188,9 @@ describe("validateManifest", () => {
 
   it("keeps names like a..b valid", () => {
     expect(isEscapingResourcePath("a..b/c..d.py")).toBe(false);
-    expect(validateManifest({ ...base, backend: { command: "python3", entryPoint: "src/a..b.py" } }, opts).ok).toBe(true);
+    expect(validateManifest({ ...base, backend: { command: "python3", entryPoint: "src/a..b.py" } }, opts).ok).toBe(
+      true,
+    );
   });
 
   it("refuses native: true from anywhere but the native folder, naming the field", () => {
@@ -163,7 +210,9 @@ describe("core compatibility (MAN-02)", () => {
 
   it("refuses an app that needs 0.3.0 on a 0.3.0rc1 or 0.3.0-rc.1 core", () => {
     for (const version of ["0.3.0rc1", "0.3.0-rc.1", "0.3.0.dev4", "0.3.0a2"]) {
-      expect(refusedWith({ ...base, minPersonalClawVersion: "0.3.0" }, { ...opts, core: { version, features: [] } }).code).toBe("core_incompatible");
+      expect(
+        refusedWith({ ...base, minPersonalClawVersion: "0.3.0" }, { ...opts, core: { version, features: [] } }).code,
+      ).toBe("core_incompatible");
     }
   });
 
@@ -177,7 +226,10 @@ describe("core compatibility (MAN-02)", () => {
     expect(bad.code).toBe("core_incompatible");
     expect(bad.message).toContain("latest");
     expect(bad.message).toContain("0.3.0");
-    const badCore = refusedWith({ ...base, minPersonalClawVersion: "0.1.0" }, { ...opts, core: { version: "dev-build", features: [] } });
+    const badCore = refusedWith(
+      { ...base, minPersonalClawVersion: "0.1.0" },
+      { ...opts, core: { version: "dev-build", features: [] } },
+    );
     expect(badCore.message).toContain("dev-build");
     expect(badCore.message).toContain("0.1.0");
   });
@@ -209,32 +261,58 @@ describe("the UI folder rule", () => {
     ["wheels/", { ui: { entry: "Wheels/index.html" } }],
     ["a ./ segment", { ui: { entry: "./index.html" } }],
     ["a dot folder", { ui: { entry: ".ui/index.html" } }],
-    ["the backend's entry point's folder", { ui: { entry: "src/index.html" }, backend: { command: "node", args: ["src/server.js"], entryPoint: "src/server.js" } }],
-    ["the folder of a file the backend runs", { ui: { entry: "src/index.html" }, backend: { command: "node", args: ["src/server.js"] } }],
+    [
+      "the backend's entry point's folder",
+      {
+        ui: { entry: "src/index.html" },
+        backend: { command: "node", args: ["src/server.js"], entryPoint: "src/server.js" },
+      },
+    ],
+    [
+      "the folder of a file the backend runs",
+      { ui: { entry: "src/index.html" }, backend: { command: "node", args: ["src/server.js"] } },
+    ],
   ])("refuses a UI entry at %s, naming ui.entry", (_where, extra) => {
     const r = refusedWith({ ...base, ...extra });
     expect(r).toMatchObject({ code: "manifest_ui_folder_invalid", field: "ui.entry" });
   });
 
   it("refuses a page outside the UI folder, naming the page", () => {
-    const r = refusedWith({ ...base, ui: { entry: "ui/index.html", pages: [{ entryPoint: "ui/a.html" }, { entryPoint: "server.js" }] } });
+    const r = refusedWith({
+      ...base,
+      ui: { entry: "ui/index.html", pages: [{ entryPoint: "ui/a.html" }, { entryPoint: "server.js" }] },
+    });
     expect(r).toMatchObject({ code: "manifest_ui_folder_invalid", field: "ui.pages[1].entryPoint" });
   });
 
-  it.each([["ui/index.html"], ["web/dist/index.html"], ["public/app.html"]])("accepts %s beside a backend elsewhere", (entry) => {
-    const r = validateManifest({ ...base, ui: { entry }, backend: { command: "node", args: ["server.mjs"], entryPoint: "server.mjs" } }, opts);
-    expect(r.ok).toBe(true);
-  });
+  it.each([["ui/index.html"], ["web/dist/index.html"], ["public/app.html"]])(
+    "accepts %s beside a backend elsewhere",
+    (entry) => {
+      const r = validateManifest(
+        { ...base, ui: { entry }, backend: { command: "node", args: ["server.mjs"], entryPoint: "server.mjs" } },
+        opts,
+      );
+      expect(r.ok).toBe(true);
+    },
+  );
 });
 
 describe("the npm screen", () => {
-  it.each([["left-pad"], ["left-pad@1.3.0"], ["left-pad@^1.2"], ["@scope/name@~1.0.0"], ["@scope/name"], ["pkg@>=1.0.0 <2.0.0"], ["pkg@1.x || 2.x"], ["pkg@1.0.0 - 1.5.0"], ["pkg@1.0.0-beta.1"], ["pkg@*"]])(
-    "accepts the registry form %s",
-    (spec) => {
-      const r = validateManifest({ ...base, dependencies: { npmPackages: [spec] } }, opts);
-      expect(r.ok, JSON.stringify(r)).toBe(true);
-    },
-  );
+  it.each([
+    ["left-pad"],
+    ["left-pad@1.3.0"],
+    ["left-pad@^1.2"],
+    ["@scope/name@~1.0.0"],
+    ["@scope/name"],
+    ["pkg@>=1.0.0 <2.0.0"],
+    ["pkg@1.x || 2.x"],
+    ["pkg@1.0.0 - 1.5.0"],
+    ["pkg@1.0.0-beta.1"],
+    ["pkg@*"],
+  ])("accepts the registry form %s", (spec) => {
+    const r = validateManifest({ ...base, dependencies: { npmPackages: [spec] } }, opts);
+    expect(r.ok, JSON.stringify(r)).toBe(true);
+  });
 
   it.each([
     ["name@file:/etc"],

@@ -47,7 +47,10 @@ export const BACKEND_RESPONSE_TIMEOUT_CEILING_S = 300;
 
 export const UiSchema = z.object({
   entry: resourcePath.optional(),
-  pages: z.array(z.object({ entryPoint: resourcePath, title: shortText(120).optional() })).max(64).optional(),
+  pages: z
+    .array(z.object({ entryPoint: resourcePath, title: shortText(120).optional() }))
+    .max(64)
+    .optional(),
 });
 
 export const AgentTierSchema = z.enum(["text", "read", "tools"]);
@@ -56,7 +59,10 @@ export const AgentTierSchema = z.enum(["text", "read", "tools"]);
  * GRANT-01: the owner settings an app may reach. A list names paths it may read; the object
  * form names what it may read and, separately, write (a written path is also readable).
  */
-export const ConfigGrantSchema = z.union([stringList, z.object({ read: stringList.optional(), write: stringList.optional() }).strict()]);
+export const ConfigGrantSchema = z.union([
+  stringList,
+  z.object({ read: stringList.optional(), write: stringList.optional() }).strict(),
+]);
 export type ConfigGrant = z.infer<typeof ConfigGrantSchema>;
 
 /** The settings paths a config grant lets an app read and write. */
@@ -85,7 +91,10 @@ export const PermissionsSchema = z.object({
 });
 
 /** A job's route: an absolute path on the app's own backend, plain like the health path. */
-const jobRoute = z.string().max(256).regex(/^\/[A-Za-z0-9._~\-/]*$/, "must be an absolute path of letters, digits and . _ ~ - /");
+const jobRoute = z
+  .string()
+  .max(256)
+  .regex(/^\/[A-Za-z0-9._~\-/]*$/, "must be an absolute path of letters, digits and . _ ~ - /");
 
 /** A job waits this long for the backend's answer unless its manifest says otherwise. */
 export const JOB_TIMEOUT_DEFAULT_S = 60;
@@ -107,7 +116,9 @@ export const CronSchema = z.object({
 });
 
 // A server name becomes the `<app>:<server>` key in mcp.json, so neither ':' nor '/' (MCP-08).
-const mcpServerName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "must be letters, digits, . _ - (no ':' or '/')");
+const mcpServerName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "must be letters, digits, . _ - (no ':' or '/')");
 
 export const McpServerSchema = z.object({
   /** stdio (the default): PersonalClaw starts `command` in the app's sandbox; http: a remote server at `url`. */
@@ -137,7 +148,10 @@ export const LaunchedProgramSchema = z.object({
   why: shortText(500),
   inherits: z.array(z.enum(LAUNCH_INHERITS)).max(4).optional(),
   inheritsWhile: z.object({ setting: shortText(128), value: z.boolean() }).optional(),
-  hosts: z.array(z.string().regex(/^[A-Za-z0-9.-]+$/, "must be a host name")).max(64).optional(),
+  hosts: z
+    .array(z.string().regex(/^[A-Za-z0-9.-]+$/, "must be a host name"))
+    .max(64)
+    .optional(),
   npmPackage: z.string().max(214).optional(),
 });
 
@@ -150,7 +164,11 @@ export const ExternalWriteSchema = z.object({ path: shortText(1024), why: shortT
 export const PrerequisiteSchema = z.object({ name: shortText(64), why: shortText(200), how: shortText(300) });
 
 export const AppManifestSchema = z.looseObject({
-  name: z.string().min(1).max(64).regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, "must be kebab-case: a-z, 0-9 and single dashes"),
+  name: z
+    .string()
+    .min(1)
+    .max(64)
+    .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, "must be kebab-case: a-z, 0-9 and single dashes"),
   version: shortText(64),
   displayName: shortText(120).optional(),
   description: z.string().max(2000).optional(),
@@ -189,7 +207,12 @@ export interface ValidateManifestOptions {
   core: { version: string; features: readonly string[] };
 }
 
-function refusal(code: ErrorCode, field: string, vars: Record<string, string> = {}, detail?: Record<string, unknown>): ManifestRefusal {
+function refusal(
+  code: ErrorCode,
+  field: string,
+  vars: Record<string, string> = {},
+  detail?: Record<string, unknown>,
+): ManifestRefusal {
   const message = new GatewayError(code, { vars: { field, ...vars } }).message;
   return detail ? { ok: false, code, message, field, detail } : { ok: false, code, message, field };
 }
@@ -278,7 +301,9 @@ export function checkCoreCompatibility(
       return refusal(
         "core_incompatible",
         "minPersonalClawVersion",
-        { reason: `the app's minPersonalClawVersion '${m.minPersonalClawVersion}' or this core's version '${core.version}' is not a version` },
+        {
+          reason: `the app's minPersonalClawVersion '${m.minPersonalClawVersion}' or this core's version '${core.version}' is not a version`,
+        },
         { minPersonalClawVersion: m.minPersonalClawVersion, coreVersion: core.version },
       );
     }
@@ -297,7 +322,9 @@ export function checkCoreCompatibility(
     return refusal(
       "core_incompatible",
       "requiresCoreFeatures",
-      { reason: `this core (${core.version}) does not offer the feature${missing.length > 1 ? "s" : ""} ${missing.map((f) => `'${f}'`).join(", ")}` },
+      {
+        reason: `this core (${core.version}) does not offer the feature${missing.length > 1 ? "s" : ""} ${missing.map((f) => `'${f}'`).join(", ")}`,
+      },
       { missingFeatures: missing, coreVersion: core.version },
     );
   }
@@ -347,31 +374,41 @@ function checkSemanticRules(m: AppManifest): ManifestRefusal | null {
   for (const [i, job] of (m.crons ?? []).entries()) {
     if (job.route === undefined) {
       // The agent-prompt form (MAN-04): a job without a route fires an agent at the app's tier.
-      if (m.permissions?.agent === undefined) return invalid("crons", "scheduled jobs need permissions.agent (an agent tier)");
+      if (m.permissions?.agent === undefined)
+        return invalid("crons", "scheduled jobs need permissions.agent (an agent tier)");
       continue;
     }
     if (m.permissions?.cron !== true) return invalid(`crons[${i}]`, "a scheduled job needs permissions.cron: true");
-    if (!m.backend) return invalid(`crons[${i}].route`, "a job's route is on the app's backend, and the app declares none");
+    if (!m.backend)
+      return invalid(`crons[${i}].route`, "a job's route is on the app's backend, and the app declares none");
     const schedule = parseCronSchedule(job.schedule, job.timezone ?? "UTC");
     if (typeof schedule === "string") return invalid(`crons[${i}].schedule`, schedule);
-    if (nextFireAfter(schedule, Date.UTC(2000, 0, 1)) === null) return invalid(`crons[${i}].schedule`, "the schedule never fires");
+    if (nextFireAfter(schedule, Date.UTC(2000, 0, 1)) === null)
+      return invalid(`crons[${i}].schedule`, "the schedule never fires");
   }
   const jobNames = (m.crons ?? []).map((j) => j.name);
   if (new Set(jobNames).size !== jobNames.length) return invalid("crons", "two jobs have the same name");
   for (const [name, server] of Object.entries(m.mcpServers ?? {})) {
     const transport = server.transport ?? "stdio";
-    if (transport === "stdio" && server.command === undefined) return invalid(`mcpServers.${name}.command`, "a stdio server needs a command");
-    if (transport === "stdio" && server.url !== undefined) return invalid(`mcpServers.${name}.url`, "a stdio server has no url");
+    if (transport === "stdio" && server.command === undefined)
+      return invalid(`mcpServers.${name}.command`, "a stdio server needs a command");
+    if (transport === "stdio" && server.url !== undefined)
+      return invalid(`mcpServers.${name}.url`, "a stdio server has no url");
     if (transport === "http") {
-      if (server.command !== undefined || server.args !== undefined) return invalid(`mcpServers.${name}.command`, "an http server has a url, not a command");
-      if (mcpRemoteHost(server.url ?? "") === null) return invalid(`mcpServers.${name}.url`, "an http server needs an https:// URL naming a host");
+      if (server.command !== undefined || server.args !== undefined)
+        return invalid(`mcpServers.${name}.command`, "an http server has a url, not a command");
+      if (mcpRemoteHost(server.url ?? "") === null)
+        return invalid(`mcpServers.${name}.url`, "an http server needs an https:// URL naming a host");
     }
   }
   // GRANT-01: only editable settings, and never a security one (refused at preview).
   const grant = m.permissions?.config;
   const grantFields: Array<[string, string]> = Array.isArray(grant)
     ? grant.map((path, i) => [`permissions.config[${i}]`, path])
-    : [...(grant?.read ?? []).map((path, i): [string, string] => [`permissions.config.read[${i}]`, path]), ...(grant?.write ?? []).map((path, i): [string, string] => [`permissions.config.write[${i}]`, path])];
+    : [
+        ...(grant?.read ?? []).map((path, i): [string, string] => [`permissions.config.read[${i}]`, path]),
+        ...(grant?.write ?? []).map((path, i): [string, string] => [`permissions.config.write[${i}]`, path]),
+      ];
   for (const [field, path] of grantFields) {
     const spec = settingAt(path);
     if (!spec) return invalid(field, `'${path.slice(0, 128)}' is not an editable setting`);
@@ -386,11 +423,13 @@ function checkSemanticRules(m: AppManifest): ManifestRefusal | null {
   }
   for (const [i, spec] of (m.dependencies?.npmPackages ?? []).entries()) {
     const field = `dependencies.npmPackages[${i}]`;
-    if (!isRegistryNpmSpec(spec)) return refusal("manifest_npm_not_registry", field, { spec: spec.slice(0, 214) }, { field, value: spec });
+    if (!isRegistryNpmSpec(spec))
+      return refusal("manifest_npm_not_registry", field, { spec: spec.slice(0, 214) }, { field, value: spec });
   }
   for (const [i, launch] of (m.launches ?? []).entries()) {
     if (launch.program === "npx") {
-      if (launch.npmPackage === undefined) return invalid(`launches[${i}].npmPackage`, "an npx launch must name the npm package npx runs");
+      if (launch.npmPackage === undefined)
+        return invalid(`launches[${i}].npmPackage`, "an npx launch must name the npm package npx runs");
       // No version: consent says each start fetches the newest version.
       if (!/^(@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/.test(launch.npmPackage)) {
         return invalid(`launches[${i}].npmPackage`, "must be a bare npm package name without a version");
@@ -425,21 +464,35 @@ function checkUiFolder(m: AppManifest): ManifestRefusal | null {
   if (entry === undefined) return null;
   const segments = entry.split("/");
   if (segments.some((s) => s === "" || s === "." || s.startsWith(".") || s.includes("\\"))) {
-    return uiFolderRefusal("ui.entry", `'${entry}' must be a plain relative path of names (no empty, '.', dot-file or backslash segments)`);
+    return uiFolderRefusal(
+      "ui.entry",
+      `'${entry}' must be a plain relative path of names (no empty, '.', dot-file or backslash segments)`,
+    );
   }
-  if (segments.length < 2) return uiFolderRefusal("ui.entry", `'${entry}' is at the bundle root; put the UI in a sub-folder such as ui/`);
+  if (segments.length < 2)
+    return uiFolderRefusal("ui.entry", `'${entry}' is at the bundle root; put the UI in a sub-folder such as ui/`);
   const folderSegments = segments.slice(0, -1);
   const held = folderSegments.find((s) => NOT_UI_FOLDERS.has(s.toLowerCase()));
-  if (held !== undefined) return uiFolderRefusal("ui.entry", `'${entry}' lies in ${held}/, which the installer writes or which holds code`);
+  if (held !== undefined)
+    return uiFolderRefusal("ui.entry", `'${entry}' lies in ${held}/, which the installer writes or which holds code`);
   const folder = uiFolderOf(m)!;
-  const inFolder = (p: string) => p.replace(/^(\.\/)+/, "").toLowerCase().startsWith(folder.toLowerCase());
+  const inFolder = (p: string) =>
+    p
+      .replace(/^(\.\/)+/, "")
+      .toLowerCase()
+      .startsWith(folder.toLowerCase());
   if (m.backend?.entryPoint !== undefined && inFolder(m.backend.entryPoint)) {
-    return uiFolderRefusal("ui.entry", `the backend's entry point '${m.backend.entryPoint}' is inside the UI folder ${folder}`);
+    return uiFolderRefusal(
+      "ui.entry",
+      `the backend's entry point '${m.backend.entryPoint}' is inside the UI folder ${folder}`,
+    );
   }
   const codeArg = (m.backend?.args ?? []).find(inFolder);
-  if (codeArg !== undefined) return uiFolderRefusal("ui.entry", `the backend runs '${codeArg}', which is inside the UI folder ${folder}`);
+  if (codeArg !== undefined)
+    return uiFolderRefusal("ui.entry", `the backend runs '${codeArg}', which is inside the UI folder ${folder}`);
   for (const [i, page] of (m.ui?.pages ?? []).entries()) {
-    if (!page.entryPoint.startsWith(folder)) return uiFolderRefusal(`ui.pages[${i}].entryPoint`, `'${page.entryPoint}' is outside the UI folder ${folder}`);
+    if (!page.entryPoint.startsWith(folder))
+      return uiFolderRefusal(`ui.pages[${i}].entryPoint`, `'${page.entryPoint}' is outside the UI folder ${folder}`);
   }
   return null;
 }
@@ -487,6 +540,10 @@ export function mcpRemoteHost(url: string): { host: string; port: number } | nul
   } catch {
     return null;
   }
-  if (parsed.protocol !== "https:" || parsed.hostname === "" || parsed.username !== "" || parsed.password !== "") return null;
-  return { host: parsed.hostname.replace(/^\[|\]$/g, "").toLowerCase(), port: parsed.port === "" ? 443 : Number(parsed.port) };
+  if (parsed.protocol !== "https:" || parsed.hostname === "" || parsed.username !== "" || parsed.password !== "")
+    return null;
+  return {
+    host: parsed.hostname.replace(/^\[|\]$/g, "").toLowerCase(),
+    port: parsed.port === "" ? 443 : Number(parsed.port),
+  };
 }

@@ -93,7 +93,12 @@ export type McpLaunchAnswer = z.infer<typeof McpLaunchAnswerSchema>;
 
 /** The outcome of one start, reported by `mcp run` (POST /api/internal/mcp/:app/:server/started). */
 export const McpStartReportSchema = z
-  .object({ startId: z.string().max(100), ok: z.boolean(), exitCode: z.number().int().nullable(), reason: z.string().max(500).nullable() })
+  .object({
+    startId: z.string().max(100),
+    ok: z.boolean(),
+    exitCode: z.number().int().nullable(),
+    reason: z.string().max(500).nullable(),
+  })
   .strict();
 
 /** The bridge's answer to a registration: the keys written and the servers left out with why. */

@@ -19,7 +19,8 @@ export interface HostPattern {
 /** Parses `api.example.com`, `*.example.com:8443`, `127.0.0.2:*`, `[::1]:80`; null with a reason otherwise. */
 export function parseHostPattern(pattern: string): HostPattern | { error: string } {
   let rest = pattern.trim();
-  if (rest !== pattern || rest.length === 0 || rest.length > 260) return { error: "must be a host name, `*.` and a name, or an address, optionally with `:port`" };
+  if (rest !== pattern || rest.length === 0 || rest.length > 260)
+    return { error: "must be a host name, `*.` and a name, or an address, optionally with `:port`" };
   let port: number | "any" = 443;
   let host: string;
   if (rest.startsWith("[")) {
@@ -46,9 +47,13 @@ export function parseHostPattern(pattern: string): HostPattern | { error: string
   const wildcard = host.startsWith("*.");
   const name = wildcard ? host.slice(2) : host;
   const labels = name.split(".");
-  if (labels.some((label) => !LABEL.test(label))) return { error: "is not a host name (letters, digits and hyphens, dot separated; a wildcard only as the first label `*.`)" };
+  if (labels.some((label) => !LABEL.test(label)))
+    return {
+      error: "is not a host name (letters, digits and hyphens, dot separated; a wildcard only as the first label `*.`)",
+    };
   // `*.com` would hand an app a whole top-level domain: a wildcard needs a name of two labels at least.
-  if (wildcard && labels.length < 2) return { error: "a wildcard must cover one name of at least two labels, e.g. *.example.com" };
+  if (wildcard && labels.length < 2)
+    return { error: "a wildcard must cover one name of at least two labels, e.g. *.example.com" };
   return { kind: wildcard ? "subdomains" : "exact", host: name, port };
 }
 

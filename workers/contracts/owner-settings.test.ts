@@ -34,15 +34,26 @@ describe("the editable settings", () => {
     expect(validateManifest(manifest(["proxy.response_timeout_s"]), opts).ok).toBe(true);
     expect(validateManifest(manifest({ read: ["updates.auto"], write: ["updates.auto"] }), opts).ok).toBe(true);
     const security = validateManifest(manifest({ write: ["sandbox.env_passthrough"] }), opts);
-    expect(security).toMatchObject({ ok: false, code: "manifest_config_security", field: "permissions.config.write[0]" });
-    expect(validateManifest(manifest(["voice.echo_filter_enabled"]), opts)).toMatchObject({ ok: false, code: "manifest_invalid" });
+    expect(security).toMatchObject({
+      ok: false,
+      code: "manifest_config_security",
+      field: "permissions.config.write[0]",
+    });
+    expect(validateManifest(manifest(["voice.echo_filter_enabled"]), opts)).toMatchObject({
+      ok: false,
+      code: "manifest_invalid",
+    });
   });
 
   it("a declared secret name may not be one the bridge or a loader reads", () => {
     const manifest = (name: string) => ({ name: "a", version: "1", secrets: [{ name, why: "x" }] });
     expect(validateManifest(manifest("WEATHER_API_KEY"), opts).ok).toBe(true);
     for (const name of ["PATH", "NODE_OPTIONS", "PERSONALCLAW_APP_SECRET", "LD_PRELOAD", "PCSECRET_X", "lower"]) {
-      expect(validateManifest(manifest(name), opts), name).toMatchObject({ ok: false, code: "manifest_invalid", field: "secrets[0].name" });
+      expect(validateManifest(manifest(name), opts), name).toMatchObject({
+        ok: false,
+        code: "manifest_invalid",
+        field: "secrets[0].name",
+      });
     }
   });
 });

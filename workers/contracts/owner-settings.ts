@@ -47,7 +47,8 @@ export interface SettingSpec {
 
 const raised = (from: SettingValue, to: SettingValue) => (to as number) > (from as number);
 const lowered = (from: SettingValue, to: SettingValue) => (to as number) < (from as number);
-const addsNames = (from: SettingValue, to: SettingValue) => (to as string[]).some((name) => !(from as string[]).includes(name));
+const addsNames = (from: SettingValue, to: SettingValue) =>
+  (to as string[]).some((name) => !(from as string[]).includes(name));
 const never = () => false;
 
 export const OWNER_SETTINGS: readonly SettingSpec[] = [
@@ -58,7 +59,8 @@ export const OWNER_SETTINGS: readonly SettingSpec[] = [
     default: DEFAULT_SESSION_TTL_S,
     min: SESSION_TTL_RANGE_S.min,
     max: SESSION_TTL_RANGE_S.max,
-    meaning: "How long a browser sign-in lasts, in seconds (default 30 days, at most 90 days). Applies to sign-ins opened after the next start.",
+    meaning:
+      "How long a browser sign-in lasts, in seconds (default 30 days, at most 90 days). Applies to sign-ins opened after the next start.",
     security: true,
     loosens: raised,
     consent: "session_ttl_raise",
@@ -69,7 +71,8 @@ export const OWNER_SETTINGS: readonly SettingSpec[] = [
     path: "gateway.bind_host",
     type: "host",
     default: "127.0.0.1",
-    meaning: "The address the gateway listens on (default 127.0.0.1, this computer only). Any other address lets other machines reach the sign-in page; PERSONALCLAW_BIND_HOST, when set, wins, and auth mode none always listens on loopback.",
+    meaning:
+      "The address the gateway listens on (default 127.0.0.1, this computer only). Any other address lets other machines reach the sign-in page; PERSONALCLAW_BIND_HOST, when set, wins, and auth mode none always listens on loopback.",
     security: true,
     loosens: (from, to) => LOOPBACK_HOSTS.has(from as string) && !LOOPBACK_HOSTS.has(to as string),
     consent: "bind_beyond_loopback",
@@ -121,7 +124,8 @@ export const OWNER_SETTINGS: readonly SettingSpec[] = [
     type: "name_list",
     default: [],
     item: { pattern: ENV_NAME, what: "an environment variable name", maxItems: 64 },
-    meaning: "Environment variables of yours handed to every app child as they are (cloud session keys, the SSH agent and GnuPG are withheld regardless). Operator-only: no app may declare it (CFG-07).",
+    meaning:
+      "Environment variables of yours handed to every app child as they are (cloud session keys, the SSH agent and GnuPG are withheld regardless). Operator-only: no app may declare it (CFG-07).",
     security: true,
     loosens: addsNames,
     consent: "env_passthrough_add",
@@ -133,7 +137,8 @@ export const OWNER_SETTINGS: readonly SettingSpec[] = [
     type: "name_list",
     default: [],
     item: { pattern: APP_NAME, what: "an app name", maxItems: 256 },
-    meaning: "Apps whose backends may reach any public host through their egress broker, not only the hosts they declared (never a private or local address).",
+    meaning:
+      "Apps whose backends may reach any public host through their egress broker, not only the hosts they declared (never a private or local address).",
     security: true,
     loosens: addsNames,
     consent: "network_all_add",
@@ -145,7 +150,8 @@ export const OWNER_SETTINGS: readonly SettingSpec[] = [
     type: "enum",
     values: ["auto", "cgroup", "systemd-scope", "rlimit"],
     default: "auto",
-    meaning: "Which mechanism bounds app children: auto takes the first that works (cgroup, systemd-scope, rlimit); naming one uses only that one.",
+    meaning:
+      "Which mechanism bounds app children: auto takes the first that works (cgroup, systemd-scope, rlimit); naming one uses only that one.",
     security: true,
     loosens: (from, to) => from !== to && to !== "auto" && to !== "cgroup",
     consent: "bounds_mechanism",
@@ -159,7 +165,8 @@ export const OWNER_SETTINGS: readonly SettingSpec[] = [
     default: 365,
     min: SEL_RETENTION_RANGE_DAYS.min,
     max: SEL_RETENTION_RANGE_DAYS.max,
-    meaning: "How many days sealed security-log segments are kept before they are removed (the log also stays under 512 MiB).",
+    meaning:
+      "How many days sealed security-log segments are kept before they are removed (the log also stays under 512 MiB).",
     security: true,
     loosens: lowered,
     consent: "security_retention_lower",
@@ -173,7 +180,8 @@ export const OWNER_SETTINGS: readonly SettingSpec[] = [
     default: 30,
     min: PROXY_TIMEOUT_RANGE_S.min,
     max: PROXY_TIMEOUT_RANGE_S.max,
-    meaning: "How long the proxy waits for an app backend's answer to start, for apps whose manifest does not say (an app's own backend.responseTimeoutSeconds wins).",
+    meaning:
+      "How long the proxy waits for an app backend's answer to start, for apps whose manifest does not say (an app's own backend.responseTimeoutSeconds wins).",
     security: false,
     loosens: never,
     consent: "proxy_timeout",
@@ -185,7 +193,8 @@ export const OWNER_SETTINGS: readonly SettingSpec[] = [
     type: "enum",
     values: ["off", "staged"],
     default: "off",
-    meaning: "Whether PersonalClaw may stage its own updates unattended (CFG-03). This build has no unattended updater yet: the value is kept for it and changes nothing now.",
+    meaning:
+      "Whether PersonalClaw may stage its own updates unattended (CFG-03). This build has no unattended updater yet: the value is kept for it and changes nothing now.",
     security: false,
     loosens: never,
     consent: "updates_auto",
@@ -210,19 +219,24 @@ export function isWholeDocument(spec: SettingSpec): boolean {
 export function settingValueRefusal(spec: SettingSpec, value: unknown): string | null {
   switch (spec.type) {
     case "integer": {
-      if (typeof value !== "number" || !Number.isInteger(value)) return `a whole number${spec.unit ? ` of ${spec.unit}` : ""}`;
-      if (value < spec.min! || value > spec.max!) return `from ${describeBound(spec, spec.min!)} to ${describeBound(spec, spec.max!)}`;
+      if (typeof value !== "number" || !Number.isInteger(value))
+        return `a whole number${spec.unit ? ` of ${spec.unit}` : ""}`;
+      if (value < spec.min! || value > spec.max!)
+        return `from ${describeBound(spec, spec.min!)} to ${describeBound(spec, spec.max!)}`;
       return null;
     }
     case "enum":
-      return typeof value === "string" && spec.values!.includes(value) ? null : `one of ${spec.values!.map((v) => `"${v}"`).join(", ")}`;
+      return typeof value === "string" && spec.values!.includes(value)
+        ? null
+        : `one of ${spec.values!.map((v) => `"${v}"`).join(", ")}`;
     case "host":
       return typeof value === "string" && /^[A-Za-z0-9.:-]{1,253}$/.test(value) ? null : "an IP address or host name";
     case "name_list": {
       const item = spec.item!;
       if (!Array.isArray(value)) return `a list of names, each ${item.what}`;
       if (value.length > item.maxItems) return `at most ${item.maxItems} names`;
-      if (!value.every((name) => typeof name === "string" && item.pattern.test(name))) return `a list of names, each ${item.what}`;
+      if (!value.every((name) => typeof name === "string" && item.pattern.test(name)))
+        return `a list of names, each ${item.what}`;
       if (new Set(value).size !== value.length) return "a list without repeated names";
       return null;
     }
@@ -292,7 +306,14 @@ export type SettingsDocument = z.infer<typeof SettingsDocumentSchema>;
 
 /** One write the bridge applies to config.json: set a value (over `expect`, the revision it was judged on), or add/remove one name. */
 export const SettingWriteSchema = z.discriminatedUnion("op", [
-  z.object({ op: z.literal("set"), path: z.string().max(128), value: z.union([z.string(), z.number(), z.array(z.string().max(128)).max(256)]), expect: z.string().max(64) }).strict(),
+  z
+    .object({
+      op: z.literal("set"),
+      path: z.string().max(128),
+      value: z.union([z.string(), z.number(), z.array(z.string().max(128)).max(256)]),
+      expect: z.string().max(64),
+    })
+    .strict(),
   z.object({ op: z.literal("add"), path: z.string().max(128), name: z.string().max(128) }).strict(),
   z.object({ op: z.literal("remove"), path: z.string().max(128), name: z.string().max(128) }).strict(),
 ]);

@@ -6,7 +6,10 @@ import { z } from "zod";
 
 export const ParkedDataSchema = z
   .object({
-    name: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/).max(64),
+    name: z
+      .string()
+      .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/)
+      .max(64),
     version: z.string().min(1).max(64),
     consentDigest: z.string().max(200),
     parkedAt: z.string().max(40),

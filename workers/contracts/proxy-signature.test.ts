@@ -1,6 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { loadVectors } from "../../apps/sdk/test-vectors";
-import { PROXY_SIGNATURE_HEADER, SIGNATURE_WINDOW_S, sha256Hex, signatureMessage, signProxyRequest, wireTarget } from "./proxy-signature";
+import {
+  PROXY_SIGNATURE_HEADER,
+  SIGNATURE_WINDOW_S,
+  sha256Hex,
+  signatureMessage,
+  signProxyRequest,
+  wireTarget,
+} from "./proxy-signature";
 
 const vectors = loadVectors();
 const bytes = (b64: string) => new Uint8Array(Buffer.from(b64, "base64"));
@@ -11,12 +18,24 @@ describe("proxy signature format", () => {
     expect(SIGNATURE_WINDOW_S).toBe(vectors.format.window_s);
   });
 
-  it.each(vectors.signing.map((v) => [v.name, v] as const))("the signer reproduces golden vector %s", async (_name, v) => {
-    const body = bytes(v.body_base64);
-    expect(await sha256Hex(body)).toBe(v.body_sha256);
-    expect(signatureMessage(v.ts, v.nonce, v.method, v.target, v.body_sha256)).toBe(v.message);
-    expect(await signProxyRequest({ secret: v.secret, ts: v.ts, method: v.method, target: v.target, body, nonce: v.nonce })).toBe(v.header);
-  });
+  it.each(vectors.signing.map((v) => [v.name, v] as const))(
+    "the signer reproduces golden vector %s",
+    async (_name, v) => {
+      const body = bytes(v.body_base64);
+      expect(await sha256Hex(body)).toBe(v.body_sha256);
+      expect(signatureMessage(v.ts, v.nonce, v.method, v.target, v.body_sha256)).toBe(v.message);
+      expect(
+        await signProxyRequest({
+          secret: v.secret,
+          ts: v.ts,
+          method: v.method,
+          target: v.target,
+          body,
+          nonce: v.nonce,
+        }),
+      ).toBe(v.header);
+    },
+  );
 
   it("a body sent in chunks signs the same as the whole body", async () => {
     const chunked = vectors.signing.filter((v) => v.body_chunks_base64);
@@ -24,7 +43,14 @@ describe("proxy signature format", () => {
     for (const v of chunked) {
       const joined = Buffer.concat(v.body_chunks_base64!.map((c) => Buffer.from(c, "base64")));
       expect(
-        await signProxyRequest({ secret: v.secret, ts: v.ts, method: v.method, target: v.target, body: new Uint8Array(joined), nonce: v.nonce }),
+        await signProxyRequest({
+          secret: v.secret,
+          ts: v.ts,
+          method: v.method,
+          target: v.target,
+          body: new Uint8Array(joined),
+          nonce: v.nonce,
+        }),
       ).toBe(v.header);
     }
   });
@@ -32,11 +58,20 @@ describe("proxy signature format", () => {
   // Every request in the vectors, verifying and sequence alike, with the secret it is checked under.
   const allRequests = [
     ...vectors.verifying.map((v) => ({ ...v })),
-    ...vectors.verifying_sequences.flatMap((s) => s.requests.map((r, i) => ({ ...r, name: `${s.name}[${i}]`, secret: s.secret }))),
+    ...vectors.verifying_sequences.flatMap((s) =>
+      s.requests.map((r, i) => ({ ...r, name: `${s.name}[${i}]`, secret: s.secret })),
+    ),
   ];
   const mintFor = (v: (typeof allRequests)[number]) => {
     const [ts, nonce] = v.headers[0].split(":");
-    return signProxyRequest({ secret: v.secret, ts: Number(ts), nonce, method: v.method, target: v.target, body: bytes(v.body_base64) });
+    return signProxyRequest({
+      secret: v.secret,
+      ts: Number(ts),
+      nonce,
+      method: v.method,
+      target: v.target,
+      body: bytes(v.body_base64),
+    });
   };
 
   it("every header a verifier must accept is exactly what the signer mints", async () => {
@@ -74,9 +109,14 @@ describe("proxy signature format", () => {
     expect(await signProxyRequest({ ...base, nonce })).toBe(headers[0]);
   });
 
-  it.each([["a".repeat(31)], ["a".repeat(33)], ["A".repeat(32)], ["g".repeat(32)], [""]])("refuses to sign with the nonce %j, which verifiers refuse", async (nonce) => {
-    await expect(signProxyRequest({ secret: "s", ts: 1, method: "GET", target: "/api/x", body: new Uint8Array(), nonce })).rejects.toThrow(/nonce/);
-  });
+  it.each([["a".repeat(31)], ["a".repeat(33)], ["A".repeat(32)], ["g".repeat(32)], [""]])(
+    "refuses to sign with the nonce %j, which verifiers refuse",
+    async (nonce) => {
+      await expect(
+        signProxyRequest({ secret: "s", ts: 1, method: "GET", target: "/api/x", body: new Uint8Array(), nonce }),
+      ).rejects.toThrow(/nonce/);
+    },
+  );
 
   it("the HMAC key is the secret's UTF-8 bytes, not its hex decoding", async () => {
     const secret = "00".repeat(32);
@@ -84,18 +124,28 @@ describe("proxy signature format", () => {
     const nonce = "5".repeat(32);
     const header = await signProxyRequest({ secret, ts: 1, method: "GET", target: "/api/x", body, nonce });
     const message = new TextEncoder().encode(signatureMessage(1, nonce, "GET", "/api/x", await sha256Hex(body)));
-    const asUtf8 = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    const asUtf8 = await crypto.subtle.importKey(
+      "raw",
+      new TextEncoder().encode(secret),
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign"],
+    );
     const expected = Buffer.from(await crypto.subtle.sign("HMAC", asUtf8, message)).toString("hex");
     expect(header).toBe(`1:${nonce}:${expected}`);
   });
 
   it("refuses to sign with no secret rather than minting a forgeable signature", async () => {
-    await expect(signProxyRequest({ secret: "", ts: 1, method: "GET", target: "/api/x", body: new Uint8Array() })).rejects.toThrow(/no secret/);
+    await expect(
+      signProxyRequest({ secret: "", ts: 1, method: "GET", target: "/api/x", body: new Uint8Array() }),
+    ).rejects.toThrow(/no secret/);
   });
 
   it("refuses a timestamp verifiers would reject as non-canonical", async () => {
     for (const ts of [1.5, -1, Number.NaN]) {
-      await expect(signProxyRequest({ secret: "s", ts, method: "GET", target: "/api/x", body: new Uint8Array() })).rejects.toThrow(/integer/);
+      await expect(
+        signProxyRequest({ secret: "s", ts, method: "GET", target: "/api/x", body: new Uint8Array() }),
+      ).rejects.toThrow(/integer/);
     }
   });
 

@@ -61,7 +61,13 @@ export function wireTarget(url: URL): string {
 }
 
 /** The exact string the HMAC covers. */
-export function signatureMessage(ts: number, nonce: string, method: string, target: string, bodySha256Hex: string): string {
+export function signatureMessage(
+  ts: number,
+  nonce: string,
+  method: string,
+  target: string,
+  bodySha256Hex: string,
+): string {
   return `${ts}:${nonce}:${method}:${target}:${bodySha256Hex}`;
 }
 
@@ -100,11 +106,13 @@ export async function signProxyRequest(req: {
   nonce?: string;
 }): Promise<string> {
   // An empty key would still produce a valid-looking HMAC that anyone can forge.
-  if (typeof req.secret !== "string" || req.secret.length === 0) throw new Error("proxy signature: the app has no secret");
+  if (typeof req.secret !== "string" || req.secret.length === 0)
+    throw new Error("proxy signature: the app has no secret");
   // A fractional or negative ts would print a form every verifier refuses.
   if (!Number.isSafeInteger(req.ts) || req.ts < 0) throw new Error("proxy signature: ts must be integer Unix seconds");
   const nonce = req.nonce ?? freshNonce();
-  if (typeof nonce !== "string" || !NONCE_SHAPE.test(nonce)) throw new Error("proxy signature: nonce must be 32 lower-case hex characters");
+  if (typeof nonce !== "string" || !NONCE_SHAPE.test(nonce))
+    throw new Error("proxy signature: nonce must be 32 lower-case hex characters");
   const key = await signingKey(req.secret);
   const message = signatureMessage(req.ts, nonce, req.method, req.target, await sha256Hex(req.body));
   return `${req.ts}:${nonce}:${toHex(await crypto.subtle.sign("HMAC", key, utf8.encode(message)))}`;

@@ -16,4 +16,3 @@ export function requireIfMatch(ifMatch: string | null | undefined): string {
   if (!match) throw new GatewayError("revision_required");
   return match[1];
 }
-

@@ -15,10 +15,34 @@ export const SECRET_VALUE_MAX_CHARS = 8192;
  * PATH or NODE_OPTIONS would otherwise rewrite what runs.
  */
 const NOT_DECLARABLE = new Set([
-  "PATH", "HOME", "TMPDIR", "PORT", "LANG", "LANGUAGE", "TZ", "SHELL", "USER", "LOGNAME",
-  "NODE_OPTIONS", "NODE_PATH", "NODE_EXTRA_CA_CERTS", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONPYCACHEPREFIX",
-  "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "FTP_PROXY",
-  "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO", "GIT_SSL_CAPATH",
+  "PATH",
+  "HOME",
+  "TMPDIR",
+  "PORT",
+  "LANG",
+  "LANGUAGE",
+  "TZ",
+  "SHELL",
+  "USER",
+  "LOGNAME",
+  "NODE_OPTIONS",
+  "NODE_PATH",
+  "NODE_EXTRA_CA_CERTS",
+  "PYTHONPATH",
+  "PYTHONHOME",
+  "PYTHONSTARTUP",
+  "PYTHONPYCACHEPREFIX",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "ALL_PROXY",
+  "NO_PROXY",
+  "FTP_PROXY",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "REQUESTS_CA_BUNDLE",
+  "CURL_CA_BUNDLE",
+  "GIT_SSL_CAINFO",
+  "GIT_SSL_CAPATH",
 ]);
 
 export function isReservedSecretName(name: string): boolean {
@@ -29,7 +53,14 @@ export function isReservedSecretName(name: string): boolean {
 export function declaredSecretNameRefusal(name: string): string | null {
   if (!SECRET_NAME.test(name)) return "must be 1 to 64 capital letters, digits and underscores, starting with a letter";
   if (isReservedSecretName(name)) return "begins with a reserved prefix (PCSECRET_, PCPROJ_)";
-  if (name.startsWith("PERSONALCLAW_") || name.startsWith("LD_") || name.startsWith("XDG_") || name.startsWith("LC_") || name.startsWith("PIP_") || name.startsWith("NPM_CONFIG_")) {
+  if (
+    name.startsWith("PERSONALCLAW_") ||
+    name.startsWith("LD_") ||
+    name.startsWith("XDG_") ||
+    name.startsWith("LC_") ||
+    name.startsWith("PIP_") ||
+    name.startsWith("NPM_CONFIG_")
+  ) {
     return "begins with a prefix the bridge or a loader reads";
   }
   if (NOT_DECLARABLE.has(name)) return "is a variable the bridge sets or a loader reads";
@@ -46,7 +77,13 @@ export const SecretListingSchema = z.object({
 export type SecretListing = z.infer<typeof SecretListingSchema>;
 
 /** An app's identity as a secret is bound to it: its name and the consent digest of its install. */
-export const SecretConsumerSchema = z.object({ app: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/).max(64), digest: z.string().max(200) });
+export const SecretConsumerSchema = z.object({
+  app: z
+    .string()
+    .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/)
+    .max(64),
+  digest: z.string().max(200),
+});
 export type SecretConsumer = z.infer<typeof SecretConsumerSchema>;
 
 const secretName = z.string().regex(SECRET_NAME);
@@ -60,9 +97,16 @@ export const SecretStoreRequestSchema = z
   })
   .strict();
 export const SecretDeleteRequestSchema = z.object({ name: secretName }).strict();
-export const SecretAssignRequestSchema = z.object({ name: secretName, as: secretName, consumer: SecretConsumerSchema }).strict();
+export const SecretAssignRequestSchema = z
+  .object({ name: secretName, as: secretName, consumer: SecretConsumerSchema })
+  .strict();
 export const SecretUnassignRequestSchema = z.object({ app: SecretConsumerSchema.shape.app, as: secretName }).strict();
 /** At an update the owner consented to, an app's assigned secrets follow it to its new digest. */
 export const SecretRebindRequestSchema = z
-  .object({ app: SecretConsumerSchema.shape.app, fromDigest: z.string().max(200), toDigest: z.string().max(200), declared: z.array(secretName).max(64) })
+  .object({
+    app: SecretConsumerSchema.shape.app,
+    fromDigest: z.string().max(200),
+    toDigest: z.string().max(200),
+    declared: z.array(secretName).max(64),
+  })
   .strict();

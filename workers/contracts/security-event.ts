@@ -16,7 +16,7 @@ export const SecurityPrincipalSchema = z
   .string()
   .max(160)
   .regex(
-    /^(?:owner|cli|gateway|anonymous|app:[A-Za-z0-9][A-Za-z0-9._-]*|internal:[A-Za-z0-9][A-Za-z0-9._:\/-]*)$/,
+    /^(?:owner|cli|gateway|anonymous|app:[A-Za-z0-9][A-Za-z0-9._-]*|internal:[A-Za-z0-9][A-Za-z0-9._:/-]*)$/,
     "a principal is owner, cli, gateway, anonymous, app:<name> or internal:<work>",
   );
 
@@ -60,7 +60,11 @@ export const SecurityEventRowSchema = z.object({
 export type SecurityEventRow = z.infer<typeof SecurityEventRowSchema>;
 
 /** The row written; for a refusal counted in an open window (no row of its own), the newest row and `counted: true`. */
-export const AppendResultSchema = z.object({ seq: z.number().int().min(0), mac: MacHexSchema, counted: z.literal(true).optional() });
+export const AppendResultSchema = z.object({
+  seq: z.number().int().min(0),
+  mac: MacHexSchema,
+  counted: z.literal(true).optional(),
+});
 export type AppendResult = z.infer<typeof AppendResultSchema>;
 
 /** The newest row's seq and mac (seq 0 and 64 zeros for an empty log) and the live segment. */
@@ -183,11 +187,17 @@ export const CheckpointExportSchema = z.object({
 export type CheckpointExportAnswer = z.infer<typeof CheckpointExportSchema>;
 
 /** What a witness is asked: cosign this note, signed by this key. */
-export const WitnessRequestSchema = z.object({ note: z.string().min(1).max(8192), public_key: z.string().min(1).max(512) }).strict();
+export const WitnessRequestSchema = z
+  .object({ note: z.string().min(1).max(8192), public_key: z.string().min(1).max(512) })
+  .strict();
 export type WitnessRequest = z.infer<typeof WitnessRequestSchema>;
 
 /** What a witness answers: its cosignature line over the checkpoint body and the key that checks it. */
-export const WitnessAnswerSchema = z.object({ cosignature: z.string().max(512), witness_key: z.string().max(512), witness: z.string().max(200) });
+export const WitnessAnswerSchema = z.object({
+  cosignature: z.string().max(512),
+  witness_key: z.string().max(512),
+  witness: z.string().max(200),
+});
 
 /** A witness's cosignature the log records (a sel.cosigned row). */
 export const CosignatureRecordSchema = z
@@ -201,5 +211,10 @@ export const CosignatureRecordSchema = z
 export type CosignatureRecord = z.infer<typeof CosignatureRecordSchema>;
 
 /** `<home>/sel_witness.json`: the witness the owner configured and the key it answered with. */
-export const WitnessConfigSchema = z.object({ url: z.string().url(), witness_key: z.string(), witness: z.string(), since: z.string() });
+export const WitnessConfigSchema = z.object({
+  url: z.string().url(),
+  witness_key: z.string(),
+  witness: z.string(),
+  since: z.string(),
+});
 export type WitnessConfig = z.infer<typeof WitnessConfigSchema>;

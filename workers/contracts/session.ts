@@ -31,8 +31,7 @@ export interface SessionView {
 export type CheckResult = { ok: true; session: SessionView } | { ok: false; reason: RefusalReason; at: number | null };
 
 export type LinkResult =
-  | { ok: true; browserToken: string; session: SessionView }
-  | { ok: false; reason: RefusalReason; at: number | null };
+  { ok: true; browserToken: string; session: SessionView } | { ok: false; reason: RefusalReason; at: number | null };
 
 export interface MintedToken {
   token: string;
@@ -49,7 +48,9 @@ export const PRESENCE_WINDOW_MS = 10 * 60 * 1000;
 export const SESSION_LIMITS = { browser: 20, token: 20, app: 20 } as const;
 
 /** A duration like 30m, 20h or 7d, in milliseconds; `invalid` or `too_long` otherwise. */
-export function parseTtl(text: string): { ok: true; ms: number } | { ok: false; code: "token_ttl_invalid" | "token_ttl_too_long" } {
+export function parseTtl(
+  text: string,
+): { ok: true; ms: number } | { ok: false; code: "token_ttl_invalid" | "token_ttl_too_long" } {
   const match = /^([1-9][0-9]{0,5})([smhd])$/.exec(text.trim());
   if (!match) return { ok: false, code: "token_ttl_invalid" };
   const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as "s" | "m" | "h" | "d"];
@@ -59,7 +60,12 @@ export function parseTtl(text: string): { ok: true; ms: number } | { ok: false; 
 
 /** Says a lifetime in words: "30 minutes", "20 hours", "7 days". */
 export function describeDuration(ms: number): string {
-  const units: Array<[number, string]> = [[86_400_000, "day"], [3_600_000, "hour"], [60_000, "minute"], [1000, "second"]];
+  const units: Array<[number, string]> = [
+    [86_400_000, "day"],
+    [3_600_000, "hour"],
+    [60_000, "minute"],
+    [1000, "second"],
+  ];
   for (const [size, name] of units) {
     if (ms % size === 0 && ms >= size) {
       const count = ms / size;

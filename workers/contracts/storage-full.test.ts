@@ -11,7 +11,9 @@ describe("storageFullReason", () => {
     expect(storageFullReason(new Error("database or disk is full"))).toBe("database or disk is full");
   });
   it("looks through a cause", () => {
-    expect(storageFullReason(new Error("install failed", { cause: Object.assign(new Error("x"), { code: "ENOSPC" }) }))).toBe("ENOSPC");
+    expect(
+      storageFullReason(new Error("install failed", { cause: Object.assign(new Error("x"), { code: "ENOSPC" }) })),
+    ).toBe("ENOSPC");
   });
   it("answers null for any other failure", () => {
     expect(storageFullReason(Object.assign(new Error("nope"), { code: "ENOENT" }))).toBeNull();

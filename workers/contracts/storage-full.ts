@@ -3,7 +3,8 @@
 // worker, the host bridge and the CLI answer it alike (507 `storage_full`), never as a crash.
 
 const FULL_CODES = new Set(["ENOSPC", "EDQUOT", "EIO", "SQLITE_FULL", "SQLITE_IOERR"]);
-const FULL_TEXT = /\b(ENOSPC|EDQUOT|SQLITE_FULL|SQLITE_IOERR\w*|database or disk is full|no space left on device|disk I\/O error)\b/i;
+const FULL_TEXT =
+  /\b(ENOSPC|EDQUOT|SQLITE_FULL|SQLITE_IOERR\w*|database or disk is full|no space left on device|disk I\/O error)\b/i;
 
 /** The short reason when `error` (or its cause) says the disk is full or failing; null otherwise. */
 export function storageFullReason(error: unknown, depth = 0): string | null {

@@ -17,11 +17,17 @@ describe("parseStrictJson", () => {
     const deep = (n: number) => '{"a":'.repeat(n - 1) + "{}" + "}".repeat(n - 1);
     expect(parseStrictJson(deep(MAX_JSON_DEPTH))).toMatchObject({ ok: true });
     expect(parseStrictJson(deep(MAX_JSON_DEPTH + 1))).toMatchObject({ ok: false, problem: "too_deep" });
-    expect(parseStrictJson("[".repeat(100_000) + "]".repeat(100_000))).toMatchObject({ ok: false, problem: "too_deep" });
+    expect(parseStrictJson("[".repeat(100_000) + "]".repeat(100_000))).toMatchObject({
+      ok: false,
+      problem: "too_deep",
+    });
   });
 
   it("keeps the same key in sibling objects and keys inside strings", () => {
-    expect(parseStrictJson('{"a":{"k":1},"b":{"k":"\\"__proto__\\""}}')).toEqual({ ok: true, value: { a: { k: 1 }, b: { k: '"__proto__"' } } });
+    expect(parseStrictJson('{"a":{"k":1},"b":{"k":"\\"__proto__\\""}}')).toEqual({
+      ok: true,
+      value: { a: { k: 1 }, b: { k: '"__proto__"' } },
+    });
     expect(parseStrictJson("{not json")).toMatchObject({ ok: false, problem: "not_json" });
   });
 });

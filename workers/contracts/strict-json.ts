@@ -45,15 +45,18 @@ function findKeyProblem(text: string): KeyProblem | null {
         } catch {
           return null;
         }
-        if (FORBIDDEN_KEYS.has(key)) return { reason: `the key '${key}' is not allowed`, problem: "forbidden_key", key };
-        if (top.has(key)) return { reason: `the key '${key}' appears twice in one object`, problem: "duplicate_key", key };
+        if (FORBIDDEN_KEYS.has(key))
+          return { reason: `the key '${key}' is not allowed`, problem: "forbidden_key", key };
+        if (top.has(key))
+          return { reason: `the key '${key}' appears twice in one object`, problem: "duplicate_key", key };
         top.add(key);
         expectKey = false;
       }
       i = end;
     } else if (ch === "{" || ch === "[") {
       stack.push(ch === "{" ? new Set() : null);
-      if (stack.length > MAX_JSON_DEPTH) return { reason: `it nests deeper than ${MAX_JSON_DEPTH} levels`, problem: "too_deep" };
+      if (stack.length > MAX_JSON_DEPTH)
+        return { reason: `it nests deeper than ${MAX_JSON_DEPTH} levels`, problem: "too_deep" };
       expectKey = ch === "{";
     } else if (ch === "}" || ch === "]") {
       stack.pop();

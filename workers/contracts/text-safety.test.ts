@@ -84,7 +84,11 @@ describe("maskCredentialShapes", () => {
     ["a GitHub fine-grained token", "github_pat_11ABCDEFG0123456789_abcdefghijklmnop", MASK],
     ["a Slack token", "xoxb-1234-5678-abcdefgh", MASK],
     ["a Slack app token", "xapp-1-A0123-456789-abcdef", MASK],
-    ["an npm token", `//registry.npmjs.org/:_authToken=npm_${"aB3".repeat(12)}`, `//registry.npmjs.org/:_authToken=${MASK}`],
+    [
+      "an npm token",
+      `//registry.npmjs.org/:_authToken=npm_${"aB3".repeat(12)}`,
+      `//registry.npmjs.org/:_authToken=${MASK}`,
+    ],
     ["a JWT", "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig-part_1 x", `jwt ${MASK} x`],
     ["a long random base64 key", `k ${"Ab3dEf9h".repeat(6)} k`, `k ${MASK} k`],
     ["a URL login", "fetch https://ada:hunter2@example.com/x", `fetch https://${MASK}@example.com/x`],
@@ -149,7 +153,9 @@ describe("safeLine and safeLines", () => {
   });
 
   it("safeLines keeps each line but escapes CR, ANSI and bidi inside it", () => {
-    expect(safeLines(hostile)).toBe("Backend process: node x.js\\r\\x1b[2KBackend process: none\\u202e\nInstall hook: none");
+    expect(safeLines(hostile)).toBe(
+      "Backend process: node x.js\\r\\x1b[2KBackend process: none\\u202e\nInstall hook: none",
+    );
     expect(safeLines("one\r\ntwo\n")).toBe("one\ntwo\n");
   });
 

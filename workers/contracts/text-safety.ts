@@ -107,12 +107,18 @@ const SHAPES: ReadonlyArray<readonly [RegExp, Replacement]> = [
   [/\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, MASK],
   // `id.secret` session tokens: 16+ url-safe characters, a dot, 20+; or a shorter id whose secret looks random.
   [/(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])/g, MASK],
-  [/\b[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_.-])/g, (m) => (looksRandom(m.split(".")[1] ?? "") ? MASK : m)],
+  [
+    /\b[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_.-])/g,
+    (m) => (looksRandom(m.split(".")[1] ?? "") ? MASK : m),
+  ],
   // 32+ hex characters: raw keys, secrets, signatures. A content digest labelled `sha256:`
   // (a consent digest) names bytes anyone can hash; it is evidence, not a credential.
   [/(?<![0-9A-Fa-f])(?<!sha256:)[0-9A-Fa-f]{32,}(?![0-9A-Fa-f])/g, MASK],
   // Long base64 keys, only when the run looks random (mixed case and digits), so words and paths survive.
-  [/(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{40,}={0,2}(?![A-Za-z0-9+/=_-])/g, (m) => (looksRandom(m) && !looksLikePath(m) ? MASK : m)],
+  [
+    /(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{40,}={0,2}(?![A-Za-z0-9+/=_-])/g,
+    (m) => (looksRandom(m) && !looksLikePath(m) ? MASK : m),
+  ],
 ];
 
 /** Masks every credential shape in a text: private key blocks, URL and scp logins, tokens and keys. */

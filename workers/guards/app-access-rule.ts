@@ -28,9 +28,11 @@ export function appAccessRefusal(
   grants: AppGrants | null,
   reserved: ReadonlySet<string>,
 ): string | null {
-  if (row.authz.kind === "owner" || row.authz.kind === "internal-only" || row.authz.kind === "answer-rule") return "owner_only";
+  if (row.authz.kind === "owner" || row.authz.kind === "internal-only" || row.authz.kind === "answer-rule")
+    return "owner_only";
   if (!grants || !grants.enabled) return "app_not_enabled";
-  if (row.authz.kind === "app-may" && row.authz.owns !== undefined) return params[row.authz.owns] === app ? null : "not_its_own";
+  if (row.authz.kind === "app-may" && row.authz.owns !== undefined)
+    return params[row.authz.owns] === app ? null : "not_its_own";
   // The handler enforces the named grant itself (app messaging checks `appMessaging`).
   if (row.authz.kind === "app-may" && row.authz.grant !== undefined) return null;
   if (isOwnAppPath(path, app, reserved)) return null;
@@ -38,4 +40,3 @@ export function appAccessRefusal(
   if (grants.api === null) return "grant_not_a_list";
   return grants.api.some((prefix) => isUnderPrefix(path, prefix)) ? null : "not_declared";
 }
-

@@ -9,12 +9,12 @@ import { GatewayError } from "../contracts/errors";
 import type { Env } from "../env";
 import { audit } from "../audit";
 import { appRegistry } from "../app-registry";
-import type { RouteRow } from "../routes/define";
+import type { AnyRouteRow } from "../routes/define";
 import type { Principal } from "./principal";
 import { appAccessRefusal } from "./app-access-rule";
 import { refusalGroup } from "../routes/refusal-group";
 
-async function refuse(env: Env, app: string, row: RouteRow<any, any>, path: string, reason: string): Promise<never> {
+async function refuse(env: Env, app: string, row: AnyRouteRow, path: string, reason: string): Promise<never> {
   await audit(env, {
     kind: "app_not_permitted",
     outcome: "refused",
@@ -29,7 +29,7 @@ async function refuse(env: Env, app: string, row: RouteRow<any, any>, path: stri
 /** Refuses an app principal what its row and its manifest do not give it. */
 export async function checkAppPermission(
   env: Env,
-  row: RouteRow<any, any>,
+  row: AnyRouteRow,
   principal: Principal,
   url: URL,
   params: Record<string, string>,

@@ -19,7 +19,9 @@ describe("the approval answer rule", () => {
   });
 
   it("refuses an app token that narrows an owner session", () => {
-    expect(answerRefusal({ kind: "app", app: "other", tokenId: "t", narrows: owner }, asker)).toBe("app_token_narrowing_owner");
+    expect(answerRefusal({ kind: "app", app: "other", tokenId: "t", narrows: owner }, asker)).toBe(
+      "app_token_narrowing_owner",
+    );
   });
 
   it("refuses the asker's token even beside an owner session", () => {
@@ -37,7 +39,9 @@ describe("the approval answer rule", () => {
   });
 
   it("refuses the auth-off owner, which is every loopback caller", () => {
-    expect(answerRefusal({ kind: "owner", sessionId: null, signedInAt: 0, via: "auth-off" }, asker)).toBe("no_signed_in_session");
+    expect(answerRefusal({ kind: "owner", sessionId: null, signedInAt: 0, via: "auth-off" }, asker)).toBe(
+      "no_signed_in_session",
+    );
   });
 
   it("refuses every principal kind but the owner session for an approval that does not exist", () => {

@@ -7,7 +7,8 @@
 import type { Principal } from "./principal";
 import { principalLabel } from "./principal";
 
-export type AnswerRefusal = "app_token" | "app_token_narrowing_owner" | "internal_credential" | "anonymous" | "no_signed_in_session" | "asker";
+export type AnswerRefusal =
+  "app_token" | "app_token_narrowing_owner" | "internal_credential" | "anonymous" | "no_signed_in_session" | "asker";
 
 /** Why `principal` may not answer an approval raised by `askedBy`, or null when it may. */
 export function answerRefusal(principal: Principal, askedBy: string | null): AnswerRefusal | null {

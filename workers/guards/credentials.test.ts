@@ -31,7 +31,7 @@ describe("the Authorization parse", () => {
     ["Bearer", "no token"],
     ["Bearer ", "an empty token"],
     ["Bearer abc=def", "= inside the token"],
-    ["Bearer \"abc\"", "a quoted token"],
+    ['Bearer "abc"', "a quoted token"],
     ["", "an empty header"],
     ["   ", "a blank header"],
     ["Basic dXNlcjpwYXNz, Bearer abc", "a Bearer behind another scheme"],
@@ -42,7 +42,7 @@ describe("the Authorization parse", () => {
 
   it("ignores another well-formed scheme (AUTH-14) and reads no header as none", () => {
     expect(parseAuthorization("Basic dXNlcjpwYXNz")).toEqual({ kind: "other-scheme" });
-    expect(parseAuthorization("Digest username=\"a\", realm=\"b\"")).toEqual({ kind: "other-scheme" });
+    expect(parseAuthorization('Digest username="a", realm="b"')).toEqual({ kind: "other-scheme" });
     expect(parseAuthorization(null)).toEqual({ kind: "none" });
   });
 });
@@ -50,7 +50,10 @@ describe("the Authorization parse", () => {
 describe("the session cookie", () => {
   const port = "10000";
   it("reads the __Host- copy alone when the browser kept one, whatever fallback copies ride beside it", () => {
-    expect(sessionCookieOf("pc_token_10000=planted; __Host-pc_token_10000=real; pc_token_10000=real", port)).toEqual({ kind: "one", value: "real" });
+    expect(sessionCookieOf("pc_token_10000=planted; __Host-pc_token_10000=real; pc_token_10000=real", port)).toEqual({
+      kind: "one",
+      value: "real",
+    });
   });
   it("falls back to pc_token_<port> when there is no __Host- copy", () => {
     expect(sessionCookieOf("other=1; pc_token_10000=tok", port)).toEqual({ kind: "one", value: "tok" });
@@ -58,9 +61,15 @@ describe("the session cookie", () => {
     expect(sessionCookieOf(null, port)).toEqual({ kind: "none" });
   });
   it("calls two copies of the name read a conflict", () => {
-    expect(sessionCookieOf("pc_token_10000=planted; pc_token_10000=real", port)).toEqual({ kind: "conflict", count: 2 });
+    expect(sessionCookieOf("pc_token_10000=planted; pc_token_10000=real", port)).toEqual({
+      kind: "conflict",
+      count: 2,
+    });
     expect(sessionCookieOf("pc_token_10000=same; pc_token_10000=same", port)).toEqual({ kind: "conflict", count: 2 });
-    expect(sessionCookieOf("__Host-pc_token_10000=a; __Host-pc_token_10000=b", port)).toEqual({ kind: "conflict", count: 2 });
+    expect(sessionCookieOf("__Host-pc_token_10000=a; __Host-pc_token_10000=b", port)).toEqual({
+      kind: "conflict",
+      count: 2,
+    });
   });
   it("signs in with a __Host- cookie (Secure, Path=/, no Domain) and a fallback, and signs out by expiring both", () => {
     const [host, fallback] = sessionCookieHeaders(port, "tok", 60);
@@ -72,13 +81,20 @@ describe("the session cookie", () => {
 
 describe("the events socket's subprotocol token", () => {
   it("reads the one personalclaw.bearer.<token> a socket offers beside the events protocol", () => {
-    expect(subprotocolBearer("personalclaw.events.v1, personalclaw.bearer.abc_DEF-1.xyz")).toEqual({ kind: "bearer", token: "abc_DEF-1.xyz" });
+    expect(subprotocolBearer("personalclaw.events.v1, personalclaw.bearer.abc_DEF-1.xyz")).toEqual({
+      kind: "bearer",
+      token: "abc_DEF-1.xyz",
+    });
     expect(subprotocolBearer("personalclaw.events.v1")).toEqual({ kind: "none" });
     expect(subprotocolBearer(null)).toEqual({ kind: "none" });
   });
 
   it("refuses two tokens, and a token that is not one token", () => {
-    for (const value of ["personalclaw.bearer.a, personalclaw.bearer.b", "personalclaw.bearer.", "personalclaw.bearer.a/b"]) {
+    for (const value of [
+      "personalclaw.bearer.a, personalclaw.bearer.b",
+      "personalclaw.bearer.",
+      "personalclaw.bearer.a/b",
+    ]) {
       expect(() => subprotocolBearer(value), value).toThrow(GatewayError);
     }
   });

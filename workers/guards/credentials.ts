@@ -58,7 +58,8 @@ export function parseAuthorization(value: string | null): ParsedAuthorization {
   if (value.trim() === "") throw refuse("it is empty");
   const bearer = BEARER.exec(value);
   if (bearer) return { kind: "bearer", token: bearer[1] };
-  if (/^bearer(?:[^A-Za-z0-9]|$)/i.test(value)) throw refuse("a Bearer credential is one token after one or more spaces, nothing else");
+  if (/^bearer(?:[^A-Za-z0-9]|$)/i.test(value))
+    throw refuse("a Bearer credential is one token after one or more spaces, nothing else");
   if (!AUTH_SCHEME.test(value)) throw refuse("it names no scheme");
   if (/,\s*bearer\b/i.test(value)) throw refuse("it carries a second credential");
   return { kind: "other-scheme" };
@@ -71,11 +72,16 @@ export function parseAuthorization(value: string | null): ParsedAuthorization {
  */
 export function subprotocolBearer(value: string | null): ParsedAuthorization {
   if (value === null) return { kind: "none" };
-  const offered = value.split(",").map((part) => part.trim()).filter((part) => part.startsWith(BEARER_SUBPROTOCOL_PREFIX));
+  const offered = value
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part.startsWith(BEARER_SUBPROTOCOL_PREFIX));
   if (offered.length === 0) return { kind: "none" };
-  if (offered.length > 1) throw new GatewayError("auth_header_malformed", { vars: { reason: "the socket offers more than one token" } });
+  if (offered.length > 1)
+    throw new GatewayError("auth_header_malformed", { vars: { reason: "the socket offers more than one token" } });
   const token = offered[0]!.slice(BEARER_SUBPROTOCOL_PREFIX.length);
-  if (!/^[A-Za-z0-9\-._~+]+$/.test(token)) throw new GatewayError("auth_header_malformed", { vars: { reason: "the socket's token is not one token" } });
+  if (!/^[A-Za-z0-9\-._~+]+$/.test(token))
+    throw new GatewayError("auth_header_malformed", { vars: { reason: "the socket's token is not one token" } });
   return { kind: "bearer", token };
 }
 

@@ -9,7 +9,10 @@ const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 /** The Host values that name this gateway: loopback names on its port, plus configured hosts. */
 export function allowedHosts(port: string, configured: string): Set<string> {
   const hosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]);
-  for (const name of configured.split(",").map((value) => value.trim().toLowerCase()).filter(Boolean)) {
+  for (const name of configured
+    .split(",")
+    .map((value) => value.trim().toLowerCase())
+    .filter(Boolean)) {
     hosts.add(name.includes(":") && !name.startsWith("[") ? name : `${name}:${port}`);
   }
   return hosts;
@@ -38,7 +41,12 @@ export function checkHost(headers: Headers, hosts: Set<string>): void {
  * change things. It reads the one parsed path and Authorization the router and the
  * credential reader read, so an encoding cannot route a request past it.
  */
-export function checkOrigin(headers: Headers, method: string, hosts: Set<string>, parsed: Pick<ParsedRequest, "path" | "authorization">): void {
+export function checkOrigin(
+  headers: Headers,
+  method: string,
+  hosts: Set<string>,
+  parsed: Pick<ParsedRequest, "path" | "authorization">,
+): void {
   const site = headers.get("sec-fetch-site");
   const origin = headers.get("origin");
   const appBackendPath = /^\/apps\/[^/]+\/api\//.test(parsed.path);
@@ -53,7 +61,8 @@ export function checkOrigin(headers: Headers, method: string, hosts: Set<string>
   if (isApi && site !== null && site !== "same-origin" && site !== "none") throw new GatewayError("origin_not_allowed");
   if (!STATE_CHANGING.has(method)) return;
   if (origin !== null && !isOwnOrigin(origin, hosts)) throw new GatewayError("origin_not_allowed");
-  if (origin === null && site !== null && site !== "same-origin" && site !== "none") throw new GatewayError("origin_not_allowed");
+  if (origin === null && site !== null && site !== "same-origin" && site !== "none")
+    throw new GatewayError("origin_not_allowed");
 }
 
 /** True when `origin` is this gateway's own (http, a Host it answers to). */

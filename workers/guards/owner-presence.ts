@@ -12,7 +12,12 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
 /** Throws 401 `fresh_sign_in_required` unless the request proves the owner is present. */
 export function assertOwnerPresence(req: RouteRequest<unknown, unknown>): void {
   const local = req.c.req.header("x-local-secret");
-  if (local !== undefined && LOOPBACK.test(clientAddress(req.c.req.raw)) && equalsInConstantTime(local, req.env.INTERNAL_SECRET)) return;
+  if (
+    local !== undefined &&
+    LOOPBACK.test(clientAddress(req.c.req.raw)) &&
+    equalsInConstantTime(local, req.env.INTERNAL_SECRET)
+  )
+    return;
   const p = req.principal;
   if (p.kind === "owner" && p.via !== "auth-off" && req.now - p.signedInAt <= PRESENCE_WINDOW_MS) return;
   throw new GatewayError("fresh_sign_in_required");

@@ -2,7 +2,13 @@
 // authorization step, the credential reader and the proxy all take this one value, so no two
 // of them can read a different path, Authorization header or session cookie.
 import { GatewayError } from "../contracts/errors";
-import { parseAuthorization, sessionCookieOf, subprotocolBearer, type ParsedAuthorization, type PresentedCredentials } from "./credentials";
+import {
+  parseAuthorization,
+  sessionCookieOf,
+  subprotocolBearer,
+  type ParsedAuthorization,
+  type PresentedCredentials,
+} from "./credentials";
 import { pathAmbiguity, rawPathOf } from "./request-path";
 
 export interface ParsedRequest {
@@ -24,10 +30,15 @@ export function parseRequest(request: Request, port: string): ParsedRequest {
   const ambiguity = pathAmbiguity(path);
   if (ambiguity !== null) throw new GatewayError("request_path_ambiguous", { vars: { reason: ambiguity } });
   let authorization = parseAuthorization(request.headers.get("authorization"));
-  if (authorization.kind === "none" && path === "/api/ws") authorization = subprotocolBearer(request.headers.get("sec-websocket-protocol"));
+  if (authorization.kind === "none" && path === "/api/ws")
+    authorization = subprotocolBearer(request.headers.get("sec-websocket-protocol"));
   const cookie = sessionCookieOf(request.headers.get("cookie"), port);
   if (cookie.kind === "conflict") {
-    throw new GatewayError("auth_cookie_conflict", { vars: { count: cookie.count }, detail: { copies: cookie.count }, headers: { "X-Auth-Required": "true" } });
+    throw new GatewayError("auth_cookie_conflict", {
+      vars: { count: cookie.count },
+      detail: { copies: cookie.count },
+      headers: { "X-Auth-Required": "true" },
+    });
   }
   return { url, path, authorization, sessionCookie: cookie.kind === "one" ? cookie.value : null };
 }

@@ -6,6 +6,8 @@ import { GatewayError } from "../contracts/errors";
 /** Refuses ambiguous body framing with 400 `bad_request`. */
 export function checkRequestFraming(headers: Headers): void {
   if (headers.has("transfer-encoding") && headers.has("content-length")) {
-    throw new GatewayError("bad_request", { vars: { reason: "the body is framed twice (Content-Length and Transfer-Encoding)" } });
+    throw new GatewayError("bad_request", {
+      vars: { reason: "the body is framed twice (Content-Length and Transfer-Encoding)" },
+    });
   }
 }

@@ -9,7 +9,11 @@ import type { Principal } from "./principal";
  * Throws the refusal for a principal the row does not admit; true when the app permission
  * gate (step 5) still has to judge an app principal.
  */
-export function authorizeRoute(row: Pick<RouteRow, "authz" | "internal" | "method">, principal: Principal, path: string): boolean {
+export function authorizeRoute(
+  row: Pick<RouteRow, "authz" | "internal" | "method">,
+  principal: Principal,
+  path: string,
+): boolean {
   if (row.authz.kind === "bootstrap") return false;
   // The handler's answer rule judges every principal, the app's included (APPR-01).
   if (row.authz.kind === "answer-rule") return false;

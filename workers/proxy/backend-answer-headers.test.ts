@@ -74,6 +74,8 @@ describe("the answer's headers", () => {
     const out = backendAnswerHeaders(new Headers(), "/apps/notes/api/x", "null");
     expect(out.get("access-control-allow-origin")).toBe("null");
     expect(out.get("location")).toBe("/apps/notes/api/x");
-    expect(backendAnswerHeaders(new Headers(), null, "http://evil.example").get("access-control-allow-origin")).toBeNull();
+    expect(
+      backendAnswerHeaders(new Headers(), null, "http://evil.example").get("access-control-allow-origin"),
+    ).toBeNull();
   });
 });

@@ -57,7 +57,11 @@ export function keptLocation(location: string, requestUrl: URL, app: string): st
 }
 
 /** The answer's headers: the passing ones, a kept Location, the inert set and the sandboxed UI's CORS. */
-export function backendAnswerHeaders(incoming: Headers, location: string | null, requestOrigin: string | null): Headers {
+export function backendAnswerHeaders(
+  incoming: Headers,
+  location: string | null,
+  requestOrigin: string | null,
+): Headers {
   const out = new Headers();
   for (const [name, value] of incoming) {
     if (Object.hasOwn(PASSING_BACKEND_HEADERS, name.toLowerCase())) out.append(name, value);

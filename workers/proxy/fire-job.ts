@@ -36,11 +36,19 @@ function firstLine(text: string): string | null {
 /** Fires one job now. The signature and token use the real clock: the backend checks the signature's time against its own. */
 export async function fireJob(env: Env, target: ProxyTarget, fire: JobFire): Promise<JobOutcome> {
   const started = Date.now();
-  const done = (outcome: JobOutcome["outcome"], status: number | null, error: string | null): JobOutcome => ({ outcome, status, durationMs: Date.now() - started, error });
+  const done = (outcome: JobOutcome["outcome"], status: number | null, error: string | null): JobOutcome => ({
+    outcome,
+    status,
+    durationMs: Date.now() - started,
+    error,
+  });
   const transport = backendTransport(env, target);
-  if (!target.healthy || transport === null || !target.secret) return done("failed", null, "the app's backend is not running and healthy");
+  if (!target.healthy || transport === null || !target.secret)
+    return done("failed", null, "the app's backend is not running and healthy");
   const url = new URL(`${transport.origin}${fire.route}`);
-  const body = new TextEncoder().encode(JSON.stringify({ job: fire.job, scheduledFor: new Date(fire.scheduledFor).toISOString() }));
+  const body = new TextEncoder().encode(
+    JSON.stringify({ job: fire.job, scheduledFor: new Date(fire.scheduledFor).toISOString() }),
+  );
   const token = await sessions(env).appToken(fire.app, target.tokenEpoch, started);
   const headers = new Headers({
     "Content-Type": "application/json",
@@ -48,17 +56,36 @@ export async function fireJob(env: Env, target: ProxyTarget, fire: JobFire): Pro
     "X-PersonalClaw-App": fire.app,
     [JOB_HEADER]: fire.job,
   });
-  headers.set(PROXY_SIGNATURE_HEADER, await signProxyRequest({ secret: target.secret, ts: Math.floor(started / 1000), method: "POST", target: wireTarget(url), body }));
+  headers.set(
+    PROXY_SIGNATURE_HEADER,
+    await signProxyRequest({
+      secret: target.secret,
+      ts: Math.floor(started / 1000),
+      method: "POST",
+      target: wireTarget(url),
+      body,
+    }),
+  );
   const aborter = new AbortController();
   const timer = setTimeout(() => aborter.abort(), fire.timeoutMs);
   try {
-    const answer = await transport.fetch(url, { method: "POST", headers, body, redirect: "manual", signal: aborter.signal });
+    const answer = await transport.fetch(url, {
+      method: "POST",
+      headers,
+      body,
+      redirect: "manual",
+      signal: aborter.signal,
+    });
     const text = (await answer.text()).slice(0, 4096);
     if (answer.status >= 200 && answer.status < 300) return done("ok", answer.status, null);
     return done("failed", answer.status, firstLine(text) ?? `the backend answered ${answer.status}`);
   } catch (error) {
     if (aborter.signal.aborted) return done("failed", null, `no answer within ${Math.round(fire.timeoutMs / 1000)} s`);
-    return done("failed", null, firstLine(error instanceof Error ? error.message : String(error)) ?? "the request failed");
+    return done(
+      "failed",
+      null,
+      firstLine(error instanceof Error ? error.message : String(error)) ?? "the request failed",
+    );
   } finally {
     clearTimeout(timer);
   }

@@ -23,11 +23,22 @@ const ALWAYS_STRIPPED = new Set([
 
 /** The client's headers less credentials, X-PersonalClaw-*, hop-by-hop ones and any named in Connection. */
 export function forwardableRequestHeaders(incoming: Headers): Headers {
-  const named = new Set((incoming.get("connection") ?? "").split(",").map((name) => name.trim().toLowerCase()).filter(Boolean));
+  const named = new Set(
+    (incoming.get("connection") ?? "")
+      .split(",")
+      .map((name) => name.trim().toLowerCase())
+      .filter(Boolean),
+  );
   const out = new Headers();
   for (const [name, value] of incoming) {
     const lower = name.toLowerCase();
-    if (ALWAYS_STRIPPED.has(lower) || named.has(lower) || lower.startsWith("x-personalclaw-") || lower.startsWith("cf-")) continue;
+    if (
+      ALWAYS_STRIPPED.has(lower) ||
+      named.has(lower) ||
+      lower.startsWith("x-personalclaw-") ||
+      lower.startsWith("cf-")
+    )
+      continue;
     out.append(name, value);
   }
   return out;

@@ -36,17 +36,28 @@ function isSelfCall(principal: Principal, app: string): boolean {
  * How a backend is reached: a confined one through its socket slot's service binding (it has
  * no port on the host's loopback), an unconfined one (sandbox.mode "off") on its loopback port.
  */
-export function backendTransport(env: Env, target: Pick<ProxyTarget, "slot" | "port">): { origin: string; fetch: (url: URL, init: RequestInit) => Promise<Response> } | null {
+export function backendTransport(
+  env: Env,
+  target: Pick<ProxyTarget, "slot" | "port">,
+): { origin: string; fetch: (url: URL, init: RequestInit) => Promise<Response> } | null {
   if (target.slot !== null) {
     const binding = env[slotBinding(target.slot)];
     if (!binding) return null;
     return { origin: "http://app-backend", fetch: (url, init) => binding.fetch(url, init) };
   }
-  if (target.port !== null) return { origin: `http://127.0.0.1:${target.port}`, fetch: (url, init) => fetch(url, init) };
+  if (target.port !== null)
+    return { origin: `http://127.0.0.1:${target.port}`, fetch: (url, init) => fetch(url, init) };
   return null;
 }
 
-export async function forwardToBackend(env: Env, request: Request, url: URL, app: string, principal: Principal, now: number): Promise<Response> {
+export async function forwardToBackend(
+  env: Env,
+  request: Request,
+  url: URL,
+  app: string,
+  principal: Principal,
+  now: number,
+): Promise<Response> {
   if (isAmbiguousPath(url.pathname)) throw new GatewayError("proxy_path_ambiguous");
   const prefix = `/apps/${app}`;
   const tail = url.pathname.slice(prefix.length);
@@ -56,7 +67,8 @@ export async function forwardToBackend(env: Env, request: Request, url: URL, app
   if (!target) throw appNotFound(app);
   if (!target.enabled) throw new GatewayError("app_disabled", { vars: { name: app } });
   const transport = backendTransport(env, target);
-  if (!target.healthy || transport === null || !target.secret) throw new GatewayError("app_backend_unavailable", { vars: { name: app } });
+  if (!target.healthy || transport === null || !target.secret)
+    throw new GatewayError("app_backend_unavailable", { vars: { name: app } });
 
   // Read once, capped, then hashed and forwarded: the signed bytes are the sent bytes.
   const body = NO_BODY.has(request.method) ? new Uint8Array(0) : await readCappedBody(request, PROXY_BODY_LIMIT);
@@ -67,7 +79,13 @@ export async function forwardToBackend(env: Env, request: Request, url: URL, app
   headers.set("X-PersonalClaw-App", app);
   headers.set(
     PROXY_SIGNATURE_HEADER,
-    await signProxyRequest({ secret: target.secret, ts: Math.floor(now / 1000), method: request.method, target: wireTarget(backendUrl), body }),
+    await signProxyRequest({
+      secret: target.secret,
+      ts: Math.floor(now / 1000),
+      method: request.method,
+      target: wireTarget(backendUrl),
+      body,
+    }),
   );
   const slot: SelfCallSlot | null = isSelfCall(principal, app) ? enterSelfCall(app, now) : null;
   headers.set(HOP_HEADER, String(slot?.depth ?? 0));
@@ -81,10 +99,17 @@ export async function forwardToBackend(env: Env, request: Request, url: URL, app
     aborter.abort();
   }, target.responseTimeoutMs);
   try {
-    answer = await transport.fetch(backendUrl, { method: request.method, headers, body: NO_BODY.has(request.method) ? undefined : body, redirect: "manual", signal: aborter.signal });
+    answer = await transport.fetch(backendUrl, {
+      method: request.method,
+      headers,
+      body: NO_BODY.has(request.method) ? undefined : body,
+      redirect: "manual",
+      signal: aborter.signal,
+    });
   } catch {
     slot?.release();
-    if (timedOut) throw new GatewayError("app_backend_timeout", { vars: { name: app, seconds: target.responseTimeoutMs / 1000 } });
+    if (timedOut)
+      throw new GatewayError("app_backend_timeout", { vars: { name: app, seconds: target.responseTimeoutMs / 1000 } });
     throw new GatewayError("app_backend_unavailable", { vars: { name: app } });
   } finally {
     clearTimeout(timer);

@@ -26,7 +26,8 @@ export interface SelfCallSlot {
 export function enterSelfCall(app: string, now: number): SelfCallSlot {
   const calls = inFlight.get(app) ?? new Set();
   for (const call of calls) if (now - call.since > STALE_MS) calls.delete(call);
-  if (calls.size >= SELF_CALL_LIMIT) throw new GatewayError("app_proxy_loop", { vars: { name: app, limit: SELF_CALL_LIMIT } });
+  if (calls.size >= SELF_CALL_LIMIT)
+    throw new GatewayError("app_proxy_loop", { vars: { name: app, limit: SELF_CALL_LIMIT } });
   const call = { since: now };
   calls.add(call);
   inFlight.set(app, calls);
@@ -40,7 +41,10 @@ export function enterSelfCall(app: string, now: number): SelfCallSlot {
 }
 
 /** `body` unchanged for the client, with `release` called once when it ends, fails or is cancelled. */
-export function releasedWhenDone(body: ReadableStream<Uint8Array> | null, release: () => void): ReadableStream<Uint8Array> | null {
+export function releasedWhenDone(
+  body: ReadableStream<Uint8Array> | null,
+  release: () => void,
+): ReadableStream<Uint8Array> | null {
   if (body === null) {
     release();
     return null;

@@ -30,7 +30,12 @@ export function refuseCrossSite(request: Request): void {
   const mode = request.headers.get("sec-fetch-mode");
   const dest = request.headers.get("sec-fetch-dest") ?? "";
   const origin = request.headers.get("origin");
-  if (mode === "navigate" || mode === "nested-navigate" || PAGE_DESTINATIONS.has(dest) || (origin !== null && origin !== "null")) {
+  if (
+    mode === "navigate" ||
+    mode === "nested-navigate" ||
+    PAGE_DESTINATIONS.has(dest) ||
+    (origin !== null && origin !== "null")
+  ) {
     throw new GatewayError("origin_not_allowed");
   }
 }
@@ -55,14 +60,20 @@ function fileInUiFolder(record: AppRecord, pathname: string): { folder: string; 
   } catch {
     return null;
   }
-  if (file.split("/").some((segment) => segment === "" || segment.startsWith(".") || segment.includes("\\") || segment.includes("\0"))) return null;
+  if (
+    file
+      .split("/")
+      .some((segment) => segment === "" || segment.startsWith(".") || segment.includes("\\") || segment.includes("\0"))
+  )
+    return null;
   return { folder, file };
 }
 
 /** Serves one UI file of `record`: in its UI folder, listed at install, with the listed bytes. */
 export async function serveUiFile(env: Env, record: AppRecord, pathname: string, request: Request): Promise<Response> {
   refuseCrossSite(request);
-  const notFound = () => new GatewayError("app_ui_not_found", { vars: { name: record.name, path: pathname.slice(0, 300) } });
+  const notFound = () =>
+    new GatewayError("app_ui_not_found", { vars: { name: record.name, path: pathname.slice(0, 300) } });
   const rawPath = request.url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, "").split("?")[0]!;
   const target = isAmbiguousPath(rawPath) ? null : fileInUiFolder(record, pathname);
   const expected = target ? record.uiFiles?.[target.file] : undefined;

@@ -33,9 +33,13 @@ export const appProxyRoutes = [
     method: "OPTIONS",
     path: "/apps/:name/api/*",
     family: "app-proxy",
-    authz: { kind: "bootstrap", why: "a browser's CORS preflight carries no credential; the call that follows must carry the app token" },
+    authz: {
+      kind: "bootstrap",
+      why: "a browser's CORS preflight carries no credential; the call that follows must carry the app token",
+    },
     internal: false,
-    contract: "Answers the CORS preflight of an app's sandboxed UI (Origin: null) calling its own backend; any other origin is refused.",
+    contract:
+      "Answers the CORS preflight of an app's sandboxed UI (Origin: null) calling its own backend; any other origin is refused.",
     async handle({ c }) {
       if (c.req.header("origin") !== "null") throw new GatewayError("origin_not_allowed");
       return new Response(null, { status: 204, headers: SANDBOXED_UI_PREFLIGHT });
@@ -47,17 +51,26 @@ export const appProxyRoutes = [
     family: "app-proxy",
     authz: OWN_APP,
     internal: false,
-    contract: "The app's UI entry. The owner is redirected to the same URL with the app's token (?app_token=); the page is served sandboxed in an opaque origin, so it never acts with the owner's session, only with that token.",
+    contract:
+      "The app's UI entry. The owner is redirected to the same URL with the app's token (?app_token=); the page is served sandboxed in an opaque origin, so it never acts with the owner's session, only with that token.",
     async handle({ c, env, params, principal, now }) {
       const record = await enabledRecord(env, params.name);
       // Another site must not navigate the owner into the app (and get a token minted).
       refuseCrossSite(c.req.raw);
       const url = new URL(c.get("url"));
-      if (!record.manifest.ui?.entry) throw new GatewayError("app_ui_not_found", { vars: { name: record.name, path: url.pathname } });
+      if (!record.manifest.ui?.entry)
+        throw new GatewayError("app_ui_not_found", { vars: { name: record.name, path: url.pathname } });
       if (principal.kind !== "app") {
         const target = await appRegistry(env).proxyTarget(record.name);
         url.searchParams.set("app_token", await sessions(env).appToken(record.name, target!.tokenEpoch, now));
-        return new Response(null, { status: 302, headers: { Location: url.pathname + url.search, "Cache-Control": "no-store", "Referrer-Policy": "no-referrer" } });
+        return new Response(null, {
+          status: 302,
+          headers: {
+            Location: url.pathname + url.search,
+            "Cache-Control": "no-store",
+            "Referrer-Policy": "no-referrer",
+          },
+        });
       }
       return serveUiFile(env, record, url.pathname, c.req.raw);
     },
@@ -66,9 +79,13 @@ export const appProxyRoutes = [
     method: "GET",
     path: "/apps/:name/*",
     family: "app-proxy",
-    authz: { kind: "bootstrap", why: "a sandboxed UI's own script and style requests carry no credential; only declared UI files are served" },
+    authz: {
+      kind: "bootstrap",
+      why: "a sandboxed UI's own script and style requests carry no credential; only declared UI files are served",
+    },
     internal: false,
-    contract: "The files of the app's declared UI folder, exactly as installed (never its backend code, data/ or anything a link resolves to), no-cache, nosniff, with a content-security policy; 404 app_ui_not_found otherwise, 403 origin_not_allowed for another site's navigation or CORS read.",
+    contract:
+      "The files of the app's declared UI folder, exactly as installed (never its backend code, data/ or anything a link resolves to), no-cache, nosniff, with a content-security policy; 404 app_ui_not_found otherwise, 403 origin_not_allowed for another site's navigation or CORS read.",
     async handle({ c, env, params }) {
       return serveUiFile(env, await enabledRecord(env, params.name), c.get("url").pathname, c.req.raw);
     },

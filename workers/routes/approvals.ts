@@ -25,8 +25,15 @@ import { assertOwnerPresence } from "../guards/owner-presence";
 import { principalLabel, type Principal } from "../guards/principal";
 import { route, type RouteRequest } from "./define";
 
-const APPROVALS = { kind: "app-may", why: "an app that declared permissions.approvals raises and reads its own approvals", grant: "approvals" } as const;
-const ANSWER = { kind: "answer-rule", why: "only an owner session answers; every other principal gets 403 approval_owner_only and one approval.answer_refused row" } as const;
+const APPROVALS = {
+  kind: "app-may",
+  why: "an app that declared permissions.approvals raises and reads its own approvals",
+  grant: "approvals",
+} as const;
+const ANSWER = {
+  kind: "answer-rule",
+  why: "only an owner session answers; every other principal gets 403 approval_owner_only and one approval.answer_refused row",
+} as const;
 const Empty = z.object({}).strict();
 
 type AnyRequest = RouteRequest<unknown, unknown>;
@@ -37,13 +44,20 @@ async function askerOf(req: AnyRequest): Promise<{ askedBy: string; app: string 
   if (p.kind === "app") {
     const grants = await appRegistry(req.env).grants(p.app);
     if (grants?.approvals !== true) {
-      await req.audit({ kind: "approvals_not_declared", outcome: "refused", subject: `${req.c.req.method} /api/approvals`, detail: { app: p.app } });
+      await req.audit({
+        kind: "approvals_not_declared",
+        outcome: "refused",
+        subject: `${req.c.req.method} /api/approvals`,
+        detail: { app: p.app },
+      });
       throw new GatewayError("approvals_not_declared", { vars: { app: p.app } });
     }
     return { askedBy: principalLabel(p), app: p.app };
   }
   if (p.kind === "internal") return { askedBy: principalLabel(p), app: null };
-  throw new GatewayError("bad_request", { vars: { reason: "the owner answers approvals; an app or an internal process raises them" } });
+  throw new GatewayError("bad_request", {
+    vars: { reason: "the owner answers approvals; an app or an internal process raises them" },
+  });
 }
 
 /** Whose approvals a principal may read: every one for the owner, its own for an asker. */
@@ -54,7 +68,12 @@ async function readerScope(req: AnyRequest): Promise<string | null> {
 
 async function auditExpired(req: AnyRequest, expired: ApprovalView[]): Promise<void> {
   for (const a of expired) {
-    await req.audit({ kind: "approval.expired", outcome: "info", subject: a.id, detail: { reason: a.reason, asked_by: a.asked_by, kind: a.kind } });
+    await req.audit({
+      kind: "approval.expired",
+      outcome: "info",
+      subject: a.id,
+      detail: { reason: a.reason, asked_by: a.asked_by, kind: a.kind },
+    });
   }
 }
 
@@ -78,12 +97,22 @@ function answerRoute(decision: "approve" | "deny") {
         kind: "approval.answer_refused",
         outcome: "refused",
         subject: id,
-        detail: { tried: principalLabel(req.principal), action: decision, asked_by: approval?.asked_by ?? null, kind: approval?.kind ?? null, reason: refusal },
+        detail: {
+          tried: principalLabel(req.principal),
+          action: decision,
+          asked_by: approval?.asked_by ?? null,
+          kind: approval?.kind ?? null,
+          reason: refusal,
+        },
       });
-      throw new GatewayError("approval_owner_only", { vars: { reason: ANSWER_REFUSAL_TEXT[refusal] }, detail: { reason: refusal } });
+      throw new GatewayError("approval_owner_only", {
+        vars: { reason: ANSWER_REFUSAL_TEXT[refusal] },
+        detail: { reason: refusal },
+      });
     }
     if (!approval) throw new GatewayError("approval_not_found", { vars: { id } });
-    if (approval.state !== "pending") throw new GatewayError("approval_not_pending", { vars: { id, state: approval.state } });
+    if (approval.state !== "pending")
+      throw new GatewayError("approval_not_pending", { vars: { id, state: approval.state } });
     const scope: ApprovalScope = decision === "approve" ? (req.body.scope ?? "once") : "once";
     if (decision === "approve" && !approval.scopes.includes(scope)) {
       throw new GatewayError("approval_scope_not_accepted", { vars: { accepted: approval.scopes.join(", "), scope } });
@@ -108,7 +137,12 @@ function answerRoute(decision: "approve" | "deny") {
         grant_id: result.grant?.id ?? null,
       },
     });
-    await emitEvent(req.env, "approval.answered", { id, asked_by: approval.asked_by, kind: approval.kind, decision: result.approval.state });
+    await emitEvent(req.env, "approval.answered", {
+      id,
+      asked_by: approval.asked_by,
+      kind: approval.kind,
+      decision: result.approval.state,
+    });
     return { approval: result.approval as ApprovalView, grant: result.grant as GrantView | null };
   };
   return handle;
@@ -146,12 +180,33 @@ export const approvalRoutes = [
           kind: "approval.answered",
           outcome: "allowed",
           subject: approval.id,
-          detail: { decision: "approved", by: "grant", grant_id: raised.grant.id, scope: raised.grant.scope, asked_by: approval.asked_by, kind: approval.kind },
+          detail: {
+            decision: "approved",
+            by: "grant",
+            grant_id: raised.grant.id,
+            scope: raised.grant.scope,
+            asked_by: approval.asked_by,
+            kind: approval.kind,
+          },
         });
-        await emitEvent(req.env, "approval.answered", { id: approval.id, asked_by: approval.asked_by, kind: approval.kind, decision: "approved" });
+        await emitEvent(req.env, "approval.answered", {
+          id: approval.id,
+          asked_by: approval.asked_by,
+          kind: approval.kind,
+          decision: "approved",
+        });
       } else {
-        await req.audit({ kind: "approval.raised", outcome: "info", subject: approval.id, detail: { asked_by: approval.asked_by, kind: approval.kind, scopes: approval.scopes } });
-        await emitEvent(req.env, "approval.raised", { id: approval.id, asked_by: approval.asked_by, kind: approval.kind });
+        await req.audit({
+          kind: "approval.raised",
+          outcome: "info",
+          subject: approval.id,
+          detail: { asked_by: approval.asked_by, kind: approval.kind, scopes: approval.scopes },
+        });
+        await emitEvent(req.env, "approval.raised", {
+          id: approval.id,
+          asked_by: approval.asked_by,
+          kind: approval.kind,
+        });
       }
       return req.c.json({ approval }, 201);
     },
@@ -163,12 +218,16 @@ export const approvalRoutes = [
     authz: APPROVALS,
     internal: true,
     query: ListQuerySchema,
-    contract: "Approvals newest first (at most 500), optionally of one state: every one for the owner, its own for an app or internal process.",
+    contract:
+      "Approvals newest first (at most 500), optionally of one state: every one for the owner, its own for an app or internal process.",
     async handle(req) {
       const askedBy = await readerScope(req as AnyRequest);
       const store = approvalStore(req.env);
       await auditExpired(req as AnyRequest, (await store.sweep(req.now)) as ApprovalView[]);
-      const approvals = (await store.list(req.now, { state: req.query.state, askedBy: askedBy ?? undefined })) as ApprovalView[];
+      const approvals = (await store.list(req.now, {
+        state: req.query.state,
+        askedBy: askedBy ?? undefined,
+      })) as ApprovalView[];
       return { approvals, pending: approvals.filter((a) => a.state === "pending").length };
     },
   }),
@@ -178,7 +237,8 @@ export const approvalRoutes = [
     family: "approvals",
     authz: { kind: "owner" },
     internal: false,
-    contract: "The live grants scoped answers left: asker, kind, scope, when it was given and when it ends (null: until revoked).",
+    contract:
+      "The live grants scoped answers left: asker, kind, scope, when it was given and when it ends (null: until revoked).",
     async handle({ env, now }) {
       return { grants: (await approvalStore(env).grants(now)) as GrantView[] };
     },
@@ -190,12 +250,18 @@ export const approvalRoutes = [
     authz: { kind: "owner" },
     internal: false,
     body: Empty,
-    contract: "Revokes a live grant; the next matching approval waits for the owner again. 404 approval_grant_not_found when there is none.",
+    contract:
+      "Revokes a live grant; the next matching approval waits for the owner again. 404 approval_grant_not_found when there is none.",
     async handle(req) {
       const id = req.params.id.slice(0, 80);
       const revoked = (await approvalStore(req.env).revokeGrant(id, req.now)) as GrantView | null;
       if (!revoked) throw new GatewayError("approval_grant_not_found", { vars: { id } });
-      await req.audit({ kind: "approval.grant_revoked", outcome: "allowed", subject: id, detail: { asked_by: revoked.asked_by, kind: revoked.kind, scope: revoked.scope } });
+      await req.audit({
+        kind: "approval.grant_revoked",
+        outcome: "allowed",
+        subject: id,
+        detail: { asked_by: revoked.asked_by, kind: revoked.kind, scope: revoked.scope },
+      });
       return { revoked };
     },
   }),
@@ -206,13 +272,15 @@ export const approvalRoutes = [
     authz: APPROVALS,
     internal: true,
     query: WaitQuerySchema,
-    contract: "One approval; ?wait=N (at most 30) holds the answer until it is no longer pending or N seconds pass. The owner reads any; an asker only its own (404 approval_not_found otherwise).",
+    contract:
+      "One approval; ?wait=N (at most 30) holds the answer until it is no longer pending or N seconds pass. The owner reads any; an asker only its own (404 approval_not_found otherwise).",
     async handle(req) {
       const askedBy = await readerScope(req as AnyRequest);
       const id = req.params.id.slice(0, 80);
       const store = approvalStore(req.env);
       const seen = (await store.get(id, req.now)) as ApprovalView | null;
-      if (!seen || (askedBy !== null && seen.asked_by !== askedBy)) throw new GatewayError("approval_not_found", { vars: { id } });
+      if (!seen || (askedBy !== null && seen.asked_by !== askedBy))
+        throw new GatewayError("approval_not_found", { vars: { id } });
       const wait = req.query.wait ?? 0;
       const approval = wait > 0 ? ((await store.waitFor(id, wait * 1000, req.now)) as ApprovalView) : seen;
       return { approval };

@@ -24,10 +24,20 @@ const UpdateBody = z
   .object({
     source: AbsoluteSource,
     consent: z.string().max(200).optional(),
-    install_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional(),
+    install_id: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/)
+      .optional(),
   })
   .strict();
-const UpdateAnswer = z.object({ manifest: AnyObject, review: AnyObject, digest: z.string(), uiFiles: UiFilesSchema, changes: z.array(AnyObject), venvMoved: z.boolean() });
+const UpdateAnswer = z.object({
+  manifest: AnyObject,
+  review: AnyObject,
+  digest: z.string(),
+  uiFiles: UiFilesSchema,
+  changes: z.array(AnyObject),
+  venvMoved: z.boolean(),
+});
 const JournalQuestion = z.discriminatedUnion("op", [
   z.object({ op: z.literal("install"), digest: z.string().max(200) }).strict(),
   z.object({ op: z.literal("update"), fromDigest: z.string().max(200), toDigest: z.string().max(200) }).strict(),
@@ -41,14 +51,34 @@ const InstallBody = z
     source: AbsoluteSource,
     consent: z.string().max(200).optional(),
     confirm: z.boolean().optional(),
-    install_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional(),
+    install_id: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/)
+      .optional(),
     // Explicit consent to take over the data an earlier install of this name left parked.
     adopt_data: z.boolean().optional(),
   })
   .strict();
-const InstallAnswer = z.object({ manifest: AnyObject, review: AnyObject, digest: z.string(), uiFiles: UiFilesSchema, adoptedData: ParkedDataViewSchema.nullable() });
-const AppName = z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/).max(64);
-const UninstallBody = z.object({ purge_data: z.boolean().optional(), install_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional() }).strict();
+const InstallAnswer = z.object({
+  manifest: AnyObject,
+  review: AnyObject,
+  digest: z.string(),
+  uiFiles: UiFilesSchema,
+  adoptedData: ParkedDataViewSchema.nullable(),
+});
+const AppName = z
+  .string()
+  .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/)
+  .max(64);
+const UninstallBody = z
+  .object({
+    purge_data: z.boolean().optional(),
+    install_id: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/)
+      .optional(),
+  })
+  .strict();
 const Empty = z.object({}).strict();
 
 function requireAbsolute(source: string): void {
@@ -56,35 +86,55 @@ function requireAbsolute(source: string): void {
 }
 
 /** Runs `work`; a refusal becomes one security-log row naming its code, then is re-raised. */
-async function auditedRefusal<T>(req: RouteRequest<unknown, unknown>, kind: string, subject: string, work: () => Promise<T>): Promise<T> {
+async function auditedRefusal<T>(
+  req: RouteRequest<unknown, unknown>,
+  kind: string,
+  subject: string,
+  work: () => Promise<T>,
+): Promise<T> {
   try {
     return await work();
   } catch (error) {
     if (error instanceof GatewayError) {
       const detail = (error.detail ?? {}) as { path?: string; step?: string };
-      await req.audit({ kind, outcome: "refused", subject, detail: { code: error.code, path: detail.path ?? null, step: detail.step ?? null } });
+      await req.audit({
+        kind,
+        outcome: "refused",
+        subject,
+        detail: { code: error.code, path: detail.path ?? null, step: detail.step ?? null },
+      });
     }
     throw error;
   }
 }
-
 
 /**
  * Test runs only (TEST_HOOKS=1, like X-Test-Now): `X-Test-Fail: record` makes the record step
  * fail after the folder moved into place, to prove the install is undone.
  */
 function injectedRecordFailure(req: RouteRequest<unknown, unknown>): void {
-  if (req.env.TEST_HOOKS === "1" && req.c.req.header("x-test-fail") === "record") throw new Error("injected failure of the record step");
+  if (req.env.TEST_HOOKS === "1" && req.c.req.header("x-test-fail") === "record")
+    throw new Error("injected failure of the record step");
 }
 
 /**
  * Runs one transition of an app under its lock (LIFE-01): a second transition meanwhile is
  * refused with 409 app_busy (retryable) and changes nothing.
  */
-async function withTransition<T>(req: RouteRequest<unknown, unknown>, name: string, kind: string, work: () => Promise<T>): Promise<T> {
+async function withTransition<T>(
+  req: RouteRequest<unknown, unknown>,
+  name: string,
+  kind: string,
+  work: () => Promise<T>,
+): Promise<T> {
   const registry = appRegistry(req.env);
   const lock = await registry.beginTransition(name, kind, req.now, TRANSITION_TTL_MS);
-  if (!lock.ok) throw new GatewayError("app_busy", { vars: { name: name.slice(0, 80), kind: lock.kind }, detail: { retryable: true, kind: lock.kind }, headers: { "Retry-After": "1" } });
+  if (!lock.ok)
+    throw new GatewayError("app_busy", {
+      vars: { name: name.slice(0, 80), kind: lock.kind },
+      detail: { retryable: true, kind: lock.kind },
+      headers: { "Retry-After": "1" },
+    });
   try {
     return await work();
   } finally {
@@ -94,7 +144,12 @@ async function withTransition<T>(req: RouteRequest<unknown, unknown>, name: stri
 
 /** The record's consented review, as the bridge compares an update with it. */
 function installedCopy(record: AppRecord) {
-  return { manifest: record.manifest, review: record.review ?? null, digest: record.consentDigest, enabled: record.enabled };
+  return {
+    manifest: record.manifest,
+    review: record.review ?? null,
+    digest: record.consentDigest,
+    enabled: record.enabled,
+  };
 }
 
 function uiRevisionOf(manifest: AppManifest, digest: string): string | null {
@@ -104,7 +159,14 @@ function uiRevisionOf(manifest: AppManifest, digest: string): string | null {
 /** Starts an app's backend; the consent digest is what its assigned secrets open under. */
 async function startBackend(env: Env, name: string, manifest: AppManifest, digest: string): Promise<void> {
   if (!manifest.backend) return;
-  await bridgeCall(env, "POST", "/backends/start", z.object({ started: z.boolean() }).passthrough(), { name, manifest, digest }, 60_000);
+  await bridgeCall(
+    env,
+    "POST",
+    "/backends/start",
+    z.object({ started: z.boolean() }).passthrough(),
+    { name, manifest, digest },
+    60_000,
+  );
 }
 
 export const appRoutes = [
@@ -115,7 +177,8 @@ export const appRoutes = [
     authz: { kind: "owner" },
     internal: true,
     body: PreviewBody,
-    contract: "Stages a folder in quarantine and answers its review and consent digest; installs nothing. With `name` (an installed app), it also answers `changes` against the review the owner consented to and whether an update needs consent.",
+    contract:
+      "Stages a folder in quarantine and answers its review and consent digest; installs nothing. With `name` (an installed app), it also answers `changes` against the review the owner consented to and whether an update needs consent.",
     async handle(req) {
       requireAbsolute(req.body.source);
       const installed = req.body.name === undefined ? undefined : await requireRecord(req.env, req.body.name);
@@ -124,8 +187,15 @@ export const appRoutes = [
           req.env,
           "POST",
           "/apps/preview",
-          z.object({ review: AnyObject, digest: z.string(), changes: z.array(AnyObject).optional(), consentNeeded: z.boolean().optional() }),
-          installed ? { source: req.body.source, installedReview: installed.review ?? null } : { source: req.body.source },
+          z.object({
+            review: AnyObject,
+            digest: z.string(),
+            changes: z.array(AnyObject).optional(),
+            consentNeeded: z.boolean().optional(),
+          }),
+          installed
+            ? { source: req.body.source, installedReview: installed.review ?? null }
+            : { source: req.body.source },
           300_000,
         ),
       );
@@ -138,7 +208,8 @@ export const appRoutes = [
     authz: { kind: "owner" },
     internal: true,
     body: InstallBody,
-    contract: "Installs a folder only if its staged bytes hash to `consent`; otherwise 409 consent_required with the current review. Nothing is installed on any failure.",
+    contract:
+      "Installs a folder only if its staged bytes hash to `consent`; otherwise 409 consent_required with the current review. Nothing is installed on any failure.",
     async handle(req) {
       requireAbsolute(req.body.source);
       const registry = appRegistry(req.env);
@@ -149,7 +220,13 @@ export const appRoutes = [
           "POST",
           "/apps/install",
           InstallAnswer,
-          { source: req.body.source, consent: req.body.consent, takenNames, installId: req.body.install_id, adoptData: req.body.adopt_data === true },
+          {
+            source: req.body.source,
+            consent: req.body.consent,
+            takenNames,
+            installId: req.body.install_id,
+            adoptData: req.body.adopt_data === true,
+          },
           900_000,
         ),
       );
@@ -179,13 +256,30 @@ export const appRoutes = [
           injectedRecordFailure(req);
           added = await registry.add(record);
         } catch (error) {
-          await bridgeCall(req.env, "POST", "/apps/install-undo", z.unknown(), { name, adoptedData: installed.adoptedData }, 60_000);
+          await bridgeCall(
+            req.env,
+            "POST",
+            "/apps/install-undo",
+            z.unknown(),
+            { name, adoptedData: installed.adoptedData },
+            60_000,
+          );
           throw error instanceof GatewayError
             ? error
-            : new GatewayError("install_step_failed", { vars: { step: "record", reason: error instanceof Error ? error.message : String(error) }, detail: { step: "record" } });
+            : new GatewayError("install_step_failed", {
+                vars: { step: "record", reason: error instanceof Error ? error.message : String(error) },
+                detail: { step: "record" },
+              });
         }
         if (!added) {
-          await bridgeCall(req.env, "POST", "/apps/install-undo", z.unknown(), { name, adoptedData: installed.adoptedData }, 60_000);
+          await bridgeCall(
+            req.env,
+            "POST",
+            "/apps/install-undo",
+            z.unknown(),
+            { name, adoptedData: installed.adoptedData },
+            60_000,
+          );
           throw new GatewayError("app_exists", { vars: { name } });
         }
       });
@@ -196,14 +290,20 @@ export const appRoutes = [
         kind: "app_installed",
         outcome: "allowed",
         subject: manifest.name,
-        detail: { consent: installed.digest, source: req.body.source, version: manifest.version, adopted_data: installed.adoptedData ? installed.adoptedData.version : null },
+        detail: {
+          consent: installed.digest,
+          source: req.body.source,
+          version: manifest.version,
+          adopted_data: installed.adoptedData ? installed.adoptedData.version : null,
+        },
       });
       await emitEvent(req.env, "app.installed", { app: manifest.name });
       await startBackend(req.env, manifest.name, manifest, installed.digest);
       // The app is installed now: its servers reach mcp.json and its jobs the schedule (CRON-01).
       // It is recorded: a mcp.json that cannot be written is said in the answer, not undone.
       const mcp = await registerMcpServers(req.env, manifest.name, manifest).catch((error: unknown) => {
-        if (error instanceof GatewayError) return { registered: [], skipped: [], removed: [], error: error.toEnvelope().error };
+        if (error instanceof GatewayError)
+          return { registered: [], skipped: [], removed: [], error: error.toEnvelope().error };
         throw error;
       });
       await registry.reconcileJobs(manifest.name, req.now);
@@ -218,7 +318,9 @@ export const appRoutes = [
     internal: true,
     contract: "The steps of an install started with this install_id, as they happen (null when unknown).",
     async handle({ env, params }) {
-      return bridgeCall(env, "POST", "/apps/install-progress", z.object({ steps: z.array(AnyObject).nullable() }), { id: params.id });
+      return bridgeCall(env, "POST", "/apps/install-progress", z.object({ steps: z.array(AnyObject).nullable() }), {
+        id: params.id,
+      });
     },
   }),
   route({
@@ -227,7 +329,8 @@ export const appRoutes = [
     family: "apps",
     authz: { kind: "owner" },
     internal: true,
-    contract: "Every installed app: name, display name, version, origin, resources, lifecycle, enabled, requires, native and backend.",
+    contract:
+      "Every installed app: name, display name, version, origin, resources, lifecycle, enabled, requires, native and backend.",
     async handle({ env }) {
       return { apps: await appRegistry(env).list() };
     },
@@ -238,7 +341,8 @@ export const appRoutes = [
     family: "apps",
     authz: { kind: "owner" },
     internal: true,
-    contract: "The data/ folders keep-data uninstalls left parked: each with the name, version, consent digest and date of the install it came from.",
+    contract:
+      "The data/ folders keep-data uninstalls left parked: each with the name, version, consent digest and date of the install it came from.",
     async handle({ env }) {
       return bridgeCall(env, "POST", "/apps/parked", z.object({ parked: z.array(ParkedDataViewSchema) }));
     },
@@ -253,8 +357,16 @@ export const appRoutes = [
     contract: "Deletes the parked data/ of a name for good; 404 parked_data_not_found when none is parked.",
     async handle(req) {
       const name = AppName.safeParse(req.params.name);
-      if (!name.success) throw new GatewayError("parked_data_not_found", { vars: { name: req.params.name.slice(0, 80) } });
-      const purged = await bridgeCall(req.env, "POST", "/apps/parked/purge", z.object({ purged: z.string() }), { name: name.data }, 60_000);
+      if (!name.success)
+        throw new GatewayError("parked_data_not_found", { vars: { name: req.params.name.slice(0, 80) } });
+      const purged = await bridgeCall(
+        req.env,
+        "POST",
+        "/apps/parked/purge",
+        z.object({ purged: z.string() }),
+        { name: name.data },
+        60_000,
+      );
       await req.audit({ kind: "app_parked_data_purged", outcome: "allowed", subject: name.data });
       return purged;
     },
@@ -265,7 +377,8 @@ export const appRoutes = [
     family: "apps",
     authz: { kind: "app-may", why: "an app reads its own row", owns: "name" },
     internal: true,
-    contract: "One installed app's row, with its backend's running, healthy, pid, port, startedAt, restarts, lastLines and exit.",
+    contract:
+      "One installed app's row, with its backend's running, healthy, pid, port, startedAt, restarts, lastLines and exit.",
     async handle({ env, params }) {
       const view = await appRegistry(env).get(params.name);
       if (!view) throw appNotFound(params.name);
@@ -292,13 +405,18 @@ export const appRoutes = [
     authz: { kind: "app-may", why: "an app replaces its own config", owns: "name" },
     internal: false,
     body: z.object({ config: AnyObject }).strict(),
-    contract: "Replaces the app's config as a whole: 428 revision_required without If-Match, 409 stale_write if it changed since read; nothing written then. Answers the new revision.",
+    contract:
+      "Replaces the app's config as a whole: 428 revision_required without If-Match, 409 stale_write if it changed since read; nothing written then. Answers the new revision.",
     async handle(req) {
       const basedOn = requireIfMatch(req.c.req.header("if-match"));
       const result = await appRegistry(req.env).replaceConfig(req.params.name, basedOn, req.body.config);
       if (!result.ok && result.reason === "unknown_app") throw appNotFound(req.params.name);
       if (!result.ok) throw new GatewayError("stale_write");
-      await emitEvent(req.env, "config.changed", { field: "app.config", app: req.params.name, revision: result.revision });
+      await emitEvent(req.env, "config.changed", {
+        field: "app.config",
+        app: req.params.name,
+        revision: result.revision,
+      });
       return { config: req.body.config, revision: result.revision };
     },
   }),
@@ -325,7 +443,8 @@ export const appRoutes = [
     authz: { kind: "owner" },
     internal: true,
     body: Empty,
-    contract: "Turns an app on and starts its backend; on an enabled app a no-op answering 200. The backend starts first: if the bridge cannot start it, the record is unchanged. 409 app_busy while another change of the app is under way.",
+    contract:
+      "Turns an app on and starts its backend; on an enabled app a no-op answering 200. The backend starts first: if the bridge cannot start it, the record is unchanged. 409 app_busy while another change of the app is under way.",
     async handle(req) {
       const record = await requireRecord(req.env, req.params.name);
       return auditedRefusal(req, "app_enable_refused", record.name, () =>
@@ -350,24 +469,36 @@ export const appRoutes = [
     authz: { kind: "owner" },
     internal: true,
     body: Empty,
-    contract: "Turns an app off: stops its backend, revokes its tokens (C-22); on a disabled app a no-op answering 200. The backend stops first: if the bridge cannot stop it, the record is unchanged. 409 app_busy while another change of the app is under way.",
+    contract:
+      "Turns an app off: stops its backend, revokes its tokens (C-22); on a disabled app a no-op answering 200. The backend stops first: if the bridge cannot stop it, the record is unchanged. 409 app_busy while another change of the app is under way.",
     async handle(req) {
       const record = await requireRecord(req.env, req.params.name);
       return auditedRefusal(req, "app_disable_refused", record.name, () =>
         withTransition(req, record.name, "disable", async () => {
           const current = (await readRecord(req.env, record.name)) ?? record;
           if (!current.enabled) {
-            await req.audit({ kind: "app_disabled", outcome: "allowed", subject: current.name, detail: { changed: false, tokens_revoked: 0 } });
+            await req.audit({
+              kind: "app_disabled",
+              outcome: "allowed",
+              subject: current.name,
+              detail: { changed: false, tokens_revoked: 0 },
+            });
             return { app: await appRegistry(req.env).get(current.name), changed: false };
           }
           // Its servers leave mcp.json first, so no agent starts one of a disabled app (MCP-01).
           await deregisterMcpServers(req.env, current.name, current.manifest);
-          if (current.manifest.backend) await bridgeCall(req.env, "POST", "/backends/stop", z.unknown(), { name: current.name }, 30_000);
+          if (current.manifest.backend)
+            await bridgeCall(req.env, "POST", "/backends/stop", z.unknown(), { name: current.name }, 30_000);
           await appRegistry(req.env).setEnabled(current.name, false);
           await appRegistry(req.env).reconcileJobs(current.name, req.now);
           const revoked = await sessions(req.env).revokeApp(current.name, req.now);
           await closeAppSockets(req.env, current.name);
-          await req.audit({ kind: "app_disabled", outcome: "allowed", subject: current.name, detail: { changed: true, tokens_revoked: revoked } });
+          await req.audit({
+            kind: "app_disabled",
+            outcome: "allowed",
+            subject: current.name,
+            detail: { changed: true, tokens_revoked: revoked },
+          });
           await emitEvent(req.env, "app.disabled", { app: current.name });
           return { app: await appRegistry(req.env).get(current.name), changed: true };
         }),
@@ -381,15 +512,32 @@ export const appRoutes = [
     authz: { kind: "owner" },
     internal: true,
     body: Empty,
-    contract: "Restarts an enabled app's backend (stopped, then started with the same command); it counts in `restarts`. 409 app_busy while another change of the app is under way.",
+    contract:
+      "Restarts an enabled app's backend (stopped, then started with the same command); it counts in `restarts`. 409 app_busy while another change of the app is under way.",
     async handle(req) {
       const record = await requireRecord(req.env, req.params.name);
       return auditedRefusal(req, "app_restart_refused", record.name, () =>
         withTransition(req, record.name, "restart", async () => {
-          if (!record.manifest.backend) throw new GatewayError("app_restart_failed", { vars: { name: record.name, reason: "the app has no backend" } });
-          if (!record.enabled) throw new GatewayError("app_restart_failed", { vars: { name: record.name, reason: "the app is disabled; enable it" } });
-          const restarted = await bridgeCall(req.env, "POST", "/backends/restart", z.object({ started: z.boolean(), reason: z.string().optional() }).passthrough(), { name: record.name, manifest: record.manifest, digest: record.consentDigest }, 60_000);
-          if (!restarted.started) throw new GatewayError("app_restart_failed", { vars: { name: record.name, reason: restarted.reason ?? "it did not start" } });
+          if (!record.manifest.backend)
+            throw new GatewayError("app_restart_failed", {
+              vars: { name: record.name, reason: "the app has no backend" },
+            });
+          if (!record.enabled)
+            throw new GatewayError("app_restart_failed", {
+              vars: { name: record.name, reason: "the app is disabled; enable it" },
+            });
+          const restarted = await bridgeCall(
+            req.env,
+            "POST",
+            "/backends/restart",
+            z.object({ started: z.boolean(), reason: z.string().optional() }).passthrough(),
+            { name: record.name, manifest: record.manifest, digest: record.consentDigest },
+            60_000,
+          );
+          if (!restarted.started)
+            throw new GatewayError("app_restart_failed", {
+              vars: { name: record.name, reason: restarted.reason ?? "it did not start" },
+            });
           await req.audit({ kind: "app_restarted", outcome: "allowed", subject: record.name });
           return { app: await appRegistry(req.env).get(record.name) };
         }),
@@ -403,20 +551,28 @@ export const appRoutes = [
     authz: { kind: "owner" },
     internal: true,
     body: UpdateBody,
-    contract: "Updates an installed app from a folder (UPD-01..08). An update that changes nothing the owner consented to and scans clean needs no consent; otherwise 409 consent_required with the review and its changes until `consent` is the new digest. The old version is kept until the new backend answers its health check within 30 s, else it is restored with its data and the answer says why. 400 app_update_locked for a native app; 409 app_busy during another change.",
+    contract:
+      "Updates an installed app from a folder (UPD-01..08). An update that changes nothing the owner consented to and scans clean needs no consent; otherwise 409 consent_required with the review and its changes until `consent` is the new digest. The old version is kept until the new backend answers its health check within 30 s, else it is restored with its data and the answer says why. 400 app_update_locked for a native app; 409 app_busy during another change.",
     async handle(req) {
       requireAbsolute(req.body.source);
       const record = await requireRecord(req.env, req.params.name);
       return auditedRefusal(req, "app_update_refused", record.name, () =>
         withTransition(req, record.name, "update", async () => {
-          if (record.lifecycle === "locked") throw new GatewayError("app_update_locked", { vars: { name: record.name } });
+          if (record.lifecycle === "locked")
+            throw new GatewayError("app_update_locked", { vars: { name: record.name } });
           const current = (await readRecord(req.env, record.name)) ?? record;
           const updated = await bridgeCall(
             req.env,
             "POST",
             "/apps/update",
             UpdateAnswer,
-            { name: current.name, source: req.body.source, consent: req.body.consent, installed: installedCopy(current), installId: req.body.install_id },
+            {
+              name: current.name,
+              source: req.body.source,
+              consent: req.body.consent,
+              installed: installedCopy(current),
+              installId: req.body.install_id,
+            },
             900_000,
           );
           const manifest = AppManifestSchema.parse(updated.manifest);
@@ -434,10 +590,24 @@ export const appRoutes = [
               review: updated.review,
             });
           } catch (error) {
-            await bridgeCall(req.env, "POST", "/apps/update-undo", z.unknown(), { name: current.name, installed: installedCopy(current) }, 120_000);
+            await bridgeCall(
+              req.env,
+              "POST",
+              "/apps/update-undo",
+              z.unknown(),
+              { name: current.name, installed: installedCopy(current) },
+              120_000,
+            );
             throw error instanceof GatewayError
               ? error
-              : new GatewayError("update_step_failed", { vars: { name: current.name, step: "record", reason: error instanceof Error ? error.message : String(error) }, detail: { step: "record" } });
+              : new GatewayError("update_step_failed", {
+                  vars: {
+                    name: current.name,
+                    step: "record",
+                    reason: error instanceof Error ? error.message : String(error),
+                  },
+                  detail: { step: "record" },
+                });
           }
           await bridgeCall(req.env, "POST", "/apps/transition-commit", z.unknown(), { name: current.name }, 120_000);
           // The owner's secrets follow the app to the install it now is, if it still declares them.
@@ -453,10 +623,20 @@ export const appRoutes = [
             kind: "app_updated",
             outcome: "allowed",
             subject: current.name,
-            detail: { from: current.version, to: manifest.version, consent: updated.digest, changes: updated.changes.map((c) => String(c.field)), venv_moved: updated.venvMoved },
+            detail: {
+              from: current.version,
+              to: manifest.version,
+              consent: updated.digest,
+              changes: updated.changes.map((c) => String(c.field)),
+              venv_moved: updated.venvMoved,
+            },
           });
           await emitEvent(req.env, "app.updated", { app: current.name, version: manifest.version });
-          return { app: await appRegistry(req.env).get(current.name), digest: updated.digest, changes: updated.changes };
+          return {
+            app: await appRegistry(req.env).get(current.name),
+            digest: updated.digest,
+            changes: updated.changes,
+          };
         }),
       );
     },
@@ -468,7 +648,8 @@ export const appRoutes = [
     authz: { kind: "owner" },
     internal: true,
     body: UninstallBody,
-    contract: "Uninstalls an app: stops it, revokes its tokens, removes its files; data/ is kept unless the body is exactly {\"purge_data\": true}. A native app is refused: disable it instead.",
+    contract:
+      'Uninstalls an app: stops it, revokes its tokens, removes its files; data/ is kept unless the body is exactly {"purge_data": true}. A native app is refused: disable it instead.',
     async handle(req) {
       const record = await requireRecord(req.env, req.params.name);
       if (record.lifecycle === "locked") throw new GatewayError("app_locked", { vars: { name: record.name } });
@@ -484,14 +665,26 @@ export const appRoutes = [
             "POST",
             "/apps/remove",
             z.object({ uninstallHook: z.string().nullable() }).passthrough(),
-            { name: record.name, purgeData, manifest: record.manifest, version: record.version, consentDigest: record.consentDigest, installId: req.body.install_id },
+            {
+              name: record.name,
+              purgeData,
+              manifest: record.manifest,
+              version: record.version,
+              consentDigest: record.consentDigest,
+              installId: req.body.install_id,
+            },
             120_000,
           );
           await appRegistry(req.env).remove(record.name);
           await sessions(req.env).revokeApp(record.name, req.now);
           await closeAppSockets(req.env, record.name);
           await bridgeCall(req.env, "POST", "/apps/transition-commit", z.unknown(), { name: record.name }, 60_000);
-          await req.audit({ kind: "app_uninstalled", outcome: "allowed", subject: record.name, detail: { purge_data: purgeData, uninstall_hook: removed.uninstallHook, jobs_removed: jobsRemoved } });
+          await req.audit({
+            kind: "app_uninstalled",
+            outcome: "allowed",
+            subject: record.name,
+            detail: { purge_data: purgeData, uninstall_hook: removed.uninstallHook, jobs_removed: jobsRemoved },
+          });
           await emitEvent(req.env, "app.uninstalled", { app: record.name });
           return { removed: record.name, data_kept: !purgeData };
         }),
@@ -510,7 +703,8 @@ export const appRoutes = [
       const apps = [];
       for (const name of names) {
         const record = await readRecord(env, name);
-        if (record?.enabled && record.manifest.backend) apps.push({ name, manifest: record.manifest, digest: record.consentDigest });
+        if (record?.enabled && record.manifest.backend)
+          apps.push({ name, manifest: record.manifest, digest: record.consentDigest });
       }
       return { apps };
     },
@@ -528,7 +722,11 @@ export const appRoutes = [
       const before = (await registry.get(params.name))?.backend ?? null;
       const known = await registry.setBackend(params.name, body.status, body.secret ?? undefined);
       if (known && (before?.running !== body.status.running || before?.healthy !== body.status.healthy)) {
-        await emitEvent(env, "backend.health_changed", { app: params.name, running: body.status.running, healthy: body.status.healthy });
+        await emitEvent(env, "backend.health_changed", {
+          app: params.name,
+          running: body.status.running,
+          healthy: body.status.healthy,
+        });
       }
       return { known };
     },
@@ -540,7 +738,8 @@ export const appRoutes = [
     authz: { kind: "internal-only" },
     internal: true,
     body: JournalQuestion,
-    contract: "At start, the host bridge asks about a transition a killed gateway left half done: the record decides. An install or update stands (`finish`) when the record holds its digest, else it is undone; an uninstall whose folder already left is finished, and its record removed here.",
+    contract:
+      "At start, the host bridge asks about a transition a killed gateway left half done: the record decides. An install or update stands (`finish`) when the record holds its digest, else it is undone; an uninstall whose folder already left is finished, and its record removed here.",
     async handle(req) {
       const name = AppName.safeParse(req.params.name);
       if (!name.success) throw appNotFound(req.params.name);
@@ -556,7 +755,12 @@ export const appRoutes = [
           await sessions(req.env).revokeApp(name.data, req.now);
         }
       }
-      await req.audit({ kind: "app_transition_recovered", outcome: "info", subject: name.data, detail: { op: body.op, outcome } });
+      await req.audit({
+        kind: "app_transition_recovered",
+        outcome: "info",
+        subject: name.data,
+        detail: { op: body.op, outcome },
+      });
       return { outcome };
     },
   }),
@@ -579,15 +783,26 @@ export const appRoutes = [
     family: "internal",
     authz: { kind: "internal-only" },
     internal: true,
-    body: z.object({ apps: z.array(z.object({ digest: z.string().max(200), source: z.string().max(4096) }).strict()).max(100) }).strict(),
-    contract: "Records the package's native apps as origin builtin, lifecycle locked, keeping the owner's on/off. Each must be one the host bridge staged from the package's own apps/native/ at this start, with that digest (403 native_app_unproven otherwise); the manifest comes from the bridge, never from the caller.",
+    body: z
+      .object({
+        apps: z.array(z.object({ digest: z.string().max(200), source: z.string().max(4096) }).strict()).max(100),
+      })
+      .strict(),
+    contract:
+      "Records the package's native apps as origin builtin, lifecycle locked, keeping the owner's on/off. Each must be one the host bridge staged from the package's own apps/native/ at this start, with that digest (403 native_app_unproven otherwise); the manifest comes from the bridge, never from the caller.",
     async handle(req) {
       const registry = appRegistry(req.env);
       for (const entry of req.body.apps) {
         // A stolen internal credential must not be able to make an app unremovable: the bridge
         // proves by path and digest that it staged this app from apps/native/ itself.
         const proof = await auditedRefusal(req, "app_native_refused", entry.source, () =>
-          bridgeCall(req.env, "POST", "/apps/native/verify", z.object({ manifest: AnyObject, digest: z.string(), uiFiles: UiFilesSchema }), entry),
+          bridgeCall(
+            req.env,
+            "POST",
+            "/apps/native/verify",
+            z.object({ manifest: AnyObject, digest: z.string(), uiFiles: UiFilesSchema }),
+            entry,
+          ),
         );
         const manifest = AppManifestSchema.parse(proof.manifest);
         const existing = await readRecord(req.env, manifest.name);
@@ -610,7 +825,13 @@ export const appRoutes = [
         // Re-synced at every start, so its jobs and servers are reconciled with it (CRON-01).
         await registry.reconcileJobs(manifest.name, req.now);
         if (record.enabled) await registerMcpServers(req.env, manifest.name, manifest, existing?.manifest);
-        if (!existing) await req.audit({ kind: "app_installed", outcome: "allowed", subject: manifest.name, detail: { origin: "builtin", consent: entry.digest } });
+        if (!existing)
+          await req.audit({
+            kind: "app_installed",
+            outcome: "allowed",
+            subject: manifest.name,
+            detail: { origin: "builtin", consent: entry.digest },
+          });
       }
       return { synced: req.body.apps.length };
     },

@@ -3,7 +3,13 @@
 import { emitEvent } from "../events";
 import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
-import { describeDuration, DEFAULT_TOKEN_TTL_MS, parseTtl, TokenQuerySchema, type SessionView } from "../contracts/session";
+import {
+  describeDuration,
+  DEFAULT_TOKEN_TTL_MS,
+  parseTtl,
+  TokenQuerySchema,
+  type SessionView,
+} from "../contracts/session";
 import { assertOwnerPresence } from "../guards/owner-presence";
 import { sessionCookieHeaders } from "../guards/credentials";
 import type { Principal } from "../guards/principal";
@@ -16,7 +22,12 @@ function currentSessionId(principal: Principal): string | null {
 
 async function auditSignOuts(req: RouteRequest<unknown, unknown>, ended: SessionView[], reason: string) {
   for (const session of ended) {
-    await req.audit({ kind: "session_signed_out", outcome: "allowed", subject: session.id, detail: { reason, kind: session.kind, issuer: session.issuer } });
+    await req.audit({
+      kind: "session_signed_out",
+      outcome: "allowed",
+      subject: session.id,
+      detail: { reason, kind: session.kind, issuer: session.issuer },
+    });
     await emitEvent(req.env, "session.signed_out", { session: session.id, reason });
   }
 }
@@ -33,7 +44,12 @@ async function mintOwnerToken(req: RouteRequest<unknown, unknown>, issuer: strin
     ttlMs = parsed.ms;
   }
   const minted = await sessions(req.env).mintToken(issuer, ttlMs, req.now);
-  await req.audit({ kind: "session_signed_in", outcome: "allowed", subject: minted.session.id, detail: { kind: "token", issuer } });
+  await req.audit({
+    kind: "session_signed_in",
+    outcome: "allowed",
+    subject: minted.session.id,
+    detail: { kind: "token", issuer },
+  });
   await emitEvent(req.env, "session.signed_in", { session: minted.session.id });
   await auditSignOuts(req, minted.evicted, "limit");
   await auditSignOuts(req, minted.superseded, "superseded");
@@ -55,7 +71,8 @@ export const authRoutes = [
     authz: { kind: "owner" },
     internal: true,
     query: TokenQuerySchema,
-    contract: "Mints an owner token (default 20h, at most 90d) for a caller proving owner presence; answers {token, url, expires_in, expires_at, open_within}.",
+    contract:
+      "Mints an owner token (default 20h, at most 90d) for a caller proving owner presence; answers {token, url, expires_in, expires_at, open_within}.",
     async handle(req) {
       assertOwnerPresence(req);
       const issuer = req.principal.kind === "internal" ? "cli" : "token-route";
@@ -111,7 +128,8 @@ export const authRoutes = [
       const ended = await sessions(req.env).signOut("this", currentSessionId(req.principal), null, req.now);
       await auditSignOuts(req, ended, "signed_out");
       const answer = req.c.json({ signed_out: ended.length }, 200);
-      for (const cookie of sessionCookieHeaders(req.env.GATEWAY_PORT, null, 0)) answer.headers.append("Set-Cookie", cookie);
+      for (const cookie of sessionCookieHeaders(req.env.GATEWAY_PORT, null, 0))
+        answer.headers.append("Set-Cookie", cookie);
       return answer;
     },
   }),
@@ -164,7 +182,8 @@ export const authRoutes = [
     authz: { kind: "owner" },
     internal: true,
     body: z.object({}).strict(),
-    contract: "Replaces the session-signing key; every session and token ends with reason key_replaced. Needs no presence (containment).",
+    contract:
+      "Replaces the session-signing key; every session and token ends with reason key_replaced. Needs no presence (containment).",
     async handle(req) {
       const ended = await sessions(req.env).rotateKey(req.now);
       await req.audit({ kind: "session_key_replaced", outcome: "allowed", detail: { sessions_ended: ended } });

@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { consentGate, consentOutcome, consentQuestion, type SettingChange } from "./consent";
 
-const sandboxOff: SettingChange = { field: "sandbox.mode", consent: "loosen_sandbox_mode", title: "Run app backends without the sandbox", from: "On", to: "Off" };
+const sandboxOff: SettingChange = {
+  field: "sandbox.mode",
+  consent: "loosen_sandbox_mode",
+  title: "Run app backends without the sandbox",
+  from: "On",
+  to: "Off",
+};
 const processes = (from: number, to: number): SettingChange => ({
   field: "sandbox.limits.processes",
   consent: "raise_sandbox_processes",
@@ -11,11 +17,18 @@ const processes = (from: number, to: number): SettingChange => ({
   fromValue: from,
   toValue: to,
 });
-const ctx = (header?: string) => ({ req: { header: (name: string) => (name.toLowerCase() === "x-personalclaw-consent" ? header : undefined) } });
+const ctx = (header?: string) => ({
+  req: { header: (name: string) => (name.toLowerCase() === "x-personalclaw-consent" ? header : undefined) },
+});
 
 describe("the consent protocol", () => {
   it("asks with field, consent, title and the change from → to, and no caution for a small raise", () => {
-    expect(consentQuestion(sandboxOff)).toEqual({ field: "sandbox.mode", consent: "loosen_sandbox_mode", title: "Run app backends without the sandbox", change: "On → Off" });
+    expect(consentQuestion(sandboxOff)).toEqual({
+      field: "sandbox.mode",
+      consent: "loosen_sandbox_mode",
+      title: "Run app backends without the sandbox",
+      change: "On → Off",
+    });
     expect(consentQuestion(processes(256, 2559)).caution).toBeUndefined();
   });
 

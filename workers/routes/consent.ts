@@ -38,7 +38,12 @@ export const CAUTION_FACTOR = 10;
 
 /** The question a loosening change asks: `change` is "from → to"; `caution` when the new value is ≥10× the old. */
 export function consentQuestion(change: SettingChange): ConsentQuestion {
-  const question: ConsentQuestion = { field: change.field, consent: change.consent, title: change.title, change: `${change.from} → ${change.to}` };
+  const question: ConsentQuestion = {
+    field: change.field,
+    consent: change.consent,
+    title: change.title,
+    change: `${change.from} → ${change.to}`,
+  };
   const { fromValue, toValue } = change;
   if (fromValue !== undefined && toValue !== undefined && fromValue > 0 && toValue >= CAUTION_FACTOR * fromValue) {
     const times = Math.floor((toValue / fromValue) * 10) / 10;
@@ -53,7 +58,11 @@ export type ConsentOutcome = { proceed: true } | { proceed: false; asked: boolea
  * Decides a loosening write: `change` null means it loosens nothing and proceeds. Otherwise it
  * proceeds only with `confirm === true`; else the refusal, answered as 200 when the client asked.
  */
-export function consentOutcome(change: SettingChange | null, confirm: boolean | undefined, consentHeader: string | undefined): ConsentOutcome {
+export function consentOutcome(
+  change: SettingChange | null,
+  confirm: boolean | undefined,
+  consentHeader: string | undefined,
+): ConsentOutcome {
   if (change === null || confirm === true) return { proceed: true };
   const question = consentQuestion(change);
   const error = new GatewayError("confirmation_required", {

@@ -12,7 +12,20 @@ export type { Authorization } from "./authorization";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
 
-export type RouteFamily = "status" | "auth" | "security-log" | "apps" | "app-proxy" | "messaging" | "internal" | "events" | "approvals" | "settings" | "secrets" | "mcp" | "jobs";
+export type RouteFamily =
+  | "status"
+  | "auth"
+  | "security-log"
+  | "apps"
+  | "app-proxy"
+  | "messaging"
+  | "internal"
+  | "events"
+  | "approvals"
+  | "settings"
+  | "secrets"
+  | "mcp"
+  | "jobs";
 
 export interface GatewayVars {
   principal: Principal;
@@ -50,6 +63,10 @@ export interface RouteRow<Body = unknown, Query = unknown> {
   contract: string;
   handle: (req: RouteRequest<Body, Query>) => Promise<Response | object>;
 }
+
+/** A row of any body and query shape, as the table holds them; each row's handler is typed where the row is declared. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a handler's parameter types are contravariant, so only `any` admits every row
+export type AnyRouteRow = RouteRow<any, any>;
 
 /** Declares a route row with its body and query types inferred from the schemas. */
 export function route<Body = undefined, Query = undefined>(row: RouteRow<Body, Query>): RouteRow<Body, Query> {

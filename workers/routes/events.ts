@@ -8,7 +8,12 @@ import { emitEvent, eventHub } from "../events";
 import { hostsOf, isOwnOrigin } from "../guards/host-origin";
 import type { Principal } from "../guards/principal";
 import { principalLabel } from "../guards/principal";
-import { HUB_PROTOCOL_HEADER, HUB_SCOPE_HEADER, MAX_SOCKETS_PER_APP, type SocketScope } from "../../durable/event-hub/event-scope";
+import {
+  HUB_PROTOCOL_HEADER,
+  HUB_SCOPE_HEADER,
+  MAX_SOCKETS_PER_APP,
+  type SocketScope,
+} from "../../durable/event-hub/event-scope";
 import { route, type RouteRequest } from "./define";
 
 /**
@@ -38,7 +43,10 @@ export const eventRoutes = [
     method: "GET",
     path: "/api/ws",
     family: "events",
-    authz: { kind: "app-may", why: "connecting grants nothing: the hub sends an app only the events its permissions.events names (WS-01)" },
+    authz: {
+      kind: "app-may",
+      why: "connecting grants nothing: the hub sends an app only the events its permissions.events names (WS-01)",
+    },
     internal: false,
     contract:
       "Upgrades to the live-event WebSocket for the owner (cookie or Bearer) or an app (its token as Bearer, or as the subprotocol personalclaw.bearer.<token>). Frames are {type, data}, identifiers only, each passing the socket's scope: an app hears the events its permissions.events named at connect time and still names. 426 ws_upgrade_required without Upgrade; 403 ws_origin_not_allowed from another site; a disabled app is refused before its socket is registered; an app holding 16 sockets gets 429 ws_too_many_sockets.",
@@ -47,7 +55,13 @@ export const eventRoutes = [
       const principal = req.principal;
       const refusal = originRefusal(req, principal);
       if (refusal !== null) {
-        await req.audit({ kind: "ws_origin_not_allowed", outcome: "refused", subject: "GET /api/ws", detail: { reason: refusal }, group: `GET /api/ws ${refusal}` });
+        await req.audit({
+          kind: "ws_origin_not_allowed",
+          outcome: "refused",
+          subject: "GET /api/ws",
+          detail: { reason: refusal },
+          group: `GET /api/ws ${refusal}`,
+        });
         throw new GatewayError("ws_origin_not_allowed", { detail: { reason: refusal } });
       }
       let scope: SocketScope;
@@ -64,8 +78,13 @@ export const eventRoutes = [
       const headers = new Headers({ upgrade: "websocket", [HUB_SCOPE_HEADER]: JSON.stringify(scope) });
       if (offered.includes(EVENTS_SUBPROTOCOL)) headers.set(HUB_PROTOCOL_HEADER, "1");
       const answer = await eventHub(req.env).fetch(new Request("http://event-hub/connect", { headers }));
-      if (answer.status === 403) throw new GatewayError("app_not_permitted", { vars: { app: scope.app ?? "", path: "/api/ws" }, detail: { reason: "app_not_enabled" } });
-      if (answer.status === 429) throw new GatewayError("ws_too_many_sockets", { vars: { app: scope.app ?? "", limit: MAX_SOCKETS_PER_APP } });
+      if (answer.status === 403)
+        throw new GatewayError("app_not_permitted", {
+          vars: { app: scope.app ?? "", path: "/api/ws" },
+          detail: { reason: "app_not_enabled" },
+        });
+      if (answer.status === 429)
+        throw new GatewayError("ws_too_many_sockets", { vars: { app: scope.app ?? "", limit: MAX_SOCKETS_PER_APP } });
       return answer;
     },
   }),
@@ -76,7 +95,8 @@ export const eventRoutes = [
     authz: { kind: "internal-only" },
     internal: true,
     body: InstallProgressBody,
-    contract: "The host bridge announces one step of an install, update or uninstall the owner named with install_id (identifiers only).",
+    contract:
+      "The host bridge announces one step of an install, update or uninstall the owner named with install_id (identifiers only).",
     async handle({ env, body }) {
       await emitEvent(env, "install.progress", body);
       return { published: true };

@@ -36,14 +36,22 @@ export const mcpRoutes = [
     authz: { kind: "owner" },
     internal: true,
     body: Toggle,
-    contract: "Turns one app server on or off: off, `mcp run` refuses it and its mcp.json entry carries \"disabled\": true. 404 mcp_server_not_found when no installed app declares it.",
+    contract:
+      'Turns one app server on or off: off, `mcp run` refuses it and its mcp.json entry carries "disabled": true. 404 mcp_server_not_found when no installed app declares it.',
     async handle(req) {
       const { app, server } = req.params as { app: string; server: string };
       if (!(await appRegistry(req.env).mcpSetEnabled(app, server, req.body.enabled))) throw notFound(app, server);
       const record = await readRecord(req.env, app);
       if (record?.enabled) await flagMcpServer(req.env, mcpKey(app, server), req.body.enabled);
-      await req.audit({ kind: "mcp_server_toggled", outcome: "allowed", subject: mcpKey(app, server), detail: { enabled: req.body.enabled } });
-      return { server: (await appRegistry(req.env).mcpServers(req.now)).find((s) => s.key === mcpKey(app, server)) ?? null };
+      await req.audit({
+        kind: "mcp_server_toggled",
+        outcome: "allowed",
+        subject: mcpKey(app, server),
+        detail: { enabled: req.body.enabled },
+      });
+      return {
+        server: (await appRegistry(req.env).mcpServers(req.now)).find((s) => s.key === mcpKey(app, server)) ?? null,
+      };
     },
   }),
   route({
@@ -58,7 +66,9 @@ export const mcpRoutes = [
       const { app, server } = req.params as { app: string; server: string };
       if (!(await appRegistry(req.env).mcpRetry(app, server))) throw notFound(app, server);
       await req.audit({ kind: "mcp_server_retried", outcome: "allowed", subject: mcpKey(app, server) });
-      return { server: (await appRegistry(req.env).mcpServers(req.now)).find((s) => s.key === mcpKey(app, server)) ?? null };
+      return {
+        server: (await appRegistry(req.env).mcpServers(req.now)).find((s) => s.key === mcpKey(app, server)) ?? null,
+      };
     },
   }),
   route({
@@ -74,8 +84,18 @@ export const mcpRoutes = [
       const { app, server } = req.params as { app: string; server: string };
       const verdict = await appRegistry(req.env).mcpLaunch(app, server, req.body.definitionDigest, req.now);
       if (!verdict.ok) {
-        await req.audit({ kind: "mcp_start_refused", outcome: "refused", subject: mcpKey(app, server).slice(0, 140), detail: { code: verdict.code } });
-        throw new GatewayError(verdict.code, { vars: verdict.vars, ...(verdict.code === "mcp_server_starting" ? { detail: { retryable: true }, headers: { "Retry-After": "1" } } : {}) });
+        await req.audit({
+          kind: "mcp_start_refused",
+          outcome: "refused",
+          subject: mcpKey(app, server).slice(0, 140),
+          detail: { code: verdict.code },
+        });
+        throw new GatewayError(verdict.code, {
+          vars: verdict.vars,
+          ...(verdict.code === "mcp_server_starting"
+            ? { detail: { retryable: true }, headers: { "Retry-After": "1" } }
+            : {}),
+        });
       }
       await req.audit({ kind: "mcp_started", outcome: "allowed", subject: mcpKey(app, server) });
       return verdict.answer;
@@ -87,7 +107,8 @@ export const mcpRoutes = [
     family: "internal",
     authz: { kind: "internal-only" },
     internal: true,
-    contract: "`mcp run` asks every few seconds whether its server may go on: false once the app is disabled or uninstalled or the owner turned the server off, and it then ends the server (MCP-01: the connection closes).",
+    contract:
+      "`mcp run` asks every few seconds whether its server may go on: false once the app is disabled or uninstalled or the owner turned the server off, and it then ends the server (MCP-01: the connection closes).",
     async handle(req) {
       const { app, server } = req.params as { app: string; server: string };
       return appRegistry(req.env).mcpAlive(app, server);
@@ -100,7 +121,8 @@ export const mcpRoutes = [
     authz: { kind: "internal-only" },
     internal: true,
     body: McpStartReportSchema,
-    contract: "`mcp run` reports how a start went: answered, or exited first with its code and the stderr line saying why.",
+    contract:
+      "`mcp run` reports how a start went: answered, or exited first with its code and the stderr line saying why.",
     async handle(req) {
       const { app, server } = req.params as { app: string; server: string };
       if (!(await appRegistry(req.env).mcpStarted(app, server, req.body, req.now))) throw notFound(app, server);

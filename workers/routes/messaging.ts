@@ -9,7 +9,11 @@ import { route } from "./define";
 import { INBOX_LIMITS } from "../../durable/app-registry/limits";
 
 const MessageBody = z.object({ to: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/), body: z.unknown() }).strict();
-const MESSAGING = { kind: "app-may", why: "an app messages the apps its appMessaging names", grant: "appMessaging" } as const;
+const MESSAGING = {
+  kind: "app-may",
+  why: "an app messages the apps its appMessaging names",
+  grant: "appMessaging",
+} as const;
 
 /** True when a declared target (`name` or `prefix*`) names `to`. */
 export function messagingAllows(declared: readonly string[], to: string): boolean {
@@ -17,7 +21,8 @@ export function messagingAllows(declared: readonly string[], to: string): boolea
 }
 
 function senderApp(principal: Principal, to: string): string {
-  if (principal.kind !== "app") throw new GatewayError("app_message_not_permitted", { vars: { app: "(not an app)", to } });
+  if (principal.kind !== "app")
+    throw new GatewayError("app_message_not_permitted", { vars: { app: "(not an app)", to } });
   return principal.app;
 }
 
@@ -29,22 +34,37 @@ export const messagingRoutes = [
     authz: MESSAGING,
     internal: false,
     body: MessageBody,
-    contract: "Delivers {to, body} to another app's inbox when the sender's appMessaging names it; else 403 app_message_not_permitted and a security-log row. A body over 64 KiB as JSON is 413 app_message_too_large; an inbox holding 1000 messages or 4 MiB is 429 app_inbox_full.",
+    contract:
+      "Delivers {to, body} to another app's inbox when the sender's appMessaging names it; else 403 app_message_not_permitted and a security-log row. A body over 64 KiB as JSON is 413 app_message_too_large; an inbox holding 1000 messages or 4 MiB is 429 app_inbox_full.",
     async handle(req) {
       const from = senderApp(req.principal, req.body.to);
       const registry = appRegistry(req.env);
       const grants = await registry.grants(from);
       if (!grants?.appMessaging || !messagingAllows(grants.appMessaging, req.body.to)) {
         // `to` is the sender's choice: refusals are counted per sender, not per target it tries.
-        await req.audit({ kind: "app_message_not_permitted", outcome: "refused", subject: req.body.to, detail: { from }, group: "POST /api/apps/message" });
+        await req.audit({
+          kind: "app_message_not_permitted",
+          outcome: "refused",
+          subject: req.body.to,
+          detail: { from },
+          group: "POST /api/apps/message",
+        });
         throw new GatewayError("app_message_not_permitted", { vars: { app: from, to: req.body.to } });
       }
-      const delivered = await registry.deliver(req.body.to, from, req.body.body ?? null, new Date(req.now).toISOString());
+      const delivered = await registry.deliver(
+        req.body.to,
+        from,
+        req.body.body ?? null,
+        new Date(req.now).toISOString(),
+      );
       if (!delivered.ok) {
         if (delivered.reason === "unknown_app") throw appNotFound(req.body.to);
-        if (delivered.reason === "too_large") throw new GatewayError("app_message_too_large", { vars: { limit: INBOX_LIMITS.messageBytes } });
+        if (delivered.reason === "too_large")
+          throw new GatewayError("app_message_too_large", { vars: { limit: INBOX_LIMITS.messageBytes } });
         await req.audit({ kind: "app_inbox_full", outcome: "refused", subject: req.body.to, detail: { from } });
-        throw new GatewayError("app_inbox_full", { vars: { app: req.body.to, reason: `it holds at most ${delivered.detail}` } });
+        throw new GatewayError("app_inbox_full", {
+          vars: { app: req.body.to, reason: `it holds at most ${delivered.detail}` },
+        });
       }
       return { delivered: true };
     },

@@ -18,7 +18,7 @@ import { checkAppPermission } from "../guards/app-permissions";
 import { exchangeSignInLink } from "./sign-in-link";
 import { readJsonBody, readQuery } from "./read-input";
 import { contentTypeOf } from "./content-type";
-import type { GatewayContext, GatewayVars, RouteRow } from "./define";
+import type { AnyRouteRow, GatewayContext, GatewayVars } from "./define";
 import { reservedAppNames } from "./table";
 import { refusalGroup } from "./refusal-group";
 
@@ -28,7 +28,7 @@ function clockOf(c: GatewayContext): number {
   return injected !== undefined && /^\d{10,16}$/.test(injected) ? Number(injected) : Date.now();
 }
 
-async function runRoute(c: GatewayContext, row: RouteRow<any, any>, reserved: ReadonlySet<string>): Promise<Response> {
+async function runRoute(c: GatewayContext, row: AnyRouteRow, reserved: ReadonlySet<string>): Promise<Response> {
   const env = c.env;
   const parsed = c.get("parsed");
   const url = parsed.url;
@@ -59,7 +59,7 @@ function errorResponse(c: GatewayContext, error: GatewayError): Response {
 }
 
 /** Builds the gateway's Hono app from the route table. */
-export function buildGateway(rows: ReadonlyArray<RouteRow<any, any>>) {
+export function buildGateway(rows: ReadonlyArray<AnyRouteRow>) {
   const app = new Hono<{ Bindings: Env; Variables: GatewayVars }>();
   const reserved = reservedAppNames(rows);
 
@@ -80,7 +80,13 @@ export function buildGateway(rows: ReadonlyArray<RouteRow<any, any>>) {
           subject: `${c.req.method} ${rawPathOf(c.req.url).slice(0, 512)}`,
           detail: { host: c.req.header("host") ?? null, origin: c.req.header("origin") ?? null },
           // The foreign name is the reason; at most 8 per kind get groups of their own (refusal-windows.ts).
-          group: refusalGroup(c.req.method, rawPathOf(c.req.url), rows, null, `host=${(c.req.header("host") ?? "-").slice(0, 64)} origin=${(c.req.header("origin") ?? "-").slice(0, 64)}`),
+          group: refusalGroup(
+            c.req.method,
+            rawPathOf(c.req.url),
+            rows,
+            null,
+            `host=${(c.req.header("host") ?? "-").slice(0, 64)} origin=${(c.req.header("origin") ?? "-").slice(0, 64)}`,
+          ),
         });
       }
       throw error;
@@ -111,7 +117,12 @@ export function buildGateway(rows: ReadonlyArray<RouteRow<any, any>>) {
       console.error("storage_full", c.req.method, new URL(c.req.url).pathname, full);
       return errorResponse(c, new GatewayError("storage_full", { vars: { reason: full } }));
     }
-    console.error("internal_error", c.req.method, new URL(c.req.url).pathname, error instanceof Error ? error.stack : String(error));
+    console.error(
+      "internal_error",
+      c.req.method,
+      new URL(c.req.url).pathname,
+      error instanceof Error ? error.stack : String(error),
+    );
     return errorResponse(c, new GatewayError("internal_error"));
   });
 
@@ -129,6 +140,9 @@ async function serveDashboardFile(c: GatewayContext, url: URL): Promise<Response
   headers.set("Cache-Control", "no-cache");
   headers.set("X-Content-Type-Options", "nosniff");
   headers.set("Referrer-Policy", "no-referrer");
-  headers.set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; frame-ancestors 'none'");
+  headers.set(
+    "Content-Security-Policy",
+    "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'; frame-ancestors 'none'",
+  );
   return new Response(response.body, { status: 200, headers });
 }

@@ -23,7 +23,9 @@ describe("refusalGroup", () => {
   });
 
   it("names the row it is given and the reason, whatever the path", () => {
-    expect(refusalGroup("GET", "/api/apps/x", rows, { method: "GET", path: "/api/apps/:name" }, "owner_only")).toBe("GET /api/apps/:name owner_only");
+    expect(refusalGroup("GET", "/api/apps/x", rows, { method: "GET", path: "/api/apps/:name" }, "owner_only")).toBe(
+      "GET /api/apps/:name owner_only",
+    );
   });
 
   it("maps ten thousand unique paths to a handful of groups", () => {

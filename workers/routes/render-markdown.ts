@@ -1,14 +1,14 @@
 // docs/api-routes.md, rendered from the route table.
-import type { RouteRow } from "./define";
+import type { AnyRouteRow } from "./define";
 import { describeRoutes } from "./table";
 
 /** The route reference as Markdown, one section per family. */
-export function renderRoutesMarkdown(rows: ReadonlyArray<RouteRow<any, any>>): string {
+export function renderRoutesMarkdown(rows: ReadonlyArray<AnyRouteRow>): string {
   const lines = [
     "# API routes",
     "",
     "Generated from the route table (`workers/routes/table.ts`) by `npm run docs:routes`; do not edit by hand.",
-    "Every failure answers `{\"error\": {\"code\", \"message\", \"detail\"?}}`.",
+    'Every failure answers `{"error": {"code", "message", "detail"?}}`.',
     "",
   ];
   const described = describeRoutes(rows);

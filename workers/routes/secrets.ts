@@ -6,7 +6,13 @@
 // never values; a value passes through this worker only in the PUT body on its way to the bridge.
 import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
-import { isReservedSecretName, SECRET_NAME, SECRET_VALUE_MAX_CHARS, SecretListingSchema, type SecretConsumer } from "../contracts/secrets";
+import {
+  isReservedSecretName,
+  SECRET_NAME,
+  SECRET_VALUE_MAX_CHARS,
+  SecretListingSchema,
+  type SecretConsumer,
+} from "../contracts/secrets";
 import { appRegistry, readRecord, requireRecord } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
 import type { Env } from "../env";
@@ -74,15 +80,31 @@ export const secretRoutes = [
     internal: true,
     body: PutBody,
     contract:
-      "Stores or replaces a secret from {\"value\": \"...\"}, sealed at rest; the value is never echoed. A replaced value is sealed again for every app it is assigned to (their backends get it at their next start). 400 secret_name_reserved for PCSECRET_/PCPROJ_ names, secret_name_invalid, secret_value_invalid.",
+      'Stores or replaces a secret from {"value": "..."}, sealed at rest; the value is never echoed. A replaced value is sealed again for every app it is assigned to (their backends get it at their next start). 400 secret_name_reserved for PCSECRET_/PCPROJ_ names, secret_name_invalid, secret_value_invalid.',
     async handle(req) {
       const name = secretName(req.params.name);
       const value = req.body.value;
-      if (typeof value !== "string" || value.length === 0 || value.length > SECRET_VALUE_MAX_CHARS || value.includes("\0")) {
+      if (
+        typeof value !== "string" ||
+        value.length === 0 ||
+        value.length > SECRET_VALUE_MAX_CHARS ||
+        value.includes("\0")
+      ) {
         throw new GatewayError("secret_value_invalid", { vars: { limit: SECRET_VALUE_MAX_CHARS } });
       }
-      const stored = await bridgeCall(req.env, "POST", "/secrets/put", z.object({ replaced: z.boolean(), resealed: z.number() }), { name, value, consumers: await consumers(req.env) });
-      await req.audit({ kind: "secret_stored", outcome: "allowed", subject: name, detail: { replaced: stored.replaced, resealed: stored.resealed } });
+      const stored = await bridgeCall(
+        req.env,
+        "POST",
+        "/secrets/put",
+        z.object({ replaced: z.boolean(), resealed: z.number() }),
+        { name, value, consumers: await consumers(req.env) },
+      );
+      await req.audit({
+        kind: "secret_stored",
+        outcome: "allowed",
+        subject: name,
+        detail: { replaced: stored.replaced, resealed: stored.resealed },
+      });
       return { name, stored: true, replaced: stored.replaced };
     },
   }),
@@ -93,7 +115,8 @@ export const secretRoutes = [
     authz: { kind: "owner" },
     internal: true,
     body: Empty,
-    contract: "Deletes a stored secret and every app's sealed copy of it; 404 secret_not_found when none is stored or assigned; 400 secret_name_reserved for PCSECRET_/PCPROJ_ names.",
+    contract:
+      "Deletes a stored secret and every app's sealed copy of it; 404 secret_not_found when none is stored or assigned; 400 secret_name_reserved for PCSECRET_/PCPROJ_ names.",
     async handle(req) {
       const name = secretName(req.params.name);
       const removed = await bridgeCall(
@@ -103,8 +126,14 @@ export const secretRoutes = [
         z.object({ deleted: z.boolean(), unassigned: z.array(z.object({ app: z.string(), as: z.string() })) }),
         { name },
       );
-      if (!removed.deleted && removed.unassigned.length === 0) throw new GatewayError("secret_not_found", { vars: { name } });
-      await req.audit({ kind: "secret_deleted", outcome: "allowed", subject: name, detail: { unassigned: removed.unassigned.map((u) => `${u.app}:${u.as}`) } });
+      if (!removed.deleted && removed.unassigned.length === 0)
+        throw new GatewayError("secret_not_found", { vars: { name } });
+      await req.audit({
+        kind: "secret_deleted",
+        outcome: "allowed",
+        subject: name,
+        detail: { unassigned: removed.unassigned.map((u) => `${u.app}:${u.as}`) },
+      });
       return { deleted: name, unassigned: removed.unassigned };
     },
   }),
@@ -121,11 +150,21 @@ export const secretRoutes = [
       const name = secretName(req.params.name);
       const record = await requireRecord(req.env, req.body.app);
       const as = req.body.as ?? name;
-      if (!(record.manifest.secrets ?? []).some((s) => s.name === as)) throw new GatewayError("secret_not_declared", { vars: { app: record.name, name: as.slice(0, 64) } });
+      if (!(record.manifest.secrets ?? []).some((s) => s.name === as))
+        throw new GatewayError("secret_not_declared", { vars: { app: record.name, name: as.slice(0, 64) } });
       assertOwnerPresence(req);
-      await bridgeCall(req.env, "POST", "/secrets/assign", z.object({ assigned: z.literal(true) }), { name, as, consumer: { app: record.name, digest: record.consentDigest } });
+      await bridgeCall(req.env, "POST", "/secrets/assign", z.object({ assigned: z.literal(true) }), {
+        name,
+        as,
+        consumer: { app: record.name, digest: record.consentDigest },
+      });
       await req.audit({ kind: "secret_assigned", outcome: "allowed", subject: name, detail: { app: record.name, as } });
-      return { name, app: record.name, as, applies: "at the app's next backend start (`personalclaw apps restart <name>`)" };
+      return {
+        name,
+        app: record.name,
+        as,
+        applies: "at the app's next backend start (`personalclaw apps restart <name>`)",
+      };
     },
   }),
   route({
@@ -139,10 +178,21 @@ export const secretRoutes = [
     async handle(req) {
       const name = secretName(req.params.name);
       const as = req.body.as ?? name;
-      const app = z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/).safeParse(req.body.app);
+      const app = z
+        .string()
+        .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/)
+        .safeParse(req.body.app);
       if (!app.success) throw new GatewayError("app_not_found", { vars: { name: req.body.app.slice(0, 64) } });
-      const result = await bridgeCall(req.env, "POST", "/secrets/unassign", z.object({ unassigned: z.boolean() }), { app: app.data, as });
-      await req.audit({ kind: "secret_unassigned", outcome: "allowed", subject: name, detail: { app: app.data, as, held: result.unassigned } });
+      const result = await bridgeCall(req.env, "POST", "/secrets/unassign", z.object({ unassigned: z.boolean() }), {
+        app: app.data,
+        as,
+      });
+      await req.audit({
+        kind: "secret_unassigned",
+        outcome: "allowed",
+        subject: name,
+        detail: { app: app.data, as, held: result.unassigned },
+      });
       return { name, app: app.data, as, unassigned: result.unassigned };
     },
   }),

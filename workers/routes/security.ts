@@ -1,7 +1,14 @@
 // The security event log's routes (SEL-*). Reads and rotation are owner-only: an app token
 // is refused whatever its manifest says. The host bridge appends through its own route.
 import { z } from "zod";
-import { CosignatureRecordSchema, SecurityEventInputSchema, SecurityOutcomeSchema, MAX_QUERY_LIMIT, SecurityLogAnchorSchema, WitnessRequestSchema } from "../contracts/security-event";
+import {
+  CosignatureRecordSchema,
+  SecurityEventInputSchema,
+  SecurityOutcomeSchema,
+  MAX_QUERY_LIMIT,
+  SecurityLogAnchorSchema,
+  WitnessRequestSchema,
+} from "../contracts/security-event";
 import { announceAppended, securityLog } from "../audit";
 import { bridgeCall } from "../bridge-client";
 import { route } from "./define";
@@ -12,7 +19,10 @@ const EventsQuerySchema = z
     kind: z.string().max(80).optional(),
     principal: z.string().max(160).optional(),
     outcome: SecurityOutcomeSchema.optional(),
-    since: z.string().refine((text) => !Number.isNaN(Date.parse(text)), "since must be an ISO-8601 time").optional(),
+    since: z
+      .string()
+      .refine((text) => !Number.isNaN(Date.parse(text)), "since must be an ISO-8601 time")
+      .optional(),
     before_seq: z.coerce.number().int().min(1).optional(),
     limit: z.coerce.number().int().min(1).max(MAX_QUERY_LIMIT).optional(),
   })
@@ -21,7 +31,10 @@ const EventsQuerySchema = z
 const HeadQuerySchema = z
   .object({
     anchor_seq: z.coerce.number().int().min(0).optional(),
-    anchor_mac: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+    anchor_mac: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
   })
   .strict();
 
@@ -85,11 +98,15 @@ export const securityRoutes = [
     authz: { kind: "internal-only" },
     internal: true,
     query: HeadQuerySchema,
-    contract: "The newest row's seq and mac, for the anchor the host bridge keeps outside the log, and where the log stands against the anchor it names (extends, forked, truncated).",
+    contract:
+      "The newest row's seq and mac, for the anchor the host bridge keeps outside the log, and where the log stands against the anchor it names (extends, forked, truncated).",
     async handle({ env, query }) {
       const log = securityLog(env);
       const head = await log.head();
-      const standing = query.anchor_seq === undefined || query.anchor_mac === undefined ? null : await log.anchorStanding({ seq: query.anchor_seq, mac: query.anchor_mac });
+      const standing =
+        query.anchor_seq === undefined || query.anchor_mac === undefined
+          ? null
+          : await log.anchorStanding({ seq: query.anchor_seq, mac: query.anchor_mac });
       return { ...head, standing };
     },
   }),
@@ -99,7 +116,8 @@ export const securityRoutes = [
     family: "security-log",
     authz: { kind: "owner" },
     internal: true,
-    contract: "The newest signed checkpoint covering the head (signed now if rows came after the last one): {note, public_key, origin, seq, row_seq}; the note is C2SP signed-note text.",
+    contract:
+      "The newest signed checkpoint covering the head (signed now if rows came after the last one): {note, public_key, origin, seq, row_seq}; the note is C2SP signed-note text.",
     async handle({ env }) {
       return securityLog(env).checkpoint();
     },
@@ -108,10 +126,14 @@ export const securityRoutes = [
     method: "POST",
     path: "/api/security/witness",
     family: "security-log",
-    authz: { kind: "bootstrap", why: "a witness cosigns for any log that asks: a cosignature says only that this gateway saw that checkpoint then; one checkpoint is kept per log, at most 100 logs" },
+    authz: {
+      kind: "bootstrap",
+      why: "a witness cosigns for any log that asks: a cosignature says only that this gateway saw that checkpoint then; one checkpoint is kept per log, at most 100 logs",
+    },
     internal: false,
     body: WitnessRequestSchema,
-    contract: "As a witness: cosigns a checkpoint note signed by public_key if it extends the one held for its origin; answers {cosignature, witness_key, witness}.",
+    contract:
+      "As a witness: cosigns a checkpoint note signed by public_key if it extends the one held for its origin; answers {cosignature, witness_key, witness}.",
     async handle({ env, body }) {
       const outcome = await securityLog(env).witness(body.note, body.public_key);
       if (!outcome.ok) throw new GatewayError(outcome.code, { message: outcome.message });
@@ -122,7 +144,10 @@ export const securityRoutes = [
     method: "GET",
     path: "/api/security/witness",
     family: "security-log",
-    authz: { kind: "bootstrap", why: "what a witness cosigned is public evidence: the note is signed and holds no row" },
+    authz: {
+      kind: "bootstrap",
+      why: "what a witness cosigned is public evidence: the note is signed and holds no row",
+    },
     internal: false,
     query: WitnessedQuerySchema,
     contract: "As a witness: the newest checkpoint cosigned for ?origin=, {note, seq, cosigned_at}, or null.",
@@ -136,7 +161,8 @@ export const securityRoutes = [
     family: "internal",
     authz: { kind: "internal-only" },
     internal: true,
-    contract: "The newest checkpoint the log holds, without signing one, or null: what the host bridge posts to the owner's witness.",
+    contract:
+      "The newest checkpoint the log holds, without signing one, or null: what the host bridge posts to the owner's witness.",
     async handle({ env }) {
       return { checkpoint: await securityLog(env).latestCheckpoint() };
     },

@@ -44,7 +44,10 @@ const ConfigPatchBody = z
     confirm: z.boolean().optional(),
   })
   .strict()
-  .refine((b) => [b.value, b.add, b.remove].filter((v) => v !== undefined).length === 1, "send exactly one of value, add, remove");
+  .refine(
+    (b) => [b.value, b.add, b.remove].filter((v) => v !== undefined).length === 1,
+    "send exactly one of value, add, remove",
+  );
 type ConfigPatch = z.infer<typeof ConfigPatchBody>;
 
 /** What one write asks for, once its path is known to be editable. */
@@ -55,7 +58,10 @@ function readSettings(env: Env) {
 }
 
 function refuseValue(spec: SettingSpec, expected: string): never {
-  throw new GatewayError("setting_value_invalid", { vars: { path: spec.path, expected }, detail: { path: spec.path, expected } });
+  throw new GatewayError("setting_value_invalid", {
+    vars: { path: spec.path, expected },
+    detail: { path: spec.path, expected },
+  });
 }
 
 /** A lifetime may be written as seconds or as a duration like 30d (AUTH-19: never above 90 days). */
@@ -72,7 +78,13 @@ function normalisedValue(spec: SettingSpec, value: SettingValue): SettingValue {
 /** The loosening a write would make, as the consent protocol asks it, or null when it keeps or tightens. */
 export function settingLoosening(spec: SettingSpec, from: SettingValue, to: SettingValue): SettingChange | null {
   if (!spec.loosens(from, to)) return null;
-  const change: SettingChange = { field: spec.path, consent: spec.consent, title: spec.title, from: describeSettingValue(spec, from), to: describeSettingValue(spec, to) };
+  const change: SettingChange = {
+    field: spec.path,
+    consent: spec.consent,
+    title: spec.title,
+    from: describeSettingValue(spec, from),
+    to: describeSettingValue(spec, to),
+  };
   if (spec.type === "integer") {
     change.fromValue = from as number;
     change.toValue = to as number;
@@ -85,7 +97,10 @@ function appGrant(req: RouteRequest<unknown, unknown>) {
 }
 
 function notDeclared(app: string, path: string, access: "reading" | "writing"): GatewayError {
-  return new GatewayError("config_field_not_declared", { vars: { app, path: path.slice(0, 128), access }, detail: { path: path.slice(0, 128), access } });
+  return new GatewayError("config_field_not_declared", {
+    vars: { app, path: path.slice(0, 128), access },
+    detail: { path: path.slice(0, 128), access },
+  });
 }
 
 /**
@@ -93,13 +108,25 @@ function notDeclared(app: string, path: string, access: "reading" | "writing"): 
  * document, then consent and presence for a loosening change, then the bridge's write (which
  * checks the revision it was judged on once more) and the row.
  */
-export async function writeSetting(req: RouteRequest<unknown, unknown>, patch: ConfigPatch): Promise<Response | Record<string, unknown>> {
+export async function writeSetting(
+  req: RouteRequest<unknown, unknown>,
+  patch: ConfigPatch,
+): Promise<Response | Record<string, unknown>> {
   const spec = settingAt(patch.path);
-  if (!spec) throw new GatewayError("config_path_not_editable", { vars: { path: patch.path.slice(0, 128) }, detail: { path: patch.path.slice(0, 128) } });
+  if (!spec)
+    throw new GatewayError("config_path_not_editable", {
+      vars: { path: patch.path.slice(0, 128) },
+      detail: { path: patch.path.slice(0, 128) },
+    });
   if (req.principal.kind === "app") {
     const grants = await appGrant(req);
     if (!grants?.config.write.includes(spec.path)) {
-      await req.audit({ kind: "config_field_not_declared", outcome: "refused", subject: spec.path, group: `config:${req.principal.app}:${spec.path}` });
+      await req.audit({
+        kind: "config_field_not_declared",
+        outcome: "refused",
+        subject: spec.path,
+        group: `config:${req.principal.app}:${spec.path}`,
+      });
       throw notDeclared(req.principal.app, spec.path, "writing");
     }
   }
@@ -127,13 +154,22 @@ export async function writeSetting(req: RouteRequest<unknown, unknown>, patch: C
     if (basedOn !== currentRevision) throw new GatewayError("stale_write");
   }
   const next: SettingValue =
-    write.op === "set" ? write.value : write.op === "add" ? ((current as string[]).includes(write.name) ? current : [...(current as string[]), write.name]) : (current as string[]).filter((n) => n !== write.name);
+    write.op === "set"
+      ? write.value
+      : write.op === "add"
+        ? (current as string[]).includes(write.name)
+          ? current
+          : [...(current as string[]), write.name]
+        : (current as string[]).filter((n) => n !== write.name);
   const confirm = patch.confirm;
   const loosening = settingLoosening(spec, current, next);
   const asked = consentGate(req.c, loosening, confirm);
   if (asked) return asked;
   if (loosening) assertOwnerPresence(req);
-  const bridgeWrite: SettingWrite = write.op === "set" ? { op: "set", path: spec.path, value: write.value, expect: currentRevision } : { op: write.op, path: spec.path, name: write.name };
+  const bridgeWrite: SettingWrite =
+    write.op === "set"
+      ? { op: "set", path: spec.path, value: write.value, expect: currentRevision }
+      : { op: write.op, path: spec.path, name: write.name };
   const written = await bridgeCall(req.env, "POST", "/config/write", SettingWrittenSchema, bridgeWrite);
   await req.audit({
     kind: "settings.changed",
@@ -149,11 +185,12 @@ export async function writeSetting(req: RouteRequest<unknown, unknown>, patch: C
 
 /** Nests dotted paths into one document: {"sandbox.mode": "on"} → {sandbox: {mode: "on"}}. */
 function nested(values: Record<string, SettingValue>): Record<string, unknown> {
-  const out: Record<string, any> = {};
+  type Node = { [key: string]: Node | SettingValue };
+  const out: Node = {};
   for (const [path, value] of Object.entries(values)) {
     const keys = path.split(".");
     let node = out;
-    for (const key of keys.slice(0, -1)) node = node[key] ??= {};
+    for (const key of keys.slice(0, -1)) node = (node[key] ??= {}) as Node;
     node[keys[keys.length - 1]] = value;
   }
   return out;
@@ -167,11 +204,18 @@ const SandboxAliasBody = z
     confirm: z.boolean().optional(),
   })
   .strict()
-  .refine((b) => [b.mode, b.processes, b.memory_mb].filter((v) => v !== undefined).length === 1, "name exactly one of mode, processes, memory_mb");
+  .refine(
+    (b) => [b.mode, b.processes, b.memory_mb].filter((v) => v !== undefined).length === 1,
+    "name exactly one of mode, processes, memory_mb",
+  );
 
 async function sandboxView(env: Env) {
   const { values } = await readSettings(env);
-  return { mode: values["sandbox.mode"], processes: values["sandbox.limits.processes"], memory_mb: values["sandbox.limits.memory_mb"] };
+  return {
+    mode: values["sandbox.mode"],
+    processes: values["sandbox.limits.processes"],
+    memory_mb: values["sandbox.limits.memory_mb"],
+  };
 }
 
 export const settingsRoutes = [
@@ -179,14 +223,18 @@ export const settingsRoutes = [
     method: "GET",
     path: "/api/config/personalclaw",
     family: "settings",
-    authz: { kind: "app-may", why: "an app reads the settings its manifest declared in permissions.config (and /api/config in permissions.api)" },
+    authz: {
+      kind: "app-may",
+      why: "an app reads the settings its manifest declared in permissions.config (and /api/config in permissions.api)",
+    },
     internal: true,
     contract:
       "The owner's editable settings: `config` (nested), `revisions` (dotted path → revision of each whole-document field, for If-Match on {path, value}) and `schema` (every editable path's type, default, bounds, meaning and whether it is a security setting). An app token sees only the paths it declared in permissions.config.",
     async handle(req) {
       const { values } = await readSettings(req.env);
       // An app sees only what it declared; one the registry no longer knows sees nothing.
-      const readable: string[] | null = req.principal.kind === "app" ? ((await appGrant(req))?.config.read ?? []) : null;
+      const readable: string[] | null =
+        req.principal.kind === "app" ? ((await appGrant(req))?.config.read ?? []) : null;
       const visible = OWNER_SETTINGS.filter((spec) => readable === null || readable.includes(spec.path));
       const shown: Record<string, SettingValue> = {};
       const revisions: Record<string, string> = {};
@@ -201,11 +249,14 @@ export const settingsRoutes = [
     method: "PATCH",
     path: "/api/config/personalclaw",
     family: "settings",
-    authz: { kind: "app-may", why: "an app writes the settings its manifest declared for writing in permissions.config" },
+    authz: {
+      kind: "app-may",
+      why: "an app writes the settings its manifest declared for writing in permissions.config",
+    },
     internal: true,
     body: ConfigPatchBody,
     contract:
-      "Writes one editable setting to config.json for the next start: {path, value} (a whole list over If-Match with its revision: 428 revision_required without, 409 stale_write if it changed, nothing written), or {path, add} / {path, remove} for one name of a list. 400 config_path_not_editable for a path not in the schema; 400 setting_value_invalid outside its bounds (auth.session_ttl at most 90 days). A loosening change needs \"confirm\": true (400 confirmation_required with {field, consent, title, change, caution?}, or 200 with X-PersonalClaw-Consent-Asked: 1 when X-PersonalClaw-Consent: ask) and owner presence (401 fresh_sign_in_required). An app writes only what it declared for writing (403 config_field_not_declared). Every change is a settings.changed row with from and to.",
+      'Writes one editable setting to config.json for the next start: {path, value} (a whole list over If-Match with its revision: 428 revision_required without, 409 stale_write if it changed, nothing written), or {path, add} / {path, remove} for one name of a list. 400 config_path_not_editable for a path not in the schema; 400 setting_value_invalid outside its bounds (auth.session_ttl at most 90 days). A loosening change needs "confirm": true (400 confirmation_required with {field, consent, title, change, caution?}, or 200 with X-PersonalClaw-Consent-Asked: 1 when X-PersonalClaw-Consent: ask) and owner presence (401 fresh_sign_in_required). An app writes only what it declared for writing (403 config_field_not_declared). Every change is a settings.changed row with from and to.',
     async handle(req) {
       return writeSetting(req as RouteRequest<unknown, unknown>, req.body);
     },
@@ -216,7 +267,8 @@ export const settingsRoutes = [
     family: "settings",
     authz: { kind: "owner" },
     internal: true,
-    contract: "The sandbox settings in config.json: mode (on/off), processes and memory_mb per app child (the sandbox paths of GET /api/config/personalclaw).",
+    contract:
+      "The sandbox settings in config.json: mode (on/off), processes and memory_mb per app child (the sandbox paths of GET /api/config/personalclaw).",
     async handle({ env }) {
       return { sandbox: await sandboxView(env) };
     },
@@ -229,7 +281,7 @@ export const settingsRoutes = [
     internal: true,
     body: SandboxAliasBody,
     contract:
-      "An alias of PATCH /api/config/personalclaw for one of sandbox.mode, sandbox.limits.processes, sandbox.limits.memory_mb, under the same rule: turning the sandbox off or raising a limit needs \"confirm\": true (400 confirmation_required, or 200 with X-PersonalClaw-Consent-Asked: 1 when X-PersonalClaw-Consent: ask) and owner presence; nothing written before.",
+      'An alias of PATCH /api/config/personalclaw for one of sandbox.mode, sandbox.limits.processes, sandbox.limits.memory_mb, under the same rule: turning the sandbox off or raising a limit needs "confirm": true (400 confirmation_required, or 200 with X-PersonalClaw-Consent-Asked: 1 when X-PersonalClaw-Consent: ask) and owner presence; nothing written before.',
     async handle(req) {
       const { mode, processes, memory_mb, confirm } = req.body;
       const patch =
@@ -238,7 +290,10 @@ export const settingsRoutes = [
           : processes !== undefined
             ? { path: "sandbox.limits.processes", value: processes }
             : { path: "sandbox.limits.memory_mb", value: memory_mb! };
-      const written = await writeSetting(req as RouteRequest<unknown, unknown>, { ...patch, ...(confirm !== undefined ? { confirm } : {}) });
+      const written = await writeSetting(req as RouteRequest<unknown, unknown>, {
+        ...patch,
+        ...(confirm !== undefined ? { confirm } : {}),
+      });
       if (written instanceof Response) return written;
       return { sandbox: await sandboxView(req.env), applies: APPLIES };
     },

@@ -40,12 +40,23 @@ export async function exchangeSignInLink(c: GatewayContext, requestUrl: URL): Pr
   });
   await emitEvent(c.env, "session.signed_in", { session: opened.session.id });
   for (const evicted of opened.evicted ?? []) {
-    await audit(c.env, { kind: "session_signed_out", outcome: "info", principal: "gateway", subject: evicted.id, detail: { reason: "limit", kind: evicted.kind, issuer: evicted.issuer } });
+    await audit(c.env, {
+      kind: "session_signed_out",
+      outcome: "info",
+      principal: "gateway",
+      subject: evicted.id,
+      detail: { reason: "limit", kind: evicted.kind, issuer: evicted.issuer },
+    });
     await emitEvent(c.env, "session.signed_out", { session: evicted.id, reason: "limit" });
   }
   url.searchParams.delete("token");
   const maxAge = Math.floor(Math.min(browserSessionTtlMs(c.env), opened.session.expiresAt - now) / 1000);
-  const headers = new Headers({ Location: url.pathname + url.search, "Cache-Control": "no-store", "Referrer-Policy": "no-referrer" });
-  for (const cookie of sessionCookieHeaders(c.env.GATEWAY_PORT, opened.browserToken, maxAge)) headers.append("Set-Cookie", cookie);
+  const headers = new Headers({
+    Location: url.pathname + url.search,
+    "Cache-Control": "no-store",
+    "Referrer-Policy": "no-referrer",
+  });
+  for (const cookie of sessionCookieHeaders(c.env.GATEWAY_PORT, opened.browserToken, maxAge))
+    headers.append("Set-Cookie", cookie);
   return new Response(null, { status: 302, headers });
 }

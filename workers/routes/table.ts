@@ -9,14 +9,14 @@ import { messagingRoutes } from "./messaging";
 import { mcpRoutes } from "./mcp";
 import { authRoutes } from "./auth";
 import { eventRoutes } from "./events";
-import { route, type RouteRow } from "./define";
+import { route, type AnyRouteRow } from "./define";
 import { securityRoutes } from "./security";
 import { secretRoutes } from "./secrets";
 import { settingsRoutes } from "./settings";
 import { statusRoutes } from "./status";
 import { testHookRoutes } from "./test-hooks";
 
-const baseRows: ReadonlyArray<RouteRow<any, any>> = [
+const baseRows: ReadonlyArray<AnyRouteRow> = [
   ...statusRoutes,
   ...authRoutes,
   ...securityRoutes,
@@ -43,7 +43,7 @@ const manifestRoute = route({
   },
 });
 
-export const ROUTES: ReadonlyArray<RouteRow<any, any>> = [...baseRows, manifestRoute];
+export const ROUTES: ReadonlyArray<AnyRouteRow> = [...baseRows, manifestRoute];
 
 export interface RouteDescription {
   method: string;
@@ -56,7 +56,7 @@ export interface RouteDescription {
   query?: unknown;
 }
 
-function authorizationText(row: RouteRow<any, any>): string {
+function authorizationText(row: AnyRouteRow): string {
   switch (row.authz.kind) {
     case "bootstrap":
       return `bootstrap (${row.authz.why})`;
@@ -72,7 +72,7 @@ function authorizationText(row: RouteRow<any, any>): string {
 }
 
 /** The route table as data: what GET /api/manifest answers and docs/api-routes.md renders. */
-export function describeRoutes(rows: ReadonlyArray<RouteRow<any, any>>): RouteDescription[] {
+export function describeRoutes(rows: ReadonlyArray<AnyRouteRow>): RouteDescription[] {
   return rows.map((row) => {
     const description: RouteDescription = {
       method: row.method,
@@ -89,7 +89,7 @@ export function describeRoutes(rows: ReadonlyArray<RouteRow<any, any>>): RouteDe
 }
 
 /** First path segments under /api/apps/ that routes use literally; no app may be named after one (C-14). */
-export function reservedAppNames(rows: ReadonlyArray<RouteRow<any, any>>): Set<string> {
+export function reservedAppNames(rows: ReadonlyArray<AnyRouteRow>): Set<string> {
   const names = new Set<string>();
   for (const row of rows) {
     const match = /^\/api\/apps\/([^/:]+)/.exec(row.path);

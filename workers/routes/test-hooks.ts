@@ -32,13 +32,30 @@ export const testHookRoutes = [
     authz: { kind: "owner" },
     internal: false,
     body: z
-      .object({ secret: z.string().min(1), ts: z.number().int(), nonce: z.string(), method: z.string(), target: z.string(), body_base64: z.string() })
+      .object({
+        secret: z.string().min(1),
+        ts: z.number().int(),
+        nonce: z.string(),
+        method: z.string(),
+        target: z.string(),
+        body_base64: z.string(),
+      })
       .strict(),
-    contract: "Test runs only (404 otherwise): the proxy signature header the worker's signer mints for a golden vector.",
+    contract:
+      "Test runs only (404 otherwise): the proxy signature header the worker's signer mints for a golden vector.",
     async handle({ env, body }) {
       requireTestHooks(env, "/api/test/sign");
       const bytes = Uint8Array.from(atob(body.body_base64), (ch) => ch.charCodeAt(0));
-      return { header: await signProxyRequest({ secret: body.secret, ts: body.ts, nonce: body.nonce, method: body.method, target: body.target, body: bytes }) };
+      return {
+        header: await signProxyRequest({
+          secret: body.secret,
+          ts: body.ts,
+          nonce: body.nonce,
+          method: body.method,
+          target: body.target,
+          body: bytes,
+        }),
+      };
     },
   }),
   route({
@@ -60,8 +77,14 @@ export const testHookRoutes = [
     family: "events",
     authz: { kind: "owner" },
     internal: false,
-    body: z.object({ type: z.string().max(80), data: z.record(z.string(), z.union([z.string().max(200), z.number(), z.boolean(), z.null()])) }).strict(),
-    contract: "Test runs only (404 otherwise): hands the EventHub one frame of any name, classified or not, so a suite can prove its filter.",
+    body: z
+      .object({
+        type: z.string().max(80),
+        data: z.record(z.string(), z.union([z.string().max(200), z.number(), z.boolean(), z.null()])),
+      })
+      .strict(),
+    contract:
+      "Test runs only (404 otherwise): hands the EventHub one frame of any name, classified or not, so a suite can prove its filter.",
     async handle({ env, body }) {
       requireTestHooks(env, "/api/test/events/publish");
       return eventHub(env).publish({ type: body.type, data: body.data });

@@ -18,11 +18,13 @@ export const PROXY_SIGNATURE_HEADER = "x-personalclaw-proxy";
 
 /** Every refusal answers this status and this one body, whatever failed. */
 export const REFUSAL_STATUS = 401;
-export const REFUSAL_BODY = '{"error":{"code":"proxy_signature_invalid","message":"This request was not signed by the gateway."}}';
+export const REFUSAL_BODY =
+  '{"error":{"code":"proxy_signature_invalid","message":"This request was not signed by the gateway."}}';
 
 /** A body over maxBodyBytes answers this status and body before the route runs. */
 export const TOO_LARGE_STATUS = 413;
-export const TOO_LARGE_BODY = '{"error":{"code":"body_too_large","message":"The request body is larger than this backend accepts."}}';
+export const TOO_LARGE_BODY =
+  '{"error":{"code":"body_too_large","message":"The request body is larger than this backend accepts."}}';
 
 // Canonical only: digits without sign, leading zero or fraction, then exactly 32 lower-case
 // hex digits of nonce, then exactly 64 lower-case hex digits of HMAC. One spelling per
@@ -45,7 +47,13 @@ function logRefusal(reason, info) {
   // PROXY-13: a backend cannot reach the gateway's security log, so a denial is one
   // structured stderr line. The path only: a query string may carry data.
   process.stderr.write(
-    JSON.stringify({ level: "warning", event: "proxy_signature_refused", reason, method: info.method, path: info.path }) + "\n",
+    JSON.stringify({
+      level: "warning",
+      event: "proxy_signature_refused",
+      reason,
+      method: info.method,
+      path: info.path,
+    }) + "\n",
   );
 }
 
@@ -121,7 +129,9 @@ export function createVerifier({
     const early = precheck(headerValues, t);
     if (early) return { ok: false, reason: early };
     const [, tsText, nonce, macHex] = SIGNATURE_SHAPE.exec(stripOws(headerValues[0]));
-    const bodyHash = createHash("sha256").update(body ?? new Uint8Array()).digest("hex");
+    const bodyHash = createHash("sha256")
+      .update(body ?? new Uint8Array())
+      .digest("hex");
     const expected = createHmac("sha256", key)
       .update(Buffer.from(`${tsText}:${nonce}:${method}:`, "latin1"))
       .update(targetBytes(target))
@@ -192,7 +202,11 @@ function readNodeBody(req, limit) {
 
 function answer(res, status, body) {
   // Connection: close, because the refused request's body may be left unread.
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close" });
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+    connection: "close",
+  });
   res.end(body);
 }
 

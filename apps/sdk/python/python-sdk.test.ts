@@ -10,7 +10,12 @@ const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", PYTHONDONTWRITEBYTECODE
 
 describe("Python SDK", () => {
   it("passes its unittest suite", () => {
-    const run = spawnSync("python3", ["-m", "unittest", "-v", "test_verify"], { cwd: here, env, encoding: "utf8", timeout: 60_000 });
+    const run = spawnSync("python3", ["-m", "unittest", "-v", "test_verify"], {
+      cwd: here,
+      env,
+      encoding: "utf8",
+      timeout: 60_000,
+    });
     expect(run.stderr).toMatch(/\nOK\n?$/);
     expect(run.stderr).toMatch(/Ran (1[0-9]|[2-9][0-9]) tests/);
     expect(run.status).toBe(0);

@@ -51,15 +51,24 @@ if (handsOver) {
   childEnv.NODE_OPTIONS = `${childEnv.NODE_OPTIONS ? `${childEnv.NODE_OPTIONS} ` : ""}--require ${new URL("./node-listen.cjs", import.meta.url).pathname}`;
 } else if (listenFd !== null) {
   const port = Number(flags.get("--backend-port"));
-  net.createServer((socket) => relay(socket, { host: "127.0.0.1", port })).on("error", (error) => process.stderr.write(`personalclaw launcher: ${error.message}\n`)).listen({ fd: listenFd });
+  net
+    .createServer((socket) => relay(socket, { host: "127.0.0.1", port }))
+    .on("error", (error) => process.stderr.write(`personalclaw launcher: ${error.message}\n`))
+    .listen({ fd: listenFd });
 }
 if (flags.has("--gateway-socket")) {
   const socketPath = flags.get("--gateway-socket");
-  net.createServer((socket) => relay(socket, { path: socketPath })).on("error", (error) => process.stderr.write(`personalclaw launcher: gateway relay: ${error.message}\n`)).listen(Number(flags.get("--gateway-port")), "127.0.0.1");
+  net
+    .createServer((socket) => relay(socket, { path: socketPath }))
+    .on("error", (error) => process.stderr.write(`personalclaw launcher: gateway relay: ${error.message}\n`))
+    .listen(Number(flags.get("--gateway-port")), "127.0.0.1");
 }
 if (flags.has("--egress-socket")) {
   const socketPath = flags.get("--egress-socket");
-  net.createServer((socket) => relay(socket, { path: socketPath })).on("error", (error) => process.stderr.write(`personalclaw launcher: egress relay: ${error.message}\n`)).listen(Number(flags.get("--egress-port")), "127.0.0.1");
+  net
+    .createServer((socket) => relay(socket, { path: socketPath }))
+    .on("error", (error) => process.stderr.write(`personalclaw launcher: egress relay: ${error.message}\n`))
+    .listen(Number(flags.get("--egress-port")), "127.0.0.1");
 }
 
 const stdio = ["inherit", "inherit", "inherit"];

@@ -24,7 +24,11 @@ function tunnel(host, port, callback) {
     if (!/^HTTP\/1\.[01] 200/.test(status)) {
       const code = /X-PersonalClaw-Egress: (\S+)/i.exec(head);
       socket.destroy();
-      return callback(Object.assign(new Error(`egress refused ${host}:${port}: ${status}${code ? ` (${code[1]})` : ""}`), { code: code ? code[1] : "EGRESS_REFUSED" }));
+      return callback(
+        Object.assign(new Error(`egress refused ${host}:${port}: ${status}${code ? ` (${code[1]})` : ""}`), {
+          code: code ? code[1] : "EGRESS_REFUSED",
+        }),
+      );
     }
     const rest = Buffer.from(head.slice(end + 4), "latin1");
     if (rest.length > 0) socket.unshift(rest);
@@ -46,7 +50,9 @@ class TunnelingAgent extends http.Agent {
     const host = options.hostname || options.host || "localhost";
     const port = Number(options.port) || this.defaultPort;
     if (bypass.has(host)) {
-      const direct = this.secure ? tls.connect({ ...options, host, port, servername: options.servername || host }) : net.connect(port, host);
+      const direct = this.secure
+        ? tls.connect({ ...options, host, port, servername: options.servername || host })
+        : net.connect(port, host);
       return direct;
     }
     tunnel(host, port, (error, socket) => {
@@ -79,20 +85,32 @@ if (typeof globalThis.fetch === "function") {
     }
     const transport = url.protocol === "https:" ? https : http;
     return new Promise((resolve, reject) => {
-      const req = transport.request(url, { method, headers: Object.fromEntries(headers), agent: url.protocol === "https:" ? httpsAgent : httpAgent }, (res) => {
-        const chunks = [];
-        res.on("data", (c) => chunks.push(c));
-        res.on("end", () => {
-          const out = new Headers();
-          for (const [k, v] of Object.entries(res.headers)) for (const one of [].concat(v)) out.append(k, String(one));
-          const status = res.statusCode || 502;
-          resolve(new Response([101, 204, 205, 304].includes(status) ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage, headers: out }));
-        });
-        res.on("error", reject);
-      });
+      const req = transport.request(
+        url,
+        { method, headers: Object.fromEntries(headers), agent: url.protocol === "https:" ? httpsAgent : httpAgent },
+        (res) => {
+          const chunks = [];
+          res.on("data", (c) => chunks.push(c));
+          res.on("end", () => {
+            const out = new Headers();
+            for (const [k, v] of Object.entries(res.headers))
+              for (const one of [].concat(v)) out.append(k, String(one));
+            const status = res.statusCode || 502;
+            resolve(
+              new Response([101, 204, 205, 304].includes(status) ? null : Buffer.concat(chunks), {
+                status,
+                statusText: res.statusMessage,
+                headers: out,
+              }),
+            );
+          });
+          res.on("error", reject);
+        },
+      );
       req.on("error", (error) => reject(new TypeError("fetch failed", { cause: error })));
       if (init.signal) init.signal.addEventListener("abort", () => req.destroy(new Error("aborted")), { once: true });
-      if (body !== undefined && body !== null) req.write(typeof body === "string" || body instanceof Uint8Array ? body : String(body));
+      if (body !== undefined && body !== null)
+        req.write(typeof body === "string" || body instanceof Uint8Array ? body : String(body));
       req.end();
     });
   };

@@ -18,7 +18,13 @@ const port = Number(env.PORT);
 const gatewaySocket = env.PERSONALCLAW_GATEWAY_SOCKET;
 const gatewayPort = Number(env.PERSONALCLAW_GATEWAY_RELAY_PORT);
 const egressSocket = env.PERSONALCLAW_EGRESS_SOCKET;
-for (const name of ["PERSONALCLAW_LISTEN_FD", "PERSONALCLAW_GATEWAY_SOCKET", "PERSONALCLAW_GATEWAY_RELAY_PORT", "PERSONALCLAW_EGRESS_SOCKET"]) delete env[name];
+for (const name of [
+  "PERSONALCLAW_LISTEN_FD",
+  "PERSONALCLAW_GATEWAY_SOCKET",
+  "PERSONALCLAW_GATEWAY_RELAY_PORT",
+  "PERSONALCLAW_EGRESS_SOCKET",
+])
+  delete env[name];
 
 function relay(from, path) {
   const to = net.connect(path);
