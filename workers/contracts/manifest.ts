@@ -20,24 +20,65 @@ const resourcePath = z.string().min(1).max(1024);
  * quoting to get wrong and nothing for a shell to expand. Hooks use this same shape.
  */
 export const CommandSchema = z.object({
-  command: z.string().min(1).max(1024),
-  args: z.array(z.string().max(4096)).max(256).optional(),
+  command: z.string().min(1).max(1024).meta({
+    description:
+      "The program to run, spawned directly (no shell), in the app's sandbox with its folder as working directory.",
+    owner: "The command, as written.",
+  }),
+  args: z
+    .array(z.string().max(4096))
+    .max(256)
+    .meta({
+      description: "Its arguments, one string each; nothing is split, quoted or expanded.",
+      owner: "Every argument, as written.",
+      byDefault: "none",
+    })
+    .optional(),
 });
 export type Command = z.infer<typeof CommandSchema>;
 
 export const BackendSchema = z.object({
-  command: z.string().min(1).max(1024),
-  args: z.array(z.string().max(4096)).max(256).optional(),
-  entryPoint: resourcePath.optional(),
+  command: z.string().min(1).max(1024).meta({
+    description:
+      "The backend's program (`node`, `python3`, or a file in the app folder), spawned directly, never through a shell. `python`/`python3` is the app's own venv when it declares Python dependencies.",
+    owner: "The command and arguments, as written.",
+  }),
+  args: z
+    .array(z.string().max(4096))
+    .max(256)
+    .meta({ description: "Its arguments, one string each.", owner: "Every argument.", byDefault: "none" })
+    .optional(),
+  entryPoint: resourcePath
+    .meta({
+      description: "The file the backend runs, relative to the app folder; it must not lie inside the UI folder.",
+      owner: "The entry point.",
+    })
+    .optional(),
   // The health path is exempt from the proxy signature, so it must be a plain absolute path:
   // no query, no encoded characters, nothing a router could read two ways.
   healthCheck: z
     .string()
     .max(256)
     .regex(/^\/[A-Za-z0-9._~\-/]*$/, "must be an absolute path of letters, digits and . _ ~ - /")
+    .meta({
+      description:
+        "The path probed with GET every 10 s; it must answer 2xx. It is the one path reached without the proxy signature.",
+      owner: "The health path.",
+      byDefault: "/health",
+    })
     .optional(),
   /** Seconds the proxy waits for the backend to start answering (default 30, at most BACKEND_RESPONSE_TIMEOUT_CEILING_S). */
-  responseTimeoutSeconds: z.number().int().min(1).max(300).optional(),
+  responseTimeoutSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(300)
+    .meta({
+      description:
+        "Seconds a proxied request waits for the backend's answer to start before the gateway answers 504 app_backend_timeout.",
+      byDefault: "30",
+    })
+    .optional(),
 });
 
 /** The proxy waits this long for a backend's answer to start unless its manifest says otherwise. */
@@ -46,10 +87,22 @@ export const BACKEND_RESPONSE_TIMEOUT_DEFAULT_S = 30;
 export const BACKEND_RESPONSE_TIMEOUT_CEILING_S = 300;
 
 export const UiSchema = z.object({
-  entry: resourcePath.optional(),
+  entry: resourcePath
+    .meta({
+      description:
+        "The UI's first page, in a sub-folder of the app (e.g. `ui/index.html`). That folder is served, inert and sandboxed, at /apps/<name>/; it may not be data/ or an installer folder, nor hold the backend's code.",
+      owner: "The UI entry.",
+    })
+    .optional(),
   pages: z
-    .array(z.object({ entryPoint: resourcePath, title: shortText(120).optional() }))
+    .array(
+      z.object({
+        entryPoint: resourcePath.meta({ description: "A further page, inside the UI folder.", owner: "Each page." }),
+        title: shortText(120).meta({ description: "Its title in the dashboard.", owner: "The title." }).optional(),
+      }),
+    )
     .max(64)
+    .meta({ description: "More pages of the UI, listed in the dashboard.", byDefault: "none" })
     .optional(),
 });
 
@@ -61,7 +114,17 @@ export const AgentTierSchema = z.enum(["text", "read", "tools"]);
  */
 export const ConfigGrantSchema = z.union([
   stringList,
-  z.object({ read: stringList.optional(), write: stringList.optional() }).strict(),
+  z
+    .object({
+      read: stringList.meta({ description: "Settings paths the app may read.", owner: "Every path." }).optional(),
+      write: stringList
+        .meta({
+          description: "Settings paths the app may also write (a written path is readable too).",
+          owner: "Every path.",
+        })
+        .optional(),
+    })
+    .strict(),
 ]);
 export type ConfigGrant = z.infer<typeof ConfigGrantSchema>;
 
@@ -74,20 +137,90 @@ export function configGrantPaths(grant: ConfigGrant | undefined): { read: string
 }
 
 export const PermissionsSchema = z.object({
-  api: stringList.optional(),
-  config: ConfigGrantSchema.optional(),
-  events: stringList.optional(),
-  eventSubscriptions: stringList.optional(),
-  mcpTools: stringList.optional(),
-  memory: z.boolean().optional(),
-  cron: z.boolean().optional(),
-  storage: z.boolean().optional(),
-  agent: AgentTierSchema.optional(),
-  appMessaging: stringList.optional(),
+  api: stringList
+    .meta({
+      description:
+        "Gateway path prefixes the app's token may call, matched on the path at a segment boundary. The app always reaches its own /apps/<name>/ and /api/apps/<name>/; owner-only routes refuse every app whatever it declares.",
+      owner: "Every prefix.",
+      byDefault: "its own paths only",
+    })
+    .optional(),
+  config: ConfigGrantSchema.meta({
+    description:
+      'Owner settings the app may read (a list of paths) or read and write ({"read": [...], "write": [...]}) through /api/config/personalclaw; `api` must also name /api/config. Only non-security settings: a security or unknown path refuses the bundle.',
+    owner: "What it may read and what it may write.",
+    byDefault: "none",
+  }).optional(),
+  events: stringList
+    .meta({ description: "Event names the app may publish, exact names.", owner: "Every name.", byDefault: "none" })
+    .optional(),
+  eventSubscriptions: stringList
+    .meta({
+      description: "Platform events the app hears on its own socket (/api/ws), exact names only: no prefix, no `*`.",
+      owner: "Every name.",
+      byDefault: "none",
+    })
+    .optional(),
+  mcpTools: stringList
+    .meta({
+      description:
+        "MCP tools the app may ask the agent to invoke. The gateway shows and records the list; it runs no tools for apps itself.",
+      owner: "Every tool.",
+      byDefault: "none",
+    })
+    .optional(),
+  memory: z
+    .boolean()
+    .meta({
+      description:
+        "Whether the app may reach the agent's memory. The gateway hosts no memory store; the grant is shown and recorded.",
+      owner: "Yes or no.",
+      byDefault: "false",
+    })
+    .optional(),
+  cron: z
+    .boolean()
+    .meta({ description: "Whether the app's `crons` register.", owner: "Yes or no.", byDefault: "false" })
+    .optional(),
+  storage: z
+    .boolean()
+    .meta({
+      description:
+        "Whether the app gets a writable data/ folder (PERSONALCLAW_APP_DATA_DIR); without it the whole app folder is read-only.",
+      owner: "Yes or no.",
+      byDefault: "false",
+    })
+    .optional(),
+  agent: AgentTierSchema.meta({
+    description:
+      "The agent tier the app's work runs at: `text` (the task text only), `read` (read-only tools), `tools` (the owner's tools). Jobs without a route need one.",
+    owner: "The tier.",
+    byDefault: "none",
+  }).optional(),
+  appMessaging: stringList
+    .meta({
+      description:
+        "Apps this app may message through POST /api/apps/message. A trailing `*` is a name prefix and covers apps installed later.",
+      owner: "Every target, prefixes marked.",
+      byDefault: "none",
+    })
+    .optional(),
   /** The app may raise approvals for the owner to answer (POST /api/approvals); a strict boolean. */
-  approvals: z.boolean().optional(),
+  approvals: z
+    .boolean()
+    .meta({
+      description: "Whether the app may raise approvals (questions) in the owner's Inbox.",
+      owner: "Yes or no.",
+      byDefault: "false",
+    })
+    .optional(),
   // Enforced: the only hosts the app's children reach, through its egress broker (network-grant.ts).
-  network: NetworkGrantSchema.optional(),
+  network: NetworkGrantSchema.meta({
+    description:
+      "The hosts the app's processes may reach, enforced by its own egress broker: `false` for no network, or patterns such as `api.example.com` (port 443), `api.example.com:8443`, `*.example.com` (subdomains, not the apex), `203.0.113.7:80`, `host:*` (any port). A name that resolves to a local or metadata address is refused.",
+    owner: "Every host, marked as enforced.",
+    byDefault: "no network",
+  }).optional(),
 });
 
 /** A job's route: an absolute path on the app's own backend, plain like the health path. */
@@ -100,19 +233,54 @@ const jobRoute = z
 export const JOB_TIMEOUT_DEFAULT_S = 60;
 
 export const CronSchema = z.object({
-  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "must be letters, digits, . _ - (at most 64)"),
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "must be letters, digits, . _ - (at most 64)")
+    .meta({ description: "The job's name, unique in the app; sent as X-PersonalClaw-Job.", owner: "The name." }),
   /** Five cron fields (cron-schedule.ts), read in `timezone`. */
-  schedule: shortText(120),
+  schedule: shortText(120).meta({
+    description:
+      "Five cron fields (minute hour day-of-month month day-of-week), read in `timezone`; it must fire at least once.",
+    owner: "The schedule.",
+  }),
   /** UTC (the default) or an IANA zone name such as Europe/Paris. */
-  timezone: z.string().min(1).max(64).optional(),
+  timezone: z
+    .string()
+    .min(1)
+    .max(64)
+    .meta({ description: "An IANA zone name such as Europe/Paris.", owner: "The zone.", byDefault: "UTC" })
+    .optional(),
   /** The path on the app's backend each fire POSTs to, signed like a proxied request. */
-  route: jobRoute.optional(),
-  timeoutSeconds: z.number().int().min(1).max(900).optional(),
-  prompt: z.string().max(8192).optional(),
-  enabled: z.boolean().optional(),
+  route: jobRoute
+    .meta({
+      description:
+        'The path on the app\'s backend each fire POSTs {"job", "scheduledFor"} to, signed like a proxied request. A job without a route is an agent prompt and needs `permissions.agent`.',
+      owner: "The route.",
+    })
+    .optional(),
+  timeoutSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(900)
+    .meta({
+      description: "Seconds the backend has to answer 2xx before the fire counts as failed.",
+      owner: "The timeout.",
+      byDefault: "60",
+    })
+    .optional(),
+  prompt: z
+    .string()
+    .max(8192)
+    .meta({ description: "The task text of an agent-prompt job (one without a route)." })
+    .optional(),
+  enabled: z
+    .boolean()
+    .meta({ description: "Whether the job fires.", owner: "Whether it is on.", byDefault: "true" })
+    .optional(),
   // Parsed so a non-boolean is refused; ignored when the job is registered (CRON-02).
-  silent: z.boolean().optional(),
-  persistent_session: z.boolean().optional(),
+  silent: z.boolean().meta({ description: "Parsed and ignored: a job delivers nothing to a chat." }).optional(),
+  persistent_session: z.boolean().meta({ description: "Parsed and ignored." }).optional(),
 });
 
 // A server name becomes the `<app>:<server>` key in mcp.json, so neither ':' nor '/' (MCP-08).
@@ -122,72 +290,278 @@ const mcpServerName = z
 
 export const McpServerSchema = z.object({
   /** stdio (the default): PersonalClaw starts `command` in the app's sandbox; http: a remote server at `url`. */
-  transport: z.enum(["stdio", "http"]).optional(),
-  command: z.string().min(1).max(1024).optional(),
-  url: z.string().max(2048).optional(),
-  args: z.array(z.string().max(4096)).max(256).optional(),
-  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(4096)).optional(),
+  transport: z
+    .enum(["stdio", "http"])
+    .meta({
+      description:
+        "`stdio`: PersonalClaw starts `command` in the app's sandbox when the agent connects; `http`: a remote server at `url`.",
+      owner: "The transport.",
+      byDefault: "stdio",
+    })
+    .optional(),
+  command: z
+    .string()
+    .min(1)
+    .max(1024)
+    .meta({ description: "A stdio server's program, spawned directly in the app's sandbox.", owner: "The command." })
+    .optional(),
+  url: z.string().max(2048).meta({ description: "An http server's https:// URL.", owner: "The URL." }).optional(),
+  args: z
+    .array(z.string().max(4096))
+    .max(256)
+    .meta({ description: "A stdio server's arguments.", owner: "Every argument.", byDefault: "none" })
+    .optional(),
+  env: z
+    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(4096))
+    .meta({
+      description: "Variables set for a stdio server, on top of the sandbox's allowlisted environment.",
+      owner: "The names (not the values).",
+      byDefault: "none",
+    })
+    .optional(),
 });
 
 export const DependenciesSchema = z.object({
-  pythonDependencies: z.array(z.string().min(1).max(512)).max(512).optional(),
-  npmPackages: z.array(z.string().min(1).max(214)).max(128).optional(),
+  pythonDependencies: z
+    .array(z.string().min(1).max(512))
+    .max(512)
+    .meta({
+      description:
+        "Python requirements, installed into the app's own venv from the wheels it ships in wheels/ (no index, no source builds), in the sandbox without network.",
+      owner: "Every requirement.",
+      byDefault: "none",
+    })
+    .optional(),
+  npmPackages: z
+    .array(z.string().min(1).max(214))
+    .max(128)
+    .meta({
+      description:
+        "Registry packages (`name`, `name@1.2.3`, `name@^1.2`, `@scope/name@~1.0.0`) installed in the sandbox with install scripts off; `file:`, `git+`, URLs, aliases and dist-tags are refused.",
+      owner: "Every package.",
+      byDefault: "none",
+    })
+    .optional(),
 });
 
 /** setup hooks: onUpdate is parsed and validated but never executed (MAN-12). */
 export const SetupSchema = z.object({
-  onInstall: CommandSchema.optional(),
-  onUninstall: CommandSchema.optional(),
-  onUpdate: CommandSchema.optional(),
+  onInstall: CommandSchema.meta({
+    description:
+      "Run once in the sandbox, without network, after the files are in place (bounded to 60 s). Make it idempotent.",
+    owner: "The command and its time bound.",
+  }).optional(),
+  onUninstall: CommandSchema.meta({
+    description: "Run in the sandbox, without network, before the app is removed (bounded to 60 s).",
+    owner: "The command and its time bound.",
+  }).optional(),
+  onUpdate: CommandSchema.meta({
+    description: "Parsed and validated, never run: make `onInstall` idempotent instead.",
+    owner: "That it is declared and does not run.",
+  }).optional(),
 });
 
 export const LAUNCH_INHERITS = ["sign-in", "settings", "auto-approve-rules", "folder-settings"] as const;
 
 export const LaunchedProgramSchema = z.object({
-  program: shortText(256),
-  why: shortText(500),
-  inherits: z.array(z.enum(LAUNCH_INHERITS)).max(4).optional(),
-  inheritsWhile: z.object({ setting: shortText(128), value: z.boolean() }).optional(),
+  program: shortText(256).meta({
+    description: "A program the app starts (`*` for programs the owner chooses).",
+    owner: "The program.",
+  }),
+  why: shortText(500).meta({ description: "Why the app starts it.", owner: "The reason." }),
+  inherits: z
+    .array(z.enum(LAUNCH_INHERITS))
+    .max(4)
+    .meta({
+      description:
+        "What the program inherits from the owner: `sign-in`, `settings`, `auto-approve-rules`, `folder-settings`.",
+      owner: "Each inheritance.",
+      byDefault: "nothing",
+    })
+    .optional(),
+  inheritsWhile: z
+    .object({
+      setting: shortText(128).meta({ description: "A boolean setting.", owner: "The setting." }),
+      value: z.boolean().meta({ description: "The value it must have.", owner: "The value." }),
+    })
+    .meta({ description: "The inheritance holds only while this setting has this value.", owner: "The condition." })
+    .optional(),
   hosts: z
     .array(z.string().regex(/^[A-Za-z0-9.-]+$/, "must be a host name"))
     .max(64)
+    .meta({
+      description: "Hosts the program contacts (a bare domain covers its subdomains).",
+      owner: "Every host.",
+      byDefault: "none",
+    })
     .optional(),
-  npmPackage: z.string().max(214).optional(),
+  npmPackage: z
+    .string()
+    .max(214)
+    .meta({
+      description: 'For `program: "npx"`: the package npx runs, without a version (each start fetches the newest).',
+      owner: "The package.",
+    })
+    .optional(),
 });
 
 /** A secret the app asks the owner for: it arrives as the environment variable `name` at its backend's start. */
-export const DeclaredSecretSchema = z.object({ name: z.string().min(1).max(64), why: shortText(500) }).strict();
+export const DeclaredSecretSchema = z
+  .object({
+    name: z.string().min(1).max(64).meta({
+      description:
+        "The environment variable the secret arrives as: capital letters, digits and `_`; names a loader or the bridge reads (`PATH`, `NODE_OPTIONS`, `PERSONALCLAW_*`, `LD_*`, ...) and the prefixes `PCSECRET_`/`PCPROJ_` are refused.",
+      owner: "The name.",
+    }),
+    why: shortText(500).meta({ description: "Why the app needs it.", owner: "The reason." }),
+  })
+  .strict();
 
-export const ExternalWriteSchema = z.object({ path: shortText(1024), why: shortText(500) });
+export const ExternalWriteSchema = z.object({
+  path: shortText(1024).meta({
+    description: "A place outside the app folder the app's code writes.",
+    owner: "The path.",
+  }),
+  why: shortText(500).meta({ description: "Why.", owner: "The reason." }),
+});
 
 /** A prerequisite PersonalClaw does not install, within the lengths the consent dialog shows. */
-export const PrerequisiteSchema = z.object({ name: shortText(64), why: shortText(200), how: shortText(300) });
+export const PrerequisiteSchema = z.object({
+  name: shortText(64).meta({
+    description: "What the app needs that PersonalClaw does not install (e.g. `Node.js 20`).",
+    owner: "The name, first in the review.",
+  }),
+  why: shortText(200).meta({ description: "Why it is needed.", owner: "The reason." }),
+  how: shortText(300).meta({ description: "How the owner gets it.", owner: "The instructions." }),
+});
 
 export const AppManifestSchema = z.looseObject({
   name: z
     .string()
     .min(1)
     .max(64)
-    .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, "must be kebab-case: a-z, 0-9 and single dashes"),
-  version: shortText(64),
-  displayName: shortText(120).optional(),
-  description: z.string().max(2000).optional(),
-  icon: resourcePath.optional(),
-  backend: BackendSchema.optional(),
-  ui: UiSchema.optional(),
-  permissions: PermissionsSchema.optional(),
-  crons: z.array(CronSchema).max(64).optional(),
-  mcpServers: z.record(mcpServerName, McpServerSchema).optional(),
-  dependencies: DependenciesSchema.optional(),
-  setup: SetupSchema.optional(),
-  launches: z.array(LaunchedProgramSchema).max(64).optional(),
-  writes: z.array(ExternalWriteSchema).max(64).optional(),
-  requires: z.array(PrerequisiteSchema).max(32).optional(),
-  secrets: z.array(DeclaredSecretSchema).max(32).optional(),
-  minPersonalClawVersion: z.string().max(64).optional(),
-  requiresCoreFeatures: z.array(z.string().min(1).max(128)).max(128).optional(),
-  quality: z.record(z.string().max(64), z.boolean()).optional(),
-  native: z.boolean().optional(),
+    .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, "must be kebab-case: a-z, 0-9 and single dashes")
+    .meta({
+      description:
+        "The app's name, in its paths /apps/<name>/ and /api/apps/<name>/. Names the gateway's own routes use under /api/apps/ (such as `installs`, `message`, `preview`, `parked`) are reserved.",
+      owner: "The name.",
+    }),
+  version: shortText(64).meta({
+    description: "The app's version; updates compare versions in PEP 440 order, reading semver pre-releases too.",
+    owner: "The version.",
+  }),
+  displayName: shortText(120)
+    .meta({ description: "The name people see.", owner: "The display name.", byDefault: "the name" })
+    .optional(),
+  description: z
+    .string()
+    .max(2000)
+    .meta({ description: "What the app does, in a paragraph.", owner: "The description." })
+    .optional(),
+  icon: resourcePath.meta({ description: "An image file in the app folder." }).optional(),
+  backend: BackendSchema.meta({
+    description: "A process the gateway starts, confined, and proxies /apps/<name>/api/ to. Omit it for a UI-only app.",
+    owner: "The command, entry point and health path.",
+    byDefault: "no backend",
+  }).optional(),
+  ui: UiSchema.meta({
+    description: "Static pages served at /apps/<name>/.",
+    owner: "The entry and pages.",
+    byDefault: "no UI",
+  }).optional(),
+  permissions: PermissionsSchema.meta({
+    description: "What the app may reach; everything not granted is refused.",
+    owner: "Every grant.",
+    byDefault: "nothing",
+  }).optional(),
+  crons: z
+    .array(CronSchema)
+    .max(64)
+    .meta({
+      description: "Scheduled jobs; they register only with `permissions.cron`.",
+      owner: "Every job, its schedule and whether it registers.",
+      byDefault: "none",
+    })
+    .optional(),
+  mcpServers: z
+    .record(mcpServerName, McpServerSchema)
+    .meta({
+      description:
+        "MCP servers the agent finds in mcp.json as `<app>:<server>`; a server name is letters, digits, `.`, `_`, `-`.",
+      owner: "Each server's sealed definition.",
+      byDefault: "none",
+    })
+    .optional(),
+  dependencies: DependenciesSchema.meta({
+    description: "Packages installed into the app folder at install, in the sandbox.",
+    owner: "Every package.",
+    byDefault: "none",
+  }).optional(),
+  setup: SetupSchema.meta({
+    description: "Hooks run at install and uninstall, in the sandbox without network.",
+    owner: "Each hook and its time bound.",
+    byDefault: "none",
+  }).optional(),
+  launches: z
+    .array(LaunchedProgramSchema)
+    .max(64)
+    .meta({
+      description: "Programs the app starts and what they inherit; an update that widens them asks consent again.",
+      owner: "Every program, reason and host.",
+      byDefault: "none",
+    })
+    .optional(),
+  writes: z
+    .array(ExternalWriteSchema)
+    .max(64)
+    .meta({
+      description: "Every place outside the app folder its code writes; an update that widens them asks consent again.",
+      owner: "Every path and reason.",
+      byDefault: "none",
+    })
+    .optional(),
+  requires: z
+    .array(PrerequisiteSchema)
+    .max(32)
+    .meta({ description: "Prerequisites PersonalClaw does not install.", owner: "Shown first.", byDefault: "none" })
+    .optional(),
+  secrets: z
+    .array(DeclaredSecretSchema)
+    .max(32)
+    .meta({
+      description:
+        "Secrets the app asks the owner for. Nothing arrives until the owner stores one and assigns it to the app; it then reaches the backend as the environment variable `name` at its next start, masked in its log.",
+      owner: "Every name and reason.",
+      byDefault: "none",
+    })
+    .optional(),
+  minPersonalClawVersion: z
+    .string()
+    .max(64)
+    .meta({
+      description: "The oldest PersonalClaw the app runs on; checked at review, install, update, enable and start.",
+      byDefault: "any",
+    })
+    .optional(),
+  requiresCoreFeatures: z
+    .array(z.string().min(1).max(128))
+    .max(128)
+    .meta({
+      description: "Features this core must offer; a missing one refuses the app, naming it.",
+      byDefault: "none",
+    })
+    .optional(),
+  quality: z
+    .record(z.string().max(64), z.boolean())
+    .meta({ description: "Quality claims (`tested`, `designSystem`, `a11y`).", byDefault: "no claims" })
+    .optional(),
+  native: z
+    .boolean()
+    .meta({
+      description: "Only the package's own apps/native/ folder may say true; anywhere else it refuses the bundle.",
+      byDefault: "false",
+    })
+    .optional(),
 });
 export type AppManifest = z.infer<typeof AppManifestSchema>;
 
