@@ -50,6 +50,7 @@ export async function buildAll() {
         cli: "host-bridge/cli/main.ts",
         "render-routes": "scripts/render-routes.ts",
         "render-manifest": "scripts/render-manifest.ts",
+        "render-child-env": "scripts/render-child-env.ts",
       },
       outdir: "dist",
       outExtension: { ".js": ".mjs" },

@@ -56,6 +56,7 @@ describe("buildChildEnv", () => {
         "PERSONALCLAW_APP_DATA_DIR",
         "PERSONALCLAW_APP_NAME",
         "PERSONALCLAW_APP_SECRET",
+        "PERSONALCLAW_GATEWAY_URL",
         "PERSONALCLAW_HOME",
         "PERSONALCLAW_PORT",
         "PERSONALCLAW_WORKSPACE",
@@ -67,6 +68,7 @@ describe("buildChildEnv", () => {
       ].sort(),
     );
     expect(env.PORT).toBe("4321");
+    expect(env.PERSONALCLAW_GATEWAY_URL).toBe(`http://127.0.0.1:${env.PERSONALCLAW_PORT}`);
     expect(env.PERSONALCLAW_APP_NAME).toBe("notes");
     expect(env.PERSONALCLAW_APP_DATA_DIR).toBe("/pc/apps/notes/data");
   });

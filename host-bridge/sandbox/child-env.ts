@@ -57,34 +57,93 @@ export function egressEnvironment(): Record<string, string> {
   };
 }
 
-/** Exact names every child may inherit (BACK-10 CHILD_ENV_BASE_NAMES). */
-const BASE_NAMES = new Set([
-  "PATH",
-  "HOME",
-  "TMPDIR",
-  "LANG",
-  "LANGUAGE",
-  "TZ",
-  "SSL_CERT_FILE",
-  "SSL_CERT_DIR",
-  "NODE_EXTRA_CA_CERTS",
-  "REQUESTS_CA_BUNDLE",
-  "CURL_CA_BUNDLE",
-  "GIT_SSL_CAINFO",
-  "GIT_SSL_CAPATH",
-  "PYTHONPATH",
-  "PYTHONPYCACHEPREFIX",
-  "PERSONALCLAW_HOME",
-  "PERSONALCLAW_WORKSPACE",
-  "PERSONALCLAW_PORT",
-]);
+/** One variable of a child's environment and why it is there: the author guide's list is rendered from these. */
+export interface ChildVariable {
+  name: string;
+  why: string;
+}
+
+/** Exact names every child may inherit from the bridge's environment (BACK-10 CHILD_ENV_BASE_NAMES). */
+export const INHERITED_NAMES: readonly ChildVariable[] = [
+  { name: "PATH", why: "where programs are found" },
+  { name: "HOME", why: "replaced by `/tmp` in the sandbox" },
+  { name: "TMPDIR", why: "replaced by `/tmp` in the sandbox" },
+  { name: "LANG", why: "locale" },
+  { name: "LANGUAGE", why: "locale" },
+  { name: "TZ", why: "time zone" },
+  { name: "SSL_CERT_FILE", why: "the certificate store, when the owner's system moved it" },
+  { name: "SSL_CERT_DIR", why: "the certificate store, when the owner's system moved it" },
+  { name: "NODE_EXTRA_CA_CERTS", why: "extra certificate authorities for Node" },
+  { name: "REQUESTS_CA_BUNDLE", why: "the certificate store for Python's requests" },
+  { name: "CURL_CA_BUNDLE", why: "the certificate store for curl" },
+  { name: "GIT_SSL_CAINFO", why: "the certificate store for git" },
+  { name: "GIT_SSL_CAPATH", why: "the certificate store for git" },
+  { name: "PYTHONPATH", why: "extra Python module folders" },
+  { name: "PYTHONPYCACHEPREFIX", why: "where Python writes its bytecode cache" },
+];
+
+/** The gateway's own names: set by the bridge, and inherited from its environment when it sets none. */
+const GATEWAY_NAMES = ["PERSONALCLAW_HOME", "PERSONALCLAW_WORKSPACE", "PERSONALCLAW_PORT"];
+
+/** Name families every child may inherit, matched by prefix. */
+export const INHERITED_PREFIXES: readonly ChildVariable[] = [
+  { name: "XDG_*", why: "desktop folder and runtime settings" },
+  { name: "LC_*", why: "locale" },
+];
+
+/** What the bridge sets for a backend on top of the inherited names (app-author guide, "The backend"). */
+export const SET_FOR_BACKEND: readonly ChildVariable[] = [
+  {
+    name: "PORT",
+    why: "listen on 127.0.0.1:$PORT (8080 in the app's own network namespace; the gateway reaches it through a socket)",
+  },
+  {
+    name: "PERSONALCLAW_GATEWAY_URL",
+    why: "the gateway as the app calls it back, `http://127.0.0.1:$PERSONALCLAW_PORT`, with the app token a request carried",
+  },
+  {
+    name: "PERSONALCLAW_PORT",
+    why: "the gateway's port, reachable at 127.0.0.1 from inside through the sandbox's relay",
+  },
+  { name: "PERSONALCLAW_HOME", why: "the gateway's state folder: a host path, which the sandbox does not show" },
+  { name: "PERSONALCLAW_WORKSPACE", why: "the owner's workspace folder, when one is configured" },
+  { name: "PERSONALCLAW_APP_NAME", why: "the app's name" },
+  {
+    name: "PERSONALCLAW_APP_SECRET",
+    why: "the key the proxy signature is checked with (the SDKs read it); masked in logs",
+  },
+  {
+    name: "PERSONALCLAW_APP_DATA_DIR",
+    why: "the writable data/ folder, only when the app declares `permissions.storage`",
+  },
+  {
+    name: "HTTP_PROXY, HTTPS_PROXY, NO_PROXY (and lower case), NODE_OPTIONS",
+    why: "only when the app declares `permissions.network` hosts: its egress relay, and Node's preload that routes `http`, `https` and `fetch` through it",
+  },
+  {
+    name: "each assigned secret",
+    why: "under the name the manifest's `secrets` declared, once the owner assigned one",
+  },
+];
+
+const BASE_NAMES = new Set([...INHERITED_NAMES.map((v) => v.name), ...GATEWAY_NAMES]);
 
 /** Proxy settings, matched in any case (curl reads lower case, most others upper). */
-const PROXY_NAMES = new Set(["http_proxy", "https_proxy", "no_proxy", "all_proxy", "ftp_proxy"]);
+export const PROXY_NAMES: ReadonlySet<string> = new Set([
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+  "all_proxy",
+  "ftp_proxy",
+]);
+
+const BASE_PREFIXES = INHERITED_PREFIXES.map((v) => v.name.slice(0, -1));
 
 function isBaseName(name: string): boolean {
   return (
-    BASE_NAMES.has(name) || PROXY_NAMES.has(name.toLowerCase()) || name.startsWith("XDG_") || name.startsWith("LC_")
+    BASE_NAMES.has(name) ||
+    PROXY_NAMES.has(name.toLowerCase()) ||
+    BASE_PREFIXES.some((prefix) => name.startsWith(prefix))
   );
 }
 
@@ -184,7 +243,11 @@ export function buildChildEnv(
   }
   env.PERSONALCLAW_HOME = opts.home;
   if (opts.workspace !== undefined) env.PERSONALCLAW_WORKSPACE = opts.workspace;
-  if (opts.gatewayPort !== undefined) env.PERSONALCLAW_PORT = String(opts.gatewayPort);
+  if (opts.gatewayPort !== undefined) {
+    env.PERSONALCLAW_PORT = String(opts.gatewayPort);
+    // Inside the sandbox the gateway is at this address through the child's gateway relay.
+    env.PERSONALCLAW_GATEWAY_URL = `http://127.0.0.1:${opts.gatewayPort}`;
+  }
   if (opts.app.port !== undefined) env.PORT = String(opts.app.port);
   env.PERSONALCLAW_APP_NAME = opts.app.name;
   if (opts.app.secret !== undefined) env.PERSONALCLAW_APP_SECRET = opts.app.secret;
@@ -215,7 +278,12 @@ export function buildChildEnv(
  * Names the bridge sets itself whose values are a port, a name or a folder, not credentials.
  * PERSONALCLAW_APP_SECRET is absent on purpose: it is the credential a log must never show.
  */
-const SET_BY_BRIDGE_NOT_CREDENTIAL = new Set(["PORT", "PERSONALCLAW_APP_NAME", "PERSONALCLAW_APP_DATA_DIR"]);
+const SET_BY_BRIDGE_NOT_CREDENTIAL = new Set([
+  "PORT",
+  "PERSONALCLAW_GATEWAY_URL",
+  "PERSONALCLAW_APP_NAME",
+  "PERSONALCLAW_APP_DATA_DIR",
+]);
 
 /** Names whose values are locations or settings, not credentials: the inherited base names and the bridge's own. */
 function isNotCredentialName(name: string): boolean {
