@@ -1,22 +1,28 @@
 // The gateway's calls to the host bridge: loopback only, with the internal credential and
-// the work named, answers parsed with zod like any other boundary.
-import type { z } from "zod";
+// the work named, each one a row of the bridge contract whose answer schema parses what
+// comes back, like any other boundary.
 import { GatewayError } from "./contracts/errors";
+import {
+  BRIDGE_OPERATIONS,
+  type BridgeAnswer,
+  type BridgeOperationName,
+  type BridgeRequest,
+} from "./contracts/bridge-operations";
 import type { Env } from "./env";
 
 /** Calls one bridge operation; a bridge error envelope is re-raised with its code, anything else is bridge_unavailable. */
-export async function bridgeCall<T>(
+export async function bridgeCall<N extends BridgeOperationName>(
   env: Env,
-  method: "GET" | "POST",
-  path: string,
-  schema: z.ZodType<T>,
-  body?: unknown,
+  operation: N,
+  body: BridgeRequest<N>,
   timeoutMs = 10_000,
-): Promise<T> {
+): Promise<BridgeAnswer<N>> {
+  const contract = BRIDGE_OPERATIONS[operation];
+  const path = operation.slice(contract.method.length + 1);
   let response: Response;
   try {
     response = await fetch(`${env.BRIDGE_URL}${path}`, {
-      method,
+      method: contract.method,
       headers: {
         "X-Internal-Secret": env.INTERNAL_SECRET,
         "X-Session-Key": "gateway",
@@ -43,8 +49,8 @@ export async function bridgeCall<T>(
       );
     throw new GatewayError("bridge_unavailable", { vars: { reason: `status ${response.status}` } });
   }
-  const parsed = schema.safeParse(payload);
+  const parsed = contract.answer.safeParse(payload);
   if (!parsed.success)
     throw new GatewayError("bridge_unavailable", { vars: { reason: "the answer did not match its contract" } });
-  return parsed.data;
+  return parsed.data as BridgeAnswer<N>;
 }

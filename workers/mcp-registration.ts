@@ -1,9 +1,8 @@
 // The worker's door to the bridge's mcp.json writer: an app's declared servers are written on
 // install and enable and removed on disable and uninstall (MCP-01, C-12). The bridge owns the
 // file; the registry owns each server's switch and start record.
-import { z } from "zod";
 import type { AppManifest } from "./contracts/manifest";
-import { McpRegistrationSchema, type McpRegistration } from "./contracts/mcp";
+import type { McpRegistration } from "./contracts/mcp";
 import { bridgeCall } from "./bridge-client";
 import type { Env } from "./env";
 import { appRegistry } from "./app-registry";
@@ -24,9 +23,7 @@ export async function registerMcpServers(
   const off = views.filter((v) => v.app === name && !v.ownerEnabled).map((v) => v.server);
   return bridgeCall(
     env,
-    "POST",
-    "/mcp/register",
-    McpRegistrationSchema,
+    "POST /mcp/register",
     { name, manifest, off, ...(previous ? { previousManifest: previous } : {}) },
     30_000,
   );
@@ -35,10 +32,10 @@ export async function registerMcpServers(
 /** Removes exactly the servers `manifest` declares for the app from mcp.json (ownership by exact name, MCP-02). */
 export async function deregisterMcpServers(env: Env, name: string, manifest: AppManifest): Promise<McpRegistration> {
   if (Object.keys(manifest.mcpServers ?? {}).length === 0) return { registered: [], skipped: [], removed: [] };
-  return bridgeCall(env, "POST", "/mcp/deregister", McpRegistrationSchema, { name, manifest }, 30_000);
+  return bridgeCall(env, "POST /mcp/deregister", { name, manifest }, 30_000);
 }
 
 /** Sets or clears the owner's `disabled` flag of one registered entry. */
 export async function flagMcpServer(env: Env, key: string, enabled: boolean): Promise<void> {
-  await bridgeCall(env, "POST", "/mcp/flag", z.object({ key: z.string() }).passthrough(), { key, enabled }, 30_000);
+  await bridgeCall(env, "POST /mcp/flag", { key, enabled }, 30_000);
 }

@@ -14,7 +14,7 @@ import { storageFullReason } from "../../workers/contracts/storage-full";
 import { GatewayError } from "../../workers/contracts/errors";
 import type { AppManifest } from "../../workers/contracts/manifest";
 import { previewBundle, type PreviewOptions } from "./preview";
-import type { InstallReview } from "./review";
+import type { InstallReview } from "../../workers/contracts/install-review";
 import { HOOK_TIMEOUT_SECONDS } from "./review";
 import { installNpmPackages, installPythonDependencies, type InstallerContext } from "./install-dependencies";
 import { runHook, type HookContext } from "./run-hook";

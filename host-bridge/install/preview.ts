@@ -16,7 +16,8 @@ import { consentDigest } from "../digest/consent-digest";
 import { scanStaged, type ScanOptions } from "../scan/scan-staged";
 import { refuse, type Refusal } from "../staging/refusal";
 import { stageBundle, type StageOptions } from "../staging/stage-bundle";
-import { buildReview, type InstallReview } from "./review";
+import { buildReview } from "./review";
+import type { InstallReview } from "../../workers/contracts/install-review";
 
 // A manifest is a few KiB; a larger one is refused rather than parsed.
 const MAX_MANIFEST_BYTES = 1024 * 1024;

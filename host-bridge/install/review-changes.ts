@@ -2,14 +2,7 @@
 // review that grants or runs something — prerequisites, each permission (network hosts
 // included), jobs, packages, UI, backend, hooks, MCP servers, launches, writes and the scan's
 // findings. The app's name, version, wording and the parked-data note are not disclosure.
-import type { InstallReview } from "./review";
-
-export interface ReviewChange {
-  /** The review field, e.g. `permissions.api` or `backend`. */
-  field: string;
-  before: unknown;
-  after: unknown;
-}
+import type { InstallReview, ReviewChange } from "../../workers/contracts/install-review";
 
 const DISCLOSURE_FIELDS = [
   "prerequisites",

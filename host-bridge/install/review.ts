@@ -4,85 +4,12 @@
 import { configGrantPaths, JOB_TIMEOUT_DEFAULT_S, type AppManifest } from "../../workers/contracts/manifest";
 import { mcpDefinition } from "../../workers/contracts/mcp";
 import type { ParkedDataView } from "../../workers/contracts/parked-data";
-import type { Finding, ScanResult, Verdict } from "../scan/scan-staged";
+import type { ScanResult } from "../scan/scan-staged";
+import type { InstallReview } from "../../workers/contracts/install-review";
 import { DEFAULT_HOOK_TIMEOUT_SECONDS } from "../settings";
 
 /** DESIGN.md: onInstall and onUninstall run bounded to 60 s; onUpdate is parsed, never run. */
 export const HOOK_TIMEOUT_SECONDS = DEFAULT_HOOK_TIMEOUT_SECONDS;
-
-export interface ReviewCommand {
-  command: string;
-  args: string[];
-}
-
-export interface InstallReview {
-  app: { name: string; version: string; displayName: string | null; description: string | null };
-  /** What it needs that PersonalClaw does not install — shown first. */
-  prerequisites: Array<{ name: string; why: string; how: string }>;
-  permissions: {
-    api: string[];
-    /** Owner settings it may read (GRANT-01); security settings can never be here. */
-    config: string[];
-    /** Owner settings it may also write. */
-    configWrite: string[];
-    events: string[];
-    eventSubscriptions: string[];
-    mcpTools: string[];
-    appMessaging: string[];
-    memory: boolean;
-    cron: boolean;
-    storage: boolean;
-    /** It may put questions in the owner's Inbox (permissions.approvals is exactly true). */
-    approvals: boolean;
-    agent: "text" | "read" | "tools" | null;
-    network: { hosts: string[]; enforced: true; note: string };
-  };
-  scheduledJobs: Array<{
-    name: string;
-    schedule: string;
-    timezone: string;
-    route: string | null;
-    timeoutSeconds: number;
-    enabled: boolean;
-    registers: boolean;
-  }>;
-  pythonPackages: string[];
-  npmPackages: { packages: string[]; note: string | null };
-  ui: { entry: string | null; pages: Array<{ entryPoint: string; title: string | null }> } | null;
-  backend: (ReviewCommand & { entryPoint: string | null; healthCheck: string }) | null;
-  installHook: (ReviewCommand & { timeoutSeconds: number }) | null;
-  uninstallHook: (ReviewCommand & { timeoutSeconds: number }) | null;
-  updateHook: { declared: boolean; runs: false };
-  /** Each server's sealed definition (MCP-07): transport, command, args, env names, remote URL; the digest covers it. */
-  mcpServers: Array<{
-    name: string;
-    transport: "stdio" | "http";
-    command: string | null;
-    args: string[];
-    envNames: string[];
-    url: string | null;
-  }>;
-  launches: Array<{
-    program: string;
-    why: string;
-    inherits: string[];
-    inheritsWhile: { setting: string; value: boolean } | null;
-    hosts: string[];
-    npmPackage: string | null;
-  }>;
-  writes: Array<{ path: string; why: string }>;
-  /** Secrets it asks for; each reaches it only if the owner assigns one (as an environment variable at its backend's start). */
-  secrets: Array<{ name: string; why: string }>;
-  findings: { runtime: Finding[]; tests: Finding[] };
-  verdict: Verdict;
-  /**
-   * Data an earlier install of this name left parked: whose it is, and that it is adopted only
-   * with {"adopt_data": true}; otherwise this install starts with an empty data/.
-   */
-  keptData: { version: string | null; parkedAt: string | null; consentDigest: string | null; note: string } | null;
-  /** Top-level manifest keys this core does not read: kept, shown, never trusted. */
-  unrecognisedManifestKeys: string[];
-}
 
 const KNOWN_KEYS = new Set([
   "name",
@@ -111,7 +38,7 @@ const NETWORK_NOTE =
   "Enforced: the app's processes reach these hosts and no others, through its own egress broker; with none listed they have no network at all.";
 const NPM_NOTE = "npm runs these packages' install scripts when it installs them.";
 
-function cmd(c: { command: string; args?: string[] | undefined }): ReviewCommand {
+function cmd(c: { command: string; args?: string[] | undefined }): { command: string; args: string[] } {
   return { command: c.command, args: [...(c.args ?? [])] };
 }
 

@@ -11,14 +11,15 @@ import { mkdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { GatewayError } from "../../workers/contracts/errors";
 import { uiFolderOf, type AppManifest } from "../../workers/contracts/manifest";
-import { HOOK_TIMEOUT_SECONDS, type InstallReview } from "./review";
+import { HOOK_TIMEOUT_SECONDS } from "./review";
+import type { InstallReview, ReviewChange } from "../../workers/contracts/install-review";
 import { installNpmPackages, installPythonDependencies } from "./install-dependencies";
 import { runHook } from "./run-hook";
 import { listUiFiles } from "./ui-files";
 import { checkRecordable, stageOrRefuse, type InstallContext, type InstallProgressEvent } from "./install-app";
 import { copyAppData } from "./copy-app-data";
 import { clearJournal, syncFolder, writeJournal } from "./transition-journal";
-import { reviewChanges, type ReviewChange } from "./review-changes";
+import { reviewChanges } from "./review-changes";
 
 /** DESIGN.md: an update is kept only when its backend answers its health check within 30 s. */
 export const UPDATE_HEALTH_SECONDS = 30;

@@ -1,6 +1,7 @@
 // Runs app backends as supervised children (BACK-01..08, 13..15, 19, 21): each gets its own
 // port, secret, allowlisted env and sandbox; health is a standing, reversible observation; a
 // backend that exits on its own is restarted with backoff unless held or failing to start.
+import type { BackendStatus as ReportedBackendStatus } from "../../workers/contracts/app-record";
 import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import os from "node:os";
@@ -103,28 +104,10 @@ export interface BackendSupervisorOptions {
   maxFailedStarts?: number;
 }
 
-export interface BackendExit {
-  code: number | null;
-  signal: string | null;
-  at: string;
-}
+export type BackendExit = NonNullable<ReportedBackendStatus["exit"]>;
 
-export interface BackendStatus {
-  name: string;
-  running: boolean;
-  healthy: boolean;
-  pid: number | null;
-  /** Unconfined (sandbox.mode "off") only: its loopback port. */
-  port: number | null;
-  /** Confined: the socket slot the gateway reaches it through (no host port exists). */
-  slot: number | null;
-  startedAt: string | null;
-  restarts: number;
-  held: boolean;
-  lastLines: string[];
-  exit: BackendExit | null;
-  reason?: string;
-}
+/** The supervisor's view of a backend: what the gateway is told, plus its name and whether a transition holds it. */
+export type BackendStatus = ReportedBackendStatus & { name: string; held: boolean; slot: number | null };
 
 export type StartResult =
   | { ok: true; name: string; port: number | null; slot: number | null; secret: string; pid: number | null }

@@ -5,11 +5,11 @@
 import { closeAppSockets, emitEvent } from "../events";
 import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
-import { BackendStatusSchema, UiFilesSchema, type AppRecord } from "../contracts/app-record";
-import { ParkedDataViewSchema } from "../contracts/parked-data";
+import type { AppRecord } from "../contracts/app-record";
 import { AppManifestSchema, type AppManifest } from "../contracts/manifest";
 import { appNotFound, appRegistry, readRecord, requireRecord } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
+import { BackendReportSchema, JournalQuestionSchema, NativeAppsReportSchema } from "../contracts/bridge-operations";
 import { sessions } from "../sessions";
 import { requireIfMatch } from "../contracts/revision";
 import type { Env } from "../env";
@@ -30,19 +30,6 @@ const UpdateBody = z
       .optional(),
   })
   .strict();
-const UpdateAnswer = z.object({
-  manifest: AnyObject,
-  review: AnyObject,
-  digest: z.string(),
-  uiFiles: UiFilesSchema,
-  changes: z.array(AnyObject),
-  venvMoved: z.boolean(),
-});
-const JournalQuestion = z.discriminatedUnion("op", [
-  z.object({ op: z.literal("install"), digest: z.string().max(200) }).strict(),
-  z.object({ op: z.literal("update"), fromDigest: z.string().max(200), toDigest: z.string().max(200) }).strict(),
-  z.object({ op: z.literal("uninstall"), consentDigest: z.string().max(200) }).strict(),
-]);
 // A transition lock lapses after this long in case the request holding it vanished (the
 // longest transition, an install, may take 15 minutes of package downloads).
 const TRANSITION_TTL_MS = 20 * 60 * 1000;
@@ -59,13 +46,6 @@ const InstallBody = z
     adopt_data: z.boolean().optional(),
   })
   .strict();
-const InstallAnswer = z.object({
-  manifest: AnyObject,
-  review: AnyObject,
-  digest: z.string(),
-  uiFiles: UiFilesSchema,
-  adoptedData: ParkedDataViewSchema.nullable(),
-});
 const AppName = z
   .string()
   .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/)
@@ -159,14 +139,7 @@ function uiRevisionOf(manifest: AppManifest, digest: string): string | null {
 /** Starts an app's backend; the consent digest is what its assigned secrets open under. */
 async function startBackend(env: Env, name: string, manifest: AppManifest, digest: string): Promise<void> {
   if (!manifest.backend) return;
-  await bridgeCall(
-    env,
-    "POST",
-    "/backends/start",
-    z.object({ started: z.boolean() }).passthrough(),
-    { name, manifest, digest },
-    60_000,
-  );
+  await bridgeCall(env, "POST /backends/start", { name, manifest, digest }, 60_000);
 }
 
 export const appRoutes = [
@@ -185,14 +158,7 @@ export const appRoutes = [
       return auditedRefusal(req, "app_preview_refused", req.body.source, () =>
         bridgeCall(
           req.env,
-          "POST",
-          "/apps/preview",
-          z.object({
-            review: AnyObject,
-            digest: z.string(),
-            changes: z.array(AnyObject).optional(),
-            consentNeeded: z.boolean().optional(),
-          }),
+          "POST /apps/preview",
           installed
             ? { source: req.body.source, installedReview: installed.review ?? null }
             : { source: req.body.source },
@@ -217,9 +183,7 @@ export const appRoutes = [
       const installed = await auditedRefusal(req, "app_install_failed", req.body.source, () =>
         bridgeCall(
           req.env,
-          "POST",
-          "/apps/install",
-          InstallAnswer,
+          "POST /apps/install",
           {
             source: req.body.source,
             consent: req.body.consent,
@@ -256,14 +220,7 @@ export const appRoutes = [
           injectedRecordFailure(req);
           added = await registry.add(record);
         } catch (error) {
-          await bridgeCall(
-            req.env,
-            "POST",
-            "/apps/install-undo",
-            z.unknown(),
-            { name, adoptedData: installed.adoptedData },
-            60_000,
-          );
+          await bridgeCall(req.env, "POST /apps/install-undo", { name, adoptedData: installed.adoptedData }, 60_000);
           throw error instanceof GatewayError
             ? error
             : new GatewayError("install_step_failed", {
@@ -272,19 +229,12 @@ export const appRoutes = [
               });
         }
         if (!added) {
-          await bridgeCall(
-            req.env,
-            "POST",
-            "/apps/install-undo",
-            z.unknown(),
-            { name, adoptedData: installed.adoptedData },
-            60_000,
-          );
+          await bridgeCall(req.env, "POST /apps/install-undo", { name, adoptedData: installed.adoptedData }, 60_000);
           throw new GatewayError("app_exists", { vars: { name } });
         }
       });
       // Recorded: the install's journal goes (a crash before this is settled at the next start).
-      await bridgeCall(req.env, "POST", "/apps/transition-commit", z.unknown(), { name }, 60_000);
+      await bridgeCall(req.env, "POST /apps/transition-commit", { name }, 60_000);
       const manifest = AppManifestSchema.parse(installed.manifest);
       await req.audit({
         kind: "app_installed",
@@ -318,7 +268,7 @@ export const appRoutes = [
     internal: true,
     contract: "The steps of an install started with this install_id, as they happen (null when unknown).",
     async handle({ env, params }) {
-      return bridgeCall(env, "POST", "/apps/install-progress", z.object({ steps: z.array(AnyObject).nullable() }), {
+      return bridgeCall(env, "POST /apps/install-progress", {
         id: params.id,
       });
     },
@@ -344,7 +294,7 @@ export const appRoutes = [
     contract:
       "The data/ folders keep-data uninstalls left parked: each with the name, version, consent digest and date of the install it came from.",
     async handle({ env }) {
-      return bridgeCall(env, "POST", "/apps/parked", z.object({ parked: z.array(ParkedDataViewSchema) }));
+      return bridgeCall(env, "POST /apps/parked", undefined);
     },
   }),
   route({
@@ -359,14 +309,7 @@ export const appRoutes = [
       const name = AppName.safeParse(req.params.name);
       if (!name.success)
         throw new GatewayError("parked_data_not_found", { vars: { name: req.params.name.slice(0, 80) } });
-      const purged = await bridgeCall(
-        req.env,
-        "POST",
-        "/apps/parked/purge",
-        z.object({ purged: z.string() }),
-        { name: name.data },
-        60_000,
-      );
+      const purged = await bridgeCall(req.env, "POST /apps/parked/purge", { name: name.data }, 60_000);
       await req.audit({ kind: "app_parked_data_purged", outcome: "allowed", subject: name.data });
       return purged;
     },
@@ -488,7 +431,7 @@ export const appRoutes = [
           // Its servers leave mcp.json first, so no agent starts one of a disabled app (MCP-01).
           await deregisterMcpServers(req.env, current.name, current.manifest);
           if (current.manifest.backend)
-            await bridgeCall(req.env, "POST", "/backends/stop", z.unknown(), { name: current.name }, 30_000);
+            await bridgeCall(req.env, "POST /backends/stop", { name: current.name }, 30_000);
           await appRegistry(req.env).setEnabled(current.name, false);
           await appRegistry(req.env).reconcileJobs(current.name, req.now);
           const revoked = await sessions(req.env).revokeApp(current.name, req.now);
@@ -528,9 +471,7 @@ export const appRoutes = [
             });
           const restarted = await bridgeCall(
             req.env,
-            "POST",
-            "/backends/restart",
-            z.object({ started: z.boolean(), reason: z.string().optional() }).passthrough(),
+            "POST /backends/restart",
             { name: record.name, manifest: record.manifest, digest: record.consentDigest },
             60_000,
           );
@@ -563,9 +504,7 @@ export const appRoutes = [
           const current = (await readRecord(req.env, record.name)) ?? record;
           const updated = await bridgeCall(
             req.env,
-            "POST",
-            "/apps/update",
-            UpdateAnswer,
+            "POST /apps/update",
             {
               name: current.name,
               source: req.body.source,
@@ -592,9 +531,7 @@ export const appRoutes = [
           } catch (error) {
             await bridgeCall(
               req.env,
-              "POST",
-              "/apps/update-undo",
-              z.unknown(),
+              "POST /apps/update-undo",
               { name: current.name, installed: installedCopy(current) },
               120_000,
             );
@@ -609,9 +546,9 @@ export const appRoutes = [
                   detail: { step: "record" },
                 });
           }
-          await bridgeCall(req.env, "POST", "/apps/transition-commit", z.unknown(), { name: current.name }, 120_000);
+          await bridgeCall(req.env, "POST /apps/transition-commit", { name: current.name }, 120_000);
           // The owner's secrets follow the app to the install it now is, if it still declares them.
-          await bridgeCall(req.env, "POST", "/secrets/rebind", z.unknown(), {
+          await bridgeCall(req.env, "POST /secrets/rebind", {
             app: current.name,
             fromDigest: current.consentDigest,
             toDigest: updated.digest,
@@ -662,9 +599,7 @@ export const appRoutes = [
           await deregisterMcpServers(req.env, record.name, record.manifest);
           const removed = await bridgeCall(
             req.env,
-            "POST",
-            "/apps/remove",
-            z.object({ uninstallHook: z.string().nullable() }).passthrough(),
+            "POST /apps/remove",
             {
               name: record.name,
               purgeData,
@@ -678,7 +613,7 @@ export const appRoutes = [
           await appRegistry(req.env).remove(record.name);
           await sessions(req.env).revokeApp(record.name, req.now);
           await closeAppSockets(req.env, record.name);
-          await bridgeCall(req.env, "POST", "/apps/transition-commit", z.unknown(), { name: record.name }, 60_000);
+          await bridgeCall(req.env, "POST /apps/transition-commit", { name: record.name }, 60_000);
           await req.audit({
             kind: "app_uninstalled",
             outcome: "allowed",
@@ -715,7 +650,7 @@ export const appRoutes = [
     family: "internal",
     authz: { kind: "internal-only" },
     internal: true,
-    body: z.object({ status: BackendStatusSchema, secret: z.string().max(200).nullable() }).strict(),
+    body: BackendReportSchema,
     contract: "The host bridge reports a backend's status and its current proxy secret.",
     async handle({ env, params, body }) {
       const registry = appRegistry(env);
@@ -737,7 +672,7 @@ export const appRoutes = [
     family: "internal",
     authz: { kind: "internal-only" },
     internal: true,
-    body: JournalQuestion,
+    body: JournalQuestionSchema,
     contract:
       "At start, the host bridge asks about a transition a killed gateway left half done: the record decides. An install or update stands (`finish`) when the record holds its digest, else it is undone; an uninstall whose folder already left is finished, and its record removed here.",
     async handle(req) {
@@ -783,11 +718,7 @@ export const appRoutes = [
     family: "internal",
     authz: { kind: "internal-only" },
     internal: true,
-    body: z
-      .object({
-        apps: z.array(z.object({ digest: z.string().max(200), source: z.string().max(4096) }).strict()).max(100),
-      })
-      .strict(),
+    body: NativeAppsReportSchema,
     contract:
       "Records the package's native apps as origin builtin, lifecycle locked, keeping the owner's on/off. Each must be one the host bridge staged from the package's own apps/native/ at this start, with that digest (403 native_app_unproven otherwise); the manifest comes from the bridge, never from the caller.",
     async handle(req) {
@@ -796,13 +727,7 @@ export const appRoutes = [
         // A stolen internal credential must not be able to make an app unremovable: the bridge
         // proves by path and digest that it staged this app from apps/native/ itself.
         const proof = await auditedRefusal(req, "app_native_refused", entry.source, () =>
-          bridgeCall(
-            req.env,
-            "POST",
-            "/apps/native/verify",
-            z.object({ manifest: AnyObject, digest: z.string(), uiFiles: UiFilesSchema }),
-            entry,
-          ),
+          bridgeCall(req.env, "POST /apps/native/verify", entry),
         );
         const manifest = AppManifestSchema.parse(proof.manifest);
         const existing = await readRecord(req.env, manifest.name);

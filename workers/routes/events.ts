@@ -1,7 +1,6 @@
 // Live events (WS-01..14): the one socket route and the bridge's door for install progress.
 // The route decides who is connecting and what it may hear at connect time; the EventHub holds
 // the socket and filters every frame (durable/event-hub).
-import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
 import { EVENTS_SUBPROTOCOL } from "../contracts/event-names";
 import { emitEvent, eventHub } from "../events";
@@ -15,6 +14,7 @@ import {
   type SocketScope,
 } from "../../durable/event-hub/event-scope";
 import { route, type RouteRequest } from "./define";
+import { InstallProgressEventSchema } from "../contracts/bridge-operations";
 
 /**
  * WebSockets are not covered by CORS: a page on any site may open one to the gateway, and the
@@ -28,15 +28,6 @@ function originRefusal(req: RouteRequest<undefined, undefined>, principal: Princ
   if (origin === "null" && principal.kind === "app" && principal.narrows === null) return null;
   return origin === "null" ? "opaque_origin_without_app_token" : "foreign_origin";
 }
-
-const InstallProgressBody = z
-  .object({
-    install_id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
-    op: z.enum(["install", "update", "uninstall", "transition"]),
-    step: z.string().regex(/^[a-z0-9_.-]{1,64}$/),
-    status: z.string().regex(/^[a-z0-9_.-]{1,32}$/),
-  })
-  .strict();
 
 export const eventRoutes = [
   route({
@@ -94,7 +85,7 @@ export const eventRoutes = [
     family: "internal",
     authz: { kind: "internal-only" },
     internal: true,
-    body: InstallProgressBody,
+    body: InstallProgressEventSchema,
     contract:
       "The host bridge announces one step of an install, update or uninstall the owner named with install_id (identifiers only).",
     async handle({ env, body }) {

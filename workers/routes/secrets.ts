@@ -64,7 +64,7 @@ export const secretRoutes = [
     contract:
       "Names, presence and consumers of the owner's secrets — never a value, and there is no per-secret read (SECR-01): `secrets` [{name, stored, used_by: [{app, as}]}] and `declared` [{app, name, why, assigned}], what each installed app asks for. `delivery` says how a value reaches an app.",
     async handle({ env }) {
-      const listing = await bridgeCall(env, "POST", "/secrets/list", SecretListingSchema, {});
+      const listing = await bridgeCall(env, "POST /secrets/list", {});
       return {
         ...listing,
         declared: await declarations(env, listing),
@@ -92,13 +92,11 @@ export const secretRoutes = [
       ) {
         throw new GatewayError("secret_value_invalid", { vars: { limit: SECRET_VALUE_MAX_CHARS } });
       }
-      const stored = await bridgeCall(
-        req.env,
-        "POST",
-        "/secrets/put",
-        z.object({ replaced: z.boolean(), resealed: z.number() }),
-        { name, value, consumers: await consumers(req.env) },
-      );
+      const stored = await bridgeCall(req.env, "POST /secrets/put", {
+        name,
+        value,
+        consumers: await consumers(req.env),
+      });
       await req.audit({
         kind: "secret_stored",
         outcome: "allowed",
@@ -119,13 +117,7 @@ export const secretRoutes = [
       "Deletes a stored secret and every app's sealed copy of it; 404 secret_not_found when none is stored or assigned; 400 secret_name_reserved for PCSECRET_/PCPROJ_ names.",
     async handle(req) {
       const name = secretName(req.params.name);
-      const removed = await bridgeCall(
-        req.env,
-        "POST",
-        "/secrets/delete",
-        z.object({ deleted: z.boolean(), unassigned: z.array(z.object({ app: z.string(), as: z.string() })) }),
-        { name },
-      );
+      const removed = await bridgeCall(req.env, "POST /secrets/delete", { name });
       if (!removed.deleted && removed.unassigned.length === 0)
         throw new GatewayError("secret_not_found", { vars: { name } });
       await req.audit({
@@ -153,7 +145,7 @@ export const secretRoutes = [
       if (!(record.manifest.secrets ?? []).some((s) => s.name === as))
         throw new GatewayError("secret_not_declared", { vars: { app: record.name, name: as.slice(0, 64) } });
       assertOwnerPresence(req);
-      await bridgeCall(req.env, "POST", "/secrets/assign", z.object({ assigned: z.literal(true) }), {
+      await bridgeCall(req.env, "POST /secrets/assign", {
         name,
         as,
         consumer: { app: record.name, digest: record.consentDigest },
@@ -183,7 +175,7 @@ export const secretRoutes = [
         .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/)
         .safeParse(req.body.app);
       if (!app.success) throw new GatewayError("app_not_found", { vars: { name: req.body.app.slice(0, 64) } });
-      const result = await bridgeCall(req.env, "POST", "/secrets/unassign", z.object({ unassigned: z.boolean() }), {
+      const result = await bridgeCall(req.env, "POST /secrets/unassign", {
         app: app.data,
         as,
       });

@@ -17,8 +17,6 @@ import {
   settingAt,
   settingNameRefusal,
   settingValueRefusal,
-  SettingsDocumentSchema,
-  SettingWrittenSchema,
   type SettingSpec,
   type SettingValue,
   type SettingWrite,
@@ -54,7 +52,7 @@ type ConfigPatch = z.infer<typeof ConfigPatchBody>;
 type RequestedWrite = { op: "set"; value: SettingValue } | { op: "add" | "remove"; name: string };
 
 function readSettings(env: Env) {
-  return bridgeCall(env, "POST", "/config/read", SettingsDocumentSchema, {});
+  return bridgeCall(env, "POST /config/read", {});
 }
 
 function refuseValue(spec: SettingSpec, expected: string): never {
@@ -170,7 +168,7 @@ export async function writeSetting(
     write.op === "set"
       ? { op: "set", path: spec.path, value: write.value, expect: currentRevision }
       : { op: write.op, path: spec.path, name: write.name };
-  const written = await bridgeCall(req.env, "POST", "/config/write", SettingWrittenSchema, bridgeWrite);
+  const written = await bridgeCall(req.env, "POST /config/write", bridgeWrite);
   await req.audit({
     kind: "settings.changed",
     outcome: "allowed",

@@ -1,0 +1,73 @@
+// The backends the host bridge reported during this gateway start, with each one's proxy
+// secret. They are stored (workerd unloads an idle object, and the proxy must still find a
+// healthy backend afterwards) and cleared when a new start begins, since its backends are new.
+import type { BackendStatus } from "../../workers/contracts/app-record";
+
+export class BackendReports {
+  private readonly statuses = new Map<string, BackendStatus>();
+  private readonly secrets = new Map<string, string>();
+  // Until the host bridge has reported once, how many backends run is not known (null, never 0).
+  private reportedAll = false;
+
+  constructor(private readonly sql: SqlStorage) {}
+
+  /** Reads back this start's reports (the object was unloaded and loaded again). */
+  load(): void {
+    const start = this.sql.exec("SELECT backends_reported FROM gateway_start WHERE id = 1").toArray()[0];
+    this.reportedAll = Number(start?.backends_reported) === 1;
+    for (const row of this.sql.exec("SELECT name, status, secret FROM backends")) {
+      this.statuses.set(String(row.name), JSON.parse(String(row.status)) as BackendStatus);
+      if (row.secret !== null) this.secrets.set(String(row.name), String(row.secret));
+    }
+  }
+
+  /** A new gateway start: no backend of an earlier one is running. */
+  beginStart(startedAt: string): void {
+    this.sql.exec("DELETE FROM backends");
+    this.sql.exec(
+      "INSERT OR REPLACE INTO gateway_start (id, started_at, backends_reported) VALUES (1, ?, 0)",
+      startedAt,
+    );
+  }
+
+  markAllReported(): void {
+    this.reportedAll = true;
+    this.sql.exec("UPDATE gateway_start SET backends_reported = 1 WHERE id = 1");
+  }
+
+  /** Whether the bridge has started (or skipped) every backend it will start. */
+  get isReported(): boolean {
+    return this.reportedAll;
+  }
+
+  running(): number | null {
+    return this.reportedAll ? [...this.statuses.values()].filter((b) => b.running).length : null;
+  }
+
+  status(name: string): BackendStatus | undefined {
+    return this.statuses.get(name);
+  }
+
+  secret(name: string): string | null {
+    return this.secrets.get(name) ?? null;
+  }
+
+  /** A stopped backend's secret goes with it: a later one gets a new secret. */
+  set(name: string, status: BackendStatus, secret?: string): void {
+    this.statuses.set(name, status);
+    if (secret !== undefined) this.secrets.set(name, secret);
+    if (!status.running) this.secrets.delete(name);
+    this.sql.exec(
+      "INSERT OR REPLACE INTO backends (name, status, secret) VALUES (?, ?, ?)",
+      name,
+      JSON.stringify(status),
+      this.secrets.get(name) ?? null,
+    );
+  }
+
+  forget(name: string): void {
+    this.statuses.delete(name);
+    this.secrets.delete(name);
+    this.sql.exec("DELETE FROM backends WHERE name = ?", name);
+  }
+}

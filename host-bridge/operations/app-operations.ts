@@ -1,0 +1,174 @@
+// The bridge's /apps/ operations: previews, installs, updates and removals with their undo and
+// commit steps, parked data, native-app proofs and transition progress.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { GatewayError } from "../../workers/contracts/errors";
+import type { AppManifest } from "../../workers/contracts/manifest";
+import type { InstallReview } from "../../workers/contracts/install-review";
+import { previewBundle } from "../install/preview";
+import { installApp, removeAppFiles, undoInstall } from "../install/install-app";
+import { commitUpdate, undoUpdate, updateApp, updateNeedsConsent } from "../install/update-app";
+import { clearJournal, readJournal, writeJournal } from "../install/transition-journal";
+import { listParkedData, parkedDataDir, purgeParkedData } from "../install/parked-data";
+import { runHook } from "../install/run-hook";
+import type { HandlersUnder } from "../bridge-contract";
+import type { BridgeRuntime } from "../bridge-runtime";
+
+function refusalError(refusal: {
+  code: string;
+  message: string;
+  path?: string;
+  field?: string;
+  detail?: unknown;
+}): GatewayError {
+  return GatewayError.fromEnvelope(
+    refusal.code,
+    refusal.message,
+    { path: refusal.path, field: refusal.field, ...(refusal.detail as object | undefined) },
+    422,
+  );
+}
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+export function appOperations(rt: BridgeRuntime): HandlersUnder<"/apps/"> {
+  const { paths } = rt.opts;
+  return {
+    "POST /apps/preview": async ({ body: { source, installedReview } }) => {
+      const result = await previewBundle(source, rt.previewOptions);
+      if (!result.ok) throw refusalError(result);
+      if (installedReview === undefined) return { review: result.review, digest: result.digest };
+      // Previewed as an update: what changes against the review the owner consented to.
+      const { needed, changes } = updateNeedsConsent(installedReview as InstallReview | null, result.review);
+      return { review: result.review, digest: result.digest, changes, consentNeeded: needed };
+    },
+    "POST /apps/install": async ({ body: request }) => {
+      const installed = await installApp(
+        request.source,
+        request.consent,
+        new Set(request.takenNames),
+        rt.hookContext(),
+        rt.progress.sink("install", request.installId),
+        { adoptData: request.adoptData === true },
+      );
+      return {
+        manifest: installed.manifest,
+        review: installed.review,
+        digest: installed.digest,
+        uiFiles: installed.uiFiles,
+        adoptedData: installed.adoptedData,
+      };
+    },
+    "POST /apps/install-undo": async ({ body: { name, adoptedData } }) => {
+      await rt.stopBackend(name);
+      await undoInstall(paths.apps, name, adoptedData);
+      await clearJournal(paths.home, name);
+      return { undone: true };
+    },
+    "POST /apps/transition-commit": async ({ body: { name } }) => {
+      const journal = await readJournal(paths.home, name);
+      await rt.progress.sink(journal?.op ?? "transition", undefined)({ step: "commit", status: "started", at: now() });
+      if (journal?.op === "update") await commitUpdate(paths.home, paths.apps, name);
+      else await clearJournal(paths.home, name);
+      return { committed: true };
+    },
+    "POST /apps/update": async ({ body: request }) => {
+      const installed = {
+        ...request.installed,
+        manifest: request.installed.manifest as AppManifest,
+        review: request.installed.review as InstallReview | null,
+      };
+      const updated = await updateApp(
+        request.name,
+        request.source,
+        request.consent,
+        installed,
+        rt.hookContext(),
+        rt.backendControl(),
+        rt.progress.sink("update", request.installId),
+      );
+      return {
+        manifest: updated.manifest,
+        review: updated.review,
+        digest: updated.digest,
+        uiFiles: updated.uiFiles,
+        changes: updated.changes,
+        venvMoved: updated.venvMoved,
+      };
+    },
+    "POST /apps/update-undo": async ({ body: { name, installed } }) => {
+      await undoUpdate(
+        paths.home,
+        paths.apps,
+        name,
+        { ...installed, manifest: installed.manifest as AppManifest, review: null },
+        rt.backendControl(),
+      );
+      return { undone: true };
+    },
+    "POST /apps/parked": async () => ({ parked: await listParkedData(paths.apps) }),
+    "POST /apps/parked/purge": async ({ body: { name } }) => {
+      await purgeParkedData(paths.apps, name);
+      return { purged: name };
+    },
+    // Only what this start itself staged from the package's own apps/native/ folder may be
+    // recorded as a locked native app (issue 11 item 8).
+    "POST /apps/native/verify": async ({ body: { source, digest } }) => {
+      const proof = rt.nativeProofs.get(source);
+      if (!proof || proof.digest !== digest)
+        throw new GatewayError("native_app_unproven", { vars: { source: source.slice(0, 300) } });
+      return proof;
+    },
+    "POST /apps/install-progress": async ({ body: { id } }) => ({ steps: rt.progress.steps(id) }),
+    "POST /apps/remove": async ({ body: { name, purgeData, manifest, version, consentDigest, installId } }) => {
+      const note = rt.progress.sink("uninstall", installId);
+      // Checked before anything is torn down: parking over an earlier install's data would destroy it.
+      if (!purgeData && existsSync(join(paths.apps, name, "data")) && existsSync(parkedDataDir(paths.apps, name))) {
+        throw new GatewayError("parked_data_exists", { vars: { name } });
+      }
+      // Teardown order (UNIN-02): the uninstall hook, then the backend, then the files.
+      const hook = (manifest as AppManifest | undefined)?.setup?.onUninstall;
+      const appDir = join(paths.apps, name);
+      let hookResult: string | null = null;
+      await note({ step: "uninstall_hook", status: hook ? "started" : "skipped", at: now() });
+      if (hook && existsSync(appDir)) {
+        const result = await runHook(
+          hook,
+          {
+            name,
+            appDir,
+            dataDir: join(appDir, "data"),
+            hasStorage: (manifest as AppManifest).permissions?.storage === true,
+          },
+          rt.hookContext(),
+          rt.opts.hookTimeoutSeconds,
+          { KEEP_DATA: purgeData ? "0" : "1", PURGE_DATA: purgeData ? "1" : "0" },
+        );
+        hookResult = result.ok ? "ok" : result.reason;
+        if (!result.ok) rt.opts.log(`bridge: ${name}'s uninstall hook failed (${result.reason}); removing it anyway`);
+      }
+      await note({ step: "stop_backend", status: "started", at: now() });
+      await rt.stopBackend(name);
+      // The journal before the folder leaves: the next start finishes a removal a crash cut short.
+      const trashDir = join(paths.quarantine, `${name}.removing-${Date.now()}`);
+      await writeJournal(paths.home, {
+        op: "uninstall",
+        name,
+        purgeData,
+        version,
+        consentDigest,
+        trashDir,
+        startedAt: now(),
+      });
+      await note({ step: "remove_files", status: "started", at: now() });
+      await removeAppFiles(paths.apps, name, purgeData, { version, consentDigest }, trashDir);
+      // Its sealed copies of the owner's secrets go with it; the owner's own stored copies stay.
+      rt.secrets.forgetApp(name);
+      rt.digests.delete(name);
+      await note({ step: "remove_files", status: "done", at: now() });
+      return { removed: true, uninstallHook: hookResult };
+    },
+  };
+}
