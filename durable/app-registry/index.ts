@@ -33,6 +33,7 @@ import {
 import { grantPatterns } from "../../workers/contracts/network-grant";
 import { fireJob } from "../../workers/proxy/fire-job";
 import { JOB_RUNS_KEPT, type JobRun, type JobView, type McpLaunchVerdict } from "./jobs-and-mcp";
+import { isolateProbe, registryChanged } from "./change-epoch";
 
 /** A delivery's outcome; `detail` names the quota an inbox is full at. */
 export interface DeliveryResult {
@@ -55,6 +56,7 @@ export class AppRegistry extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.blockConcurrencyWhile(async () => {
+      registryChanged();
       ctx.storage.sql.exec(APP_REGISTRY_SCHEMA);
       claimStoreIdentity(ctx.storage.sql);
       for (const row of ctx.storage.sql.exec("SELECT record FROM apps")) {
@@ -85,6 +87,11 @@ export class AppRegistry extends DurableObject<Env> {
     });
   }
 
+  /** True when the caller's module instance is this object's, so it sees every registryChanged(). */
+  async sharesIsolate(probe: string): Promise<boolean> {
+    return probe === isolateProbe();
+  }
+
   async counts(): Promise<{ installed: number; running: number | null }> {
     const running = [...this.backends.values()].filter((b) => b.running).length;
     return { installed: this.records.size, running: this.backendsKnown ? running : null };
@@ -93,6 +100,7 @@ export class AppRegistry extends DurableObject<Env> {
   /** The host bridge has started (or skipped) every backend it will start. */
   async backendsReported(): Promise<void> {
     this.backendsKnown = true;
+    registryChanged();
     this.ctx.storage.sql.exec("UPDATE gateway_start SET backends_reported = 1 WHERE id = 1");
   }
 
@@ -138,6 +146,7 @@ export class AppRegistry extends DurableObject<Env> {
 
   async remove(name: string): Promise<boolean> {
     const existed = this.records.delete(name);
+    registryChanged();
     this.forgetBackend(name);
     this.bumpTokenEpoch(name);
     this.ctx.storage.sql.exec("DELETE FROM apps WHERE name = ?", name);
@@ -190,6 +199,7 @@ export class AppRegistry extends DurableObject<Env> {
   async setBackend(name: string, status: BackendStatus, secret?: string): Promise<boolean> {
     if (!this.records.has(name)) return false;
     this.backends.set(name, status);
+    registryChanged();
     if (secret !== undefined) this.secrets.set(name, secret);
     if (!status.running) this.secrets.delete(name);
     this.ctx.storage.sql.exec(
@@ -204,6 +214,7 @@ export class AppRegistry extends DurableObject<Env> {
   private forgetBackend(name: string): void {
     this.backends.delete(name);
     this.secrets.delete(name);
+    registryChanged();
     this.ctx.storage.sql.exec("DELETE FROM backends WHERE name = ?", name);
   }
 
@@ -744,6 +755,7 @@ export class AppRegistry extends DurableObject<Env> {
 
   private write(record: AppRecord): void {
     this.records.set(record.name, record);
+    registryChanged();
     this.ctx.storage.sql.exec(
       "INSERT OR REPLACE INTO apps (name, record) VALUES (?, ?)",
       record.name,
