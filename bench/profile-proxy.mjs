@@ -154,7 +154,7 @@ async function main() {
       }
       targets.push({ id: variant.id, port: gateway.port, path: "/apps/node-notes/api/echo", headers: gateway.owner });
     }
-    const passthrough = await startPassthrough(scratch, backendPort);
+    const passthrough = await startPassthrough(scratch, { port: backendPort });
     stops.push(() => passthrough.stop());
     targets.push({
       id: "workerd-passthrough",

@@ -21,6 +21,7 @@ import {
   productConfig,
   repoRoot,
   startPassthrough,
+  backendSlotSocket,
   startWorkerd,
   workerdBinary,
 } from "./lib/workerd.mjs";
@@ -89,7 +90,7 @@ async function loadSections() {
   const gateway = await startPersonalclaw(gatewayHome);
   cleanups.push(() => gateway.stop());
   await installApp(gateway, join(repoRoot, "apps", "fixtures", "node-notes"));
-  await waitHealthy(gateway, ["node-notes"]);
+  const confinedRow = (await waitHealthy(gateway, ["node-notes"]))["node-notes"];
   // The same app on a gateway with sandbox.mode off: its backend listens on a loopback TCP
   // port, the transport every proxied request took before backends had network namespaces of
   // their own, and the port the direct, pass-through and nginx baselines reach it on.
@@ -118,7 +119,18 @@ async function loadSections() {
       headers: tcpGateway.owner,
     });
     targets.push({ id: "backend-direct", port: backendPort, path: "/api/echo", sign });
-    const passthrough = await startPassthrough(scratch, backendPort);
+    // The fair pass-through reaches the confined backend the way the gateway does: its slot's socket.
+    const slotPassthrough = await startPassthrough(scratch, {
+      socket: await backendSlotSocket(scratch, gatewayHome, confinedRow.backend.slot),
+    });
+    cleanups.push(() => slotPassthrough.stop());
+    targets.push({
+      id: "workerd-passthrough-slot",
+      port: slotPassthrough.port,
+      path: "/api/echo",
+      sign: { ...sign, secretFile: join(gatewayHome, "apps", "node-notes", ".app_secret") },
+    });
+    const passthrough = await startPassthrough(scratch, { port: backendPort });
     cleanups.push(() => passthrough.stop());
     targets.push({ id: "workerd-passthrough", port: passthrough.port, path: "/api/echo", sign });
     const nginx = nginxBinary();
@@ -223,7 +235,13 @@ async function loadSections() {
       "the same proxy to a backend on loopback TCP (before egress)",
     );
     loadFigures("proxy", "gateway-proxy", "backend-direct", "backend direct");
-    loadFigures("proxy", "gateway-proxy", "workerd-passthrough", "bare workerd pass-through");
+    loadFigures(
+      "proxy",
+      "gateway-proxy",
+      "workerd-passthrough-slot",
+      "bare workerd pass-through, the same socket slot",
+    );
+    loadFigures("proxy", "gateway-proxy", "workerd-passthrough", "bare workerd pass-through, loopback TCP");
     if (runs["nginx-proxy"]) loadFigures("proxy", "gateway-proxy", "nginx-proxy", "nginx reverse proxy");
   }
   if (wants("auth")) loadFigures("auth", "gateway-status", "hello-product-config", "hello, same runtime path");

@@ -22,18 +22,30 @@ const q = (value) => JSON.stringify(value);
 
 /**
  * A hand-written minimal config: one worker, its modules, text bindings, optionally loopback
- * network as its global outbound and Durable Object namespaces with localDisk storage.
+ * network as its global outbound, external HTTP services bound by name (a UNIX socket address
+ * included) and Durable Object namespaces with localDisk storage.
  */
-export function minimalConfig({ configPath, listen, modules, bindings = {}, loopbackNetwork = false, durable = null }) {
+export function minimalConfig({
+  configPath,
+  listen,
+  modules,
+  bindings = {},
+  loopbackNetwork = false,
+  durable = null,
+  externalServices = {},
+}) {
   const dir = dirname(configPath);
   const services = [`(name = "main", worker = .main)`];
   if (loopbackNetwork) services.push(`(name = "loopback", network = (allow = ["local"], deny = []))`);
+  for (const [binding, address] of Object.entries(externalServices))
+    services.push(`(name = ${q(`external-${binding}`)}, external = (address = ${q(address)}, http = ()))`);
   if (durable) services.push(`(name = "state", disk = (path = ${q(durable.stateDir)}, writable = true))`);
   const bindingLines = [
     ...Object.entries(bindings).map(([name, value]) => `(name = ${q(name)}, text = ${q(value)})`),
     ...(durable
       ? durable.namespaces.map((d) => `(name = ${q(d.binding)}, durableObjectNamespace = ${q(d.className)})`)
       : []),
+    ...Object.keys(externalServices).map((binding) => `(name = ${q(binding)}, service = ${q(`external-${binding}`)})`),
   ];
   return `using Workerd = import "/workerd/workerd.capnp";
 
@@ -169,10 +181,14 @@ export async function loopbackListen() {
   return { port, listen: `127.0.0.1:${port}` };
 }
 
-/** Starts the bare workerd pass-through worker (fetch to the backend, no auth, no signature). */
-export async function startPassthrough(scratch, backendPort) {
+/**
+ * Starts the bare workerd pass-through worker (fetch to the backend, no auth, no signature),
+ * reaching the backend either on a loopback TCP port or, as the gateway reaches a confined
+ * backend, through its slot's UNIX socket as an external service binding.
+ */
+export async function startPassthrough(scratch, backend) {
   const pt = await loopbackListen();
-  const configPath = join(scratch, "passthrough.capnp");
+  const configPath = join(scratch, `passthrough-${backend.socket ? "slot" : "tcp"}.capnp`);
   const worker = await startWorkerd({
     configPath,
     port: pt.port,
@@ -182,9 +198,32 @@ export async function startPassthrough(scratch, backendPort) {
       configPath,
       listen: pt.listen,
       modules: [{ name: "passthrough.js", path: join(benchWorkers, "passthrough.js") }],
-      bindings: { BACKEND_PORT: String(backendPort) },
-      loopbackNetwork: true,
+      bindings: backend.socket ? {} : { BACKEND_PORT: String(backend.port) },
+      loopbackNetwork: !backend.socket,
+      externalServices: backend.socket ? { BACKEND: `unix:${backend.socket}` } : {},
     }),
   });
   return { port: pt.port, stop: () => worker.stop() };
+}
+
+let placement = null;
+/** The socket of a confined backend's slot, found as the product finds it (runtimeDir, slotSocketName compiled from source). */
+export async function backendSlotSocket(scratch, home, slot) {
+  if (!placement) {
+    const outfile = join(scratch, "slot-placement.mjs");
+    await build({
+      stdin: {
+        contents: `export { runtimeDir } from "./host-bridge/home.ts";\nexport { slotSocketName } from "./workers/contracts/backend-slots.ts";`,
+        resolveDir: repoRoot,
+        loader: "ts",
+      },
+      outfile,
+      bundle: true,
+      format: "esm",
+      platform: "node",
+      logLevel: "warning",
+    });
+    placement = await import(pathToFileURL(outfile).href);
+  }
+  return join(placement.runtimeDir(home, process.env.XDG_RUNTIME_DIR), placement.slotSocketName(slot));
 }

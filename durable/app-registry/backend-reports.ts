@@ -2,6 +2,7 @@
 // secret. They are stored (workerd unloads an idle object, and the proxy must still find a
 // healthy backend afterwards) and cleared when a new start begins, since its backends are new.
 import type { BackendStatus } from "../../workers/contracts/app-record";
+import { registryChanged } from "./change-epoch";
 
 export class BackendReports {
   private readonly statuses = new Map<string, BackendStatus>();
@@ -23,6 +24,7 @@ export class BackendReports {
 
   /** A new gateway start: no backend of an earlier one is running. */
   beginStart(startedAt: string): void {
+    registryChanged();
     this.sql.exec("DELETE FROM backends");
     this.sql.exec(
       "INSERT OR REPLACE INTO gateway_start (id, started_at, backends_reported) VALUES (1, ?, 0)",
@@ -31,6 +33,7 @@ export class BackendReports {
   }
 
   markAllReported(): void {
+    registryChanged();
     this.reportedAll = true;
     this.sql.exec("UPDATE gateway_start SET backends_reported = 1 WHERE id = 1");
   }
@@ -54,6 +57,7 @@ export class BackendReports {
 
   /** A stopped backend's secret goes with it: a later one gets a new secret. */
   set(name: string, status: BackendStatus, secret?: string): void {
+    registryChanged();
     this.statuses.set(name, status);
     if (secret !== undefined) this.secrets.set(name, secret);
     if (!status.running) this.secrets.delete(name);
@@ -66,6 +70,7 @@ export class BackendReports {
   }
 
   forget(name: string): void {
+    registryChanged();
     this.statuses.delete(name);
     this.secrets.delete(name);
     this.sql.exec("DELETE FROM backends WHERE name = ?", name);

@@ -23,6 +23,7 @@ import { Inboxes, type DeliveryResult } from "./inboxes";
 import { JobSchedule } from "./job-schedule";
 import { McpServers } from "./mcp-servers";
 import type { JobView, McpLaunchVerdict } from "./jobs-and-mcp";
+import { isolateProbe, registryChanged } from "./change-epoch";
 
 /** The sender platform events come from; no app can be named so (the name pattern has no `@`). */
 const PLATFORM_SENDER = "@platform";
@@ -47,6 +48,7 @@ export class AppRegistry extends DurableObject<Env> {
     this.schedule = new JobSchedule(ctx.storage);
     this.mcp = new McpServers(sql);
     ctx.blockConcurrencyWhile(async () => {
+      registryChanged();
       sql.exec(APP_REGISTRY_SCHEMA);
       claimStoreIdentity(sql);
       for (const row of sql.exec("SELECT record FROM apps")) {
@@ -64,6 +66,11 @@ export class AppRegistry extends DurableObject<Env> {
       this.transitions.clearAll();
       this.backends.beginStart(env.STARTED_AT);
     });
+  }
+
+  /** True when the caller's module instance is this object's, so it sees every registryChanged(). */
+  async sharesIsolate(probe: string): Promise<boolean> {
+    return probe === isolateProbe();
   }
 
   async counts(): Promise<{ installed: number; running: number | null }> {
@@ -108,6 +115,7 @@ export class AppRegistry extends DurableObject<Env> {
 
   async remove(name: string): Promise<boolean> {
     const existed = this.records.delete(name);
+    registryChanged();
     this.backends.forget(name);
     this.tokenEpochs.bump(name);
     this.ctx.storage.sql.exec("DELETE FROM apps WHERE name = ?", name);
@@ -312,6 +320,7 @@ export class AppRegistry extends DurableObject<Env> {
 
   private write(record: AppRecord): void {
     this.records.set(record.name, record);
+    registryChanged();
     this.ctx.storage.sql.exec(
       "INSERT OR REPLACE INTO apps (name, record) VALUES (?, ?)",
       record.name,

@@ -6,7 +6,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../workers/env";
 import { EVENTS_SUBPROTOCOL, HUB_CLOSE, isAppDeclarable, type EventFrame } from "../../workers/contracts/event-names";
 import { recordAudit } from "../../workers/audit";
-import { appRegistry } from "../../workers/app-registry";
+import { appRegistry, grantsOf } from "../../workers/app-registry";
 import { claimStoreIdentity } from "../store-identity";
 import { FIRST_WINDOW_MS } from "../security-log/refusal-windows";
 import {
@@ -197,7 +197,7 @@ export class EventHub extends DurableObject<Env> {
   }
 
   private async readDeclaration(app: string): Promise<CurrentDeclaration | null> {
-    const grants = await appRegistry(this.env).grants(app);
+    const grants = await grantsOf(this.env, app);
     const current = grants === null ? null : { enabled: grants.enabled, events: grants.events ?? [] };
     this.declarations.set(app, current);
     return current;

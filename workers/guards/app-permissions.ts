@@ -8,7 +8,7 @@
 import { GatewayError } from "../contracts/errors";
 import type { Env } from "../env";
 import { audit } from "../audit";
-import { appRegistry } from "../app-registry";
+import { grantsOf } from "../app-registry";
 import type { AnyRouteRow } from "../routes/define";
 import type { Principal } from "./principal";
 import { appAccessRefusal } from "./app-access-rule";
@@ -36,7 +36,7 @@ export async function checkAppPermission(
   reserved: ReadonlySet<string>,
 ): Promise<void> {
   if (principal.kind !== "app") return;
-  const grants = await appRegistry(env).grants(principal.app);
+  const grants = await grantsOf(env, principal.app);
   const reason = appAccessRefusal(row, url.pathname, params, principal.app, grants, reserved);
   if (reason !== null) await refuse(env, principal.app, row, url.pathname, reason);
 }

@@ -7,7 +7,7 @@ import { PROXY_SIGNATURE_HEADER, signProxyRequest, wireTarget } from "../contrac
 import type { Env } from "../env";
 import type { ProxyTarget } from "../contracts/app-record";
 import { slotBinding } from "../contracts/backend-slots";
-import { appNotFound, appRegistry } from "../app-registry";
+import { appNotFound, proxyTargetOf } from "../app-registry";
 import { sessions } from "../sessions";
 import { readCappedBody } from "../routes/read-input";
 import type { Principal } from "../guards/principal";
@@ -63,7 +63,7 @@ export async function forwardToBackend(
   const tail = url.pathname.slice(prefix.length);
   if (!tail.startsWith("/api/") && tail !== "/api") throw new GatewayError("proxy_path_ambiguous");
 
-  const target = await appRegistry(env).proxyTarget(app);
+  const target = await proxyTargetOf(env, app);
   if (!target) throw appNotFound(app);
   if (!target.enabled) throw new GatewayError("app_disabled", { vars: { name: app } });
   const transport = backendTransport(env, target);

@@ -2,7 +2,7 @@
 // itself only) and `/apps/<name>/...` (the app's UI, served sandboxed: see proxy/sandboxed-ui.ts).
 import { GatewayError } from "../contracts/errors";
 import type { AppRecord } from "../contracts/app-record";
-import { appRegistry, requireRecord } from "../app-registry";
+import { proxyTargetOf, requireRecord } from "../app-registry";
 import { forwardToBackend } from "../proxy/forward";
 import { refuseCrossSite, serveUiFile } from "../proxy/ui-files";
 import { route, type HttpMethod } from "./define";
@@ -61,7 +61,7 @@ export const appProxyRoutes = [
       if (!record.manifest.ui?.entry)
         throw new GatewayError("app_ui_not_found", { vars: { name: record.name, path: url.pathname } });
       if (principal.kind !== "app") {
-        const target = await appRegistry(env).proxyTarget(record.name);
+        const target = await proxyTargetOf(env, record.name);
         url.searchParams.set("app_token", await sessions(env).appToken(record.name, target!.tokenEpoch, now));
         return new Response(null, {
           status: 302,

@@ -19,7 +19,7 @@ import {
   type GrantView,
 } from "../contracts/approvals";
 import { approvalStore } from "../approvals";
-import { appRegistry } from "../app-registry";
+import { grantsOf } from "../app-registry";
 import { answerRefusal, ANSWER_REFUSAL_TEXT } from "../guards/approval-answer";
 import { assertOwnerPresence } from "../guards/owner-presence";
 import { principalLabel, type Principal } from "../guards/principal";
@@ -42,7 +42,7 @@ type AnyRequest = RouteRequest<unknown, unknown>;
 async function askerOf(req: AnyRequest): Promise<{ askedBy: string; app: string | null }> {
   const p = req.principal;
   if (p.kind === "app") {
-    const grants = await appRegistry(req.env).grants(p.app);
+    const grants = await grantsOf(req.env, p.app);
     if (grants?.approvals !== true) {
       await req.audit({
         kind: "approvals_not_declared",

@@ -3,7 +3,7 @@
 // reserved sender no app can be.
 import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
-import { appNotFound, appRegistry } from "../app-registry";
+import { appNotFound, appRegistry, grantsOf } from "../app-registry";
 import type { Principal } from "../guards/principal";
 import { route } from "./define";
 import { INBOX_LIMITS } from "../../durable/app-registry/limits";
@@ -39,7 +39,7 @@ export const messagingRoutes = [
     async handle(req) {
       const from = senderApp(req.principal, req.body.to);
       const registry = appRegistry(req.env);
-      const grants = await registry.grants(from);
+      const grants = await grantsOf(req.env, from);
       if (!grants?.appMessaging || !messagingAllows(grants.appMessaging, req.body.to)) {
         // `to` is the sender's choice: refusals are counted per sender, not per target it tries.
         await req.audit({

@@ -23,7 +23,7 @@ import {
 } from "../contracts/owner-settings";
 import { revisionOf } from "../contracts/revision";
 import { parseTtl } from "../contracts/session";
-import { appRegistry } from "../app-registry";
+import { grantsOf } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
 import type { Env } from "../env";
 import { assertOwnerPresence } from "../guards/owner-presence";
@@ -91,7 +91,7 @@ export function settingLoosening(spec: SettingSpec, from: SettingValue, to: Sett
 }
 
 function appGrant(req: RouteRequest<unknown, unknown>) {
-  return req.principal.kind === "app" ? appRegistry(req.env).grants(req.principal.app) : Promise.resolve(null);
+  return req.principal.kind === "app" ? grantsOf(req.env, req.principal.app) : Promise.resolve(null);
 }
 
 function notDeclared(app: string, path: string, access: "reading" | "writing"): GatewayError {

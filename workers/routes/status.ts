@@ -1,7 +1,7 @@
 // Status of this gateway. Never implicit for an app (PERM-20): an app reaches it only when
 // its manifest declares /api/status.
 import { authModeInForce } from "../contracts/auth-mode";
-import { appRegistry } from "../app-registry";
+import { appCounts } from "../app-registry";
 import { route } from "./define";
 
 export const statusRoutes = [
@@ -13,7 +13,7 @@ export const statusRoutes = [
     internal: true,
     contract: "Version, uptime, the auth mode in force and app counts (null while a count is not known).",
     async handle({ env, now }) {
-      const counts = await appRegistry(env).counts();
+      const counts = await appCounts(env);
       return {
         version: env.VERSION,
         uptime_s: Math.max(0, Math.floor((now - Date.parse(env.STARTED_AT)) / 1000)),
