@@ -87,19 +87,6 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.serviceworker, WebSocketPair: "readonly" } },
   },
   {
-    // Untyped gateway answers in these files wait for the typed bridge and API contracts (InstallReview and the rest).
-    files: [
-      "host-bridge/bridge-runtime.ts",
-      "host-bridge/cli/approvals.ts",
-      "host-bridge/cli/gateway-client.ts",
-      "host-bridge/cli/mcp.ts",
-      "host-bridge/cli/review-text.ts",
-      "host-bridge/cli/settings.ts",
-      "host-bridge/sel-witness.ts",
-    ],
-    rules: { "@typescript-eslint/no-explicit-any": "warn" },
-  },
-  {
     files: ["web/**/*.js", "apps/**/ui/**/*.js", "apps/sdk/browser/**/*.js"],
     languageOptions: { globals: { ...globals.browser } },
   },

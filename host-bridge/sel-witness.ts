@@ -78,6 +78,8 @@ export async function postToWitness(
 
 /** Reads the checkpoint the internal route answers. */
 export const LatestCheckpointAnswerSchema = z.object({ checkpoint: CheckpointExportSchema.nullable() });
+/** The newest sel.cosigned row, as much of it as says which checkpoint it cosigned. */
+const CosignedRowsSchema = z.object({ events: z.array(z.object({ detail: z.record(z.string(), z.unknown()) })) });
 
 /**
  * While the gateway runs: every few seconds, a checkpoint newer than the last one shown goes to
@@ -85,7 +87,7 @@ export const LatestCheckpointAnswerSchema = z.object({ checkpoint: CheckpointExp
  */
 export function startWitnessPoster(
   configPath: string,
-  call: (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>,
+  call: (method: string, path: string, body?: unknown) => Promise<{ status: number; body: unknown }>,
   log: (line: string) => void,
 ) {
   let shownSeq = -1;
@@ -98,8 +100,10 @@ export function startWitnessPoster(
     const checkpoint = latest.data.checkpoint;
     if (shownSeq < 0) {
       // After a start: the newest checkpoint already cosigned (by the CLI, or the last run) is not shown again.
-      const recorded = await call("GET", "/api/security/events?kind=sel.cosigned&limit=1");
-      const seq = recorded.body?.events?.[0]?.detail?.checkpoint_seq;
+      const recorded = CosignedRowsSchema.safeParse(
+        (await call("GET", "/api/security/events?kind=sel.cosigned&limit=1")).body,
+      );
+      const seq = recorded.success ? recorded.data.events[0]?.detail.checkpoint_seq : undefined;
       shownSeq = typeof seq === "number" ? seq : 0;
       if (checkpoint.seq <= shownSeq) return;
     }

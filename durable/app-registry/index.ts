@@ -9,7 +9,7 @@ import {
   BACKEND_RESPONSE_TIMEOUT_CEILING_S,
   BACKEND_RESPONSE_TIMEOUT_DEFAULT_S,
 } from "../../workers/contracts/manifest";
-import { mcpDefinition, type McpServerView } from "../../workers/contracts/mcp";
+import { mcpDefinition, type McpAliveAnswer, type McpServerView } from "../../workers/contracts/mcp";
 import { isAppDeclarable } from "../../workers/contracts/event-names";
 import { fireJob } from "../../workers/proxy/fire-job";
 import { claimStoreIdentity } from "../store-identity";
@@ -22,7 +22,8 @@ import { AppConfigs } from "./app-config";
 import { Inboxes, type DeliveryResult } from "./inboxes";
 import { JobSchedule } from "./job-schedule";
 import { McpServers } from "./mcp-servers";
-import type { JobView, McpLaunchVerdict } from "./jobs-and-mcp";
+import type { McpLaunchVerdict } from "./jobs-and-mcp";
+import type { JobView } from "../../workers/contracts/scheduled-jobs";
 import { isolateProbe, registryChanged } from "./change-epoch";
 
 /** The sender platform events come from; no app can be named so (the name pattern has no `@`). */
@@ -299,7 +300,7 @@ export class AppRegistry extends DurableObject<Env> {
   }
 
   /** Whether a running server may go on; else why not (MCP-01). */
-  async mcpAlive(app: string, server: string): Promise<{ alive: boolean; reason: string | null }> {
+  async mcpAlive(app: string, server: string): Promise<McpAliveAnswer> {
     return this.mcp.alive(this.records.get(app), app, server);
   }
 

@@ -4,7 +4,8 @@
 import type { AppRecord } from "../../workers/contracts/app-record";
 import { JOB_TIMEOUT_DEFAULT_S } from "../../workers/contracts/manifest";
 import { nextFireAfter, parseCronSchedule } from "../../workers/contracts/cron-schedule";
-import { JOB_RUNS_KEPT, type JobRun, type JobView } from "./jobs-and-mcp";
+import { JOB_RUNS_KEPT } from "./jobs-and-mcp";
+import type { JobRun, JobView } from "../../workers/contracts/scheduled-jobs";
 
 interface KeptRun {
   scheduledFor: number;

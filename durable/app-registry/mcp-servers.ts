@@ -8,6 +8,7 @@ import {
   mcpDefinition,
   mcpDefinitionDigest,
   mcpKey,
+  type McpAliveAnswer,
   type McpServerView,
   type McpStart,
 } from "../../workers/contracts/mcp";
@@ -176,7 +177,7 @@ export class McpServers {
   }
 
   /** Whether a running server may go on: its app still installed and enabled and the server on; else why not (MCP-01). */
-  alive(record: AppRecord | undefined, app: string, server: string): { alive: boolean; reason: string | null } {
+  alive(record: AppRecord | undefined, app: string, server: string): McpAliveAnswer {
     if (!record || !mcpDefinition(record.manifest, server))
       return { alive: false, reason: "the app is no longer installed" };
     if (!record.enabled) return { alive: false, reason: "the app was disabled" };

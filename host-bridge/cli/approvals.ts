@@ -2,9 +2,16 @@
 // terminal. Every call is made as an owner session the CLI mints with the local secret
 // (gateway-client.ts asOwnerSession), because the internal credential answers nothing.
 import { parseArgs } from "node:util";
-import { APPROVAL_SCOPES } from "../../workers/contracts/approvals";
+import { z } from "zod";
+import {
+  APPROVAL_SCOPES,
+  ApprovalViewSchema,
+  GrantViewSchema,
+  type ApprovalView,
+  type GrantView,
+} from "../../workers/contracts/approvals";
 import { safeLine } from "../../workers/contracts/text-safety";
-import { asOwnerSession, type GatewayAnswer } from "./gateway-client";
+import { asOwnerSession, parseAnswer, type GatewayAnswer } from "./gateway-client";
 import { printRefusal } from "./print";
 
 const EXIT_REFUSED = 3;
@@ -24,17 +31,25 @@ async function ownerCall(
   return isAnswer(answer) ? answer : { status: 500, body: answer };
 }
 
-function finish(answer: GatewayAnswer, json: boolean, text: (body: any) => string): number {
-  if (answer.status < 200 || answer.status >= 300) {
-    printRefusal(answer, json);
-    return answer.status >= 400 && answer.status < 500 ? EXIT_REFUSED : 1;
+/** Prints a refusal (4xx exits 3), or the answer parsed with its route's schema: as JSON it came, or as text. */
+function finish<T>(answer: GatewayAnswer, schema: z.ZodType<T>, json: boolean, text: (body: T) => string): number {
+  const parsed = parseAnswer(answer, schema);
+  if (!parsed.ok) {
+    printRefusal(parsed.answer, json);
+    return parsed.answer.status >= 400 && parsed.answer.status < 500 ? EXIT_REFUSED : 1;
   }
-  process.stdout.write(json ? `${JSON.stringify(answer.body)}\n` : text(answer.body));
+  process.stdout.write(json ? `${JSON.stringify(answer.body)}\n` : text(parsed.body));
   return 0;
 }
 
+/** Usage refusals never reach the gateway. */
+function usage(message: string, json: boolean): number {
+  printRefusal({ status: 400, body: { error: { code: "bad_request", message } } }, json);
+  return EXIT_REFUSED;
+}
+
 // Every string an asker supplied is printed through safeLine: a CR or an escape in a title must not rewrite a line.
-function approvalLine(a: any): string {
+function approvalLine(a: ApprovalView): string {
   return [
     a.id,
     a.state,
@@ -46,7 +61,7 @@ function approvalLine(a: any): string {
   ].join("\t");
 }
 
-function grantLine(g: any): string {
+function grantLine(g: GrantView): string {
   return [g.id, safeLine(g.asked_by), safeLine(g.kind), g.scope, `until ${g.expires_at ?? "revoked"}`].join("\t");
 }
 
@@ -58,7 +73,7 @@ export async function runApprovalsList(args: string[], home: string): Promise<nu
     "GET",
     values.all ? "/api/approvals" : "/api/approvals?state=pending",
   );
-  return finish(answer, Boolean(values.json), (body) =>
+  return finish(answer, z.object({ approvals: z.array(ApprovalViewSchema) }), Boolean(values.json), (body) =>
     body.approvals.length === 0 ? "Nothing is waiting for you.\n" : `${body.approvals.map(approvalLine).join("\n")}\n`,
   );
 }
@@ -72,18 +87,9 @@ export async function runApprovalsAnswer(decision: "approve" | "deny", args: str
   const json = Boolean(values.json);
   const scope = values.scope ?? "once";
   if (positionals.length !== 1 || (decision === "approve" && !(APPROVAL_SCOPES as readonly string[]).includes(scope))) {
-    return finish(
-      {
-        status: 400,
-        body: {
-          error: {
-            code: "bad_request",
-            message: `Usage: personalclaw approvals ${decision} <id>${decision === "approve" ? ` [--scope ${APPROVAL_SCOPES.join("|")}]` : ""} [--json]`,
-          },
-        },
-      },
+    return usage(
+      `Usage: personalclaw approvals ${decision} <id>${decision === "approve" ? ` [--scope ${APPROVAL_SCOPES.join("|")}]` : ""} [--json]`,
       json,
-      () => "",
     );
   }
   const body = decision === "approve" ? { scope } : {};
@@ -96,6 +102,7 @@ export async function runApprovalsAnswer(decision: "approve" | "deny", args: str
   );
   return finish(
     answer,
+    z.object({ approval: ApprovalViewSchema, grant: GrantViewSchema.nullable() }),
     json,
     (b) =>
       `${b.approval.state === "approved" ? "Approved" : "Denied"} ${b.approval.id}${b.grant ? `; grant ${b.grant.id} (${b.grant.scope}) until ${b.grant.expires_at ?? "revoked"}` : ""}.\n`,
@@ -105,7 +112,7 @@ export async function runApprovalsAnswer(decision: "approve" | "deny", args: str
 export async function runApprovalsGrants(args: string[], home: string): Promise<number> {
   const { values } = parseArgs({ args, options: { json: { type: "boolean" } } });
   const answer = await ownerCall(home, "approvals-grants", "GET", "/api/approvals/grants");
-  return finish(answer, Boolean(values.json), (body) =>
+  return finish(answer, z.object({ grants: z.array(GrantViewSchema) }), Boolean(values.json), (body) =>
     body.grants.length === 0 ? "No live grants.\n" : `${body.grants.map(grantLine).join("\n")}\n`,
   );
 }
@@ -113,15 +120,7 @@ export async function runApprovalsGrants(args: string[], home: string): Promise<
 export async function runApprovalsRevoke(args: string[], home: string): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
   const json = Boolean(values.json);
-  if (positionals.length !== 1)
-    return finish(
-      {
-        status: 400,
-        body: { error: { code: "bad_request", message: "Usage: personalclaw approvals revoke <grant-id> [--json]" } },
-      },
-      json,
-      () => "",
-    );
+  if (positionals.length !== 1) return usage("Usage: personalclaw approvals revoke <grant-id> [--json]", json);
   const answer = await ownerCall(
     home,
     "approvals-revoke",
@@ -131,6 +130,7 @@ export async function runApprovalsRevoke(args: string[], home: string): Promise<
   );
   return finish(
     answer,
+    z.object({ revoked: GrantViewSchema }),
     json,
     (b) => `Revoked ${b.revoked.id}; ${safeLine(b.revoked.asked_by)} asks again for ${safeLine(b.revoked.kind)}.\n`,
   );

@@ -5,10 +5,33 @@ import { request } from "node:http";
 import { readFileSync } from "node:fs";
 import { homePaths } from "../home";
 import { readLiveGateway } from "./gateway-file";
+import { z } from "zod";
 
+/** An answer as it came. Commands read it through parseAnswer; the ones that do not yet still index it loosely. */
 export interface GatewayAnswer {
   status: number;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- start, apps, doctor, security and token still read their answers unparsed
   body: any;
+}
+
+/** A 2xx answer whose body matched its route's schema, or the answer to report as a refusal. */
+export type ParsedAnswer<T> = { ok: true; status: number; body: T } | { ok: false; answer: GatewayAnswer };
+
+/**
+ * Parses a 2xx answer with its route's schema. A refusal is handed back as it came; a 2xx that
+ * does not match is `unexpected_answer`, never half-read.
+ */
+export function parseAnswer<T>(answer: GatewayAnswer, schema: z.ZodType<T>): ParsedAnswer<T> {
+  if (answer.status < 200 || answer.status >= 300) return { ok: false, answer };
+  const parsed = schema.safeParse(answer.body);
+  if (parsed.success) return { ok: true, status: answer.status, body: parsed.data };
+  return {
+    ok: false,
+    answer: {
+      status: 502,
+      body: { error: { code: "unexpected_answer", message: "The gateway's answer did not match its contract." } },
+    },
+  };
 }
 
 export class GatewayNotRunning extends Error {}
@@ -95,6 +118,8 @@ export async function callGateway(
   );
 }
 
+const MintedTokenSchema = z.object({ token: z.string() });
+
 /**
  * Runs `calls` as the owner at this machine: the internal credential answers no approval, so
  * the CLI proves presence with the local secret, mints a five-minute owner token, calls with
@@ -111,8 +136,9 @@ export async function asOwnerSession<T>(
     "X-Session-Key": `cli:${work}`,
     "X-Local-Secret": gateway.secret,
   });
-  if (minted.status !== 200 || typeof minted.body?.token !== "string") return minted;
-  const bearer = { Authorization: `Bearer ${minted.body.token as string}` };
+  const token = parseAnswer(minted, MintedTokenSchema);
+  if (!token.ok || minted.status !== 200) return minted;
+  const bearer = { Authorization: `Bearer ${token.body.token}` };
   try {
     return await calls((method, path, body) => send(gateway.port, method, path, bearer, body));
   } finally {

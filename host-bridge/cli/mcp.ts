@@ -14,8 +14,12 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { AppManifestSchema } from "../../workers/contracts/manifest";
+import { z } from "zod";
+import { JobViewSchema } from "../../workers/contracts/scheduled-jobs";
 import {
+  McpAliveAnswerSchema,
   McpLaunchAnswerSchema,
+  McpServerViewSchema,
   mcpDefinition,
   mcpDefinitionDigest,
   MCP_FIRST_START_MS,
@@ -29,7 +33,7 @@ import { boundsAvailability } from "../sandbox/bounds";
 import { sandboxAvailability } from "../sandbox/bubblewrap";
 import { runMcpServer } from "../sandbox/run-mcp-server";
 import { parentEnvironment } from "../settings";
-import { callGateway, type GatewayAnswer } from "./gateway-client";
+import { callGateway, parseAnswer, type GatewayAnswer } from "./gateway-client";
 
 const EXIT_REFUSED = 3;
 /** How often a running server asks whether it may go on. */
@@ -58,12 +62,13 @@ export async function runMcpPath(_args: string[], home: string): Promise<number>
 export async function runMcpList(args: string[], home: string): Promise<number> {
   const { values } = parseArgs({ args, options: { json: { type: "boolean" } } });
   const answer = await callGateway(home, "mcp-list", "GET", "/api/mcp");
-  if (answer.status !== 200) return fail(answer, Boolean(values.json));
+  const parsed = parseAnswer(answer, z.object({ servers: z.array(McpServerViewSchema) }));
+  if (answer.status !== 200 || !parsed.ok) return fail(parsed.ok ? answer : parsed.answer, Boolean(values.json));
   if (values.json) {
     process.stdout.write(`${JSON.stringify(answer.body)}\n`);
     return 0;
   }
-  const servers = answer.body.servers as Array<Record<string, any>>;
+  const servers = parsed.body.servers;
   if (servers.length === 0) process.stdout.write("No app declares an MCP server.\n");
   for (const s of servers) {
     const last = s.lastStart
@@ -100,18 +105,19 @@ export async function runAppsJobs(args: string[], home: string): Promise<number>
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
   if (positionals.length !== 1) return usage("personalclaw apps jobs <name> [--json]");
   const answer = await callGateway(home, "apps-jobs", "GET", `/api/apps/${encodeURIComponent(positionals[0]!)}/jobs`);
-  if (answer.status !== 200) return fail(answer, Boolean(values.json));
+  const parsed = parseAnswer(answer, z.object({ jobs: z.array(JobViewSchema) }));
+  if (answer.status !== 200 || !parsed.ok) return fail(parsed.ok ? answer : parsed.answer, Boolean(values.json));
   if (values.json) {
     process.stdout.write(`${JSON.stringify(answer.body)}\n`);
     return 0;
   }
-  const jobs = answer.body.jobs as Array<Record<string, any>>;
+  const jobs = parsed.body.jobs;
   if (jobs.length === 0) process.stdout.write("The app has no scheduled jobs.\n");
   for (const job of jobs) {
     process.stdout.write(
       `${safeLine(job.name)}  ${safeLine(job.schedule)} ${safeLine(job.timezone)}  POST ${safeLine(job.route)}  next ${job.nextFire ?? (job.paused ? "(app disabled)" : "none")}\n`,
     );
-    for (const run of (job.history as Array<Record<string, any>>).slice(0, 10)) {
+    for (const run of job.history.slice(0, 10)) {
       process.stdout.write(
         `  ${run.startedAt}  ${run.outcome}  ${run.status ?? "-"}  ${run.durationMs} ms${run.error ? `  ${safeLine(run.error)}` : ""}\n`,
       );
@@ -192,9 +198,10 @@ export async function runMcpRun(args: string[], home: string): Promise<number> {
   const watch = setInterval(() => {
     void callGateway(home, `mcp:${app}:${server}`, "GET", `/api/internal/mcp/${app}/${server}/alive`)
       .then((answer) => {
-        if (answer.status === 200 && answer.body?.alive === false && !stopping.signal.aborted) {
+        const verdict = parseAnswer(answer, McpAliveAnswerSchema);
+        if (answer.status === 200 && verdict.ok && !verdict.body.alive && !stopping.signal.aborted) {
           process.stderr.write(
-            `personalclaw: ending ${app}:${server}: ${safeLine(String(answer.body.reason ?? "it may not run"))}\n`,
+            `personalclaw: ending ${app}:${server}: ${safeLine(verdict.body.reason ?? "it may not run")}\n`,
           );
           stopping.abort();
         }

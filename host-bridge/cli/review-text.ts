@@ -2,29 +2,41 @@
 // grants and runs, then the findings and the digest the owner consents to. Every string
 // the bundle supplied goes through safeLine: a CR, an ANSI erase or a bidi override in a
 // manifest field could otherwise rewrite a line above it ("Backend process: none").
+import type { InstallReview } from "../../workers/contracts/install-review";
 import { escapeControls, safeLine } from "../../workers/contracts/text-safety";
 
-type Review = Record<string, any>;
+/**
+ * A review as it may reach the terminal: only InstallReview's fields, any of them missing (a
+ * record kept before a field existed) and any leaf of any type, since each is shown escaped.
+ */
+export type RenderableReview = Loose<InstallReview>;
+type Loose<T> = T extends null | undefined
+  ? never
+  : T extends readonly (infer Item)[]
+    ? Loose<Item>[]
+    : T extends object
+      ? { [K in keyof T]?: Loose<T[K]> | null }
+      : unknown;
 
 /** A bundle-supplied value as one escaped, masked line. */
 function t(value: unknown): string {
   return safeLine(String(value ?? ""));
 }
 
-function list(items: unknown[]): string {
-  return items.length ? items.map(t).join(", ") : "none";
+function list(items: readonly unknown[] | null | undefined): string {
+  return items?.length ? items.map(t).join(", ") : "none";
 }
 
-function commandLine(command: { command: unknown; args?: unknown[] } | undefined): string {
+function commandLine(command: { command?: unknown; args?: readonly unknown[] | null } | null | undefined): string {
   return command ? [command.command, ...(command.args ?? [])].map(t).join(" ") : "none";
 }
 
-function finding(f: any): string {
+function finding(f: Loose<InstallReview["findings"]["runtime"][number]>): string {
   return `  - [${t(f.severity)}] ${t(f.rule)} ${t(f.path)}:${t(f.line ?? "-")} ${t(f.message)}`;
 }
 
 /** Renders a review as lines of text; no bundle string can add, end or rewrite a line. */
-export function reviewText(review: Review, digest: string): string {
+export function reviewText(review: RenderableReview, digest: string): string {
   const lines: string[] = [];
   const app = review.app ?? {};
   lines.push(`${t(app.displayName ?? app.name)} (${t(app.name)} ${t(app.version)})`);
@@ -34,36 +46,34 @@ export function reviewText(review: Review, digest: string): string {
   for (const p of prerequisites) lines.push(`  - ${t(p.name)}: ${t(p.why)} (${t(p.how)})`);
   const permissions = review.permissions ?? {};
   lines.push("Permissions:");
-  lines.push(`  api: ${list(permissions.api ?? [])}`);
-  lines.push(
-    `  reads settings: ${list(permissions.config ?? [])}; changes settings: ${list(permissions.configWrite ?? [])}`,
-  );
+  lines.push(`  api: ${list(permissions.api)}`);
+  lines.push(`  reads settings: ${list(permissions.config)}; changes settings: ${list(permissions.configWrite)}`);
   lines.push(
     `  storage: ${permissions.storage ? "yes" : "no"}, memory: ${permissions.memory ? "yes" : "no"}, cron: ${permissions.cron ? "yes" : "no"}, agent: ${t(permissions.agent ?? "none")}`,
   );
-  lines.push(`  app messaging: ${list(permissions.appMessaging ?? [])}`);
+  lines.push(`  app messaging: ${list(permissions.appMessaging)}`);
   lines.push(`  approvals (asks the owner questions in the Inbox): ${permissions.approvals ? "yes" : "no"}`);
   const hosts = permissions.network?.hosts;
   lines.push(
     `  network (enforced): ${Array.isArray(hosts) && hosts.length > 0 ? list(hosts) : "none: no network at all"}`,
   );
   lines.push(
-    `Scheduled jobs: ${list((review.scheduledJobs ?? []).map((j: any) => `${t(j.name)} (${t(j.schedule)}${j.timezone && j.timezone !== "UTC" ? ` ${t(j.timezone)}` : ""}${j.route ? ` -> POST ${t(j.route)}` : ""})`))}`,
+    `Scheduled jobs: ${list((review.scheduledJobs ?? []).map((j) => `${t(j.name)} (${t(j.schedule)}${j.timezone && j.timezone !== "UTC" ? ` ${t(j.timezone)}` : ""}${j.route ? ` -> POST ${t(j.route)}` : ""})`))}`,
   );
-  lines.push(`Python packages: ${list(review.pythonPackages ?? [])}`);
-  lines.push(`npm packages: ${list(review.npmPackages?.packages ?? [])}`);
+  lines.push(`Python packages: ${list(review.pythonPackages)}`);
+  lines.push(`npm packages: ${list(review.npmPackages?.packages)}`);
   lines.push(`UI: ${t(review.ui?.entry ?? "none")}`);
   lines.push(`Backend process: ${commandLine(review.backend)}`);
   lines.push(`Install hook: ${commandLine(review.installHook)}`);
   lines.push(
     `MCP servers (run in the app's sandbox): ${list(
       (review.mcpServers ?? []).map(
-        (m: any) =>
-          `${t(m.name)}: ${m.url ? t(m.url) : commandLine({ command: m.command ?? "", args: m.args ?? [] })}${(m.envNames ?? []).length ? ` (env ${t(m.envNames.join(", "))})` : ""}`,
+        (m) =>
+          `${t(m.name)}: ${m.url ? t(m.url) : commandLine({ command: m.command ?? "", args: m.args ?? [] })}${(m.envNames ?? []).length ? ` (env ${t((m.envNames ?? []).join(", "))})` : ""}`,
       ),
     )}`,
   );
-  lines.push(`Launched programs: ${list((review.launches ?? []).map((l: any) => l.program))}`);
+  lines.push(`Launched programs: ${list((review.launches ?? []).map((l) => l.program))}`);
   if (review.keptData) {
     const kept = review.keptData;
     lines.push(
@@ -71,14 +81,15 @@ export function reviewText(review: Review, digest: string): string {
     );
   }
   lines.push(
-    `Secrets it asks for (given only if you assign one): ${list((review.secrets ?? []).map((s: any) => `${t(s.name)} (${t(s.why)})`))}`,
+    `Secrets it asks for (given only if you assign one): ${list((review.secrets ?? []).map((s) => `${t(s.name)} (${t(s.why)})`))}`,
   );
-  lines.push(`Writes outside its folder: ${list((review.writes ?? []).map((w: any) => w.path))}`);
-  const findings = review.findings ?? { runtime: [], tests: [] };
-  lines.push(`Findings in code the app runs: ${findings.runtime.length}`);
-  for (const f of findings.runtime) lines.push(finding(f));
-  lines.push(`Findings in test files nothing loads: ${findings.tests.length}`);
-  for (const f of findings.tests) lines.push(finding(f));
+  lines.push(`Writes outside its folder: ${list((review.writes ?? []).map((w) => w.path))}`);
+  const runtime = review.findings?.runtime ?? [];
+  const tests = review.findings?.tests ?? [];
+  lines.push(`Findings in code the app runs: ${runtime.length}`);
+  for (const f of runtime) lines.push(finding(f));
+  lines.push(`Findings in test files nothing loads: ${tests.length}`);
+  for (const f of tests) lines.push(finding(f));
   lines.push(`Scan verdict: ${t(review.verdict)}`);
   lines.push(`Consent digest: ${escapeControls(String(digest))}`);
   return `${lines.join("\n")}\n`;

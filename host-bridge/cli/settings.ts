@@ -3,25 +3,46 @@
 // present for a loosening change or an assignment). A secret's value is read from stdin or a
 // prompt that does not echo — never from argv, which every local user can read in /proc.
 import { parseArgs } from "node:util";
-import { callGateway, readLocalSecret } from "./gateway-client";
+import { z } from "zod";
+import { callGateway, parseAnswer, readLocalSecret, type GatewayAnswer } from "./gateway-client";
 import { printRefusal } from "./print";
 import { safeLine } from "../../workers/contracts/text-safety";
-import { settingAt } from "../../workers/contracts/owner-settings";
+import { SettingChangedAnswerSchema, SettingsAnswerSchema, settingAt } from "../../workers/contracts/owner-settings";
+import {
+  SecretAssignedAnswerSchema,
+  SecretDeletedAnswerSchema,
+  SecretStoredAnswerSchema,
+  SecretsAnswerSchema,
+} from "../../workers/contracts/secrets";
 
 const presence = (home: string) => ({ "X-Local-Secret": readLocalSecret(home) });
 
-function leaf(config: Record<string, any>, path: string): unknown {
-  return path.split(".").reduce<any>((node, key) => (node === undefined ? undefined : node[key]), config);
+function leaf(config: Record<string, unknown>, path: string): unknown {
+  return path
+    .split(".")
+    .reduce<unknown>(
+      (node, key) => (typeof node === "object" && node !== null ? (node as Record<string, unknown>)[key] : undefined),
+      config,
+    );
+}
+
+/** A refusal as it came, or the parsed 2xx answer: `json` prints the answer as it came. */
+function answered<T>(
+  answer: GatewayAnswer,
+  schema: z.ZodType<T>,
+): { ok: true; body: T; raw: unknown } | { ok: false; refusal: GatewayAnswer } {
+  const parsed = parseAnswer(answer, schema);
+  return parsed.ok ? { ok: true, body: parsed.body, raw: answer.body } : { ok: false, refusal: parsed.answer };
 }
 
 export async function runConfigGet(args: string[], home: string): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
-  const answer = await callGateway(home, "config-get", "GET", "/api/config/personalclaw");
-  if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
-  const doc = answer.body as {
-    config: Record<string, unknown>;
-    schema: Array<{ path: string; meaning: string; security: boolean }>;
-  };
+  const answer = answered(
+    await callGateway(home, "config-get", "GET", "/api/config/personalclaw"),
+    SettingsAnswerSchema,
+  );
+  if (!answer.ok) return printRefusal(answer.refusal, Boolean(values.json));
+  const doc = answer.body;
   const path = positionals[0];
   if (path !== undefined) {
     if (!settingAt(path))
@@ -44,7 +65,7 @@ export async function runConfigGet(args: string[], home: string): Promise<number
     return 0;
   }
   if (values.json) {
-    process.stdout.write(`${JSON.stringify(doc)}\n`);
+    process.stdout.write(`${JSON.stringify(answer.raw)}\n`);
     return 0;
   }
   for (const spec of doc.schema) {
@@ -88,18 +109,24 @@ export async function runConfigSet(args: string[], home: string): Promise<number
   const headers: Record<string, string> = presence(home);
   // A whole list is written over the revision it was read at.
   if (body.value !== undefined && settingAt(path)?.type === "name_list") {
-    const read = await callGateway(home, "config-set", "GET", "/api/config/personalclaw");
-    if (read.status !== 200) return printRefusal(read, Boolean(values.json));
+    const read = answered(
+      await callGateway(home, "config-set", "GET", "/api/config/personalclaw"),
+      SettingsAnswerSchema,
+    );
+    if (!read.ok) return printRefusal(read.refusal, Boolean(values.json));
     headers["If-Match"] = `"${read.body.revisions[path]}"`;
   }
-  const answer = await callGateway(home, "config-set", "PATCH", "/api/config/personalclaw", body, headers);
-  if (answer.status !== 200) {
-    const code = printRefusal(answer, Boolean(values.json));
-    if (answer.body?.error?.code === "confirmation_required" && !values.json)
+  const answer = answered(
+    await callGateway(home, "config-set", "PATCH", "/api/config/personalclaw", body, headers),
+    SettingChangedAnswerSchema,
+  );
+  if (!answer.ok) {
+    const code = printRefusal(answer.refusal, Boolean(values.json));
+    if (answer.refusal.body?.error?.code === "confirmation_required" && !values.json)
       process.stderr.write("Nothing was written; run the same command with --confirm to apply it.\n");
     return code;
   }
-  if (values.json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
+  if (values.json) process.stdout.write(`${JSON.stringify(answer.raw)}\n`);
   else
     process.stdout.write(`${path} = ${safeLine(JSON.stringify(answer.body.value))}; applies ${answer.body.applies}.\n`);
   return 0;
@@ -148,9 +175,12 @@ export async function runSecretsSet(args: string[], home: string): Promise<numbe
     return 2;
   }
   const value = await readSecretValue(name);
-  const answer = await callGateway(home, "secrets-set", "PUT", `/api/secrets/${encodeURIComponent(name)}`, { value });
-  if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
-  if (values.json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
+  const answer = answered(
+    await callGateway(home, "secrets-set", "PUT", `/api/secrets/${encodeURIComponent(name)}`, { value }),
+    SecretStoredAnswerSchema,
+  );
+  if (!answer.ok) return printRefusal(answer.refusal, Boolean(values.json));
+  if (values.json) process.stdout.write(`${JSON.stringify(answer.raw)}\n`);
   else
     process.stdout.write(
       `${answer.body.replaced ? "Replaced" : "Stored"} ${name} (sealed; it is never shown again).\n`,
@@ -160,21 +190,17 @@ export async function runSecretsSet(args: string[], home: string): Promise<numbe
 
 export async function runSecretsList(args: string[], home: string): Promise<number> {
   const { values } = parseArgs({ args, options: { json: { type: "boolean" } } });
-  const answer = await callGateway(home, "secrets-list", "GET", "/api/secrets");
-  if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
+  const answer = answered(await callGateway(home, "secrets-list", "GET", "/api/secrets"), SecretsAnswerSchema);
+  if (!answer.ok) return printRefusal(answer.refusal, Boolean(values.json));
   if (values.json) {
-    process.stdout.write(`${JSON.stringify(answer.body)}\n`);
+    process.stdout.write(`${JSON.stringify(answer.raw)}\n`);
     return 0;
   }
-  for (const s of answer.body.secrets as Array<{
-    name: string;
-    stored: boolean;
-    used_by: Array<{ app: string; as: string }>;
-  }>) {
+  for (const s of answer.body.secrets) {
     const users = s.used_by.map((u) => (u.as === s.name ? u.app : `${u.app} as ${u.as}`)).join(", ");
     process.stdout.write(`${s.name}\t${s.stored ? "stored" : "not stored"}\t${users || "no app"}\n`);
   }
-  for (const d of answer.body.declared as Array<{ app: string; name: string; why: string; assigned: string | null }>) {
+  for (const d of answer.body.declared) {
     if (d.assigned === null) process.stdout.write(`wanted: ${d.app} asks for ${d.name} (${safeLine(d.why)})\n`);
   }
   return 0;
@@ -187,12 +213,15 @@ export async function runSecretsDelete(args: string[], home: string): Promise<nu
     process.stderr.write("Usage: personalclaw secrets delete <NAME>\n");
     return 2;
   }
-  const answer = await callGateway(home, "secrets-delete", "DELETE", `/api/secrets/${encodeURIComponent(name)}`, {});
-  if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
-  if (values.json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
+  const answer = answered(
+    await callGateway(home, "secrets-delete", "DELETE", `/api/secrets/${encodeURIComponent(name)}`, {}),
+    SecretDeletedAnswerSchema,
+  );
+  if (!answer.ok) return printRefusal(answer.refusal, Boolean(values.json));
+  if (values.json) process.stdout.write(`${JSON.stringify(answer.raw)}\n`);
   else
     process.stdout.write(
-      `Deleted ${name}${answer.body.unassigned.length ? `; taken back from ${answer.body.unassigned.map((u: any) => u.app).join(", ")}` : ""}.\n`,
+      `Deleted ${name}${answer.body.unassigned.length ? `; taken back from ${answer.body.unassigned.map((u) => u.app).join(", ")}` : ""}.\n`,
     );
   return 0;
 }
@@ -210,16 +239,19 @@ export async function runSecretsAssign(args: string[], home: string): Promise<nu
   }
   const body: Record<string, string> = { app };
   if (values.as) body.as = values.as;
-  const answer = await callGateway(
-    home,
-    "secrets-assign",
-    "POST",
-    `/api/secrets/${encodeURIComponent(name)}/assign`,
-    body,
-    presence(home),
+  const answer = answered(
+    await callGateway(
+      home,
+      "secrets-assign",
+      "POST",
+      `/api/secrets/${encodeURIComponent(name)}/assign`,
+      body,
+      presence(home),
+    ),
+    SecretAssignedAnswerSchema,
   );
-  if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
-  if (values.json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
+  if (!answer.ok) return printRefusal(answer.refusal, Boolean(values.json));
+  if (values.json) process.stdout.write(`${JSON.stringify(answer.raw)}\n`);
   else process.stdout.write(`${app} gets ${name} as ${answer.body.as} ${answer.body.applies}.\n`);
   return 0;
 }

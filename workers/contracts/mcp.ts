@@ -61,18 +61,19 @@ export const McpStartSchema = z.object({
 export type McpStart = z.infer<typeof McpStartSchema>;
 
 /** One registered server as GET /api/mcp shows it. */
-export interface McpServerView {
-  key: string;
-  app: string;
-  server: string;
-  transport: "stdio" | "http";
+export const McpServerViewSchema = z.object({
+  key: z.string(),
+  app: z.string(),
+  server: z.string(),
+  transport: z.enum(["stdio", "http"]),
   /** registered: in mcp.json and startable; off: the owner turned it off; failing: 3 failed starts, waits for Retry; app_disabled; starting. */
-  state: "registered" | "off" | "failing" | "app_disabled" | "starting";
-  ownerEnabled: boolean;
-  failedStarts: number;
-  lastStart: McpStart | null;
-  definitionDigest: string;
-}
+  state: z.enum(["registered", "off", "failing", "app_disabled", "starting"]),
+  ownerEnabled: z.boolean(),
+  failedStarts: z.number().int(),
+  lastStart: McpStartSchema.nullable(),
+  definitionDigest: z.string(),
+});
+export type McpServerView = z.infer<typeof McpServerViewSchema>;
 
 /** The CLI's `mcp run` asks the gateway whether it may start a server (POST /api/internal/mcp/:app/:server/launch). */
 export const McpLaunchRequestSchema = z.object({ definitionDigest: z.string().max(200) }).strict();
@@ -108,3 +109,7 @@ export const McpRegistrationSchema = z.object({
   removed: z.array(z.string()),
 });
 export type McpRegistration = z.infer<typeof McpRegistrationSchema>;
+
+/** Whether a running server may go on (GET /api/internal/mcp/:app/:server/alive); else why not (MCP-01). */
+export const McpAliveAnswerSchema = z.object({ alive: z.boolean(), reason: z.string().nullable() });
+export type McpAliveAnswer = z.infer<typeof McpAliveAnswerSchema>;

@@ -323,3 +323,20 @@ export const SettingWrittenSchema = z.object({
   from: z.union([z.string(), z.number(), z.array(z.string())]),
   to: z.union([z.string(), z.number(), z.array(z.string())]),
 });
+
+const SettingValueSchema = z.union([z.string(), z.number(), z.array(z.string())]);
+
+/** What GET /api/config/personalclaw answers: the nested values, each whole-document field's revision, and the schema. */
+export const SettingsAnswerSchema = z.object({
+  config: z.record(z.string(), z.unknown()),
+  revisions: z.record(z.string(), z.string()),
+  schema: z.array(SettingDescriptionSchema),
+  applies: z.string(),
+});
+/** What PATCH /api/config/personalclaw answers for a write it applied. */
+export const SettingChangedAnswerSchema = z.object({
+  path: z.string(),
+  value: SettingValueSchema,
+  applies: z.string(),
+  revision: z.string().optional(),
+});

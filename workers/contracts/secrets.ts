@@ -110,3 +110,20 @@ export const SecretRebindRequestSchema = z
     declared: z.array(secretName).max(64),
   })
   .strict();
+
+/** What GET /api/secrets answers: the bridge's listing, what each installed app asks for, and how a value reaches it. */
+export const SecretsAnswerSchema = SecretListingSchema.extend({
+  declared: z.array(z.object({ app: z.string(), name: z.string(), why: z.string(), assigned: z.string().nullable() })),
+  delivery: z.string(),
+});
+/** What PUT /api/secrets/:name answers. */
+export const SecretStoredAnswerSchema = z.object({ name: z.string(), stored: z.literal(true), replaced: z.boolean() });
+/** What DELETE /api/secrets/:name answers: the apps it was taken back from. */
+export const SecretDeletedAnswerSchema = z.object({ deleted: z.string(), unassigned: z.array(SecretUseSchema) });
+/** What POST /api/secrets/:name/assign answers. */
+export const SecretAssignedAnswerSchema = z.object({
+  name: z.string(),
+  app: z.string(),
+  as: z.string(),
+  applies: z.string(),
+});

@@ -1,0 +1,27 @@
+// What GET /api/apps/:name/jobs answers of an app's scheduled jobs: AppRegistry builds it and
+// the CLI parses it. Imports nothing but zod.
+import { z } from "zod";
+
+export const JobRunSchema = z.object({
+  scheduledFor: z.string(),
+  startedAt: z.string(),
+  /** ok: the route answered 2xx; failed: any other answer, a timeout or no backend; skipped: the app was held. */
+  outcome: z.enum(["ok", "failed", "skipped"]),
+  status: z.number().int().nullable(),
+  durationMs: z.number(),
+  error: z.string().nullable(),
+});
+export type JobRun = z.infer<typeof JobRunSchema>;
+
+export const JobViewSchema = z.object({
+  name: z.string(),
+  schedule: z.string(),
+  timezone: z.string(),
+  route: z.string(),
+  timeoutSeconds: z.number(),
+  /** Null while the app is disabled (a disabled app's jobs never fire). */
+  nextFire: z.string().nullable(),
+  paused: z.boolean(),
+  history: z.array(JobRunSchema),
+});
+export type JobView = z.infer<typeof JobViewSchema>;
