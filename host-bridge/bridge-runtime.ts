@@ -2,7 +2,7 @@
 // the internal operations the gateway calls. The gateway holds every record; the bridge
 // holds bytes and processes, and reports backend changes back through internal routes.
 import { homedir } from "node:os";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
@@ -17,7 +17,7 @@ import { commitUpdate, undoUpdate, updateApp, updateNeedsConsent, type BackendCo
 import { clearJournal, readJournal, writeJournal, type Journal } from "./install/transition-journal";
 import { recoverTransitions, JournalVerdictSchema, type PendingRecovery } from "./install/recover-transitions";
 import type { InstallReview } from "./install/review";
-import { readSettings } from "./settings";
+import { pauseAtNamedStep } from "./install/test-pause";
 import { listParkedData, parkedDataDir, purgeParkedData } from "./install/parked-data";
 import { listUiFiles } from "./install/ui-files";
 import { ParkedDataViewSchema } from "../workers/contracts/parked-data";
@@ -177,12 +177,10 @@ export class BridgeRuntime {
   /** Each app's consent digest as the gateway last named it: the binding its secrets open under. */
   private readonly digests = new Map<string, string>();
   private recovery: PendingRecovery | null = null;
-  private readonly testHooks: boolean;
   readonly secrets: SecretStore;
   private readonly mcpJson: McpJson;
 
   constructor(private readonly opts: BridgeRuntimeOptions) {
-    this.testHooks = readSettings(opts.parentEnv).testHooks;
     this.secrets = new SecretStore(secretStorePaths(opts.paths.home));
     this.mcpJson = new McpJson(opts.paths.mcpJson, {
       cli: join(opts.packageRoot, "bin", "personalclaw.mjs"),
@@ -340,9 +338,8 @@ export class BridgeRuntime {
   }
 
   /**
-   * The progress list of a transition the caller named, and the sink that fills it. With test
-   * hooks on, a step named in <home>/test-pause-at ("<op>:<step>:<status>") stops the
-   * transition there for good, so a test can kill the gateway at exactly that step.
+   * The progress list of a transition the caller named, and the sink that fills it (in the test
+   * build, also where a transition can be paused: install/test-pause.ts).
    */
   private progressSink(
     op: string,
@@ -367,12 +364,8 @@ export class BridgeRuntime {
             );
           });
       }
-      if (!this.testHooks) return;
-      const pauseAt = join(this.opts.paths.home, "test-pause-at");
-      if (existsSync(pauseAt) && readFileSync(pauseAt, "utf8").trim() === `${op}:${event.step}:${event.status}`) {
-        this.opts.log(`bridge: paused at ${op}:${event.step}:${event.status} (test hooks)`);
-        await new Promise(() => {});
-      }
+      if (TEST_BUILD)
+        await pauseAtNamedStep(this.opts.paths.home, `${op}:${event.step}:${event.status}`, this.opts.log);
     };
   }
 

@@ -13,7 +13,7 @@ import { bridgeCall } from "../bridge-client";
 import { sessions } from "../sessions";
 import { requireIfMatch } from "../contracts/revision";
 import type { Env } from "../env";
-import { route, type RouteRequest } from "./define";
+import { route, type RouteRequest } from "../route-row";
 import { deregisterMcpServers, registerMcpServers } from "../mcp-registration";
 
 const AbsoluteSource = z.string().min(1).max(4096);
@@ -109,12 +109,13 @@ async function auditedRefusal<T>(
 }
 
 /**
- * Test runs only (TEST_HOOKS=1, like X-Test-Now): `X-Test-Fail: record` makes the record step
- * fail after the folder moved into place, to prove the install is undone.
+ * The test build only (like X-Test-Now): `X-Test-Fail: record` makes the record step fail after
+ * the folder moved into place, to prove the install is undone.
  */
 function injectedRecordFailure(req: RouteRequest<unknown, unknown>): void {
-  if (req.env.TEST_HOOKS === "1" && req.c.req.header("x-test-fail") === "record")
-    throw new Error("injected failure of the record step");
+  if (TEST_BUILD) {
+    if (req.c.req.header("x-test-fail") === "record") throw new Error("injected failure of the record step");
+  }
 }
 
 /**
@@ -431,8 +432,10 @@ export const appRoutes = [
     async handle({ env, params, c, now }) {
       const registry = appRegistry(env);
       if (!(await registry.get(params.name))) throw appNotFound(params.name);
-      // Test runs only: the injectable clock (X-Test-Now) drives the same fire the alarm runs.
-      if (env.TEST_HOOKS === "1" && c.req.header("x-test-now") !== undefined) await registry.runDueJobs(now);
+      // The test build only: the injectable clock (X-Test-Now) drives the same fire the alarm runs.
+      if (TEST_BUILD) {
+        if (c.req.header("x-test-now") !== undefined) await registry.runDueJobs(now);
+      }
       return { jobs: await registry.jobs(params.name) };
     },
   }),

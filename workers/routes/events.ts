@@ -14,7 +14,7 @@ import {
   MAX_SOCKETS_PER_APP,
   type SocketScope,
 } from "../../durable/event-hub/event-scope";
-import { route, type RouteRequest } from "./define";
+import { route, type RouteRequest } from "../route-row";
 
 /**
  * WebSockets are not covered by CORS: a page on any site may open one to the gateway, and the

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
 import { appNotFound, appRegistry } from "../app-registry";
 import type { Principal } from "../guards/principal";
-import { route } from "./define";
+import { route } from "../route-row";
 import { INBOX_LIMITS } from "../../durable/app-registry/limits";
 
 const MessageBody = z.object({ to: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/), body: z.unknown() }).strict();

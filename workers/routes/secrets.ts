@@ -17,7 +17,7 @@ import { appRegistry, readRecord, requireRecord } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
 import type { Env } from "../env";
 import { assertOwnerPresence } from "../guards/owner-presence";
-import { route } from "./define";
+import { route } from "../route-row";
 
 /** The name in the path, refused before anything else happens (SECR-02 reserved prefixes). */
 function secretName(raw: string): string {
