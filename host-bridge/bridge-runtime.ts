@@ -43,6 +43,7 @@ import {
   SecretUnassignRequestSchema,
 } from "../workers/contracts/secrets";
 import { McpJson } from "./mcp/mcp-json";
+import { APP_NAME_PATTERN } from "../workers/contracts/app-name";
 
 export interface BridgeRuntimeOptions {
   paths: HomePaths;
@@ -70,7 +71,7 @@ const InstallSchema = SourceSchema.extend({
   installId: z.string().max(100).optional(),
   adoptData: z.boolean().optional(),
 });
-const NameSchema = z.object({ name: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/) });
+const NameSchema = z.object({ name: z.string().regex(APP_NAME_PATTERN) });
 // The consent digest binds the app's secrets to this install: without it none is opened.
 const StartSchema = NameSchema.extend({
   manifest: z.record(z.string(), z.unknown()),

@@ -35,7 +35,8 @@ import {
 import { storageFullReason } from "../../workers/contracts/storage-full";
 import { BridgeRuntime } from "../bridge-runtime";
 import { readOwnerConfig, sessionTtlInForce } from "../owner-config";
-import { DURABLE_OBJECT_CLASSES, renderWorkerdConfig } from "./workerd-config";
+import { renderWorkerdConfig } from "./workerd-config";
+import { DURABLE_OBJECT_CLASSES, storeFolder } from "../durable-object-stores";
 import {
   isRecordedWorkerdAlive,
   readGatewayFile,
@@ -48,7 +49,8 @@ import {
 import { callGateway } from "./gateway-client";
 import { identityOf } from "../supervisor/process-identity";
 import { findSetpriv, WorkerdSupervisor } from "../supervisor/workerd-supervisor";
-import { isPortFree, isPortListenerOwnedBy, pickFreePort, portInUseMessage } from "./port-owner";
+import { isPortFree, isPortListenerOwnedBy, portInUseMessage } from "./port-owner";
+import { pickFreePort } from "../free-port";
 
 /** The worker bundle built beside this CLI bundle: dist/worker.js, or the test build's in dist/test/. */
 const workerBundle = fileURLToPath(new URL("./worker.js", import.meta.url));
@@ -84,7 +86,7 @@ function clearStaleGateway(paths: HomePaths): void {
 
 /** True when the security log has storage: a missing anchor then means one was lost. */
 function securityLogExists(paths: HomePaths): boolean {
-  const dir = join(paths.state, "personalclaw-security-log");
+  const dir = storeFolder(paths.state, "SecurityLog");
   return existsSync(dir) && readdirSync(dir).some((file) => file.endsWith(".sqlite"));
 }
 

@@ -8,6 +8,7 @@ import { GatewayError, type ErrorCode } from "./errors";
 import { settingAt } from "./owner-settings";
 import { declaredSecretNameRefusal } from "./secrets";
 import { nextFireAfter, parseCronSchedule } from "./cron-schedule";
+import { AppNameSchema } from "./app-name";
 
 const shortText = (max: number) => z.string().min(1).max(max);
 const stringList = z.array(z.string().max(512)).max(512);
@@ -164,11 +165,7 @@ export const ExternalWriteSchema = z.object({ path: shortText(1024), why: shortT
 export const PrerequisiteSchema = z.object({ name: shortText(64), why: shortText(200), how: shortText(300) });
 
 export const AppManifestSchema = z.looseObject({
-  name: z
-    .string()
-    .min(1)
-    .max(64)
-    .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, "must be kebab-case: a-z, 0-9 and single dashes"),
+  name: AppNameSchema,
   version: shortText(64),
   displayName: shortText(120).optional(),
   description: z.string().max(2000).optional(),

@@ -15,6 +15,7 @@ import { requireIfMatch } from "../contracts/revision";
 import type { Env } from "../env";
 import { route, type RouteRequest } from "../route-row";
 import { deregisterMcpServers, registerMcpServers } from "../mcp-registration";
+import { APP_NAME_PATTERN } from "../contracts/app-name";
 
 const AbsoluteSource = z.string().min(1).max(4096);
 const AnyObject = z.record(z.string(), z.unknown());
@@ -66,10 +67,7 @@ const InstallAnswer = z.object({
   uiFiles: UiFilesSchema,
   adoptedData: ParkedDataViewSchema.nullable(),
 });
-const AppName = z
-  .string()
-  .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/)
-  .max(64);
+const AppName = z.string().regex(APP_NAME_PATTERN).max(64);
 const UninstallBody = z
   .object({
     purge_data: z.boolean().optional(),
