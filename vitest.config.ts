@@ -1,6 +1,8 @@
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
+  // Unit tests import the sources, which read the test build's flag: there it is the shipped value.
+  define: { TEST_BUILD: "false" },
   test: {
     include: [
       "workers/**/*.test.ts",
@@ -9,6 +11,7 @@ export default defineConfig({
       "apps/**/*.test.ts",
       "test/**/*.test.ts",
       "scripts/**/*.test.ts",
+      "bench/**/*.test.ts",
     ],
     exclude: ["**/node_modules/**", "dist/**"],
     testTimeout: 60_000,

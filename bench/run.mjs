@@ -16,6 +16,7 @@ import { descendants, httpGet, msSince, rssKiB, stopChild } from "./lib/procs.mj
 import {
   benchWorkers,
   buildHelloProductBundle,
+  buildSelBenchBundle,
   loopbackListen,
   minimalConfig,
   productConfig,
@@ -25,7 +26,14 @@ import {
   startWorkerd,
   workerdBinary,
 } from "./lib/workerd.mjs";
-import { copyNodeNotesAs, installApp, runCli, startPersonalclaw, waitHealthy } from "./lib/gateway.mjs";
+import {
+  copyNodeNotesAs,
+  installApp,
+  runCli,
+  startPersonalclaw,
+  testBuildCliPath,
+  waitHealthy,
+} from "./lib/gateway.mjs";
 import { nginxBinary, nginxVersion, startNginx } from "./lib/nginx.mjs";
 import { generateBundle } from "./lib/bundle.mjs";
 import { runLoad } from "./lib/load.mjs";
@@ -408,7 +416,7 @@ async function installSection() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Security log: sustained appends per second through SecurityLog.benchAppend, chained vs not.
+// Security log: sustained appends per second through the bench's benchAppend, chained vs not.
 // The chained loop is the product's append: the HMAC chain under the current epoch's key, the
 // keyless root's leaf per row, and an Ed25519-signed checkpoint every 1000 rows (5 per call).
 
@@ -425,15 +433,12 @@ async function selSection() {
     configText: minimalConfig({
       configPath: config,
       listen: sl.listen,
-      modules: [
-        { name: "sel-bench.js", path: join(benchWorkers, "sel-bench.js") },
-        { name: "worker.js", path: join(repoRoot, "dist", "worker.js") },
-      ],
+      modules: [{ name: "sel-bench.js", path: await buildSelBenchBundle(join(scratch, "sel-bench.js")) }],
       bindings: { SEL_KEY: createHash("sha256").update("personalclaw bench key").digest("hex") },
       durable: {
         stateDir,
         namespaces: [
-          { binding: "SECURITY_LOG", className: "SecurityLog", uniqueKey: "personalclaw-bench-security-log" },
+          { binding: "SECURITY_LOG", className: "BenchSecurityLog", uniqueKey: "personalclaw-bench-security-log" },
         ],
       },
     }),
@@ -486,7 +491,7 @@ async function selSection() {
 // Live events: 200 sockets, 1 000 events/s for --duration s, delivery latency per frame per
 // socket, through the product's /api/ws and EventHub (owner sockets; the frame passes the scope
 // filter) against a bare workerd Durable Object doing the same fan-out, and a bare one-socket
-// echo round trip, all in this run. The product is started with test hooks so the bench can
+// echo round trip, all in this run. The product is started from the test build so the bench can
 // publish through POST /api/test/events/publish (the only door that takes any frame at this rate).
 
 const EVENT_SOCKETS = 200;
@@ -512,7 +517,7 @@ async function eventsSection() {
   });
   cleanups.push(() => worker.stop());
   const home = mkdtempSync(join(scratch, "events-home-"));
-  const gateway = await startPersonalclaw(home, undefined, { PERSONALCLAW_TEST_HOOKS: "1" });
+  const gateway = await startPersonalclaw(home, testBuildCliPath);
   cleanups.push(() => gateway.stop());
   const frame = (i, t) => JSON.stringify({ type: "backend.health_changed", data: { app: "bench", i, t } });
   const out = { echo: [] };

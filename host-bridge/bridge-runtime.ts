@@ -14,7 +14,6 @@ import { previewBundle, type PreviewOptions } from "./install/preview";
 import type { BackendControl } from "./install/update-app";
 import type { Journal } from "./install/transition-journal";
 import { recoverTransitions, type PendingRecovery } from "./install/recover-transitions";
-import { readSettings } from "./settings";
 import { listUiFiles } from "./install/ui-files";
 import { venvPython } from "./install/install-dependencies";
 import { sandboxAvailability, type SandboxAvailability } from "./sandbox/bubblewrap";
@@ -114,12 +113,7 @@ export class BridgeRuntime {
 
   constructor(readonly opts: BridgeRuntimeOptions) {
     this.reporting = new BridgeReporting(opts.callGateway, opts.log);
-    this.progress = new TransitionProgress(
-      opts.paths.home,
-      readSettings(opts.parentEnv).testHooks,
-      this.reporting,
-      opts.log,
-    );
+    this.progress = new TransitionProgress(opts.paths.home, this.reporting, opts.log);
     this.secrets = new SecretStore(secretStorePaths(opts.paths.home));
     this.mcpJson = new McpJson(opts.paths.mcpJson, {
       cli: join(opts.packageRoot, "bin", "personalclaw.mjs"),

@@ -3,6 +3,7 @@
 import { mkdirSync, chmodSync, readFileSync, readdirSync, statSync, existsSync, lstatSync, rmSync } from "node:fs";
 import { GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME } from "../workers/contracts/backend-slots";
 import { writePrivateFile } from "./private-file";
+import { storeFolder } from "./durable-object-stores";
 import { freshSeed } from "./sel-seed";
 import { firstEpochKey } from "../durable/security-log/epoch-key";
 import { createHash, randomBytes } from "node:crypto";
@@ -74,7 +75,7 @@ export function writeFreshLocalSecret(paths: HomePaths): string {
 
 /** The security log's SQLite file under <home>/state, or null when the log has no storage (never had, or lost). */
 export function securityLogFile(stateDir: string): string | null {
-  const dir = join(stateDir, "personalclaw-security-log");
+  const dir = storeFolder(stateDir, "SecurityLog");
   try {
     const name = readdirSync(dir).find((file) => file.endsWith(".sqlite") && file !== "metadata.sqlite");
     return name === undefined ? null : join(dir, name);

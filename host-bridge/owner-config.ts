@@ -23,9 +23,10 @@ import {
 import { revisionOf } from "../workers/contracts/revision";
 import { GatewayError } from "../workers/contracts/errors";
 import { writePrivateFile } from "./private-file";
+import { APP_NAME_PATTERN } from "../workers/contracts/app-name";
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/);
-const appName = z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/);
+const appName = z.string().regex(APP_NAME_PATTERN);
 
 export const OwnerConfigSchema = z.object({
   auth: z

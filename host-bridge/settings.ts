@@ -18,8 +18,6 @@ export interface Settings {
   allowedHosts: string;
   /** PERSONALCLAW_SKIP_APP_BACKENDS=1: start no app backend. */
   skipAppBackends: boolean;
-  /** PERSONALCLAW_TEST_HOOKS=1: honour X-Test-Now and open /api/test/* (test runs only). */
-  testHooks: boolean;
   /** PERSONALCLAW_HOOK_TIMEOUT_S: seconds an install hook may run (default 60, 1..3600); tests shorten it. */
   hookTimeoutSeconds: number;
   /**
@@ -46,7 +44,6 @@ export function readSettings(env: Readonly<Record<string, string | undefined>> =
     bindHostFromEnv: Boolean(env.PERSONALCLAW_BIND_HOST),
     allowedHosts: env.PERSONALCLAW_ALLOWED_HOSTS ?? "",
     skipAppBackends: env.PERSONALCLAW_SKIP_APP_BACKENDS === "1",
-    testHooks: env.PERSONALCLAW_TEST_HOOKS === "1",
     seedPassphrase: env.PERSONALCLAW_SEL_SEED_PASSPHRASE ?? "",
     hookTimeoutSeconds:
       Number.isInteger(hookTimeout) && hookTimeout >= 1 && hookTimeout <= 3600

@@ -1,8 +1,7 @@
 // The steps of each install, update or uninstall the owner named with an install id: kept for
 // the dashboard to read back, and announced live on the owner's sockets.
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import type { BridgeReporting } from "./bridge-reporting";
+import { pauseAtNamedStep } from "./install/test-pause";
 
 export type TransitionOp = "install" | "update" | "uninstall" | "transition";
 export interface ProgressStep {
@@ -18,7 +17,6 @@ export class TransitionProgress {
 
   constructor(
     private readonly home: string,
-    private readonly testHooks: boolean,
     private readonly reporting: BridgeReporting,
     private readonly log: (line: string) => void,
   ) {}
@@ -29,9 +27,8 @@ export class TransitionProgress {
   }
 
   /**
-   * The progress list of a transition the caller named, and the sink that fills it. With test
-   * hooks on, a step named in <home>/test-pause-at ("<op>:<step>:<status>") stops the
-   * transition there for good, so a test can kill the gateway at exactly that step.
+   * The progress list of a transition the caller named, and the sink that fills it (in the test
+   * build, also where a transition can be paused: install/test-pause.ts).
    */
   sink(op: TransitionOp, id: string | undefined): ProgressSink {
     const events: Array<Record<string, unknown>> = [];
@@ -39,12 +36,7 @@ export class TransitionProgress {
     return async (event) => {
       events.push({ op, ...event });
       if (id) this.reporting.announceProgress(id, op, event.step, event.status);
-      if (!this.testHooks) return;
-      const pauseAt = join(this.home, "test-pause-at");
-      if (existsSync(pauseAt) && readFileSync(pauseAt, "utf8").trim() === `${op}:${event.step}:${event.status}`) {
-        this.log(`bridge: paused at ${op}:${event.step}:${event.status} (test hooks)`);
-        await new Promise(() => {});
-      }
+      if (TEST_BUILD) await pauseAtNamedStep(this.home, `${op}:${event.step}:${event.status}`, this.log);
     };
   }
 }

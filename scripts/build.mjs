@@ -1,5 +1,9 @@
 // Builds the worker bundle, the CLI/host bridge and the route renderer with esbuild, only
-// when a source is newer than the last build (so `personalclaw start` stays fast).
+// when a source is newer than the last build (so `personalclaw start` stays fast). Beside the
+// shipped bundles in dist/ it builds the test build in dist/test/: the same entries with
+// TEST_BUILD true, and a worker whose route table adds test/build/test-routes.ts
+// (docs/design/test-build.md). The shipped bundles are built with TEST_BUILD false, so every
+// branch it guards is gone from them.
 import { build } from "esbuild";
 import { mkdirSync, readdirSync, statSync, writeFileSync, existsSync } from "node:fs";
 import { join, dirname } from "node:path";
@@ -7,7 +11,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { execFileSync } from "node:child_process";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const SOURCES = ["workers", "durable", "host-bridge", "scripts", "package.json"];
+const SOURCES = ["workers", "durable", "host-bridge", "scripts", "test/build", "package.json"];
 const STAMP = join(root, "dist", ".build-stamp");
 
 function newestMtime(path) {
@@ -38,14 +42,22 @@ export const WORKER_BUILD = {
   external: ["cloudflare:*"],
 };
 
-/** Builds every bundle into dist/. */
-export async function buildAll() {
-  mkdirSync(join(root, "dist"), { recursive: true });
-  const common = { bundle: true, logLevel: "warning", target: "es2022", absWorkingDir: root, sourcemap: "linked" };
-  await Promise.all([
-    build({ ...common, ...WORKER_BUILD, outfile: "dist/worker.js" }),
-    build({
-      ...common,
+/** How the CLI (with the host bridge it runs) is bundled for Node. */
+const NODE_BUILD = {
+  outExtension: { ".js": ".mjs" },
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  packages: "external",
+  external: ["cloudflare:*"],
+};
+
+/** The shipped bundles and the test build's, as esbuild options. */
+export const BUNDLES = {
+  shipped: [
+    { ...WORKER_BUILD, outfile: "dist/worker.js" },
+    {
+      ...NODE_BUILD,
       entryPoints: {
         cli: "host-bridge/cli/main.ts",
         "render-routes": "scripts/render-routes.ts",
@@ -53,13 +65,29 @@ export async function buildAll() {
         "render-child-env": "scripts/render-child-env.ts",
       },
       outdir: "dist",
-      outExtension: { ".js": ".mjs" },
-      format: "esm",
-      platform: "node",
-      target: "node20",
-      packages: "external",
-      external: ["cloudflare:*"],
-    }),
+    },
+  ],
+  test: [
+    { ...WORKER_BUILD, entryPoints: ["test/build/worker.ts"], outfile: "dist/test/worker.js" },
+    { ...NODE_BUILD, entryPoints: { cli: "host-bridge/cli/main.ts" }, outdir: "dist/test" },
+  ],
+};
+
+/** Builds every bundle into dist/ and dist/test/. */
+export async function buildAll() {
+  mkdirSync(join(root, "dist", "test"), { recursive: true });
+  // minifySyntax is what drops the `if (false)` branches; names and layout stay readable.
+  const common = {
+    bundle: true,
+    minifySyntax: true,
+    logLevel: "warning",
+    target: "es2022",
+    absWorkingDir: root,
+    sourcemap: "linked",
+  };
+  await Promise.all([
+    ...BUNDLES.shipped.map((options) => build({ ...common, ...options, define: { TEST_BUILD: "false" } })),
+    ...BUNDLES.test.map((options) => build({ ...common, ...options, define: { TEST_BUILD: "true" } })),
   ]);
   const reserved = execFileSync(process.execPath, [join(root, "dist", "render-routes.mjs"), "--reserved-app-names"], {
     encoding: "utf8",

@@ -30,7 +30,9 @@ describe("the runtime import check", () => {
     ["durable/y/index.ts", 'import path from "path";', "durable/ runs in workerd"],
     ["host-bridge/z.ts", 'import { DurableObject } from "cloudflare:workers";', "host-bridge/ runs in Node"],
     ["workers/contracts/c.ts", 'import { Hono } from "hono";', "contracts import nothing but zod"],
-  ])("fails when %s imports the wrong runtime", (file, line, why) => {
+    ["workers/guards/g.ts", 'import type { RouteRow } from "../routes/define";', "guards/ sit below routes/"],
+    ["workers/proxy/p.ts", 'import { readJsonBody } from "../routes/read-input";', "proxy/ sits below routes/"],
+  ])("fails when %s imports across its boundary", (file, line, why) => {
     const root = treeWith({ [file]: `${line}\n` });
     try {
       const result = spawnSync(process.execPath, [script, root], { encoding: "utf8" });

@@ -119,6 +119,8 @@ describe("app backends under a running gateway", () => {
       MY_TOOL_TOKEN: "my-tool-token-0123456789",
       AWS_SECRET_ACCESS_KEY: "aws-secret-planted-0123456789",
       GITHUB_TOKEN: "not-on-the-allowlist-0123456789",
+      // One of the gateway's own settings: it configures the gateway, never a backend.
+      PERSONALCLAW_HOOK_TIMEOUT_S: "60",
     };
     gw = await startGateway({ home, env: gatewayEnv });
     for (const folder of [
@@ -237,7 +239,7 @@ describe("app backends under a running gateway", () => {
     expect(myToolToken).toBe(gatewayEnv.MY_TOOL_TOKEN);
     expect(names).not.toContain("AWS_SECRET_ACCESS_KEY");
     expect(names).not.toContain("GITHUB_TOKEN");
-    expect(names).not.toContain("PERSONALCLAW_TEST_HOOKS");
+    expect(names).not.toContain("PERSONALCLAW_HOOK_TIMEOUT_S");
   });
 
   it("a backend's secret, a Bearer token and terminal escapes are masked and escaped in gateway.log and lastLines", async () => {

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { makeHome, removeHome, repoRoot, runCli, startGateway } from "./helpers/gateway";
+import { makeHome, removeHome, repoRoot, runCli, startGateway, testBuildCliPath } from "./helpers/gateway";
 
 describe("personalclaw doctor", () => {
   it("prints one row per check with a fix, flags sandbox.mode off as a warning and a running gateway as ok", async () => {
@@ -45,9 +45,9 @@ describe("personalclaw doctor", () => {
       await gw.stop();
 
       writeFileSync(join(home, "config.json"), "{ not json");
-      const hooks = await runCli(["doctor", "--json", "--home", home], { PERSONALCLAW_TEST_HOOKS: "1" });
-      expect(hooks.code).toBe(1);
-      expect(JSON.parse(hooks.stdout).rows.find((r: { name: string }) => r.name === "test hooks")).toMatchObject({
+      const testBuild = await runCli(["doctor", "--json", "--home", home], {}, undefined, testBuildCliPath);
+      expect(testBuild.code).toBe(1);
+      expect(JSON.parse(testBuild.stdout).rows.find((r: { name: string }) => r.name === "test build")).toMatchObject({
         status: "fail",
       });
 

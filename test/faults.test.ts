@@ -360,9 +360,7 @@ describe("lost state is noticed", () => {
         expect(removed.length).toBeGreaterThan(0);
         for (const f of readdirSync(dir)) rmSync(join(dir, f));
 
-        const refused = await runCli(["start", "--port", "0", "--home", home, "--json-ready"], {
-          PERSONALCLAW_TEST_HOOKS: "1",
-        });
+        const refused = await runCli(["start", "--port", "0", "--home", home, "--json-ready"]);
         expect(refused.code).toBe(1);
         expect(refused.stderr).toContain(join(home, "state", store, removed[0]));
         expect(refused.stderr).toContain("is missing");

@@ -43,8 +43,6 @@ export interface Env {
   PROXY_TIMEOUT_S: string;
   /** logs.security_retention_days of this start: sealed security-log segments older than this are removed. */
   SEL_RETENTION_DAYS: string;
-  /** "1" only in test runs: honours X-Test-Now and opens the /api/test/* routes. */
-  TEST_HOOKS: string;
   /** Confined backends' socket slots (workers/contracts/backend-slots.ts), each an external service over a UNIX socket. */
   [slot: `APP_SLOT_${number}`]: Fetcher;
 }

@@ -8,6 +8,8 @@ import { repoRoot } from "./workerd.mjs";
 import { freePort, httpGet, pollUntil, msSince, stopChild } from "./procs.mjs";
 
 export const cliPath = join(repoRoot, "bin", "personalclaw.mjs");
+/** The test build's command: the product plus /api/test/* (docs/design/test-build.md). */
+export const testBuildCliPath = join(repoRoot, "test", "build", "personalclaw.mjs");
 
 function cliEnv() {
   const env = { ...process.env };

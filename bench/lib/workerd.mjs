@@ -8,6 +8,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
+import { WORKER_BUILD } from "../../scripts/build.mjs";
 import { freePort, httpGet, pollUntil, msSince, stopChild } from "./procs.mjs";
 
 const require = createRequire(import.meta.url);
@@ -99,6 +100,22 @@ export async function buildHelloProductBundle(outfile) {
   return outfile;
 }
 
+/** Bundles the bench's security log (the product's class plus benchAppend) like the gateway worker. */
+export async function buildSelBenchBundle(outfile) {
+  await build({
+    ...WORKER_BUILD,
+    entryPoints: [join(benchWorkers, "sel-bench.ts")],
+    absWorkingDir: repoRoot,
+    outfile,
+    bundle: true,
+    minifySyntax: true,
+    target: "es2022",
+    define: { TEST_BUILD: "false" },
+    logLevel: "warning",
+  });
+  return outfile;
+}
+
 /** The product's config around `workerBundle`, rendered by the product's own generator. */
 export async function productConfig({ scratch, configPath, workerBundle, listen }) {
   const { renderWorkerdConfig } = await productConfigGenerator(scratch);
@@ -126,7 +143,6 @@ export async function productConfig({ scratch, configPath, workerBundle, listen 
       ALLOWED_HOSTS: "",
       VERSION: "bench",
       STARTED_AT: new Date().toISOString(),
-      TEST_HOOKS: "0",
     },
   });
 }

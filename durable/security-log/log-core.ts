@@ -7,7 +7,6 @@ import {
   SecurityEventQuerySchema,
   SecurityLogAnchorSchema,
   type AppendResult,
-  type BenchAppendResult,
   type RetentionResult,
   type RotateResult,
   type SecurityEventPage,
@@ -30,15 +29,7 @@ import {
 } from "./chain-mac";
 import { maskCredentialShapes } from "../../workers/contracts/text-safety";
 import { redactDetail, redactPrincipal, redactSubject, truncateText, maskOrWithhold, type TextMasker } from "./redact";
-import {
-  BENCH_SCRATCH_CREATE,
-  BENCH_SCRATCH_DROP,
-  BENCH_SCRATCH_INDEXES,
-  BENCH_SCRATCH_TABLE,
-  CHECKPOINT_SCHEMA_STATEMENTS,
-  EPOCH_SCHEMA_STATEMENTS,
-  SCHEMA_STATEMENTS,
-} from "./schema";
+import { CHECKPOINT_SCHEMA_STATEMENTS, EPOCH_SCHEMA_STATEMENTS, SCHEMA_STATEMENTS } from "./schema";
 import { removalFromRow, ROTATED_KIND, SEGMENT_REMOVED_KIND, verifyChain } from "./verify-chain";
 import { cosignAsWitness, witnessedCheckpoint, type WitnessAnswer } from "./witness";
 import { bytesToHex, EPOCH_KIND, hexToBytes, importMacKey, keysHeld, singleKey, stepEpochKey } from "./epoch-key";
@@ -130,7 +121,6 @@ interface RootState {
 }
 
 export const MAX_APPEND_BATCH = 1000;
-export const MAX_BENCH_ROWS = 100_000;
 const VERIFY_PAGE_ROWS = 1000;
 
 /** An event validated and redacted, ready to chain. */
@@ -152,7 +142,7 @@ interface LiveSegment {
 /** A stored row as SQLite returns it: detail is still its canonical-JSON text. */
 type EventRecord = Omit<StoredRow, "detail"> & { detail: string };
 
-/** The columns of a row before the chain: what the bench's unchained scratch table holds too. */
+/** The columns of a row before the chain. */
 const UNCHAINED_COLUMNS = "seq, ts, kind, principal, outcome, subject, detail, segment";
 const ROW_COLUMNS = `${UNCHAINED_COLUMNS}, prev_mac, mac`;
 
@@ -193,7 +183,7 @@ function toStoredRow(record: EventRecord): StoredRow {
   return { ...record, detail: parseStoredDetail(record.detail) };
 }
 
-/** The security log: append, head, verify, rotate, retention, query, bench. */
+/** The security log: append, head, verify, rotate, retention, query. */
 export class SecurityLogCore {
   private queue: Promise<unknown> = Promise.resolve();
   private activeVerifications = 0;
@@ -866,51 +856,5 @@ export class SecurityLogCore {
       )
       .toArray()
       .map((segment) => (segment.id === this.live.id ? { ...segment, bytes: this.live.bytes } : segment));
-  }
-
-  // --- measurement hook --------------------------------------------------------------
-
-  /**
-   * Appends n rows in one loop and returns the elapsed ms, for bench/. chained=true writes
-   * real `bench_append` rows into this log (run it on a dedicated instance); chained=false
-   * does the same redaction, canonicalisation and INSERT without the HMAC chain, into a
-   * scratch table dropped afterwards — the difference is what the chain costs.
-   */
-  async benchAppend(n: unknown, chained: unknown): Promise<BenchAppendResult> {
-    if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > MAX_BENCH_ROWS) {
-      throw new GatewayError("bad_request", { vars: { reason: `n must be an integer from 1 to ${MAX_BENCH_ROWS}` } });
-    }
-    const isChained = chained === true;
-    const input = (i: number) => ({
-      kind: "bench_append",
-      principal: "gateway",
-      outcome: "info",
-      subject: "bench",
-      detail: { i },
-    });
-    return this.serialize(async () => {
-      const started = Date.now();
-      if (isChained) {
-        for (let i = 0; i < n; i++) await this.appendLocked(this.prepare(input(i)));
-      } else {
-        this.sql.exec(BENCH_SCRATCH_CREATE);
-        for (const statement of BENCH_SCRATCH_INDEXES) this.sql.exec(statement);
-        try {
-          for (let i = 0; i < n; i++) {
-            const fields = { ...this.prepare(input(i)), seq: i + 1, ts: this.isoNow(), segment: 0, prev_mac: "" };
-            const bytes = canonicalRowBody(fields).length;
-            this.sql.exec(
-              `INSERT INTO ${BENCH_SCRATCH_TABLE} (${UNCHAINED_COLUMNS}, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-              ...unchainedBindings(fields),
-              bytes,
-            );
-            await Promise.resolve(); // the chained loop awaits once per row too
-          }
-        } finally {
-          this.sql.exec(BENCH_SCRATCH_DROP);
-        }
-      }
-      return { n, chained: isChained, elapsed_ms: Date.now() - started };
-    });
   }
 }

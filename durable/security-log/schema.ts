@@ -68,18 +68,3 @@ export const CHECKPOINT_SCHEMA_STATEMENTS: readonly string[] = [
     cosigned_at TEXT NOT NULL
   )`,
 ];
-
-/** Scratch table for benchAppend(n, false): rows without a chain, dropped when the run ends. */
-export const BENCH_SCRATCH_TABLE = "bench_unchained_scratch";
-export const BENCH_SCRATCH_CREATE = `CREATE TABLE IF NOT EXISTS ${BENCH_SCRATCH_TABLE} (
-  seq INTEGER PRIMARY KEY, ts TEXT NOT NULL, kind TEXT NOT NULL, principal TEXT NOT NULL,
-  outcome TEXT NOT NULL, subject TEXT NOT NULL, detail TEXT NOT NULL, segment INTEGER NOT NULL,
-  bytes INTEGER NOT NULL
-)`;
-/** The scratch table carries the events table's indexes, so the difference measured is the chain's alone. */
-export const BENCH_SCRATCH_INDEXES: readonly string[] = [
-  `CREATE INDEX IF NOT EXISTS ${BENCH_SCRATCH_TABLE}_by_kind ON ${BENCH_SCRATCH_TABLE} (kind, seq)`,
-  `CREATE INDEX IF NOT EXISTS ${BENCH_SCRATCH_TABLE}_by_principal ON ${BENCH_SCRATCH_TABLE} (principal, seq)`,
-  `CREATE INDEX IF NOT EXISTS ${BENCH_SCRATCH_TABLE}_by_ts ON ${BENCH_SCRATCH_TABLE} (ts)`,
-];
-export const BENCH_SCRATCH_DROP = `DROP TABLE IF EXISTS ${BENCH_SCRATCH_TABLE}`;

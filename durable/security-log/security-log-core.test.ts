@@ -1,11 +1,11 @@
 // The log's logic over a real in-memory SQLite (better-sqlite3) behind the same tiny SQL
 // port the Durable Object gives it; tampering is done with raw SQL, as an attacker with the
 // database file would.
-import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { GatewayError } from "../../workers/contracts/errors";
 import { GENESIS_PREV_MAC, sealRow, importChainKey, type StoredRow } from "./chain-mac";
-import { SecurityLogCore, type LogLimits, type SqlBinding, type SqlPort } from "./log-core";
+import { SecurityLogCore, type LogLimits } from "./log-core";
+import { memorySql } from "../../test/helpers/memory-sql";
 import { REDACTED, WITHHELD } from "./redact";
 import { ROTATED_KIND, SEGMENT_REMOVED_KIND, verifyChain } from "./verify-chain";
 import { singleKey } from "./epoch-key";
@@ -14,23 +14,6 @@ import { REFUSALS_COUNTED_KIND } from "./refusal-windows";
 
 const KEY = "0f".repeat(32);
 const DAY = 24 * 60 * 60 * 1000;
-
-function memorySql(): SqlPort & { db: Database.Database } {
-  const db = new Database(":memory:");
-  return {
-    db,
-    exec<T extends Record<string, unknown>>(query: string, ...bindings: SqlBinding[]) {
-      const statement = db.prepare(query);
-      if (statement.reader) {
-        const rows = statement.all(...bindings) as T[];
-        return { toArray: () => rows };
-      }
-      statement.run(...bindings);
-      return { toArray: () => [] as T[] };
-    },
-    transact: <T>(fn: () => T) => db.transaction(fn)(),
-  };
-}
 
 interface Harness {
   sql: ReturnType<typeof memorySql>;
@@ -479,19 +462,6 @@ describe("query", () => {
     await log.appendMany(Array.from({ length: 60 }, (_, i) => event(i)));
     expect(log.query({}).events).toHaveLength(50);
     expect(() => log.query({ limit: 501 })).toThrow(GatewayError);
-  });
-});
-
-describe("benchAppend", () => {
-  it("appends chained rows to the log, and unchained rows only to a scratch table it drops", async () => {
-    const { log, sql } = await openLog();
-    expect(await log.benchAppend(5, true)).toMatchObject({ n: 5, chained: true });
-    expect(log.head().seq).toBe(5);
-    expect(await log.benchAppend(5, false)).toMatchObject({ n: 5, chained: false });
-    expect(log.head().seq).toBe(5);
-    const tables = sql.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all();
-    expect(tables).toEqual([{ name: "events" }, { name: "segments" }]);
-    expect(await log.verify(null)).toMatchObject({ ok: true, checked: 5 });
   });
 });
 

@@ -5,7 +5,6 @@ import { DurableObject } from "cloudflare:workers";
 import type {
   AnchorStanding,
   AppendResult,
-  BenchAppendResult,
   RetentionResult,
   RotateResult,
   SecurityEventInput,
@@ -41,7 +40,8 @@ function retentionOf(env: Env): { retentionMs?: number } {
 
 /** Append-only, HMAC-chained, rotating, verifiable record of every security decision. */
 export class SecurityLog extends DurableObject<Env> {
-  private core!: SecurityLogCore;
+  /** Protected, not private: the bench's subclass measures appends through it (bench/workers/sel-bench.ts). */
+  protected core!: SecurityLogCore;
   private log!: CoalescingLog;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -154,10 +154,5 @@ export class SecurityLog extends DurableObject<Env> {
   /** The epoch the log signs in now (forward-secure key). */
   async epoch(): Promise<number | null> {
     return this.core.epoch();
-  }
-
-  /** Measurement hook for bench/: n appends in one loop, chained or into a dropped scratch table. */
-  async benchAppend(n: number, chained: boolean): Promise<BenchAppendResult> {
-    return this.core.benchAppend(n, chained);
   }
 }

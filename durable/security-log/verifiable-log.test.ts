@@ -1,11 +1,11 @@
 // The forward-secure key, signed checkpoints and the witness, over a real in-memory SQLite
 // behind the same SQL port the Durable Object gives the log. Tampering is raw SQL, done the
 // way an attacker holding the database file and the log's current key would.
-import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { GatewayError } from "../../workers/contracts/errors";
 import { canonicalRowBody, sealRow, type StoredRow } from "./chain-mac";
-import { SecurityLogCore, type CoreOptions, type SqlBinding, type SqlPort } from "./log-core";
+import { SecurityLogCore, type CoreOptions } from "./log-core";
+import { memorySql } from "../../test/helpers/memory-sql";
 import { verifyChain } from "./verify-chain";
 import {
   EPOCH_KIND,
@@ -35,23 +35,6 @@ const SEED = "5e".repeat(32);
 const K0 = await firstEpochKey(SEED);
 const HOUR = 60 * 60 * 1000;
 const DAY = 24 * HOUR;
-
-function memorySql(): SqlPort & { db: Database.Database } {
-  const db = new Database(":memory:");
-  return {
-    db,
-    exec<T extends Record<string, unknown>>(query: string, ...bindings: SqlBinding[]) {
-      const statement = db.prepare(query);
-      if (statement.reader) {
-        const rows = statement.all(...bindings) as T[];
-        return { toArray: () => rows };
-      }
-      statement.run(...bindings);
-      return { toArray: () => [] as T[] };
-    },
-    transact: <T>(fn: () => T) => db.transaction(fn)(),
-  };
-}
 
 const VERIFIABLE: CoreOptions = { epochs: { everyMs: HOUR }, checkpoints: { everyRows: 5, everyMs: 10 * 60 * 1000 } };
 

@@ -12,7 +12,8 @@ import { previewBundle } from "../install/preview";
 import { callGateway, GatewayNotRunning, type GatewayAnswer } from "./gateway-client";
 import { safeLine } from "../../workers/contracts/text-safety";
 import { reviewText } from "./review-text";
-import { packageRoot, packageVersion } from "./start";
+import { packageVersion } from "./start";
+import { packageRoot } from "../package-root";
 
 const EXIT_REFUSED = 3;
 

@@ -162,12 +162,12 @@ export async function doctorRows(settings: Settings): Promise<DoctorRow[]> {
         },
   );
   if (gateway) rows.push(await unrecordedAppsRow(paths.apps, paths.home));
-  if (settings.testHooks) {
+  if (TEST_BUILD) {
     rows.push({
-      name: "test hooks",
+      name: "test build",
       status: "fail",
       message:
-        "PERSONALCLAW_TEST_HOOKS=1 lets any caller move the gateway's clock (and so outlive expiries); it is for the test suite only — unset it.",
+        "This is the test build: any caller can move the gateway's clock (and so outlive expiries); it is for the test suite only — run bin/personalclaw.mjs.",
     });
   }
   const mode = authModeInForce({ AUTH_MODE_REQUESTED: settings.authModeRequested });

@@ -34,11 +34,11 @@ import { sandboxAvailability } from "../sandbox/bubblewrap";
 import { runMcpServer } from "../sandbox/run-mcp-server";
 import { parentEnvironment } from "../settings";
 import { callGateway, parseAnswer, type GatewayAnswer } from "./gateway-client";
+import { APP_NAME_PATTERN } from "../../workers/contracts/app-name";
 
 const EXIT_REFUSED = 3;
 /** How often a running server asks whether it may go on. */
 const MCP_ALIVE_POLL_MS = 2_000;
-const APP_NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 function fail(answer: GatewayAnswer, json: boolean): number {
@@ -165,7 +165,7 @@ export async function runMcpRun(args: string[], home: string): Promise<number> {
   const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
   if (positionals.length !== 2) return usage("personalclaw mcp run <app> <server>");
   const [app, server] = positionals as [string, string];
-  if (!APP_NAME.test(app) || !SERVER_NAME.test(server))
+  if (!APP_NAME_PATTERN.test(app) || !SERVER_NAME.test(server))
     return usage("personalclaw mcp run <app> <server> (an app name and a server name it declares)");
   const answer = await askToLaunch(home, app, server, await definitionOnDisk(home, app, server));
   if (answer.status !== 200) return fail(answer, false);

@@ -14,18 +14,6 @@ export function isPortFree(host: string, port: number): Promise<boolean> {
   });
 }
 
-/** A free port on `host` the kernel picks. */
-export function pickFreePort(host: string): Promise<number> {
-  return new Promise((resolvePromise, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, host, () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolvePromise(port));
-    });
-  });
-}
-
 /** The sentence `start` prints when its port is taken. */
 export function portInUseMessage(port: number): string {
   return `Port ${port} is in use by another program; use --port 0 or --port N`;

@@ -2,7 +2,7 @@
 // line. Ctrl-C (or SIGTERM) stops backends, then workerd, then the bridge, within 10 s.
 import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ResultPromise } from "execa";
 import { authModeInForce } from "../../workers/contracts/auth-mode";
@@ -16,6 +16,7 @@ import {
   type HomePaths,
 } from "../home";
 import { writePrivateFile } from "../private-file";
+import { packageRoot } from "../package-root";
 import { parentEnvironment, type Settings } from "../settings";
 import { startBridgeServer } from "../server";
 import { createLogRelay } from "../sandbox/log-relay";
@@ -34,7 +35,8 @@ import {
 import { storageFullReason } from "../../workers/contracts/storage-full";
 import { BridgeRuntime } from "../bridge-runtime";
 import { readOwnerConfig, sessionTtlInForce } from "../owner-config";
-import { DURABLE_OBJECT_CLASSES, renderWorkerdConfig } from "./workerd-config";
+import { renderWorkerdConfig } from "./workerd-config";
+import { DURABLE_OBJECT_CLASSES, storeFolder } from "../durable-object-stores";
 import {
   isRecordedWorkerdAlive,
   readGatewayFile,
@@ -47,9 +49,11 @@ import {
 import { callGateway } from "./gateway-client";
 import { identityOf } from "../supervisor/process-identity";
 import { findSetpriv, WorkerdSupervisor } from "../supervisor/workerd-supervisor";
-import { isPortFree, isPortListenerOwnedBy, pickFreePort, portInUseMessage } from "./port-owner";
+import { isPortFree, isPortListenerOwnedBy, portInUseMessage } from "./port-owner";
+import { pickFreePort } from "../free-port";
 
-export const packageRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
+/** The worker bundle built beside this CLI bundle: dist/worker.js, or the test build's in dist/test/. */
+const workerBundle = fileURLToPath(new URL("./worker.js", import.meta.url));
 const require = createRequire(import.meta.url);
 
 export interface StartOptions {
@@ -82,7 +86,7 @@ function clearStaleGateway(paths: HomePaths): void {
 
 /** True when the security log has storage: a missing anchor then means one was lost. */
 function securityLogExists(paths: HomePaths): boolean {
-  const dir = join(paths.state, "personalclaw-security-log");
+  const dir = storeFolder(paths.state, "SecurityLog");
   return existsSync(dir) && readdirSync(dir).some((file) => file.endsWith(".sqlite"));
 }
 
@@ -176,8 +180,7 @@ async function runGateway(options: StartOptions): Promise<number> {
     process.stderr.write(`personalclaw: warning: ${mode.warning}\n`);
     log(`warning: ${mode.warning}`);
   }
-  if (settings.testHooks)
-    log("warning: PERSONALCLAW_TEST_HOOKS=1: X-Test-Now moves the clock and /api/test/* is open (test runs only)");
+  if (TEST_BUILD) log("warning: this is the test build: X-Test-Now moves the clock and /api/test/* is open");
   if (config.config.sandbox.mode === "off") log("warning: sandbox.mode is off: app backends run without bubblewrap");
   const sessionTtl = sessionTtlInForce(config.config);
   if (sessionTtl.capped)
@@ -235,7 +238,7 @@ async function runGateway(options: StartOptions): Promise<number> {
   // seed: rewritten without it once the log has taken it (below).
   const workerdConfigInput = {
     configPath: paths.workerdConfig,
-    workerBundle: join(packageRoot, "dist", "worker.js"),
+    workerBundle,
     stateDir: paths.state,
     webDir: join(packageRoot, "web"),
     appsDir: paths.apps,
@@ -250,7 +253,6 @@ async function runGateway(options: StartOptions): Promise<number> {
       ALLOWED_HOSTS: settings.allowedHosts,
       VERSION: packageVersion(),
       STARTED_AT: startedAt,
-      TEST_HOOKS: settings.testHooks ? "1" : "0",
       SESSION_TTL_S: String(sessionTtl.seconds),
       PROXY_TIMEOUT_S: String(config.config.proxy.response_timeout_s),
       SEL_RETENTION_DAYS: String(config.config.logs.security_retention_days),

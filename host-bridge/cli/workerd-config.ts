@@ -10,6 +10,7 @@ import {
   slotBinding,
   slotSocketName,
 } from "../../workers/contracts/backend-slots";
+import { DURABLE_OBJECT_CLASSES } from "../durable-object-stores";
 
 export interface WorkerdConfigInput {
   configPath: string;
@@ -22,14 +23,6 @@ export interface WorkerdConfigInput {
   listen: string;
   bindings: Record<string, string>;
 }
-
-export const DURABLE_OBJECT_CLASSES = [
-  { binding: "SESSIONS", className: "SessionStore", uniqueKey: "personalclaw-session-store" },
-  { binding: "APPS", className: "AppRegistry", uniqueKey: "personalclaw-app-registry" },
-  { binding: "SECURITY_LOG", className: "SecurityLog", uniqueKey: "personalclaw-security-log" },
-  { binding: "APPROVALS", className: "ApprovalStore", uniqueKey: "personalclaw-approval-store" },
-  { binding: "EVENTS", className: "EventHub", uniqueKey: "personalclaw-event-hub" },
-] as const;
 
 const capnpText = (value: string) => JSON.stringify(value);
 

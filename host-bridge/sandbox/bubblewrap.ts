@@ -6,10 +6,9 @@
 // is wrapped here; there is no second way to build a sandbox.
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { ERROR_CODES } from "../../workers/contracts/errors.js";
+import { errorMessage } from "../../workers/contracts/errors.js";
 import { findOnPath, interpreterMounts, isNodeProgram, resolveProgram } from "./interpreter";
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { packageRoot } from "../package-root";
 import { EGRESS_PROXY_PORT, INSIDE_DIR, mountArgs, planMounts, SYSTEM_FOLDERS, type MountStep } from "./mount-plan";
 
 export type SandboxMode = "on" | "off";
@@ -130,7 +129,7 @@ export async function sandboxAvailability(pathEnv: string | undefined): Promise<
 
 /** The sentence a refused start carries; names both fixes. */
 export function sandboxUnavailableMessage(reason: string): string {
-  return ERROR_CODES.sandbox_unavailable.message.replace("{reason}", reason);
+  return errorMessage("sandbox_unavailable", { reason });
 }
 
 /**
@@ -210,11 +209,8 @@ function inProcessDoors(opts: WrapOptions): Record<string, string> {
   return env;
 }
 
-/** The folder of the launcher: beside this module in the source tree, under the package root in the built CLI. */
-const LAUNCHER_DIR =
-  [new URL("./inside/", import.meta.url), new URL("../host-bridge/sandbox/inside/", import.meta.url)]
-    .map((url) => fileURLToPath(url))
-    .find((dir) => existsSync(path.join(dir, "launcher.mjs"))) ?? fileURLToPath(new URL("./inside/", import.meta.url));
+/** The folder of the launcher, in the package's source tree whether this runs from source or from a bundle. */
+const LAUNCHER_DIR = path.join(packageRoot, "host-bridge", "sandbox", "inside");
 
 /** node, the launcher and its flags, up to the `--` before the app's program. */
 function launcherArgs(opts: WrapOptions): string[] {

@@ -20,6 +20,7 @@ import {
 } from "./bounds";
 import { createLogRelay } from "./log-relay";
 import { closeInheritedFds, SANDBOX_BLOCK_FD, SANDBOX_INFO_FD, spawnChild } from "../supervisor/spawn-child";
+import { signalProcessGroup } from "../process-group";
 
 export interface ConfinementContext {
   home: string;
@@ -63,15 +64,6 @@ export type ConfinedResult =
       reason: string;
       lastLines: string[];
     };
-
-function killGroup(pgid: number | undefined): void {
-  if (!pgid || pgid <= 1) return;
-  try {
-    process.kill(-pgid, "SIGKILL");
-  } catch {
-    // gone
-  }
-}
 
 /**
  * Steps 2 and 3 of every confined child, one home for both runners: the command wrapped in
@@ -189,7 +181,7 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
       group.attach(sandboxPid);
       (child.stdio[SANDBOX_BLOCK_FD] as Writable | null)?.end("go");
     } catch (error) {
-      killGroup(child.pid);
+      signalProcessGroup(child.pid, "SIGKILL");
       group.remove();
       await exited;
       return failed(
@@ -201,14 +193,14 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
-    killGroup(child.pid);
+    signalProcessGroup(child.pid, "SIGKILL");
   }, run.timeoutMs);
   // A process limit reached is a bomb, not a slow step: end it at once rather than at the cap.
   let limitWatch = true;
   const watchLimits = async () => {
     while (limitWatch && group) {
       if (group.hits().includes("processes")) {
-        killGroup(child.pid);
+        signalProcessGroup(child.pid, "SIGKILL");
         group.remove();
         return;
       }
@@ -219,7 +211,7 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
   const end = await exited;
   limitWatch = false;
   clearTimeout(timer);
-  killGroup(child.pid); // anything it left in its group goes with it
+  signalProcessGroup(child.pid, "SIGKILL"); // anything it left in its group goes with it
   const limitsReached = group?.hits() ?? [];
   group?.remove();
   if (egressSocket) await ctx.egress?.stop(brokerKey);

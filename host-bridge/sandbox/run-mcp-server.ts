@@ -10,6 +10,7 @@ import { buildChildEnv, credentialValuesOf, egressEnvironment } from "./child-en
 import type { HostPattern } from "../../workers/contracts/network-grant";
 import { mcpServerFds, SANDBOX_BLOCK_FD, SANDBOX_INFO_FD, spawnChild } from "../supervisor/spawn-child";
 import { confineCommand, readChildPid, type ConfinementContext } from "./run-confined";
+import { signalProcessGroup } from "../process-group";
 
 export interface McpServerRun {
   app: { name: string; appDir: string; dataDir: string; hasStorage: boolean };
@@ -30,15 +31,6 @@ export interface McpServerIo {
   stdin: Readable;
   stdout: Writable;
   stderr: Writable;
-}
-
-function killGroup(pgid: number | undefined): void {
-  if (!pgid || pgid <= 1) return;
-  try {
-    process.kill(-pgid, "SIGKILL");
-  } catch {
-    // gone
-  }
 }
 
 function masked(line: string, secrets: readonly string[]): string {
@@ -129,7 +121,7 @@ export async function runMcpServer(
     child.once("exit", (code, signal) => resolve({ code, signal }));
     child.once("error", (err) => resolve({ code: null, signal: null, error: err.message }));
   });
-  const stop = () => killGroup(child.pid);
+  const stop = () => signalProcessGroup(child.pid, "SIGKILL");
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
   run.stop?.addEventListener("abort", stop, { once: true });
@@ -141,7 +133,7 @@ export async function runMcpServer(
       group.attach(sandboxPid);
       (child.stdio[SANDBOX_BLOCK_FD] as Writable | null)?.end("go");
     } catch (error) {
-      killGroup(child.pid);
+      signalProcessGroup(child.pid, "SIGKILL");
       group.remove();
       await exited;
       report({
@@ -155,7 +147,7 @@ export async function runMcpServer(
 
   const end = await exited;
   io.stdin.unpipe(child.stdin ?? undefined);
-  killGroup(child.pid);
+  signalProcessGroup(child.pid, "SIGKILL");
   group?.remove();
   if (egressSocket) await ctx.egress?.stop(brokerKey);
   if (partial.trim() !== "") lastStderrLine = masked(partial.trim(), secrets);

@@ -12,10 +12,10 @@ import { z } from "zod";
 import { GatewayError } from "../../workers/contracts/errors";
 import { SECRET_NAME, type SecretConsumer, type SecretListing } from "../../workers/contracts/secrets";
 import { writePrivateFile } from "../private-file";
+import { APP_NAME_PATTERN } from "../../workers/contracts/app-name";
 
 const KEY_BYTES = 32;
 const NONCE_BYTES = 12;
-const APP_NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 
 /** One sealed value on disk: base64 nonce and ciphertext with its tag appended. No value, no key. */
 const SealedFileSchema = z.object({
@@ -148,7 +148,7 @@ export class SecretStore {
     if (!existsSync(this.paths.apps)) return [];
     const out: Array<{ app: string; as: string; secret: string | null }> = [];
     for (const app of readdirSync(this.paths.apps)
-      .filter((a) => APP_NAME.test(a))
+      .filter((a) => APP_NAME_PATTERN.test(a))
       .sort()) {
       const dir = join(this.paths.apps, app);
       if (!lstatSync(dir).isDirectory()) continue;
@@ -236,7 +236,7 @@ export class SecretStore {
 
   /** An uninstalled app keeps no copy of anything. */
   forgetApp(app: string): void {
-    if (APP_NAME.test(app)) rmSync(join(this.paths.apps, app), { recursive: true, force: true });
+    if (APP_NAME_PATTERN.test(app)) rmSync(join(this.paths.apps, app), { recursive: true, force: true });
   }
 
   /**

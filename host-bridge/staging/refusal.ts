@@ -1,6 +1,6 @@
 // Expected failures of staging, scanning and preview are values, not exceptions: a refusal
 // carries a registered code, the registry's sentence, and the bundle path it names.
-import { GatewayError, type ErrorCode } from "../../workers/contracts/errors";
+import { errorMessage, type ErrorCode } from "../../workers/contracts/errors";
 
 export type Refusal = {
   ok: false;
@@ -17,7 +17,7 @@ export function refuse(
   vars: Record<string, string | number> = {},
   extra: { field?: string; detail?: unknown } = {},
 ): Refusal {
-  const message = new GatewayError(code, { vars }).message;
+  const message = errorMessage(code, vars);
   const out: Refusal = { ok: false, code, message };
   if (typeof vars.path === "string") out.path = vars.path;
   if (extra.field !== undefined) out.field = extra.field;

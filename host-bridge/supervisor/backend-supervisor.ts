@@ -7,7 +7,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { ERROR_CODES } from "../../workers/contracts/errors.js";
+import { errorMessage } from "../../workers/contracts/errors.js";
 import { MIN_SECRET_CHARS } from "../../workers/contracts/text-safety.js";
 import {
   sandboxAvailability,
@@ -35,7 +35,8 @@ import { buildChildEnv, credentialValuesOf } from "../sandbox/child-env.js";
 export const CONFINED_BACKEND_PORT = 8080;
 import { createLogRelay, type LogRelay } from "../sandbox/log-relay.js";
 import { generateAppSecret, writeAppSecret } from "./app-secret.js";
-import { allocateLoopbackPort } from "./free-port.js";
+import { pickFreePort } from "../free-port.js";
+import { signalProcessGroup } from "../process-group.js";
 import { isAcceptableHealthPath, probeHealth, type HealthEndpoint } from "./health-probe.js";
 import { openSlotListener, SLOT_LISTEN_FD, withListener, type SlotListener } from "./slot-listener.js";
 import { BACKEND_SLOTS, GATEWAY_SOCKET_FOLDER, slotSocketName } from "../../workers/contracts/backend-slots.js";
@@ -47,6 +48,7 @@ import { reapOrphans, type ReapReport } from "./reap-orphans.js";
 import { removeRunRecord, writeRunRecord } from "./run-records.js";
 import { closeInheritedFds, inheritableFds, SANDBOX_BLOCK_FD, SANDBOX_INFO_FD, spawnChild } from "./spawn-child.js";
 import type { Writable } from "node:stream";
+import { APP_NAME_PATTERN } from "../../workers/contracts/app-name";
 
 export type SupervisorLogLevel = "debug" | "info" | "warning" | "error";
 
@@ -164,18 +166,8 @@ interface Tracked {
   restartTimer: NodeJS.Timeout | null;
 }
 
-const APP_NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 /** The cause a row shows when a backend's folder is gone (removed by hand, or a half-done move). */
 export const APP_FOLDER_MISSING = "app folder missing";
-
-function signalGroup(pgid: number | null, signal: NodeJS.Signals): void {
-  if (pgid === null || pgid <= 1) return;
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group is gone
-  }
-}
 
 /** Resolves with the promise's value, or `fallback` after ms; the timer never outlives the race. */
 function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
@@ -240,7 +232,7 @@ export class BackendSupervisor {
    * restarts of this start, so the gateway's copy stays valid.
    */
   async start(spec: BackendSpec): Promise<StartResult> {
-    if (!APP_NAME.test(spec.name)) throw new TypeError(`not an app name: ${JSON.stringify(spec.name)}`);
+    if (!APP_NAME_PATTERN.test(spec.name)) throw new TypeError(`not an app name: ${JSON.stringify(spec.name)}`);
     if (!path.isAbsolute(spec.appDir) || !path.isAbsolute(spec.dataDir))
       throw new TypeError("appDir and dataDir must be absolute");
     const existing = this.tracked.get(spec.name);
@@ -248,7 +240,7 @@ export class BackendSupervisor {
       return {
         ok: false,
         code: "backend_already_running",
-        reason: ERROR_CODES.backend_already_running.message.replace("{app}", spec.name),
+        reason: errorMessage("backend_already_running", { app: spec.name }),
       };
     }
     if (this.opts.sandbox.mode === "on") {
@@ -399,20 +391,20 @@ export class BackendSupervisor {
     }
     // Sandboxed, the backend is in bwrap's own session: signal that group first, because bwrap
     // does not forward SIGTERM and its death would SIGKILL the backend with no grace.
-    signalGroup(t.sandboxPgid ?? t.pgid, "SIGTERM");
+    signalProcessGroup(t.sandboxPgid ?? t.pgid, "SIGTERM");
     let killed = false;
     if (!(await this.exitedWithin(t, graceMs))) {
       killed = true;
       // The sandbox first, so bwrap itself sees its child die, reaps it and exits.
       if (t.sandboxPgid !== null) {
-        signalGroup(t.sandboxPgid, "SIGKILL");
+        signalProcessGroup(t.sandboxPgid, "SIGKILL");
         await this.exitedWithin(t, 500);
       }
-      signalGroup(t.pgid, "SIGKILL");
+      signalProcessGroup(t.pgid, "SIGKILL");
       await this.exitedWithin(t, 2_000);
     }
     // Anything the backend started in its group and left behind goes with it.
-    signalGroup(t.pgid, "SIGKILL");
+    signalProcessGroup(t.pgid, "SIGKILL");
     await this.opts.egress?.stop(name);
     // Its last lines and the drop note reach the log before stop returns (bounded: a grandchild
     // that kept the pipes open must not hold the stop).
@@ -430,8 +422,8 @@ export class BackendSupervisor {
     for (const t of this.tracked.values()) {
       if (!t.running) continue;
       this.log("warning", `app ${t.spec.name} backend (pid ${t.pid}) outlived the stop budget; killed`);
-      signalGroup(t.sandboxPgid, "SIGKILL");
-      signalGroup(t.pgid, "SIGKILL");
+      signalProcessGroup(t.sandboxPgid, "SIGKILL");
+      signalProcessGroup(t.pgid, "SIGKILL");
     }
   }
 
@@ -487,7 +479,7 @@ export class BackendSupervisor {
     let port: number = CONFINED_BACKEND_PORT;
     if (!confined) {
       try {
-        port = await allocateLoopbackPort();
+        port = await pickFreePort();
       } catch (cause) {
         return { ok: false, code: "backend_spawn_failed", reason: `no free loopback port: ${String(cause)}`, cause };
       }
@@ -497,7 +489,7 @@ export class BackendSupervisor {
       return {
         ok: false,
         code: "backend_slots_exhausted",
-        reason: ERROR_CODES.backend_slots_exhausted.message.replace("{slots}", String(BACKEND_SLOTS)),
+        reason: errorMessage("backend_slots_exhausted", { slots: BACKEND_SLOTS }),
       };
     if (t.stopping || generation !== t.generation)
       return { ok: false, code: "backend_spawn_failed", reason: "stopped before it started" };
@@ -516,9 +508,7 @@ export class BackendSupervisor {
     }
     const written = writeAppSecret(spec.appDir, t.secret);
     if (!written.ok) {
-      const reason = ERROR_CODES.app_secret_unwritable.message
-        .replace("{app}", spec.name)
-        .replace("{reason}", written.reason);
+      const reason = errorMessage("app_secret_unwritable", { app: spec.name, reason: written.reason });
       this.log("error", reason);
       return { ok: false, code: "app_secret_unwritable", reason, cause: written.cause };
     }
@@ -734,7 +724,7 @@ export class BackendSupervisor {
           t.group.attach(childPid);
         } catch (cause) {
           this.log("error", `app ${t.spec.name} backend could not be placed under its limits: ${String(cause)}`);
-          signalGroup(t.pgid, "SIGKILL");
+          signalProcessGroup(t.pgid, "SIGKILL");
           return;
         }
         block?.end("go");
@@ -755,7 +745,7 @@ export class BackendSupervisor {
           `app ${t.spec.name} backend reached ${LIMIT_WORDS.processes} (${describeLimits(this.opts.limits)}); stopping it`,
         );
         this.onLimit(t.spec.name, "processes", this.opts.limits);
-        signalGroup(t.pgid, "SIGKILL"); // bwrap: its pid namespace, and every process in it, goes with it
+        signalProcessGroup(t.pgid, "SIGKILL"); // bwrap: its pid namespace, and every process in it, goes with it
         return;
       }
       this.later(t, 1_000, tick);

@@ -5,6 +5,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { isSameProcess, readProcStat } from "./process-identity.js";
 import { readRunRecords, removeRunRecord, type RunRecord } from "./run-records.js";
+import { signalProcessGroup } from "../process-group.js";
 
 export interface ReapReport {
   /** Names whose orphaned backend was killed. */
@@ -14,14 +15,6 @@ export interface ReapReport {
   /** Records removed because their process is gone or the pid now belongs to another process. */
   cleared: string[];
   unreadable: string[];
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // ESRCH: the group is gone already
-  }
 }
 
 /** Why a recorded backend must not be killed, or null when it is a verified orphan. */
@@ -60,14 +53,14 @@ export async function reapOrphans(
     // The sandbox's own group gets the SIGTERM (bwrap does not forward it), but only while it is
     // still the child of the verified process.
     if (record.sandboxPgid !== undefined && readProcStat(record.sandboxPgid)?.ppid === record.pid)
-      signalGroup(record.sandboxPgid, "SIGTERM");
-    signalGroup(record.pgid, "SIGTERM");
+      signalProcessGroup(record.sandboxPgid, "SIGTERM");
+    signalProcessGroup(record.pgid, "SIGTERM");
   }
   const deadline = Date.now() + graceMs;
   while (victims.some((r) => isSameProcess(r.pid, r.startTime)) && Date.now() < deadline) await sleep(50);
   for (const record of victims) {
     // Re-verified before the SIGKILL: the pid may have exited and been reused during the grace.
-    if (isSameProcess(record.pid, record.startTime)) signalGroup(record.pgid, "SIGKILL");
+    if (isSameProcess(record.pid, record.startTime)) signalProcessGroup(record.pgid, "SIGKILL");
     removeRunRecord(home, record.name);
     report.killed.push(record.name);
   }

@@ -1,5 +1,7 @@
 // Starts the real stack the way an owner does — `personalclaw start` with a temporary home
-// and a free port — and gives tests a client for it.
+// and a free port — and gives tests a client for it. Gateways start from the test build
+// (test/build/personalclaw.mjs: the injectable clock and /api/test/* compiled in); one-shot
+// commands run the shipped CLI unless a test asks for the test build's.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,6 +13,7 @@ import { afterAll, beforeAll } from "vitest";
 
 export const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 export const cliPath = join(repoRoot, "bin", "personalclaw.mjs");
+export const testBuildCliPath = join(repoRoot, "test", "build", "personalclaw.mjs");
 
 export interface RunningGateway {
   home: string;
@@ -42,9 +45,10 @@ export function runCli(
   args: string[],
   env: NodeJS.ProcessEnv = {},
   timeoutMs = 60_000,
+  cli = cliPath,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, [cliPath, ...args], {
+    const child = spawn(process.execPath, [cli, ...args], {
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -67,9 +71,9 @@ export async function startGateway(
   const home = opts.home ?? makeHome();
   const child = spawn(
     process.execPath,
-    [cliPath, "start", "--port", "0", "--home", home, "--json-ready", ...(opts.args ?? [])],
+    [testBuildCliPath, "start", "--port", "0", "--home", home, "--json-ready", ...(opts.args ?? [])],
     {
-      env: { ...process.env, PERSONALCLAW_TEST_HOOKS: "1", ...opts.env },
+      env: { ...process.env, ...opts.env },
       stdio: ["ignore", "pipe", "pipe"],
       // Its own process group, so a test can kill the whole gateway at once (kill -9 -pgid).
       detached: opts.detached === true,

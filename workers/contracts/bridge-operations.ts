@@ -5,6 +5,7 @@
 // message parses it (the bridge its requests, the worker its answers). Imports nothing but zod
 // and its sibling contracts.
 import { z } from "zod";
+import { APP_NAME_PATTERN } from "./app-name";
 import { BackendStatusSchema, UiFilesSchema } from "./app-record";
 import { InstallReviewSchema, ReviewChangeSchema } from "./install-review";
 import { McpRegistrationSchema } from "./mcp";
@@ -26,7 +27,7 @@ const Digest = z.string().max(200);
 const InstallId = z.string().max(100);
 const NoBody = z.undefined();
 const Empty = z.object({}).strict();
-const NameRequest = z.object({ name: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/) });
+const NameRequest = z.object({ name: z.string().regex(APP_NAME_PATTERN) });
 
 // The consent digest binds the app's secrets to this install: without it none is opened.
 const BackendStartRequest = NameRequest.extend({ manifest: AnyObject, digest: Digest.optional() });

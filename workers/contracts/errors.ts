@@ -371,8 +371,11 @@ export const ErrorEnvelopeSchema = z.object({
 });
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelopeSchema>;
 
-function fill(template: string, vars: Record<string, string | number>): string {
-  return template.replace(/\{(\w+)\}/g, (whole, key: string) => (key in vars ? String(vars[key]) : whole));
+/** The registry's sentence for `code` with each `{name}` filled from vars (an unknown name stays as written). */
+export function errorMessage(code: ErrorCode, vars: Record<string, string | number> = {}): string {
+  return ERROR_CODES[code].message.replace(/\{(\w+)\}/g, (whole, key: string) =>
+    key in vars ? String(vars[key]) : whole,
+  );
 }
 
 /** The one error type: a stable code, its status, a sentence and optional detail. */
@@ -391,10 +394,9 @@ export class GatewayError extends Error {
       headers?: Record<string, string>;
     } = {},
   ) {
-    const entry = ERROR_CODES[code];
-    super(opts.message ?? fill(entry.message, opts.vars ?? {}));
+    super(opts.message ?? errorMessage(code, opts.vars));
     this.code = code;
-    this.status = entry.status;
+    this.status = ERROR_CODES[code].status;
     this.detail = opts.detail;
     this.headers = opts.headers ?? {};
   }

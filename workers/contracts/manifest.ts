@@ -8,6 +8,7 @@ import { GatewayError, type ErrorCode } from "./errors";
 import { settingAt } from "./owner-settings";
 import { declaredSecretNameRefusal } from "./secrets";
 import { nextFireAfter, parseCronSchedule } from "./cron-schedule";
+import { AppNameSchema } from "./app-name";
 
 const shortText = (max: number) => z.string().min(1).max(max);
 const stringList = z.array(z.string().max(512)).max(512);
@@ -436,16 +437,11 @@ export const PrerequisiteSchema = z.object({
 });
 
 export const AppManifestSchema = z.looseObject({
-  name: z
-    .string()
-    .min(1)
-    .max(64)
-    .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, "must be kebab-case: a-z, 0-9 and single dashes")
-    .meta({
-      description:
-        "The app's name, in its paths /apps/<name>/ and /api/apps/<name>/. Names the gateway's own routes use under /api/apps/ (such as `installs`, `message`, `preview`, `parked`) are reserved.",
-      owner: "The name.",
-    }),
+  name: AppNameSchema.meta({
+    description:
+      "The app's name, in its paths /apps/<name>/ and /api/apps/<name>/. Names the gateway's own routes use under /api/apps/ (such as `installs`, `message`, `preview`, `parked`) are reserved.",
+    owner: "The name.",
+  }),
   version: shortText(64).meta({
     description: "The app's version; updates compare versions in PEP 440 order, reading semver pre-releases too.",
     owner: "The version.",

@@ -5,6 +5,7 @@
 // a path that is not here has no write surface at all.
 import { z } from "zod";
 import { MAX_TTL_MS } from "./session";
+import { APP_NAME_PATTERN } from "./app-name";
 
 export const SANDBOX_PROCESSES_RANGE = { min: 16, max: 65_536 } as const;
 export const SANDBOX_MEMORY_MB_RANGE = { min: 64, max: 1_048_576 } as const;
@@ -16,7 +17,6 @@ export const SEL_RETENTION_RANGE_DAYS = { min: 30, max: 3650 } as const;
 export const PROXY_TIMEOUT_RANGE_S = { min: 1, max: 300 } as const;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const APP_NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "::1"]);
 
 export type SettingValue = string | number | string[];
@@ -136,7 +136,7 @@ export const OWNER_SETTINGS: readonly SettingSpec[] = [
     path: "sandbox.network_all",
     type: "name_list",
     default: [],
-    item: { pattern: APP_NAME, what: "an app name", maxItems: 256 },
+    item: { pattern: APP_NAME_PATTERN, what: "an app name", maxItems: 256 },
     meaning:
       "Apps whose backends may reach any public host through their egress broker, not only the hosts they declared (never a private or local address).",
     security: true,

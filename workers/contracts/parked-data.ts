@@ -3,13 +3,11 @@
 // and takes it only when the owner says so. The host bridge writes and reads the file; the
 // gateway shows it; both parse it with this one schema.
 import { z } from "zod";
+import { APP_NAME_PATTERN } from "./app-name";
 
 export const ParkedDataSchema = z
   .object({
-    name: z
-      .string()
-      .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/)
-      .max(64),
+    name: z.string().regex(APP_NAME_PATTERN).max(64),
     version: z.string().min(1).max(64),
     consentDigest: z.string().max(200),
     parkedAt: z.string().max(40),

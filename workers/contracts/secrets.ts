@@ -2,6 +2,7 @@
 // process. A value travels one way only — from the owner, through the gateway, to the host
 // bridge, which seals it; no schema here carries a value back.
 import { z } from "zod";
+import { APP_NAME_PATTERN } from "./app-name";
 
 /** A secret's name is also the environment variable its app receives, so it is one. */
 export const SECRET_NAME = /^[A-Z][A-Z0-9_]{0,63}$/;
@@ -78,10 +79,7 @@ export type SecretListing = z.infer<typeof SecretListingSchema>;
 
 /** An app's identity as a secret is bound to it: its name and the consent digest of its install. */
 export const SecretConsumerSchema = z.object({
-  app: z
-    .string()
-    .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/)
-    .max(64),
+  app: z.string().regex(APP_NAME_PATTERN).max(64),
   digest: z.string().max(200),
 });
 export type SecretConsumer = z.infer<typeof SecretConsumerSchema>;

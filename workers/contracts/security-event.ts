@@ -169,13 +169,6 @@ export const RetentionResultSchema = z.object({
 });
 export type RetentionResult = z.infer<typeof RetentionResultSchema>;
 
-export const BenchAppendResultSchema = z.object({
-  n: z.number().int(),
-  chained: z.boolean(),
-  elapsed_ms: z.number(),
-});
-export type BenchAppendResult = z.infer<typeof BenchAppendResultSchema>;
-
 /** A signed checkpoint as exported: the C2SP signed note and the verifier key that checks it. */
 export const CheckpointExportSchema = z.object({
   note: z.string().max(8192),

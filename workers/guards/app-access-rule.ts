@@ -1,7 +1,8 @@
 // The app permission gate's whole rule, pure: given a route's authorization, the path, the
 // app and its grants, why the app may not take the route (or null when it may).
 import type { AppGrants } from "../contracts/app-record";
-import type { Authorization } from "../routes/authorization";
+import type { Authorization } from "../authorization";
+import { isOwnerOnly } from "./route-authz";
 
 /** The only route an app token reaches without declaring it (compensated by event scoping, PERM-20). */
 const IMPLICIT_ALLOW = ["/api/ws"];
@@ -28,8 +29,7 @@ export function appAccessRefusal(
   grants: AppGrants | null,
   reserved: ReadonlySet<string>,
 ): string | null {
-  if (row.authz.kind === "owner" || row.authz.kind === "internal-only" || row.authz.kind === "answer-rule")
-    return "owner_only";
+  if (isOwnerOnly(row.authz)) return "owner_only";
   if (!grants || !grants.enabled) return "app_not_enabled";
   if (row.authz.kind === "app-may" && row.authz.owns !== undefined)
     return params[row.authz.owns] === app ? null : "not_its_own";

@@ -9,10 +9,10 @@ import { GatewayError } from "../contracts/errors";
 import type { Env } from "../env";
 import { audit } from "../audit";
 import { grantsOf } from "../app-registry";
-import type { AnyRouteRow } from "../routes/define";
+import type { AnyRouteRow } from "../route-row";
 import type { Principal } from "./principal";
 import { appAccessRefusal } from "./app-access-rule";
-import { refusalGroup } from "../routes/refusal-group";
+import { refusalGroup } from "../refusal-group";
 
 async function refuse(env: Env, app: string, row: AnyRouteRow, path: string, reason: string): Promise<never> {
   await audit(env, {

@@ -3,11 +3,11 @@
 // name its work so the security log can say whose work it was (INT-03..06).
 import { GatewayError } from "../contracts/errors";
 import type { Env } from "../env";
-import type { RouteRow } from "../routes/define";
+import type { RouteRow } from "../route-row";
 import { audit } from "../audit";
 import { equalsInConstantTime } from "./constant-time";
 import type { Principal } from "./principal";
-import { refusalGroup } from "../routes/refusal-group";
+import { refusalGroup } from "../refusal-group";
 
 const WORK_NAME = /^[a-z][a-z0-9._:-]{0,63}$/i;
 

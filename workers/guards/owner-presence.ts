@@ -4,8 +4,8 @@
 import { GatewayError } from "../contracts/errors";
 import { PRESENCE_WINDOW_MS } from "../contracts/session";
 import { equalsInConstantTime } from "./constant-time";
-import type { RouteRequest } from "../routes/define";
-import { clientAddress } from "../routes/sign-in-link";
+import type { RouteRequest } from "../route-row";
+import { clientAddress } from "./client-address";
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
 

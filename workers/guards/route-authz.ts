@@ -1,16 +1,24 @@
 // Step 4: every route's row decides who may call it. An owner-only row refuses every app
-// whatever its manifest declared; a bootstrap row needs no principal.
+// whatever its manifest declared or its path names (C-1, C-15); a bootstrap row needs no principal.
 import { GatewayError } from "../contracts/errors";
-import type { RouteRow } from "../routes/define";
+import type { Authorization } from "../authorization";
 import { browserRefusal } from "./credentials";
 import type { Principal } from "./principal";
+
+/**
+ * The owner-only rule: rows no app may take, whatever it declared, owns or was granted. The
+ * app permission gate (step 5) applies it first, so each such refusal is logged with its app.
+ */
+export function isOwnerOnly(authz: Authorization): boolean {
+  return authz.kind === "owner" || authz.kind === "internal-only" || authz.kind === "answer-rule";
+}
 
 /**
  * Throws the refusal for a principal the row does not admit; true when the app permission
  * gate (step 5) still has to judge an app principal.
  */
 export function authorizeRoute(
-  row: Pick<RouteRow, "authz" | "internal" | "method">,
+  row: { authz: Authorization; method: string },
   principal: Principal,
   path: string,
 ): boolean {

@@ -9,7 +9,7 @@ import type { ProxyTarget } from "../contracts/app-record";
 import { slotBinding } from "../contracts/backend-slots";
 import { appNotFound, proxyTargetOf } from "../app-registry";
 import { sessions } from "../sessions";
-import { readCappedBody } from "../routes/read-input";
+import { readCappedBody } from "../read-input";
 import type { Principal } from "../guards/principal";
 import { forwardableRequestHeaders } from "./forward-headers";
 import { isAmbiguousPath } from "./app-target";

@@ -10,7 +10,7 @@ import { GatewayError } from "../contracts/errors";
 import type { AppRecord } from "../contracts/app-record";
 import { uiFolderOf } from "../contracts/manifest";
 import type { Env } from "../env";
-import { contentTypeOf } from "../routes/content-type";
+import { contentTypeOf } from "../content-type";
 import { isAmbiguousPath } from "./app-target";
 import { SANDBOXED_UI_CSP, allowSandboxedUi } from "./sandboxed-ui";
 

@@ -5,7 +5,7 @@ import type { AppRecord } from "../contracts/app-record";
 import { proxyTargetOf, requireRecord } from "../app-registry";
 import { forwardToBackend } from "../proxy/forward";
 import { refuseCrossSite, serveUiFile } from "../proxy/ui-files";
-import { route, type HttpMethod } from "./define";
+import { route, type HttpMethod } from "../route-row";
 import { sessions } from "../sessions";
 import type { Env } from "../env";
 import { SANDBOXED_UI_PREFLIGHT } from "../proxy/sandboxed-ui";

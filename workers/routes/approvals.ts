@@ -23,7 +23,7 @@ import { grantsOf } from "../app-registry";
 import { answerRefusal, ANSWER_REFUSAL_TEXT } from "../guards/approval-answer";
 import { assertOwnerPresence } from "../guards/owner-presence";
 import { principalLabel, type Principal } from "../guards/principal";
-import { route, type RouteRequest } from "./define";
+import { route, type RouteRequest } from "../route-row";
 
 const APPROVALS = {
   kind: "app-may",

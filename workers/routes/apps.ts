@@ -13,8 +13,9 @@ import { BackendReportSchema, JournalQuestionSchema, NativeAppsReportSchema } fr
 import { sessions } from "../sessions";
 import { requireIfMatch } from "../contracts/revision";
 import type { Env } from "../env";
-import { route, type RouteRequest } from "./define";
+import { route, type RouteRequest } from "../route-row";
 import { deregisterMcpServers, registerMcpServers } from "../mcp-registration";
+import { APP_NAME_PATTERN } from "../contracts/app-name";
 
 const AbsoluteSource = z.string().min(1).max(4096);
 const AnyObject = z.record(z.string(), z.unknown());
@@ -46,10 +47,7 @@ const InstallBody = z
     adopt_data: z.boolean().optional(),
   })
   .strict();
-const AppName = z
-  .string()
-  .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/)
-  .max(64);
+const AppName = z.string().regex(APP_NAME_PATTERN).max(64);
 const UninstallBody = z
   .object({
     purge_data: z.boolean().optional(),
@@ -89,12 +87,13 @@ async function auditedRefusal<T>(
 }
 
 /**
- * Test runs only (TEST_HOOKS=1, like X-Test-Now): `X-Test-Fail: record` makes the record step
- * fail after the folder moved into place, to prove the install is undone.
+ * The test build only (like X-Test-Now): `X-Test-Fail: record` makes the record step fail after
+ * the folder moved into place, to prove the install is undone.
  */
 function injectedRecordFailure(req: RouteRequest<unknown, unknown>): void {
-  if (req.env.TEST_HOOKS === "1" && req.c.req.header("x-test-fail") === "record")
-    throw new Error("injected failure of the record step");
+  if (TEST_BUILD) {
+    if (req.c.req.header("x-test-fail") === "record") throw new Error("injected failure of the record step");
+  }
 }
 
 /**
@@ -374,8 +373,10 @@ export const appRoutes = [
     async handle({ env, params, c, now }) {
       const registry = appRegistry(env);
       if (!(await registry.get(params.name))) throw appNotFound(params.name);
-      // Test runs only: the injectable clock (X-Test-Now) drives the same fire the alarm runs.
-      if (env.TEST_HOOKS === "1" && c.req.header("x-test-now") !== undefined) await registry.runDueJobs(now);
+      // The test build only: the injectable clock (X-Test-Now) drives the same fire the alarm runs.
+      if (TEST_BUILD) {
+        if (c.req.header("x-test-now") !== undefined) await registry.runDueJobs(now);
+      }
       return { jobs: await registry.jobs(params.name) };
     },
   }),

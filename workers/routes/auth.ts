@@ -14,7 +14,7 @@ import { assertOwnerPresence } from "../guards/owner-presence";
 import { sessionCookieHeaders } from "../guards/credentials";
 import type { Principal } from "../guards/principal";
 import { sessions } from "../sessions";
-import { route, type RouteRequest } from "./define";
+import { route, type RouteRequest } from "../route-row";
 
 function currentSessionId(principal: Principal): string | null {
   return principal.kind === "owner" ? principal.sessionId : null;

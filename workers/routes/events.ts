@@ -13,7 +13,7 @@ import {
   MAX_SOCKETS_PER_APP,
   type SocketScope,
 } from "../../durable/event-hub/event-scope";
-import { route, type RouteRequest } from "./define";
+import { route, type RouteRequest } from "../route-row";
 import { InstallProgressEventSchema } from "../contracts/bridge-operations";
 
 /**

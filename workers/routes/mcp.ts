@@ -7,7 +7,7 @@ import { GatewayError } from "../contracts/errors";
 import { McpLaunchRequestSchema, McpStartReportSchema, mcpKey } from "../contracts/mcp";
 import { appRegistry, readRecord } from "../app-registry";
 import { flagMcpServer } from "../mcp-registration";
-import { route } from "./define";
+import { route } from "../route-row";
 
 const Toggle = z.object({ enabled: z.boolean() }).strict();
 const Empty = z.object({}).strict();

@@ -5,10 +5,11 @@ import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
 import { appNotFound, appRegistry, grantsOf } from "../app-registry";
 import type { Principal } from "../guards/principal";
-import { route } from "./define";
+import { route } from "../route-row";
 import { INBOX_LIMITS } from "../../durable/app-registry/limits";
+import { APP_NAME_PATTERN } from "../contracts/app-name";
 
-const MessageBody = z.object({ to: z.string().regex(/^[a-z0-9]+(-[a-z0-9]+)*$/), body: z.unknown() }).strict();
+const MessageBody = z.object({ to: z.string().regex(APP_NAME_PATTERN), body: z.unknown() }).strict();
 const MESSAGING = {
   kind: "app-may",
   why: "an app messages the apps its appMessaging names",

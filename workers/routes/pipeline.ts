@@ -16,16 +16,19 @@ import { principalLabel } from "../guards/principal";
 import { authorizeRoute } from "../guards/route-authz";
 import { checkAppPermission } from "../guards/app-permissions";
 import { exchangeSignInLink } from "./sign-in-link";
-import { readJsonBody, readQuery } from "./read-input";
-import { contentTypeOf } from "./content-type";
-import type { AnyRouteRow, GatewayContext, GatewayVars } from "./define";
+import { readJsonBody, readQuery } from "../read-input";
+import { contentTypeOf } from "../content-type";
+import type { AnyRouteRow, GatewayContext, GatewayVars } from "../route-row";
 import { reservedAppNames } from "./table";
-import { refusalGroup } from "./refusal-group";
+import { refusalGroup } from "../refusal-group";
 
-/** The request's clock: real time, or X-Test-Now when a test run enabled the injectable clock. */
+/** The request's clock: real time, or in the test build the X-Test-Now header's (the injectable clock). */
 function clockOf(c: GatewayContext): number {
-  const injected = c.env.TEST_HOOKS === "1" ? c.req.header("x-test-now") : undefined;
-  return injected !== undefined && /^\d{10,16}$/.test(injected) ? Number(injected) : Date.now();
+  if (TEST_BUILD) {
+    const injected = c.req.header("x-test-now");
+    if (injected !== undefined && /^\d{10,16}$/.test(injected)) return Number(injected);
+  }
+  return Date.now();
 }
 
 async function runRoute(c: GatewayContext, row: AnyRouteRow, reserved: ReadonlySet<string>): Promise<Response> {

@@ -1,5 +1,5 @@
 // docs/api-routes.md, rendered from the route table.
-import type { AnyRouteRow } from "./define";
+import type { AnyRouteRow } from "../route-row";
 import { describeRoutes } from "./table";
 
 /** The route reference as Markdown, one section per family. */

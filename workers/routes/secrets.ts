@@ -17,7 +17,8 @@ import { appRegistry, readRecord, requireRecord } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
 import type { Env } from "../env";
 import { assertOwnerPresence } from "../guards/owner-presence";
-import { route } from "./define";
+import { route } from "../route-row";
+import { APP_NAME_PATTERN } from "../contracts/app-name";
 
 /** The name in the path, refused before anything else happens (SECR-02 reserved prefixes). */
 function secretName(raw: string): string {
@@ -170,10 +171,7 @@ export const secretRoutes = [
     async handle(req) {
       const name = secretName(req.params.name);
       const as = req.body.as ?? name;
-      const app = z
-        .string()
-        .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/)
-        .safeParse(req.body.app);
+      const app = z.string().regex(APP_NAME_PATTERN).safeParse(req.body.app);
       if (!app.success) throw new GatewayError("app_not_found", { vars: { name: req.body.app.slice(0, 64) } });
       const result = await bridgeCall(req.env, "POST /secrets/unassign", {
         app: app.data,

@@ -10,7 +10,7 @@ import {
 } from "../contracts/security-event";
 import { announceAppended, securityLog } from "../audit";
 import { bridgeCall } from "../bridge-client";
-import { route } from "./define";
+import { route } from "../route-row";
 import { GatewayError } from "../contracts/errors";
 
 const EventsQuerySchema = z

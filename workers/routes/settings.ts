@@ -28,7 +28,7 @@ import { bridgeCall } from "../bridge-client";
 import type { Env } from "../env";
 import { assertOwnerPresence } from "../guards/owner-presence";
 import { consentGate, type SettingChange } from "./consent";
-import { route, type RouteRequest } from "./define";
+import { route, type RouteRequest } from "../route-row";
 
 const APPLIES = "at the next `personalclaw start`";
 const settingValue = z.union([z.string().max(256), z.number(), z.array(z.string().max(128)).max(256)]);

@@ -5,18 +5,11 @@ import { emitEvent } from "../events";
 import { GatewayError } from "../contracts/errors";
 import { audit } from "../audit";
 import { browserRefusal, sessionCookieHeaders } from "../guards/credentials";
+import { clientAddress } from "../guards/client-address";
 import { presentedCredentials } from "../guards/parsed-request";
 import { sessions as sessionDoor } from "../sessions";
 import { browserSessionTtlMs } from "../sessions";
-import type { GatewayContext } from "./define";
-
-/** The client address workerd saw (request.cf.clientIp is "ip:port"), without the port. */
-export function clientAddress(request: Request): string {
-  const raw = String((request as { cf?: { clientIp?: string } }).cf?.clientIp ?? "");
-  const colon = raw.lastIndexOf(":");
-  const host = colon > 0 ? raw.slice(0, colon) : raw;
-  return host.replace(/^\[|\]$/g, "");
-}
+import type { GatewayContext } from "../route-row";
 
 /** Exchanges the `?token=` link of a request that carries one for a session cookie and a redirect. */
 export async function exchangeSignInLink(c: GatewayContext, requestUrl: URL): Promise<Response> {

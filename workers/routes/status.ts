@@ -2,7 +2,7 @@
 // its manifest declares /api/status.
 import { authModeInForce } from "../contracts/auth-mode";
 import { appCounts } from "../app-registry";
-import { route } from "./define";
+import { route } from "../route-row";
 
 export const statusRoutes = [
   route({

@@ -9,12 +9,11 @@ import { messagingRoutes } from "./messaging";
 import { mcpRoutes } from "./mcp";
 import { authRoutes } from "./auth";
 import { eventRoutes } from "./events";
-import { route, type AnyRouteRow } from "./define";
+import { route, type AnyRouteRow } from "../route-row";
 import { securityRoutes } from "./security";
 import { secretRoutes } from "./secrets";
 import { settingsRoutes } from "./settings";
 import { statusRoutes } from "./status";
-import { testHookRoutes } from "./test-hooks";
 
 const baseRows: ReadonlyArray<AnyRouteRow> = [
   ...statusRoutes,
@@ -28,7 +27,6 @@ const baseRows: ReadonlyArray<AnyRouteRow> = [
   ...secretRoutes,
   ...eventRoutes,
   ...mcpRoutes,
-  ...testHookRoutes,
 ];
 
 const manifestRoute = route({

@@ -2,13 +2,11 @@
 // who may call it, what it accepts and what it promises — is data in its row.
 import type { Context } from "hono";
 import type { z } from "zod";
-import type { Env } from "../env";
-import type { Principal } from "../guards/principal";
-import type { ParsedRequest } from "../guards/parsed-request";
-import type { AuditInput } from "../audit";
+import type { Env } from "./env";
+import type { Principal } from "./guards/principal";
+import type { ParsedRequest } from "./guards/parsed-request";
+import type { AuditInput } from "./audit";
 import type { Authorization } from "./authorization";
-
-export type { Authorization } from "./authorization";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
 

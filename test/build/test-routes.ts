@@ -1,17 +1,11 @@
-// Routes that exist only for the end-to-end suite: they answer 404 unless the gateway was
-// started with PERSONALCLAW_TEST_HOOKS=1, so a real gateway never exposes them.
+// Routes only the test build serves (test/build/worker.ts adds them to the route table): the
+// shipped worker has no row for them, so a real gateway answers 404 not_found.
 import { z } from "zod";
-import { GatewayError } from "../contracts/errors";
-import type { Env } from "../env";
-import { signProxyRequest } from "../contracts/proxy-signature";
-import { route } from "./define";
-import { eventHub } from "../events";
+import { signProxyRequest } from "../../workers/contracts/proxy-signature";
+import { route } from "../../workers/route-row";
+import { eventHub } from "../../workers/events";
 
-function requireTestHooks(env: Env, path: string): void {
-  if (env.TEST_HOOKS !== "1") throw new GatewayError("not_found", { vars: { method: "POST", path } });
-}
-
-export const testHookRoutes = [
+export const testRoutes = [
   route({
     method: "POST",
     path: "/api/test/boolean-field",
@@ -19,9 +13,8 @@ export const testHookRoutes = [
     authz: { kind: "owner" },
     internal: false,
     body: z.object({ enabled: z.boolean() }).strict(),
-    contract: "Test runs only (404 otherwise): echoes a strictly parsed boolean switch.",
-    async handle({ env, body }) {
-      requireTestHooks(env, "/api/test/boolean-field");
+    contract: "Test build only: echoes a strictly parsed boolean switch.",
+    async handle({ body }) {
       return { enabled: body.enabled };
     },
   }),
@@ -41,10 +34,8 @@ export const testHookRoutes = [
         body_base64: z.string(),
       })
       .strict(),
-    contract:
-      "Test runs only (404 otherwise): the proxy signature header the worker's signer mints for a golden vector.",
-    async handle({ env, body }) {
-      requireTestHooks(env, "/api/test/sign");
+    contract: "Test build only: the proxy signature header the worker's signer mints for a golden vector.",
+    async handle({ body }) {
       const bytes = Uint8Array.from(atob(body.body_base64), (ch) => ch.charCodeAt(0));
       return {
         header: await signProxyRequest({
@@ -65,9 +56,8 @@ export const testHookRoutes = [
     authz: { kind: "owner" },
     internal: false,
     body: z.object({}).strict(),
-    contract: "Test runs only (404 otherwise): a handler that fails, to prove faults answer internal_error.",
-    async handle({ env }) {
-      requireTestHooks(env, "/api/test/throw");
+    contract: "Test build only: a handler that fails, to prove faults answer internal_error.",
+    async handle() {
       throw new Error("deliberate failure for the internal_error test");
     },
   }),
@@ -84,9 +74,8 @@ export const testHookRoutes = [
       })
       .strict(),
     contract:
-      "Test runs only (404 otherwise): hands the EventHub one frame of any name, classified or not, so a suite can prove its filter.",
+      "Test build only: hands the EventHub one frame of any name, classified or not, so a suite can prove its filter.",
     async handle({ env, body }) {
-      requireTestHooks(env, "/api/test/events/publish");
       return eventHub(env).publish({ type: body.type, data: body.data });
     },
   }),

@@ -1,0 +1,22 @@
+// The security log's SQL port over an in-memory SQLite database (better-sqlite3), so its core
+// runs in a unit test with the same statements a Durable Object's storage runs.
+import Database from "better-sqlite3";
+import type { SqlBinding, SqlPort } from "../../durable/security-log/log-core";
+
+/** A fresh in-memory database behind the SqlPort the security log's core takes. */
+export function memorySql(): SqlPort & { db: Database.Database } {
+  const db = new Database(":memory:");
+  return {
+    db,
+    exec<T extends Record<string, unknown>>(query: string, ...bindings: SqlBinding[]) {
+      const statement = db.prepare(query);
+      if (statement.reader) {
+        const rows = statement.all(...bindings) as T[];
+        return { toArray: () => rows };
+      }
+      statement.run(...bindings);
+      return { toArray: () => [] as T[] };
+    },
+    transact: <T>(fn: () => T) => db.transaction(fn)(),
+  };
+}
