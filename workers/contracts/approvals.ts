@@ -70,41 +70,46 @@ export const WaitQuerySchema = z
 export const ListQuerySchema = z.object({ state: z.enum(APPROVAL_STATES).optional() }).strict();
 
 /** Who decided: `you` (an owner session) or `grant` (a live grant answered at once). */
-export interface ApprovalAnswer {
-  by: "you" | "grant";
-  decision: "approved" | "denied";
-  session: string | null;
-  at: string;
-  scope: ApprovalScope | null;
-  grant_id: string | null;
-}
+export const ApprovalAnswerSchema = z.strictObject({
+  by: z.enum(["you", "grant"]),
+  decision: z.enum(["approved", "denied"]),
+  session: z.string().nullable(),
+  at: z.string(),
+  scope: ApprovalScopeSchema.nullable(),
+  grant_id: z.string().nullable(),
+});
+export type ApprovalAnswer = z.infer<typeof ApprovalAnswerSchema>;
 
-export interface ApprovalView {
-  id: string;
+/** One approval as every route answers it. */
+export const ApprovalViewSchema = z.strictObject({
+  id: z.string(),
   /** The principal that raised it: app:<name> or internal:<work>. */
-  asked_by: string;
-  app: string | null;
-  kind: string;
-  title: string;
-  action: ApprovalAction;
-  scopes: ApprovalScope[];
-  state: ApprovalState;
+  asked_by: z.string(),
+  app: z.string().nullable(),
+  kind: z.string(),
+  title: z.string(),
+  action: ApprovalActionSchema,
+  scopes: z.array(ApprovalScopeSchema),
+  state: z.enum(APPROVAL_STATES),
   /** Why it is expired (`ttl`, `limit`) or how it was approved (`grant`); null otherwise. */
-  reason: string | null;
-  created_at: string;
-  expires_at: string;
-  answer: ApprovalAnswer | null;
-}
+  reason: z.string().nullable(),
+  created_at: z.string(),
+  expires_at: z.string(),
+  answer: ApprovalAnswerSchema.nullable(),
+});
+export type ApprovalView = z.infer<typeof ApprovalViewSchema>;
 
-export interface GrantView {
-  id: string;
-  asked_by: string;
-  app: string | null;
-  kind: string;
-  scope: ApprovalScope;
-  created_at: string;
+/** A live grant a scoped yes left. */
+export const GrantViewSchema = z.strictObject({
+  id: z.string(),
+  asked_by: z.string(),
+  app: z.string().nullable(),
+  kind: z.string(),
+  scope: ApprovalScopeSchema,
+  created_at: z.string(),
   /** null: until revoked. */
-  expires_at: string | null;
-  approval_id: string;
-  session: string | null;
-}
+  expires_at: z.string().nullable(),
+  approval_id: z.string(),
+  session: z.string().nullable(),
+});
+export type GrantView = z.infer<typeof GrantViewSchema>;

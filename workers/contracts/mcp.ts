@@ -61,18 +61,19 @@ export const McpStartSchema = z.object({
 export type McpStart = z.infer<typeof McpStartSchema>;
 
 /** One registered server as GET /api/mcp shows it. */
-export interface McpServerView {
-  key: string;
-  app: string;
-  server: string;
-  transport: "stdio" | "http";
+export const McpServerViewSchema = z.strictObject({
+  key: z.string(),
+  app: z.string(),
+  server: z.string(),
+  transport: z.enum(["stdio", "http"]),
   /** registered: in mcp.json and startable; off: the owner turned it off; failing: 3 failed starts, waits for Retry; app_disabled; starting. */
-  state: "registered" | "off" | "failing" | "app_disabled" | "starting";
-  ownerEnabled: boolean;
-  failedStarts: number;
-  lastStart: McpStart | null;
-  definitionDigest: string;
-}
+  state: z.enum(["registered", "off", "failing", "app_disabled", "starting"]),
+  ownerEnabled: z.boolean(),
+  failedStarts: z.number().int(),
+  lastStart: McpStartSchema.nullable(),
+  definitionDigest: z.string(),
+});
+export type McpServerView = z.infer<typeof McpServerViewSchema>;
 
 /** The CLI's `mcp run` asks the gateway whether it may start a server (POST /api/internal/mcp/:app/:server/launch). */
 export const McpLaunchRequestSchema = z.object({ definitionDigest: z.string().max(200) }).strict();

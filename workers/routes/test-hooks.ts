@@ -20,6 +20,8 @@ export const testHookRoutes = [
     internal: false,
     body: z.object({ enabled: z.boolean() }).strict(),
     contract: "Test runs only (404 otherwise): echoes a strictly parsed boolean switch.",
+    answer: { schema: z.strictObject({ enabled: z.boolean() }) },
+    refuses: ["not_found"],
     async handle({ env, body }) {
       requireTestHooks(env, "/api/test/boolean-field");
       return { enabled: body.enabled };
@@ -43,6 +45,8 @@ export const testHookRoutes = [
       .strict(),
     contract:
       "Test runs only (404 otherwise): the proxy signature header the worker's signer mints for a golden vector.",
+    answer: { schema: z.strictObject({ header: z.string() }) },
+    refuses: ["not_found"],
     async handle({ env, body }) {
       requireTestHooks(env, "/api/test/sign");
       const bytes = Uint8Array.from(atob(body.body_base64), (ch) => ch.charCodeAt(0));
@@ -66,6 +70,8 @@ export const testHookRoutes = [
     internal: false,
     body: z.object({}).strict(),
     contract: "Test runs only (404 otherwise): a handler that fails, to prove faults answer internal_error.",
+    answer: { schema: z.never() },
+    refuses: ["not_found"],
     async handle({ env }) {
       requireTestHooks(env, "/api/test/throw");
       throw new Error("deliberate failure for the internal_error test");
@@ -85,6 +91,8 @@ export const testHookRoutes = [
       .strict(),
     contract:
       "Test runs only (404 otherwise): hands the EventHub one frame of any name, classified or not, so a suite can prove its filter.",
+    answer: { schema: z.strictObject({ delivered: z.number().int(), withheld: z.number().int() }) },
+    refuses: ["not_found"],
     async handle({ env, body }) {
       requireTestHooks(env, "/api/test/events/publish");
       return eventHub(env).publish({ type: body.type, data: body.data });
