@@ -4,7 +4,16 @@
 // lists only what its own handler adds, so this is the one place these are written down.
 import { z } from "zod";
 import type { ErrorCode } from "../contracts/errors";
-import type { AnyRouteRow } from "./define";
+import type { Authorization } from "./authorization";
+
+/** The fields of a route row the pipeline's refusals follow from. */
+export interface RowShape {
+  authz: Authorization;
+  internal: boolean;
+  body?: z.ZodType;
+  query?: z.ZodType;
+  rawBody?: boolean;
+}
 
 /**
  * Refusals any request can meet, whatever row it reaches: the Host and Origin guard, the one
@@ -29,7 +38,7 @@ export const EVERY_ROUTE_REFUSALS: readonly ErrorCode[] = [
 
 const SIGNED_OUT: readonly ErrorCode[] = ["session_required", "session_expired", "session_signed_out"];
 
-function authorizationRefusals(authz: AnyRouteRow["authz"]): readonly ErrorCode[] {
+function authorizationRefusals(authz: Authorization): readonly ErrorCode[] {
   switch (authz.kind) {
     case "bootstrap":
     case "answer-rule":
@@ -64,9 +73,7 @@ function inputRefusals(schema: z.ZodType, isBody: boolean): readonly ErrorCode[]
  * steps run; a code may also be in EVERY_ROUTE_REFUSALS (a body this row reads is one more
  * way to meet `bad_request`).
  */
-export function pipelineRefusals(
-  row: Pick<AnyRouteRow, "authz" | "internal" | "body" | "query" | "rawBody">,
-): ErrorCode[] {
+export function pipelineRefusals(row: RowShape): ErrorCode[] {
   const codes: ErrorCode[] = row.internal
     ? ["internal_secret_invalid", "internal_call_names_no_work"]
     : ["internal_route_refused"];
