@@ -2,7 +2,8 @@
 // has no side effect, and a handful of writes, are called on a real gateway with a real app
 // installed, and each answer is parsed with its row's own schema. A schema that says one
 // thing while the handler answers another fails here.
-import { readFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { gatewayPerSuite, repoRoot, type RunningGateway } from "./helpers/gateway";
@@ -10,6 +11,8 @@ import { install, waitForRow } from "./helpers/backends";
 import { routeTable, type TableRow } from "./helpers/route-table";
 
 const APP = "node-notes";
+// The fixture with an MCP server and a scheduled job, so those answers are not empty lists.
+const MCP_APP = "mcp-notes";
 const json = { "content-type": "application/json" };
 
 let ROUTES: ReadonlyArray<TableRow> = [];
@@ -46,9 +49,11 @@ describe("every route answers what its row declares", () => {
   const gw = gatewayPerSuite();
   let approvalId = "";
 
-  it("installs the fixture app and raises one approval to read back", async () => {
-    await install(gw.home, join(repoRoot, "apps", "fixtures", APP));
-    expect((await waitForRow(gw, APP, (row) => row.healthy))?.healthy).toBe(true);
+  it("installs the fixture apps and raises one approval to read back", async () => {
+    for (const app of [APP, MCP_APP]) {
+      await install(gw.home, join(repoRoot, "apps", "fixtures", app));
+      expect((await waitForRow(gw, app, (row) => row.healthy))?.healthy, app).toBe(true);
+    }
     const raised = await gw.fetch("/api/approvals", {
       method: "POST",
       owner: false,
@@ -83,7 +88,7 @@ describe("every route answers what its row declares", () => {
       "/api/apps/parked": { path: "/api/apps/parked" },
       "/api/apps/:name": { path: `/api/apps/${APP}` },
       "/api/apps/:name/config": { path: `/api/apps/${APP}/config` },
-      "/api/apps/:name/jobs": { path: `/api/apps/${APP}/jobs` },
+      "/api/apps/:name/jobs": { path: `/api/apps/${MCP_APP}/jobs` },
       "/api/internal/apps/startable": { path: "/api/internal/apps/startable", init: asInternal },
       "/api/approvals": { path: "/api/approvals" },
       "/api/approvals/grants": { path: "/api/approvals/grants" },
@@ -92,7 +97,7 @@ describe("every route answers what its row declares", () => {
       "/api/settings/sandbox": { path: "/api/settings/sandbox" },
       "/api/secrets": { path: "/api/secrets" },
       "/api/mcp": { path: "/api/mcp" },
-      "/api/internal/mcp/:app/:server/alive": { path: `/api/internal/mcp/${APP}/notes/alive`, init: asInternal },
+      "/api/internal/mcp/:app/:server/alive": { path: `/api/internal/mcp/${MCP_APP}/notes/alive`, init: asInternal },
       "/api/manifest": { path: "/api/manifest" },
     };
     // Minting a token is a write (it is called below); a streamed answer has no schema to parse.
@@ -100,10 +105,18 @@ describe("every route answers what its row declares", () => {
       (row) => row.method === "GET" && !("streamed" in row.answer) && row.path !== "/api/token/local",
     );
     expect(getRows.map((row) => row.path).sort()).toEqual(Object.keys(calls).sort());
+    const answers: Record<string, unknown> = {};
     for (const row of getRows) {
       const call = calls[row.path]!;
-      await expectDeclaredAnswer("GET", row.path, await gw.fetch(call.path, call.init));
+      answers[row.path] = await expectDeclaredAnswer("GET", row.path, await gw.fetch(call.path, call.init));
     }
+    // The lists the schemas describe held real entries, not only empty arrays.
+    const names = (answers["/api/apps"] as { apps: Array<{ name: string }> }).apps.map((app) => app.name);
+    expect(names).toEqual(expect.arrayContaining([APP, MCP_APP]));
+    expect((answers["/api/apps/:name/jobs"] as { jobs: unknown[] }).jobs).toHaveLength(1);
+    expect((answers["/api/mcp"] as { servers: unknown[] }).servers).toHaveLength(1);
+    expect((answers["/api/approvals"] as { approvals: unknown[] }).approvals).toHaveLength(1);
+    expect((answers["/api/security/events"] as { events: unknown[] }).events.length).toBeGreaterThan(0);
   });
 
   it("answers a minted token and signing out another session with their declared schemas", async () => {
@@ -183,5 +196,73 @@ describe("every route answers what its row declares", () => {
     });
     const rotated = await gw.fetch("/api/sel/rotate", { method: "POST", headers: json, body: "{}" });
     expect(await expectDeclaredAnswer("POST", "/api/sel/rotate", rotated)).toMatchObject({ rotated: true });
+  });
+
+  it("answers an MCP server turned off and retried with their declared schemas", async () => {
+    const off = await gw.fetch(`/api/mcp/${MCP_APP}/notes/toggle`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ enabled: false }),
+    });
+    expect(await expectDeclaredAnswer("POST", "/api/mcp/:app/:server/toggle", off)).toMatchObject({
+      server: { key: `${MCP_APP}:notes`, state: "off" },
+    });
+    const retried = await gw.fetch(`/api/mcp/${MCP_APP}/notes/retry`, { method: "POST", headers: json, body: "{}" });
+    expect(await expectDeclaredAnswer("POST", "/api/mcp/:app/:server/retry", retried)).toMatchObject({
+      server: { ownerEnabled: false, failedStarts: 0 },
+    });
+  });
+
+  it("answers preview, install, update, restart, uninstall and purging parked data with their declared schemas", async () => {
+    const root = mkdtempSync(join(tmpdir(), "pc-route-answers-"));
+    try {
+      const source = join(root, "notes-copy");
+      cpSync(join(repoRoot, "apps", "fixtures", APP), source, { recursive: true });
+      const manifest = JSON.parse(readFileSync(join(source, "app.json"), "utf8"));
+      const permissions = { ...manifest.permissions, api: ["/api/apps/notes-copy/"] };
+      writeFileSync(join(source, "app.json"), JSON.stringify({ ...manifest, name: "notes-copy", permissions }));
+
+      const previewed = await gw.fetch("/api/apps/preview", {
+        method: "POST",
+        headers: json,
+        body: JSON.stringify({ source }),
+      });
+      const { digest } = (await expectDeclaredAnswer("POST", "/api/apps/preview", previewed)) as { digest: string };
+      const installed = await gw.fetch("/api/apps", {
+        method: "POST",
+        headers: json,
+        body: JSON.stringify({ source, consent: digest }),
+      });
+      expect(await expectDeclaredAnswer("POST", "/api/apps", installed)).toMatchObject({
+        app: { name: "notes-copy" },
+        digest,
+      });
+      await waitForRow(gw, "notes-copy", (row) => row.healthy);
+
+      const updated = await gw.fetch("/api/apps/notes-copy/update", {
+        method: "POST",
+        headers: json,
+        body: JSON.stringify({ source }),
+      });
+      expect(await expectDeclaredAnswer("POST", "/api/apps/:name/update", updated)).toMatchObject({ digest });
+      const restarted = await gw.fetch("/api/apps/notes-copy/restart", { method: "POST", headers: json, body: "{}" });
+      expect(await expectDeclaredAnswer("POST", "/api/apps/:name/restart", restarted)).toMatchObject({
+        app: { name: "notes-copy" },
+      });
+
+      const removed = await gw.fetch("/api/apps/notes-copy", { method: "DELETE", headers: json, body: "{}" });
+      expect(await expectDeclaredAnswer("DELETE", "/api/apps/:name", removed)).toEqual({
+        removed: "notes-copy",
+        data_kept: true,
+      });
+      const parked = await expectDeclaredAnswer("GET", "/api/apps/parked", await gw.fetch("/api/apps/parked"));
+      expect(parked).toMatchObject({ parked: [{ name: "notes-copy" }] });
+      const purged = await gw.fetch("/api/apps/parked/notes-copy", { method: "DELETE", headers: json, body: "{}" });
+      expect(await expectDeclaredAnswer("DELETE", "/api/apps/parked/:name", purged)).toEqual({
+        purged: "notes-copy",
+      });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

@@ -665,6 +665,7 @@ export const appRoutes = [
       "app_update_name_mismatch",
       "update_unhealthy",
       "update_step_failed",
+      "secret_store_unreadable",
       "mcp_json_unreadable",
       "bridge_unavailable",
     ],
