@@ -2,6 +2,7 @@
 // who may call it, what it accepts and what it promises — is data in its row.
 import type { Context } from "hono";
 import type { z } from "zod";
+import type { ErrorCode } from "./contracts/errors";
 import type { Env } from "./env";
 import type { Principal } from "./guards/principal";
 import type { ParsedRequest } from "./guards/parsed-request";
@@ -24,6 +25,13 @@ export type RouteFamily =
   | "secrets"
   | "mcp"
   | "jobs";
+
+/**
+ * What a route answers when it succeeds: a JSON body matching `schema` with `status` (200
+ * unless said), or, for a route whose answer is not one JSON document (a proxied backend, a
+ * socket upgrade, a served file), what it streams instead.
+ */
+export type RouteAnswer = { status?: 200 | 201 | 202 | 204; schema: z.ZodType } | { streamed: string };
 
 export interface GatewayVars {
   principal: Principal;
@@ -59,6 +67,10 @@ export interface RouteRow<Body = unknown, Query = unknown> {
   /** Raw routes read their own body (the reverse proxy streams it). */
   rawBody?: boolean;
   contract: string;
+  /** Required on every row, so no route reaches the reference without its success shape. */
+  answer: RouteAnswer;
+  /** The refusals this route's handler adds to the ones the pipeline gives every row like it (pipeline-refusals.ts). */
+  refuses: ErrorCode[];
   handle: (req: RouteRequest<Body, Query>) => Promise<Response | object>;
 }
 

@@ -14,6 +14,8 @@ export const testRoutes = [
     internal: false,
     body: z.object({ enabled: z.boolean() }).strict(),
     contract: "Test build only: echoes a strictly parsed boolean switch.",
+    answer: { schema: z.strictObject({ enabled: z.boolean() }) },
+    refuses: [],
     async handle({ body }) {
       return { enabled: body.enabled };
     },
@@ -35,6 +37,8 @@ export const testRoutes = [
       })
       .strict(),
     contract: "Test build only: the proxy signature header the worker's signer mints for a golden vector.",
+    answer: { schema: z.strictObject({ header: z.string() }) },
+    refuses: [],
     async handle({ body }) {
       const bytes = Uint8Array.from(atob(body.body_base64), (ch) => ch.charCodeAt(0));
       return {
@@ -57,6 +61,8 @@ export const testRoutes = [
     internal: false,
     body: z.object({}).strict(),
     contract: "Test build only: a handler that fails, to prove faults answer internal_error.",
+    answer: { schema: z.never() },
+    refuses: [],
     async handle() {
       throw new Error("deliberate failure for the internal_error test");
     },
@@ -75,6 +81,8 @@ export const testRoutes = [
       .strict(),
     contract:
       "Test build only: hands the EventHub one frame of any name, classified or not, so a suite can prove its filter.",
+    answer: { schema: z.strictObject({ delivered: z.number().int(), withheld: z.number().int() }) },
+    refuses: [],
     async handle({ env, body }) {
       return eventHub(env).publish({ type: body.type, data: body.data });
     },

@@ -52,22 +52,23 @@ export interface AppRecord {
 export const UiFilesSchema = z.record(z.string().min(1).max(1024), z.string().regex(/^[0-9a-f]{64}$/));
 
 /** What `GET /api/apps` shows of a record: nativeness from the record's origin, never the manifest. */
-export interface AppView {
-  name: string;
-  displayName: string;
-  version: string;
-  origin: AppOrigin;
-  resources: "gateway";
-  lifecycle: AppLifecycle;
-  enabled: boolean;
-  native: boolean;
-  requires: Array<{ name: string; why: string; how: string }>;
-  consentDigest: string;
-  installedAt: string;
-  hasBackend: boolean;
-  ui: { entry: string; revision: string | null } | null;
-  backend: BackendStatus | null;
-}
+export const AppViewSchema = z.strictObject({
+  name: z.string(),
+  displayName: z.string(),
+  version: z.string(),
+  origin: z.enum(["builtin", "local"]),
+  resources: z.literal("gateway"),
+  lifecycle: z.enum(["gateway", "locked"]),
+  enabled: z.boolean(),
+  native: z.boolean(),
+  requires: z.array(z.object({ name: z.string(), why: z.string(), how: z.string() })),
+  consentDigest: z.string(),
+  installedAt: z.string(),
+  hasBackend: z.boolean(),
+  ui: z.object({ entry: z.string(), revision: z.string().nullable() }).nullable(),
+  backend: BackendStatusSchema.nullable(),
+});
+export type AppView = z.infer<typeof AppViewSchema>;
 
 /** The proxy's view of an app: read on every proxied request, so it comes from memory. */
 export interface ProxyTarget {

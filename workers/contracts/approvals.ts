@@ -70,7 +70,7 @@ export const WaitQuerySchema = z
 export const ListQuerySchema = z.object({ state: z.enum(APPROVAL_STATES).optional() }).strict();
 
 /** Who decided: `you` (an owner session) or `grant` (a live grant answered at once). */
-export const ApprovalAnswerSchema = z.object({
+export const ApprovalAnswerSchema = z.strictObject({
   by: z.enum(["you", "grant"]),
   decision: z.enum(["approved", "denied"]),
   session: z.string().nullable(),
@@ -80,7 +80,8 @@ export const ApprovalAnswerSchema = z.object({
 });
 export type ApprovalAnswer = z.infer<typeof ApprovalAnswerSchema>;
 
-export const ApprovalViewSchema = z.object({
+/** One approval as every route answers it. */
+export const ApprovalViewSchema = z.strictObject({
   id: z.string(),
   /** The principal that raised it: app:<name> or internal:<work>. */
   asked_by: z.string(),
@@ -98,7 +99,8 @@ export const ApprovalViewSchema = z.object({
 });
 export type ApprovalView = z.infer<typeof ApprovalViewSchema>;
 
-export const GrantViewSchema = z.object({
+/** A live grant a scoped yes left. */
+export const GrantViewSchema = z.strictObject({
   id: z.string(),
   asked_by: z.string(),
   app: z.string().nullable(),

@@ -61,7 +61,7 @@ export const McpStartSchema = z.object({
 export type McpStart = z.infer<typeof McpStartSchema>;
 
 /** One registered server as GET /api/mcp shows it. */
-export const McpServerViewSchema = z.object({
+export const McpServerViewSchema = z.strictObject({
   key: z.string(),
   app: z.string(),
   server: z.string(),

@@ -23,6 +23,17 @@ export const appProxyRoutes = [
       authz: OWN_APP,
       internal: false,
       rawBody: true,
+      answer: { streamed: "the backend's own status and body, with only allowlisted headers" },
+      refuses: [
+        "app_not_found",
+        "app_disabled",
+        "proxy_path_ambiguous",
+        "body_too_large",
+        "app_backend_unavailable",
+        "app_backend_timeout",
+        "app_redirect_refused",
+        "app_proxy_loop",
+      ],
       contract: `Forwards ${method} to the app's backend at /api/<tail> with the query as sent, the app's token and a signature; 503 app_backend_unavailable while it is not healthy. The answer keeps only allowlisted headers and always carries a sandbox CSP and nosniff; a redirect leaving /apps/<name>/ is 502 app_redirect_refused; past ${SELF_CALL_LIMIT} of the app's own calls through its proxy in flight, 508 app_proxy_loop.`,
       async handle({ c, env, params, principal, now }) {
         return forwardToBackend(env, c.req.raw, c.get("url"), params.name, principal, now);
@@ -40,6 +51,8 @@ export const appProxyRoutes = [
     internal: false,
     contract:
       "Answers the CORS preflight of an app's sandboxed UI (Origin: null) calling its own backend; any other origin is refused.",
+    answer: { streamed: "204 with the CORS preflight headers and no body" },
+    refuses: ["origin_not_allowed"],
     async handle({ c }) {
       if (c.req.header("origin") !== "null") throw new GatewayError("origin_not_allowed");
       return new Response(null, { status: 204, headers: SANDBOXED_UI_PREFLIGHT });
@@ -53,6 +66,10 @@ export const appProxyRoutes = [
     internal: false,
     contract:
       "The app's UI entry. The owner is redirected to the same URL with the app's token (?app_token=); the page is served sandboxed in an opaque origin, so it never acts with the owner's session, only with that token.",
+    answer: {
+      streamed: "302 to the same URL with ?app_token= for the owner; the UI entry file for the app's own token",
+    },
+    refuses: ["app_not_found", "app_disabled", "origin_not_allowed", "app_ui_not_found"],
     async handle({ c, env, params, principal, now }) {
       const record = await enabledRecord(env, params.name);
       // Another site must not navigate the owner into the app (and get a token minted).
@@ -86,6 +103,8 @@ export const appProxyRoutes = [
     internal: false,
     contract:
       "The files of the app's declared UI folder, exactly as installed (never its backend code, data/ or anything a link resolves to), no-cache, nosniff, with a content-security policy; 404 app_ui_not_found otherwise, 403 origin_not_allowed for another site's navigation or CORS read.",
+    answer: { streamed: "the declared UI file's bytes with its content type" },
+    refuses: ["app_not_found", "app_disabled", "origin_not_allowed", "app_ui_not_found"],
     async handle({ c, env, params }) {
       return serveUiFile(env, await enabledRecord(env, params.name), c.get("url").pathname, c.req.raw);
     },

@@ -12,6 +12,8 @@ import {
   DenyBodySchema,
   LASTING_SCOPES,
   ListQuerySchema,
+  ApprovalViewSchema,
+  GrantViewSchema,
   RaiseApprovalBodySchema,
   WaitQuerySchema,
   type ApprovalScope,
@@ -35,6 +37,15 @@ const ANSWER = {
   why: "only an owner session answers; every other principal gets 403 approval_owner_only and one approval.answer_refused row",
 } as const;
 const Empty = z.object({}).strict();
+const OneApproval = z.strictObject({ approval: ApprovalViewSchema });
+const AnsweredApproval = z.strictObject({ approval: ApprovalViewSchema, grant: GrantViewSchema.nullable() });
+const ANSWER_REFUSALS = [
+  "approval_owner_only",
+  "approval_not_found",
+  "approval_not_pending",
+  "approval_scope_not_accepted",
+  "fresh_sign_in_required",
+] as const;
 
 type AnyRequest = RouteRequest<unknown, unknown>;
 
@@ -158,6 +169,9 @@ export const approvalRoutes = [
     body: RaiseApprovalBodySchema,
     contract:
       "Raises an approval {kind, title, action {route, target, arguments_digest, summary?, widens_reach?}, scopes?, ttl_seconds?} as the calling app (permissions.approvals: true, else 403 approvals_not_declared) or internal process. A live grant for the same asker and kind in an accepted scope approves it at once; otherwise it waits (ttl default 24 h), and beyond 20 pending per asker the oldest expires with reason limit.",
+    answer: { status: 201, schema: OneApproval },
+    // bad_request: the owner answers approvals, it does not raise them.
+    refuses: ["approvals_not_declared", "bad_request"],
     async handle(req) {
       const asker = await askerOf(req as AnyRequest);
       const store = approvalStore(req.env);
@@ -220,6 +234,10 @@ export const approvalRoutes = [
     query: ListQuerySchema,
     contract:
       "Approvals newest first (at most 500), optionally of one state: every one for the owner, its own for an app or internal process.",
+    answer: {
+      schema: z.strictObject({ approvals: z.array(ApprovalViewSchema), pending: z.number().int().min(0) }),
+    },
+    refuses: ["approvals_not_declared"],
     async handle(req) {
       const askedBy = await readerScope(req as AnyRequest);
       const store = approvalStore(req.env);
@@ -239,6 +257,8 @@ export const approvalRoutes = [
     internal: false,
     contract:
       "The live grants scoped answers left: asker, kind, scope, when it was given and when it ends (null: until revoked).",
+    answer: { schema: z.strictObject({ grants: z.array(GrantViewSchema) }) },
+    refuses: [],
     async handle({ env, now }) {
       return { grants: (await approvalStore(env).grants(now)) as GrantView[] };
     },
@@ -252,6 +272,8 @@ export const approvalRoutes = [
     body: Empty,
     contract:
       "Revokes a live grant; the next matching approval waits for the owner again. 404 approval_grant_not_found when there is none.",
+    answer: { schema: z.strictObject({ revoked: GrantViewSchema }) },
+    refuses: ["approval_grant_not_found"],
     async handle(req) {
       const id = req.params.id.slice(0, 80);
       const revoked = (await approvalStore(req.env).revokeGrant(id, req.now)) as GrantView | null;
@@ -274,6 +296,8 @@ export const approvalRoutes = [
     query: WaitQuerySchema,
     contract:
       "One approval; ?wait=N (at most 30) holds the answer until it is no longer pending or N seconds pass. The owner reads any; an asker only its own (404 approval_not_found otherwise).",
+    answer: { schema: OneApproval },
+    refuses: ["approvals_not_declared", "approval_not_found"],
     async handle(req) {
       const askedBy = await readerScope(req as AnyRequest);
       const id = req.params.id.slice(0, 80);
@@ -295,6 +319,8 @@ export const approvalRoutes = [
     body: ApproveBodySchema,
     contract:
       "The owner approves in a scope the asker accepts (once, 1h, 30d, always; default once); a scope other than once stores a grant for this asker and kind. Approving an action that widens an app's reach, or with 30d or always, needs owner presence (401 fresh_sign_in_required).",
+    answer: { schema: AnsweredApproval },
+    refuses: [...ANSWER_REFUSALS],
     handle: answerRoute("approve"),
   }),
   route({
@@ -305,6 +331,8 @@ export const approvalRoutes = [
     internal: true,
     body: DenyBodySchema,
     contract: "The owner denies a pending approval; the asker learns it from its long-poll.",
+    answer: { schema: AnsweredApproval },
+    refuses: ["approval_owner_only", "approval_not_found", "approval_not_pending"],
     handle: answerRoute("deny"),
   }),
 ];

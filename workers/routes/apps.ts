@@ -4,8 +4,10 @@
 
 import { closeAppSockets, emitEvent } from "../events";
 import { z } from "zod";
-import { GatewayError } from "../contracts/errors";
-import type { AppRecord } from "../contracts/app-record";
+import { ErrorEnvelopeSchema, GatewayError, type ErrorCode } from "../contracts/errors";
+import { AppViewSchema, type AppRecord } from "../contracts/app-record";
+import { McpRegistrationSchema } from "../contracts/mcp";
+import { ParkedDataViewSchema } from "../contracts/parked-data";
 import { AppManifestSchema, type AppManifest } from "../contracts/manifest";
 import { appNotFound, appRegistry, readRecord, requireRecord } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
@@ -58,6 +60,76 @@ const UninstallBody = z
   })
   .strict();
 const Empty = z.object({}).strict();
+const PreviewAnswer = z.object({
+  review: AnyObject,
+  digest: z.string(),
+  changes: z.array(AnyObject).optional(),
+  consentNeeded: z.boolean().optional(),
+});
+const InstallProgressAnswer = z.object({ steps: z.array(AnyObject).nullable() });
+const ParkedAnswer = z.object({ parked: z.array(ParkedDataViewSchema) });
+const PurgedAnswer = z.object({ purged: z.string() });
+const AppConfigAnswer = z.strictObject({ config: AnyObject, revision: z.string() });
+const JobsAnswer = z.strictObject({
+  jobs: z.array(
+    z.strictObject({
+      name: z.string(),
+      schedule: z.string(),
+      timezone: z.string(),
+      route: z.string(),
+      timeoutSeconds: z.number().int(),
+      nextFire: z.string().nullable(),
+      paused: z.boolean(),
+      history: z.array(
+        z.strictObject({
+          scheduledFor: z.string(),
+          startedAt: z.string(),
+          outcome: z.enum(["ok", "failed", "skipped"]),
+          status: z.number().int().nullable(),
+          durationMs: z.number(),
+          error: z.string().nullable(),
+        }),
+      ),
+    }),
+  ),
+});
+const SwitchedAnswer = z.strictObject({ app: AppViewSchema, changed: z.boolean() });
+
+/** What staging, validating and scanning a bundle can refuse (the host bridge's staging, manifest and scan steps). */
+const BUNDLE_REFUSALS: ErrorCode[] = [
+  "bundle_source_invalid",
+  "bundle_unreadable",
+  "bundle_link_absolute",
+  "bundle_link_escapes",
+  "bundle_link_to_folder",
+  "bundle_link_dangling",
+  "bundle_link_loop",
+  "bundle_link_crosses_data",
+  "bundle_link_into_omitted",
+  "bundle_link_in_ui",
+  "bundle_reserved_name_is_link",
+  "bundle_hardlink_outside",
+  "bundle_special_file",
+  "bundle_name_invalid",
+  "bundle_name_collision",
+  "bundle_too_many_files",
+  "bundle_too_deep",
+  "bundle_file_too_large",
+  "bundle_too_large",
+  "bundle_changed_during_copy",
+  "bundle_wheel_not_binary",
+  "manifest_missing",
+  "manifest_invalid",
+  "manifest_path_escapes",
+  "manifest_native_refused",
+  "manifest_key_refused",
+  "manifest_ui_folder_invalid",
+  "manifest_npm_not_registry",
+  "manifest_config_security",
+  "app_name_reserved",
+  "core_incompatible",
+  "scan_dangerous",
+];
 
 function requireAbsolute(source: string): void {
   if (!source.startsWith("/") || source.includes("\0")) throw new GatewayError("app_source_invalid");
@@ -151,6 +223,8 @@ export const appRoutes = [
     body: PreviewBody,
     contract:
       "Stages a folder in quarantine and answers its review and consent digest; installs nothing. With `name` (an installed app), it also answers `changes` against the review the owner consented to and whether an update needs consent.",
+    answer: { schema: PreviewAnswer },
+    refuses: ["app_source_invalid", "app_not_found", ...BUNDLE_REFUSALS, "bridge_unavailable"],
     async handle(req) {
       requireAbsolute(req.body.source);
       const installed = req.body.name === undefined ? undefined : await requireRecord(req.env, req.body.name);
@@ -175,6 +249,26 @@ export const appRoutes = [
     body: InstallBody,
     contract:
       "Installs a folder only if its staged bytes hash to `consent`; otherwise 409 consent_required with the current review. Nothing is installed on any failure.",
+    answer: {
+      schema: z.strictObject({
+        app: AppViewSchema,
+        digest: z.string(),
+        mcp: McpRegistrationSchema.extend({ error: ErrorEnvelopeSchema.shape.error.optional() }),
+      }),
+    },
+    refuses: [
+      "app_source_invalid",
+      ...BUNDLE_REFUSALS,
+      "consent_required",
+      "app_exists",
+      "parked_data_not_found",
+      "parked_data_not_adoptable",
+      "install_hook_failed",
+      "install_hook_timeout",
+      "install_step_failed",
+      "install_not_recordable",
+      "bridge_unavailable",
+    ],
     async handle(req) {
       requireAbsolute(req.body.source);
       const registry = appRegistry(req.env);
@@ -266,6 +360,8 @@ export const appRoutes = [
     authz: { kind: "owner" },
     internal: true,
     contract: "The steps of an install started with this install_id, as they happen (null when unknown).",
+    answer: { schema: InstallProgressAnswer },
+    refuses: ["bridge_unavailable"],
     async handle({ env, params }) {
       return bridgeCall(env, "POST /apps/install-progress", {
         id: params.id,
@@ -280,6 +376,8 @@ export const appRoutes = [
     internal: true,
     contract:
       "Every installed app: name, display name, version, origin, resources, lifecycle, enabled, requires, native and backend.",
+    answer: { schema: z.strictObject({ apps: z.array(AppViewSchema) }) },
+    refuses: [],
     async handle({ env }) {
       return { apps: await appRegistry(env).list() };
     },
@@ -292,6 +390,8 @@ export const appRoutes = [
     internal: true,
     contract:
       "The data/ folders keep-data uninstalls left parked: each with the name, version, consent digest and date of the install it came from.",
+    answer: { schema: ParkedAnswer },
+    refuses: ["bridge_unavailable"],
     async handle({ env }) {
       return bridgeCall(env, "POST /apps/parked", undefined);
     },
@@ -304,6 +404,8 @@ export const appRoutes = [
     internal: true,
     body: Empty,
     contract: "Deletes the parked data/ of a name for good; 404 parked_data_not_found when none is parked.",
+    answer: { schema: PurgedAnswer },
+    refuses: ["parked_data_not_found", "bridge_unavailable"],
     async handle(req) {
       const name = AppName.safeParse(req.params.name);
       if (!name.success)
@@ -321,6 +423,8 @@ export const appRoutes = [
     internal: true,
     contract:
       "One installed app's row, with its backend's running, healthy, pid, port, startedAt, restarts, lastLines and exit.",
+    answer: { schema: AppViewSchema },
+    refuses: ["app_not_found"],
     async handle({ env, params }) {
       const view = await appRegistry(env).get(params.name);
       if (!view) throw appNotFound(params.name);
@@ -334,6 +438,8 @@ export const appRoutes = [
     authz: { kind: "app-may", why: "an app reads its own config", owns: "name" },
     internal: false,
     contract: "The app's own config document and its revision (send it back as If-Match to replace it).",
+    answer: { schema: AppConfigAnswer },
+    refuses: ["app_not_found"],
     async handle({ env, params }) {
       const current = await appRegistry(env).config(params.name);
       if (!current) throw appNotFound(params.name);
@@ -349,6 +455,8 @@ export const appRoutes = [
     body: z.object({ config: AnyObject }).strict(),
     contract:
       "Replaces the app's config as a whole: 428 revision_required without If-Match, 409 stale_write if it changed since read; nothing written then. Answers the new revision.",
+    answer: { schema: AppConfigAnswer },
+    refuses: ["revision_required", "app_not_found", "stale_write"],
     async handle(req) {
       const basedOn = requireIfMatch(req.c.req.header("if-match"));
       const result = await appRegistry(req.env).replaceConfig(req.params.name, basedOn, req.body.config);
@@ -370,6 +478,8 @@ export const appRoutes = [
     internal: true,
     contract:
       "The app's scheduled jobs: schedule, time zone, route, timeout, next fire (null while the app is disabled) and the last 50 fires of each (outcome, status, duration, first error line), newest first.",
+    answer: { schema: JobsAnswer },
+    refuses: ["app_not_found"],
     async handle({ env, params, c, now }) {
       const registry = appRegistry(env);
       if (!(await registry.get(params.name))) throw appNotFound(params.name);
@@ -389,6 +499,8 @@ export const appRoutes = [
     body: Empty,
     contract:
       "Turns an app on and starts its backend; on an enabled app a no-op answering 200. The backend starts first: if the bridge cannot start it, the record is unchanged. 409 app_busy while another change of the app is under way.",
+    answer: { schema: SwitchedAnswer },
+    refuses: ["app_not_found", "app_busy", "mcp_json_unreadable", "bridge_unavailable"],
     async handle(req) {
       const record = await requireRecord(req.env, req.params.name);
       return auditedRefusal(req, "app_enable_refused", record.name, () =>
@@ -415,6 +527,8 @@ export const appRoutes = [
     body: Empty,
     contract:
       "Turns an app off: stops its backend, revokes its tokens (C-22); on a disabled app a no-op answering 200. The backend stops first: if the bridge cannot stop it, the record is unchanged. 409 app_busy while another change of the app is under way.",
+    answer: { schema: SwitchedAnswer },
+    refuses: ["app_not_found", "app_busy", "mcp_json_unreadable", "bridge_unavailable"],
     async handle(req) {
       const record = await requireRecord(req.env, req.params.name);
       return auditedRefusal(req, "app_disable_refused", record.name, () =>
@@ -458,6 +572,8 @@ export const appRoutes = [
     body: Empty,
     contract:
       "Restarts an enabled app's backend (stopped, then started with the same command); it counts in `restarts`. 409 app_busy while another change of the app is under way.",
+    answer: { schema: z.strictObject({ app: AppViewSchema }) },
+    refuses: ["app_not_found", "app_busy", "app_restart_failed", "bridge_unavailable"],
     async handle(req) {
       const record = await requireRecord(req.env, req.params.name);
       return auditedRefusal(req, "app_restart_refused", record.name, () =>
@@ -495,6 +611,21 @@ export const appRoutes = [
     body: UpdateBody,
     contract:
       "Updates an installed app from a folder (UPD-01..08). An update that changes nothing the owner consented to and scans clean needs no consent; otherwise 409 consent_required with the review and its changes until `consent` is the new digest. The old version is kept until the new backend answers its health check within 30 s, else it is restored with its data and the answer says why. 400 app_update_locked for a native app; 409 app_busy during another change.",
+    answer: { schema: z.strictObject({ app: AppViewSchema, digest: z.string(), changes: z.array(AnyObject) }) },
+    refuses: [
+      "app_source_invalid",
+      "app_not_found",
+      "app_busy",
+      "app_update_locked",
+      ...BUNDLE_REFUSALS,
+      "consent_required",
+      "app_update_name_mismatch",
+      "update_unhealthy",
+      "update_step_failed",
+      "secret_store_unreadable",
+      "mcp_json_unreadable",
+      "bridge_unavailable",
+    ],
     async handle(req) {
       requireAbsolute(req.body.source);
       const record = await requireRecord(req.env, req.params.name);
@@ -588,6 +719,15 @@ export const appRoutes = [
     body: UninstallBody,
     contract:
       'Uninstalls an app: stops it, revokes its tokens, removes its files; data/ is kept unless the body is exactly {"purge_data": true}. A native app is refused: disable it instead.',
+    answer: { schema: z.strictObject({ removed: z.string(), data_kept: z.boolean() }) },
+    refuses: [
+      "app_not_found",
+      "app_locked",
+      "app_busy",
+      "parked_data_exists",
+      "mcp_json_unreadable",
+      "bridge_unavailable",
+    ],
     async handle(req) {
       const record = await requireRecord(req.env, req.params.name);
       if (record.lifecycle === "locked") throw new GatewayError("app_locked", { vars: { name: record.name } });
@@ -634,6 +774,12 @@ export const appRoutes = [
     authz: { kind: "internal-only" },
     internal: true,
     contract: "The enabled apps with a backend, for the host bridge to start at gateway start.",
+    answer: {
+      schema: z.strictObject({
+        apps: z.array(z.strictObject({ name: z.string(), manifest: AnyObject, digest: z.string() })),
+      }),
+    },
+    refuses: [],
     async handle({ env }) {
       const names = await appRegistry(env).names();
       const apps = [];
@@ -653,6 +799,8 @@ export const appRoutes = [
     internal: true,
     body: BackendReportSchema,
     contract: "The host bridge reports a backend's status and its current proxy secret.",
+    answer: { schema: z.strictObject({ known: z.boolean() }) },
+    refuses: [],
     async handle({ env, params, body }) {
       const registry = appRegistry(env);
       const before = (await registry.get(params.name))?.backend ?? null;
@@ -676,6 +824,8 @@ export const appRoutes = [
     body: JournalQuestionSchema,
     contract:
       "At start, the host bridge asks about a transition a killed gateway left half done: the record decides. An install or update stands (`finish`) when the record holds its digest, else it is undone; an uninstall whose folder already left is finished, and its record removed here.",
+    answer: { schema: z.strictObject({ outcome: z.enum(["finish", "undo"]) }) },
+    refuses: ["app_not_found"],
     async handle(req) {
       const name = AppName.safeParse(req.params.name);
       if (!name.success) throw appNotFound(req.params.name);
@@ -708,6 +858,8 @@ export const appRoutes = [
     internal: true,
     body: Empty,
     contract: "The host bridge has started every backend it will start at this gateway start.",
+    answer: { schema: z.strictObject({ ok: z.literal(true) }) },
+    refuses: [],
     async handle({ env }) {
       await appRegistry(env).backendsReported();
       return { ok: true };
@@ -722,6 +874,8 @@ export const appRoutes = [
     body: NativeAppsReportSchema,
     contract:
       "Records the package's native apps as origin builtin, lifecycle locked, keeping the owner's on/off. Each must be one the host bridge staged from the package's own apps/native/ at this start, with that digest (403 native_app_unproven otherwise); the manifest comes from the bridge, never from the caller.",
+    answer: { schema: z.strictObject({ synced: z.number().int().min(0) }) },
+    refuses: ["native_app_unproven", "mcp_json_unreadable", "bridge_unavailable"],
     async handle(req) {
       const registry = appRegistry(req.env);
       for (const entry of req.body.apps) {

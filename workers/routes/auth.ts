@@ -16,6 +16,29 @@ import type { Principal } from "../guards/principal";
 import { sessions } from "../sessions";
 import { route, type RouteRequest } from "../route-row";
 
+const MintedTokenAnswer = z.strictObject({
+  token: z.string(),
+  url: z.string(),
+  expires_in: z.number().int(),
+  expires_at: z.string(),
+  open_within: z.number().int(),
+  lasts: z.string(),
+});
+const SessionsAnswer = z.strictObject({
+  sessions: z.array(
+    z.strictObject({
+      id: z.string(),
+      kind: z.enum(["browser", "token"]),
+      issuer: z.string(),
+      created_at: z.string(),
+      last_used_at: z.string(),
+      expires_at: z.string(),
+      current: z.boolean(),
+    }),
+  ),
+});
+const SignedOutAnswer = z.strictObject({ signed_out: z.number().int().min(0) });
+
 function currentSessionId(principal: Principal): string | null {
   return principal.kind === "owner" ? principal.sessionId : null;
 }
@@ -73,6 +96,8 @@ export const authRoutes = [
     query: TokenQuerySchema,
     contract:
       "Mints an owner token (default 20h, at most 90d) for a caller proving owner presence; answers {token, url, expires_in, expires_at, open_within}.",
+    answer: { schema: MintedTokenAnswer },
+    refuses: ["fresh_sign_in_required", "token_ttl_invalid", "token_ttl_too_long"],
     async handle(req) {
       assertOwnerPresence(req);
       const issuer = req.principal.kind === "internal" ? "cli" : "token-route";
@@ -87,6 +112,8 @@ export const authRoutes = [
     internal: true,
     body: z.object({}).strict(),
     contract: "Mints this start's sign-in link; the previous start's unopened link ends with reason superseded.",
+    answer: { schema: MintedTokenAnswer },
+    refuses: [],
     async handle(req) {
       return mintOwnerToken(req, "startup", undefined);
     },
@@ -98,6 +125,8 @@ export const authRoutes = [
     authz: { kind: "owner" },
     internal: false,
     contract: "Every sign-in (id, kind, issuer, created, last used, expires, current); never a secret.",
+    answer: { schema: SessionsAnswer },
+    refuses: [],
     async handle({ env, now, principal }) {
       const current = currentSessionId(principal);
       const all = await sessions(env).list(now);
@@ -124,6 +153,8 @@ export const authRoutes = [
     internal: false,
     body: z.object({}).strict(),
     contract: "Signs out the session making the request and clears its cookie.",
+    answer: { schema: SignedOutAnswer },
+    refuses: [],
     async handle(req) {
       const ended = await sessions(req.env).signOut("this", currentSessionId(req.principal), null, req.now);
       await auditSignOuts(req, ended, "signed_out");
@@ -141,6 +172,8 @@ export const authRoutes = [
     internal: false,
     body: z.object({}).strict(),
     contract: "Signs out one other session by id.",
+    answer: { schema: SignedOutAnswer },
+    refuses: [],
     async handle(req) {
       const ended = await sessions(req.env).signOut("one", currentSessionId(req.principal), req.params.id, req.now);
       await auditSignOuts(req, ended, "signed_out_elsewhere");
@@ -155,6 +188,8 @@ export const authRoutes = [
     internal: false,
     body: z.object({}).strict(),
     contract: "Signs out every session but the one making the request.",
+    answer: { schema: SignedOutAnswer },
+    refuses: [],
     async handle(req) {
       const ended = await sessions(req.env).signOut("others", currentSessionId(req.principal), null, req.now);
       await auditSignOuts(req, ended, "signed_out_others");
@@ -169,6 +204,8 @@ export const authRoutes = [
     internal: false,
     body: z.object({}).strict(),
     contract: "Signs out every session, this one included.",
+    answer: { schema: SignedOutAnswer },
+    refuses: [],
     async handle(req) {
       const ended = await sessions(req.env).signOut("everywhere", null, null, req.now);
       await auditSignOuts(req, ended, "signed_out_everywhere");
@@ -184,6 +221,8 @@ export const authRoutes = [
     body: z.object({}).strict(),
     contract:
       "Replaces the session-signing key; every session and token ends with reason key_replaced. Needs no presence (containment).",
+    answer: { schema: z.strictObject({ rotated: z.literal(true), sessions_ended: z.number().int().min(0) }) },
+    refuses: [],
     async handle(req) {
       const ended = await sessions(req.env).rotateKey(req.now);
       await req.audit({ kind: "session_key_replaced", outcome: "allowed", detail: { sessions_ended: ended } });

@@ -1,6 +1,7 @@
 // Live events (WS-01..14): the one socket route and the bridge's door for install progress.
 // The route decides who is connecting and what it may hear at connect time; the EventHub holds
 // the socket and filters every frame (durable/event-hub).
+import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
 import { EVENTS_SUBPROTOCOL } from "../contracts/event-names";
 import { emitEvent, eventHub } from "../events";
@@ -41,6 +42,14 @@ export const eventRoutes = [
     internal: false,
     contract:
       "Upgrades to the live-event WebSocket for the owner (cookie or Bearer) or an app (its token as Bearer, or as the subprotocol personalclaw.bearer.<token>). Frames are {type, data}, identifiers only, each passing the socket's scope: an app hears the events its permissions.events named at connect time and still names. 426 ws_upgrade_required without Upgrade; 403 ws_origin_not_allowed from another site; a disabled app is refused before its socket is registered; an app holding 16 sockets gets 429 ws_too_many_sockets.",
+    answer: { streamed: "101 Switching Protocols: the live-event WebSocket" },
+    refuses: [
+      "ws_upgrade_required",
+      "ws_origin_not_allowed",
+      "internal_only_route",
+      "app_not_permitted",
+      "ws_too_many_sockets",
+    ],
     async handle(req) {
       if (req.c.req.header("upgrade")?.toLowerCase() !== "websocket") throw new GatewayError("ws_upgrade_required");
       const principal = req.principal;
@@ -88,6 +97,8 @@ export const eventRoutes = [
     body: InstallProgressEventSchema,
     contract:
       "The host bridge announces one step of an install, update or uninstall the owner named with install_id (identifiers only).",
+    answer: { schema: z.strictObject({ published: z.literal(true) }) },
+    refuses: [],
     async handle({ env, body }) {
       await emitEvent(env, "install.progress", body);
       return { published: true };

@@ -4,13 +4,20 @@
 // command mcp.json names) asks the internal launch route before it starts anything.
 import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
-import { McpLaunchRequestSchema, McpStartReportSchema, mcpKey } from "../contracts/mcp";
+import {
+  McpLaunchAnswerSchema,
+  McpLaunchRequestSchema,
+  McpServerViewSchema,
+  McpStartReportSchema,
+  mcpKey,
+} from "../contracts/mcp";
 import { appRegistry, readRecord } from "../app-registry";
 import { flagMcpServer } from "../mcp-registration";
 import { route } from "../route-row";
 
 const Toggle = z.object({ enabled: z.boolean() }).strict();
 const Empty = z.object({}).strict();
+const OneServer = z.strictObject({ server: McpServerViewSchema.nullable() });
 
 function notFound(app: string, server: string): GatewayError {
   return new GatewayError("mcp_server_not_found", { vars: { key: mcpKey(app, server).slice(0, 140) } });
@@ -25,6 +32,8 @@ export const mcpRoutes = [
     internal: true,
     contract:
       "Every MCP server the installed apps declare, as `<app>:<server>`: app, transport, state (registered, off, failing after 3 failed starts, starting, app_disabled), the owner's switch, failed starts and the last start (exit code and the stderr line saying why).",
+    answer: { schema: z.strictObject({ servers: z.array(McpServerViewSchema) }) },
+    refuses: [],
     async handle({ env, now }) {
       return { servers: await appRegistry(env).mcpServers(now) };
     },
@@ -38,6 +47,8 @@ export const mcpRoutes = [
     body: Toggle,
     contract:
       'Turns one app server on or off: off, `mcp run` refuses it and its mcp.json entry carries "disabled": true. 404 mcp_server_not_found when no installed app declares it.',
+    answer: { schema: OneServer },
+    refuses: ["mcp_server_not_found", "mcp_json_unreadable", "bridge_unavailable"],
     async handle(req) {
       const { app, server } = req.params as { app: string; server: string };
       if (!(await appRegistry(req.env).mcpSetEnabled(app, server, req.body.enabled))) throw notFound(app, server);
@@ -62,6 +73,8 @@ export const mcpRoutes = [
     internal: true,
     body: Empty,
     contract: "Forgets a server's failed starts, so the next `mcp run` starts it again (MCP-04).",
+    answer: { schema: OneServer },
+    refuses: ["mcp_server_not_found"],
     async handle(req) {
       const { app, server } = req.params as { app: string; server: string };
       if (!(await appRegistry(req.env).mcpRetry(app, server))) throw notFound(app, server);
@@ -80,6 +93,16 @@ export const mcpRoutes = [
     body: McpLaunchRequestSchema,
     contract:
       "`mcp run` asks to start a server: refused while the app is disabled or uninstalled, the server off, failing (3 failed starts), already starting, or when the definition found in the app's folder is not the consented one (409 mcp_definition_changed). Allowed, it answers the consented command, args and env and what the sandbox needs.",
+    answer: { schema: McpLaunchAnswerSchema },
+    refuses: [
+      "mcp_server_not_found",
+      "app_disabled",
+      "mcp_server_off",
+      "mcp_server_failing",
+      "mcp_server_starting",
+      "mcp_not_stdio",
+      "mcp_definition_changed",
+    ],
     async handle(req) {
       const { app, server } = req.params as { app: string; server: string };
       const verdict = await appRegistry(req.env).mcpLaunch(app, server, req.body.definitionDigest, req.now);
@@ -109,6 +132,8 @@ export const mcpRoutes = [
     internal: true,
     contract:
       "`mcp run` asks every few seconds whether its server may go on: false once the app is disabled or uninstalled or the owner turned the server off, and it then ends the server (MCP-01: the connection closes).",
+    answer: { schema: z.strictObject({ alive: z.boolean(), reason: z.string().nullable() }) },
+    refuses: [],
     async handle(req) {
       const { app, server } = req.params as { app: string; server: string };
       return appRegistry(req.env).mcpAlive(app, server);
@@ -123,6 +148,8 @@ export const mcpRoutes = [
     body: McpStartReportSchema,
     contract:
       "`mcp run` reports how a start went: answered, or exited first with its code and the stderr line saying why.",
+    answer: { schema: z.strictObject({ recorded: z.literal(true) }) },
+    refuses: ["mcp_server_not_found"],
     async handle(req) {
       const { app, server } = req.params as { app: string; server: string };
       if (!(await appRegistry(req.env).mcpStarted(app, server, req.body, req.now))) throw notFound(app, server);

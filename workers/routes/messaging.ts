@@ -10,6 +10,9 @@ import { INBOX_LIMITS } from "../../durable/app-registry/limits";
 import { APP_NAME_PATTERN } from "../contracts/app-name";
 
 const MessageBody = z.object({ to: z.string().regex(APP_NAME_PATTERN), body: z.unknown() }).strict();
+const InboxAnswer = z.strictObject({
+  messages: z.array(z.strictObject({ from: z.string(), body: z.unknown(), sentAt: z.string() })),
+});
 const MESSAGING = {
   kind: "app-may",
   why: "an app messages the apps its appMessaging names",
@@ -37,6 +40,8 @@ export const messagingRoutes = [
     body: MessageBody,
     contract:
       "Delivers {to, body} to another app's inbox when the sender's appMessaging names it; else 403 app_message_not_permitted and a security-log row. A body over 64 KiB as JSON is 413 app_message_too_large; an inbox holding 1000 messages or 4 MiB is 429 app_inbox_full.",
+    answer: { schema: z.strictObject({ delivered: z.literal(true) }) },
+    refuses: ["app_message_not_permitted", "app_not_found", "app_message_too_large", "app_inbox_full"],
     async handle(req) {
       const from = senderApp(req.principal, req.body.to);
       const registry = appRegistry(req.env);
@@ -77,6 +82,8 @@ export const messagingRoutes = [
     authz: MESSAGING,
     internal: false,
     contract: "Returns and removes every message waiting in the calling app's own inbox.",
+    answer: { schema: InboxAnswer },
+    refuses: ["app_message_not_permitted"],
     async handle(req) {
       const app = senderApp(req.principal, "(inbox)");
       return { messages: await appRegistry(req.env).drain(app) };

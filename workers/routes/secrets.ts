@@ -32,6 +32,14 @@ function secretName(raw: string): string {
 const PutBody = z.object({ value: z.unknown() }).strict();
 const AssignBody = z.object({ app: z.string().max(64), as: z.string().max(64).optional() }).strict();
 const Empty = z.object({}).strict();
+const SecretsAnswer = SecretListingSchema.extend({
+  declared: z.array(
+    z.strictObject({ app: z.string(), name: z.string(), why: z.string(), assigned: z.string().nullable() }),
+  ),
+  delivery: z.string(),
+}).strict();
+const Unassigned = z.array(z.object({ app: z.string(), as: z.string() }));
+const SECRET_NAME_REFUSALS = ["secret_name_reserved", "secret_name_invalid"] as const;
 
 async function consumers(env: Env): Promise<SecretConsumer[]> {
   const out: SecretConsumer[] = [];
@@ -64,6 +72,8 @@ export const secretRoutes = [
     internal: true,
     contract:
       "Names, presence and consumers of the owner's secrets — never a value, and there is no per-secret read (SECR-01): `secrets` [{name, stored, used_by: [{app, as}]}] and `declared` [{app, name, why, assigned}], what each installed app asks for. `delivery` says how a value reaches an app.",
+    answer: { schema: SecretsAnswer },
+    refuses: ["secret_store_unreadable", "bridge_unavailable"],
     async handle({ env }) {
       const listing = await bridgeCall(env, "POST /secrets/list", {});
       return {
@@ -82,6 +92,8 @@ export const secretRoutes = [
     body: PutBody,
     contract:
       'Stores or replaces a secret from {"value": "..."}, sealed at rest; the value is never echoed. A replaced value is sealed again for every app it is assigned to (their backends get it at their next start). 400 secret_name_reserved for PCSECRET_/PCPROJ_ names, secret_name_invalid, secret_value_invalid.',
+    answer: { schema: z.strictObject({ name: z.string(), stored: z.literal(true), replaced: z.boolean() }) },
+    refuses: [...SECRET_NAME_REFUSALS, "secret_value_invalid", "secret_store_unreadable", "bridge_unavailable"],
     async handle(req) {
       const name = secretName(req.params.name);
       const value = req.body.value;
@@ -116,6 +128,8 @@ export const secretRoutes = [
     body: Empty,
     contract:
       "Deletes a stored secret and every app's sealed copy of it; 404 secret_not_found when none is stored or assigned; 400 secret_name_reserved for PCSECRET_/PCPROJ_ names.",
+    answer: { schema: z.strictObject({ deleted: z.string(), unassigned: Unassigned }) },
+    refuses: [...SECRET_NAME_REFUSALS, "secret_not_found", "secret_store_unreadable", "bridge_unavailable"],
     async handle(req) {
       const name = secretName(req.params.name);
       const removed = await bridgeCall(req.env, "POST /secrets/delete", { name });
@@ -139,6 +153,18 @@ export const secretRoutes = [
     body: AssignBody,
     contract:
       "Gives a stored secret to an installed app under a name it declared in its manifest's `secrets` (`as`, default the secret's own name): sealed for that app and its consent digest only. Hands a credential to third-party code, so it needs owner presence (401 fresh_sign_in_required). 409 secret_not_declared, 404 secret_not_found. The backend gets it at its next start.",
+    answer: {
+      schema: z.strictObject({ name: z.string(), app: z.string(), as: z.string(), applies: z.string() }),
+    },
+    refuses: [
+      ...SECRET_NAME_REFUSALS,
+      "app_not_found",
+      "secret_not_declared",
+      "fresh_sign_in_required",
+      "secret_not_found",
+      "secret_store_unreadable",
+      "bridge_unavailable",
+    ],
     async handle(req) {
       const name = secretName(req.params.name);
       const record = await requireRecord(req.env, req.body.app);
@@ -168,6 +194,10 @@ export const secretRoutes = [
     internal: true,
     body: AssignBody,
     contract: "Takes a secret back from an app (its sealed copy is deleted); the backend loses it at its next start.",
+    answer: {
+      schema: z.strictObject({ name: z.string(), app: z.string(), as: z.string(), unassigned: z.boolean() }),
+    },
+    refuses: [...SECRET_NAME_REFUSALS, "app_not_found", "secret_store_unreadable", "bridge_unavailable"],
     async handle(req) {
       const name = secretName(req.params.name);
       const as = req.body.as ?? name;

@@ -2,7 +2,14 @@
 // is refused whatever its manifest says. The host bridge appends through its own route.
 import { z } from "zod";
 import {
+  AppendResultSchema,
+  CheckpointExportSchema,
   CosignatureRecordSchema,
+  RotateResultSchema,
+  SecurityEventPageSchema,
+  SecurityLogHeadAnswerSchema,
+  VerifyResultSchema,
+  WitnessAnswerSchema,
   SecurityEventInputSchema,
   SecurityOutcomeSchema,
   MAX_QUERY_LIMIT,
@@ -37,6 +44,10 @@ const HeadQuerySchema = z
   })
   .strict();
 
+const WitnessedAnswer = z.strictObject({
+  witnessed: z.strictObject({ note: z.string(), seq: z.number().int().min(0), cosigned_at: z.string() }).nullable(),
+});
+
 const WitnessedQuerySchema = z.object({ origin: z.string().min(1).max(200) }).strict();
 
 export const securityRoutes = [
@@ -48,6 +59,8 @@ export const securityRoutes = [
     internal: true,
     query: EventsQuerySchema,
     contract: "Security events newest first, filtered by kind, principal, outcome and since; paged by before_seq.",
+    answer: { schema: SecurityEventPageSchema },
+    refuses: [],
     async handle({ env, query }) {
       return securityLog(env).query(query);
     },
@@ -59,6 +72,8 @@ export const securityRoutes = [
     authz: { kind: "owner" },
     internal: true,
     contract: "Verifies the whole chain and the anchor outside it: {ok, checked, segments, first_bad_seq?, reason?}.",
+    answer: { schema: VerifyResultSchema },
+    refuses: ["bridge_unavailable"],
     async handle({ env }) {
       const anchor = await bridgeCall(env, "GET /sel/anchor", undefined);
       return securityLog(env).verify(anchor);
@@ -72,6 +87,8 @@ export const securityRoutes = [
     internal: true,
     body: z.object({}).strict(),
     contract: "Seals the live segment and starts a new chain linked to it; records a sel.rotated row.",
+    answer: { schema: RotateResultSchema },
+    refuses: [],
     async handle({ env }) {
       return securityLog(env).rotate("on_demand");
     },
@@ -84,6 +101,8 @@ export const securityRoutes = [
     internal: true,
     body: SecurityEventInputSchema,
     contract: "The host bridge's door to the security log: appends one row.",
+    answer: { schema: AppendResultSchema },
+    refuses: ["sel_event_invalid"],
     async handle({ env, body }) {
       const appended = await securityLog(env).append(body);
       await announceAppended(env, appended);
@@ -99,6 +118,8 @@ export const securityRoutes = [
     query: HeadQuerySchema,
     contract:
       "The newest row's seq and mac, for the anchor the host bridge keeps outside the log, and where the log stands against the anchor it names (extends, forked, truncated).",
+    answer: { schema: SecurityLogHeadAnswerSchema },
+    refuses: [],
     async handle({ env, query }) {
       const log = securityLog(env);
       const head = await log.head();
@@ -117,6 +138,8 @@ export const securityRoutes = [
     internal: true,
     contract:
       "The newest signed checkpoint covering the head (signed now if rows came after the last one): {note, public_key, origin, seq, row_seq}; the note is C2SP signed-note text.",
+    answer: { schema: CheckpointExportSchema },
+    refuses: ["sel_checkpoints_off"],
     async handle({ env }) {
       return securityLog(env).checkpoint();
     },
@@ -133,6 +156,14 @@ export const securityRoutes = [
     body: WitnessRequestSchema,
     contract:
       "As a witness: cosigns a checkpoint note signed by public_key if it extends the one held for its origin; answers {cosignature, witness_key, witness}.",
+    answer: { schema: WitnessAnswerSchema },
+    refuses: [
+      "sel_checkpoints_off",
+      "witness_checkpoint_invalid",
+      "witness_key_changed",
+      "witness_rollback",
+      "witness_full",
+    ],
     async handle({ env, body }) {
       const outcome = await securityLog(env).witness(body.note, body.public_key);
       if (!outcome.ok) throw new GatewayError(outcome.code, { message: outcome.message });
@@ -150,6 +181,8 @@ export const securityRoutes = [
     internal: false,
     query: WitnessedQuerySchema,
     contract: "As a witness: the newest checkpoint cosigned for ?origin=, {note, seq, cosigned_at}, or null.",
+    answer: { schema: WitnessedAnswer },
+    refuses: [],
     async handle({ env, query }) {
       return { witnessed: await securityLog(env).witnessed(query.origin) };
     },
@@ -162,6 +195,8 @@ export const securityRoutes = [
     internal: true,
     contract:
       "The newest checkpoint the log holds, without signing one, or null: what the host bridge posts to the owner's witness.",
+    answer: { schema: z.strictObject({ checkpoint: CheckpointExportSchema.nullable() }) },
+    refuses: [],
     async handle({ env }) {
       return { checkpoint: await securityLog(env).latestCheckpoint() };
     },
@@ -174,6 +209,8 @@ export const securityRoutes = [
     internal: true,
     body: CosignatureRecordSchema,
     contract: "Records a witness's cosignature of one of the log's checkpoints (a sel.cosigned row).",
+    answer: { schema: AppendResultSchema },
+    refuses: [],
     async handle({ env, body }) {
       return securityLog(env).recordCosignature(body);
     },

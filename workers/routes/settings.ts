@@ -8,7 +8,7 @@
 // names one sandbox path and takes the same rule through the same function.
 import { emitEvent } from "../events";
 import { z } from "zod";
-import { GatewayError } from "../contracts/errors";
+import { ErrorEnvelopeSchema, GatewayError, type ErrorCode } from "../contracts/errors";
 import {
   describeSetting,
   describeSettingValue,
@@ -17,6 +17,7 @@ import {
   settingAt,
   settingNameRefusal,
   settingValueRefusal,
+  SettingDescriptionSchema,
   type SettingSpec,
   type SettingValue,
   type SettingWrite,
@@ -32,6 +33,39 @@ import { route, type RouteRequest } from "../route-row";
 
 const APPLIES = "at the next `personalclaw start`";
 const settingValue = z.union([z.string().max(256), z.number(), z.array(z.string().max(128)).max(256)]);
+const SettingsAnswer = z.strictObject({
+  config: z.record(z.string(), z.unknown()),
+  revisions: z.record(z.string(), z.string()),
+  schema: z.array(SettingDescriptionSchema),
+  applies: z.literal(APPLIES),
+});
+// With X-PersonalClaw-Consent: ask, a loosening write answers its question as a 200 (consent.ts).
+const SettingWrittenAnswer = z.union([
+  z.strictObject({
+    path: z.string(),
+    value: z.union([z.string(), z.number(), z.array(z.string())]),
+    applies: z.literal(APPLIES),
+    revision: z.string().optional(),
+  }),
+  ErrorEnvelopeSchema,
+]);
+const SandboxView = z.strictObject({
+  mode: z.enum(["on", "off"]),
+  processes: z.number().int(),
+  memory_mb: z.number().int(),
+});
+/** What writing one setting can refuse (writeSetting). */
+const SETTING_WRITE_REFUSALS: ErrorCode[] = [
+  "config_path_not_editable",
+  "config_field_not_declared",
+  "setting_value_invalid",
+  "revision_required",
+  "stale_write",
+  "confirmation_required",
+  "fresh_sign_in_required",
+  "config_file_invalid",
+  "bridge_unavailable",
+];
 
 const ConfigPatchBody = z
   .object({
@@ -228,6 +262,8 @@ export const settingsRoutes = [
     internal: true,
     contract:
       "The owner's editable settings: `config` (nested), `revisions` (dotted path → revision of each whole-document field, for If-Match on {path, value}) and `schema` (every editable path's type, default, bounds, meaning and whether it is a security setting). An app token sees only the paths it declared in permissions.config.",
+    answer: { schema: SettingsAnswer },
+    refuses: ["config_file_invalid", "bridge_unavailable"],
     async handle(req) {
       const { values } = await readSettings(req.env);
       // An app sees only what it declared; one the registry no longer knows sees nothing.
@@ -255,6 +291,8 @@ export const settingsRoutes = [
     body: ConfigPatchBody,
     contract:
       'Writes one editable setting to config.json for the next start: {path, value} (a whole list over If-Match with its revision: 428 revision_required without, 409 stale_write if it changed, nothing written), or {path, add} / {path, remove} for one name of a list. 400 config_path_not_editable for a path not in the schema; 400 setting_value_invalid outside its bounds (auth.session_ttl at most 90 days). A loosening change needs "confirm": true (400 confirmation_required with {field, consent, title, change, caution?}, or 200 with X-PersonalClaw-Consent-Asked: 1 when X-PersonalClaw-Consent: ask) and owner presence (401 fresh_sign_in_required). An app writes only what it declared for writing (403 config_field_not_declared). Every change is a settings.changed row with from and to.',
+    answer: { schema: SettingWrittenAnswer },
+    refuses: SETTING_WRITE_REFUSALS,
     async handle(req) {
       return writeSetting(req as RouteRequest<unknown, unknown>, req.body);
     },
@@ -267,6 +305,8 @@ export const settingsRoutes = [
     internal: true,
     contract:
       "The sandbox settings in config.json: mode (on/off), processes and memory_mb per app child (the sandbox paths of GET /api/config/personalclaw).",
+    answer: { schema: z.strictObject({ sandbox: SandboxView }) },
+    refuses: ["config_file_invalid", "bridge_unavailable"],
     async handle({ env }) {
       return { sandbox: await sandboxView(env) };
     },
@@ -280,6 +320,10 @@ export const settingsRoutes = [
     body: SandboxAliasBody,
     contract:
       'An alias of PATCH /api/config/personalclaw for one of sandbox.mode, sandbox.limits.processes, sandbox.limits.memory_mb, under the same rule: turning the sandbox off or raising a limit needs "confirm": true (400 confirmation_required, or 200 with X-PersonalClaw-Consent-Asked: 1 when X-PersonalClaw-Consent: ask) and owner presence; nothing written before.',
+    answer: {
+      schema: z.union([z.strictObject({ sandbox: SandboxView, applies: z.literal(APPLIES) }), ErrorEnvelopeSchema]),
+    },
+    refuses: SETTING_WRITE_REFUSALS.filter((code) => code !== "config_field_not_declared"),
     async handle(req) {
       const { mode, processes, memory_mb, confirm } = req.body;
       const patch =

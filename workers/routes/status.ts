@@ -1,8 +1,16 @@
 // Status of this gateway. Never implicit for an app (PERM-20): an app reaches it only when
 // its manifest declares /api/status.
 import { authModeInForce } from "../contracts/auth-mode";
+import { z } from "zod";
 import { appCounts } from "../app-registry";
 import { route } from "../route-row";
+
+const StatusAnswer = z.strictObject({
+  version: z.string(),
+  uptime_s: z.number().int().min(0),
+  auth_mode: z.enum(["local_token", "none"]),
+  apps: z.strictObject({ installed: z.number().int(), running: z.number().int().nullable() }),
+});
 
 export const statusRoutes = [
   route({
@@ -12,6 +20,8 @@ export const statusRoutes = [
     authz: { kind: "app-may", why: "an app that declared /api/status reads the version and counts" },
     internal: true,
     contract: "Version, uptime, the auth mode in force and app counts (null while a count is not known).",
+    answer: { schema: StatusAnswer },
+    refuses: [],
     async handle({ env, now }) {
       const counts = await appCounts(env);
       return {

@@ -9,7 +9,8 @@ import { messagingRoutes } from "./messaging";
 import { mcpRoutes } from "./mcp";
 import { authRoutes } from "./auth";
 import { eventRoutes } from "./events";
-import { route, type AnyRouteRow } from "../route-row";
+import { route, type AnyRouteRow, type RouteAnswer } from "../route-row";
+import { pipelineRefusals } from "./pipeline-refusals";
 import { securityRoutes } from "./security";
 import { secretRoutes } from "./secrets";
 import { settingsRoutes } from "./settings";
@@ -29,30 +30,42 @@ const baseRows: ReadonlyArray<AnyRouteRow> = [
   ...mcpRoutes,
 ];
 
+/** One route as data: what GET /api/manifest answers and docs/api-routes.md renders. */
+export const RouteDescriptionSchema = z.strictObject({
+  method: z.string(),
+  path: z.string(),
+  family: z.string(),
+  authorization: z.string(),
+  internal: z.boolean(),
+  contract: z.string(),
+  body: z.unknown().optional(),
+  query: z.unknown().optional(),
+  /** The success status and the answer's JSON Schema, or what a streamed answer carries. */
+  answer: z.union([
+    z.strictObject({ status: z.number().int(), schema: z.unknown() }),
+    z.strictObject({ streamed: z.string() }),
+  ]),
+  /** The refusal codes: those the pipeline gives a row like this one, and those its handler adds. */
+  refuses: z.strictObject({ pipeline: z.array(z.string()), handler: z.array(z.string()) }),
+});
+export type RouteDescription = z.infer<typeof RouteDescriptionSchema>;
+
 const manifestRoute = route({
   method: "GET",
   path: "/api/manifest",
   family: "status",
   authz: { kind: "owner" },
   internal: false,
-  contract: "Every route with its authorization row, contract and input schemas as JSON Schema.",
+  contract:
+    "Every route with its authorization row, contract, input schemas and answer schema as JSON Schema, and its refusal codes.",
+  answer: { schema: z.strictObject({ routes: z.array(RouteDescriptionSchema) }) },
+  refuses: [],
   async handle() {
     return { routes: describeRoutes(ROUTES) };
   },
 });
 
 export const ROUTES: ReadonlyArray<AnyRouteRow> = [...baseRows, manifestRoute];
-
-export interface RouteDescription {
-  method: string;
-  path: string;
-  family: string;
-  authorization: string;
-  internal: boolean;
-  contract: string;
-  body?: unknown;
-  query?: unknown;
-}
 
 function authorizationText(row: AnyRouteRow): string {
   switch (row.authz.kind) {
@@ -69,6 +82,14 @@ function authorizationText(row: AnyRouteRow): string {
   }
 }
 
+function answerDescription(answer: RouteAnswer): RouteDescription["answer"] {
+  if ("streamed" in answer) return { streamed: answer.streamed };
+  return {
+    status: answer.status ?? 200,
+    schema: z.toJSONSchema(answer.schema, { io: "output", unrepresentable: "any" }),
+  };
+}
+
 /** The route table as data: what GET /api/manifest answers and docs/api-routes.md renders. */
 export function describeRoutes(rows: ReadonlyArray<AnyRouteRow>): RouteDescription[] {
   return rows.map((row) => {
@@ -79,6 +100,8 @@ export function describeRoutes(rows: ReadonlyArray<AnyRouteRow>): RouteDescripti
       authorization: authorizationText(row),
       internal: row.internal,
       contract: row.contract,
+      answer: answerDescription(row.answer),
+      refuses: { pipeline: pipelineRefusals(row), handler: [...new Set(row.refuses)] },
     };
     if (row.body) description.body = z.toJSONSchema(row.body, { io: "input", unrepresentable: "any" });
     if (row.query) description.query = z.toJSONSchema(row.query, { io: "input", unrepresentable: "any" });
