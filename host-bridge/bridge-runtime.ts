@@ -43,6 +43,8 @@ import {
   SecretUnassignRequestSchema,
 } from "../workers/contracts/secrets";
 import { McpJson } from "./mcp/mcp-json";
+import { AppLogRequestSchema } from "../workers/contracts/app-log";
+import { readBackendLog } from "./supervisor/backend-log-tail";
 
 export interface BridgeRuntimeOptions {
   paths: HomePaths;
@@ -672,6 +674,9 @@ export class BridgeRuntime {
       );
       return { undone: true };
     });
+    ops.set("POST /apps/logs", async ({ body }) =>
+      readBackendLog(this.opts.paths.gatewayLog, parse(AppLogRequestSchema, body)),
+    );
     ops.set("POST /apps/parked", async () => ({ parked: await listParkedData(this.opts.paths.apps) }));
     ops.set("POST /apps/parked/purge", async ({ body }) => {
       const { name } = parse(NameSchema, body);
