@@ -400,6 +400,19 @@ export const appRoutes = [
   }),
   route({
     method: "GET",
+    path: "/api/apps/:name/consent",
+    family: "apps",
+    authz: { kind: "owner" },
+    internal: false,
+    contract:
+      "What the owner consented to for this install: the review (every disclosure, as the install showed it; null for a record kept before reviews were) and its digest.",
+    async handle({ env, params }) {
+      const record = await requireRecord(env, params.name);
+      return { app: record.name, digest: record.consentDigest, review: record.review ?? null };
+    },
+  }),
+  route({
+    method: "GET",
     path: "/api/apps/:name/logs",
     family: "apps",
     authz: { kind: "owner" },
