@@ -99,7 +99,7 @@ export function devicesSection(api, signedOut) {
     const parts = [session.browser, session.os].filter((v) => typeof v === "string" && v !== "");
     if (parts.length === 2) return `${parts[0]} on ${parts[1]}`;
     if (parts.length === 1) return parts[0];
-    return session.kind === "token" ? "Token" : "Browser";
+    return session.kind === "token" ? "Sign-in link" : "Browser";
   }
 
   function kindText(session) {
@@ -208,7 +208,7 @@ export function devicesSection(api, signedOut) {
       ),
       el("td", {
         class: "mono",
-        text: typeof session.first_address === "string" ? session.first_address : "not opened yet",
+        text: typeof session.first_address === "string" ? session.first_address : "not opened in a browser",
       }),
       timeCell(session.created_at),
       timeCell(session.last_used_at),

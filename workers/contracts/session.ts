@@ -96,7 +96,7 @@ export function describeSignInLink(lastsMs: number, expiresAt: string, openWithi
       : ` A browser must first open it within ${describeDuration(openWithinMs)}; after that it opens no new sign-in.`;
   return (
     `This link is an owner credential for ${describeDuration(lastsMs)} (until ${expiresAt}), not a one-time code: ` +
-    `opening it signs a browser in until then, and it works as a Bearer token for scripts.${window} ` +
+    `opening it signs a browser in for at most that long, and it works as a Bearer token for scripts.${window} ` +
     "The first address that opens it keeps it; from any other address it is refused. " +
     "End it on the dashboard's Devices page, or end every sign-in with `personalclaw auth rotate-key`."
   );
