@@ -110,9 +110,13 @@ function showRoute({ isFirst = false } = {}) {
   detail = null;
   let shown;
   if (route.page === "app") {
-    detail = appDetailPage(api, route.name, pages.changed);
-    shown = [detail.section];
-    void detail.refresh().then(() => detail?.start());
+    const page = appDetailPage(api, route.name, pages.changed);
+    detail = page;
+    shown = [page.section];
+    // Its live log starts once it has loaded, unless another page replaced it meanwhile.
+    void page.refresh().then(() => {
+      if (detail === page) page.start();
+    });
   } else if (route.page === "settings") shown = [pages.settings.section, pages.secrets.section];
   else if (route.page === "not-found")
     shown = [
