@@ -11,7 +11,14 @@ const SECRET_COMPARISON =
 
 export default tseslint.config(
   {
-    ignores: ["dist/**", "node_modules/**", "coverage/**", "test/fixtures/**", "apps/fixtures/*/vendor/**"],
+    ignores: [
+      "dist/**",
+      "test-artifacts/**",
+      "node_modules/**",
+      "coverage/**",
+      "test/fixtures/**",
+      "apps/fixtures/*/vendor/**",
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

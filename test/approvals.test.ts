@@ -184,7 +184,8 @@ describe("approvals through a running gateway", () => {
         (window as unknown as { __csp: string[] }).__csp.push(e.violatedDirective),
       );
     });
-    await page.goto(minted.stdout.trim());
+    // The Inbox is a page of its own; the link keeps its address through the sign-in redirect.
+    await page.goto(`${minted.stdout.trim()}#/inbox`);
     const card = page.locator(`[data-approval-id="${firstId}"]`);
     await card.waitFor();
     expect(await page.locator("#inbox-count").textContent()).toBe("2");
@@ -208,7 +209,7 @@ describe("approvals through a running gateway", () => {
     await page.locator(`[data-approval-id="${firstId}"]`).waitFor({ state: "detached" });
     await page.locator("#inbox-grants [data-grant-id]").waitFor();
     expect(await page.locator("#inbox-count").textContent()).toBe("0");
-    expect(await page.title()).toBe("PersonalClaw");
+    expect(await page.title()).toBe("Inbox · PersonalClaw");
     expect(await page.evaluate(() => (window as unknown as { __csp: string[] }).__csp)).toEqual([]);
     await context.close();
 

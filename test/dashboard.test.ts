@@ -1,5 +1,5 @@
 // The dashboard in a real Chromium against a really started gateway: the sign-in
-// instructions without a session, the one-time link exchanged for an HttpOnly cookie, the
+// instructions without a session, the sign-in link exchanged for an HttpOnly cookie, the
 // status header, devices and sign-out, the security log and its verification, install with
 // its step-by-step progress, uninstall, an app's MCP servers and jobs, and a page that runs under its CSP without a
 // violation or a console error.
@@ -98,6 +98,11 @@ describe("the dashboard in Chromium", () => {
     return opened;
   }
 
+  /** Follows the navigation link to a page of the dashboard (each page has its own #/ address). */
+  async function show(page: Page, link: string): Promise<void> {
+    await page.locator("#nav").getByRole("link", { name: link }).click();
+  }
+
   it("without a sign-in shows how to get a link (personalclaw token) and no API data", async () => {
     const { page } = await openPage();
     const response = await page.goto(gw.base + "/");
@@ -130,8 +135,10 @@ describe("the dashboard in Chromium", () => {
     await expect(page.locator("[data-fact=auth-mode] dd").textContent()).resolves.toBe("local_token");
     await expect(page.locator("[data-fact=uptime] dd").textContent()).resolves.toMatch(/^\d+[dhms]/);
     await expect(page.locator("[data-fact=apps-installed] dd").textContent()).resolves.toMatch(/^(\d+|unknown)$/);
-    // The sections load and nothing among them shows an error.
+    // The pages load and nothing on them shows an error.
+    await show(page, "Devices");
     await page.locator("#devices table").waitFor();
+    await show(page, "Security log");
     await page.locator("#security-log tbody tr").first().waitFor();
     await page.screenshot({ path: "/tmp/dashboard.png", fullPage: true });
     expect(await page.locator(".notice-error").count()).toBe(0);
@@ -139,6 +146,7 @@ describe("the dashboard in Chromium", () => {
 
   it("the security log lists a session_signed_in event, filters by kind, and Verify shows the chain ok", async () => {
     const { page } = await signedInPage();
+    await show(page, "Security log");
     const log = page.locator("#security-log");
     await log.locator("tbody tr[data-kind=session_signed_in]").first().waitFor();
     await log.getByLabel("Kind").fill("session_signed_in");
@@ -173,6 +181,7 @@ describe("the dashboard in Chromium", () => {
     });
     expect(appended.status).toBe(200);
     const { page } = await signedInPage();
+    await show(page, "Security log");
     const row = page.locator("#security-log tbody tr[data-kind=dashboard_escape_probe]");
     await row.waitFor();
     await expect(row.locator("td").nth(5).textContent()).resolves.toBe(hostile);
@@ -184,10 +193,11 @@ describe("the dashboard in Chromium", () => {
   it("install from folder shows the review (requires first, network hosts enforced, digest), asks again when the folder changed, then installs and toggles the app", async () => {
     cpSync(join(repoRoot, "apps", "fixtures", "node-notes"), appFolder, { recursive: true });
     const { page } = await signedInPage();
-    const apps = page.locator("#apps");
-    await apps.getByLabel("Folder path").fill(appFolder);
-    await apps.getByRole("button", { name: "Preview" }).click();
-    const review = apps.locator(".review");
+    await show(page, "Install");
+    const installing = page.locator("#install");
+    await installing.getByLabel("Folder path").fill(appFolder);
+    await installing.getByRole("button", { name: "Preview" }).click();
+    const review = installing.locator(".review");
     await review.waitFor({ timeout: 30_000 });
     const parts = await review.locator(".review-part h4").allTextContents();
     expect(parts[0]).toBe("Needs first");
@@ -212,43 +222,41 @@ describe("the dashboard in Chromium", () => {
 
     // The folder changes after the owner read the review: Install must not install it silently.
     appendFileSync(join(appFolder, "ui", "app.js"), "\n// changed after the preview\n");
-    await apps.getByRole("button", { name: "Install", exact: true }).click();
-    await apps.locator(".notice-warn").waitFor({ timeout: 30_000 });
-    await expect(apps.locator(".notice-error .error-code").textContent()).resolves.toBe("consent_required");
+    await installing.getByRole("button", { name: "Install", exact: true }).click();
+    await installing.locator(".notice-warn").waitFor({ timeout: 30_000 });
+    await expect(installing.locator(".notice-error .error-code").textContent()).resolves.toBe("consent_required");
     const newDigest = await review.locator(".digest").textContent();
     expect(newDigest).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(newDigest).not.toBe(shownDigest);
     const before = (await (await gw.fetch("/api/apps")).json()) as { apps: Array<{ name: string }> };
     expect(before.apps.map((a) => a.name)).not.toContain("node-notes");
     // The refused attempt's progress names the step that refused it.
-    const progress = apps.locator(".install-progress");
+    const progress = installing.locator(".install-progress");
     await expect(progress.locator("[data-step=stage]").getAttribute("data-status")).resolves.toBe("done");
     await expect(progress.locator("[data-step=consent]").getAttribute("data-status")).resolves.toBe("failed");
     await expect(progress.locator("[data-step=move_into_place]").getAttribute("data-status")).resolves.toBe("not-run");
-    await expect(apps.locator(".notice-error").getAttribute("data-failed-step")).resolves.toBe("consent");
+    await expect(installing.locator(".notice-error").getAttribute("data-failed-step")).resolves.toBe("consent");
 
-    // Record the progress rows at the moment the installed app first shows in the list.
+    // Record the progress rows at the moment the page first says the app is installed.
     await page.evaluate(() => {
       const w = window as unknown as { __stepsWhenListed?: string[][] };
       const observer = new MutationObserver(() => {
-        if (w.__stepsWhenListed || !document.querySelector("#apps li[data-app=node-notes]")) return;
-        w.__stepsWhenListed = [...document.querySelectorAll<HTMLElement>("#apps .install-step")].map((li) => [
+        if (w.__stepsWhenListed || !document.querySelector("#install a[href='#/apps/node-notes']")) return;
+        w.__stepsWhenListed = [...document.querySelectorAll<HTMLElement>("#install .install-step")].map((li) => [
           li.dataset.step!,
           li.dataset.status!,
         ]);
         observer.disconnect();
       });
-      observer.observe(document.getElementById("apps")!, { childList: true, subtree: true });
+      observer.observe(document.getElementById("install")!, { childList: true, subtree: true });
     });
     const installRequest = page.waitForRequest(
       (r) => r.method() === "POST" && new URL(r.url()).pathname === "/api/apps",
     );
-    await apps.getByRole("button", { name: "Install", exact: true }).click();
+    await installing.getByRole("button", { name: "Install", exact: true }).click();
     const installId = JSON.parse((await installRequest).postData() ?? "{}").install_id as string;
     expect(installId).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
-    await apps.getByText("Installed node-notes.").waitFor({ timeout: 60_000 });
-    const item = apps.locator("li[data-app=node-notes]");
-    await item.waitFor();
+    await installing.getByText("Installed node-notes.").waitFor({ timeout: 60_000 });
     const stepsWhenListed = await page.evaluate(
       () => (window as unknown as { __stepsWhenListed?: string[][] }).__stepsWhenListed,
     );
@@ -270,6 +278,9 @@ describe("the dashboard in Chromium", () => {
     expect(recorded.steps.filter((s) => s.status !== "started").map((s) => s.step)).toEqual(
       stepsWhenListed!.map(([step]) => step),
     );
+    await show(page, "Apps");
+    const item = page.locator("#apps li[data-app=node-notes]");
+    await item.waitFor();
     await expect(item.locator(".app-head .badge").first().textContent()).resolves.toBe("enabled");
     await item.getByRole("button", { name: "Disable node-notes" }).click();
     await expect
@@ -385,10 +396,11 @@ describe("the dashboard in Chromium", () => {
     );
     writeFileSync(join(slowFailing, "hook.sh"), "sleep 1.5\necho 'no database here' >&2\nexit 3\n");
     const { page } = await signedInPage();
-    const apps = page.locator("#apps");
-    await apps.getByLabel("Folder path").fill(slowFailing);
-    await apps.getByRole("button", { name: "Preview" }).click();
-    await apps.locator(".review").waitFor({ timeout: 30_000 });
+    await show(page, "Install");
+    const installing = page.locator("#install");
+    await installing.getByLabel("Folder path").fill(slowFailing);
+    await installing.getByRole("button", { name: "Preview" }).click();
+    await installing.locator(".review").waitFor({ timeout: 30_000 });
     let isInstallPending = true;
     const installAnswered = page
       .waitForResponse((r) => r.request().method() === "POST" && new URL(r.url()).pathname === "/api/apps", {
@@ -398,33 +410,34 @@ describe("the dashboard in Chromium", () => {
         isInstallPending = false;
         return r;
       });
-    await apps.getByRole("button", { name: "Install", exact: true }).click();
-    const hookStep = apps.locator(".install-step[data-step=install_hook]");
+    await installing.getByRole("button", { name: "Install", exact: true }).click();
+    const hookStep = installing.locator(".install-step[data-step=install_hook]");
     await expect.poll(() => hookStep.getAttribute("data-status"), { timeout: 10_000, interval: 50 }).toBe("started");
     expect(isInstallPending).toBe(true);
-    await expect(apps.locator(".install-step[data-step=npm_packages]").getAttribute("data-status")).resolves.toBe(
+    await expect(installing.locator(".install-step[data-step=npm_packages]").getAttribute("data-status")).resolves.toBe(
       "skipped",
     );
-    await apps.locator(".install-progress").screenshot({ path: "/tmp/dashboard-install-running.png" });
+    await installing.locator(".install-progress").screenshot({ path: "/tmp/dashboard-install-running.png" });
 
     expect((await installAnswered).status()).toBeGreaterThanOrEqual(400);
-    const failure = apps.locator(".notice-error[data-failed-step]");
+    const failure = installing.locator(".notice-error[data-failed-step]");
     await failure.waitFor();
     expect(await failure.getAttribute("data-failed-step")).toBe("install_hook");
     await expect(failure.locator("strong").textContent()).resolves.toBe("Install hook failed: ");
     await expect(failure.locator(".error-code").textContent()).resolves.toBe("install_hook_failed");
     await expect(failure.locator(".notice-message").textContent()).resolves.not.toBe("");
     await expect.poll(() => hookStep.getAttribute("data-status")).toBe("failed");
-    await expect(apps.locator(".install-step[data-step=move_into_place]").getAttribute("data-status")).resolves.toBe(
-      "not-run",
-    );
-    await apps.locator(".install-progress").screenshot({ path: "/tmp/dashboard-install-failed.png" });
+    await expect(
+      installing.locator(".install-step[data-step=move_into_place]").getAttribute("data-status"),
+    ).resolves.toBe("not-run");
+    await installing.locator(".install-progress").screenshot({ path: "/tmp/dashboard-install-failed.png" });
     const listed = (await (await gw.fetch("/api/apps")).json()) as { apps: Array<{ name: string }> };
     expect(listed.apps.map((a) => a.name)).not.toContain("slow-failing-hook");
   });
 
   it("Devices lists this browser as current, and signing out everywhere returns the page to the sign-in instruction", async () => {
     const { page } = await signedInPage();
+    await show(page, "Devices");
     const devices = page.locator("#devices");
     const current = devices.locator("tr.current");
     await current.waitFor();
@@ -483,12 +496,14 @@ describe("the dashboard in Chromium", () => {
     // One more pass that touches the remaining controls: refresh buttons, an install
     // preview that the gateway refuses (its message and code shown), and sign out others.
     const { page } = await signedInPage();
-    await page.locator("#devices table").waitFor();
+    await show(page, "Install");
     await page.locator("#install-path").fill("/nonexistent/folder");
     await page.getByRole("button", { name: "Preview" }).click();
-    const refusal = page.locator("#apps .notice-error");
+    const refusal = page.locator("#install .notice-error");
     await refusal.waitFor();
     await expect(refusal.locator(".error-code").textContent()).resolves.toMatch(/^[a-z0-9_]+$/);
+    await show(page, "Devices");
+    await page.locator("#devices table").waitFor();
     await page.locator("#devices").getByRole("button", { name: "Sign out all others" }).click();
     await page.locator("#devices").getByRole("button", { name: "Yes, sign out others" }).click();
     await expect.poll(() => page.locator("#devices tbody tr").count()).toBe(1);

@@ -576,9 +576,12 @@ describe("the dashboard subscribes once and updates itself", () => {
     await installApp(gw, writeApp(root, "ev-dash", {}));
     const item = page.locator("li", { hasText: "ev-dash" }).first();
     await item.locator(".badge-ok", { hasText: "healthy" }).waitFor({ timeout: 20_000 });
-    // The security log and the devices list follow too.
+    // The security log and the devices list follow too (each a page of its own, in the same document).
+    await page.locator("#nav").getByRole("link", { name: "Security log" }).click();
     await page.locator("#security-log tbody tr[data-kind=app_installed]").first().waitFor({ timeout: 10_000 });
+    await page.locator("#nav").getByRole("link", { name: "Devices" }).click();
     const devices = page.locator("#devices table tbody tr");
+    await devices.first().waitFor();
     const before = await devices.count();
     const minted = await runCli(["token", "--home", gw.home]);
     expect(minted.code, minted.stderr).toBe(0);

@@ -89,6 +89,8 @@ describe("every route answers what its row declares", () => {
       "/api/apps/:name": { path: `/api/apps/${APP}` },
       "/api/apps/:name/config": { path: `/api/apps/${APP}/config` },
       "/api/apps/:name/jobs": { path: `/api/apps/${MCP_APP}/jobs` },
+      "/api/apps/:name/consent": { path: `/api/apps/${APP}/consent` },
+      "/api/apps/:name/logs": { path: `/api/apps/${APP}/logs?lines=20` },
       "/api/internal/apps/startable": { path: "/api/internal/apps/startable", init: asInternal },
       "/api/approvals": { path: "/api/approvals" },
       "/api/approvals/grants": { path: "/api/approvals/grants" },

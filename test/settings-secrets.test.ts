@@ -564,7 +564,8 @@ describe("Settings and Secrets in the dashboard (Chromium)", () => {
   });
 
   it("Settings lists each editable path with its meaning; a loosening change opens the consent dialog and writes only on Allow", async () => {
-    await page.goto(gw.url);
+    // Settings and Secrets are the dashboard's Settings page.
+    await page.goto(`${gw.url}#/settings`);
     const row = page.locator('#settings tr[data-setting="sandbox.limits.memory_mb"]');
     await row.waitFor();
     const doc = await settings(gw);

@@ -1,15 +1,14 @@
-// Apps: installed apps with enable/disable, restart, update, uninstall and backend health, and install from a
-// folder (preview -> review -> install with the review's digest as consent, showing each step).
+// Apps: a card per installed app with enable/disable, open, restart, update, uninstall and
+// backend health, each leading to the app's own page (app-detail-page.js).
 import { el, errorNotice, infoNotice, replaceChildren } from "./element.js";
-import { findingsPart, installReview } from "./install-review.js";
-import { installFailureNotice, installProgressView, newInstallId, withInstallProgress } from "./install-progress.js";
 import { uninstallControl } from "./uninstall-control.js";
 import { updateControl } from "./update-control.js";
 import { jobsPart, mcpServersPart } from "./app-extensions.js";
 
 const list = (value) => (Array.isArray(value) ? value : []);
 
-function backendSummary(backend, hasBackend) {
+/** The backend's state as badges and facts: running, healthy, pid, restarts, last exit. */
+export function backendSummary(backend, hasBackend) {
   if (!backend)
     return el("span", { class: "badge badge-neutral", text: hasBackend ? "backend not started" : "no backend" });
   const badges = [];
@@ -29,7 +28,7 @@ function backendSummary(backend, hasBackend) {
   return el("span", {}, badges, facts.length ? el("span", { class: "muted", text: ` ${facts.join(" · ")}` }) : null);
 }
 
-function requiresLine(requires) {
+export function requiresLine(requires) {
   const items = list(requires);
   if (items.length === 0) return null;
   return el(
@@ -50,41 +49,6 @@ function requiresLine(requires) {
 export function appsSection(api, statusChanged) {
   const notices = el("div", { class: "notices", "aria-live": "polite" });
   const listHost = el("div", { class: "section-body" }, el("p", { class: "muted", text: "Loading apps…" }));
-  const pathInput = el("input", {
-    id: "install-path",
-    name: "source",
-    type: "text",
-    required: true,
-    autocomplete: "off",
-    spellcheck: "false",
-    placeholder: "/home/me/my-app",
-  });
-  const installNotices = el("div", { class: "notices", "aria-live": "polite" });
-  const reviewHost = el("div", { class: "review-host" });
-  const progressHost = el("div", { class: "progress-host" });
-  const previewButton = el("button", { type: "submit", text: "Preview" });
-  let reviewed = null; // {source, digest} of the review on screen
-
-  const installForm = el(
-    "form",
-    {
-      class: "install-form",
-      onSubmit: (event) => {
-        event.preventDefault();
-        preview();
-      },
-    },
-    el("h3", { text: "Install from folder" }),
-    el("p", { class: "muted", text: "Preview shows what the app needs, gets and runs before anything is installed." }),
-    el(
-      "div",
-      { class: "inline-form" },
-      el("label", { for: "install-path", text: "Folder path" }),
-      pathInput,
-      previewButton,
-    ),
-  );
-
   const section = el(
     "section",
     { class: "card", id: "apps", "aria-labelledby": "apps-title" },
@@ -96,10 +60,7 @@ export function appsSection(api, statusChanged) {
     ),
     notices,
     listHost,
-    installForm,
-    installNotices,
-    progressHost,
-    reviewHost,
+    el("p", {}, el("a", { class: "button-link", href: "#/install", text: "Install an app" })),
   );
 
   async function setEnabled(app, enable) {
@@ -168,7 +129,7 @@ export function appsSection(api, statusChanged) {
       el(
         "div",
         { class: "app-head" },
-        el("h3", { class: "app-name", text: label }),
+        el("h3", { class: "app-name" }, el("a", { href: `#/apps/${encodeURIComponent(name)}`, text: label })),
         el("span", {
           class: `badge ${enabled ? "badge-ok" : "badge-neutral"}`,
           text: enabled ? "enabled" : "disabled",
@@ -254,7 +215,15 @@ export function appsSection(api, statusChanged) {
     replaceChildren(
       listHost,
       apps.length === 0
-        ? el("p", { class: "muted", text: "No apps installed." })
+        ? el(
+            "div",
+            { class: "empty-state" },
+            el("p", { text: "No apps installed yet." }),
+            el("p", {
+              class: "muted",
+              text: "Install one from a folder on this machine: you review what it gets before anything is installed.",
+            }),
+          )
         : el("ul", { class: "app-list" }, apps.map(appItem)),
     );
     for (const control of open) {
@@ -263,115 +232,6 @@ export function appsSection(api, statusChanged) {
         : `[data-uninstall="${CSS.escape(control.dataset.uninstall)}"]`;
       listHost.querySelector(key)?.replaceWith(control);
     }
-  }
-
-  function showReview(source, review, digest, warning) {
-    reviewed = { source, digest };
-    const installButton = el("button", {
-      type: "button",
-      class: "button-primary",
-      text: "Install",
-      onClick: () => install(),
-    });
-    replaceChildren(
-      reviewHost,
-      warning ? el("p", { class: "notice notice-warn", role: "alert", text: warning }) : null,
-      installReview(review, digest),
-      el(
-        "div",
-        { class: "toolbar" },
-        installButton,
-        el("button", {
-          type: "button",
-          text: "Cancel",
-          onClick: () => {
-            reviewed = null;
-            replaceChildren(reviewHost);
-            pathInput.focus();
-          },
-        }),
-      ),
-    );
-  }
-
-  function showRefusal(answer) {
-    const detail = answer.detail && typeof answer.detail === "object" ? answer.detail : null;
-    const findings = detail?.findings ?? detail?.review?.findings;
-    replaceChildren(installNotices, errorNotice(answer));
-    replaceChildren(
-      reviewHost,
-      findings
-        ? el("div", { class: "review" }, findingsPart(findings, detail?.verdict ?? detail?.review?.verdict))
-        : null,
-    );
-  }
-
-  async function preview() {
-    const source = pathInput.value.trim();
-    if (source === "") return;
-    previewButton.disabled = true;
-    replaceChildren(installNotices, el("p", { class: "muted", role: "status", text: "Scanning the folder…" }));
-    replaceChildren(reviewHost);
-    replaceChildren(progressHost);
-    reviewed = null;
-    const answer = await api.post("/api/apps/preview", { source });
-    previewButton.disabled = false;
-    if (!answer.ok) {
-      if (!answer.isAuthRequired) showRefusal(answer);
-      return;
-    }
-    replaceChildren(installNotices);
-    const review = answer.data.review && typeof answer.data.review === "object" ? answer.data.review : {};
-    showReview(source, review, answer.data.digest ?? review.digest);
-    reviewHost.querySelector(".review-title")?.setAttribute("tabindex", "-1");
-    reviewHost.querySelector(".review-title")?.focus();
-  }
-
-  async function install() {
-    if (reviewed === null) return;
-    const { source, digest } = reviewed;
-    // Kept data is adopted only with the owner's explicit tick (adopt_data: true).
-    const adoptData = reviewHost.querySelector("input.adopt-data")?.checked === true;
-    for (const button of reviewHost.querySelectorAll("button")) button.disabled = true;
-    replaceChildren(installNotices, el("p", { class: "muted", role: "status", text: "Installing…" }));
-    const installId = newInstallId();
-    const progress = installProgressView(source);
-    replaceChildren(progressHost, progress.node);
-    const { answer, steps } = await withInstallProgress(api, installId, progress.update, () =>
-      api.post("/api/apps", {
-        source,
-        consent: digest,
-        install_id: installId,
-        ...(adoptData ? { adopt_data: true } : {}),
-      }),
-    );
-    const failedStep = progress.finish(answer, steps);
-    if (answer.ok) {
-      reviewed = null;
-      replaceChildren(reviewHost);
-      const name = answer.data?.app?.name ?? answer.data?.name ?? source;
-      replaceChildren(installNotices, infoNotice(`Installed ${name}.`));
-      pathInput.value = "";
-      await refresh();
-      statusChanged();
-      return;
-    }
-    if (answer.isAuthRequired) return;
-    if (answer.code === "consent_required" && answer.detail && typeof answer.detail === "object") {
-      // The bytes or the review changed since the preview: show what would be installed now.
-      const review =
-        answer.detail.review && typeof answer.detail.review === "object" ? answer.detail.review : answer.detail;
-      replaceChildren(installNotices, installFailureNotice(answer, failedStep));
-      showReview(
-        source,
-        review,
-        answer.detail.digest ?? review.digest,
-        "What would be installed changed since the preview. Read this review again; Install now consents to it.",
-      );
-      return;
-    }
-    for (const button of reviewHost.querySelectorAll("button")) button.disabled = false;
-    replaceChildren(installNotices, installFailureNotice(answer, failedStep));
   }
 
   return { section, refresh };

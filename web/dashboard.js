@@ -1,11 +1,15 @@
 // The dashboard entry: asks the gateway who we are, then shows either the sign-in
-// instructions (AUTH-04) or the signed-in sections. Any answer that says to sign in
-// (X-Auth-Required) returns the page to the instructions.
+// instructions (AUTH-04) or the signed-in pages, one at a time, chosen by the URL's hash
+// (#/apps, #/apps/<name>, #/install, ...), so links, reload and the back button work. Any
+// answer that says to sign in (X-Auth-Required) returns the page to the instructions.
 import { createApiClient } from "./api-client.js";
 import { el, errorNotice, replaceChildren } from "./element.js";
 import { signInView } from "./sign-in-view.js";
 import { mountStatusHeader } from "./status-header.js";
 import { appsSection } from "./apps-section.js";
+import { appDetailPage } from "./app-detail-page.js";
+import { installPage } from "./install-page.js";
+import { routeOf } from "./routes.js";
 import { devicesSection } from "./devices-section.js";
 import { securityLogSection } from "./security-log-section.js";
 import { inboxSection } from "./inbox-section.js";
@@ -20,6 +24,10 @@ const nav = document.getElementById("nav");
 
 let statusHeader = null;
 let liveEvents = null;
+/** The signed-in pages, built once per sign-in; null while signed out. */
+let pages = null;
+/** The page of one app while it is shown. */
+let detail = null;
 /** "loading", "sign-in" or "dashboard"; several refused requests show the sign-in view once. */
 let view = "loading";
 
@@ -35,6 +43,9 @@ function showSignIn(note) {
   statusHost.hidden = true;
   statusHost.replaceChildren();
   nav.hidden = true;
+  detail?.stop();
+  detail = null;
+  pages = null;
   replaceChildren(main, signInView(note));
   document.title = "Sign in · PersonalClaw";
   // The section the owner was using is gone; move focus to what replaced it.
@@ -62,43 +73,88 @@ async function showDashboard() {
   main.dataset.view = view;
   statusHost.hidden = false;
   nav.hidden = false;
-  document.title = "PersonalClaw";
   const refreshStatus = () => statusHeader?.refresh();
   const apps = appsSection(api, refreshStatus);
-  const devices = devicesSection(api, showSignIn);
-  const securityLog = securityLogSection(api);
-  const inbox = inboxSection(api, document.getElementById("nav-inbox-count"));
-  const settings = settingsSection(api);
-  const secrets = secretsSection(api);
-  replaceChildren(
-    main,
-    inbox.section,
-    apps.section,
-    devices.section,
-    settings.section,
-    secrets.section,
-    securityLog.section,
-  );
+  const changed = () => {
+    void apps.refresh({ keepNotices: true });
+    refreshStatus();
+  };
+  pages = {
+    apps,
+    install: installPage(api, async () => changed()),
+    devices: devicesSection(api, showSignIn),
+    securityLog: securityLogSection(api),
+    inbox: inboxSection(api, document.getElementById("nav-inbox-count")),
+    settings: settingsSection(api),
+    secrets: secretsSection(api),
+    changed,
+  };
+  showRoute({ isFirst: true });
   await Promise.all([
-    inbox.refresh(),
+    pages.inbox.refresh(),
     apps.refresh(),
-    devices.refresh(),
-    settings.refresh(),
-    secrets.refresh(),
-    securityLog.refresh(),
+    pages.devices.refresh(),
+    pages.settings.refresh(),
+    pages.secrets.refresh(),
+    pages.securityLog.refresh(),
   ]);
-  inbox.start();
-  if (view === "dashboard") startLiveEvents({ apps, devices, securityLog, inbox, refreshStatus });
+  pages?.inbox.start();
+  if (view === "dashboard") startLiveEvents(pages, refreshStatus);
 }
 
+/** Shows the page the hash names; focus moves to its heading unless this is the first page shown. */
+function showRoute({ isFirst = false } = {}) {
+  if (pages === null) return;
+  const route = routeOf(location.hash);
+  detail?.stop();
+  detail = null;
+  let shown;
+  if (route.page === "app") {
+    const page = appDetailPage(api, route.name, pages.changed);
+    detail = page;
+    shown = [page.section];
+    // Its live log starts once it has loaded, unless another page replaced it meanwhile.
+    void page.refresh().then(() => {
+      if (detail === page) page.start();
+    });
+  } else if (route.page === "settings") shown = [pages.settings.section, pages.secrets.section];
+  else if (route.page === "not-found")
+    shown = [
+      el(
+        "section",
+        { class: "card", "aria-labelledby": "not-found-title" },
+        el("h2", { id: "not-found-title", tabindex: "-1", text: "No such page" }),
+        el("p", {}, "The dashboard has no page at this address. ", el("a", { href: "#/apps", text: "Go to Apps" })),
+      ),
+    ];
+  else shown = [pages[route.section].section];
+  replaceChildren(main, shown);
+  document.title = `${route.title} · PersonalClaw`;
+  for (const link of nav.querySelectorAll("a[data-page]")) {
+    if (link.dataset.page === route.nav) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  if (!isFirst) (main.querySelector("h2[tabindex]") ?? main).focus();
+}
+
+window.addEventListener("hashchange", () => showRoute());
+// The skip link moves focus to the page's content; following it as a link would change the route.
+document.querySelector(".skip-link")?.addEventListener("click", (event) => {
+  event.preventDefault();
+  main.focus();
+});
+
 /** Which sections a frame asks to re-read; each re-read is coalesced into one per 150 ms. */
-function startLiveEvents(sections) {
+function startLiveEvents(sections, refreshStatus) {
   const pending = new Set();
   let timer = null;
   const refreshers = {
     // A live re-read keeps the notices on screen: the owner's own last answer stays readable.
-    apps: () => sections.apps.refresh({ keepNotices: true }),
-    status: () => sections.refreshStatus(),
+    apps: () => {
+      void sections.apps.refresh({ keepNotices: true });
+      void detail?.refresh({ keepNotices: true, statusOnly: true });
+    },
+    status: () => refreshStatus(),
     devices: () => sections.devices.refresh({ keepNotices: true }),
     securityLog: () => sections.securityLog.refresh(),
     inbox: () => sections.inbox.refresh({ keepNotices: true }),

@@ -1,4 +1,5 @@
-// Devices: every owner sign-in, with sign-out per row, sign out others and everywhere.
+// Devices: every owner sign-in — its name or browser and system, kind, first address, when
+// it was created and used — with naming, sign-out per row, sign out others and everywhere.
 import { el, errorNotice, infoNotice, replaceChildren } from "./element.js";
 import { formatRelative, formatTime } from "./format.js";
 
@@ -92,10 +93,89 @@ export function devicesSection(api, signedOut) {
     else if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
   }
 
+  /** The device's name, or what its User-Agent says it is, or what kind of sign-in it is. */
+  function deviceLabel(session) {
+    if (typeof session.name === "string" && session.name !== "") return session.name;
+    const parts = [session.browser, session.os].filter((v) => typeof v === "string" && v !== "");
+    if (parts.length === 2) return `${parts[0]} on ${parts[1]}`;
+    if (parts.length === 1) return parts[0];
+    return session.kind === "token" ? "Sign-in link" : "Browser";
+  }
+
+  function kindText(session) {
+    if (session.kind === "browser") return "browser sign-in";
+    if (session.issuer === "startup") return "sign-in link from start";
+    if (session.issuer === "cli") return "link from personalclaw token";
+    return "owner token";
+  }
+
+  /** A Rename button that turns into a small labelled form in its cell. */
+  function renameControl(session, label) {
+    const cell = el("span", { class: "rename" });
+    const showButton = () =>
+      replaceChildren(
+        cell,
+        el("button", {
+          type: "button",
+          text: "Rename",
+          "aria-label": `Rename ${label}`,
+          onClick: () => {
+            const inputId = `device-name-${session.id}`;
+            const input = el("input", {
+              id: inputId,
+              type: "text",
+              maxlength: "64",
+              autocomplete: "off",
+              value: typeof session.name === "string" ? session.name : "",
+            });
+            replaceChildren(
+              cell,
+              el(
+                "form",
+                {
+                  class: "inline-form",
+                  onSubmit: async (event) => {
+                    event.preventDefault();
+                    const value = input.value.trim();
+                    const answer = await api.post(`/api/auth/sessions/${encodeURIComponent(session.id)}/name`, {
+                      name: value === "" ? null : value,
+                    });
+                    if (!answer.ok) {
+                      if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
+                      input.focus();
+                      return;
+                    }
+                    replaceChildren(
+                      notices,
+                      infoNotice(value === "" ? "The device name was cleared." : `Named the device ${value}.`),
+                    );
+                    await refresh({ keepNotices: true });
+                  },
+                },
+                el("label", { for: inputId, text: "Device name" }),
+                input,
+                el("button", { type: "submit", text: "Save" }),
+                el("button", {
+                  type: "button",
+                  text: "Cancel",
+                  onClick: () => {
+                    showButton();
+                    cell.querySelector("button")?.focus();
+                  },
+                }),
+              ),
+            );
+            input.focus();
+          },
+        }),
+      );
+    showButton();
+    return cell;
+  }
+
   function row(session) {
     const isCurrent = session.current === true;
-    const name =
-      [session.kind, session.issuer].filter((v) => typeof v === "string" && v !== "").join(" · ") || "session";
+    const name = deviceLabel(session);
     const signOut = isCurrent
       ? el("button", {
           type: "button",
@@ -120,12 +200,20 @@ export function devicesSection(api, signedOut) {
         {},
         el("span", { class: "session-name", text: name }),
         isCurrent ? el("span", { class: "badge badge-ok", text: "This browser" }) : null,
+        el("div", { class: "muted", text: kindText(session) }),
+        typeof session.user_agent === "string"
+          ? el("div", { class: "muted user-agent", title: session.user_agent, text: session.user_agent })
+          : null,
         el("div", { class: "muted mono", text: session.id }),
       ),
+      el("td", {
+        class: "mono",
+        text: typeof session.first_address === "string" ? session.first_address : "not opened in a browser",
+      }),
       timeCell(session.created_at),
       timeCell(session.last_used_at),
       timeCell(session.expires_at),
-      el("td", { class: "actions" }, signOut),
+      el("td", { class: "actions" }, renameControl(session, name), " ", signOut),
     );
   }
 
@@ -150,7 +238,9 @@ export function devicesSection(api, signedOut) {
               el(
                 "tr",
                 {},
-                ["Device", "Signed in", "Last used", "Expires", ""].map((h) => el("th", { scope: "col", text: h })),
+                ["Device", "First address", "Created", "Last used", "Expires", "Actions"].map((h) =>
+                  el("th", { scope: "col", text: h }),
+                ),
               ),
             ),
             el("tbody", {}, sessions.map(row)),

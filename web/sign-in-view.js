@@ -24,8 +24,25 @@ export function signInView(note) {
     el("p", { text: "This dashboard signs in with a link, not a password. On the machine running PersonalClaw, run:" }),
     el("pre", { class: "command" }, el("code", { text: "personalclaw token" })),
     el("p", {
-      text: "and open the link it prints in this browser. Opening it sets a sign-in cookie for this browser and takes the token out of the address bar. Keep the link to yourself until you have opened it.",
+      text: "and open the link it prints in this browser. Opening it signs this browser in with a cookie and takes the token out of the address bar.",
     }),
+    el(
+      "ul",
+      { class: "link-facts" },
+      el("li", {
+        text: "The link is not a one-time code: it is an owner credential for as long as it lasts (20 hours unless you asked for another time with --ttl), and a script can use it as a Bearer token until then.",
+      }),
+      el("li", {
+        text: "The first address that opens it keeps it; opened from any other address, it is refused.",
+      }),
+      el(
+        "li",
+        {},
+        "End a sign-in on the Devices page, or end every sign-in at once with ",
+        el("code", { text: "personalclaw auth rotate-key" }),
+        ".",
+      ),
+    ),
     el(
       "p",
       { class: "muted" },

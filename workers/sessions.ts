@@ -72,10 +72,10 @@ export function sessions(env: Env) {
       return minted.token;
     },
     list: async (now: number): Promise<SessionView[]> => (await store(env).list(now)) as SessionView[],
-    openLink: (token: string, address: string, now: number) =>
+    openLink: (token: string, address: string, userAgent: string | null, now: number) =>
       changing(
         async () =>
-          (await store(env).openLink(token, address, now, browserSessionTtlMs(env))) as LinkResult & {
+          (await store(env).openLink(token, address, now, browserSessionTtlMs(env), userAgent)) as LinkResult & {
             evicted?: SessionView[];
           },
       ),
@@ -93,6 +93,8 @@ export function sessions(env: Env) {
       targetId: string | null,
       now: number,
     ) => changing(async () => (await store(env).signOut(scope, currentId, targetId, now)) as SessionView[]),
+    rename: (id: string, name: string | null, now: number) =>
+      changing(async () => (await store(env).rename(id, name, now)) as SessionView | null),
     rotateKey: (now: number) => changing(async () => (await store(env).rotateKey(now)) as number),
     revokeApp: (app: string, now: number) => changing(async () => (await store(env).revokeApp(app, now)) as number),
   };

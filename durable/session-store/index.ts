@@ -18,9 +18,10 @@ import {
   type SessionKind,
   type SessionView,
 } from "../../workers/contracts/session";
-import { SESSION_SCHEMA } from "./schema";
+import { SESSION_ADDED_COLUMNS, SESSION_SCHEMA } from "./schema";
 
-interface SessionRow extends SessionView {
+// The first address is the bound address: where a link was first opened, where a browser signed in.
+interface SessionRow extends Omit<SessionView, "firstAddress"> {
   secretHash: string;
   openUntil: number | null;
   boundAddress: string | null;
@@ -29,6 +30,7 @@ interface SessionRow extends SessionView {
 }
 
 const ENDED_MEMORY_MS = 7 * 24 * 3600 * 1000;
+const USER_AGENT_MAX_CHARS = 512;
 const LAST_USED_FLUSH_MS = 60_000;
 const encoder = new TextEncoder();
 
@@ -54,6 +56,7 @@ export class SessionStore extends DurableObject<Env> {
     super(ctx, env);
     ctx.blockConcurrencyWhile(async () => {
       ctx.storage.sql.exec(SESSION_SCHEMA);
+      addMissingColumns(ctx.storage.sql);
       claimStoreIdentity(ctx.storage.sql);
       await this.loadKey();
       for (const row of ctx.storage.sql.exec("SELECT * FROM sessions")) {
@@ -92,7 +95,15 @@ export class SessionStore extends DurableObject<Env> {
   /** Mints a session of `kind` and returns its token once; the limit of its kind evicts the least recently used. */
   private async mint(
     kind: SessionKind,
-    opts: { issuer: string; ttlMs: number; now: number; app?: string; openWithinMs?: number },
+    opts: {
+      issuer: string;
+      ttlMs: number;
+      now: number;
+      app?: string;
+      openWithinMs?: number;
+      address?: string;
+      userAgent?: string | null;
+    },
   ) {
     const id = randomPart(12);
     const secret = randomPart(32);
@@ -109,14 +120,16 @@ export class SessionStore extends DurableObject<Env> {
       signedInAt: opts.now,
       secretHash: await this.hashSecret(id, secret),
       openUntil: opts.openWithinMs === undefined ? null : Math.min(expiresAt, opts.now + opts.openWithinMs),
-      boundAddress: null,
+      boundAddress: opts.address ?? null,
       openedAt: null,
+      name: null,
+      userAgent: opts.userAgent ?? null,
     };
     const evicted = this.evictBeyondLimit(kind, opts.app ?? null, opts.now);
     this.sessions.set(id, session);
     this.ctx.storage.sql.exec(
-      `INSERT INTO sessions (id, kind, app, issuer, secret_hash, created_at, last_used_at, expires_at, signed_in_at, open_until, bound_address, opened_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)`,
+      `INSERT INTO sessions (id, kind, app, issuer, secret_hash, created_at, last_used_at, expires_at, signed_in_at, open_until, bound_address, opened_at, name, user_agent)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?)`,
       id,
       kind,
       session.app,
@@ -127,6 +140,8 @@ export class SessionStore extends DurableObject<Env> {
       expiresAt,
       opts.now,
       session.openUntil,
+      session.boundAddress,
+      session.userAgent,
     );
     return { token: `${id}.${secret}`, session, evicted };
   }
@@ -208,13 +223,16 @@ export class SessionStore extends DurableObject<Env> {
     return { ok: true, session: view(found.session) };
   }
 
-  /** Opens a `?token=` link: binds it to the first address, creates a browser session. */
-  /** Opens a sign-in link into a browser session lasting `browserTtlMs` (auth.session_ttl, capped at 90 days). */
+  /**
+   * Opens a `?token=` link: binds it to the first address, creates a browser session lasting
+   * `browserTtlMs` (auth.session_ttl, capped at 90 days) that remembers the address and User-Agent.
+   */
   async openLink(
     token: string,
     address: string,
     now: number,
     browserTtlMs: number = BROWSER_SESSION_TTL_MS,
+    userAgent: string | null = null,
   ): Promise<LinkResult & { evicted?: SessionView[] }> {
     const found = await this.lookup(token, now);
     if (!found.ok) return found;
@@ -236,7 +254,13 @@ export class SessionStore extends DurableObject<Env> {
     }
     this.touch(link, now);
     const ttl = Math.min(browserTtlMs, MAX_TTL_MS, link.expiresAt - now);
-    const browser = await this.mint("browser", { issuer: `link:${link.issuer}`, ttlMs: ttl, now });
+    const browser = await this.mint("browser", {
+      issuer: `link:${link.issuer}`,
+      ttlMs: ttl,
+      now,
+      address,
+      userAgent: userAgent === null ? null : userAgent.slice(0, USER_AGENT_MAX_CHARS),
+    });
     return { ok: true, browserToken: browser.token, session: view(browser.session), evicted: browser.evicted };
   }
 
@@ -282,6 +306,15 @@ export class SessionStore extends DurableObject<Env> {
     const mine = [...this.sessions.values()].filter((s) => s.kind === "app" && s.app === app);
     for (const s of mine) this.end(s.id, "signed_out", now);
     return mine.length;
+  }
+
+  /** Names (or, with null, unnames) one owner sign-in; null when no live one has that id. */
+  async rename(id: string, name: string | null, now: number): Promise<SessionView | null> {
+    const session = this.sessions.get(id);
+    if (!session || session.kind === "app" || session.expiresAt <= now) return null;
+    session.name = name;
+    this.ctx.storage.sql.exec("UPDATE sessions SET name = ? WHERE id = ?", name, id);
+    return view(session);
   }
 
   /** Every sign-in, newest first; never a secret. */
@@ -343,7 +376,21 @@ function view(session: SessionRow): SessionView {
     lastUsedAt: session.lastUsedAt,
     expiresAt: session.expiresAt,
     signedInAt: session.signedInAt,
+    name: session.name,
+    userAgent: session.userAgent,
+    firstAddress: session.boundAddress,
   };
+}
+
+function addMissingColumns(sql: SqlStorage): void {
+  const present = new Set(
+    sql
+      .exec("PRAGMA table_info(sessions)")
+      .toArray()
+      .map((row) => String(row.name)),
+  );
+  for (const [column, type] of SESSION_ADDED_COLUMNS)
+    if (!present.has(column)) sql.exec(`ALTER TABLE sessions ADD COLUMN ${column} ${type}`);
 }
 
 function fromRow(row: Record<string, SqlStorageValue>): SessionRow {
@@ -362,5 +409,7 @@ function fromRow(row: Record<string, SqlStorageValue>): SessionRow {
     openUntil: row.open_until === null ? null : Number(row.open_until),
     boundAddress: row.bound_address === null ? null : String(row.bound_address),
     openedAt: row.opened_at === null ? null : Number(row.opened_at),
+    name: row.name === null || row.name === undefined ? null : String(row.name),
+    userAgent: row.user_agent === null || row.user_agent === undefined ? null : String(row.user_agent),
   };
 }

@@ -19,7 +19,9 @@ CREATE TABLE IF NOT EXISTS sessions (
   signed_in_at INTEGER NOT NULL,
   open_until INTEGER,
   bound_address TEXT,
-  opened_at INTEGER
+  opened_at INTEGER,
+  name TEXT,
+  user_agent TEXT
 );
 CREATE TABLE IF NOT EXISTS ended_sessions (
   id TEXT PRIMARY KEY,
@@ -27,3 +29,9 @@ CREATE TABLE IF NOT EXISTS ended_sessions (
   at INTEGER NOT NULL
 );
 `;
+
+/** Columns added after the first release; a store created before them gains them at open. */
+export const SESSION_ADDED_COLUMNS: ReadonlyArray<readonly [string, string]> = [
+  ["name", "TEXT"],
+  ["user_agent", "TEXT"],
+];

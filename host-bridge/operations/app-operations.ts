@@ -11,6 +11,7 @@ import { commitUpdate, undoUpdate, updateApp, updateNeedsConsent } from "../inst
 import { clearJournal, readJournal, writeJournal } from "../install/transition-journal";
 import { listParkedData, parkedDataDir, purgeParkedData } from "../install/parked-data";
 import { runHook } from "../install/run-hook";
+import { readBackendLog } from "../supervisor/backend-log-tail";
 import type { HandlersUnder } from "../bridge-contract";
 import type { BridgeRuntime } from "../bridge-runtime";
 
@@ -108,6 +109,7 @@ export function appOperations(rt: BridgeRuntime): HandlersUnder<"/apps/"> {
       );
       return { undone: true };
     },
+    "POST /apps/logs": async ({ body }) => readBackendLog(paths.gatewayLog, body),
     "POST /apps/parked": async () => ({ parked: await listParkedData(paths.apps) }),
     "POST /apps/parked/purge": async ({ body: { name } }) => {
       await purgeParkedData(paths.apps, name);

@@ -6,6 +6,7 @@
 // and its sibling contracts.
 import { z } from "zod";
 import { APP_NAME_PATTERN } from "./app-name";
+import { AppLogAnswerSchema, AppLogRequestSchema } from "./app-log";
 import { BackendStatusSchema, UiFilesSchema } from "./app-record";
 import { InstallReviewSchema, ReviewChangeSchema } from "./install-review";
 import { McpRegistrationSchema } from "./mcp";
@@ -120,6 +121,8 @@ export const BRIDGE_OPERATIONS = {
     answer: z.object({ parked: z.array(ParkedDataViewSchema) }),
   },
   "POST /apps/parked/purge": { method: "POST", request: NameRequest, answer: z.object({ purged: z.string() }) },
+  // The last lines of an app backend's log, masked, for the dashboard's app page.
+  "POST /apps/logs": { method: "POST", request: AppLogRequestSchema, answer: AppLogAnswerSchema },
   // Proof by path and digest that this start itself staged the app from the package's own apps/native/.
   "POST /apps/native/verify": {
     method: "POST",

@@ -362,6 +362,12 @@ export const ERROR_CODES = {
     message: "The witness holds checkpoint {held} of {origin}; checkpoint {offered} does not extend it.",
   },
   witness_full: { status: 507, message: "The witness keeps at most {max} logs and holds no room for {origin}." },
+  // devices and app logs (dashboard)
+  device_name_invalid: {
+    status: 400,
+    message: "A device name is 1 to {limit} characters of visible text, with no control or format characters.",
+  },
+  session_not_found: { status: 404, message: "There is no live sign-in '{id}'." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

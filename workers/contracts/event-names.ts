@@ -21,6 +21,7 @@ export const EVENT_CLASSES = {
   "security_log.appended": { tier: "owner", data: "seq (the newest row's number; counts only)" },
   "session.signed_in": { tier: "owner", data: "session id" },
   "session.signed_out": { tier: "owner", data: "session id, reason" },
+  "session.renamed": { tier: "owner", data: "session id" },
   "config.changed": { tier: "owner", data: "field" },
 } as const satisfies Record<string, { tier: "always" | "owner" | "declarable"; toAsker?: true; data: string }>;
 

@@ -1,5 +1,6 @@
 // Contracts between the worker and the SessionStore Durable Object.
 import { z } from "zod";
+import { escapeControls } from "./text-safety";
 
 export const SIGN_OUT_REASONS = [
   "signed_out",
@@ -26,6 +27,12 @@ export interface SessionView {
   lastUsedAt: number;
   expiresAt: number;
   signedInAt: number;
+  /** The owner's name for this device, or null. */
+  name: string | null;
+  /** The User-Agent header of the browser that opened the link (a claim, shown as text). */
+  userAgent: string | null;
+  /** The first address that used it: where a link was opened from, or where a browser signed in. */
+  firstAddress: string | null;
 }
 
 export type CheckResult = { ok: true; session: SessionView } | { ok: false; reason: RefusalReason; at: number | null };
@@ -76,3 +83,37 @@ export function describeDuration(ms: number): string {
 }
 
 export const TokenQuerySchema = z.object({ ttl: z.string().optional() }).strict();
+
+/**
+ * What a sign-in link is, in the words `personalclaw token` and start can print: an owner
+ * credential for its whole lifetime (a browser it signs in, and a script's Bearer), bound to
+ * the first address that opens it, and how to end it.
+ */
+export function describeSignInLink(lastsMs: number, expiresAt: string, openWithinMs: number): string {
+  const window =
+    openWithinMs >= lastsMs
+      ? ""
+      : ` A browser must first open it within ${describeDuration(openWithinMs)}; after that it opens no new sign-in.`;
+  return (
+    `This link is an owner credential for ${describeDuration(lastsMs)} (until ${expiresAt}), not a one-time code: ` +
+    `opening it signs a browser in for at most that long, and it works as a Bearer token for scripts.${window} ` +
+    "The first address that opens it keeps it; from any other address it is refused. " +
+    "End it on the dashboard's Devices page, or end every sign-in with `personalclaw auth rotate-key`."
+  );
+}
+
+/** The longest name the owner may give a device, in characters. */
+export const DEVICE_NAME_MAX_CHARS = 64;
+
+/**
+ * A device name as the owner typed it, trimmed; "invalid" when it is empty, longer than the
+ * limit, or holds a control, format or bidi character (it could make one row look like another)
+ * or a backslash (it would read like one of the visible escapes the dashboard shows).
+ */
+export function parseDeviceName(value: string): string | "invalid" {
+  const name = value.trim();
+  if (name.length === 0 || [...name].length > DEVICE_NAME_MAX_CHARS) return "invalid";
+  return escapeControls(name) === name && !name.includes("\\") ? name : "invalid";
+}
+
+export const DeviceNameBodySchema = z.object({ name: z.string().max(1024).nullable() }).strict();

@@ -6,6 +6,7 @@ import {
   maskCredentials,
   maskCredentialShapes,
   maskExactValues,
+  safeHtmlText,
   safeLine,
   safeLines,
 } from "./text-safety";
@@ -172,5 +173,18 @@ describe("safeLine and safeLines", () => {
       MASK,
       "done",
     ]);
+  });
+});
+
+describe("safeHtmlText", () => {
+  it("writes markup characters as entities, so a name with <script> stays text in a page", () => {
+    expect(safeHtmlText(`<script>alert("x")</script> & 'y'`)).toBe(
+      "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;y&#39;",
+    );
+  });
+
+  it("escapes bidi overrides and ANSI sequences visibly and masks a credential before it reaches the page", () => {
+    expect(safeHtmlText("app\u202eevil\x1b[31m")).toBe("app\\u202eevil\\x1b[31m");
+    expect(safeHtmlText("Bearer abcdefghijklmnop")).toBe(`Bearer ${MASK}`);
   });
 });

@@ -192,3 +192,22 @@ export function safeLines(text: string, secrets?: readonly string[]): string {
     .map((line) => escapeControls(mask(line), { keepLines: true }))
     .join("\n");
 }
+
+// --- HTML text -----------------------------------------------------------------------
+
+const HTML_ENTITIES: Readonly<Record<string, string>> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;",
+};
+
+/**
+ * Third-party text for a page the gateway writes as HTML: a safe line (credentials masked,
+ * unsafe characters escaped), then every markup character as an entity, so it is inert both
+ * as a text node and inside a quoted attribute.
+ */
+export function safeHtmlText(text: string, secrets?: readonly string[]): string {
+  return safeLine(text, secrets).replace(/[&<>"']/g, (ch) => HTML_ENTITIES[ch]!);
+}

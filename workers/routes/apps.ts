@@ -12,12 +12,26 @@ import { AppManifestSchema, type AppManifest } from "../contracts/manifest";
 import { appNotFound, appRegistry, readRecord, requireRecord } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
 import { BackendReportSchema, JournalQuestionSchema, NativeAppsReportSchema } from "../contracts/bridge-operations";
+import { APP_LOG_MAX_LINES, AppLogAnswerSchema } from "../contracts/app-log";
+import { InstallReviewSchema } from "../contracts/install-review";
+import { safeLine } from "../contracts/text-safety";
 import { sessions } from "../sessions";
 import { requireIfMatch } from "../contracts/revision";
 import type { Env } from "../env";
 import { route, type RouteRequest } from "../route-row";
 import { deregisterMcpServers, registerMcpServers } from "../mcp-registration";
 import { APP_NAME_PATTERN } from "../contracts/app-name";
+
+const AppLogQuerySchema = z
+  .object({
+    lines: z
+      .string()
+      .regex(/^[1-9][0-9]{0,2}$/)
+      .refine((n) => Number(n) <= APP_LOG_MAX_LINES, `at most ${APP_LOG_MAX_LINES}`)
+      .optional(),
+    q: z.string().max(200).optional(),
+  })
+  .strict();
 
 const AbsoluteSource = z.string().min(1).max(4096);
 const AnyObject = z.record(z.string(), z.unknown());
@@ -429,6 +443,45 @@ export const appRoutes = [
       const view = await appRegistry(env).get(params.name);
       if (!view) throw appNotFound(params.name);
       return view;
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/api/apps/:name/consent",
+    family: "apps",
+    authz: { kind: "owner" },
+    internal: false,
+    contract:
+      "What the owner consented to for this install: the review (every disclosure, as the install showed it; null for a record kept before reviews were) and its digest.",
+    answer: {
+      schema: z.strictObject({ app: z.string(), digest: z.string(), review: InstallReviewSchema.nullable() }),
+    },
+    refuses: ["app_not_found"],
+    async handle({ env, params }) {
+      const record = await requireRecord(env, params.name);
+      return { app: record.name, digest: record.consentDigest, review: record.review ?? null };
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/api/apps/:name/logs",
+    family: "apps",
+    authz: { kind: "owner" },
+    internal: false,
+    query: AppLogQuerySchema,
+    contract: `The last lines (default 100, at most ${APP_LOG_MAX_LINES}) its backend wrote to the gateway log, oldest first, masked and escaped; q keeps the lines holding that text (case-insensitive).`,
+    answer: { schema: AppLogAnswerSchema.extend({ app: z.string() }).strict() },
+    refuses: ["app_not_found"],
+    async handle({ env, params, query }) {
+      const view = await appRegistry(env).get(params.name);
+      if (!view) throw appNotFound(params.name);
+      const answer = await bridgeCall(env, "POST /apps/logs", {
+        name: params.name,
+        lines: query.lines === undefined ? 100 : Number(query.lines),
+        ...(query.q === undefined || query.q === "" ? {} : { q: query.q }),
+      });
+      // The bridge masked them to search them; the gateway still passes on no text it did not make safe.
+      return { app: params.name, lines: answer.lines.map((line) => safeLine(line)), truncated: answer.truncated };
     },
   }),
   route({

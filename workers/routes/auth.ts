@@ -5,6 +5,10 @@ import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
 import {
   describeDuration,
+  describeSignInLink,
+  DeviceNameBodySchema,
+  DEVICE_NAME_MAX_CHARS,
+  parseDeviceName,
   DEFAULT_TOKEN_TTL_MS,
   parseTtl,
   TokenQuerySchema,
@@ -14,6 +18,8 @@ import { assertOwnerPresence } from "../guards/owner-presence";
 import { sessionCookieHeaders } from "../guards/credentials";
 import type { Principal } from "../guards/principal";
 import { sessions } from "../sessions";
+import { describeUserAgent } from "../contracts/user-agent";
+import { safeLine } from "../contracts/text-safety";
 import { route, type RouteRequest } from "../route-row";
 
 const MintedTokenAnswer = z.strictObject({
@@ -23,20 +29,24 @@ const MintedTokenAnswer = z.strictObject({
   expires_at: z.string(),
   open_within: z.number().int(),
   lasts: z.string(),
+  explains: z.string(),
 });
-const SessionsAnswer = z.strictObject({
-  sessions: z.array(
-    z.strictObject({
-      id: z.string(),
-      kind: z.enum(["browser", "token"]),
-      issuer: z.string(),
-      created_at: z.string(),
-      last_used_at: z.string(),
-      expires_at: z.string(),
-      current: z.boolean(),
-    }),
-  ),
+/** One row of the Devices list. */
+const DeviceRowSchema = z.strictObject({
+  id: z.string(),
+  kind: z.enum(["browser", "token"]),
+  issuer: z.string(),
+  name: z.string().nullable(),
+  browser: z.string().nullable(),
+  os: z.string().nullable(),
+  user_agent: z.string().nullable(),
+  first_address: z.string().nullable(),
+  created_at: z.string(),
+  last_used_at: z.string(),
+  expires_at: z.string(),
+  current: z.boolean(),
 });
+const SessionsAnswer = z.strictObject({ sessions: z.array(DeviceRowSchema) });
 const SignedOutAnswer = z.strictObject({ signed_out: z.number().int().min(0) });
 
 function currentSessionId(principal: Principal): string | null {
@@ -76,13 +86,34 @@ async function mintOwnerToken(req: RouteRequest<unknown, unknown>, issuer: strin
   await emitEvent(req.env, "session.signed_in", { session: minted.session.id });
   await auditSignOuts(req, minted.evicted, "limit");
   await auditSignOuts(req, minted.superseded, "superseded");
+  const expiresAt = new Date(minted.session.expiresAt).toISOString();
   return {
     token: minted.token,
     url: linkUrl(req.env, minted.token),
     expires_in: Math.floor(ttlMs / 1000),
-    expires_at: new Date(minted.session.expiresAt).toISOString(),
+    expires_at: expiresAt,
     open_within: Math.floor(minted.openWithin / 1000),
     lasts: describeDuration(ttlMs),
+    explains: describeSignInLink(ttlMs, expiresAt, minted.openWithin),
+  };
+}
+
+/** One row of the Devices list; the User-Agent and name are third-party text, made one safe line. */
+function deviceRow(s: SessionView, current: string | null) {
+  const device = describeUserAgent(s.userAgent);
+  return {
+    id: s.id,
+    kind: s.kind,
+    issuer: s.issuer,
+    name: s.name,
+    browser: device.browser,
+    os: device.os,
+    user_agent: s.userAgent === null ? null : safeLine(s.userAgent),
+    first_address: s.firstAddress,
+    created_at: new Date(s.createdAt).toISOString(),
+    last_used_at: new Date(s.lastUsedAt).toISOString(),
+    expires_at: new Date(s.expiresAt).toISOString(),
+    current: s.id === current,
   };
 }
 
@@ -95,7 +126,7 @@ export const authRoutes = [
     internal: true,
     query: TokenQuerySchema,
     contract:
-      "Mints an owner token (default 20h, at most 90d) for a caller proving owner presence; answers {token, url, expires_in, expires_at, open_within}.",
+      "Mints an owner token (default 20h, at most 90d) for a caller proving owner presence; answers {token, url, expires_in, expires_at, open_within, lasts, explains}.",
     answer: { schema: MintedTokenAnswer },
     refuses: ["fresh_sign_in_required", "token_ttl_invalid", "token_ttl_too_long"],
     async handle(req) {
@@ -124,25 +155,34 @@ export const authRoutes = [
     family: "auth",
     authz: { kind: "owner" },
     internal: false,
-    contract: "Every sign-in (id, kind, issuer, created, last used, expires, current); never a secret.",
+    contract:
+      "Every sign-in (id, kind, issuer, the owner's name for it, browser and system from its User-Agent, first address, created, last used, expires, current); never a secret.",
     answer: { schema: SessionsAnswer },
     refuses: [],
     async handle({ env, now, principal }) {
       const current = currentSessionId(principal);
       const all = await sessions(env).list(now);
-      return {
-        sessions: all
-          .filter((s) => s.kind !== "app")
-          .map((s) => ({
-            id: s.id,
-            kind: s.kind,
-            issuer: s.issuer,
-            created_at: new Date(s.createdAt).toISOString(),
-            last_used_at: new Date(s.lastUsedAt).toISOString(),
-            expires_at: new Date(s.expiresAt).toISOString(),
-            current: s.id === current,
-          })),
-      };
+      return { sessions: all.filter((s) => s.kind !== "app").map((s) => deviceRow(s, current)) };
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/api/auth/sessions/:id/name",
+    family: "auth",
+    authz: { kind: "owner" },
+    internal: false,
+    body: DeviceNameBodySchema,
+    contract: `Names one sign-in for the Devices list (1 to ${DEVICE_NAME_MAX_CHARS} visible characters; null clears it).`,
+    answer: { schema: z.strictObject({ session: DeviceRowSchema }) },
+    refuses: ["device_name_invalid", "session_not_found"],
+    async handle(req) {
+      const name = req.body.name === null ? null : parseDeviceName(req.body.name);
+      if (name === "invalid") throw new GatewayError("device_name_invalid", { vars: { limit: DEVICE_NAME_MAX_CHARS } });
+      const named = await sessions(req.env).rename(req.params.id, name, req.now);
+      if (named === null)
+        throw new GatewayError("session_not_found", { vars: { id: safeLine(req.params.id.slice(0, 40)) } });
+      await emitEvent(req.env, "session.renamed", { session: named.id });
+      return { session: deviceRow(named, currentSessionId(req.principal)) };
     },
   }),
   route({

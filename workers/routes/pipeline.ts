@@ -21,6 +21,7 @@ import { contentTypeOf } from "../content-type";
 import type { AnyRouteRow, GatewayContext, GatewayVars } from "../route-row";
 import { reservedAppNames } from "./table";
 import { refusalGroup } from "../refusal-group";
+import { browserErrorPage, isPageNavigation } from "./browser-error-page";
 
 /** The request's clock: real time, or in the test build the X-Test-Now header's (the injectable clock). */
 function clockOf(c: GatewayContext): number {
@@ -57,7 +58,14 @@ async function runRoute(c: GatewayContext, row: AnyRouteRow, reserved: ReadonlyS
   return result instanceof Response ? result : c.json(result);
 }
 
+// The one place a failure becomes an answer. A browser's own navigation gets a page; only a
+// request that passed the edge (this gateway's Host, its Origin, a plain path) can: a refusal
+// at the edge answers the bare envelope, so nothing of the dashboard is served to a foreign
+// Host or another site's navigation.
 function errorResponse(c: GatewayContext, error: GatewayError): Response {
+  const parsed = c.get("parsed") as ParsedRequest | undefined;
+  if (parsed !== undefined && isPageNavigation(c.req.method, parsed.path, c.req.raw.headers))
+    return browserErrorPage(error, c.req.method);
   return c.json(error.toEnvelope(), error.status as 400, error.headers);
 }
 

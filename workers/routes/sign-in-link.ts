@@ -22,7 +22,7 @@ export async function exchangeSignInLink(c: GatewayContext, requestUrl: URL): Pr
     const bearer = await sessions.check(creds.bearer, now);
     if (bearer.ok && bearer.session.kind !== "app") throw new GatewayError("auth_credential_conflict");
   }
-  const opened = await sessions.openLink(link, clientAddress(c.req.raw), now);
+  const opened = await sessions.openLink(link, clientAddress(c.req.raw), c.req.header("user-agent") ?? null, now);
   if (!opened.ok) throw browserRefusal(opened.reason, opened.at);
   await audit(c.env, {
     kind: "session_signed_in",

@@ -1,0 +1,45 @@
+// Reads one app backend's last lines out of <home>/logs/gateway.log, where the log relay
+// writes every line a backend prints, tagged `app <name> backend (pid N): `, and the
+// supervisor its starts, exits and restarts. Only the log's tail is read, so a large log
+// costs the same as a small one. Lines are masked and escaped before the search runs: a
+// search on the raw text would answer whether a masked credential is there.
+import { open } from "node:fs/promises";
+import { safeLine } from "../../workers/contracts/text-safety.js";
+import type { AppLogAnswer, AppLogRequest } from "../../workers/contracts/app-log.js";
+
+/** How much of the log's end is read. */
+export const LOG_TAIL_BYTES = 2 * 1024 * 1024;
+
+/** The app's backend lines from the end of the gateway log, oldest first; none when there is no log yet. */
+export async function readBackendLog(logPath: string, request: AppLogRequest): Promise<AppLogAnswer> {
+  let text: string;
+  let isCut: boolean;
+  try {
+    const file = await open(logPath, "r");
+    try {
+      const { size } = await file.stat();
+      const start = Math.max(0, size - LOG_TAIL_BYTES);
+      const buffer = Buffer.alloc(size - start);
+      await file.read(buffer, 0, buffer.length, start);
+      text = buffer.toString("utf8");
+      isCut = start > 0;
+      // The first line of a cut tail is a part of a line.
+      if (isCut) text = text.slice(text.indexOf("\n") + 1);
+    } finally {
+      await file.close();
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { lines: [], truncated: false };
+    throw error;
+  }
+  // `<iso time> <level> app <name> backend ...`; the name pattern admits no regex syntax.
+  const mine = new RegExp(`^\\S+ (?:debug|info|warning|error) app ${request.name} backend\\b`);
+  const needle = request.q?.toLowerCase() ?? "";
+  const found: string[] = [];
+  for (const raw of text.split("\n")) {
+    if (!mine.test(raw)) continue;
+    const line = safeLine(raw);
+    if (needle === "" || line.toLowerCase().includes(needle)) found.push(line);
+  }
+  return { lines: found.slice(-request.lines), truncated: isCut };
+}

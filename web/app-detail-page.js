@@ -1,0 +1,299 @@
+// One app's page: its status and backend (restarts, last exit), the live last lines of its
+// backend log with search, what the owner consented to, data an earlier install left parked,
+// its MCP servers and jobs, and Update, Restart, Enable/Disable and Uninstall.
+import { el, errorNotice, infoNotice, replaceChildren } from "./element.js";
+import { formatRelative, formatTime } from "./format.js";
+import { installReview } from "./install-review.js";
+import { backendSummary, requiresLine } from "./apps-section.js";
+import { uninstallControl } from "./uninstall-control.js";
+import { updateControl } from "./update-control.js";
+import { jobsPart, mcpServersPart } from "./app-extensions.js";
+
+const LOG_POLL_MS = 3000;
+const LOG_LINES = 200;
+const list = (value) => (Array.isArray(value) ? value : []);
+
+/** Builds the page of app `name`; `changed()` re-reads the Apps list and the header counts. */
+export function appDetailPage(api, name, changed) {
+  const path = `/api/apps/${encodeURIComponent(name)}`;
+  const notices = el("div", { class: "notices", "aria-live": "polite" });
+  const title = el("h2", { id: "app-detail-title", tabindex: "-1", text: name });
+  const summary = el("div", { class: "section-body" }, el("p", { class: "muted", text: "Loading…" }));
+  const toolbar = el("div", { class: "toolbar" });
+  const search = el("input", {
+    id: "app-log-search",
+    type: "search",
+    autocomplete: "off",
+    spellcheck: "false",
+    placeholder: "text in a line",
+  });
+  const logState = el("p", { class: "muted", role: "status" });
+  // A log the owner reads at their pace: re-read every few seconds, so it is not announced live.
+  const logView = el("pre", {
+    class: "log log-view",
+    role: "log",
+    "aria-live": "off",
+    tabindex: "0",
+    "aria-label": `Last lines of the backend log of ${name}`,
+  });
+  const consentHost = el("div", {}, el("p", { class: "muted", text: "Loading…" }));
+  const parkedHost = el("div", {});
+  const extensionsHost = el("div", {});
+  let pollTimer = null;
+  let isShown = false;
+  let lastQuery = "";
+
+  const section = el(
+    "section",
+    { class: "card app-detail", id: "app-detail", "data-app": name, "aria-labelledby": "app-detail-title" },
+    el("p", { class: "breadcrumb" }, el("a", { href: "#/apps", text: "Apps" }), " / ", el("span", { text: name })),
+    el("div", { class: "section-head" }, title),
+    notices,
+    summary,
+    toolbar,
+    el(
+      "section",
+      { class: "detail-part", "aria-labelledby": "app-log-title" },
+      el("h3", { id: "app-log-title", text: "Backend log" }),
+      el(
+        "form",
+        {
+          class: "inline-form",
+          role: "search",
+          onSubmit: (event) => {
+            event.preventDefault();
+            void readLog();
+          },
+        },
+        el("label", { for: "app-log-search", text: "Search the log" }),
+        search,
+        el("button", { type: "submit", text: "Search" }),
+      ),
+      logState,
+      logView,
+    ),
+    el(
+      "section",
+      { class: "detail-part", "aria-labelledby": "app-consent-title" },
+      el("h3", { id: "app-consent-title", text: "What you consented to" }),
+      consentHost,
+    ),
+    el(
+      "section",
+      { class: "detail-part", "aria-labelledby": "app-parked-title" },
+      el("h3", { id: "app-parked-title", text: "Parked data" }),
+      parkedHost,
+    ),
+    extensionsHost,
+  );
+
+  async function act(answer, doneText) {
+    if (!answer.ok) {
+      if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
+      return false;
+    }
+    replaceChildren(notices, infoNotice(doneText));
+    await refresh({ keepNotices: true });
+    changed();
+    return true;
+  }
+
+  function controls(app) {
+    const enabled = app.enabled === true;
+    const label = app.displayName || name;
+    const isLocked = app.lifecycle === "locked";
+    return [
+      app.ui && enabled
+        ? el("a", {
+            class: "button-link",
+            href: `/apps/${encodeURIComponent(name)}/${app.ui.revision ? `?rev=${encodeURIComponent(app.ui.revision)}` : ""}`,
+            text: "Open",
+            "aria-label": `Open ${name}`,
+          })
+        : null,
+      el("button", {
+        type: "button",
+        text: enabled ? "Disable" : "Enable",
+        "aria-label": `${enabled ? "Disable" : "Enable"} ${name}`,
+        onClick: async () =>
+          act(
+            await api.post(`${path}/${enabled ? "disable" : "enable"}`, {}),
+            `${label} is ${enabled ? "disabled" : "enabled"}.`,
+          ),
+      }),
+      app.hasBackend && enabled
+        ? el("button", {
+            type: "button",
+            text: "Restart",
+            "aria-label": `Restart ${name}`,
+            onClick: async () => act(await api.post(`${path}/restart`, {}), `${label}'s backend was restarted.`),
+          })
+        : null,
+      // A native (locked) app cannot be updated or uninstalled, only disabled; the gateway refuses it too.
+      isLocked
+        ? null
+        : updateControl(api, name, async (message) => {
+            replaceChildren(notices, infoNotice(message));
+            await refresh({ keepNotices: true });
+            changed();
+          }),
+      isLocked
+        ? null
+        : uninstallControl(name, async (purgeData) => {
+            const answer = await api.delete(path, purgeData ? { purge_data: true } : {});
+            if (!answer.ok) {
+              if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
+              return false;
+            }
+            changed();
+            location.hash = "#/apps";
+            return true;
+          }),
+    ];
+  }
+
+  function summaryOf(app) {
+    const backend = app.backend && typeof app.backend === "object" ? app.backend : null;
+    const facts = [
+      ["State", app.enabled === true ? "enabled" : "disabled"],
+      ["Version", app.version ?? "unknown"],
+      ["Origin", app.origin ?? "unknown"],
+      ["Installed", app.installedAt ? formatTime(app.installedAt) : "unknown"],
+      ["Backend started", backend?.startedAt ? formatRelative(backend.startedAt) : "not running"],
+    ];
+    return [
+      el(
+        "dl",
+        { class: "facts" },
+        facts.map(([term, value]) => el("div", {}, el("dt", { text: term }), el("dd", { text: value }))),
+      ),
+      requiresLine(app.requires),
+      el("p", { class: "backend" }, "Backend: ", backendSummary(backend, app.hasBackend === true)),
+    ];
+  }
+
+  async function readLog() {
+    const query = search.value.trim();
+    const answer = await api.get(
+      `${path}/logs?lines=${LOG_LINES}${query ? `&q=${encodeURIComponent(query.slice(0, 200))}` : ""}`,
+    );
+    if (!answer.ok) {
+      if (!answer.isAuthRequired) replaceChildren(logState, errorNotice(answer));
+      return;
+    }
+    const lines = list(answer.data.lines).map(String);
+    // Keep the reader's place: follow the end only when they were already at it or the search changed.
+    const wasAtEnd = logView.scrollTop + logView.clientHeight >= logView.scrollHeight - 4;
+    logView.textContent = lines.join("\n");
+    if (wasAtEnd || query !== lastQuery) logView.scrollTop = logView.scrollHeight;
+    lastQuery = query;
+    logState.textContent =
+      lines.length === 0
+        ? query
+          ? `No line of the backend log holds “${query}”.`
+          : "The backend has written nothing to the log yet."
+        : `${lines.length} ${lines.length === 1 ? "line" : "lines"}${query ? ` holding “${query}”` : ""}, newest last; updated ${new Date().toLocaleTimeString()}.`;
+  }
+
+  async function readConsent() {
+    const answer = await api.get(`${path}/consent`);
+    if (!answer.ok) {
+      if (!answer.isAuthRequired) replaceChildren(consentHost, errorNotice(answer));
+      return;
+    }
+    const review = answer.data.review && typeof answer.data.review === "object" ? answer.data.review : null;
+    replaceChildren(
+      consentHost,
+      review
+        ? installReview(review, answer.data.digest)
+        : el("p", { class: "muted", text: "No review was kept for this install; its consent digest is:" }),
+      review ? null : el("p", { class: "mono digest", text: String(answer.data.digest ?? "") }),
+    );
+  }
+
+  async function readParked() {
+    const answer = await api.get("/api/apps/parked");
+    if (!answer.ok) {
+      if (!answer.isAuthRequired) replaceChildren(parkedHost, errorNotice(answer));
+      return;
+    }
+    const mine = list(answer.data.parked).filter((p) => p.name === name);
+    replaceChildren(
+      parkedHost,
+      mine.length === 0
+        ? el("p", { class: "muted", text: "No data of an earlier install of this app is parked." })
+        : el(
+            "ul",
+            {},
+            mine.map((p) =>
+              el("li", {
+                text: `data of version ${p.version ?? "unknown"}, parked ${p.parkedAt ? formatTime(p.parkedAt) : "at an unknown time"}`,
+              }),
+            ),
+          ),
+    );
+  }
+
+  async function readExtensions() {
+    const mcp = await api.get("/api/mcp");
+    const rows = mcp.ok ? list(mcp.data.servers).filter((row) => row.app === name) : [];
+    replaceChildren(
+      extensionsHost,
+      mcpServersPart(api, rows, () => readExtensions()),
+      jobsPart(api, name),
+    );
+  }
+
+  async function refresh(opts = {}) {
+    const answer = await api.get(path);
+    if (!opts.keepNotices) replaceChildren(notices);
+    if (!answer.ok) {
+      if (answer.isAuthRequired) return;
+      replaceChildren(
+        summary,
+        answer.code === "app_not_found"
+          ? el(
+              "div",
+              { class: "empty-state" },
+              el("p", { text: `No app named ${name} is installed.` }),
+              el("p", {}, el("a", { href: "#/apps", text: "Back to the Apps page" })),
+            )
+          : errorNotice(answer),
+      );
+      replaceChildren(toolbar);
+      for (const part of section.querySelectorAll(".detail-part")) part.hidden = true;
+      replaceChildren(extensionsHost);
+      return;
+    }
+    const app = answer.data;
+    title.textContent = app.displayName && app.displayName !== name ? `${app.displayName} (${name})` : name;
+    replaceChildren(summary, summaryOf(app));
+    // An open Update form or Uninstall question survives a live re-read.
+    const open = toolbar.querySelector("[data-control] form, [data-uninstall] input");
+    if (!open) replaceChildren(toolbar, controls(app));
+    if (!opts.statusOnly) await Promise.all([readLog(), readConsent(), readParked(), readExtensions()]);
+  }
+
+  function poll() {
+    pollTimer = setTimeout(async () => {
+      if (!isShown) return;
+      await readLog();
+      if (isShown) poll();
+    }, LOG_POLL_MS);
+  }
+
+  return {
+    section,
+    refresh,
+    /** Starts the live log while the page is shown. */
+    start() {
+      isShown = true;
+      if (pollTimer === null) poll();
+    },
+    stop() {
+      isShown = false;
+      if (pollTimer !== null) clearTimeout(pollTimer);
+      pollTimer = null;
+    },
+  };
+}

@@ -1,0 +1,173 @@
+// Install: a folder is previewed (what the app needs, gets and runs), the owner reads the
+// review with every disclosure, and Install sends the review's digest as consent while the
+// progress list shows each step. Nothing is installed before that press.
+import { el, errorNotice, replaceChildren } from "./element.js";
+import { findingsPart, installReview } from "./install-review.js";
+import { installFailureNotice, installProgressView, newInstallId, withInstallProgress } from "./install-progress.js";
+
+/** Builds the Install page; `installed()` runs after an install succeeded (lists and counts re-read). */
+export function installPage(api, installed) {
+  const pathInput = el("input", {
+    id: "install-path",
+    name: "source",
+    type: "text",
+    required: true,
+    autocomplete: "off",
+    spellcheck: "false",
+    placeholder: "/home/me/my-app",
+  });
+  const installNotices = el("div", { class: "notices", "aria-live": "polite" });
+  const reviewHost = el("div", { class: "review-host" });
+  const progressHost = el("div", { class: "progress-host" });
+  const previewButton = el("button", { type: "submit", text: "Preview" });
+  let reviewed = null; // {source, digest} of the review on screen
+
+  const installForm = el(
+    "form",
+    {
+      class: "install-form",
+      onSubmit: (event) => {
+        event.preventDefault();
+        preview();
+      },
+    },
+    el("h3", { text: "From a folder" }),
+    el("p", { class: "muted", text: "Preview shows what the app needs, gets and runs before anything is installed." }),
+    el(
+      "div",
+      { class: "inline-form" },
+      el("label", { for: "install-path", text: "Folder path" }),
+      pathInput,
+      previewButton,
+    ),
+  );
+
+  const section = el(
+    "section",
+    { class: "card", id: "install", "aria-labelledby": "install-title" },
+    el("div", { class: "section-head" }, el("h2", { id: "install-title", tabindex: "-1", text: "Install an app" })),
+    installForm,
+    installNotices,
+    progressHost,
+    reviewHost,
+  );
+
+  function showReview(source, review, digest, warning) {
+    reviewed = { source, digest };
+    const installButton = el("button", {
+      type: "button",
+      class: "button-primary",
+      text: "Install",
+      onClick: () => install(),
+    });
+    replaceChildren(
+      reviewHost,
+      warning ? el("p", { class: "notice notice-warn", role: "alert", text: warning }) : null,
+      installReview(review, digest),
+      el(
+        "div",
+        { class: "toolbar" },
+        installButton,
+        el("button", {
+          type: "button",
+          text: "Cancel",
+          onClick: () => {
+            reviewed = null;
+            replaceChildren(reviewHost);
+            pathInput.focus();
+          },
+        }),
+      ),
+    );
+  }
+
+  function showRefusal(answer) {
+    const detail = answer.detail && typeof answer.detail === "object" ? answer.detail : null;
+    const findings = detail?.findings ?? detail?.review?.findings;
+    replaceChildren(installNotices, errorNotice(answer));
+    replaceChildren(
+      reviewHost,
+      findings
+        ? el("div", { class: "review" }, findingsPart(findings, detail?.verdict ?? detail?.review?.verdict))
+        : null,
+    );
+  }
+
+  async function preview() {
+    const source = pathInput.value.trim();
+    if (source === "") return;
+    previewButton.disabled = true;
+    replaceChildren(installNotices, el("p", { class: "muted", role: "status", text: "Scanning the folder…" }));
+    replaceChildren(reviewHost);
+    replaceChildren(progressHost);
+    reviewed = null;
+    const answer = await api.post("/api/apps/preview", { source });
+    previewButton.disabled = false;
+    if (!answer.ok) {
+      if (!answer.isAuthRequired) showRefusal(answer);
+      return;
+    }
+    replaceChildren(installNotices);
+    const review = answer.data.review && typeof answer.data.review === "object" ? answer.data.review : {};
+    showReview(source, review, answer.data.digest ?? review.digest);
+    reviewHost.querySelector(".review-title")?.setAttribute("tabindex", "-1");
+    reviewHost.querySelector(".review-title")?.focus();
+  }
+
+  async function install() {
+    if (reviewed === null) return;
+    const { source, digest } = reviewed;
+    // Kept data is adopted only with the owner's explicit tick (adopt_data: true).
+    const adoptData = reviewHost.querySelector("input.adopt-data")?.checked === true;
+    for (const button of reviewHost.querySelectorAll("button")) button.disabled = true;
+    replaceChildren(installNotices, el("p", { class: "muted", role: "status", text: "Installing…" }));
+    const installId = newInstallId();
+    const progress = installProgressView(source);
+    replaceChildren(progressHost, progress.node);
+    const { answer, steps } = await withInstallProgress(api, installId, progress.update, () =>
+      api.post("/api/apps", {
+        source,
+        consent: digest,
+        install_id: installId,
+        ...(adoptData ? { adopt_data: true } : {}),
+      }),
+    );
+    const failedStep = progress.finish(answer, steps);
+    if (answer.ok) {
+      reviewed = null;
+      replaceChildren(reviewHost);
+      const name = answer.data?.app?.name ?? answer.data?.name ?? source;
+      replaceChildren(
+        installNotices,
+        el(
+          "p",
+          { class: "notice notice-info", role: "status" },
+          `Installed ${name}.`,
+          " ",
+          el("a", { href: `#/apps/${encodeURIComponent(name)}`, text: `Open the page of ${name}` }),
+        ),
+      );
+      pathInput.value = "";
+      await installed();
+      return;
+    }
+    if (answer.isAuthRequired) return;
+    if (answer.code === "consent_required" && answer.detail && typeof answer.detail === "object") {
+      // The bytes or the review changed since the preview: show what would be installed now.
+      const review =
+        answer.detail.review && typeof answer.detail.review === "object" ? answer.detail.review : answer.detail;
+      replaceChildren(installNotices, installFailureNotice(answer, failedStep));
+      showReview(
+        source,
+        review,
+        answer.detail.digest ?? review.digest,
+        "What would be installed changed since the preview. Read this review again; Install now consents to it.",
+      );
+      return;
+    }
+    for (const button of reviewHost.querySelectorAll("button")) button.disabled = false;
+    replaceChildren(installNotices, installFailureNotice(answer, failedStep));
+  }
+
+  return { section };
+}
