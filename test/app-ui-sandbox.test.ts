@@ -3,19 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { launchChromium } from "./helpers/browser";
 import { removeHome, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
-
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 describe("an app's UI in Chromium", () => {
   let gw: RunningGateway;
@@ -23,7 +13,7 @@ describe("an app's UI in Chromium", () => {
   beforeAll(async () => {
     [gw, browser] = await Promise.all([
       startGateway({ home: mkdtempSync("/var/tmp/pc-ui-sandbox-") }),
-      chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS }),
+      launchChromium(),
     ]);
     const installed = await runCli([
       "apps",

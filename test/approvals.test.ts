@@ -5,21 +5,12 @@
 // approvals survive a restart; 25 raised leave 20 pending; the CLI lists, answers and revokes;
 // and the consent protocol guards a real loosening write, writing nothing before confirm.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { launchChromium } from "./helpers/browser";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { removeHome, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const asker = join(repoRoot, "test", "fixtures", "backend-apps", "approval-asker");
 const nodeNotes = join(repoRoot, "apps", "fixtures", "node-notes");
 const HOUR = 3_600_000;
@@ -96,10 +87,7 @@ describe("approvals through a running gateway", () => {
   let stillPendingId: string;
 
   beforeAll(async () => {
-    [gw, browser] = await Promise.all([
-      startGateway(),
-      chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS }),
-    ]);
+    [gw, browser] = await Promise.all([startGateway(), launchChromium()]);
     await install(gw, asker);
     await install(gw, nodeNotes);
   }, 120_000);

@@ -6,19 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { launchChromium } from "./helpers/browser";
 import { rawRequest, removeHome, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const APP = "hostile-answers";
 const fixture = join(repoRoot, "test", "fixtures", "backend-apps", APP);
 
@@ -59,10 +50,7 @@ describe("the browser edge", () => {
   const planted: { cookies: string[] } = { cookies: [] };
 
   beforeAll(async () => {
-    [gw, browser] = await Promise.all([
-      startGateway({ home: mkdtempSync("/var/tmp/pc-edge-") }),
-      chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS }),
-    ]);
+    [gw, browser] = await Promise.all([startGateway({ home: mkdtempSync("/var/tmp/pc-edge-") }), launchChromium()]);
     const installed = await runCli(["apps", "install", fixture, "--yes", "--json", "--home", gw.home]);
     expect(installed.code, installed.stderr + installed.stdout).toBe(0);
     for (let i = 0; i < 100; i++) {

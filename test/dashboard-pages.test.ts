@@ -5,22 +5,13 @@
 // App detail page shows the live log and what was consented to, a failed navigation is a
 // page of its own, and hostile device text is shown as text.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { launchChromium } from "./helpers/browser";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { removeHome, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 import { install, waitForRow } from "./helpers/backends";
 
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const SHOTS = join(repoRoot, "test-artifacts", "screenshots");
 const AXE_SOURCE = readFileSync(join(repoRoot, "node_modules", "axe-core", "axe.min.js"), "utf8");
 const HOSTILE = `<img src=x onerror="window.__pwned=1"><b>bold</b>`;
@@ -58,10 +49,7 @@ describe("every dashboard page, for accessibility", () => {
 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
-    [gw, browser] = await Promise.all([
-      startGateway(),
-      chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS }),
-    ]);
+    [gw, browser] = await Promise.all([startGateway(), launchChromium()]);
     await install(gw.home, join(repoRoot, "apps", "fixtures", "node-notes"));
     expect((await waitForRow(gw, "node-notes", (r) => r.healthy === true, 30_000))?.healthy).toBe(true);
   }, 90_000);

@@ -4,21 +4,11 @@
 // its step-by-step progress, uninstall, an app's MCP servers and jobs, and a page that runs under its CSP without a
 // violation or a console error.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { launchChromium } from "./helpers/browser";
 import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeHome, removeHome, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
-
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 // Chromium logs every non-2xx fetch as a console error of its own. Those answers are the API
 // speaking as designed and the page shows each one: 403 is how a page learns it is not
@@ -44,10 +34,7 @@ describe("the dashboard in Chromium", () => {
   const problems: PageProblems = { console: [], pageErrors: [], badErrorAnswers: [] };
 
   beforeAll(async () => {
-    [gw, browser] = await Promise.all([
-      startGateway(),
-      chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS }),
-    ]);
+    [gw, browser] = await Promise.all([startGateway(), launchChromium()]);
   });
   afterAll(async () => {
     await browser?.close();

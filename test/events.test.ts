@@ -2,7 +2,8 @@
 // frame through the hub's one scope filter, revocation, inbox subscriptions, the Origin rule,
 // and the dashboard in Chromium updating itself from the socket.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { launchChromium } from "./helpers/browser";
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
@@ -10,16 +11,6 @@ import { tmpdir } from "node:os";
 import { repoRoot, runCli, startGateway, removeHome, type RunningGateway } from "./helpers/gateway";
 import { openWebSocket } from "../bench/lib/ws-client.mjs";
 
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const nodeNotes = join(repoRoot, "apps", "fixtures", "node-notes");
 
 interface Frame {
@@ -535,10 +526,7 @@ describe("the dashboard subscribes once and updates itself", () => {
 
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), "pc-events-dash-"));
-    [gw, browser] = await Promise.all([
-      startGateway(),
-      chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS }),
-    ]);
+    [gw, browser] = await Promise.all([startGateway(), launchChromium()]);
     foreignSite = createServer((req, res) => {
       res.writeHead(200, { "content-type": "text/html" });
       res.end(`<!doctype html><script>

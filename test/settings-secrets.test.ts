@@ -4,7 +4,8 @@
 // declared; a secret reaches its app's backend environment and no answer, log line, row or
 // plain file of the home; a sealed copy moved into another app's slot opens for nobody.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { launchChromium } from "./helpers/browser";
 import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
@@ -527,16 +528,6 @@ describe("config grants and secrets", () => {
   });
 });
 
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const BROWSER_SECRET = "browser-typed-Qw8Er4Ty6Ui2";
 
 describe("Settings and Secrets in the dashboard (Chromium)", () => {
@@ -546,7 +537,7 @@ describe("Settings and Secrets in the dashboard (Chromium)", () => {
   const problems: string[] = [];
 
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     page = await (await browser.newContext()).newPage();
     page.setDefaultTimeout(10_000);
     page.on("pageerror", (error) => problems.push(error.message));
