@@ -29,7 +29,7 @@ import { boundsAvailability, removeStaleGroups, type BoundsAvailability } from "
 import { EgressBrokers } from "./egress/brokers";
 import type { EgressDecision } from "./egress/broker";
 import { grantPatterns, type HostPattern } from "../workers/contracts/network-grant";
-import { BackendSupervisor, type BackendStatus } from "./supervisor/index";
+import { BackendSupervisor, type BackendStatus } from "./supervisor/backend-supervisor";
 import { readAnchor } from "./sel-anchor";
 import type { HomePaths } from "./home";
 import { childLimits, readOwnerConfig, settingsDocument, writeOwnerSetting, type OwnerConfig } from "./owner-config";
