@@ -21,7 +21,7 @@ import { boundsAvailability, removeStaleGroups, type BoundsAvailability } from "
 import { EgressBrokers } from "./egress/brokers";
 import { grantPatterns, type HostPattern } from "../workers/contracts/network-grant";
 import type { JournalQuestionSchema } from "../workers/contracts/bridge-operations";
-import { BackendSupervisor, type BackendStatus } from "./supervisor/index";
+import { BackendSupervisor, type BackendStatus } from "./supervisor/backend-supervisor";
 import type { HomePaths } from "./home";
 import { childLimits, type OwnerConfig } from "./owner-config";
 import { SecretStore, secretStorePaths } from "./secrets/secret-store";

@@ -53,7 +53,7 @@ const NODE_BUILD = {
 };
 
 /** The shipped bundles and the test build's, as esbuild options. */
-export const BUNDLES = {
+const BUNDLES = {
   shipped: [
     { ...WORKER_BUILD, outfile: "dist/worker.js" },
     {

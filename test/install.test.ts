@@ -8,7 +8,8 @@ import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from "
 import { link, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { consentDigest, hashInstalledTree } from "../host-bridge/digest/index";
+import { consentDigest } from "../host-bridge/digest/consent-digest";
+import { hashInstalledTree } from "../host-bridge/digest/canonical-listing";
 import { copyVerbatim, makeSandbox, type Sandbox } from "./fixtures/hostile/sandbox";
 import { makeHome, removeHome, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 

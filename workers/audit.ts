@@ -11,7 +11,7 @@ export interface AuditInput {
   detail?: Record<string, unknown>;
   /** Raw credential values seen in the request; masked wherever they appear, never stored. */
   secrets?: string[];
-  /** For a refusal: what identical ones share (routes/refusal-group.ts); the subject when absent. */
+  /** For a refusal: what identical ones share (refusal-group.ts); the subject when absent. */
   group?: string;
 }
 

@@ -1,6 +1,6 @@
 // The gateway's Durable Object classes, as every worker bundle that serves them exports them.
 export { SessionStore } from "../durable/session-store/index";
 export { AppRegistry } from "../durable/app-registry/index";
-export { SecurityLog } from "../durable/security-log/index";
+export { SecurityLog } from "../durable/security-log/security-log";
 export { ApprovalStore } from "../durable/approval-store/index";
 export { EventHub } from "../durable/event-hub/index";

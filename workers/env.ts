@@ -1,6 +1,6 @@
 // Every binding the gateway worker reads, declared once. The CLI's workerd config
 // (host-bridge/cli/workerd-config.ts) is what fills them; nothing else reads `env`.
-import type { SecurityLog } from "../durable/security-log/index";
+import type { SecurityLog } from "../durable/security-log/security-log";
 import type { SessionStore } from "../durable/session-store/index";
 import type { AppRegistry } from "../durable/app-registry/index";
 import type { ApprovalStore } from "../durable/approval-store/index";

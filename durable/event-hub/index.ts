@@ -108,17 +108,6 @@ export class EventHub extends DurableObject<Env> {
     return this.closeApp(app);
   }
 
-  /** How many sockets are open, by principal (for the status of the hub). */
-  async census(): Promise<{ owner: number; apps: number }> {
-    let owner = 0;
-    let apps = 0;
-    for (const ws of this.ctx.getWebSockets()) {
-      if (this.scopeOf(ws).app === null) owner++;
-      else apps++;
-    }
-    return { owner, apps };
-  }
-
   // Clients have nothing to say: a frame from one is ignored (scope is fixed at connect, never widened by asking).
   async webSocketMessage(): Promise<void> {}
 

@@ -605,11 +605,6 @@ export class SecurityLogCore {
     };
   }
 
-  /** The log's checkpoint verifier key (C2SP), or null for a log without checkpoints. */
-  verifierKey(): string | null {
-    return this.rootState === null ? null : this.publicKey;
-  }
-
   /** Records a witness's cosignature of one of this log's checkpoints (a sel.cosigned row). */
   async recordCosignature(input: {
     checkpoint_seq: number;

@@ -65,7 +65,7 @@ export interface StartOptions {
 
 const STORE_NAMESPACES = DURABLE_OBJECT_CLASSES.map((d) => d.uniqueKey);
 
-/** The workerd binary that wrangler's pinned workerd package ships. */
+/** The workerd binary of the pinned workerd package. */
 export function workerdBinary(): string {
   return require.resolve("workerd/bin/workerd");
 }

@@ -8,7 +8,6 @@ export const ERROR_CODES = {
   unsupported_media_type: { status: 415, message: "A state-changing request must send an application/json body." },
   body_too_large: { status: 413, message: "The request body is larger than the {limit}-byte limit." },
   not_found: { status: 404, message: "There is no route {method} {path}." },
-  method_not_allowed: { status: 405, message: "The route {path} does not accept {method}." },
   internal_error: {
     status: 500,
     message: "The gateway failed while handling this request; the gateway log has the detail.",
