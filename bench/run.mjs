@@ -762,6 +762,7 @@ const fmt = (x, unit) => {
   if (x === null || x === undefined) return "—";
   if (unit === "req/s" || unit === "rows/s") return x >= 100 ? Math.round(x).toLocaleString("en-US") : x.toFixed(1);
   if (unit === "MiB") return x.toFixed(1);
+  if (unit === "%") return `${x.toFixed(0)} %`;
   if (unit === "ms") return x >= 100 ? Math.round(x).toLocaleString("en-US") : x >= 10 ? x.toFixed(1) : x.toFixed(2);
   return String(x);
 };
