@@ -15,7 +15,8 @@ import { build } from "esbuild";
 import { WORKER_BUILD } from "../scripts/build.mjs";
 import { summarize } from "./lib/stats.mjs";
 import { runLoad } from "./lib/load.mjs";
-import { repoRoot, startPassthrough } from "./lib/workerd.mjs";
+import { backendSlotSocket, repoRoot, startPassthrough } from "./lib/workerd.mjs";
+import { schedNs } from "./lib/procs.mjs";
 import { installApp, startPersonalclaw, waitHealthy } from "./lib/gateway.mjs";
 
 const { values: argv } = parseArgs({
@@ -29,50 +30,82 @@ const RUNS = Math.max(3, Math.min(10, Number(argv.runs) || 3));
 const DURATION_S = Math.max(1, Math.min(30, Number(argv.duration) || 4));
 const log = (line) => process.stderr.write(`profile: ${line}\n`);
 
-// Each phase: the file, the exact text on the request path, and its cached replacement.
+// Each phase: the file, the exact texts on the request path, and what replaces them. A request
+// that changes nothing makes no Durable Object call any more; what is left is the worker's own
+// JavaScript and the runtime calls it makes. The signature cannot be taken off (the backend
+// refuses an unsigned request), so its cost is what the ablation leaves unexplained.
 const PHASES = {
+  guards: {
+    file: "workers/routes/pipeline.ts",
+    what: "host, origin and framing checks",
+    edits: [
+      {
+        find: "      checkHost(c.req.raw.headers, hostsOf(c.env));\n",
+        replace: "",
+      },
+      {
+        find: "      checkOrigin(c.req.raw.headers, c.req.method, hostsOf(c.env), parsed);\n      checkRequestFraming(c.req.raw.headers);\n",
+        replace: "",
+      },
+    ],
+  },
   principal: {
-    file: "workers/guards/resolve-principal.ts",
-    what: "principal: SessionStore.check RPC (owner Bearer)",
-    find: "const checked = await sessions.check(creds.bearer, now);",
-    replace:
-      "const checked = __benchPrincipal.get(creds.bearer) ?? (await sessions.check(creds.bearer, now)); __benchPrincipal.set(creds.bearer, checked);",
-    prelude: "const __benchPrincipal = new Map<string, any>();\n",
+    file: "workers/routes/pipeline.ts",
+    what: "principal resolution (internal credential, kept owner session)",
+    edits: [
+      {
+        find: "  const principal =\n    (await internalPrincipal(c.req.raw, row, env, parsed.path)) ??\n    (await resolvePrincipal(env, presentedCredentials(parsed), now));",
+        replace:
+          "  const principal = (__benchPrincipal ??=\n    (await internalPrincipal(c.req.raw, row, env, parsed.path)) ??\n    (await resolvePrincipal(env, presentedCredentials(parsed), now)));",
+      },
+    ],
+    prelude: "let __benchPrincipal: any = null;\n",
   },
-  proxyTarget: {
+  headersIn: {
     file: "workers/proxy/forward.ts",
-    what: "AppRegistry.proxyTarget RPC",
-    find: "const target = await appRegistry(env).proxyTarget(app);",
-    replace:
-      "const target = __benchTargets.get(app) ?? (await appRegistry(env).proxyTarget(app)); __benchTargets.set(app, target);",
-    prelude: "const __benchTargets = new Map<string, any>();\n",
+    what: "request header filtering",
+    edits: [
+      {
+        find: "const headers = forwardableRequestHeaders(request.headers);",
+        replace: "const headers = new Headers();",
+      },
+    ],
   },
-  appToken: {
+  timer: {
     file: "workers/proxy/forward.ts",
-    what: "SessionStore.appToken RPC",
-    find: "const { token } = await sessionStore(env).appToken(app, now);",
-    replace:
-      "const { token } = __benchTokens.get(app) ?? (await sessionStore(env).appToken(app, now)); __benchTokens.set(app, { token });",
-    prelude: "const __benchTokens = new Map<string, any>();\n",
+    what: "the response timeout (AbortController, setTimeout, clearTimeout)",
+    edits: [
+      {
+        find: "  const timer = setTimeout(() => {\n    timedOut = true;\n    aborter.abort();\n  }, target.responseTimeoutMs);",
+        replace: "  const timer = 0;",
+      },
+      { find: "      signal: aborter.signal,\n", replace: "" },
+    ],
   },
-  hmacKey: {
-    file: "workers/contracts/proxy-signature.ts",
-    what: "HMAC key import per request",
-    find: 'const key = await crypto.subtle.importKey("raw", utf8.encode(req.secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);',
-    replace:
-      'const key = __benchKeys.get(req.secret) ?? (await crypto.subtle.importKey("raw", utf8.encode(req.secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"])); __benchKeys.set(req.secret, key);',
-    prelude: "const __benchKeys = new Map<string, CryptoKey>();\n",
+  answer: {
+    file: "workers/proxy/forward.ts",
+    what: "answer header allowlist and the re-wrapped Response",
+    edits: [
+      {
+        find: '  const headersBack = backendAnswerHeaders(answer.headers, location, request.headers.get("origin"));',
+        replace: "",
+      },
+      {
+        find: "  return new Response(bodyBack, { status: answer.status, statusText: answer.statusText, headers: headersBack });",
+        replace: "  return bodyBack === answer.body ? answer : answer;",
+      },
+    ],
   },
 };
 
 const VARIANTS = [
   { id: "product", phases: [] },
-  { id: "principal-cached", phases: ["principal"] },
-  { id: "proxyTarget-cached", phases: ["proxyTarget"] },
-  { id: "appToken-cached", phases: ["appToken"] },
-  { id: "hmacKey-cached", phases: ["hmacKey"] },
-  { id: "three-rpcs-cached", phases: ["principal", "proxyTarget", "appToken"] },
-  { id: "all-cached", phases: ["principal", "proxyTarget", "appToken", "hmacKey"] },
+  { id: "guards-off", phases: ["guards"] },
+  { id: "principal-kept", phases: ["principal"] },
+  { id: "headers-in-off", phases: ["headersIn"] },
+  { id: "timer-off", phases: ["timer"] },
+  { id: "answer-as-is", phases: ["answer"] },
+  { id: "all-off", phases: ["guards", "principal", "headersIn", "timer", "answer"] },
 ];
 
 function ablationPlugin(phases) {
@@ -90,15 +123,17 @@ function ablationPlugin(phases) {
         const edits = byFile.get(args.path);
         if (!edits) return undefined;
         let contents = readFileSync(args.path, "utf8");
-        for (const edit of edits) {
-          if (!contents.includes(edit.find))
-            throw new Error(`${edit.file}: the text to replace is gone; update bench/profile-proxy.mjs`);
-          contents = contents.replace(edit.find, edit.replace);
+        for (const phase of edits) {
+          for (const edit of phase.edits) {
+            if (!contents.includes(edit.find))
+              throw new Error(`${phase.file}: the text to replace is gone; update bench/profile-proxy.mjs`);
+            contents = contents.replace(edit.find, edit.replace);
+          }
         }
         // After the imports: the caches live for the isolate's lifetime.
         const lastImport = contents.lastIndexOf("\nimport ");
         const insertAt = lastImport === -1 ? 0 : contents.indexOf("\n", contents.indexOf(";", lastImport)) + 1;
-        contents = contents.slice(0, insertAt) + edits.map((e) => e.prelude).join("") + contents.slice(insertAt);
+        contents = contents.slice(0, insertAt) + edits.map((e) => e.prelude ?? "").join("") + contents.slice(insertAt);
         return { contents, loader: "ts" };
       });
     },
@@ -110,7 +145,9 @@ async function variantPackage(scratch, variant) {
   const root = join(scratch, `pkg-${variant.id}`);
   mkdirSync(join(root, "dist"), { recursive: true });
   mkdirSync(join(root, "bin"));
-  for (const name of ["node_modules", "web", "apps"]) symlinkSync(join(repoRoot, name), join(root, name));
+  // host-bridge: the sandbox launcher and preloads the CLI finds beside dist/.
+  for (const name of ["node_modules", "web", "apps", "host-bridge"])
+    symlinkSync(join(repoRoot, name), join(root, name));
   copyFileSync(join(repoRoot, "package.json"), join(root, "package.json"));
   for (const name of ["cli.mjs", "reserved-app-names.json"])
     copyFileSync(join(repoRoot, "dist", name), join(root, "dist", name));
@@ -137,7 +174,7 @@ async function main() {
   const results = {};
   try {
     const targets = [];
-    let backendPort = null;
+    let slotSocket = null;
     let secretFile = null;
     for (const variant of VARIANTS) {
       log(`building and starting ${variant.id}`);
@@ -148,27 +185,39 @@ async function main() {
       stops.push(() => gateway.stop());
       await installApp(gateway, join(repoRoot, "apps", "fixtures", "node-notes"));
       const rows = await waitHealthy(gateway, ["node-notes"]);
-      if (backendPort === null) {
-        backendPort = rows["node-notes"].backend.port;
+      if (slotSocket === null) {
+        slotSocket = await backendSlotSocket(scratch, home, rows["node-notes"].backend.slot);
         secretFile = join(home, "apps", "node-notes", ".app_secret");
       }
-      targets.push({ id: variant.id, port: gateway.port, path: "/apps/node-notes/api/echo", headers: gateway.owner });
+      targets.push({
+        id: variant.id,
+        pid: gateway.workerdPid,
+        port: gateway.port,
+        path: "/apps/node-notes/api/echo",
+        headers: gateway.owner,
+      });
     }
-    const passthrough = await startPassthrough(scratch, { port: backendPort });
+    // The floor: a bare workerd reaching the first variant's backend through the same socket slot.
+    const passthrough = await startPassthrough(scratch, { socket: slotSocket });
     stops.push(() => passthrough.stop());
     targets.push({
       id: "workerd-passthrough",
+      pid: passthrough.pid,
       port: passthrough.port,
       path: "/api/echo",
       sign: { secretFile, method: "GET", target: "/api/echo" },
     });
 
-    for (const t of targets) results[t.id] = { loaded: [], single: [] };
+    for (const t of targets) results[t.id] = { loaded: [], single: [], cpu: [] };
     for (let r = 0; r < RUNS; r++) {
       const order = targets.map((_, i) => targets[(i + r) % targets.length]);
       for (const target of order) {
         log(`run ${r + 1}/${RUNS}: ${target.id}`);
         results[target.id].loaded.push(await runLoad(target, { connections: 10, duration: DURATION_S, warmup: 1 }));
+        // workerd's own CPU per request, on the isolate the loaded run just warmed.
+        const before = schedNs(target.pid).onCpu;
+        const cpuRun = await runLoad(target, { connections: 10, duration: Math.max(1, DURATION_S / 2), warmup: 0 });
+        results[target.id].cpu.push({ us: (schedNs(target.pid).onCpu - before) / 1000 / cpuRun.requests });
         results[target.id].single.push(
           await runLoad(target, { connections: 1, duration: Math.max(1, Math.round(DURATION_S / 2)), warmup: 0.5 }),
         );
@@ -179,7 +228,11 @@ async function main() {
     rmSync(scratch, { recursive: true, force: true });
   }
   const med = (id, kind, field) => summarize(results[id][kind].map((x) => x[field]));
-  const product = { rps: med("product", "loaded", "rps").median, p50: med("product", "single", "p50").median };
+  const product = {
+    rps: med("product", "loaded", "rps").median,
+    p50: med("product", "single", "p50").median,
+    cpu: med("product", "cpu", "us").median,
+  };
   const rows = Object.keys(results).map((id) => {
     const rps = med(id, "loaded", "rps");
     const p50 = med(id, "single", "p50");
@@ -192,6 +245,8 @@ async function main() {
       rps,
       p50Single: p50,
       p50Loaded: med(id, "loaded", "p50"),
+      cpuUs: med(id, "cpu", "us"),
+      cpuUsSaved: product.cpu - med(id, "cpu", "us").median,
       rpsVsProduct: rps.median / product.rps,
       p50SavedMs: product.p50 - p50.median,
       non2xx:
@@ -206,14 +261,14 @@ async function main() {
   }
   const f = (s, d = 2) => `${s.median.toFixed(d)} [${s.min.toFixed(d)}–${s.max.toFixed(d)}]`;
   process.stdout.write(
-    `proxy ablation, medians of ${RUNS} runs [min–max]; req/s at 10 connections, p50 at 1 connection\n\n`,
+    `proxy ablation, medians of ${RUNS} runs [min–max]; req/s at 10 connections, p50 at 1 connection, workerd CPU per request at 10 connections\n\n`,
   );
   process.stdout.write(
-    "| variant | taken off the request path | req/s | × product | p50 ms (1 conn) | p50 saved ms | p50 ms (10 conn) | non-2xx |\n|---|---|---|---|---|---|---|---|\n",
+    "| variant | taken off the request path | req/s | × product | p50 ms (1 conn) | p50 saved ms | p50 ms (10 conn) | workerd CPU µs/request | CPU µs saved | non-2xx |\n|---|---|---|---|---|---|---|---|---|---|\n",
   );
   for (const row of rows) {
     process.stdout.write(
-      `| ${row.id} | ${row.removed.join("; ") || "nothing"} | ${f(row.rps, 0)} | ${row.rpsVsProduct.toFixed(2)}× | ${f(row.p50Single, 3)} | ${row.p50SavedMs.toFixed(3)} | ${f(row.p50Loaded, 2)} | ${row.non2xx} |\n`,
+      `| ${row.id} | ${row.removed.join("; ") || "nothing"} | ${f(row.rps, 0)} | ${row.rpsVsProduct.toFixed(2)}× | ${f(row.p50Single, 3)} | ${row.p50SavedMs.toFixed(3)} | ${f(row.p50Loaded, 2)} | ${f(row.cpuUs, 0)} | ${row.cpuUsSaved.toFixed(0)} | ${row.non2xx} |\n`,
     );
   }
 }

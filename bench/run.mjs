@@ -12,7 +12,7 @@ import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { summarize, ratio } from "./lib/stats.mjs";
-import { descendants, httpGet, msSince, rssKiB, stopChild } from "./lib/procs.mjs";
+import { descendants, httpGet, msSince, rssKiB, schedNs, stopChild } from "./lib/procs.mjs";
 import {
   benchWorkers,
   buildHelloProductBundle,
@@ -153,9 +153,21 @@ async function loadSections() {
     }
   }
   if (wants("auth") || wants("tail"))
-    targets.push({ id: "gateway-status", port: gateway.port, path: "/api/status", headers: gateway.owner });
+    targets.push({
+      id: "gateway-status",
+      pid: gateway.workerdPid,
+      port: gateway.port,
+      path: "/api/status",
+      headers: gateway.owner,
+    });
   if (wants("tail"))
-    targets.push({ id: "gateway-sessions", port: gateway.port, path: "/api/auth/sessions", headers: gateway.owner });
+    targets.push({
+      id: "gateway-sessions",
+      pid: gateway.workerdPid,
+      port: gateway.port,
+      path: "/api/auth/sessions",
+      headers: gateway.owner,
+    });
   if (wants("auth") || wants("runtime") || wants("tail")) {
     const hp = await loopbackListen();
     const hpConfig = join(scratch, "hello-product.capnp");
@@ -166,7 +178,7 @@ async function loadSections() {
       configText: await productConfig({ scratch, configPath: hpConfig, workerBundle: bundle, listen: hp.listen }),
     });
     cleanups.push(() => helloProduct.stop());
-    targets.push({ id: "hello-product-config", port: hp.port, path: "/" });
+    targets.push({ id: "hello-product-config", pid: helloProduct.pid, port: hp.port, path: "/" });
   }
   if (wants("runtime")) {
     const hm = await loopbackListen();
@@ -187,7 +199,7 @@ async function loadSections() {
 
   // Each run visits every target once, in an order rotated per run, so drift on a shared
   // machine lands on subject and baseline alike.
-  const runs = Object.fromEntries(targets.map((t) => [t.id, { loaded: [], single: [], tail: [] }]));
+  const runs = Object.fromEntries(targets.map((t) => [t.id, { loaded: [], single: [], tail: [], tailWait: [] }]));
   const tailIds = new Set(["gateway-status", "gateway-sessions", "hello-product-config"]);
   const standard = wants("proxy") || wants("auth") || wants("runtime");
   for (let r = 0; r < RUNS; r++) {
@@ -202,10 +214,16 @@ async function loadSections() {
           await runLoad(target, { connections: 1, duration: LATENCY_DURATION_S, warmup: 0.5 }),
         );
       }
-      if (wants("tail") && tailIds.has(target.id))
+      if (wants("tail") && tailIds.has(target.id)) {
+        // How long workerd sat runnable without a CPU: a stall the machine's run queue made.
+        const before = schedNs(target.pid);
+        const started = process.hrtime.bigint();
         runs[target.id].tail.push(
           await runLoad(target, { connections: TAIL_CONNECTIONS, duration: DURATION_S, warmup: 1 }),
         );
+        const waited = (schedNs(target.pid).waiting - before.waiting) / 1e6;
+        runs[target.id].tailWait.push((100 * waited) / msSince(started));
+      }
     }
   }
   raw.load = runs;
@@ -265,6 +283,14 @@ async function loadSections() {
           "bare workerd hello, same run",
         );
       }
+      figure(
+        "tail",
+        `workerd threads runnable without a CPU, % of the run, ${subject === "gateway-status" ? "GET /api/status" : "GET /api/auth/sessions"}`,
+        "%",
+        runs[subject].tailWait,
+        runs["hello-product-config"].tailWait,
+        "bare workerd hello, same run",
+      );
     }
   }
   if (wants("runtime"))
@@ -741,6 +767,7 @@ const fmt = (x, unit) => {
   if (x === null || x === undefined) return "—";
   if (unit === "req/s" || unit === "rows/s") return x >= 100 ? Math.round(x).toLocaleString("en-US") : x.toFixed(1);
   if (unit === "MiB") return x.toFixed(1);
+  if (unit === "%") return `${x.toFixed(0)} %`;
   if (unit === "ms") return x >= 100 ? Math.round(x).toLocaleString("en-US") : x >= 10 ? x.toFixed(1) : x.toFixed(2);
   return String(x);
 };

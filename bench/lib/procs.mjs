@@ -64,6 +64,27 @@ export function rssKiB(pid) {
   }
 }
 
+/**
+ * Time the process has spent on a CPU and waiting for one while runnable, in ns, summed over its
+ * threads (/proc/<pid>/task/<tid>/schedstat). On a shared machine CPU time per request moves
+ * far less than requests per second, and the waiting time says how much of a stall was the
+ * machine's run queue rather than the process's own work.
+ */
+export function schedNs(pid) {
+  let onCpu = 0;
+  let waiting = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ").map(Number);
+      onCpu += run;
+      waiting += wait;
+    } catch {
+      // a thread that ended between the listing and the read
+    }
+  }
+  return { onCpu, waiting };
+}
+
 function parentOf(pid) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");

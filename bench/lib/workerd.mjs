@@ -219,7 +219,7 @@ export async function startPassthrough(scratch, backend) {
       externalServices: backend.socket ? { BACKEND: `unix:${backend.socket}` } : {},
     }),
   });
-  return { port: pt.port, stop: () => worker.stop() };
+  return { port: pt.port, pid: worker.pid, stop: () => worker.stop() };
 }
 
 let placement = null;

@@ -80,6 +80,9 @@ function freshNonce(): string {
   return toHex(bytes.buffer);
 }
 
+// Most proxied requests (GET, HEAD) carry no body: its hash is this constant, not a digest call per request.
+const EMPTY_BODY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
 // Importing the HMAC key costs about as much as signing: keep the few current apps' keys.
 const keys = new Map<string, Promise<CryptoKey>>();
 function signingKey(secret: string): Promise<CryptoKey> {
@@ -114,6 +117,7 @@ export async function signProxyRequest(req: {
   if (typeof nonce !== "string" || !NONCE_SHAPE.test(nonce))
     throw new Error("proxy signature: nonce must be 32 lower-case hex characters");
   const key = await signingKey(req.secret);
-  const message = signatureMessage(req.ts, nonce, req.method, req.target, await sha256Hex(req.body));
+  const bodyHash = req.body.byteLength === 0 ? EMPTY_BODY_SHA256 : await sha256Hex(req.body);
+  const message = signatureMessage(req.ts, nonce, req.method, req.target, bodyHash);
   return `${req.ts}:${nonce}:${toHex(await crypto.subtle.sign("HMAC", key, utf8.encode(message)))}`;
 }
