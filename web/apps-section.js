@@ -322,7 +322,7 @@ export function appsSection(api, statusChanged) {
     }
     replaceChildren(installNotices);
     const review = answer.data.review && typeof answer.data.review === "object" ? answer.data.review : {};
-    showReview(source, review, answer.data.digest ?? review.digest);
+    showReview(source, review, answer.data.digest);
     reviewHost.querySelector(".review-title")?.setAttribute("tabindex", "-1");
     reviewHost.querySelector(".review-title")?.focus();
   }
@@ -365,7 +365,7 @@ export function appsSection(api, statusChanged) {
       showReview(
         source,
         review,
-        answer.detail.digest ?? review.digest,
+        answer.detail.digest,
         "What would be installed changed since the preview. Read this review again; Install now consents to it.",
       );
       return;
