@@ -22,7 +22,7 @@ import { boundsAvailability, removeStaleGroups, type BoundsAvailability } from "
 import { EgressBrokers } from "./egress/brokers";
 import { grantPatterns, type HostPattern } from "../workers/contracts/network-grant";
 import type { JournalQuestionSchema } from "../workers/contracts/bridge-operations";
-import { BackendSupervisor, type BackendStatus } from "./supervisor/index";
+import { BackendSupervisor, type SupervisedBackendStatus } from "./supervisor/index";
 import type { HomePaths } from "./home";
 import { childLimits, type OwnerConfig } from "./owner-config";
 import { SecretStore, secretStorePaths } from "./secrets/secret-store";
@@ -184,7 +184,7 @@ export class BridgeRuntime {
     this.reporting.auditRefusal(code, subject, group);
   }
 
-  report(name: string, status: BackendStatus): Promise<void> {
+  report(name: string, status: SupervisedBackendStatus): Promise<void> {
     const { held: _held, name: _name, ...view } = status;
     return this.reporting.reportBackend(name, { status: view, secret: this.supervisor.secretOf(name) });
   }

@@ -86,7 +86,7 @@ export interface BackendSupervisorOptions {
   passthrough: readonly string[];
   workspace?: string;
   gatewayPort?: number;
-  onChange?: (name: string, status: BackendStatus) => void;
+  onChange?: (name: string, status: SupervisedBackendStatus) => void;
   /** Bridge log; relayed child lines arrive here at info (stdout) and warning (stderr). */
   log?: (level: SupervisorLogLevel, msg: string) => void;
   healthIntervalMs?: number;
@@ -107,7 +107,7 @@ export interface BackendSupervisorOptions {
 export type BackendExit = NonNullable<ReportedBackendStatus["exit"]>;
 
 /** The supervisor's view of a backend: what the gateway is told, plus its name and whether a transition holds it. */
-export type BackendStatus = ReportedBackendStatus & { name: string; held: boolean; slot: number | null };
+export type SupervisedBackendStatus = ReportedBackendStatus & { name: string; held: boolean; slot: number | null };
 
 export type StartResult =
   | { ok: true; name: string; port: number | null; slot: number | null; secret: string; pid: number | null }
@@ -216,7 +216,7 @@ export class BackendSupervisor {
   private readonly held = new Set<string>();
   private readonly warnedHealthPaths = new Set<string>();
   private availability: SandboxAvailability | null = null;
-  private readonly onChange: (name: string, status: BackendStatus) => void;
+  private readonly onChange: (name: string, status: SupervisedBackendStatus) => void;
   private readonly log: (level: SupervisorLogLevel, msg: string) => void;
   private readonly bridgeStartTime: string;
   private reportedInheritableFds = false;
@@ -376,10 +376,10 @@ export class BackendSupervisor {
     return t && t.running ? t.secret : null;
   }
 
-  status(name: string): BackendStatus | null {
+  status(name: string): SupervisedBackendStatus | null {
     const t = this.tracked.get(name);
     if (!t) return null;
-    const status: BackendStatus = {
+    const status: SupervisedBackendStatus = {
       name,
       running: t.running,
       healthy: t.healthy,

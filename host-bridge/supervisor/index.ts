@@ -3,7 +3,7 @@ export {
   BackendSupervisor,
   type BackendExit,
   type BackendSpec,
-  type BackendStatus,
+  type SupervisedBackendStatus,
   type BackendSupervisorOptions,
   type StartResult,
   type StopResult,

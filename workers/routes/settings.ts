@@ -17,6 +17,8 @@ import {
   settingAt,
   settingNameRefusal,
   settingValueRefusal,
+  SettingChangedAnswerSchema,
+  SettingsAnswerSchema,
   type SettingSpec,
   type SettingValue,
   type SettingWrite,
@@ -176,7 +178,7 @@ export async function writeSetting(
     detail: { from: written.from, to: written.to, loosened: loosening !== null, confirmed: confirm === true },
   });
   await emitEvent(req.env, "config.changed", { field: spec.path });
-  const answer: Record<string, unknown> = { path: spec.path, value: written.to, applies: APPLIES };
+  const answer: z.input<typeof SettingChangedAnswerSchema> = { path: spec.path, value: written.to, applies: APPLIES };
   if (isWholeDocument(spec)) answer.revision = await revisionOf(written.to);
   return answer;
 }
@@ -240,7 +242,12 @@ export const settingsRoutes = [
         shown[spec.path] = values[spec.path];
         if (isWholeDocument(spec)) revisions[spec.path] = await revisionOf(values[spec.path]);
       }
-      return { config: nested(shown), revisions, schema: visible.map(describeSetting), applies: APPLIES };
+      return {
+        config: nested(shown),
+        revisions,
+        schema: visible.map(describeSetting),
+        applies: APPLIES,
+      } satisfies z.input<typeof SettingsAnswerSchema>;
     },
   }),
   route({
