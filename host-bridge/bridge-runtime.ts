@@ -20,13 +20,18 @@ import { sandboxAvailability, type SandboxAvailability } from "./sandbox/bubblew
 import { boundsAvailability, removeStaleGroups, type BoundsAvailability } from "./sandbox/bounds";
 import { EgressBrokers } from "./egress/brokers";
 import { grantPatterns, type HostPattern } from "../workers/contracts/network-grant";
-import type { JournalQuestionSchema } from "../workers/contracts/bridge-operations";
-import { BackendSupervisor, type BackendStatus } from "./supervisor/backend-supervisor";
+import type {
+  GatewayCallbackAnswer,
+  GatewayCallbackName,
+  GatewayCallbackRequest,
+  JournalQuestionSchema,
+} from "../workers/contracts/bridge-operations";
+import { BackendSupervisor, type SupervisedBackendStatus } from "./supervisor/backend-supervisor";
 import type { HomePaths } from "./home";
 import { childLimits, type OwnerConfig } from "./owner-config";
 import { SecretStore, secretStorePaths } from "./secrets/secret-store";
 import { McpJson } from "./mcp/mcp-json";
-import { bridgeOperationRegistry, callGatewayRoute, type CallGateway } from "./bridge-contract";
+import { bridgeOperationRegistry, callGatewayRoute, GatewayCallbackFailed, type CallGateway } from "./bridge-contract";
 import { BridgeReporting } from "./bridge-reporting";
 import { TransitionProgress } from "./transition-progress";
 import { appOperations } from "./operations/app-operations";
@@ -178,9 +183,26 @@ export class BridgeRuntime {
     this.reporting.auditRefusal(code, subject, group);
   }
 
-  report(name: string, status: BackendStatus): Promise<void> {
+  report(name: string, status: SupervisedBackendStatus): Promise<void> {
     const { held: _held, name: _name, ...view } = status;
     return this.reporting.reportBackend(name, { status: view, secret: this.supervisor.secretOf(name) });
+  }
+
+  /**
+   * A call back whose refusal the start survives: an answer that is not 200 or does not match
+   * its row is logged and answers null. A gateway that cannot be reached at all still throws.
+   */
+  private async tellGateway<N extends GatewayCallbackName>(
+    callback: N,
+    body: GatewayCallbackRequest<N>,
+  ): Promise<GatewayCallbackAnswer<N> | null> {
+    try {
+      return await callGatewayRoute(this.opts.callGateway, callback, body);
+    } catch (error) {
+      if (!(error instanceof GatewayCallbackFailed)) throw error;
+      this.opts.log(`bridge: ${error.message}`);
+      return null;
+    }
   }
 
   hookContext() {
@@ -323,7 +345,7 @@ export class BridgeRuntime {
    */
   async reportAllBackends(): Promise<void> {
     await Promise.all(this.supervisor.names().map((name) => this.report(name, this.supervisor.status(name)!)));
-    await callGatewayRoute(this.opts.callGateway, "backendsReported", {});
+    await this.tellGateway("backendsReported", {});
   }
 
   async stopBackend(name: string): Promise<void> {
@@ -341,9 +363,9 @@ export class BridgeRuntime {
         (await callGatewayRoute(this.opts.callGateway, "askJournal", journalQuestion(journal), journal.name)).outcome,
     );
     this.recovery = null;
-    const { apps } = await callGatewayRoute(this.opts.callGateway, "startableApps", undefined);
+    const apps = (await this.tellGateway("startableApps", undefined))?.apps ?? [];
     await Promise.all(apps.map((app) => this.startBackend(app.name, app.manifest as AppManifest, app.digest)));
-    await callGatewayRoute(this.opts.callGateway, "backendsReported", {});
+    await this.tellGateway("backendsReported", {});
   }
 
   /**
@@ -381,7 +403,7 @@ export class BridgeRuntime {
       this.nativeProofs.set(source, { manifest: staged.manifest, digest: staged.digest, uiFiles: listed.files });
       records.push({ digest: staged.digest, source });
     }
-    await callGatewayRoute(this.opts.callGateway, "recordNativeApps", { apps: records });
+    await this.tellGateway("recordNativeApps", { apps: records });
   }
 
   /** The bridge's internal operations: one handler per bridge contract row, each request parsed with its row. */

@@ -13,6 +13,7 @@ import {
 } from "../workers/contracts/security-event";
 import { splitNote, verifyCosignature } from "../durable/security-log/checkpoint";
 import { writePrivateFile } from "./private-file";
+import type { CallGateway } from "./bridge-contract";
 import { z } from "zod";
 
 export const WITNESS_INTERVAL_MS = 5_000;
@@ -85,11 +86,7 @@ const CosignedRowsSchema = z.object({ events: z.array(z.object({ detail: z.recor
  * While the gateway runs: every few seconds, a checkpoint newer than the last one shown goes to
  * the configured witness and its cosignature is recorded. Failures are logged and retried.
  */
-export function startWitnessPoster(
-  configPath: string,
-  call: (method: string, path: string, body?: unknown) => Promise<{ status: number; body: unknown }>,
-  log: (line: string) => void,
-) {
+export function startWitnessPoster(configPath: string, call: CallGateway, log: (line: string) => void) {
   let shownSeq = -1;
   let lastFailure = "";
   const tick = async () => {

@@ -6,11 +6,12 @@ import type { AddressInfo } from "node:net";
 import { GatewayError } from "../workers/contracts/errors";
 import { storageFullReason } from "../workers/contracts/storage-full";
 
-export interface BridgeRequest {
+/** A request as the server received it, before its contract row parses the body. */
+export interface ReceivedBridgeRequest {
   body: unknown;
   work: string;
 }
-export type BridgeOperation = (request: BridgeRequest) => Promise<unknown>;
+export type BridgeOperation = (request: ReceivedBridgeRequest) => Promise<unknown>;
 
 const BODY_LIMIT = 1024 * 1024;
 

@@ -109,7 +109,7 @@ export function installPage(api, installed) {
     }
     replaceChildren(installNotices);
     const review = answer.data.review && typeof answer.data.review === "object" ? answer.data.review : {};
-    showReview(source, review, answer.data.digest ?? review.digest);
+    showReview(source, review, answer.data.digest);
     reviewHost.querySelector(".review-title")?.setAttribute("tabindex", "-1");
     reviewHost.querySelector(".review-title")?.focus();
   }
@@ -160,7 +160,7 @@ export function installPage(api, installed) {
       showReview(
         source,
         review,
-        answer.detail.digest ?? review.digest,
+        answer.detail.digest,
         "What would be installed changed since the preview. Read this review again; Install now consents to it.",
       );
       return;

@@ -9,13 +9,9 @@
 import { existsSync, readdirSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { z } from "zod";
 import { finishRemoval, undoInstall } from "./install-app";
 import { clearJournal, listJournals, type Journal } from "./transition-journal";
 import { commitUpdate, restoreRollback, rollbackDir } from "./update-app";
-
-/** What the gateway answers for one journal: keep the transition's result, or undo it. */
-export const JournalVerdictSchema = z.object({ outcome: z.enum(["finish", "undo"]) });
 
 export interface RecoveryContext {
   home: string;

@@ -21,7 +21,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   BackendSupervisor,
   type BackendSpec,
-  type BackendStatus,
+  type SupervisedBackendStatus,
   type BackendSupervisorOptions,
 } from "./backend-supervisor.js";
 import { readRunRecords } from "./run-records.js";
@@ -48,10 +48,10 @@ type Logged = { level: string; msg: string };
 function makeSupervisor(over: Partial<BackendSupervisorOptions> = {}): {
   sup: BackendSupervisor;
   logs: Logged[];
-  changes: BackendStatus[];
+  changes: SupervisedBackendStatus[];
 } {
   const logs: Logged[] = [];
-  const changes: BackendStatus[] = [];
+  const changes: SupervisedBackendStatus[] = [];
   const sup = new BackendSupervisor({
     home,
     ownerHome,
@@ -201,7 +201,7 @@ describe("BackendSupervisor", () => {
       const s = sup.status(spec.name);
       return !!s && s.restarts === 1 && s.healthy && s.pid !== firstPid;
     });
-    const status = sup.status(spec.name) as BackendStatus;
+    const status = sup.status(spec.name) as SupervisedBackendStatus;
     expect(status.exit?.signal ?? String(status.exit?.code)).toBeTruthy();
     expect(await get(status, "/health")).toBe(200);
     // The secret survives a watchdog restart, so the gateway's copy stays valid.
@@ -216,7 +216,7 @@ describe("BackendSupervisor", () => {
     expect((await sup.start(spec)).ok).toBe(true);
     await until("gave up", () => sup.status(spec.name)?.reason?.startsWith("stays down") ?? false);
     await sleep(1_500); // longer than the watchdog bound: nothing restarts it
-    const status = sup.status(spec.name) as BackendStatus;
+    const status = sup.status(spec.name) as SupervisedBackendStatus;
     expect(status.running).toBe(false);
     expect(status.restarts).toBe(2);
     expect(status.exit?.code).toBe(1);

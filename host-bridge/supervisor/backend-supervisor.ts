@@ -88,7 +88,7 @@ export interface BackendSupervisorOptions {
   passthrough: readonly string[];
   workspace?: string;
   gatewayPort?: number;
-  onChange?: (name: string, status: BackendStatus) => void;
+  onChange?: (name: string, status: SupervisedBackendStatus) => void;
   /** Bridge log; relayed child lines arrive here at info (stdout) and warning (stderr). */
   log?: (level: SupervisorLogLevel, msg: string) => void;
   healthIntervalMs?: number;
@@ -109,7 +109,7 @@ export interface BackendSupervisorOptions {
 export type BackendExit = NonNullable<ReportedBackendStatus["exit"]>;
 
 /** The supervisor's view of a backend: what the gateway is told, plus its name and whether a transition holds it. */
-export type BackendStatus = ReportedBackendStatus & { name: string; held: boolean; slot: number | null };
+export type SupervisedBackendStatus = ReportedBackendStatus & { name: string; held: boolean; slot: number | null };
 
 export type StartResult =
   | { ok: true; name: string; port: number | null; slot: number | null; secret: string; pid: number | null }
@@ -169,6 +169,27 @@ interface Tracked {
 /** The cause a row shows when a backend's folder is gone (removed by hand, or a half-done move). */
 export const APP_FOLDER_MISSING = "app folder missing";
 
+type LaunchRefusal = Extract<StartResult, { ok: false }>;
+type LaunchResult = { ok: true } | LaunchRefusal;
+
+function spawnFailed(reason: string, cause?: unknown): LaunchRefusal {
+  return cause === undefined
+    ? { ok: false, code: "backend_spawn_failed", reason }
+    : { ok: false, code: "backend_spawn_failed", reason, cause };
+}
+
+/** The app folder must be there; with storage, data/ is created first, since bwrap refuses to bind a missing folder. */
+function prepareAppFolders(spec: BackendSpec): { ok: true } | LaunchRefusal {
+  if (!existsSync(spec.appDir)) return spawnFailed(APP_FOLDER_MISSING);
+  if (!spec.hasStorage) return { ok: true };
+  try {
+    mkdirSync(spec.dataDir, { recursive: true, mode: 0o700 });
+    return { ok: true };
+  } catch (cause) {
+    return spawnFailed(`its data folder could not be created: ${String(cause)}`, cause);
+  }
+}
+
 /** Resolves with the promise's value, or `fallback` after ms; the timer never outlives the race. */
 function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -187,7 +208,7 @@ export class BackendSupervisor {
   private readonly held = new Set<string>();
   private readonly warnedHealthPaths = new Set<string>();
   private availability: SandboxAvailability | null = null;
-  private readonly onChange: (name: string, status: BackendStatus) => void;
+  private readonly onChange: (name: string, status: SupervisedBackendStatus) => void;
   private readonly log: (level: SupervisorLogLevel, msg: string) => void;
   private readonly bridgeStartTime: string;
   private reportedInheritableFds = false;
@@ -347,10 +368,10 @@ export class BackendSupervisor {
     return t && t.running ? t.secret : null;
   }
 
-  status(name: string): BackendStatus | null {
+  status(name: string): SupervisedBackendStatus | null {
     const t = this.tracked.get(name);
     if (!t) return null;
-    const status: BackendStatus = {
+    const status: SupervisedBackendStatus = {
       name,
       running: t.running,
       healthy: t.healthy,
@@ -468,74 +489,124 @@ export class BackendSupervisor {
    * lives on until the next bridge's reapOrphans. (util-linux `setpriv --pdeathsig KILL` could be
    * prepended; not done, the opt-out stays the plain command.)
    */
-  private async launch(t: Tracked): Promise<{ ok: true } | Extract<StartResult, { ok: false }>> {
+  /**
+   * One run of a backend, as named steps in one visible order: the cheap, reversible ones
+   * first (address, folders, secret file, sandbox check, bounds group, descriptors, environment,
+   * egress broker, socket slot), then the confined command, and last the spawn itself.
+   */
+  private async launch(t: Tracked): Promise<LaunchResult> {
     const generation = ++t.generation;
-    const { spec } = t;
     t.stopping = false;
     t.gaveUp = false;
-    const confined = this.opts.sandbox.mode === "on";
-    // Confined, the backend listens on CONFINED_BACKEND_PORT inside its own network namespace
-    // and the gateway reaches it through a socket slot; unconfined, on a free host port.
-    let port: number = CONFINED_BACKEND_PORT;
-    if (!confined) {
+    const address = await this.reserveAddress(t);
+    if (!address.ok) return address;
+    if (t.stopping || generation !== t.generation) return spawnFailed("stopped before it started");
+    const folders = prepareAppFolders(t.spec);
+    if (!folders.ok) return folders;
+    const secretFile = this.writeSecretFile(t);
+    if (!secretFile.ok) return secretFile;
+    const sandbox = this.requireSandbox();
+    if (!sandbox.ok) return sandbox;
+    const bounds = this.bounds();
+    const group = this.createBoundsGroup(t.spec, sandbox.availability, bounds);
+    if (!group.ok) return group;
+    const stdio = this.closeInheritedDescriptors(sandbox.availability !== null, group.group !== null);
+    const env = this.childEnvironment(t, address.port, sandbox.availability !== null);
+    const egress = await this.startEgressBroker(t.spec, sandbox.availability, env);
+    if (!egress.ok) {
+      group.group?.remove();
+      return egress;
+    }
+    const listener = await this.openSlot(sandbox.availability, address.slot);
+    if (!listener.ok) {
+      group.group?.remove();
+      return listener;
+    }
+    const command = this.confinedCommand(t.spec, env, sandbox.availability, bounds, {
+      port: address.port,
+      egressSocket: egress.socket,
+      blocked: group.group !== null,
+    });
+    const child = spawnChild(command, {
+      env,
+      stdio: listener.listener ? withListener(stdio, listener.listener.fd) : stdio,
+    });
+    // The child holds the listening socket now: it moves to the slot's path, and the bridge lets go of it.
+    listener.listener?.handOver();
+    this.trackRun(t, generation, child, { env, port: address.port, slot: address.slot, group: group.group });
+    if (child.pid !== undefined) {
+      const confined = sandbox.availability !== null;
+      if (confined) this.readSandboxStreams(t, generation, child);
+      this.announceStarted(t, child.pid, confined, address, bounds);
+      if (group.group) this.watchLimits(t, generation);
+      this.emit(t);
+      this.startupPoll(t, generation);
+    }
+    return { ok: true };
+  }
+
+  /**
+   * Confined, the backend listens on CONFINED_BACKEND_PORT inside its own network namespace and
+   * the gateway reaches it through a socket slot; unconfined, on a free host port.
+   */
+  private async reserveAddress(t: Tracked): Promise<{ ok: true; port: number; slot: number | null } | LaunchRefusal> {
+    if (this.opts.sandbox.mode !== "on") {
       try {
-        port = await pickFreePort();
+        return { ok: true, port: await pickFreePort(), slot: null };
       } catch (cause) {
-        return { ok: false, code: "backend_spawn_failed", reason: `no free loopback port: ${String(cause)}`, cause };
+        return spawnFailed(`no free loopback port: ${String(cause)}`, cause);
       }
     }
-    const slot = confined ? this.slotFor(t) : null;
-    if (confined && slot === null)
+    const slot = this.slotFor(t);
+    if (slot === null)
       return {
         ok: false,
         code: "backend_slots_exhausted",
         reason: errorMessage("backend_slots_exhausted", { slots: BACKEND_SLOTS }),
       };
-    if (t.stopping || generation !== t.generation)
-      return { ok: false, code: "backend_spawn_failed", reason: "stopped before it started" };
-    if (!existsSync(spec.appDir)) return { ok: false, code: "backend_spawn_failed", reason: APP_FOLDER_MISSING };
-    if (spec.hasStorage) {
-      try {
-        mkdirSync(spec.dataDir, { recursive: true, mode: 0o700 }); // bwrap refuses to bind a missing folder
-      } catch (cause) {
-        return {
-          ok: false,
-          code: "backend_spawn_failed",
-          reason: `its data folder could not be created: ${String(cause)}`,
-          cause,
-        };
-      }
-    }
-    const written = writeAppSecret(spec.appDir, t.secret);
-    if (!written.ok) {
-      const reason = errorMessage("app_secret_unwritable", { app: spec.name, reason: written.reason });
-      this.log("error", reason);
-      return { ok: false, code: "app_secret_unwritable", reason, cause: written.cause };
-    }
-    const sandbox = this.opts.sandbox.mode === "on" ? this.availability : null;
-    if (this.opts.sandbox.mode === "on" && !sandbox?.ok) {
-      return {
-        ok: false,
-        ...(sandboxRefusal("on", sandbox ?? { ok: false }) as { code: "sandbox_unavailable"; reason: string }),
-      };
-    }
+    return { ok: true, port: CONFINED_BACKEND_PORT, slot };
+  }
 
-    const bounds = this.bounds();
-    const useGroup = sandbox !== null && bounds.mechanism === "cgroup";
-    let group: ChildGroup | null = null;
-    if (useGroup) {
-      try {
-        group = createChildGroup(bounds, spec.name, this.opts.limits);
-      } catch (cause) {
-        return {
-          ok: false,
-          code: "backend_spawn_failed",
-          reason: `its limits (${describeLimits(this.opts.limits)}) could not be set up: ${String(cause)}`,
-          cause,
-        };
-      }
+  /** The app's .app_secret, which its backend reads to verify the gateway's signature. */
+  private writeSecretFile(t: Tracked): { ok: true } | LaunchRefusal {
+    const written = writeAppSecret(t.spec.appDir, t.secret);
+    if (written.ok) return { ok: true };
+    const reason = errorMessage("app_secret_unwritable", { app: t.spec.name, reason: written.reason });
+    this.log("error", reason);
+    return { ok: false, code: "app_secret_unwritable", reason, cause: written.cause };
+  }
+
+  /** With sandbox.mode "on", a backend runs confined or not at all; null availability means unconfined by the owner's choice. */
+  private requireSandbox(): { ok: true; availability: SandboxAvailability | null } | LaunchRefusal {
+    if (this.opts.sandbox.mode !== "on") return { ok: true, availability: null };
+    const sandbox = this.availability;
+    if (sandbox?.ok) return { ok: true, availability: sandbox };
+    return {
+      ok: false,
+      ...(sandboxRefusal("on", sandbox ?? { ok: false }) as { code: "sandbox_unavailable"; reason: string }),
+    };
+  }
+
+  /** A confined backend bounded by cgroup gets its own group before it exists. */
+  private createBoundsGroup(
+    spec: BackendSpec,
+    sandbox: SandboxAvailability | null,
+    bounds: BoundsAvailability,
+  ): { ok: true; group: ChildGroup | null } | LaunchRefusal {
+    if (sandbox === null || bounds.mechanism !== "cgroup") return { ok: true, group: null };
+    try {
+      return { ok: true, group: createChildGroup(bounds, spec.name, this.opts.limits) };
+    } catch (cause) {
+      return spawnFailed(
+        `its limits (${describeLimits(this.opts.limits)}) could not be set up: ${String(cause)}`,
+        cause,
+      );
     }
-    const stdio = closeInheritedFds(sandbox !== null, useGroup);
+  }
+
+  /** The child inherits only its standard streams and the sandbox's own descriptors; a leak from the bridge's parent is named once. */
+  private closeInheritedDescriptors(confined: boolean, blocked: boolean) {
+    const stdio = closeInheritedFds(confined, blocked);
     if (!this.reportedInheritableFds) {
       this.reportedInheritableFds = true;
       const leaked = inheritableFds();
@@ -545,7 +616,12 @@ export class BackendSupervisor {
           `descriptors ${leaked.join(", ")} were inherited by the bridge without close-on-exec and reach every app child; start the bridge from a parent that does not leak them`,
         );
     }
-    const { env } = buildChildEnv(this.opts.parentEnv, {
+    return stdio;
+  }
+
+  private childEnvironment(t: Tracked, port: number, sandboxed: boolean): Record<string, string> {
+    const { spec } = t;
+    return buildChildEnv(this.opts.parentEnv, {
       kind: "backend",
       app: {
         name: spec.name,
@@ -560,81 +636,96 @@ export class BackendSupervisor {
       gatewayPort: this.opts.gatewayPort,
       passthrough: this.opts.passthrough,
       log: (msg) => this.log("debug", msg),
-      sandboxed: sandbox !== null,
-    });
+      sandboxed,
+    }).env;
+  }
+
+  /** A confined backend with a network grant reaches out only through its own broker; without one it has no network. */
+  private async startEgressBroker(
+    spec: BackendSpec,
+    sandbox: SandboxAvailability | null,
+    env: Record<string, string>,
+  ): Promise<{ ok: true; socket: string | undefined } | LaunchRefusal> {
     const grant = spec.network ?? [];
-    let egressSocket: string | undefined;
-    if (sandbox && this.opts.egress && (grant === "all" || grant.length > 0)) {
-      try {
-        egressSocket = await this.opts.egress.start(spec.name, spec.name, grant);
-      } catch (cause) {
-        group?.remove();
-        return {
-          ok: false,
-          code: "backend_spawn_failed",
-          reason: `its egress broker could not start: ${String(cause)}`,
-          cause,
-        };
-      }
+    if (!sandbox || !this.opts.egress || (grant !== "all" && grant.length === 0))
+      return { ok: true, socket: undefined };
+    try {
+      const socket = await this.opts.egress.start(spec.name, spec.name, grant);
       Object.assign(env, egressEnvironment());
+      return { ok: true, socket };
+    } catch (cause) {
+      return spawnFailed(`its egress broker could not start: ${String(cause)}`, cause);
     }
-    let listener: SlotListener | null = null;
-    if (sandbox && slot !== null) {
-      try {
-        listener = await openSlotListener(this.opts.runtimeDir, slot);
-      } catch (cause) {
-        group?.remove();
-        return {
-          ok: false,
-          code: "backend_spawn_failed",
-          reason: `its socket slot could not be opened: ${String(cause)}`,
-          cause,
-        };
-      }
+  }
+
+  private async openSlot(
+    sandbox: SandboxAvailability | null,
+    slot: number | null,
+  ): Promise<{ ok: true; listener: SlotListener | null } | LaunchRefusal> {
+    if (!sandbox || slot === null) return { ok: true, listener: null };
+    try {
+      return { ok: true, listener: await openSlotListener(this.opts.runtimeDir, slot) };
+    } catch (cause) {
+      return spawnFailed(`its socket slot could not be opened: ${String(cause)}`, cause);
     }
+  }
+
+  /** The backend's command wrapped in bubblewrap and its bounds; unconfined, the command as declared. */
+  private confinedCommand(
+    spec: BackendSpec,
+    env: Record<string, string>,
+    sandbox: SandboxAvailability | null,
+    bounds: BoundsAvailability,
+    run: { port: number; egressSocket: string | undefined; blocked: boolean },
+  ) {
     const plain = { file: spec.backend.command, args: [...(spec.backend.args ?? [])], cwd: spec.appDir };
-    const wrapped = sandbox
-      ? wrapInSandbox(plain, {
-          appDir: spec.appDir,
-          writable: spec.hasStorage ? [spec.dataDir] : [],
-          home: this.opts.home,
-          ownerHome: this.opts.ownerHome,
-          pathEnv: env.PATH,
-          gateway: {
-            listenFd: SLOT_LISTEN_FD,
-            backendPort: port,
-            ...(this.opts.gatewayPort !== undefined
-              ? {
-                  callback: {
-                    socketDir: path.join(this.opts.runtimeDir, GATEWAY_SOCKET_FOLDER),
-                    port: this.opts.gatewayPort,
-                  },
-                }
-              : {}),
-          },
-          ...(egressSocket ? { egressSocket } : {}),
-          bwrapPath: sandbox.path,
-          userNamespace: sandbox.userNamespace,
-          infoFd: SANDBOX_INFO_FD,
-          ...(useGroup ? { blockFd: SANDBOX_BLOCK_FD } : {}),
-        })
-      : plain;
+    if (!sandbox) return plain;
+    const wrapped = wrapInSandbox(plain, {
+      appDir: spec.appDir,
+      writable: spec.hasStorage ? [spec.dataDir] : [],
+      home: this.opts.home,
+      ownerHome: this.opts.ownerHome,
+      pathEnv: env.PATH,
+      gateway: {
+        listenFd: SLOT_LISTEN_FD,
+        backendPort: run.port,
+        ...(this.opts.gatewayPort !== undefined
+          ? {
+              callback: {
+                socketDir: path.join(this.opts.runtimeDir, GATEWAY_SOCKET_FOLDER),
+                port: this.opts.gatewayPort,
+              },
+            }
+          : {}),
+      },
+      ...(run.egressSocket ? { egressSocket: run.egressSocket } : {}),
+      bwrapPath: sandbox.path,
+      userNamespace: sandbox.userNamespace,
+      infoFd: SANDBOX_INFO_FD,
+      ...(run.blocked ? { blockFd: SANDBOX_BLOCK_FD } : {}),
+    });
     // The sandbox's own variables (a Node backend's in-process doors) win over the egress preload's NODE_OPTIONS, which they include.
     if ("env" in wrapped) Object.assign(env, wrapped.env);
-    const cmd = sandbox ? { ...boundCommand(wrapped, this.opts.limits, bounds), cwd: spec.appDir } : plain;
-    const child = spawnChild(cmd, { env, stdio: listener ? withListener(stdio, listener.fd) : stdio });
-    // The child holds the listening socket now: it moves to the slot's path, and the bridge lets go of it.
-    listener?.handOver();
-    t.group = group;
-    t.limitsReached = [];
+    return { ...boundCommand(wrapped, this.opts.limits, bounds), cwd: spec.appDir };
+  }
 
+  /** The run's state, its masked log relay and its exit, recorded on the tracked backend. */
+  private trackRun(
+    t: Tracked,
+    generation: number,
+    child: ChildProcess,
+    run: { env: Record<string, string>; port: number; slot: number | null; group: ChildGroup | null },
+  ): void {
+    const { spec } = t;
+    t.group = run.group;
+    t.limitsReached = [];
     const pid = child.pid ?? null;
     t.child = child;
     t.pid = pid;
     t.pgid = pid;
     t.sandboxPgid = null;
-    t.port = confined ? null : port;
-    t.slot = slot;
+    t.port = this.opts.sandbox.mode === "on" ? null : run.port;
+    t.slot = run.slot;
     t.startedAt = new Date().toISOString();
     t.running = pid !== null;
     t.healthy = false;
@@ -646,7 +737,7 @@ export class BackendSupervisor {
       // Every assigned secret is masked by value, however short, on top of the passthrough values.
       secrets: [
         ...new Set([
-          ...credentialValuesOf(env),
+          ...credentialValuesOf(run.env),
           ...Object.values(spec.secrets ?? {}).filter((v) => v.length >= MIN_SECRET_CHARS),
         ]),
       ].sort((a, b) => b.length - a.length),
@@ -669,26 +760,38 @@ export class BackendSupervisor {
       if (pid === null) end(null, null, err.message);
       else this.log("warning", `app ${spec.name} backend (pid ${pid}): ${err.message}`);
     });
+    if (pid !== null) this.record(t);
+  }
 
-    if (pid !== null) {
-      this.record(t);
-      const info = child.stdio[SANDBOX_INFO_FD];
-      if (sandbox && info && "on" in info)
-        this.readSandboxInfo(
-          t,
-          generation,
-          info as NodeJS.ReadableStream,
-          child.stdio[SANDBOX_BLOCK_FD] as Writable | null,
-        );
-      this.log(
-        "info",
-        `app ${spec.name} backend started (pid ${pid}, ${sandbox ? `slot ${slot}, confined, ${bounds.mechanism} bounds of ${describeLimits(this.opts.limits)}, ${grant === "all" ? "any public host" : grant.length > 0 ? `egress to ${grant.length} host pattern(s)` : "no network"}` : `port ${port}, unsandboxed`})`,
+  private readSandboxStreams(t: Tracked, generation: number, child: ChildProcess): void {
+    const info = child.stdio[SANDBOX_INFO_FD];
+    if (info && "on" in info)
+      this.readSandboxInfo(
+        t,
+        generation,
+        info as NodeJS.ReadableStream,
+        child.stdio[SANDBOX_BLOCK_FD] as Writable | null,
       );
-      if (group) this.watchLimits(t, generation);
-      this.emit(t);
-      this.startupPoll(t, generation);
-    }
-    return { ok: true };
+  }
+
+  private announceStarted(
+    t: Tracked,
+    pid: number,
+    confined: boolean,
+    address: { port: number; slot: number | null },
+    bounds: BoundsAvailability,
+  ): void {
+    const grant = t.spec.network ?? [];
+    const network =
+      grant === "all"
+        ? "any public host"
+        : grant.length > 0
+          ? `egress to ${grant.length} host pattern(s)`
+          : "no network";
+    this.log(
+      "info",
+      `app ${t.spec.name} backend started (pid ${pid}, ${confined ? `slot ${address.slot}, confined, ${bounds.mechanism} bounds of ${describeLimits(this.opts.limits)}, ${network}` : `port ${address.port}, unsandboxed`})`,
+    );
   }
 
   private record(t: Tracked): void {

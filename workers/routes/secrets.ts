@@ -10,7 +10,11 @@ import {
   isReservedSecretName,
   SECRET_NAME,
   SECRET_VALUE_MAX_CHARS,
+  SecretAssignedAnswerSchema,
+  SecretDeletedAnswerSchema,
   SecretListingSchema,
+  SecretStoredAnswerSchema,
+  SecretsAnswerSchema,
   type SecretConsumer,
 } from "../contracts/secrets";
 import { appRegistry, readRecord, requireRecord } from "../app-registry";
@@ -80,7 +84,7 @@ export const secretRoutes = [
         ...listing,
         declared: await declarations(env, listing),
         delivery: "environment variable at the backend's start (restart the app after assigning)",
-      };
+      } satisfies z.input<typeof SecretsAnswerSchema>;
     },
   }),
   route({
@@ -116,7 +120,7 @@ export const secretRoutes = [
         subject: name,
         detail: { replaced: stored.replaced, resealed: stored.resealed },
       });
-      return { name, stored: true, replaced: stored.replaced };
+      return { name, stored: true, replaced: stored.replaced } satisfies z.input<typeof SecretStoredAnswerSchema>;
     },
   }),
   route({
@@ -141,7 +145,7 @@ export const secretRoutes = [
         subject: name,
         detail: { unassigned: removed.unassigned.map((u) => `${u.app}:${u.as}`) },
       });
-      return { deleted: name, unassigned: removed.unassigned };
+      return { deleted: name, unassigned: removed.unassigned } satisfies z.input<typeof SecretDeletedAnswerSchema>;
     },
   }),
   route({
@@ -183,7 +187,7 @@ export const secretRoutes = [
         app: record.name,
         as,
         applies: "at the app's next backend start (`personalclaw apps restart <name>`)",
-      };
+      } satisfies z.input<typeof SecretAssignedAnswerSchema>;
     },
   }),
   route({

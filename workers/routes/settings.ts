@@ -18,6 +18,8 @@ import {
   settingNameRefusal,
   settingValueRefusal,
   SettingDescriptionSchema,
+  SettingChangedAnswerSchema,
+  SettingsAnswerSchema,
   type SettingSpec,
   type SettingValue,
   type SettingWrite,
@@ -210,7 +212,7 @@ export async function writeSetting(
     detail: { from: written.from, to: written.to, loosened: loosening !== null, confirmed: confirm === true },
   });
   await emitEvent(req.env, "config.changed", { field: spec.path });
-  const answer: Record<string, unknown> = { path: spec.path, value: written.to, applies: APPLIES };
+  const answer: z.input<typeof SettingChangedAnswerSchema> = { path: spec.path, value: written.to, applies: APPLIES };
   if (isWholeDocument(spec)) answer.revision = await revisionOf(written.to);
   return answer;
 }
@@ -276,7 +278,12 @@ export const settingsRoutes = [
         shown[spec.path] = values[spec.path];
         if (isWholeDocument(spec)) revisions[spec.path] = await revisionOf(values[spec.path]);
       }
-      return { config: nested(shown), revisions, schema: visible.map(describeSetting), applies: APPLIES };
+      return {
+        config: nested(shown),
+        revisions,
+        schema: visible.map(describeSetting),
+        applies: APPLIES,
+      } satisfies z.input<typeof SettingsAnswerSchema>;
     },
   }),
   route({
