@@ -12,7 +12,7 @@ import { previewBundle } from "../install/preview";
 import { callGateway, GatewayNotRunning, type GatewayAnswer } from "./gateway-client";
 import { safeLine } from "../../workers/contracts/text-safety";
 import { reviewText } from "./review-text";
-import { packageRoot, packageVersion } from "./start";
+import { packageRoot, packageVersion } from "./package-facts";
 
 const EXIT_REFUSED = 3;
 

@@ -10,7 +10,7 @@ import { sandboxAvailability } from "../sandbox/bubblewrap";
 import { boundsAvailability, describeLimits } from "../sandbox/bounds";
 import { parentEnvironment, type Settings } from "../settings";
 import { readLiveGateway } from "./gateway-file";
-import { workerdBinary } from "./start";
+import { workerdBinary } from "./package-facts";
 import { readUnacknowledgedAnchor } from "../sel-anchor";
 import { findSetpriv } from "../supervisor/workerd-supervisor";
 import { callGateway } from "./gateway-client";

@@ -1,9 +1,7 @@
 // `personalclaw start`: the host bridge in this process, workerd as its child, one ready
 // line. Ctrl-C (or SIGTERM) stops backends, then workerd, then the bridge, within 10 s.
-import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { existsSync, readdirSync, realpathSync } from "node:fs";
+import { join } from "node:path";
 import type { ResultPromise } from "execa";
 import { authModeInForce } from "../../workers/contracts/auth-mode";
 import { safeLines } from "../../workers/contracts/text-safety";
@@ -48,9 +46,7 @@ import { callGateway } from "./gateway-client";
 import { identityOf } from "../supervisor/process-identity";
 import { findSetpriv, WorkerdSupervisor } from "../supervisor/workerd-supervisor";
 import { isPortFree, isPortListenerOwnedBy, pickFreePort, portInUseMessage } from "./port-owner";
-
-export const packageRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
-const require = createRequire(import.meta.url);
+import { packageRoot, packageVersion, webFolder, workerBundle, workerdBinary } from "./package-facts";
 
 export interface StartOptions {
   settings: Settings;
@@ -60,15 +56,6 @@ export interface StartOptions {
 }
 
 const STORE_NAMESPACES = DURABLE_OBJECT_CLASSES.map((d) => d.uniqueKey);
-
-/** The workerd binary that wrangler's pinned workerd package ships. */
-export function workerdBinary(): string {
-  return require.resolve("workerd/bin/workerd");
-}
-
-export function packageVersion(): string {
-  return JSON.parse(readFileSync(join(packageRoot, "package.json"), "utf8")).version;
-}
 
 // A gateway.json whose CLI process is gone (or is now another process) is stale: the workerd it
 // left behind is ended only when it is still the very process that start recorded (pid, start
@@ -235,9 +222,9 @@ async function runGateway(options: StartOptions): Promise<number> {
   // seed: rewritten without it once the log has taken it (below).
   const workerdConfigInput = {
     configPath: paths.workerdConfig,
-    workerBundle: join(packageRoot, "dist", "worker.js"),
+    workerBundle,
     stateDir: paths.state,
-    webDir: join(packageRoot, "web"),
+    webDir: webFolder,
     appsDir: paths.apps,
     runtimeDir: runtimeFolder,
     listen: `${bindHost.includes(":") ? `[${bindHost}]` : bindHost}:${port}`,
