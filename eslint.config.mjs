@@ -100,7 +100,7 @@ export default tseslint.config(
     rules: { "@typescript-eslint/no-explicit-any": "warn" },
   },
   {
-    files: ["web/**/*.js", "apps/**/ui/**/*.js", "apps/sdk/browser/**/*.js"],
+    files: ["web/**/*.js", "apps/**/ui/**/*.js", "apps/sdk/browser/**/*.js", "host-bridge/cli/templates/*/ui/**/*.js"],
     languageOptions: { globals: { ...globals.browser } },
   },
 );

@@ -12,7 +12,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { AppManifestSchema } from "../../workers/contracts/manifest";
 import {
   McpLaunchAnswerSchema,
@@ -30,11 +29,11 @@ import { sandboxAvailability } from "../sandbox/bubblewrap";
 import { runMcpServer } from "../sandbox/run-mcp-server";
 import { parentEnvironment } from "../settings";
 import { callGateway, type GatewayAnswer } from "./gateway-client";
+import { UsageError } from "./usage-error";
 
 const EXIT_REFUSED = 3;
 /** How often a running server asks whether it may go on. */
 const MCP_ALIVE_POLL_MS = 2_000;
-const APP_NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 function fail(answer: GatewayAnswer, json: boolean): number {
@@ -44,19 +43,14 @@ function fail(answer: GatewayAnswer, json: boolean): number {
   return answer.status >= 400 && answer.status < 500 ? EXIT_REFUSED : 1;
 }
 
-function usage(text: string): number {
-  process.stderr.write(`Usage: ${text}\n`);
-  return 2;
-}
-
 /** `mcp path`: where the server map is, for an agent's settings. */
-export async function runMcpPath(_args: string[], home: string): Promise<number> {
-  process.stdout.write(`${homePaths(home).mcpJson}\n`);
+export async function runMcpPath(home: string, values: { json?: boolean }): Promise<number> {
+  const path = homePaths(home).mcpJson;
+  process.stdout.write(values.json ? `${JSON.stringify({ path })}\n` : `${path}\n`);
   return 0;
 }
 
-export async function runMcpList(args: string[], home: string): Promise<number> {
-  const { values } = parseArgs({ args, options: { json: { type: "boolean" } } });
+export async function runMcpList(home: string, values: { json?: boolean }): Promise<number> {
   const answer = await callGateway(home, "mcp-list", "GET", "/api/mcp");
   if (answer.status !== 200) return fail(answer, Boolean(values.json));
   if (values.json) {
@@ -76,10 +70,12 @@ export async function runMcpList(args: string[], home: string): Promise<number> 
   return 0;
 }
 
-export async function runMcpRetry(args: string[], home: string): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
-  if (positionals.length !== 2) return usage("personalclaw mcp retry <app> <server> [--json]");
-  const [app, server] = positionals as [string, string];
+export async function runMcpRetry(
+  home: string,
+  app: string,
+  server: string,
+  values: { json?: boolean },
+): Promise<number> {
   const answer = await callGateway(
     home,
     "mcp-retry",
@@ -96,10 +92,8 @@ export async function runMcpRetry(args: string[], home: string): Promise<number>
   return 0;
 }
 
-export async function runAppsJobs(args: string[], home: string): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
-  if (positionals.length !== 1) return usage("personalclaw apps jobs <name> [--json]");
-  const answer = await callGateway(home, "apps-jobs", "GET", `/api/apps/${encodeURIComponent(positionals[0]!)}/jobs`);
+export async function runAppsJobs(home: string, name: string, values: { json?: boolean }): Promise<number> {
+  const answer = await callGateway(home, "apps-jobs", "GET", `/api/apps/${encodeURIComponent(name)}/jobs`);
   if (answer.status !== 200) return fail(answer, Boolean(values.json));
   if (values.json) {
     process.stdout.write(`${JSON.stringify(answer.body)}\n`);
@@ -155,12 +149,12 @@ async function askToLaunch(
   }
 }
 
-export async function runMcpRun(args: string[], home: string): Promise<number> {
-  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
-  if (positionals.length !== 2) return usage("personalclaw mcp run <app> <server>");
-  const [app, server] = positionals as [string, string];
-  if (!APP_NAME.test(app) || !SERVER_NAME.test(server))
-    return usage("personalclaw mcp run <app> <server> (an app name and a server name it declares)");
+export async function runMcpRun(home: string, app: string, server: string): Promise<number> {
+  if (!AppManifestSchema.shape.name.safeParse(app).success || !SERVER_NAME.test(server))
+    throw new UsageError(`'mcp run' needs an app name and a server name it declares, not '${app}' '${server}'`, [
+      "mcp",
+      "run",
+    ]);
   const answer = await askToLaunch(home, app, server, await definitionOnDisk(home, app, server));
   if (answer.status !== 200) return fail(answer, false);
   const launch = McpLaunchAnswerSchema.parse(answer.body);
