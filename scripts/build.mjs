@@ -46,7 +46,11 @@ export async function buildAll() {
     build({ ...common, ...WORKER_BUILD, outfile: "dist/worker.js" }),
     build({
       ...common,
-      entryPoints: { cli: "host-bridge/cli/main.ts", "render-routes": "scripts/render-routes.ts" },
+      entryPoints: {
+        cli: "host-bridge/cli/main.ts",
+        "render-routes": "scripts/render-routes.ts",
+        "render-cli": "scripts/render-cli.ts",
+      },
       outdir: "dist",
       outExtension: { ".js": ".mjs" },
       format: "esm",

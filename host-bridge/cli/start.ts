@@ -46,6 +46,7 @@ import { callGateway } from "./gateway-client";
 import { identityOf } from "../supervisor/process-identity";
 import { findSetpriv, WorkerdSupervisor } from "../supervisor/workerd-supervisor";
 import { isPortFree, isPortListenerOwnedBy, pickFreePort, portInUseMessage } from "./port-owner";
+import { commandHint } from "./invocation";
 import { packageRoot, packageVersion, webFolder, workerBundle, workerdBinary } from "./package-facts";
 
 export interface StartOptions {
@@ -106,7 +107,7 @@ export async function startGateway(options: StartOptions): Promise<number> {
     const full = storageFullReason(error);
     if (full === null) throw error;
     process.stderr.write(
-      `personalclaw: cannot start: the disk holding ${options.settings.home} is full (${full}); free some space and run \`personalclaw start\` again.\n`,
+      `personalclaw: cannot start: the disk holding ${options.settings.home} is full (${full}); free some space and run \`${commandHint("start")}\` again.\n`,
     );
     return 1;
   }
@@ -179,7 +180,7 @@ async function runGateway(options: StartOptions): Promise<number> {
         : `unreadable (${anchorAtStart.reason})`;
   if (anchorLost !== null) {
     recordUnacknowledgedAnchor(paths.home, anchorLost);
-    const warning = `warning: the security-log anchor ${paths.selAnchor} is ${anchorLost}: truncation of the log before now cannot be detected. A new anchor starts from the current head; \`personalclaw doctor\` fails until you run \`personalclaw security acknowledge\`.`;
+    const warning = `warning: the security-log anchor ${paths.selAnchor} is ${anchorLost}: truncation of the log before now cannot be detected. A new anchor starts from the current head; \`${commandHint("doctor")}\` fails until you run \`${commandHint("security", "acknowledge")}\`.`;
     process.stderr.write(`personalclaw: ${warning}\n`);
     log(warning);
   }
@@ -394,7 +395,9 @@ async function runGateway(options: StartOptions): Promise<number> {
         `${JSON.stringify({ url, port, home: paths.home, pid: process.pid, ...(code !== null ? { sel_verification_code: code } : {}) })}\n`,
       );
     } else {
-      process.stdout.write(`PersonalClaw is running at http://127.0.0.1:${port}/ — sign in: ${url}\n`);
+      process.stdout.write(
+        `PersonalClaw is running at http://127.0.0.1:${port}/ — sign in: ${url} (a new link at any time: ${commandHint("token")})\n`,
+      );
     }
   } catch (error) {
     const full = storageFullReason(error);
