@@ -1,6 +1,5 @@
 // Builds the worker bundle, the CLI/host bridge and the route renderer with esbuild, only
 // when a source is newer than the last build (so `personalclaw start` stays fast).
-import { build } from "esbuild";
 import { mkdirSync, readdirSync, statSync, writeFileSync, existsSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -40,6 +39,8 @@ export const WORKER_BUILD = {
 
 /** Builds every bundle into dist/. */
 export async function buildAll() {
+  // Loaded only to build: every CLI run imports this file to ask whether dist/ is stale.
+  const { build } = await import("esbuild");
   mkdirSync(join(root, "dist"), { recursive: true });
   const common = { bundle: true, logLevel: "warning", target: "es2022", absWorkingDir: root, sourcemap: "linked" };
   await Promise.all([

@@ -56,7 +56,6 @@ async function review(home: string, folder: string): Promise<Offer | null> {
   }
   process.stdout.write(reviewText(reviewed.body.review, reviewed.body.digest));
   for (const change of reviewed.body.changes ?? []) process.stdout.write(changeLine(change));
-  process.stdout.write(`Consent digest: ${reviewed.body.digest}\n`);
   if (installed === null) {
     process.stdout.write(`No gateway is running to install it; start one with: ${commandHint("start")}\n`);
     return null;

@@ -36,6 +36,8 @@ export function closest(word: string, candidates: readonly string[]): string | n
 
 const didYouMean = (guess: string | null) => (guess === null ? "" : ` (did you mean ${guess}?)`);
 
+const isFlagToken = (token: string) => token.startsWith("-") && token !== "-" && !/^-\d/.test(token);
+
 /** The top-level words: every group and one-word command, plus help and version. */
 export function topWords(table: readonly CommandSpec[]): string[] {
   return [...new Set(table.map((row) => row.words[0])), "help", "version"];
@@ -51,7 +53,7 @@ export function findRow(table: readonly CommandSpec[], words: readonly string[])
   }
   const single = rows.find((row) => row.words.length === 1);
   if (single) return single;
-  if (second === undefined) return "group";
+  if (second === undefined || isFlagToken(second)) return "group";
   const sub = rows.find((row) => row.words[1] === second);
   if (sub) return sub;
   const guess = closest(
@@ -60,8 +62,6 @@ export function findRow(table: readonly CommandSpec[], words: readonly string[])
   );
   throw new UsageError(`'${first}' has no subcommand '${second}'${didYouMean(guess)}`, [first]);
 }
-
-const isFlagToken = (token: string) => token.startsWith("-") && token !== "-" && !/^-\d/.test(token);
 
 /** Parses one command line. */
 export function parseCommandLine(table: readonly CommandSpec[], argv: readonly string[]): ParsedCommandLine {
