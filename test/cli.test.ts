@@ -292,6 +292,25 @@ describe("apps new and apps dev against a real gateway", () => {
     });
   }
 
+  it("an unexpected failure is one sentence naming where its stack went; PERSONALCLAW_DEBUG=1 shows the stack", async () => {
+    const missing = join(scratch, "no-such-checkpoint");
+    const failed = await runCli(["security", "verify", "--checkpoint", missing, "--home", gw.home]);
+    const log = join(gw.home, "logs", "cli-errors.log");
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(
+      /^personalclaw: `security verify` failed unexpectedly \(ENOENT[^\n]*\); the details are in /,
+    );
+    expect(failed.stderr).toContain(`the details are in ${log}.`);
+    expect(failed.stderr.split("\n")).toHaveLength(2);
+    expect(failed.stderr).not.toMatch(STACK);
+    expect(readFileSync(log, "utf8")).toMatch(/security verify: Error: ENOENT[^]*\n\s+at /);
+    const debug = await runCli(["security", "verify", "--checkpoint", missing, "--home", gw.home], {
+      PERSONALCLAW_DEBUG: "1",
+    });
+    expect(debug.code).not.toBe(0);
+    expect(debug.stderr).toMatch(/\n\s+at /);
+  });
+
   it("apps new refuses a non-empty folder and a name the manifest refuses, writing nothing", async () => {
     const folder = join(scratch, "taken");
     mkdirSync(folder);

@@ -1,7 +1,6 @@
 // `personalclaw doctor [--json]`: one row per thing this machine and home need, each
 // ok/warn/fail with a sentence saying how to fix it. Exit 1 when a row fails.
-import { existsSync, statSync, accessSync, constants } from "node:fs";
-import { execaSync } from "execa";
+import { existsSync, statSync } from "node:fs";
 import { authModeInForce } from "../../workers/contracts/auth-mode";
 import { homePaths } from "../home";
 import { childLimits, readOwnerConfig, sessionTtlInForce } from "../owner-config";
@@ -9,7 +8,7 @@ import { sandboxAvailability } from "../sandbox/bubblewrap";
 import { boundsAvailability, describeLimits } from "../sandbox/bounds";
 import { parentEnvironment, type Settings } from "../settings";
 import { readLiveGateway } from "./gateway-file";
-import { workerdBinary } from "./package-facts";
+import { workerdBinary, workerdVersion } from "./package-facts";
 import { readUnacknowledgedAnchor } from "../sel-anchor";
 import { findSetpriv } from "../supervisor/workerd-supervisor";
 import { callGateway } from "./gateway-client";
@@ -47,18 +46,16 @@ export async function doctorRows(settings: Settings): Promise<DoctorRow[]> {
           message: `Node ${process.versions.node} is too old; install Node 20.19 or newer.`,
         },
   );
-  try {
-    const binary = workerdBinary();
-    accessSync(binary, constants.X_OK);
-    const version = execaSync(binary, ["--version"], { reject: false }).stdout.trim();
-    rows.push({ name: "workerd", status: "ok", message: `${version} at ${binary}.` });
-  } catch {
-    rows.push({
-      name: "workerd",
-      status: "fail",
-      message: "The workerd binary is missing; run `npm ci` in the PersonalClaw folder.",
-    });
-  }
+  const workerd = workerdVersion();
+  rows.push(
+    workerd !== null
+      ? { name: "workerd", status: "ok", message: `${workerd} at ${workerdBinary()}.` }
+      : {
+          name: "workerd",
+          status: "fail",
+          message: "The workerd binary is missing or cannot run; run `npm ci` in the PersonalClaw folder.",
+        },
+  );
   // The same probe the supervisor asks before every start, so doctor cannot say ok while backends refuse.
   const sandbox = await sandboxAvailability(parentEnvironment().PATH);
   rows.push(
