@@ -1,11 +1,11 @@
 // The personalclaw command line: parses argv against the command table and runs the row's
 // handler. Every way a run can go wrong ends here as one sentence (or one JSON envelope under
 // --json) and an exit status; a stack trace only under PERSONALCLAW_DEBUG=1.
-import { appendFileSync, existsSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { GatewayError } from "../../workers/contracts/errors";
 import { storageFullReason } from "../../workers/contracts/storage-full";
-import { safeLine } from "../../workers/contracts/text-safety";
+import { safeLine, safeLines } from "../../workers/contracts/text-safety";
 import { homePaths } from "../home";
 import { readSettings, type Settings } from "../settings";
 import type { FlagSpec, FlagValues } from "./command-table";
@@ -53,11 +53,10 @@ function printInternalError(error: unknown, command: string, home: string, json:
   if (existsSync(paths.logs)) {
     const file = join(paths.logs, "cli-errors.log");
     try {
-      appendFileSync(
-        file,
-        `${new Date().toISOString()} ${command}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-        { mode: 0o600 },
-      );
+      // Under the gateway log's own rule: an error can quote an answer, and the file never holds the home's secret.
+      const secret = existsSync(paths.localSecret) ? [readFileSync(paths.localSecret, "utf8").trim()] : [];
+      const stack = error instanceof Error ? (error.stack ?? error.message) : String(error);
+      appendFileSync(file, `${new Date().toISOString()} ${command}: ${safeLines(stack, secret)}\n`, { mode: 0o600 });
       details = `the details are in ${file}`;
     } catch {
       // The sentence still tells how to see them.
