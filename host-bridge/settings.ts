@@ -26,6 +26,13 @@ export interface Settings {
    * seed is shown once and kept nowhere. Never written anywhere.
    */
   seedPassphrase: string;
+  /** PERSONALCLAW_DEBUG=1: the CLI prints an unexpected failure's stack instead of one sentence. */
+  debug: boolean;
+  /** npm_command and npm_lifecycle_event, which npm sets: whether the CLI runs under `npx` or `npm start`. */
+  npmCommand: string;
+  npmLifecycleEvent: string;
+  /** PATH, to tell whether `personalclaw` is on it (the hints the CLI prints use what works). */
+  path: string;
 }
 
 /** DESIGN.md: onInstall and onUninstall run bounded to 60 s. */
@@ -37,7 +44,7 @@ export function readSettings(env: Readonly<Record<string, string | undefined>> =
   const port =
     env.PERSONALCLAW_PORT === undefined || env.PERSONALCLAW_PORT === "" ? 10000 : Number(env.PERSONALCLAW_PORT);
   return {
-    home: resolve(env.PERSONALCLAW_HOME || join(homedir(), ".personalclaw")),
+    home: env.PERSONALCLAW_HOME ? resolve(env.PERSONALCLAW_HOME) : defaultHome(),
     port: Number.isInteger(port) && port >= 0 && port < 65536 ? port : 10000,
     authModeRequested: env.PERSONALCLAW_AUTH_MODE ?? "",
     bindHost: env.PERSONALCLAW_BIND_HOST || "127.0.0.1",
@@ -45,11 +52,20 @@ export function readSettings(env: Readonly<Record<string, string | undefined>> =
     allowedHosts: env.PERSONALCLAW_ALLOWED_HOSTS ?? "",
     skipAppBackends: env.PERSONALCLAW_SKIP_APP_BACKENDS === "1",
     seedPassphrase: env.PERSONALCLAW_SEL_SEED_PASSPHRASE ?? "",
+    debug: env.PERSONALCLAW_DEBUG === "1",
+    npmCommand: env.npm_command ?? "",
+    npmLifecycleEvent: env.npm_lifecycle_event ?? "",
+    path: env.PATH ?? "",
     hookTimeoutSeconds:
       Number.isInteger(hookTimeout) && hookTimeout >= 1 && hookTimeout <= 3600
         ? hookTimeout
         : DEFAULT_HOOK_TIMEOUT_SECONDS,
   };
+}
+
+/** The home used when neither --home nor PERSONALCLAW_HOME names one. */
+export function defaultHome(): string {
+  return resolve(join(homedir(), ".personalclaw"));
 }
 
 /** The process environment the host bridge hands to buildChildEnv as its parent. */

@@ -4,7 +4,6 @@
 // TEST_BUILD true, and a worker whose route table adds test/build/test-routes.ts
 // (docs/design/test-build.md). The shipped bundles are built with TEST_BUILD false, so every
 // branch it guards is gone from them.
-import { build } from "esbuild";
 import { mkdirSync, readdirSync, statSync, writeFileSync, existsSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -63,6 +62,7 @@ const BUNDLES = {
         "render-routes": "scripts/render-routes.ts",
         "render-manifest": "scripts/render-manifest.ts",
         "render-child-env": "scripts/render-child-env.ts",
+        "render-cli": "scripts/render-cli.ts",
       },
       outdir: "dist",
     },
@@ -75,6 +75,8 @@ const BUNDLES = {
 
 /** Builds every bundle into dist/ and dist/test/. */
 export async function buildAll() {
+  // Loaded only to build: every CLI run imports this file to ask whether dist/ is stale.
+  const { build } = await import("esbuild");
   mkdirSync(join(root, "dist", "test"), { recursive: true });
   // minifySyntax is what drops the `if (false)` branches; names and layout stay readable.
   const common = {

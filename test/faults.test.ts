@@ -501,7 +501,8 @@ describe("the two halves live and die together", () => {
       const result = await runCli(["security", "events", "--home", home]);
       expect(result.code).toBe(1);
       expect(result.stderr).toContain("The gateway is not answering");
-      expect(result.stderr).toContain("personalclaw start");
+      // The fix names the command as it was run (node .../personalclaw.mjs here) and the home.
+      expect(result.stderr).toMatch(new RegExp(`personalclaw(\\.mjs)? start --home ${home}`));
       expect(result.stderr).not.toMatch(/\n\s+at /);
     } finally {
       removeHome(home);

@@ -1,10 +1,8 @@
 // `personalclaw approvals list|approve|deny|grants|revoke`: the owner's Inbox from the
 // terminal. Every call is made as an owner session the CLI mints with the local secret
 // (gateway-client.ts asOwnerSession), because the internal credential answers nothing.
-import { parseArgs } from "node:util";
 import { z } from "zod";
 import {
-  APPROVAL_SCOPES,
   ApprovalViewSchema,
   GrantViewSchema,
   type ApprovalView,
@@ -42,12 +40,6 @@ function finish<T>(answer: GatewayAnswer, schema: z.ZodType<T>, json: boolean, t
   return 0;
 }
 
-/** Usage refusals never reach the gateway. */
-function usage(message: string, json: boolean): number {
-  printRefusal({ status: 400, body: { error: { code: "bad_request", message } } }, json);
-  return EXIT_REFUSED;
-}
-
 // Every string an asker supplied is printed through safeLine: a CR or an escape in a title must not rewrite a line.
 function approvalLine(a: ApprovalView): string {
   return [
@@ -65,8 +57,7 @@ function grantLine(g: GrantView): string {
   return [g.id, safeLine(g.asked_by), safeLine(g.kind), g.scope, `until ${g.expires_at ?? "revoked"}`].join("\t");
 }
 
-export async function runApprovalsList(args: string[], home: string): Promise<number> {
-  const { values } = parseArgs({ args, options: { all: { type: "boolean" }, json: { type: "boolean" } } });
+export async function runApprovalsList(home: string, values: { all?: boolean; json?: boolean }): Promise<number> {
   const answer = await ownerCall(
     home,
     "approvals-list",
@@ -78,26 +69,19 @@ export async function runApprovalsList(args: string[], home: string): Promise<nu
   );
 }
 
-export async function runApprovalsAnswer(decision: "approve" | "deny", args: string[], home: string): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: { scope: { type: "string" }, json: { type: "boolean" } },
-  });
+export async function runApprovalsAnswer(
+  decision: "approve" | "deny",
+  home: string,
+  id: string,
+  values: { scope?: string; json?: boolean },
+): Promise<number> {
   const json = Boolean(values.json);
-  const scope = values.scope ?? "once";
-  if (positionals.length !== 1 || (decision === "approve" && !(APPROVAL_SCOPES as readonly string[]).includes(scope))) {
-    return usage(
-      `Usage: personalclaw approvals ${decision} <id>${decision === "approve" ? ` [--scope ${APPROVAL_SCOPES.join("|")}]` : ""} [--json]`,
-      json,
-    );
-  }
-  const body = decision === "approve" ? { scope } : {};
+  const body = decision === "approve" ? { scope: values.scope ?? "once" } : {};
   const answer = await ownerCall(
     home,
     `approvals-${decision}`,
     "POST",
-    `/api/approvals/${encodeURIComponent(positionals[0])}/${decision}`,
+    `/api/approvals/${encodeURIComponent(id)}/${decision}`,
     body,
   );
   return finish(
@@ -109,23 +93,20 @@ export async function runApprovalsAnswer(decision: "approve" | "deny", args: str
   );
 }
 
-export async function runApprovalsGrants(args: string[], home: string): Promise<number> {
-  const { values } = parseArgs({ args, options: { json: { type: "boolean" } } });
+export async function runApprovalsGrants(home: string, values: { json?: boolean }): Promise<number> {
   const answer = await ownerCall(home, "approvals-grants", "GET", "/api/approvals/grants");
   return finish(answer, z.object({ grants: z.array(GrantViewSchema) }), Boolean(values.json), (body) =>
     body.grants.length === 0 ? "No live grants.\n" : `${body.grants.map(grantLine).join("\n")}\n`,
   );
 }
 
-export async function runApprovalsRevoke(args: string[], home: string): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
+export async function runApprovalsRevoke(home: string, grantId: string, values: { json?: boolean }): Promise<number> {
   const json = Boolean(values.json);
-  if (positionals.length !== 1) return usage("Usage: personalclaw approvals revoke <grant-id> [--json]", json);
   const answer = await ownerCall(
     home,
     "approvals-revoke",
     "DELETE",
-    `/api/approvals/grants/${encodeURIComponent(positionals[0])}`,
+    `/api/approvals/grants/${encodeURIComponent(grantId)}`,
     {},
   );
   return finish(

@@ -3,7 +3,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { randomBytes } from "node:crypto";
 import { CORE_FEATURES } from "../../workers/contracts/core";
 import { reservedAppNames } from "../reserved-app-names";
@@ -12,8 +11,8 @@ import { previewBundle } from "../install/preview";
 import { callGateway, GatewayNotRunning, type GatewayAnswer } from "./gateway-client";
 import { safeLine } from "../../workers/contracts/text-safety";
 import { reviewText } from "./review-text";
-import { packageVersion } from "./start";
-import { packageRoot } from "../package-root";
+import { packageRoot, packageVersion } from "./package-facts";
+import { commandHint } from "./invocation";
 
 const EXIT_REFUSED = 3;
 
@@ -61,7 +60,8 @@ async function offlinePreview(source: string): Promise<GatewayAnswer> {
   }
 }
 
-async function preview(home: string, source: string): Promise<GatewayAnswer> {
+/** The review of a folder: by the running gateway, or offline when none runs. */
+export async function preview(home: string, source: string): Promise<GatewayAnswer> {
   try {
     return await callGateway(home, "apps-preview", "POST", "/api/apps/preview", { source });
   } catch (error) {
@@ -70,45 +70,27 @@ async function preview(home: string, source: string): Promise<GatewayAnswer> {
   }
 }
 
-export async function runAppsPreview(args: string[], home: string): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
-  if (positionals.length !== 1)
-    return emitError(
-      { error: { code: "bad_request", message: "Usage: personalclaw apps preview <folder> [--json]" } },
-      Boolean(values.json),
-      400,
-    );
-  const answer = await preview(home, resolve(positionals[0]));
-  if (answer.status !== 200) return answerError(answer, Boolean(values.json));
-  if (values.json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
+export async function runAppsPreview(home: string, folder: string, options: { json?: boolean }): Promise<number> {
+  const answer = await preview(home, resolve(folder));
+  if (answer.status !== 200) return answerError(answer, Boolean(options.json));
+  if (options.json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
   else process.stdout.write(reviewText(answer.body.review, answer.body.digest));
   return 0;
 }
 
-export async function runAppsInstall(args: string[], home: string): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      json: { type: "boolean" },
-      yes: { type: "boolean" },
-      consent: { type: "string" },
-      "adopt-data": { type: "boolean" },
-    },
-  });
+export interface ConsentOptions {
+  json?: boolean;
+  yes?: boolean;
+  consent?: string;
+}
+
+export async function runAppsInstall(
+  home: string,
+  folder: string,
+  values: ConsentOptions & { "adopt-data"?: boolean },
+): Promise<number> {
   const json = Boolean(values.json);
-  if (positionals.length !== 1)
-    return emitError(
-      {
-        error: {
-          code: "bad_request",
-          message: "Usage: personalclaw apps install <folder> [--consent DIGEST | --yes] [--json]",
-        },
-      },
-      json,
-      400,
-    );
-  const source = resolve(positionals[0]);
+  const source = resolve(folder);
   let consent = values.consent;
   if (consent === undefined) {
     const reviewed = await callGateway(home, "apps-install", "POST", "/api/apps/preview", { source });
@@ -119,7 +101,7 @@ export async function runAppsInstall(args: string[], home: string): Promise<numb
         {
           error: {
             code: "consent_required",
-            message: `Nothing installed. To install exactly these bytes run: personalclaw apps install ${source} --consent ${reviewed.body.digest}`,
+            message: `Nothing installed. To install exactly these bytes run: ${commandHint("apps", "install", source, "--consent", reviewed.body.digest)}`,
           },
         },
         json,
@@ -165,32 +147,20 @@ export async function runAppsInstall(args: string[], home: string): Promise<numb
 }
 
 /** One change of the update's review against the consented one, as a line. */
-function changeLine(change: { field: string; before: unknown; after: unknown }): string {
+export function changeLine(change: { field: string; before: unknown; after: unknown }): string {
   const text = (value: unknown) => safeLine(JSON.stringify(value) ?? "null").slice(0, 200);
   return `  changed ${safeLine(change.field)}: ${text(change.before)} -> ${text(change.after)}\n`;
 }
 
 /** `apps update <name> <folder>`: no consent needed when nothing the owner consented to changes. */
-export async function runAppsUpdate(args: string[], home: string): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: { json: { type: "boolean" }, yes: { type: "boolean" }, consent: { type: "string" } },
-  });
+export async function runAppsUpdate(
+  home: string,
+  name: string,
+  folder: string,
+  values: ConsentOptions,
+): Promise<number> {
   const json = Boolean(values.json);
-  if (positionals.length !== 2)
-    return emitError(
-      {
-        error: {
-          code: "bad_request",
-          message: "Usage: personalclaw apps update <name> <folder> [--consent DIGEST | --yes] [--json]",
-        },
-      },
-      json,
-      400,
-    );
-  const name = positionals[0];
-  const source = resolve(positionals[1]);
+  const source = resolve(folder);
   let consent = values.consent;
   if (consent === undefined) {
     const reviewed = await callGateway(home, "apps-update", "POST", "/api/apps/preview", { source, name });
@@ -205,7 +175,7 @@ export async function runAppsUpdate(args: string[], home: string): Promise<numbe
           {
             error: {
               code: "consent_required",
-              message: `Nothing updated. To update to exactly these bytes run: personalclaw apps update ${name} ${source} --consent ${reviewed.body.digest}`,
+              message: `Nothing updated. To update to exactly these bytes run: ${commandHint("apps", "update", name, source, "--consent", reviewed.body.digest)}`,
             },
           },
           json,
@@ -249,8 +219,7 @@ export async function runAppsUpdate(args: string[], home: string): Promise<numbe
   return 0;
 }
 
-export async function runAppsList(args: string[], home: string): Promise<number> {
-  const { values } = parseArgs({ args, options: { json: { type: "boolean" }, parked: { type: "boolean" } } });
+export async function runAppsList(home: string, values: { json?: boolean; parked?: boolean }): Promise<number> {
   if (values.parked) return runParkedList(home, Boolean(values.json));
   const answer = await callGateway(home, "apps-list", "GET", "/api/apps");
   if (answer.status !== 200) return answerError(answer, Boolean(values.json));
@@ -273,43 +242,32 @@ export async function runAppsList(args: string[], home: string): Promise<number>
   return 0;
 }
 
-/** enable, disable and uninstall: one POST (or DELETE) on the app's route. */
-export function appAction(action: "enable" | "disable" | "restart" | "uninstall") {
-  return async (args: string[], home: string): Promise<number> => {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: { json: { type: "boolean" }, "purge-data": { type: "boolean" } },
-    });
-    const json = Boolean(values.json);
-    if (positionals.length !== 1)
-      return emitError(
-        { error: { code: "bad_request", message: `Usage: personalclaw apps ${action} <name> [--json]` } },
-        json,
-        400,
-      );
-    const name = encodeURIComponent(positionals[0]);
-    const answer =
-      action === "uninstall"
-        ? await callGateway(
-            home,
-            `apps-${action}`,
-            "DELETE",
-            `/api/apps/${name}`,
-            values["purge-data"] ? { purge_data: true } : {},
-          )
-        : await callGateway(home, `apps-${action}`, "POST", `/api/apps/${name}/${action}`, {});
-    if (answer.status !== 200) return answerError(answer, json);
-    if (json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
-    else if (action === "uninstall")
-      process.stdout.write(`Uninstalled ${positionals[0]}${answer.body.data_kept ? " (its data/ was kept)" : ""}.\n`);
-    else if (action === "restart") process.stdout.write(`${positionals[0]}'s backend was restarted.\n`);
-    else
-      process.stdout.write(
-        `${positionals[0]} is ${action}d${answer.body.changed === false ? " (it already was)" : ""}.\n`,
-      );
-    return 0;
-  };
+/** enable, disable, restart and uninstall: one POST (or DELETE) on the app's route. */
+export async function runAppAction(
+  action: "enable" | "disable" | "restart" | "uninstall",
+  home: string,
+  appName: string,
+  values: { json?: boolean; "purge-data"?: boolean },
+): Promise<number> {
+  const json = Boolean(values.json);
+  const name = encodeURIComponent(appName);
+  const answer =
+    action === "uninstall"
+      ? await callGateway(
+          home,
+          `apps-${action}`,
+          "DELETE",
+          `/api/apps/${name}`,
+          values["purge-data"] ? { purge_data: true } : {},
+        )
+      : await callGateway(home, `apps-${action}`, "POST", `/api/apps/${name}/${action}`, {});
+  if (answer.status !== 200) return answerError(answer, json);
+  if (json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
+  else if (action === "uninstall")
+    process.stdout.write(`Uninstalled ${appName}${answer.body.data_kept ? " (its data/ was kept)" : ""}.\n`);
+  else if (action === "restart") process.stdout.write(`${appName}'s backend was restarted.\n`);
+  else process.stdout.write(`${appName} is ${action}d${answer.body.changed === false ? " (it already was)" : ""}.\n`);
+  return 0;
 }
 
 /** `apps list --parked`: the data/ folders keep-data uninstalls left, with whose install each is. */
@@ -326,24 +284,11 @@ async function runParkedList(home: string, json: boolean): Promise<number> {
 }
 
 /** `apps purge <name>`: deletes the parked data/ of a name for good. */
-export async function runAppsPurge(args: string[], home: string): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
+export async function runAppsPurge(home: string, name: string, values: { json?: boolean }): Promise<number> {
   const json = Boolean(values.json);
-  if (positionals.length !== 1)
-    return emitError(
-      { error: { code: "bad_request", message: "Usage: personalclaw apps purge <name> [--json]" } },
-      json,
-      400,
-    );
-  const answer = await callGateway(
-    home,
-    "apps-purge",
-    "DELETE",
-    `/api/apps/parked/${encodeURIComponent(positionals[0])}`,
-    {},
-  );
+  const answer = await callGateway(home, "apps-purge", "DELETE", `/api/apps/parked/${encodeURIComponent(name)}`, {});
   if (answer.status !== 200) return answerError(answer, json);
   if (json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
-  else process.stdout.write(`Deleted the parked data of ${positionals[0]}.\n`);
+  else process.stdout.write(`Deleted the parked data of ${name}.\n`);
   return 0;
 }

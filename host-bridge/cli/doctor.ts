@@ -1,8 +1,6 @@
 // `personalclaw doctor [--json]`: one row per thing this machine and home need, each
 // ok/warn/fail with a sentence saying how to fix it. Exit 1 when a row fails.
-import { parseArgs } from "node:util";
-import { existsSync, statSync, accessSync, constants } from "node:fs";
-import { execaSync } from "execa";
+import { existsSync, statSync } from "node:fs";
 import { authModeInForce } from "../../workers/contracts/auth-mode";
 import { homePaths } from "../home";
 import { childLimits, readOwnerConfig, sessionTtlInForce } from "../owner-config";
@@ -10,10 +8,11 @@ import { sandboxAvailability } from "../sandbox/bubblewrap";
 import { boundsAvailability, describeLimits } from "../sandbox/bounds";
 import { parentEnvironment, type Settings } from "../settings";
 import { readLiveGateway } from "./gateway-file";
-import { workerdBinary } from "./start";
+import { workerdBinary, workerdVersion } from "./package-facts";
 import { readUnacknowledgedAnchor } from "../sel-anchor";
 import { findSetpriv } from "../supervisor/workerd-supervisor";
 import { callGateway } from "./gateway-client";
+import { commandHint } from "./invocation";
 import { existsSync as exists, readdirSync } from "node:fs";
 import { join } from "node:path";
 
@@ -47,18 +46,16 @@ export async function doctorRows(settings: Settings): Promise<DoctorRow[]> {
           message: `Node ${process.versions.node} is too old; install Node 20.19 or newer.`,
         },
   );
-  try {
-    const binary = workerdBinary();
-    accessSync(binary, constants.X_OK);
-    const version = execaSync(binary, ["--version"], { reject: false }).stdout.trim();
-    rows.push({ name: "workerd", status: "ok", message: `${version} at ${binary}.` });
-  } catch {
-    rows.push({
-      name: "workerd",
-      status: "fail",
-      message: "The workerd binary is missing; run `npm ci` in the PersonalClaw folder.",
-    });
-  }
+  const workerd = workerdVersion();
+  rows.push(
+    workerd !== null
+      ? { name: "workerd", status: "ok", message: `${workerd} at ${workerdBinary()}.` }
+      : {
+          name: "workerd",
+          status: "fail",
+          message: "The workerd binary is missing or cannot run; run `npm ci` in the PersonalClaw folder.",
+        },
+  );
   // The same probe the supervisor asks before every start, so doctor cannot say ok while backends refuse.
   const sandbox = await sandboxAvailability(parentEnvironment().PATH);
   rows.push(
@@ -79,14 +76,14 @@ export async function doctorRows(settings: Settings): Promise<DoctorRow[]> {
     modeRow("home", paths.home, 0o700, {
       name: "home",
       status: "warn",
-      message: `${paths.home} does not exist yet; \`personalclaw start\` creates it.`,
+      message: `${paths.home} does not exist yet; \`${commandHint("start")}\` creates it.`,
     }),
   );
   rows.push(
     modeRow("local secret", paths.localSecret, 0o600, {
       name: "local secret",
       status: "warn",
-      message: `${paths.localSecret} does not exist yet; \`personalclaw start\` writes it.`,
+      message: `${paths.localSecret} does not exist yet; \`${commandHint("start")}\` writes it.`,
     }),
   );
   const config = readOwnerConfig(paths.home);
@@ -114,7 +111,7 @@ export async function doctorRows(settings: Settings): Promise<DoctorRow[]> {
     rows.push({
       name: "session lifetime",
       status: "warn",
-      message: `auth.session_ttl in config.json is ${config.config.auth.session_ttl} s, above the 90-day limit: browser sign-ins last 90 days. Set it to 7776000 or less (\`personalclaw config set auth.session_ttl 30d\`).`,
+      message: `auth.session_ttl in config.json is ${config.config.auth.session_ttl} s, above the 90-day limit: browser sign-ins last 90 days. Set it to 7776000 or less (\`${commandHint("config", "set", "auth.session_ttl", "30d")}\`).`,
     });
   }
   if (config.ok) {
@@ -132,7 +129,7 @@ export async function doctorRows(settings: Settings): Promise<DoctorRow[]> {
   rows.push(
     gateway
       ? { name: "gateway", status: "ok", message: `Running (pid ${gateway.pid}) at http://127.0.0.1:${gateway.port}/.` }
-      : { name: "gateway", status: "warn", message: "Not running; start it with `personalclaw start`." },
+      : { name: "gateway", status: "warn", message: `Not running; start it with: ${commandHint("start")}` },
   );
   const lostAnchor = readUnacknowledgedAnchor(paths.home);
   rows.push(
@@ -145,7 +142,7 @@ export async function doctorRows(settings: Settings): Promise<DoctorRow[]> {
       : {
           name: "security-log anchor",
           status: "fail",
-          message: `The anchor was ${lostAnchor.reason} at ${lostAnchor.since}: rows cut off the log before then cannot be detected. Run \`personalclaw security acknowledge\` once you know why.`,
+          message: `The anchor was ${lostAnchor.reason} at ${lostAnchor.since}: rows cut off the log before then cannot be detected. Run \`${commandHint("security", "acknowledge")}\` once you know why.`,
         },
   );
   rows.push(
@@ -186,8 +183,7 @@ export async function doctorRows(settings: Settings): Promise<DoctorRow[]> {
   return rows;
 }
 
-export async function runDoctor(args: string[], settings: Settings): Promise<number> {
-  const { values } = parseArgs({ args, options: { json: { type: "boolean" } } });
+export async function runDoctor(settings: Settings, values: { json?: boolean }): Promise<number> {
   const rows = await doctorRows(settings);
   if (values.json) process.stdout.write(`${JSON.stringify({ rows })}\n`);
   else for (const row of rows) process.stdout.write(`${row.status.padEnd(4)}  ${row.name}: ${row.message}\n`);
@@ -216,6 +212,6 @@ async function unrecordedAppsRow(appsDir: string, home: string): Promise<DoctorR
   return {
     name,
     status: "fail",
-    message: `${strays.map((s) => join(appsDir, s)).join(", ")} ha${strays.length === 1 ? "s" : "ve"} no install record (the app registry lost it): move the folder out of apps/ and install it again from there with \`personalclaw apps install <folder>\` (review it first: its bytes were not kept under consent), or delete it.`,
+    message: `${strays.map((s) => join(appsDir, s)).join(", ")} ha${strays.length === 1 ? "s" : "ve"} no install record (the app registry lost it): move the folder out of apps/ and install it again from there with \`${commandHint("apps", "install", "<folder>")}\` (review it first: its bytes were not kept under consent), or delete it.`,
   };
 }

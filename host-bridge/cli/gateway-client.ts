@@ -4,8 +4,10 @@
 import { request } from "node:http";
 import { readFileSync } from "node:fs";
 import { homePaths } from "../home";
+import { GatewayError } from "../../workers/contracts/errors";
 import { readLiveGateway } from "./gateway-file";
 import { z } from "zod";
+import { commandHint, homeInProse } from "./invocation";
 
 /** An answer as it came. Commands read it through parseAnswer; the ones that do not yet still index it loosely. */
 export interface GatewayAnswer {
@@ -34,21 +36,48 @@ export function parseAnswer<T>(answer: GatewayAnswer, schema: z.ZodType<T>): Par
   };
 }
 
-export class GatewayNotRunning extends Error {}
+/** No live gateway is recorded for the home (never started, stopped, or its process is gone). */
+export class GatewayNotRunning extends Error {
+  readonly code: "gateway_not_running" | "gateway_not_answering" = "gateway_not_running";
+  constructor(readonly home: string) {
+    super(
+      new GatewayError("gateway_not_running", {
+        vars: { home: homeInProse(home), start: commandHint("start") },
+      }).message,
+    );
+  }
+}
 
 /** The recorded gateway is alive but its port does not answer (workerd gone or restarting). */
-export class GatewayNotAnswering extends GatewayNotRunning {}
+export class GatewayNotAnswering extends GatewayNotRunning {
+  override readonly code = "gateway_not_answering";
+  constructor(home: string, port: number, reason: string) {
+    super(home);
+    this.message = new GatewayError("gateway_not_answering", {
+      vars: { home: homeInProse(home), port, reason, stop: commandHint("stop"), start: commandHint("start") },
+    }).message;
+  }
+}
 
 const UNREACHABLE = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "EHOSTUNREACH", "ETIMEDOUT", "ECONNABORTED"]);
 
+// A home whose gateway.json is live but whose .local_secret is gone is not one the CLI can
+// speak for: said as "not running" rather than ENOENT.
 function runningGateway(home: string): { port: number; secret: string } {
   const paths = homePaths(home);
   const gateway = readLiveGateway(paths);
-  if (!gateway) throw new GatewayNotRunning(`No gateway is running for ${home}; start it with \`personalclaw start\`.`);
-  return { port: gateway.port, secret: readFileSync(paths.localSecret, "utf8").trim() };
+  if (!gateway) throw new GatewayNotRunning(home);
+  let secret: string;
+  try {
+    secret = readFileSync(paths.localSecret, "utf8").trim();
+  } catch {
+    throw new GatewayNotRunning(home);
+  }
+  return { port: gateway.port, secret };
 }
 
 function send(
+  home: string,
   port: number,
   method: string,
   path: string,
@@ -88,15 +117,17 @@ function send(
     );
     req.on("error", (error: NodeJS.ErrnoException) => {
       if (error.code !== undefined && UNREACHABLE.has(error.code)) {
-        reject(
-          new GatewayNotAnswering(
-            `The gateway is not answering (${error.code} on 127.0.0.1:${port}); if it does not answer again within a few seconds, run \`personalclaw stop\` and then \`personalclaw start\`.`,
-          ),
-        );
+        reject(new GatewayNotAnswering(home, port, error.code));
       } else reject(error);
     });
     req.end(payload);
   });
+}
+
+export interface CallOptions {
+  headers?: Record<string, string>;
+  /** Presents the local secret as X-Local-Secret: the owner is at this machine. */
+  provePresence?: boolean;
 }
 
 /** Calls the gateway of `home` as the CLI; throws GatewayNotRunning when none is running there. */
@@ -106,14 +137,21 @@ export async function callGateway(
   method: string,
   path: string,
   body?: unknown,
-  extraHeaders: Record<string, string> = {},
+  options: CallOptions = {},
 ): Promise<GatewayAnswer> {
   const gateway = runningGateway(home);
   return send(
+    home,
     gateway.port,
     method,
     path,
-    { "X-Internal-Secret": gateway.secret, "X-Session-Key": `cli:${work}`, ...extraHeaders },
+    {
+      "X-Internal-Secret": gateway.secret,
+      "X-Session-Key": `cli:${work}`,
+      // The local secret proves the owner is at this machine (AUTH-26, C-18).
+      ...(options.provePresence ? { "X-Local-Secret": gateway.secret } : {}),
+      ...options.headers,
+    },
     body,
   );
 }
@@ -131,7 +169,7 @@ export async function asOwnerSession<T>(
   calls: (call: (method: string, path: string, body?: unknown) => Promise<GatewayAnswer>) => Promise<T>,
 ): Promise<T | GatewayAnswer> {
   const gateway = runningGateway(home);
-  const minted = await send(gateway.port, "GET", "/api/token/local?ttl=5m", {
+  const minted = await send(home, gateway.port, "GET", "/api/token/local?ttl=5m", {
     "X-Internal-Secret": gateway.secret,
     "X-Session-Key": `cli:${work}`,
     "X-Local-Secret": gateway.secret,
@@ -140,13 +178,8 @@ export async function asOwnerSession<T>(
   if (!token.ok || minted.status !== 200) return minted;
   const bearer = { Authorization: `Bearer ${token.body.token}` };
   try {
-    return await calls((method, path, body) => send(gateway.port, method, path, bearer, body));
+    return await calls((method, path, body) => send(home, gateway.port, method, path, bearer, body));
   } finally {
-    await send(gateway.port, "POST", "/api/auth/logout", bearer, {});
+    await send(home, gateway.port, "POST", "/api/auth/logout", bearer, {});
   }
-}
-
-/** Reads the home's local secret (owner-presence proof from this machine). */
-export function readLocalSecret(home: string): string {
-  return readFileSync(homePaths(home).localSecret, "utf8").trim();
 }

@@ -12,7 +12,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { AppManifestSchema } from "../../workers/contracts/manifest";
 import { z } from "zod";
 import { JobViewSchema } from "../../workers/contracts/scheduled-jobs";
@@ -34,7 +33,7 @@ import { sandboxAvailability } from "../sandbox/bubblewrap";
 import { runMcpServer } from "../sandbox/run-mcp-server";
 import { parentEnvironment } from "../settings";
 import { callGateway, parseAnswer, type GatewayAnswer } from "./gateway-client";
-import { APP_NAME_PATTERN } from "../../workers/contracts/app-name";
+import { UsageError } from "./usage-error";
 
 const EXIT_REFUSED = 3;
 /** How often a running server asks whether it may go on. */
@@ -48,22 +47,17 @@ function fail(answer: GatewayAnswer, json: boolean): number {
   return answer.status >= 400 && answer.status < 500 ? EXIT_REFUSED : 1;
 }
 
-function usage(text: string): number {
-  process.stderr.write(`Usage: ${text}\n`);
-  return 2;
-}
-
 /** `mcp path`: where the server map is, for an agent's settings. */
-export async function runMcpPath(_args: string[], home: string): Promise<number> {
-  process.stdout.write(`${homePaths(home).mcpJson}\n`);
+export async function runMcpPath(home: string, values: { json?: boolean }): Promise<number> {
+  const path = homePaths(home).mcpJson;
+  process.stdout.write(values.json ? `${JSON.stringify({ path })}\n` : `${path}\n`);
   return 0;
 }
 
-export async function runMcpList(args: string[], home: string): Promise<number> {
-  const { values } = parseArgs({ args, options: { json: { type: "boolean" } } });
+export async function runMcpList(home: string, values: { json?: boolean }): Promise<number> {
   const answer = await callGateway(home, "mcp-list", "GET", "/api/mcp");
   const parsed = parseAnswer(answer, z.object({ servers: z.array(McpServerViewSchema) }));
-  if (answer.status !== 200 || !parsed.ok) return fail(parsed.ok ? answer : parsed.answer, Boolean(values.json));
+  if (!parsed.ok) return fail(parsed.answer, Boolean(values.json));
   if (values.json) {
     process.stdout.write(`${JSON.stringify(answer.body)}\n`);
     return 0;
@@ -81,10 +75,12 @@ export async function runMcpList(args: string[], home: string): Promise<number> 
   return 0;
 }
 
-export async function runMcpRetry(args: string[], home: string): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
-  if (positionals.length !== 2) return usage("personalclaw mcp retry <app> <server> [--json]");
-  const [app, server] = positionals as [string, string];
+export async function runMcpRetry(
+  home: string,
+  app: string,
+  server: string,
+  values: { json?: boolean },
+): Promise<number> {
   const answer = await callGateway(
     home,
     "mcp-retry",
@@ -101,12 +97,10 @@ export async function runMcpRetry(args: string[], home: string): Promise<number>
   return 0;
 }
 
-export async function runAppsJobs(args: string[], home: string): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
-  if (positionals.length !== 1) return usage("personalclaw apps jobs <name> [--json]");
-  const answer = await callGateway(home, "apps-jobs", "GET", `/api/apps/${encodeURIComponent(positionals[0]!)}/jobs`);
+export async function runAppsJobs(home: string, name: string, values: { json?: boolean }): Promise<number> {
+  const answer = await callGateway(home, "apps-jobs", "GET", `/api/apps/${encodeURIComponent(name)}/jobs`);
   const parsed = parseAnswer(answer, z.object({ jobs: z.array(JobViewSchema) }));
-  if (answer.status !== 200 || !parsed.ok) return fail(parsed.ok ? answer : parsed.answer, Boolean(values.json));
+  if (!parsed.ok) return fail(parsed.answer, Boolean(values.json));
   if (values.json) {
     process.stdout.write(`${JSON.stringify(answer.body)}\n`);
     return 0;
@@ -161,12 +155,12 @@ async function askToLaunch(
   }
 }
 
-export async function runMcpRun(args: string[], home: string): Promise<number> {
-  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
-  if (positionals.length !== 2) return usage("personalclaw mcp run <app> <server>");
-  const [app, server] = positionals as [string, string];
-  if (!APP_NAME_PATTERN.test(app) || !SERVER_NAME.test(server))
-    return usage("personalclaw mcp run <app> <server> (an app name and a server name it declares)");
+export async function runMcpRun(home: string, app: string, server: string): Promise<number> {
+  if (!AppManifestSchema.shape.name.safeParse(app).success || !SERVER_NAME.test(server))
+    throw new UsageError(`'mcp run' needs an app name and a server name it declares, not '${app}' '${server}'`, [
+      "mcp",
+      "run",
+    ]);
   const answer = await askToLaunch(home, app, server, await definitionOnDisk(home, app, server));
   if (answer.status !== 200) return fail(answer, false);
   const launch = McpLaunchAnswerSchema.parse(answer.body);
@@ -199,7 +193,7 @@ export async function runMcpRun(args: string[], home: string): Promise<number> {
     void callGateway(home, `mcp:${app}:${server}`, "GET", `/api/internal/mcp/${app}/${server}/alive`)
       .then((answer) => {
         const verdict = parseAnswer(answer, McpAliveAnswerSchema);
-        if (answer.status === 200 && verdict.ok && !verdict.body.alive && !stopping.signal.aborted) {
+        if (verdict.ok && !verdict.body.alive && !stopping.signal.aborted) {
           process.stderr.write(
             `personalclaw: ending ${app}:${server}: ${safeLine(verdict.body.reason ?? "it may not run")}\n`,
           );

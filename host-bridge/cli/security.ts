@@ -1,5 +1,4 @@
 // `personalclaw security events|verify|acknowledge|checkpoint|seed|witness`.
-import { parseArgs } from "node:util";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { CheckpointExportSchema } from "../../workers/contracts/security-event";
 import { CHECKPOINT_KIND, openCheckpoint, splitNote, verifyCosignature } from "../../durable/security-log/checkpoint";
@@ -19,16 +18,23 @@ import { postToWitness, readWitnessConfig, writeWitnessConfig } from "../sel-wit
 import { callGateway } from "./gateway-client";
 import { safeLine } from "../../workers/contracts/text-safety";
 import { printRefusal } from "./print";
+import { httpUrlValue } from "./flag-values";
+import { UsageError } from "./usage-error";
 import { clearUnacknowledgedAnchor, readUnacknowledgedAnchor } from "../sel-anchor";
 
-export async function runSecurityEvents(args: string[], home: string): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: { kind: { type: "string" }, limit: { type: "string" }, json: { type: "boolean" } },
-  });
+export interface EventsFilter {
+  kind?: string;
+  principal?: string;
+  outcome?: string;
+  since?: string;
+  limit?: number;
+  json?: boolean;
+}
+
+export async function runSecurityEvents(home: string, values: EventsFilter): Promise<number> {
   const query = new URLSearchParams();
-  if (values.kind) query.set("kind", values.kind);
-  if (values.limit) query.set("limit", values.limit);
+  for (const key of ["kind", "principal", "outcome", "since"] as const) if (values[key]) query.set(key, values[key]);
+  if (values.limit !== undefined) query.set("limit", String(values.limit));
   const answer = await callGateway(
     home,
     "security-events",
@@ -49,17 +55,15 @@ export async function runSecurityEvents(args: string[], home: string): Promise<n
   return 0;
 }
 
-export async function runSecurityVerify(args: string[], home: string): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      json: { type: "boolean" },
-      checkpoint: { type: "string" },
-      "public-key": { type: "string" },
-      seed: { type: "string" },
-      "epoch0-key": { type: "string" },
-    },
-  });
+export interface VerifyOptions {
+  checkpoint?: string;
+  "public-key"?: string;
+  seed?: string;
+  "epoch0-key"?: string;
+  json?: boolean;
+}
+
+export async function runSecurityVerify(home: string, values: VerifyOptions): Promise<number> {
   if (values.checkpoint || values.seed || values["epoch0-key"]) return runOfflineVerify(home, values);
   const answer = await callGateway(home, "security-verify", "GET", "/api/security/events/verify");
   if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
@@ -80,10 +84,14 @@ export async function runSecurityVerify(args: string[], home: string): Promise<n
  * `personalclaw security acknowledge`: the owner says they know the anchor was lost. The row is
  * written first (so the acknowledgement is itself evidence), then doctor stops failing.
  */
-export async function runSecurityAcknowledge(home: string): Promise<number> {
+export async function runSecurityAcknowledge(home: string, values: { json?: boolean }): Promise<number> {
   const lost = readUnacknowledgedAnchor(home);
   if (lost === null) {
-    process.stdout.write("Nothing to acknowledge: the security-log anchor has not been lost.\n");
+    process.stdout.write(
+      values.json
+        ? `${JSON.stringify({ acknowledged: false })}\n`
+        : "Nothing to acknowledge: the security-log anchor has not been lost.\n",
+    );
     return 0;
   }
   const answer = await callGateway(home, "security-acknowledge", "POST", "/api/internal/sel/append", {
@@ -93,8 +101,12 @@ export async function runSecurityAcknowledge(home: string): Promise<number> {
     subject: "",
     detail: { since: lost.since, reason: lost.reason },
   });
-  if (answer.status !== 200) return printRefusal(answer, false);
+  if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
   clearUnacknowledgedAnchor(home);
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify({ acknowledged: true, since: lost.since, reason: lost.reason })}\n`);
+    return 0;
+  }
   process.stdout.write(
     `Acknowledged: the security-log anchor was ${lost.reason} at ${lost.since}; truncation before then cannot be detected. The anchor now follows the log again.\n`,
   );
@@ -102,8 +114,7 @@ export async function runSecurityAcknowledge(home: string): Promise<number> {
 }
 
 /** `personalclaw security checkpoint --out FILE`: the newest signed checkpoint to FILE, its public key to FILE.pub. */
-export async function runSecurityCheckpoint(args: string[], home: string): Promise<number> {
-  const { values } = parseArgs({ args, options: { out: { type: "string" }, json: { type: "boolean" } } });
+export async function runSecurityCheckpoint(home: string, values: { out?: string; json?: boolean }): Promise<number> {
   const answer = await callGateway(home, "security-checkpoint", "GET", "/api/security/checkpoint");
   if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
   const checkpoint = CheckpointExportSchema.parse(answer.body);
@@ -126,10 +137,7 @@ export async function runSecurityCheckpoint(args: string[], home: string): Promi
  * whether the stored rows still extend it; with the seed, every row's mac too. Also reports
  * which of the log's checkpoints the configured witness cosigned.
  */
-async function runOfflineVerify(
-  home: string,
-  values: { checkpoint?: string; "public-key"?: string; seed?: string; "epoch0-key"?: string; json?: boolean },
-): Promise<number> {
+async function runOfflineVerify(home: string, values: VerifyOptions): Promise<number> {
   const paths = homePaths(home);
   const say = (result: Record<string, unknown>, text: string, ok: boolean) => {
     process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : `${text}\n`);
@@ -217,12 +225,13 @@ async function runOfflineVerify(
 }
 
 /** `personalclaw security seed --show`: the verification code, unsealed with the owner's passphrase. */
-export async function runSecuritySeed(args: string[], home: string, passphrase: string): Promise<number> {
-  const { values } = parseArgs({ args, options: { show: { type: "boolean" } } });
-  if (!values.show) {
-    process.stderr.write("usage: personalclaw security seed --show   (needs PERSONALCLAW_SEL_SEED_PASSPHRASE)\n");
-    return 2;
-  }
+export async function runSecuritySeed(
+  home: string,
+  passphrase: string,
+  values: { show?: boolean; json?: boolean },
+): Promise<number> {
+  if (!values.show)
+    throw new UsageError("'security seed' shows the seed only when asked with --show", ["security", "seed"]);
   if (passphrase === "") {
     process.stderr.write(
       "personalclaw: the seed is sealed to your passphrase: set PERSONALCLAW_SEL_SEED_PASSPHRASE to show it.\n",
@@ -246,18 +255,18 @@ export async function runSecuritySeed(args: string[], home: string, passphrase: 
     outcome: "info",
     subject: "",
   }).catch(() => undefined);
-  process.stdout.write(`${verificationCode(opened.seedHex)}\n`);
+  const code = verificationCode(opened.seedHex);
+  process.stdout.write(values.json ? `${JSON.stringify({ verification_code: code })}\n` : `${code}\n`);
   return 0;
 }
 
 /** `personalclaw security witness <url>`: shows the newest checkpoint to the witness, keeps its key, records its cosignature. */
-export async function runSecurityWitness(args: string[], home: string): Promise<number> {
-  const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
-  const url = positionals[0];
-  if (url === undefined || !/^https?:\/\//.test(url)) {
-    process.stderr.write("usage: personalclaw security witness <http(s) url of the witness endpoint>\n");
-    return 2;
-  }
+export async function runSecurityWitness(home: string, url: string, values: { json?: boolean }): Promise<number> {
+  if (!httpUrlValue(url).ok)
+    throw new UsageError(`'security witness' needs the http(s) address of the witness, not '${url}'`, [
+      "security",
+      "witness",
+    ]);
   const answer = await callGateway(home, "security-witness", "GET", "/api/security/checkpoint");
   if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
   const checkpoint = CheckpointExportSchema.parse(answer.body);

@@ -2,9 +2,9 @@
 // routes as the dashboard, as the CLI at this machine (the local secret proves the owner is
 // present for a loosening change or an assignment). A secret's value is read from stdin or a
 // prompt that does not echo — never from argv, which every local user can read in /proc.
-import { parseArgs } from "node:util";
 import { z } from "zod";
-import { callGateway, parseAnswer, readLocalSecret, type GatewayAnswer } from "./gateway-client";
+import { callGateway, parseAnswer, type GatewayAnswer } from "./gateway-client";
+import { commandHint } from "./invocation";
 import { printRefusal } from "./print";
 import { safeLine } from "../../workers/contracts/text-safety";
 import { SettingChangedAnswerSchema, SettingsAnswerSchema, settingAt } from "../../workers/contracts/owner-settings";
@@ -14,8 +14,6 @@ import {
   SecretStoredAnswerSchema,
   SecretsAnswerSchema,
 } from "../../workers/contracts/secrets";
-
-const presence = (home: string) => ({ "X-Local-Secret": readLocalSecret(home) });
 
 function leaf(config: Record<string, unknown>, path: string): unknown {
   return path
@@ -35,15 +33,17 @@ function answered<T>(
   return parsed.ok ? { ok: true, body: parsed.body, raw: answer.body } : { ok: false, refusal: parsed.answer };
 }
 
-export async function runConfigGet(args: string[], home: string): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
+export async function runConfigGet(
+  home: string,
+  path: string | undefined,
+  values: { json?: boolean },
+): Promise<number> {
   const answer = answered(
     await callGateway(home, "config-get", "GET", "/api/config/personalclaw"),
     SettingsAnswerSchema,
   );
   if (!answer.ok) return printRefusal(answer.refusal, Boolean(values.json));
   const doc = answer.body;
-  const path = positionals[0];
   if (path !== undefined) {
     if (!settingAt(path))
       return printRefusal(
@@ -52,7 +52,7 @@ export async function runConfigGet(args: string[], home: string): Promise<number
           body: {
             error: {
               code: "config_path_not_editable",
-              message: `'${path}' is not an editable setting; \`personalclaw config get\` lists the ones that are.`,
+              message: `'${path}' is not an editable setting; \`${commandHint("config", "get")}\` lists the ones that are.`,
             },
           },
         },
@@ -65,7 +65,7 @@ export async function runConfigGet(args: string[], home: string): Promise<number
     return 0;
   }
   if (values.json) {
-    process.stdout.write(`${JSON.stringify(answer.raw)}\n`);
+    process.stdout.write(`${JSON.stringify(doc)}\n`);
     return 0;
   }
   for (const spec of doc.schema) {
@@ -85,28 +85,18 @@ function typedValue(path: string, text: string): unknown {
   return text;
 }
 
-export async function runConfigSet(args: string[], home: string): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      json: { type: "boolean" },
-      confirm: { type: "boolean" },
-      add: { type: "boolean" },
-      remove: { type: "boolean" },
-    },
-  });
-  const [path, text] = positionals;
-  if (path === undefined || text === undefined) {
-    process.stderr.write("Usage: personalclaw config set <path> <value> [--add | --remove] [--confirm]\n");
-    return 2;
-  }
+export async function runConfigSet(
+  home: string,
+  path: string,
+  text: string,
+  values: { json?: boolean; confirm?: boolean; add?: boolean; remove?: boolean },
+): Promise<number> {
   const body: Record<string, unknown> = { path };
   if (values.add) body.add = text;
   else if (values.remove) body.remove = text;
   else body.value = typedValue(path, text);
   if (values.confirm) body.confirm = true;
-  const headers: Record<string, string> = presence(home);
+  const headers: Record<string, string> = {};
   // A whole list is written over the revision it was read at.
   if (body.value !== undefined && settingAt(path)?.type === "name_list") {
     const read = answered(
@@ -117,7 +107,10 @@ export async function runConfigSet(args: string[], home: string): Promise<number
     headers["If-Match"] = `"${read.body.revisions[path]}"`;
   }
   const answer = answered(
-    await callGateway(home, "config-set", "PATCH", "/api/config/personalclaw", body, headers),
+    await callGateway(home, "config-set", "PATCH", "/api/config/personalclaw", body, {
+      headers,
+      provePresence: true,
+    }),
     SettingChangedAnswerSchema,
   );
   if (!answer.ok) {
@@ -165,15 +158,7 @@ async function readSecretValue(name: string): Promise<string> {
   });
 }
 
-export async function runSecretsSet(args: string[], home: string): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
-  const name = positionals[0];
-  if (name === undefined || positionals.length > 1) {
-    process.stderr.write(
-      "Usage: personalclaw secrets set <NAME>   (the value is read from stdin or a prompt, never from the command line)\n",
-    );
-    return 2;
-  }
+export async function runSecretsSet(home: string, name: string, values: { json?: boolean }): Promise<number> {
   const value = await readSecretValue(name);
   const answer = answered(
     await callGateway(home, "secrets-set", "PUT", `/api/secrets/${encodeURIComponent(name)}`, { value }),
@@ -188,8 +173,7 @@ export async function runSecretsSet(args: string[], home: string): Promise<numbe
   return 0;
 }
 
-export async function runSecretsList(args: string[], home: string): Promise<number> {
-  const { values } = parseArgs({ args, options: { json: { type: "boolean" } } });
+export async function runSecretsList(home: string, values: { json?: boolean }): Promise<number> {
   const answer = answered(await callGateway(home, "secrets-list", "GET", "/api/secrets"), SecretsAnswerSchema);
   if (!answer.ok) return printRefusal(answer.refusal, Boolean(values.json));
   if (values.json) {
@@ -206,13 +190,7 @@ export async function runSecretsList(args: string[], home: string): Promise<numb
   return 0;
 }
 
-export async function runSecretsDelete(args: string[], home: string): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: "boolean" } } });
-  const name = positionals[0];
-  if (name === undefined) {
-    process.stderr.write("Usage: personalclaw secrets delete <NAME>\n");
-    return 2;
-  }
+export async function runSecretsDelete(home: string, name: string, values: { json?: boolean }): Promise<number> {
   const answer = answered(
     await callGateway(home, "secrets-delete", "DELETE", `/api/secrets/${encodeURIComponent(name)}`, {}),
     SecretDeletedAnswerSchema,
@@ -226,28 +204,18 @@ export async function runSecretsDelete(args: string[], home: string): Promise<nu
   return 0;
 }
 
-export async function runSecretsAssign(args: string[], home: string): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: { json: { type: "boolean" }, as: { type: "string" } },
-  });
-  const [name, app] = positionals;
-  if (name === undefined || app === undefined) {
-    process.stderr.write("Usage: personalclaw secrets assign <NAME> <app> [--as DECLARED_NAME]\n");
-    return 2;
-  }
+export async function runSecretsAssign(
+  home: string,
+  name: string,
+  app: string,
+  values: { json?: boolean; as?: string },
+): Promise<number> {
   const body: Record<string, string> = { app };
   if (values.as) body.as = values.as;
   const answer = answered(
-    await callGateway(
-      home,
-      "secrets-assign",
-      "POST",
-      `/api/secrets/${encodeURIComponent(name)}/assign`,
-      body,
-      presence(home),
-    ),
+    await callGateway(home, "secrets-assign", "POST", `/api/secrets/${encodeURIComponent(name)}/assign`, body, {
+      provePresence: true,
+    }),
     SecretAssignedAnswerSchema,
   );
   if (!answer.ok) return printRefusal(answer.refusal, Boolean(values.json));

@@ -1,9 +1,6 @@
 // `personalclaw start`: the host bridge in this process, workerd as its child, one ready
 // line. Ctrl-C (or SIGTERM) stops backends, then workerd, then the bridge, within 10 s.
-import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
-import { createRequire } from "node:module";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { existsSync, readdirSync, realpathSync } from "node:fs";
 import type { ResultPromise } from "execa";
 import { authModeInForce } from "../../workers/contracts/auth-mode";
 import { safeLines } from "../../workers/contracts/text-safety";
@@ -16,7 +13,6 @@ import {
   type HomePaths,
 } from "../home";
 import { writePrivateFile } from "../private-file";
-import { packageRoot } from "../package-root";
 import { parentEnvironment, type Settings } from "../settings";
 import { startBridgeServer } from "../server";
 import { createLogRelay } from "../sandbox/log-relay";
@@ -51,10 +47,8 @@ import { identityOf } from "../supervisor/process-identity";
 import { findSetpriv, WorkerdSupervisor } from "../supervisor/workerd-supervisor";
 import { isPortFree, isPortListenerOwnedBy, portInUseMessage } from "./port-owner";
 import { pickFreePort } from "../free-port";
-
-/** The worker bundle built beside this CLI bundle: dist/worker.js, or the test build's in dist/test/. */
-const workerBundle = fileURLToPath(new URL("./worker.js", import.meta.url));
-const require = createRequire(import.meta.url);
+import { commandHint } from "./invocation";
+import { packageRoot, packageVersion, webFolder, workerBundle, workerdBinary } from "./package-facts";
 
 export interface StartOptions {
   settings: Settings;
@@ -64,15 +58,6 @@ export interface StartOptions {
 }
 
 const STORE_NAMESPACES = DURABLE_OBJECT_CLASSES.map((d) => d.uniqueKey);
-
-/** The workerd binary of the pinned workerd package. */
-export function workerdBinary(): string {
-  return require.resolve("workerd/bin/workerd");
-}
-
-export function packageVersion(): string {
-  return JSON.parse(readFileSync(join(packageRoot, "package.json"), "utf8")).version;
-}
 
 // A gateway.json whose CLI process is gone (or is now another process) is stale: the workerd it
 // left behind is ended only when it is still the very process that start recorded (pid, start
@@ -123,7 +108,7 @@ export async function startGateway(options: StartOptions): Promise<number> {
     const full = storageFullReason(error);
     if (full === null) throw error;
     process.stderr.write(
-      `personalclaw: cannot start: the disk holding ${options.settings.home} is full (${full}); free some space and run \`personalclaw start\` again.\n`,
+      `personalclaw: cannot start: the disk holding ${options.settings.home} is full (${full}); free some space and run \`${commandHint("start")}\` again.\n`,
     );
     return 1;
   }
@@ -195,7 +180,7 @@ async function runGateway(options: StartOptions): Promise<number> {
         : `unreadable (${anchorAtStart.reason})`;
   if (anchorLost !== null) {
     recordUnacknowledgedAnchor(paths.home, anchorLost);
-    const warning = `warning: the security-log anchor ${paths.selAnchor} is ${anchorLost}: truncation of the log before now cannot be detected. A new anchor starts from the current head; \`personalclaw doctor\` fails until you run \`personalclaw security acknowledge\`.`;
+    const warning = `warning: the security-log anchor ${paths.selAnchor} is ${anchorLost}: truncation of the log before now cannot be detected. A new anchor starts from the current head; \`${commandHint("doctor")}\` fails until you run \`${commandHint("security", "acknowledge")}\`.`;
     process.stderr.write(`personalclaw: ${warning}\n`);
     log(warning);
   }
@@ -240,7 +225,7 @@ async function runGateway(options: StartOptions): Promise<number> {
     configPath: paths.workerdConfig,
     workerBundle,
     stateDir: paths.state,
-    webDir: join(packageRoot, "web"),
+    webDir: webFolder,
     appsDir: paths.apps,
     runtimeDir: runtimeFolder,
     listen: `${bindHost.includes(":") ? `[${bindHost}]` : bindHost}:${port}`,
@@ -409,7 +394,9 @@ async function runGateway(options: StartOptions): Promise<number> {
         `${JSON.stringify({ url, port, home: paths.home, pid: process.pid, ...(code !== null ? { sel_verification_code: code } : {}) })}\n`,
       );
     } else {
-      process.stdout.write(`PersonalClaw is running at http://127.0.0.1:${port}/ — sign in: ${url}\n`);
+      process.stdout.write(
+        `PersonalClaw is running at http://127.0.0.1:${port}/ — sign in: ${url} (a new link at any time: ${commandHint("token")})\n`,
+      );
     }
   } catch (error) {
     const full = storageFullReason(error);

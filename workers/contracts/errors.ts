@@ -367,6 +367,16 @@ export const ERROR_CODES = {
     message: "A device name is 1 to {limit} characters of visible text, with no control or format characters.",
   },
   session_not_found: { status: 404, message: "There is no live sign-in '{id}'." },
+  // the personalclaw command line: the envelopes it prints under --json (no HTTP answer carries these)
+  cli_usage: { status: 400, message: "{problem}; see `{help}`." },
+  gateway_not_running: { status: 503, message: "No gateway is running for {home}; start it with: {start}" },
+  gateway_not_answering: {
+    status: 503,
+    message:
+      "The gateway is not answering on 127.0.0.1:{port} ({reason}); if it does not answer again within a few seconds, run `{stop}` and then `{start}`.",
+  },
+  cli_internal_error: { status: 500, message: "`{command}` failed unexpectedly ({reason}); {details}." },
+  app_folder_not_empty: { status: 409, message: "{path} exists and is not empty; pick a new folder with --dir." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -102,6 +102,17 @@ export function describeSignInLink(lastsMs: number, expiresAt: string, openWithi
   );
 }
 
+/** What minting an owner token answers (GET /api/token/local, the startup link). */
+export const MintedTokenAnswerSchema = z.strictObject({
+  token: z.string(),
+  url: z.string(),
+  expires_in: z.number().int(),
+  expires_at: z.string(),
+  open_within: z.number().int(),
+  lasts: z.string(),
+  explains: z.string(),
+});
+
 /** The longest name the owner may give a device, in characters. */
 export const DEVICE_NAME_MAX_CHARS = 64;
 

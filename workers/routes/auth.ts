@@ -19,18 +19,10 @@ import { sessionCookieHeaders } from "../guards/credentials";
 import type { Principal } from "../guards/principal";
 import { sessions } from "../sessions";
 import { describeUserAgent } from "../contracts/user-agent";
+import { MintedTokenAnswerSchema } from "../contracts/session";
 import { safeLine } from "../contracts/text-safety";
 import { route, type RouteRequest } from "../route-row";
 
-const MintedTokenAnswer = z.strictObject({
-  token: z.string(),
-  url: z.string(),
-  expires_in: z.number().int(),
-  expires_at: z.string(),
-  open_within: z.number().int(),
-  lasts: z.string(),
-  explains: z.string(),
-});
 /** One row of the Devices list. */
 const DeviceRowSchema = z.strictObject({
   id: z.string(),
@@ -127,7 +119,7 @@ export const authRoutes = [
     query: TokenQuerySchema,
     contract:
       "Mints an owner token (default 20h, at most 90d) for a caller proving owner presence; answers {token, url, expires_in, expires_at, open_within, lasts, explains}.",
-    answer: { schema: MintedTokenAnswer },
+    answer: { schema: MintedTokenAnswerSchema },
     refuses: ["fresh_sign_in_required", "token_ttl_invalid", "token_ttl_too_long"],
     async handle(req) {
       assertOwnerPresence(req);
@@ -143,7 +135,7 @@ export const authRoutes = [
     internal: true,
     body: z.object({}).strict(),
     contract: "Mints this start's sign-in link; the previous start's unopened link ends with reason superseded.",
-    answer: { schema: MintedTokenAnswer },
+    answer: { schema: MintedTokenAnswerSchema },
     refuses: [],
     async handle(req) {
       return mintOwnerToken(req, "startup", undefined);

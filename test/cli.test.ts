@@ -1,0 +1,387 @@
+// The personalclaw command as people meet it, through real CLI processes against temporary
+// homes: every row of the command table refuses a bad command line with exit 2 and one
+// sentence, --help and --version answer, a home without a gateway is a sentence with the fix
+// (carrying the invocation and --home), and `apps new` / `apps dev` produce apps that install
+// and answer through a real gateway with real bubblewrap.
+import { spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { COMMANDS } from "../host-bridge/cli/commands";
+import type { CommandSpec } from "../host-bridge/cli/command-table";
+import { readProcStat } from "../host-bridge/supervisor/process-identity";
+import { cliPath, gatewayPerSuite, makeHome, removeHome, repoRoot, runCli as runAnyCli } from "./helpers/gateway";
+
+// As a person runs it: not under npx or an npm script (the runner of this suite may be one).
+const runCli = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+  runAnyCli(args, { npm_command: "", npm_lifecycle_event: "", ...env });
+const STACK = /\n\s+at |node:internal/;
+const version = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")).version as string;
+const scratch = makeHome("pc-cli-");
+afterAll(() => removeHome(scratch));
+
+/** Fills a row's arguments with harmless words. */
+const someArgs = (row: CommandSpec) => row.args.filter((a) => !a.optional).map((a) => `some-${a.name.toLowerCase()}`);
+
+/** The bad command lines every row must refuse before it does anything: a stray flag, a wrong count, a bad value. */
+function badLines(row: CommandSpec): Array<{ why: string; argv: string[] }> {
+  const lines = [{ why: "an unknown flag", argv: [...row.words, ...someArgs(row), "--no-such-flag"] }];
+  lines.push(
+    row.args.some((a) => !a.optional)
+      ? { why: "a missing argument", argv: [...row.words] }
+      : { why: "an extra argument", argv: [...row.words, ...row.args.map((a) => `some-${a.name}`), "one-too-many"] },
+  );
+  const flags = Object.entries(row.flags);
+  const parsed = flags.find(([, flag]) => flag.type === "string" && flag.parse);
+  const text = flags.find(([, flag]) => flag.type === "string");
+  const boolean = flags.find(([, flag]) => flag.type === "boolean");
+  if (parsed)
+    lines.push({ why: `a bad --${parsed[0]}`, argv: [...row.words, ...someArgs(row), `--${parsed[0]}`, "banana"] });
+  else if (text)
+    lines.push({ why: `--${text[0]} without its value`, argv: [...row.words, ...someArgs(row), `--${text[0]}`] });
+  else if (boolean)
+    lines.push({
+      why: `a value for --${boolean[0]}`,
+      argv: [...row.words, ...someArgs(row), `--${boolean[0]}=banana`],
+    });
+  return lines;
+}
+
+function expectOneSentence(result: { code: number | null; stdout: string; stderr: string }, what: string): void {
+  expect(result.code, `${what}: ${result.stderr}`).toBe(2);
+  expect(result.stdout, what).toBe("");
+  expect(result.stderr, what).toMatch(/^personalclaw: [^\n]+--help`\.\n$/);
+  expect(result.stderr, what).not.toMatch(STACK);
+}
+
+/** Runs `jobs` at most `width` at a time (the machine is shared). */
+async function inBatches<T>(jobs: Array<() => Promise<T>>, width = 4): Promise<T[]> {
+  const out: T[] = [];
+  for (let i = 0; i < jobs.length; i += width)
+    out.push(...(await Promise.all(jobs.slice(i, i + width).map((j) => j()))));
+  return out;
+}
+
+describe("the command table", () => {
+  it("refuses a bad command line for every command with exit 2, one sentence pointing at --help, no stack", async () => {
+    const home = join(scratch, "never-started");
+    const cases = COMMANDS.flatMap((row) => badLines(row).map((c) => ({ ...c, row })));
+    expect(cases.length).toBeGreaterThan(COMMANDS.length * 2);
+    const results = await inBatches(cases.map((c) => () => runCli([...c.argv, "--home", home])));
+    results.forEach((result, i) => expectOneSentence(result, `${cases[i].row.words.join(" ")} with ${cases[i].why}`));
+    // Nothing ran: a refused command line never creates the home.
+    expect(existsSync(home)).toBe(false);
+  }, 240_000);
+
+  it("names the problem: an unknown command with a close guess, a port out of range, a lifetime that is no duration", async () => {
+    const guess = await runCli(["aps", "list"]);
+    expectOneSentence(guess, "aps");
+    expect(guess.stderr).toContain("there is no command 'aps' (did you mean apps?)");
+    const sub = await runCli(["apps", "lst"]);
+    expectOneSentence(sub, "apps lst");
+    expect(sub.stderr).toContain("'apps' has no subcommand 'lst' (did you mean list?)");
+    const port = await runCli(["start", "--port", "-1", "--home", join(scratch, "port")]);
+    expectOneSentence(port, "--port -1");
+    expect(port.stderr).toContain('--port "-1" is not a port');
+    expect(existsSync(join(scratch, "port"))).toBe(false);
+    const ttl = await runCli(["token", "--ttl", "banana"]);
+    expectOneSentence(ttl, "--ttl banana");
+    expect(ttl.stderr).toContain('--ttl "banana" is not a duration');
+    const flag = await runCli(["security", "events", "--outcome"]);
+    expectOneSentence(flag, "--outcome");
+    expect(flag.stderr).toContain("--outcome needs a value");
+    const group = await runCli(["apps"]);
+    expectOneSentence(group, "apps");
+    expect(group.stderr).toContain("'apps' needs a subcommand");
+  });
+
+  it("--json turns a usage error into the error envelope on stdout, exit 2", async () => {
+    const result = await runCli(["token", "--json", "--ttl", "banana"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe("");
+    const envelope = JSON.parse(result.stdout);
+    expect(envelope.error.code).toBe("cli_usage");
+    expect(envelope.error.message).toContain("--ttl");
+  });
+
+  it("answers --help for every command and group, and `help <command>`, with exit 0 and each flag named", async () => {
+    const groups = [...new Set(COMMANDS.filter((r) => r.words.length > 1).map((r) => r.words[0]))];
+    const results = await inBatches([
+      ...COMMANDS.map((row) => () => runCli([...row.words, "--help"])),
+      ...groups.map((group) => () => runCli([group, "--help"])),
+      () => runCli(["--help"]),
+      () => runCli(["help", "apps", "install"]),
+      () => runCli(["apps", "install", "-h"]),
+    ]);
+    COMMANDS.forEach((row, i) => {
+      const result = results[i];
+      expect(result.code, row.words.join(" ")).toBe(0);
+      expect(result.stdout).toContain(`${row.words.join(" ")}`);
+      expect(result.stdout.startsWith("Usage: ")).toBe(true);
+      for (const flag of [...Object.keys(row.flags), "home"]) expect(result.stdout).toContain(`--${flag}`);
+    });
+    groups.forEach((group, i) => {
+      const result = results[COMMANDS.length + i];
+      expect(result.code).toBe(0);
+      for (const row of COMMANDS.filter((r) => r.words[0] === group)) expect(result.stdout).toContain(row.words[1]);
+    });
+    const [top, helpInstall, dashH] = results.slice(COMMANDS.length + groups.length);
+    expect(top.code).toBe(0);
+    for (const row of COMMANDS) expect(top.stdout).toContain(row.words.join(" "));
+    expect(helpInstall.code).toBe(0);
+    expect(helpInstall.stdout).toBe(dashH.stdout);
+    expect(helpInstall.stdout).toContain("--consent DIGEST | --yes");
+  }, 240_000);
+
+  it("prints the package version with --version and `version --json`", async () => {
+    const plain = await runCli(["--version"]);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toMatch(new RegExp(`^personalclaw ${version.replace(/\./g, "\\.")} \\(workerd \\S+, node `));
+    const json = await runCli(["version", "--json"]);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ version, workerd: expect.stringMatching(/^workerd /) });
+  });
+
+  it("docs/cli.md equals a fresh render of the command table", () => {
+    const fresh = execFileSync(process.execPath, [join(repoRoot, "dist", "render-cli.mjs")], { encoding: "utf8" });
+    expect(readFileSync(join(repoRoot, "docs", "cli.md"), "utf8")).toBe(fresh);
+  });
+});
+
+describe("a home without a gateway", () => {
+  it("token on a never-started home says so with the fix, carrying the invocation and --home", async () => {
+    const home = join(scratch, "fresh home");
+    const result = await runCli(["token", "--home", home]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toBe(
+      `personalclaw: No gateway is running for ${home}; start it with: node ${cliPath} start --home '${home}'\n`,
+    );
+    expect(result.stderr).not.toMatch(/ENOENT|\n\s+at /);
+    const json = await runCli(["token", "--json", "--home", home]);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout).error.code).toBe("gateway_not_running");
+    expect(existsSync(home)).toBe(false);
+  });
+
+  it("a stopped home (secret left, no gateway.json) is not running either, and status says so", async () => {
+    const home = join(scratch, "stopped");
+    mkdirSync(home);
+    writeFileSync(join(home, ".local_secret"), "0".repeat(64));
+    const token = await runCli(["token", "--home", home]);
+    expect(token.code).toBe(1);
+    expect(token.stderr).toContain(
+      `No gateway is running for ${home}; start it with: node ${cliPath} start --home ${home}`,
+    );
+    const status = await runCli(["status", "--json", "--home", home]);
+    expect(status.code).toBe(1);
+    expect(JSON.parse(status.stdout)).toEqual({ running: false, home });
+  });
+
+  it("says 'not answering' with stop and start hints when gateway.json names a gateway whose port is dead", async () => {
+    const home = join(scratch, "silent");
+    mkdirSync(home);
+    const port = await new Promise<number>((resolvePort) => {
+      const probe = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => resolvePort(port));
+      });
+    });
+    // This test process stands in for the gateway's live CLI process; nothing listens on the port.
+    writeFileSync(
+      join(home, "gateway.json"),
+      JSON.stringify({
+        pid: process.pid,
+        pidStartTime: readProcStat(process.pid)!.startTime,
+        pidExe: null,
+        port,
+        url: "",
+        bridgePort: 1,
+        startedAt: "",
+        workerdPid: null,
+      }),
+    );
+    writeFileSync(join(home, ".local_secret"), "0".repeat(64));
+    const result = await runCli(["apps", "list", "--home", home]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`The gateway is not answering on 127.0.0.1:${port} (ECONNREFUSED)`);
+    expect(result.stderr).toContain(
+      `run \`node ${cliPath} stop --home ${home}\` and then \`node ${cliPath} start --home ${home}\``,
+    );
+    expect(result.stderr.split("\n")).toHaveLength(2);
+    expect(result.stderr).not.toMatch(STACK);
+    const json = await runCli(["apps", "list", "--json", "--home", home]);
+    expect(JSON.parse(json.stdout).error.code).toBe("gateway_not_answering");
+    // A record whose process is gone is a gateway that is not running.
+    writeFileSync(
+      join(home, "gateway.json"),
+      JSON.stringify({ pid: 2 ** 22 + 1, port, url: "", bridgePort: 1, startedAt: "", workerdPid: null }),
+    );
+    const dead = await runCli(["apps", "list", "--home", home]);
+    expect(dead.code).toBe(1);
+    expect(dead.stderr).toContain(`No gateway is running for ${home}`);
+  });
+
+  it("leaves --home out of a hint for the default home, and says `personalclaw` when that is how it was run", async () => {
+    const user = join(scratch, "user");
+    const bin = join(scratch, "bin");
+    mkdirSync(user);
+    mkdirSync(bin);
+    symlinkSync(cliPath, join(bin, "personalclaw"));
+    const env = { HOME: user, PERSONALCLAW_HOME: "", npm_command: "", npm_lifecycle_event: "" };
+    const viaNode = await runCli(["token"], env);
+    expect(viaNode.stderr).toBe(
+      `personalclaw: No gateway is running for ~/.personalclaw; start it with: node ${cliPath} start\n`,
+    );
+    const onPath = await new Promise<string>((resolveRun) => {
+      const child = spawn(join(bin, "personalclaw"), ["token"], {
+        env: { ...process.env, ...env, PATH: `${bin}:${process.env.PATH}` },
+        stdio: ["ignore", "ignore", "pipe"],
+      });
+      let stderr = "";
+      child.stderr.on("data", (chunk) => (stderr += chunk));
+      child.on("close", () => resolveRun(stderr));
+    });
+    expect(onPath).toBe("personalclaw: No gateway is running for ~/.personalclaw; start it with: personalclaw start\n");
+  });
+});
+
+describe("apps new and apps dev against a real gateway", () => {
+  const gw = gatewayPerSuite();
+
+  async function answerOf(name: string): Promise<{ status: number; body: Record<string, unknown> }> {
+    const response = await gw.fetch(`/apps/${name}/api/hello`);
+    return { status: response.status, body: (await response.json().catch(() => ({}))) as Record<string, unknown> };
+  }
+
+  async function waitForAnswer(name: string, hello: string, timeoutMs = 30_000): Promise<Record<string, unknown>> {
+    const until = Date.now() + timeoutMs;
+    let last = await answerOf(name);
+    while (!(last.status === 200 && last.body.hello === hello) && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 200));
+      last = await answerOf(name);
+    }
+    return last.body;
+  }
+
+  for (const kind of ["node", "python"] as const) {
+    it(`a ${kind} app from \`apps new\` passes its own test, previews, installs and answers through the gateway`, async () => {
+      const name = `fresh-${kind}`;
+      const folder = join(scratch, name);
+      const created = await runCli(["apps", "new", name, "--dir", folder, ...(kind === "python" ? ["--python"] : [])]);
+      expect(created.code, created.stderr).toBe(0);
+      expect(created.stdout).toContain(`apps install ${folder} --yes`);
+      const manifest = JSON.parse(readFileSync(join(folder, "app.json"), "utf8"));
+      expect(manifest.name).toBe(name);
+      expect(existsSync(join(folder, kind === "node" ? "vendor/app-sdk/index.js" : "personalclaw_verify.py"))).toBe(
+        true,
+      );
+      // The author's own test runs as it was written.
+      execFileSync(kind === "node" ? process.execPath : "python3", kind === "node" ? ["--test"] : ["-m", "unittest"], {
+        cwd: folder,
+        stdio: "pipe",
+      });
+      const preview = await runCli(["apps", "preview", folder, "--json", "--home", join(scratch, "no-gateway")]);
+      expect(preview.code, preview.stdout).toBe(0);
+      expect(JSON.parse(preview.stdout).digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+      const installed = await runCli(["apps", "install", folder, "--yes", "--home", gw.home]);
+      expect(installed.code, installed.stderr).toBe(0);
+      expect(await waitForAnswer(name, "world")).toMatchObject({ app: name, hello: "world", verified: true });
+    });
+  }
+
+  it("an unexpected failure is one sentence naming where its stack went; PERSONALCLAW_DEBUG=1 shows the stack", async () => {
+    const missing = join(scratch, "no-such-checkpoint");
+    const failed = await runCli(["security", "verify", "--checkpoint", missing, "--home", gw.home]);
+    const log = join(gw.home, "logs", "cli-errors.log");
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(
+      /^personalclaw: `security verify` failed unexpectedly \(ENOENT[^\n]*\); the details are in /,
+    );
+    expect(failed.stderr).toContain(`the details are in ${log}.`);
+    expect(failed.stderr.split("\n")).toHaveLength(2);
+    expect(failed.stderr).not.toMatch(STACK);
+    expect(readFileSync(log, "utf8")).toMatch(/security verify: Error: ENOENT[^]*\n\s+at /);
+    const debug = await runCli(["security", "verify", "--checkpoint", missing, "--home", gw.home], {
+      PERSONALCLAW_DEBUG: "1",
+    });
+    expect(debug.code).not.toBe(0);
+    expect(debug.stderr).toMatch(/\n\s+at /);
+  });
+
+  it("apps new refuses a non-empty folder and a name the manifest refuses, writing nothing", async () => {
+    const folder = join(scratch, "taken");
+    mkdirSync(folder);
+    writeFileSync(join(folder, "notes.txt"), "mine");
+    const taken = await runCli(["apps", "new", "taken", "--dir", folder]);
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toContain(`${folder} exists and is not empty`);
+    expect(readdirSync(folder)).toEqual(["notes.txt"]);
+    const bad = await runCli(["apps", "new", "Not_Kebab", "--dir", join(scratch, "bad-name")]);
+    expectOneSentence(bad, "Not_Kebab");
+    expect(bad.stderr).toContain("must be kebab-case");
+    expect(existsSync(join(scratch, "bad-name"))).toBe(false);
+  });
+
+  it("apps dev installs with --yes, re-previews after a change, shows it and updates through consent", async () => {
+    const name = "dev-loop";
+    const folder = join(scratch, name);
+    expect((await runCli(["apps", "new", name, "--dir", folder])).code).toBe(0);
+    const dev = spawn(
+      process.execPath,
+      [cliPath, "apps", "dev", folder, "--yes", "--debounce-ms", "150", "--home", gw.home],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...process.env, npm_command: "" },
+      },
+    );
+    let out = "";
+    dev.stdout.on("data", (chunk) => (out += chunk));
+    dev.stderr.on("data", (chunk) => (out += chunk));
+    const waitFor = async (text: string, count = 1) => {
+      const until = Date.now() + 60_000;
+      while (out.split(text).length - 1 < count && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      return out.split(text).length - 1;
+    };
+    try {
+      expect(await waitFor(`Installed ${name}`), out).toBe(1);
+      expect(out).toMatch(/Consent digest: sha256:[0-9a-f]{64}/);
+      expect(await waitForAnswer(name, "world")).toMatchObject({ hello: "world" });
+      const server = join(folder, "server.mjs");
+      writeFileSync(server, readFileSync(server, "utf8").replace('hello: "world"', 'hello: "again"'));
+      expect(await waitFor("Changed: server.mjs"), out).toBe(1);
+      expect(await waitFor(`Updated ${name}`), out).toBe(1);
+      expect(out.match(/Consent digest: sha256:[0-9a-f]{64}/g)).toHaveLength(2);
+      expect(await waitForAnswer(name, "again")).toMatchObject({ hello: "again" });
+    } finally {
+      dev.kill("SIGINT");
+      await new Promise((r) => dev.once("close", r));
+    }
+    expect(out).not.toMatch(STACK);
+  }, 120_000);
+
+  it("apps dev installs nothing when the answer on stdin is no", async () => {
+    const name = "dev-declined";
+    const folder = join(scratch, name);
+    expect((await runCli(["apps", "new", name, "--dir", folder])).code).toBe(0);
+    const dev = spawn(process.execPath, [cliPath, "apps", "dev", folder, "--home", gw.home], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let out = "";
+    dev.stdout.on("data", (chunk) => (out += chunk));
+    try {
+      const until = Date.now() + 30_000;
+      while (!out.includes("[y/N]") && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      dev.stdin.write("n\n");
+      while (!out.includes("Not installed") && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      expect(out).toContain(`Install ${name} with exactly these bytes`);
+      expect(out).toContain("Not installed");
+    } finally {
+      dev.kill("SIGINT");
+      await new Promise((r) => dev.once("close", r));
+    }
+    expect((await gw.fetch(`/api/apps/${name}`)).status).toBe(404);
+  });
+});
