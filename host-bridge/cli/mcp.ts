@@ -63,7 +63,7 @@ export async function runMcpList(args: string[], home: string): Promise<number> 
   const { values } = parseArgs({ args, options: { json: { type: "boolean" } } });
   const answer = await callGateway(home, "mcp-list", "GET", "/api/mcp");
   const parsed = parseAnswer(answer, z.object({ servers: z.array(McpServerViewSchema) }));
-  if (answer.status !== 200 || !parsed.ok) return fail(parsed.ok ? answer : parsed.answer, Boolean(values.json));
+  if (!parsed.ok) return fail(parsed.answer, Boolean(values.json));
   if (values.json) {
     process.stdout.write(`${JSON.stringify(answer.body)}\n`);
     return 0;
@@ -106,7 +106,7 @@ export async function runAppsJobs(args: string[], home: string): Promise<number>
   if (positionals.length !== 1) return usage("personalclaw apps jobs <name> [--json]");
   const answer = await callGateway(home, "apps-jobs", "GET", `/api/apps/${encodeURIComponent(positionals[0]!)}/jobs`);
   const parsed = parseAnswer(answer, z.object({ jobs: z.array(JobViewSchema) }));
-  if (answer.status !== 200 || !parsed.ok) return fail(parsed.ok ? answer : parsed.answer, Boolean(values.json));
+  if (!parsed.ok) return fail(parsed.answer, Boolean(values.json));
   if (values.json) {
     process.stdout.write(`${JSON.stringify(answer.body)}\n`);
     return 0;
