@@ -9,7 +9,7 @@ import { link, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { consentDigest } from "../host-bridge/digest/consent-digest";
-import { hashInstalledTree } from "../host-bridge/digest/canonical-listing";
+import { canonicalListing } from "../host-bridge/digest/canonical-listing";
 import { copyVerbatim, makeSandbox, type Sandbox } from "./fixtures/hostile/sandbox";
 import { makeHome, removeHome, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 
@@ -349,7 +349,7 @@ describe("consent to exact bytes, the native app and uninstall", () => {
       native: false,
     });
 
-    const listed = await hashInstalledTree(join(gw.home, "apps", "node-notes"), { ignoreTopLevel: INSTALLER_OWNED });
+    const listed = await canonicalListing(join(gw.home, "apps", "node-notes"), { ignoreTopLevel: INSTALLER_OWNED });
     if (!listed.ok) throw new Error(`${listed.code} ${listed.message}`);
     expect(listed.listing.map((e) => e.path)).toContain("server.mjs");
     expect(consentDigest(listed.listing, preview.body.review)).toBe(preview.body.digest);

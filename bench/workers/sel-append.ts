@@ -3,8 +3,7 @@
 // INSERT into a scratch table without the HMAC chain) — the difference is what the chain costs.
 // It lives here, not in the SecurityLog class: the product ships no measurement hooks.
 import { canonicalRowBody } from "../../durable/security-log/chain-mac";
-import { canonicalJson } from "../../durable/security-log/canonical-json";
-import type { SecurityLogCore } from "../../durable/security-log/log-core";
+import { UNCHAINED_COLUMNS, unchainedBindings, type SecurityLogCore } from "../../durable/security-log/log-core";
 import { GatewayError } from "../../workers/contracts/errors";
 
 export const MAX_BENCH_ROWS = 100_000;
@@ -63,15 +62,8 @@ export async function benchAppend(
       for (let i = 0; i < n; i++) {
         const fields = { ...prepared(i), seq: i + 1, ts: new Date().toISOString(), segment: 0, prev_mac: "" };
         sql.exec(
-          `INSERT INTO ${SCRATCH_TABLE} (seq, ts, kind, principal, outcome, subject, detail, segment, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          fields.seq,
-          fields.ts,
-          fields.kind,
-          fields.principal,
-          fields.outcome,
-          fields.subject,
-          canonicalJson(fields.detail),
-          fields.segment,
+          `INSERT INTO ${SCRATCH_TABLE} (${UNCHAINED_COLUMNS}, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          ...unchainedBindings(fields),
           canonicalRowBody(fields).length,
         );
         await Promise.resolve(); // the chained loop awaits once per row too

@@ -33,16 +33,6 @@ export function isChainKeyHex(keyHex: unknown): keyHex is string {
   return typeof keyHex === "string" && KEY_HEX.test(keyHex);
 }
 
-/** Prepares a 64-hex chain key once, for signing; a malformed key throws (fail closed). */
-export async function importChainKey(keyHex: string): Promise<MacKey> {
-  if (!isChainKeyHex(keyHex)) throw new Error("SEL_KEY must be 64 hexadecimal characters");
-  const bytes = new Uint8Array(32);
-  for (let i = 0; i < 32; i++) bytes[i] = parseInt(keyHex.slice(i * 2, i * 2 + 2), 16);
-  const key = await crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  bytes.fill(0);
-  return key;
-}
-
 /** The canonical serialisation of a row without its mac (what the MAC covers after prev_mac). */
 export function canonicalRowBody(fields: ChainedFields): string {
   return canonicalJson({

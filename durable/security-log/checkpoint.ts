@@ -9,7 +9,6 @@
 // resistance), which is what a checkpoint kept elsewhere needs to prove.
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 export const CHECKPOINT_KIND = "sel.checkpoint";
 export const COSIGNED_KIND = "sel.cosigned";
@@ -261,8 +260,4 @@ export async function verifyCosignature(
     cosignedMessage(body, timeSeconds),
   );
   return ok ? { ok: true, timeSeconds } : { ok: false };
-}
-
-export function decodeText(bytes: Uint8Array): string {
-  return decoder.decode(bytes);
 }

@@ -142,12 +142,12 @@ interface LiveSegment {
 /** A stored row as SQLite returns it: detail is still its canonical-JSON text. */
 type EventRecord = Omit<StoredRow, "detail"> & { detail: string };
 
-/** The columns of a row before the chain. */
-const UNCHAINED_COLUMNS = "seq, ts, kind, principal, outcome, subject, detail, segment";
+/** The columns of a row before the chain (the bench's unchained scratch table has them too). */
+export const UNCHAINED_COLUMNS = "seq, ts, kind, principal, outcome, subject, detail, segment";
 const ROW_COLUMNS = `${UNCHAINED_COLUMNS}, prev_mac, mac`;
 
 /** The bindings for UNCHAINED_COLUMNS, in that order. */
-function unchainedBindings(fields: ChainedFields): SqlBinding[] {
+export function unchainedBindings(fields: ChainedFields): SqlBinding[] {
   return [
     fields.seq,
     fields.ts,

@@ -3,12 +3,12 @@
 // database file would.
 import { describe, expect, it } from "vitest";
 import { GatewayError } from "../../workers/contracts/errors";
-import { GENESIS_PREV_MAC, sealRow, importChainKey, type StoredRow } from "./chain-mac";
+import { GENESIS_PREV_MAC, sealRow, type StoredRow } from "./chain-mac";
 import { SecurityLogCore, type LogLimits } from "./log-core";
 import { memorySql } from "../../test/helpers/memory-sql";
 import { REDACTED, WITHHELD } from "./redact";
 import { ROTATED_KIND, SEGMENT_REMOVED_KIND, verifyChain } from "./verify-chain";
-import { singleKey } from "./epoch-key";
+import { hexToBytes, importMacKey, singleKey } from "./epoch-key";
 import { CoalescingLog } from "./coalescing-log";
 import { REFUSALS_COUNTED_KIND } from "./refusal-windows";
 
@@ -272,7 +272,7 @@ describe("verification", () => {
     const { log } = await openLog();
     await appendN(log, 3);
     const rows = log.query({}).events.reverse() as StoredRow[];
-    const key = await importChainKey(KEY);
+    const key = await importMacKey(hexToBytes(KEY));
     expect(await verifyChain(singleKey(key), rows)).toEqual({ ok: true, checked: 3, segments: 1 });
     expect(await verifyChain(singleKey(key), [rows[0]!, rows[2]!])).toMatchObject({
       ok: false,
@@ -335,7 +335,7 @@ describe("rotation", () => {
     await appendN(log, 2);
     // Re-sealed with the key (a bug writing a boundary wrongly): the link rule still catches it.
     const rows = log.query({ limit: 500 }).events.reverse() as StoredRow[];
-    const key = await importChainKey(KEY);
+    const key = await importMacKey(hexToBytes(KEY));
     const resealed: StoredRow[] = [];
     for (const row of rows) {
       const prev = resealed.length ? resealed[resealed.length - 1]!.mac : GENESIS_PREV_MAC;

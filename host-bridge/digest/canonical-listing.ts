@@ -93,8 +93,3 @@ export function listingOfStaged(entries: readonly StagedEntry[]): ListingEntry[]
   listing.sort(byPathBytes);
   return listing;
 }
-
-/** Recomputes the listing of an installed app folder, for comparison with the consented one. */
-export function hashInstalledTree(dir: string, opts: ListingOptions = {}): Promise<ListingResult> {
-  return canonicalListing(dir, opts);
-}

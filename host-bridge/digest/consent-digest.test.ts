@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { canonicalJson } from "../../workers/contracts/canonical-json";
-import { canonicalListing, hashInstalledTree } from "./canonical-listing";
+import { canonicalListing } from "./canonical-listing";
 import { consentDigest } from "./consent-digest";
 
 const dirs: string[] = [];
@@ -70,10 +70,10 @@ describe("canonical listing and consent digest", () => {
     expect(consentDigest(l, { a: 1, b: [1, 2], digest: "sha256:old" })).toBe(consentDigest(l, { b: [1, 2], a: 1 }));
   });
 
-  it("hashInstalledTree leaves out never-installed folders and the installer's own top-level names", async () => {
+  it("the listing of an installed tree leaves out never-installed folders and the installer's own top-level names", async () => {
     const staged = await tree({ "main.py": "x" });
     const installed = await tree({ "main.py": "x", ".git/HEAD": "ref", "data/state.db": "s", "installed.json": "{}" });
-    const r = await hashInstalledTree(installed, { ignoreTopLevel: ["data", "installed.json"] });
+    const r = await canonicalListing(installed, { ignoreTopLevel: ["data", "installed.json"] });
     if (!r.ok) throw new Error(r.code);
     expect(r.listing).toEqual(await listing(staged));
   });

@@ -2,7 +2,7 @@ import { chmod, cp, mkdir, readFile, readdir, writeFile, symlink, rm } from "nod
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeSandbox, type Sandbox } from "../../test/fixtures/hostile/sandbox";
-import { canonicalListing, hashInstalledTree } from "../digest/canonical-listing";
+import { canonicalListing } from "../digest/canonical-listing";
 import { consentDigest } from "../digest/consent-digest";
 import { previewBundle, type PreviewOptions } from "./preview";
 
@@ -136,7 +136,7 @@ describe("previewBundle review and digest", () => {
     await mkdir(path.dirname(installed), { recursive: true });
     await cp(r.stagedDir!, installed, { recursive: true, verbatimSymlinks: true });
     await rm(r.stagedDir!, { recursive: true });
-    const rehashed = await hashInstalledTree(installed);
+    const rehashed = await canonicalListing(installed);
     if (!rehashed.ok) throw new Error(rehashed.code);
     expect(consentDigest(rehashed.listing, r.review as unknown as Record<string, unknown>)).toBe(r.digest);
   });
