@@ -25,7 +25,7 @@ describe("personalclaw doctor", () => {
       ]);
       expect(rows.find((r) => r.name === "gateway")).toMatchObject({
         status: "warn",
-        message: expect.stringContaining("personalclaw start"),
+        message: expect.stringMatching(/personalclaw(\.mjs)? start --home /),
       });
       expect(before.code).toBe(0);
 

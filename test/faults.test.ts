@@ -543,7 +543,7 @@ describe("app folders without a record", () => {
       const row = JSON.parse(doctor.stdout).rows.find((r: { name: string }) => r.name === "app folders");
       expect(row.status).toBe("fail");
       expect(row.message).toContain(join(gw.home, "apps", "orphan-app"));
-      expect(row.message).toContain("personalclaw apps install");
+      expect(row.message).toMatch(/personalclaw(\.mjs)? apps install <folder> --home /);
       expect(doctor.code).toBe(1);
     } finally {
       await gw.stop();
