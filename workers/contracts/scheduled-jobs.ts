@@ -2,7 +2,7 @@
 // the CLI parses it. Imports nothing but zod.
 import { z } from "zod";
 
-export const JobRunSchema = z.object({
+export const JobRunSchema = z.strictObject({
   scheduledFor: z.string(),
   startedAt: z.string(),
   /** ok: the route answered 2xx; failed: any other answer, a timeout or no backend; skipped: the app was held. */
@@ -13,12 +13,12 @@ export const JobRunSchema = z.object({
 });
 export type JobRun = z.infer<typeof JobRunSchema>;
 
-export const JobViewSchema = z.object({
+export const JobViewSchema = z.strictObject({
   name: z.string(),
   schedule: z.string(),
   timezone: z.string(),
   route: z.string(),
-  timeoutSeconds: z.number(),
+  timeoutSeconds: z.number().int(),
   /** Null while the app is disabled (a disabled app's jobs never fire). */
   nextFire: z.string().nullable(),
   paused: z.boolean(),

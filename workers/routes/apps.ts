@@ -7,11 +7,16 @@ import { z } from "zod";
 import { ErrorEnvelopeSchema, GatewayError, type ErrorCode } from "../contracts/errors";
 import { AppViewSchema, type AppRecord } from "../contracts/app-record";
 import { McpRegistrationSchema } from "../contracts/mcp";
-import { ParkedDataViewSchema } from "../contracts/parked-data";
 import { AppManifestSchema, type AppManifest } from "../contracts/manifest";
 import { appNotFound, appRegistry, readRecord, requireRecord } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
-import { BackendReportSchema, JournalQuestionSchema, NativeAppsReportSchema } from "../contracts/bridge-operations";
+import {
+  BackendReportSchema,
+  BRIDGE_OPERATIONS,
+  JournalQuestionSchema,
+  NativeAppsReportSchema,
+} from "../contracts/bridge-operations";
+import { JobViewSchema } from "../contracts/scheduled-jobs";
 import { APP_LOG_MAX_LINES, AppLogAnswerSchema } from "../contracts/app-log";
 import { InstallReviewSchema } from "../contracts/install-review";
 import { safeLine } from "../contracts/text-safety";
@@ -74,39 +79,13 @@ const UninstallBody = z
   })
   .strict();
 const Empty = z.object({}).strict();
-const PreviewAnswer = z.object({
-  review: AnyObject,
-  digest: z.string(),
-  changes: z.array(AnyObject).optional(),
-  consentNeeded: z.boolean().optional(),
-});
-const InstallProgressAnswer = z.object({ steps: z.array(AnyObject).nullable() });
-const ParkedAnswer = z.object({ parked: z.array(ParkedDataViewSchema) });
-const PurgedAnswer = z.object({ purged: z.string() });
+// Answers the bridge gives and these routes pass on: the bridge contract's own schemas.
+const PreviewAnswer = BRIDGE_OPERATIONS["POST /apps/preview"].answer;
+const InstallProgressAnswer = BRIDGE_OPERATIONS["POST /apps/install-progress"].answer;
+const ParkedAnswer = BRIDGE_OPERATIONS["POST /apps/parked"].answer;
+const PurgedAnswer = BRIDGE_OPERATIONS["POST /apps/parked/purge"].answer;
 const AppConfigAnswer = z.strictObject({ config: AnyObject, revision: z.string() });
-const JobsAnswer = z.strictObject({
-  jobs: z.array(
-    z.strictObject({
-      name: z.string(),
-      schedule: z.string(),
-      timezone: z.string(),
-      route: z.string(),
-      timeoutSeconds: z.number().int(),
-      nextFire: z.string().nullable(),
-      paused: z.boolean(),
-      history: z.array(
-        z.strictObject({
-          scheduledFor: z.string(),
-          startedAt: z.string(),
-          outcome: z.enum(["ok", "failed", "skipped"]),
-          status: z.number().int().nullable(),
-          durationMs: z.number(),
-          error: z.string().nullable(),
-        }),
-      ),
-    }),
-  ),
-});
+const JobsAnswer = z.strictObject({ jobs: z.array(JobViewSchema) });
 const SwitchedAnswer = z.strictObject({ app: AppViewSchema, changed: z.boolean() });
 
 /** What staging, validating and scanning a bundle can refuse (the host bridge's staging, manifest and scan steps). */

@@ -62,7 +62,6 @@ function logRefusal(reason, info) {
 // above U+00FF did not come off a wire and is taken as UTF-8, as the signer encodes it.
 function targetBytes(target) {
   if (typeof target !== "string") return Buffer.from(target);
-  // eslint-disable-next-line no-control-regex
   return /[^\u0000-\u00ff]/.test(target) ? Buffer.from(target, "utf8") : Buffer.from(target, "latin1");
 }
 
