@@ -5,6 +5,7 @@
 import type { StagedEntry } from "../staging/stage-bundle";
 import { MAX_SCANNED_FILE_BYTES, scanFileText, type FileScan, type ScanOptions } from "./scan-staged";
 
+/** A reader for stageBundle's onFileStaged, and the scan of every file it was shown, by path. */
 export function scanAsStaged(opts: ScanOptions = {}): {
   onFileStaged: (entry: StagedEntry, bytes: Buffer) => void;
   scanned: ReadonlyMap<string, FileScan>;

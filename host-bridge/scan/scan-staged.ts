@@ -210,7 +210,10 @@ function isExecutable(entry: Pick<StagedEntry, "mode">): boolean {
   return (entry.mode & 0o111) !== 0;
 }
 
-/** Tools read these from the folder they run in: the app root is where hooks and backends start. */
+/**
+ * A planted package-manager config. Tools read these from the folder they run in, and the app
+ * root is where hooks and backends start, so only one at the root runs.
+ */
 function plantedFinding(entry: Pick<StagedEntry, "path">): Unplaced[] {
   if (!plantedNames.has(baseName(entry.path).toLowerCase())) return [];
   return [{ ...finding(planted, entry.path, 0), runs: !entry.path.includes("/") }];
