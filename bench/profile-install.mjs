@@ -6,7 +6,7 @@
 //
 //   node bench/profile-install.mjs [--runs 3] [--against DIR]
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -51,8 +51,11 @@ async function loadParts(root, label, key) {
     entry,
     [
       `export { stageBundle } from ${JSON.stringify(join(root, "host-bridge/staging/stage-bundle.ts"))};`,
-      `export { scanStaged } from ${JSON.stringify(join(root, "host-bridge/scan/scan-staged.ts"))};`,
+      `export * as scan from ${JSON.stringify(join(root, "host-bridge/scan/scan-staged.ts"))};`,
       `export * as listing from ${JSON.stringify(listingModule)};`,
+      ...(existsSync(join(root, "host-bridge/scan/scan-as-staged.ts"))
+        ? [`export * as asStaged from ${JSON.stringify(join(root, "host-bridge/scan/scan-as-staged.ts"))};`]
+        : []),
     ].join("\n"),
   );
   const outfile = join(scratch, `install-parts-${key}.mjs`);
@@ -66,12 +69,41 @@ async function loadParts(root, label, key) {
     logLevel: "warning",
   });
   const parts = await import(pathToFileURL(outfile).href);
+  // Staging and the scan as the preview runs them: where the checkout scans each file as staging
+  // writes it, the stage phase includes that scan and the scan phase only what is left.
+  const stageAndScan = parts.asStaged
+    ? async (bundle, quarantine, manifest, times) => {
+        const asStaged = parts.asStaged.scanAsStaged();
+        let started = process.hrtime.bigint();
+        const staged = await parts.stageBundle(bundle, quarantine, { onFileStaged: asStaged.onFileStaged });
+        times.stage.push(msSince(started));
+        if (!staged.ok) throw new Error(`stage refused: ${staged.message}`);
+        started = process.hrtime.bigint();
+        await parts.scan.scanStaged(staged.dir, staged.entries, manifest, { scanned: asStaged.scanned });
+        times.scan.push(msSince(started));
+        return staged;
+      }
+    : async (bundle, quarantine, manifest, times) => {
+        let started = process.hrtime.bigint();
+        const staged = await parts.stageBundle(bundle, quarantine);
+        times.stage.push(msSince(started));
+        if (!staged.ok) throw new Error(`stage refused: ${staged.message}`);
+        started = process.hrtime.bigint();
+        await parts.scan.scanStaged(staged.dir, staged.entries, manifest);
+        times.scan.push(msSince(started));
+        return staged;
+      };
   // The listing as the preview makes it: from staging's own hashes where the checkout has that,
   // otherwise by reading the staged folder again (what older checkouts did).
   const previewListing = parts.listing.listingOfStaged
     ? async (staged) => parts.listing.listingOfStaged(staged.entries)
     : async (staged) => parts.listing.canonicalListing(staged.dir);
-  return { label, ...parts, previewListing, recomputeListing: (staged) => parts.listing.canonicalListing(staged.dir) };
+  return {
+    label,
+    stageAndScan,
+    previewListing,
+    recomputeListing: (staged) => parts.listing.canonicalListing(staged.dir),
+  };
 }
 
 try {
@@ -96,13 +128,7 @@ try {
     for (const subject of subjects.slice(r % subjects.length).concat(subjects.slice(0, r % subjects.length))) {
       const times = t.get(subject);
       const quarantine = mkdtempSync(join(scratch, "q-"));
-      started = process.hrtime.bigint();
-      const staged = await subject.stageBundle(bundle, quarantine);
-      times.stage.push(msSince(started));
-      if (!staged.ok) throw new Error(`stage refused: ${staged.message}`);
-      started = process.hrtime.bigint();
-      await subject.scanStaged(staged.dir, staged.entries, manifest);
-      times.scan.push(msSince(started));
+      const staged = await subject.stageAndScan(bundle, quarantine, manifest, times);
       started = process.hrtime.bigint();
       await subject.previewListing(staged);
       times.listing.push(msSince(started));
@@ -124,8 +150,8 @@ try {
     `| phase | ${subjects.map((s) => `${s.label} ms | ×`).join(" | ")} |\n|---|${subjects.map(() => "---|---").join("|")}|\n`,
   );
   for (const [name, key] of [
-    ["stage (survey + copy into quarantine)", "stage"],
-    ["scan (read every file, rules, runtime reach)", "scan"],
+    ["stage (survey + copy into quarantine; with scan-as-staged, each file's scan as it is written)", "stage"],
+    ["scan (with scan-as-staged: only what needs the whole tree, rules across files, runtime reach)", "scan"],
     ["listing for the digest, as the preview makes it", "listing"],
     ["stage + scan + listing", "preview"],
     ["listing recomputed by reading the staged folder (verification)", "recompute"],

@@ -6,15 +6,27 @@ import { memorySql } from "../../test/helpers/memory-sql";
 import { benchAppend } from "./sel-append";
 
 describe("benchAppend", () => {
-  it("appends chained rows to the log, and unchained rows only to a scratch table it drops", async () => {
+  it("appends chained rows to the log, and unchained rows only to a scratch table of the same shape", async () => {
     const sql = memorySql();
     const log = await SecurityLogCore.open(sql, "0f".repeat(32), { now: () => Date.parse("2025-01-01T00:00:00.000Z") });
     expect(await benchAppend(log, sql, 5, true)).toMatchObject({ n: 5, chained: true });
     expect(log.head().seq).toBe(5);
     expect(await benchAppend(log, sql, 5, false)).toMatchObject({ n: 5, chained: false });
+    expect(await benchAppend(log, sql, 3, false)).toMatchObject({ n: 3, chained: false });
     expect(log.head().seq).toBe(5);
     const tables = sql.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all();
-    expect(tables).toEqual([{ name: "events" }, { name: "segments" }]);
+    expect(tables).toEqual([{ name: "bench_unchained_scratch" }, { name: "events" }, { name: "segments" }]);
+    const columns = (table: string) =>
+      sql.db
+        .prepare(`SELECT name FROM pragma_table_info('${table}') ORDER BY cid`)
+        .all()
+        .map((c) => (c as { name: string }).name);
+    expect(columns("bench_unchained_scratch")).toEqual(columns("events"));
+    // Kept from call to call, as the log keeps its rows: seqs continue.
+    expect(sql.db.prepare("SELECT COUNT(*) AS n, MAX(seq) AS last FROM bench_unchained_scratch").get()).toEqual({
+      n: 8,
+      last: 8,
+    });
     expect(await log.verify(null)).toMatchObject({ ok: true, checked: 5 });
   });
 

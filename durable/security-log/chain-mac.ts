@@ -26,7 +26,21 @@ export interface StoredRow extends ChainedFields {
 
 const KEY_HEX = /^[0-9a-fA-F]{64}$/;
 const encoder = new TextEncoder();
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+/** The two hex digits of each byte value, as character codes: a mac is spelled without building 32 strings. */
+const HEX_CODES = Array.from({ length: 256 }, (_, i) =>
+  [...i.toString(16).padStart(2, "0")].map((c) => c.charCodeAt(0)),
+);
+const macCodes = new Array<number>(64);
+const ASCII = /^[\x00-\x7f]*$/;
+
+function hexOf(bytes: Uint8Array): string {
+  for (let i = 0; i < bytes.length; i++) {
+    const [high, low] = HEX_CODES[bytes[i]!]!;
+    macCodes[2 * i] = high!;
+    macCodes[2 * i + 1] = low!;
+  }
+  return String.fromCharCode(...macCodes);
+}
 
 /** True when the SEL key is the 64 hex characters (256 bits) the log requires. */
 export function isChainKeyHex(keyHex: unknown): keyHex is string {
@@ -52,23 +66,29 @@ export function canonicalRowBody(fields: ChainedFields): string {
 const MAC_MEMBER_BYTES = 8 + 64 + 1;
 
 /**
+ * The one buffer every row's mac input is encoded into. Reusing it is safe even with a verify
+ * walking beside the appends: WebCrypto copies its input before sign() returns, and nothing
+ * else reads the buffer.
+ */
+let message = new Uint8Array(4096);
+
+/**
  * Computes a row's mac and its size: the UTF-8 length of the whole row (mac included) in
- * canonical JSON, which is what a segment's byte count sums.
+ * canonical JSON, which is what a segment's byte count sums. The body is answered as text: the
+ * checkpoint's root encodes the bodies of all its rows in one go.
  */
 export async function sealRow(
   key: MacKey,
   fields: ChainedFields,
-): Promise<{ mac: string; bytes: number; body: Uint8Array }> {
+): Promise<{ mac: string; bytes: number; body: string }> {
   const body = canonicalRowBody(fields);
-  // One encoding of prev_mac ‖ body; the body's bytes are its tail. A stored prev_mac is 64
-  // ASCII characters; a tampered one may not be, and is measured apart.
-  const message = encoder.encode(fields.prev_mac + body);
-  const prevBytes = /^[\x00-\x7f]*$/.test(fields.prev_mac)
-    ? fields.prev_mac.length
-    : encoder.encode(fields.prev_mac).length;
-  const bodyBytes = message.subarray(prevBytes);
-  const signature = new Uint8Array(await crypto.subtle.sign("HMAC", key, message));
-  let mac = "";
-  for (const byte of signature) mac += HEX[byte];
-  return { mac, bytes: bodyBytes.length + MAC_MEMBER_BYTES, body: bodyBytes };
+  const text = fields.prev_mac + body;
+  // UTF-8 takes at most 3 bytes per UTF-16 code unit.
+  if (message.length < 3 * text.length) message = new Uint8Array(3 * text.length);
+  const { written } = encoder.encodeInto(text, message);
+  // A stored prev_mac is 64 ASCII characters; a tampered one may not be, and is measured apart.
+  const prevBytes = ASCII.test(fields.prev_mac) ? fields.prev_mac.length : encoder.encode(fields.prev_mac).length;
+  const bodyBytes = written - prevBytes;
+  const signature = await crypto.subtle.sign("HMAC", key, message.subarray(0, written));
+  return { mac: hexOf(new Uint8Array(signature)), bytes: bodyBytes + MAC_MEMBER_BYTES, body };
 }

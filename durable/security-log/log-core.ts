@@ -404,7 +404,7 @@ export class SecurityLogCore {
   }
 
   /** Chains an event prepareWithGroup answered, or a row the log writes itself (a refusal count). */
-  async appendPrepared(event: PreparedEvent): Promise<AppendResult> {
+  appendPrepared(event: PreparedEvent): Promise<AppendResult> {
     return this.serialize(() => this.appendLocked(event));
   }
 
@@ -440,7 +440,7 @@ export class SecurityLogCore {
     );
   }
 
-  private advance(fields: ChainedFields, mac: string, bytes: number, body: Uint8Array): void {
+  private advance(fields: ChainedFields, mac: string, bytes: number, body: string): void {
     this.headSeq = fields.seq;
     this.headMac = mac;
     this.live.bytes += bytes;

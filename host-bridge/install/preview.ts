@@ -1,8 +1,9 @@
 // Install preview (INST-12): stage the bundle into quarantine, read its manifest from the
 // staged copy, validate it, scan the staged bytes, build the review and the consent digest.
-// Every gate reads the one staged copy, so scanned == reviewed == digested bytes: the scan reads
-// the staged files, and the listing's hashes are of exactly the bytes staging wrote into them
-// (canonicalListing can recompute the same listing from the folder). The copy is removed
+// Every gate reads the one staged copy, so scanned == reviewed == digested bytes: the scan takes
+// each file from exactly the bytes staging wrote into it (reading back only a file too large to
+// be shown), and the listing's hashes are of those same bytes (canonicalListing can recompute
+// the same listing from the folder). The copy is removed
 // before returning unless the caller (install) keeps it; on any refusal it is removed.
 import { constants } from "node:fs";
 import { open, rm } from "node:fs/promises";
@@ -14,6 +15,7 @@ import { parkedDataOf } from "./parked-data";
 import { listingOfStaged, type ListingEntry } from "../digest/canonical-listing";
 import { consentDigest } from "../digest/consent-digest";
 import { scanStaged, type ScanOptions } from "../scan/scan-staged";
+import { scanAsStaged } from "../scan/scan-as-staged";
 import { refuse, type Refusal } from "../staging/refusal";
 import { stageBundle, type StageOptions } from "../staging/stage-bundle";
 import { buildReview } from "./review";
@@ -130,7 +132,8 @@ export function checkBundleRules(entries: readonly StagedEntry[], manifest: AppM
 
 /** Stages, validates, scans and reviews a bundle; a 'dangerous' verdict is a refusal. */
 export async function previewBundle(source: string, opts: PreviewOptions): Promise<PreviewResult> {
-  const staged = await stageBundle(source, opts.quarantineRoot, opts.stage);
+  const asStaged = scanAsStaged(opts.scan);
+  const staged = await stageBundle(source, opts.quarantineRoot, { ...opts.stage, onFileStaged: asStaged.onFileStaged });
   if (!staged.ok) return staged;
 
   let keep = false;
@@ -158,7 +161,10 @@ export async function previewBundle(source: string, opts: PreviewOptions): Promi
     const bundleRule = checkBundleRules(staged.entries, manifest);
     if (bundleRule) return bundleRule;
 
-    const scan = await scanStaged(staged.dir, staged.entries, manifest, opts.scan);
+    const scan = await scanStaged(staged.dir, staged.entries, manifest, {
+      ...opts.scan,
+      scanned: asStaged.scanned,
+    });
     if (scan.verdict === "dangerous") {
       const runtime = scan.findings.filter((f) => f.runs && f.severity === "dangerous");
       const first = runtime[0];

@@ -36,9 +36,22 @@ export interface ScanResult {
 
 export interface ScanOptions {
   maxFileBytes?: number;
+  /**
+   * Files already scanned from exactly the bytes staging wrote into them (scan-as-staged.ts), by
+   * path: the scan does not read those back.
+   */
+  scanned?: ReadonlyMap<string, FileScan>;
 }
 
-type Unplaced = Omit<Finding, "runs"> & { runs?: boolean };
+/** What one file adds to the scan: its findings, whether it looks like code, what it references. */
+export interface FileScan {
+  found: Unplaced[];
+  isCodeLike: boolean;
+  refs: FileRefs | null;
+}
+
+/** A finding before the runtime reach says whether its file runs (some know already). */
+export type Unplaced = Omit<Finding, "runs"> & { runs?: boolean };
 
 /** Reads a staged file whole with a no-follow open, or says why it could not. */
 async function readWhole(
@@ -185,6 +198,38 @@ function resolveLinks(entries: readonly StagedEntry[]): Map<string, string> {
   return out;
 }
 
+const planted = ruleById.get("planted-package-config")!;
+const plantedNames =
+  planted.match.kind === "file-name" ? new Set(planted.match.names.map((n) => n.toLowerCase())) : new Set<string>();
+
+function baseName(relPath: string): string {
+  return relPath.slice(relPath.lastIndexOf("/") + 1);
+}
+
+function isExecutable(entry: Pick<StagedEntry, "mode">): boolean {
+  return (entry.mode & 0o111) !== 0;
+}
+
+/**
+ * A planted package-manager config. Tools read these from the folder they run in, and the app
+ * root is where hooks and backends start, so only one at the root runs.
+ */
+function plantedFinding(entry: Pick<StagedEntry, "path">): Unplaced[] {
+  if (!plantedNames.has(baseName(entry.path).toLowerCase())) return [];
+  return [{ ...finding(planted, entry.path, 0), runs: !entry.path.includes("/") }];
+}
+
+/** Scans one file read whole: the part of the scan that needs nothing but the file. */
+export function scanFileText(entry: Pick<StagedEntry, "path" | "mode">, text: string): FileScan {
+  const found = plantedFinding(entry);
+  const nl = text.indexOf("\n");
+  const firstLine = nl < 0 ? text : text.slice(0, nl);
+  const refs = extractRefs(entry.path, text, firstLine);
+  found.push(...contentFindings(entry.path, text));
+  if (baseName(entry.path) === "package.json") found.push(...lifecycleFindings(entry.path, text));
+  return { found, isCodeLike: isCodeLike(entry.path, isExecutable(entry), firstLine), refs };
+}
+
 /** Scans a staged bundle; the verdict is 'dangerous' only for a dangerous finding in a file the app runs. */
 export async function scanStaged(
   dir: string,
@@ -197,32 +242,17 @@ export async function scanStaged(
   const refs = new Map<string, FileRefs>();
   const codeLike = new Set<string>();
   const files = new Set<string>();
-  const planted = ruleById.get("planted-package-config")!;
-  const plantedNames =
-    planted.match.kind === "file-name" ? new Set(planted.match.names.map((n) => n.toLowerCase())) : new Set<string>();
-
-  // Each file is read once, several at a time; what each yields is kept in entry order, so
-  // findings never depend on which read finished first.
+  // Each file is read once, several at a time, unless staging already showed it; what each
+  // yields is kept in entry order, so findings never depend on which read finished first.
   const fileEntries = entries.filter((e) => e.type === "file");
-  const perFile = await mapInOrder(fileEntries, FILES_IN_FLIGHT, async (entry) => {
-    const found: Unplaced[] = [];
-    const base = entry.path.slice(entry.path.lastIndexOf("/") + 1);
-    if (plantedNames.has(base.toLowerCase())) {
-      // Tools read these from the folder they run in: the app root is where hooks and backends start.
-      found.push({ ...finding(planted, entry.path, 0), runs: !entry.path.includes("/") });
-    }
-    const executable = (entry.mode & 0o111) !== 0;
+  const perFile = await mapInOrder(fileEntries, FILES_IN_FLIGHT, async (entry): Promise<FileScan> => {
+    const known = opts.scanned?.get(entry.path);
+    if (known) return known;
     const read = await readWhole(path.join(dir, ...entry.path.split("/")), limit);
-    if (!read.ok) {
-      found.push(finding(ruleById.get("unscanned_file")!, entry.path, 0, read.reason));
-      return { found, isCodeLike: isCodeLike(entry.path, executable, ""), refs: null };
-    }
-    const nl = read.text.indexOf("\n");
-    const firstLine = nl < 0 ? read.text : read.text.slice(0, nl);
-    const refs = extractRefs(entry.path, read.text, firstLine);
-    found.push(...contentFindings(entry.path, read.text));
-    if (base === "package.json") found.push(...lifecycleFindings(entry.path, read.text));
-    return { found, isCodeLike: isCodeLike(entry.path, executable, firstLine), refs };
+    if (read.ok) return scanFileText(entry, read.text);
+    const found = plantedFinding(entry);
+    found.push(finding(ruleById.get("unscanned_file")!, entry.path, 0, read.reason));
+    return { found, isCodeLike: isCodeLike(entry.path, isExecutable(entry), ""), refs: null };
   });
   fileEntries.forEach((entry, i) => {
     const one = perFile[i]!;
