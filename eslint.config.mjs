@@ -94,7 +94,7 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.serviceworker, WebSocketPair: "readonly" } },
   },
   {
-    files: ["web/**/*.js", "apps/**/ui/**/*.js", "apps/sdk/browser/**/*.js", "host-bridge/cli/templates/*/ui/**/*.js"],
+    files: ["web/**/*.js", "apps/**/ui/**/*.js", "apps/sdk/browser/**/*.js", "host-bridge/cli/templates/ui/**/*.js"],
     languageOptions: { globals: { ...globals.browser } },
   },
 );

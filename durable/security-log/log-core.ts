@@ -306,19 +306,7 @@ export class SecurityLogCore {
     const boundarySeq = state?.boundary_seq ?? 0;
     const root = state ? fromBase64(state.root)! : GENESIS_ROOT;
     const pending: Leaf[] = [];
-    let after = boundarySeq;
-    for (;;) {
-      const page = this.sql
-        .exec<EventRecord>(
-          `SELECT ${ROW_COLUMNS} FROM events WHERE seq > ? ORDER BY seq LIMIT ?`,
-          after,
-          VERIFY_PAGE_ROWS,
-        )
-        .toArray();
-      if (page.length === 0) break;
-      for (const record of page) pending.push(leafOf(record.mac, canonicalRowBody(toStoredRow(record))));
-      after = page[page.length - 1]!.seq;
-    }
+    for (const row of this.rowsInSeqOrder(boundarySeq)) pending.push(leafOf(row.mac, canonicalRowBody(row)));
     const checkpointMs = state?.checkpoint_at ? Date.parse(state.checkpoint_at) : this.now();
     this.rootState = { boundarySeq, root, checkpointMs, pending };
   }
@@ -786,9 +774,8 @@ export class SecurityLogCore {
     }
   }
 
-  /** Every stored row in seq order, paged: what the verifiers walk. */
-  *rowsInSeqOrder(): Generator<StoredRow> {
-    let after = 0;
+  /** Every stored row after `after` in seq order, paged: what the verifiers and the root walk. */
+  *rowsInSeqOrder(after = 0): Generator<StoredRow> {
     for (;;) {
       const page = this.sql
         .exec<EventRecord>(

@@ -48,6 +48,8 @@ export async function runAppsNew(name: string, values: { python?: boolean; dir?:
   const staging = join(dirname(folder), `.${basename(folder)}.new-${process.pid}`);
   try {
     writeTemplate(join(appTemplatesFolder, values.python ? "python" : "node"), staging, name);
+    // One UI for both kinds: it only talks to the backend through the gateway.
+    writeTemplate(join(appTemplatesFolder, "ui"), join(staging, "ui"), name);
     // The verifier is copied from the package's one source, never kept as a second copy here.
     if (values.python) cpSync(pythonVerifierFile, join(staging, "personalclaw_verify.py"));
     else

@@ -2,6 +2,7 @@
 // creation, a pip or npm install. The same hardening steps as a backend, in the same order
 // (buildChildEnv, wrapInSandbox, applyBounds, spawnChild), so nothing of a bundle ever runs
 // outside the box, at install time included. Expected failures are results.
+import type { ChildProcess } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Writable } from "node:stream";
 import { buildChildEnv, credentialValuesOf, egressEnvironment, type ChildKind } from "./child-env";
@@ -174,20 +175,9 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
     child.once("error", (err) => resolve({ code: null, signal: null, error: err.message }));
   });
 
-  if (group && child.pid !== undefined) {
-    try {
-      const sandboxPid = await readChildPid(child.stdio[SANDBOX_INFO_FD] as NodeJS.ReadableStream | null, 5_000);
-      if (sandboxPid === null) throw new Error("bwrap did not name its sandboxed child");
-      group.attach(sandboxPid);
-      (child.stdio[SANDBOX_BLOCK_FD] as Writable | null)?.end("go");
-    } catch (error) {
-      signalProcessGroup(child.pid, "SIGKILL");
-      group.remove();
-      await exited;
-      return failed(
-        `it could not be placed under its limits: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    }
+  if (group) {
+    const refused = await placeUnderBounds(child, group, exited);
+    if (refused !== null) return failed(refused);
   }
 
   let timedOut = false;
@@ -230,6 +220,31 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
         : `exit status ${end.code}`;
   if (reached) ctx.log(`${run.tag}: ${reason}`);
   return { ok: false, exitCode: end.code, signal: end.signal, timedOut, limitsReached, reason, lastLines };
+}
+
+/**
+ * Puts a sandboxed child into its bounds group before it runs: bwrap names the child's pid on
+ * the info descriptor, the pid joins the group, then the block descriptor lets it go. On any
+ * failure the child is killed and the group removed; answers the reason, or null once placed.
+ */
+export async function placeUnderBounds(
+  child: ChildProcess,
+  group: ChildGroup,
+  exited: Promise<unknown>,
+): Promise<string | null> {
+  if (child.pid === undefined) return null;
+  try {
+    const sandboxPid = await readChildPid(child.stdio[SANDBOX_INFO_FD] as NodeJS.ReadableStream | null, 5_000);
+    if (sandboxPid === null) throw new Error("bwrap did not name its sandboxed child");
+    group.attach(sandboxPid);
+    (child.stdio[SANDBOX_BLOCK_FD] as Writable | null)?.end("go");
+    return null;
+  } catch (error) {
+    signalProcessGroup(child.pid, "SIGKILL");
+    group.remove();
+    await exited;
+    return `it could not be placed under its limits: ${error instanceof Error ? error.message : String(error)}`;
+  }
 }
 
 /** bwrap's {"child-pid": N} from its info descriptor, or null when it ends without one. */

@@ -8,8 +8,8 @@
 import type { Readable, Writable } from "node:stream";
 import { buildChildEnv, credentialValuesOf, egressEnvironment } from "./child-env";
 import type { HostPattern } from "../../workers/contracts/network-grant";
-import { mcpServerFds, SANDBOX_BLOCK_FD, SANDBOX_INFO_FD, spawnChild } from "../supervisor/spawn-child";
-import { confineCommand, readChildPid, type ConfinementContext } from "./run-confined";
+import { mcpServerFds, spawnChild } from "../supervisor/spawn-child";
+import { confineCommand, placeUnderBounds, type ConfinementContext } from "./run-confined";
 import { signalProcessGroup } from "../process-group";
 
 export interface McpServerRun {
@@ -126,21 +126,10 @@ export async function runMcpServer(
   process.once("SIGINT", stop);
   run.stop?.addEventListener("abort", stop, { once: true });
 
-  if (group && child.pid !== undefined) {
-    try {
-      const sandboxPid = await readChildPid(child.stdio[SANDBOX_INFO_FD] as NodeJS.ReadableStream | null, 5_000);
-      if (sandboxPid === null) throw new Error("bwrap did not name its sandboxed child");
-      group.attach(sandboxPid);
-      (child.stdio[SANDBOX_BLOCK_FD] as Writable | null)?.end("go");
-    } catch (error) {
-      signalProcessGroup(child.pid, "SIGKILL");
-      group.remove();
-      await exited;
-      report({
-        ok: false,
-        exitCode: null,
-        reason: `it could not be placed under its limits: ${error instanceof Error ? error.message : String(error)}`,
-      });
+  if (group) {
+    const refused = await placeUnderBounds(child, group, exited);
+    if (refused !== null) {
+      report({ ok: false, exitCode: null, reason: refused });
       return 1;
     }
   }
