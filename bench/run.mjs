@@ -6,7 +6,7 @@
 //   node bench/run.mjs [--json] [--json-out FILE] [--runs 3] [--duration 4] [--only proxy,auth,runtime,install,tail,sel,start,backends,update,events]
 import { spawn, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
@@ -22,6 +22,7 @@ import {
   productConfig,
   repoRoot,
   startPassthrough,
+  startForwardDuties,
   backendSlotSocket,
   startWorkerd,
   workerdBinary,
@@ -115,6 +116,7 @@ async function loadSections() {
   const targets = [];
   const proxyTarget = {
     id: "gateway-proxy",
+    pid: gateway.workerdPid,
     port: gateway.port,
     path: "/apps/node-notes/api/echo",
     headers: gateway.owner,
@@ -134,10 +136,19 @@ async function loadSections() {
     cleanups.push(() => slotPassthrough.stop());
     targets.push({
       id: "workerd-passthrough-slot",
+      pid: slotPassthrough.pid,
       port: slotPassthrough.port,
       path: "/api/echo",
       sign: { ...sign, secretFile: join(gatewayHome, "apps", "node-notes", ".app_secret") },
     });
+    // The floor of what the gateway owes each forward (signature, header rules, bounded wait,
+    // inert answer), the product's own code in a bare worker on the same slot.
+    const duties = await startForwardDuties(scratch, {
+      socket: await backendSlotSocket(scratch, gatewayHome, confinedRow.backend.slot),
+      secret: readFileSync(join(gatewayHome, "apps", "node-notes", ".app_secret"), "utf8").trim(),
+    });
+    cleanups.push(() => duties.stop());
+    targets.push({ id: "forward-duties-slot", pid: duties.pid, port: duties.port, path: "/apps/node-notes/api/echo" });
     const passthrough = await startPassthrough(scratch, { port: backendPort });
     cleanups.push(() => passthrough.stop());
     targets.push({ id: "workerd-passthrough", port: passthrough.port, path: "/api/echo", sign });
@@ -199,7 +210,9 @@ async function loadSections() {
 
   // Each run visits every target once, in an order rotated per run, so drift on a shared
   // machine lands on subject and baseline alike.
-  const runs = Object.fromEntries(targets.map((t) => [t.id, { loaded: [], single: [], tail: [], tailWait: [] }]));
+  const runs = Object.fromEntries(
+    targets.map((t) => [t.id, { loaded: [], single: [], tail: [], tailWait: [], cpuUs: [] }]),
+  );
   const tailIds = new Set(["gateway-status", "gateway-sessions", "hello-product-config"]);
   const standard = wants("proxy") || wants("auth") || wants("runtime");
   for (let r = 0; r < RUNS; r++) {
@@ -207,9 +220,11 @@ async function loadSections() {
     for (const target of order) {
       log(`run ${r + 1}/${RUNS}: ${target.id}`);
       if (standard && target.id !== "gateway-sessions") {
-        runs[target.id].loaded.push(
-          await runLoad(target, { connections: CONNECTIONS, duration: DURATION_S, warmup: 1 }),
-        );
+        // workerd's own CPU per request (its threads' on-CPU time), read across the loaded run.
+        const cpuBefore = target.pid ? schedNs(target.pid).onCpu : 0;
+        const loaded = await runLoad(target, { connections: CONNECTIONS, duration: DURATION_S, warmup: 1 });
+        runs[target.id].loaded.push(loaded);
+        if (target.pid) runs[target.id].cpuUs.push((schedNs(target.pid).onCpu - cpuBefore) / 1000 / loaded.requests);
         runs[target.id].single.push(
           await runLoad(target, { connections: 1, duration: LATENCY_DURATION_S, warmup: 0.5 }),
         );
@@ -268,6 +283,31 @@ async function loadSections() {
       "bare workerd pass-through, the same socket slot",
     );
     loadFigures("proxy", "gateway-proxy", "workerd-passthrough", "bare workerd pass-through, loopback TCP");
+    loadFigures(
+      "proxy",
+      "gateway-proxy",
+      "forward-duties-slot",
+      "the forward duties alone (signature, header rules, bounded wait, inert answer), same slot",
+    );
+    loadFigures(
+      "proxy",
+      "forward-duties-slot",
+      "workerd-passthrough-slot",
+      "bare workerd pass-through, the same socket slot (subject: the forward duties alone)",
+    );
+    for (const [subject, baseline, label] of [
+      ["gateway-proxy", "workerd-passthrough-slot", "bare workerd pass-through, the same socket slot"],
+      ["gateway-proxy", "forward-duties-slot", "the forward duties alone, same slot"],
+      ["forward-duties-slot", "workerd-passthrough-slot", "bare pass-through, same slot (subject: the duties alone)"],
+    ])
+      figure(
+        "proxy",
+        `workerd CPU µs per request, ${CONNECTIONS} connections`,
+        "µs",
+        runs[subject].cpuUs,
+        runs[baseline].cpuUs,
+        label,
+      );
     if (runs["nginx-proxy"]) loadFigures("proxy", "gateway-proxy", "nginx-proxy", "nginx reverse proxy");
   }
   if (wants("auth")) loadFigures("auth", "gateway-status", "hello-product-config", "hello, same runtime path");
@@ -767,6 +807,7 @@ const fmt = (x, unit) => {
   if (x === null || x === undefined) return "—";
   if (unit === "req/s" || unit === "rows/s") return x >= 100 ? Math.round(x).toLocaleString("en-US") : x.toFixed(1);
   if (unit === "MiB") return x.toFixed(1);
+  if (unit === "µs") return Math.round(x).toLocaleString("en-US");
   if (unit === "%") return `${x.toFixed(0)} %`;
   if (unit === "ms") return x >= 100 ? Math.round(x).toLocaleString("en-US") : x >= 10 ? x.toFixed(1) : x.toFixed(2);
   return String(x);

@@ -116,6 +116,22 @@ export async function buildSelBenchBundle(outfile) {
   return outfile;
 }
 
+/** Bundles the gateway's forward duties alone (bench/workers/forward-duties.ts) from the product's sources. */
+export async function buildForwardDutiesBundle(outfile) {
+  await build({
+    ...WORKER_BUILD,
+    entryPoints: [join(benchWorkers, "forward-duties.ts")],
+    absWorkingDir: repoRoot,
+    outfile,
+    bundle: true,
+    minifySyntax: true,
+    target: "es2022",
+    define: { TEST_BUILD: "false" },
+    logLevel: "warning",
+  });
+  return outfile;
+}
+
 /** The product's config around `workerBundle`, rendered by the product's own generator. */
 export async function productConfig({ scratch, configPath, workerBundle, listen }) {
   const { renderWorkerdConfig } = await productConfigGenerator(scratch);
@@ -217,6 +233,27 @@ export async function startPassthrough(scratch, backend) {
       bindings: backend.socket ? {} : { BACKEND_PORT: String(backend.port) },
       loopbackNetwork: !backend.socket,
       externalServices: backend.socket ? { BACKEND: `unix:${backend.socket}` } : {},
+    }),
+  });
+  return { port: pt.port, pid: worker.pid, stop: () => worker.stop() };
+}
+
+/** The forward duties alone in a bare workerd, reaching a confined backend through its slot's socket with the app's secret. */
+export async function startForwardDuties(scratch, { socket, secret }) {
+  const pt = await loopbackListen();
+  const configPath = join(scratch, "forward-duties.capnp");
+  const bundle = await buildForwardDutiesBundle(join(scratch, "forward-duties.js"));
+  const worker = await startWorkerd({
+    configPath,
+    port: pt.port,
+    readyPath: "/health",
+    experimental: false,
+    configText: minimalConfig({
+      configPath,
+      listen: pt.listen,
+      modules: [{ name: "forward-duties.js", path: bundle }],
+      bindings: { SECRET: secret },
+      externalServices: { BACKEND: `unix:${socket}` },
     }),
   });
   return { port: pt.port, pid: worker.pid, stop: () => worker.stop() };

@@ -36,9 +36,12 @@ export const SIGNATURE_WINDOW_S = 60;
 
 const utf8 = new TextEncoder();
 
-function toHex(bytes: ArrayBuffer): string {
+const HEX_PAIRS = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
+
+function toHex(buffer: ArrayBuffer): string {
+  const bytes = new Uint8Array(buffer);
   let out = "";
-  for (const b of new Uint8Array(bytes)) out += b.toString(16).padStart(2, "0");
+  for (let i = 0; i < bytes.length; i++) out += HEX_PAIRS[bytes[i]!];
   return out;
 }
 
@@ -83,15 +86,15 @@ function freshNonce(): string {
 // Most proxied requests (GET, HEAD) carry no body: its hash is this constant, not a digest call per request.
 const EMPTY_BODY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
-// Importing the HMAC key costs about as much as signing: keep the few current apps' keys.
-const keys = new Map<string, Promise<CryptoKey>>();
-function signingKey(secret: string): Promise<CryptoKey> {
-  let key = keys.get(secret);
-  if (!key) {
-    if (keys.size >= 64) keys.clear();
-    key = crypto.subtle.importKey("raw", utf8.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-    keys.set(secret, key);
-  }
+// Importing the HMAC key costs about as much as signing: keep the few current apps' keys,
+// imported, so a request signed with a kept key awaits nothing but the signature.
+const keys = new Map<string, CryptoKey>();
+async function importSigningKey(secret: string): Promise<CryptoKey> {
+  const key = await crypto.subtle.importKey("raw", utf8.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+  ]);
+  if (keys.size >= 64) keys.clear();
+  keys.set(secret, key);
   return key;
 }
 
@@ -116,7 +119,7 @@ export async function signProxyRequest(req: {
   const nonce = req.nonce ?? freshNonce();
   if (typeof nonce !== "string" || !NONCE_SHAPE.test(nonce))
     throw new Error("proxy signature: nonce must be 32 lower-case hex characters");
-  const key = await signingKey(req.secret);
+  const key = keys.get(req.secret) ?? (await importSigningKey(req.secret));
   const bodyHash = req.body.byteLength === 0 ? EMPTY_BODY_SHA256 : await sha256Hex(req.body);
   const message = signatureMessage(req.ts, nonce, req.method, req.target, bodyHash);
   return `${req.ts}:${nonce}:${toHex(await crypto.subtle.sign("HMAC", key, utf8.encode(message)))}`;

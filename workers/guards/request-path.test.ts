@@ -1,6 +1,6 @@
 // The one path rule over the encodings a router, a URL parser and a guard could read apart.
 import { describe, expect, it } from "vitest";
-import { pathAmbiguity, rawPathOf } from "./request-path";
+import { ambiguityByEveryRule, pathAmbiguity, rawPathOf } from "./request-path";
 
 const REFUSED: Array<[string, string]> = [
   ["/%61pi/token/local", "an encoded letter in /api"],
@@ -62,6 +62,40 @@ describe("the one path rule", () => {
 
   it.each(ACCEPTED)("accepts %s", (path) => {
     expect(pathAmbiguity(path)).toBeNull();
+  });
+
+  it("answers exactly what every rule answers, on a generated corpus that is mostly plain paths", () => {
+    // Plain characters, the ones a parser rewrites or a decoder changes, and the segment marks.
+    const alphabet = [
+      ..."aZ09-._~!$&'()*+,;=:@",
+      ...'./%\\ \t\u00e9^`{}"<>|[]',
+      "%2e",
+      "%2F",
+      "%41",
+      "%C3%A9",
+      "..",
+      ".",
+    ];
+    let seed = 0x9e3779b9;
+    const next = (n: number) => {
+      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+      return seed % n;
+    };
+    let plain = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const segments = Array.from({ length: 1 + next(5) }, () => {
+        const length = next(4);
+        // Two in three segments draw from the plain characters only.
+        const pool = next(3) === 0 ? alphabet.length : 21;
+        return Array.from({ length }, () => alphabet[next(pool)]).join("");
+      });
+      const path = `/${segments.join("/")}`;
+      const answer = pathAmbiguity(path);
+      expect(answer, path).toBe(ambiguityByEveryRule(path));
+      if (answer === null) plain++;
+    }
+    // The corpus must exercise the accepting side, not only refusals.
+    expect(plain).toBeGreaterThan(2_000);
   });
 
   it("slices the raw path exactly as the router does, before the query and fragment", () => {

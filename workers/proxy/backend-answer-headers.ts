@@ -71,3 +71,17 @@ export function backendAnswerHeaders(
   allowSandboxedUi(requestOrigin, out);
   return out;
 }
+
+/** The backend's answer as the gateway shows it: its status and `body`, with backendAnswerHeaders' headers only. */
+export function inertAnswer(
+  answer: Response,
+  location: string | null,
+  requestOrigin: string | null,
+  body: ReadableStream | null = answer.body,
+): Response {
+  return new Response(body, {
+    status: answer.status,
+    statusText: answer.statusText,
+    headers: backendAnswerHeaders(answer.headers, location, requestOrigin),
+  });
+}

@@ -3,7 +3,6 @@
 // a signature over exactly the target and body the backend receives. Nothing is ever sent
 // unsigned: an app without a current secret has no healthy backend.
 import { GatewayError } from "../contracts/errors";
-import { PROXY_SIGNATURE_HEADER, signProxyRequest, wireTarget } from "../contracts/proxy-signature";
 import type { Env } from "../env";
 import type { ProxyTarget } from "../contracts/app-record";
 import { slotBinding } from "../contracts/backend-slots";
@@ -11,16 +10,15 @@ import { appNotFound, proxyTargetOf } from "../app-registry";
 import { sessions } from "../sessions";
 import { readCappedBody } from "../read-input";
 import type { Principal } from "../guards/principal";
-import { forwardableRequestHeaders } from "./forward-headers";
+import { sendSigned, type BackendTransport } from "./signed-send";
 import { isAmbiguousPath } from "./app-target";
-import { backendAnswerHeaders, keptLocation } from "./backend-answer-headers";
+import { inertAnswer, keptLocation } from "./backend-answer-headers";
 import { enterSelfCall, releasedWhenDone, type SelfCallSlot } from "./self-call-bound";
 
 export const PROXY_BODY_LIMIT = 16 * 1024 * 1024;
 const NO_BODY = new Set(["GET", "HEAD"]);
-
-/** The header that tells a backend how many of its own calls through its proxy are in flight, this one included (0: not its own call). */
-const HOP_HEADER = "X-PersonalClaw-Hop";
+// A GET or HEAD carries no body: its signed bytes are this one empty view, never written.
+const EMPTY_BODY = new Uint8Array(0);
 
 /** True when the caller is the app itself with its token alone: a call its backend (or its sandboxed UI) makes through its own proxy. */
 function isSelfCall(principal: Principal, app: string): boolean {
@@ -28,18 +26,10 @@ function isSelfCall(principal: Principal, app: string): boolean {
 }
 
 /**
- * Forwards one request to the app's backend and streams its answer back, made inert on the
- * gateway's origin (backend-answer-headers.ts). A redirect that leaves `/apps/<app>/` becomes
- * 502 `app_redirect_refused`; an app's own calls through its proxy are bounded (self-call-bound.ts).
- */
-/**
  * How a backend is reached: a confined one through its socket slot's service binding (it has
  * no port on the host's loopback), an unconfined one (sandbox.mode "off") on its loopback port.
  */
-export function backendTransport(
-  env: Env,
-  target: Pick<ProxyTarget, "slot" | "port">,
-): { origin: string; fetch: (url: URL, init: RequestInit) => Promise<Response> } | null {
+export function backendTransport(env: Env, target: Pick<ProxyTarget, "slot" | "port">): BackendTransport | null {
   if (target.slot !== null) {
     const binding = env[slotBinding(target.slot)];
     if (!binding) return null;
@@ -50,6 +40,12 @@ export function backendTransport(
   return null;
 }
 
+/**
+ * Forwards one request to the app's backend (signed-send.ts) and streams its answer back, made
+ * inert on the gateway's origin (backend-answer-headers.ts). A redirect that leaves
+ * `/apps/<app>/` becomes 502 `app_redirect_refused`; an app's own calls through its proxy are
+ * bounded (self-call-bound.ts).
+ */
 export async function forwardToBackend(
   env: Env,
   request: Request,
@@ -71,48 +67,23 @@ export async function forwardToBackend(
     throw new GatewayError("app_backend_unavailable", { vars: { name: app } });
 
   // Read once, capped, then hashed and forwarded: the signed bytes are the sent bytes.
-  const body = NO_BODY.has(request.method) ? new Uint8Array(0) : await readCappedBody(request, PROXY_BODY_LIMIT);
+  const body = NO_BODY.has(request.method) ? EMPTY_BODY : await readCappedBody(request, PROXY_BODY_LIMIT);
   const backendUrl = new URL(`${transport.origin}${tail}${url.search}`);
   const token = await sessions(env).appToken(app, target.tokenEpoch, now);
-  const headers = forwardableRequestHeaders(request.headers);
-  headers.set("Authorization", `Bearer ${token}`);
-  headers.set("X-PersonalClaw-App", app);
-  headers.set(
-    PROXY_SIGNATURE_HEADER,
-    await signProxyRequest({
-      secret: target.secret,
-      ts: Math.floor(now / 1000),
-      method: request.method,
-      target: wireTarget(backendUrl),
-      body,
-    }),
-  );
   const slot: SelfCallSlot | null = isSelfCall(principal, app) ? enterSelfCall(app, now) : null;
-  headers.set(HOP_HEADER, String(slot?.depth ?? 0));
   let answer: Response;
-  // The wait is bounded up to the answer's start (PROXY: a hung or SIGSTOPped backend must not
-  // hold a request forever); a streamed body may then take as long as it takes.
-  const aborter = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    aborter.abort();
-  }, target.responseTimeoutMs);
   try {
-    answer = await transport.fetch(backendUrl, {
-      method: request.method,
-      headers,
-      body: NO_BODY.has(request.method) ? undefined : body,
-      redirect: "manual",
-      signal: aborter.signal,
-    });
-  } catch {
+    answer = await sendSigned(
+      transport,
+      request,
+      backendUrl,
+      body,
+      { app, secret: target.secret, token, hop: slot?.depth ?? 0, responseTimeoutMs: target.responseTimeoutMs },
+      now,
+    );
+  } catch (error) {
     slot?.release();
-    if (timedOut)
-      throw new GatewayError("app_backend_timeout", { vars: { name: app, seconds: target.responseTimeoutMs / 1000 } });
-    throw new GatewayError("app_backend_unavailable", { vars: { name: app } });
-  } finally {
-    clearTimeout(timer);
+    throw error;
   }
   const backendLocation = answer.headers.get("location");
   const location = backendLocation === null ? null : keptLocation(backendLocation, url, app);
@@ -121,7 +92,6 @@ export async function forwardToBackend(
     slot?.release();
     throw new GatewayError("app_redirect_refused", { vars: { name: app } });
   }
-  const headersBack = backendAnswerHeaders(answer.headers, location, request.headers.get("origin"));
   const bodyBack = slot ? releasedWhenDone(answer.body, slot.release) : answer.body;
-  return new Response(bodyBack, { status: answer.status, statusText: answer.statusText, headers: headersBack });
+  return inertAnswer(answer, location, request.headers.get("origin"), bodyBack);
 }

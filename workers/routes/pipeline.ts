@@ -69,50 +69,59 @@ function errorResponse(c: GatewayContext, error: GatewayError): Response {
   return c.json(error.toEnvelope(), error.status as 400, error.headers);
 }
 
+/**
+ * The edge, the first step of every request whatever it routes to (unknown paths included):
+ * the clock, Host, the one parse (the path rule refuses an ambiguous path here, before any
+ * handler reads it), Origin and framing; a sign-in link is exchanged here, and only then is
+ * there an answer. It runs inside the matched handler rather than as a middleware, so a
+ * request meets one handler and Hono composes nothing: the router's choice decides only
+ * which row's steps follow, and every row's first step is this one.
+ */
+async function passEdge(c: GatewayContext, rows: ReadonlyArray<AnyRouteRow>): Promise<Response | null> {
+  c.set("now", clockOf(c));
+  let parsed: ParsedRequest;
+  try {
+    checkHost(c.req.raw.headers, hostsOf(c.env));
+    parsed = parseRequest(c.req.raw, c.env.GATEWAY_PORT);
+    checkOrigin(c.req.raw.headers, c.req.method, hostsOf(c.env), parsed);
+    checkRequestFraming(c.req.raw.headers);
+  } catch (error) {
+    if (error instanceof GatewayError) {
+      await audit(c.env, {
+        kind: error.code === "bad_request" ? "request_framing_refused" : error.code,
+        outcome: "refused",
+        principal: "anonymous",
+        subject: `${c.req.method} ${rawPathOf(c.req.url).slice(0, 512)}`,
+        detail: { host: c.req.header("host") ?? null, origin: c.req.header("origin") ?? null },
+        // The foreign name is the reason; at most 8 per kind get groups of their own (refusal-windows.ts).
+        group: refusalGroup(
+          c.req.method,
+          rawPathOf(c.req.url),
+          rows,
+          null,
+          `host=${(c.req.header("host") ?? "-").slice(0, 64)} origin=${(c.req.header("origin") ?? "-").slice(0, 64)}`,
+        ),
+      });
+    }
+    throw error;
+  }
+  c.set("parsed", parsed);
+  const url = parsed.url;
+  c.set("url", url);
+  return url.searchParams.has("token") ? await exchangeSignInLink(c, url) : null;
+}
+
 /** Builds the gateway's Hono app from the route table. */
 export function buildGateway(rows: ReadonlyArray<AnyRouteRow>) {
   const app = new Hono<{ Bindings: Env; Variables: GatewayVars }>();
   const reserved = reservedAppNames(rows);
 
-  app.use("*", async (c, next) => {
-    c.set("now", clockOf(c));
-    let parsed: ParsedRequest;
-    try {
-      checkHost(c.req.raw.headers, hostsOf(c.env));
-      parsed = parseRequest(c.req.raw, c.env.GATEWAY_PORT);
-      checkOrigin(c.req.raw.headers, c.req.method, hostsOf(c.env), parsed);
-      checkRequestFraming(c.req.raw.headers);
-    } catch (error) {
-      if (error instanceof GatewayError) {
-        await audit(c.env, {
-          kind: error.code === "bad_request" ? "request_framing_refused" : error.code,
-          outcome: "refused",
-          principal: "anonymous",
-          subject: `${c.req.method} ${rawPathOf(c.req.url).slice(0, 512)}`,
-          detail: { host: c.req.header("host") ?? null, origin: c.req.header("origin") ?? null },
-          // The foreign name is the reason; at most 8 per kind get groups of their own (refusal-windows.ts).
-          group: refusalGroup(
-            c.req.method,
-            rawPathOf(c.req.url),
-            rows,
-            null,
-            `host=${(c.req.header("host") ?? "-").slice(0, 64)} origin=${(c.req.header("origin") ?? "-").slice(0, 64)}`,
-          ),
-        });
-      }
-      throw error;
-    }
-    c.set("parsed", parsed);
-    const url = parsed.url;
-    c.set("url", url);
-    const exchanged = url.searchParams.has("token") ? await exchangeSignInLink(c, url) : null;
-    if (exchanged) return exchanged;
-    await next();
-  });
-
-  for (const row of rows) app.on(row.method, row.path, (c) => runRoute(c, row, reserved));
+  for (const row of rows)
+    app.on(row.method, row.path, async (c) => (await passEdge(c, rows)) ?? runRoute(c, row, reserved));
 
   app.notFound(async (c) => {
+    const exchanged = await passEdge(c, rows);
+    if (exchanged) return exchanged;
     const { url, path } = c.get("parsed");
     // The internal credential opens only listed routes; an unknown path is not one of them.
     await internalPrincipal(c.req.raw, null, c.env, path);
