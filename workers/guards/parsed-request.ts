@@ -45,10 +45,12 @@ export function parseRequest(request: Request, port: string): ParsedRequest {
 
 /** The credentials a parsed request presents; none of the values is ever logged or echoed. */
 export function presentedCredentials(parsed: ParsedRequest): PresentedCredentials {
+  // Most requests have no query: no URLSearchParams is made for them.
+  const query = parsed.url.search === "" ? null : parsed.url.searchParams;
   return {
     cookie: parsed.sessionCookie,
     bearer: parsed.authorization.kind === "bearer" ? parsed.authorization.token : null,
-    link: parsed.url.searchParams.get("token"),
-    appToken: parsed.url.searchParams.get("app_token"),
+    link: query?.get("token") ?? null,
+    appToken: query?.get("app_token") ?? null,
   };
 }

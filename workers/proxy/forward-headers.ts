@@ -23,23 +23,18 @@ const ALWAYS_STRIPPED = new Set([
 
 /** The client's headers less credentials, X-PersonalClaw-*, hop-by-hop ones and any named in Connection. */
 export function forwardableRequestHeaders(incoming: Headers): Headers {
-  const named = new Set(
-    (incoming.get("connection") ?? "")
-      .split(",")
-      .map((name) => name.trim().toLowerCase())
-      .filter(Boolean),
-  );
-  const out = new Headers();
-  for (const [name, value] of incoming) {
-    const lower = name.toLowerCase();
-    if (
-      ALWAYS_STRIPPED.has(lower) ||
-      named.has(lower) ||
-      lower.startsWith("x-personalclaw-") ||
-      lower.startsWith("cf-")
-    )
-      continue;
-    out.append(name, value);
+  // One native copy, then the few names to drop: cheaper in workerd than appending each kept header.
+  const out = new Headers(incoming);
+  for (const name of incoming.keys()) {
+    // Header names come out of a Headers object lower-cased.
+    if (ALWAYS_STRIPPED.has(name) || name.startsWith("x-personalclaw-") || name.startsWith("cf-")) out.delete(name);
+  }
+  const connection = incoming.get("connection");
+  if (connection !== null) {
+    for (const listed of connection.split(",")) {
+      const name = listed.trim();
+      if (name !== "") out.delete(name);
+    }
   }
   return out;
 }

@@ -108,7 +108,7 @@ async function passEdge(c: GatewayContext, rows: ReadonlyArray<AnyRouteRow>): Pr
   c.set("parsed", parsed);
   const url = parsed.url;
   c.set("url", url);
-  return url.searchParams.has("token") ? await exchangeSignInLink(c, url) : null;
+  return url.search !== "" && url.searchParams.has("token") ? await exchangeSignInLink(c, url) : null;
 }
 
 /** Builds the gateway's Hono app from the route table. */
