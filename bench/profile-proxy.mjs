@@ -6,7 +6,9 @@
 // the changes are string replacements applied by an esbuild plugin while bundling.
 //
 //   node bench/profile-proxy.mjs [--json] [--runs 3] [--duration 4]
-// Run `npm run build` first (the variants reuse dist/cli.mjs).
+//   node bench/profile-proxy.mjs --steps [--json] [--runs 3]
+// Run `npm run build` first (the variants reuse dist/cli.mjs). With --steps it measures instead
+// what each step of the path costs by itself inside workerd (bench/workers/proxy-steps.ts).
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,7 +17,16 @@ import { build } from "esbuild";
 import { WORKER_BUILD } from "../scripts/build.mjs";
 import { summarize } from "./lib/stats.mjs";
 import { runLoad } from "./lib/load.mjs";
-import { backendSlotSocket, repoRoot, startPassthrough } from "./lib/workerd.mjs";
+import {
+  backendSlotSocket,
+  buildBenchWorker,
+  loopbackListen,
+  minimalConfig,
+  repoRoot,
+  startPassthrough,
+  startWorkerd,
+} from "./lib/workerd.mjs";
+import { httpGet } from "./lib/procs.mjs";
 import { schedNs } from "./lib/procs.mjs";
 import { installApp, startPersonalclaw, waitHealthy } from "./lib/gateway.mjs";
 
@@ -24,6 +35,7 @@ const { values: argv } = parseArgs({
     json: { type: "boolean", default: false },
     runs: { type: "string", default: "3" },
     duration: { type: "string", default: "4" },
+    steps: { type: "boolean", default: false },
   },
 });
 const RUNS = Math.max(3, Math.min(10, Number(argv.runs) || 3));
@@ -168,6 +180,48 @@ async function variantPackage(scratch, variant) {
   return launcher;
 }
 
+/** Each step's µs per call in a bare workerd, median [min–max] over the runs. */
+async function stepCosts() {
+  const scratch = mkdtempSync(join(tmpdir(), "personalclaw-steps-"));
+  const listen = await loopbackListen();
+  const configPath = join(scratch, "proxy-steps.capnp");
+  const bundle = await buildBenchWorker("proxy-steps.ts", join(scratch, "proxy-steps.js"));
+  const worker = await startWorkerd({
+    configPath,
+    port: listen.port,
+    experimental: false,
+    readyPath: "/?n=1000",
+    configText: minimalConfig({
+      configPath,
+      listen: listen.listen,
+      modules: [{ name: "proxy-steps.js", path: bundle }],
+    }),
+  });
+  const runs = [];
+  try {
+    for (let r = 0; r < RUNS; r++) {
+      log(`steps run ${r + 1}/${RUNS}`);
+      const answer = await httpGet(listen.port, "/?n=20000", {}, 120_000);
+      runs.push(JSON.parse(answer.body));
+    }
+  } finally {
+    await worker.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  const rows = Object.keys(runs[0]).map((step) => ({ step, us: summarize(runs.map((run) => run[step])) }));
+  if (argv.json) {
+    process.stdout.write(`${JSON.stringify({ date: new Date().toISOString(), runs: RUNS, rows }, null, 2)}\n`);
+    return;
+  }
+  process.stdout.write(
+    `proxy path steps inside workerd, µs per call, medians of ${RUNS} runs [min–max]\n\n| step | µs |\n|---|---|\n`,
+  );
+  for (const row of rows)
+    process.stdout.write(
+      `| ${row.step} | ${row.us.median.toFixed(2)} [${row.us.min.toFixed(2)}–${row.us.max.toFixed(2)}] |\n`,
+    );
+}
+
 async function main() {
   const scratch = mkdtempSync(join(tmpdir(), "personalclaw-profile-"));
   const stops = [];
@@ -273,4 +327,4 @@ async function main() {
   }
 }
 
-await main();
+await (argv.steps ? stepCosts() : main());

@@ -16,7 +16,7 @@ import { descendants, httpGet, msSince, rssKiB, schedNs, stopChild } from "./lib
 import {
   benchWorkers,
   buildHelloProductBundle,
-  buildSelBenchBundle,
+  buildBenchWorker,
   loopbackListen,
   minimalConfig,
   productConfig,
@@ -499,7 +499,7 @@ async function selSection() {
     configText: minimalConfig({
       configPath: config,
       listen: sl.listen,
-      modules: [{ name: "sel-bench.js", path: await buildSelBenchBundle(join(scratch, "sel-bench.js")) }],
+      modules: [{ name: "sel-bench.js", path: await buildBenchWorker("sel-bench.ts", join(scratch, "sel-bench.js")) }],
       bindings: { SEL_KEY: createHash("sha256").update("personalclaw bench key").digest("hex") },
       durable: {
         stateDir,

@@ -100,27 +100,14 @@ export async function buildHelloProductBundle(outfile) {
   return outfile;
 }
 
-/** Bundles the bench's security log (the product's class plus benchAppend) like the gateway worker. */
-export async function buildSelBenchBundle(outfile) {
+/**
+ * Bundles a bench worker written against the product's sources (bench/workers/<entry>) the way
+ * the gateway worker is bundled, with the shipped build's TEST_BUILD.
+ */
+export async function buildBenchWorker(entry, outfile) {
   await build({
     ...WORKER_BUILD,
-    entryPoints: [join(benchWorkers, "sel-bench.ts")],
-    absWorkingDir: repoRoot,
-    outfile,
-    bundle: true,
-    minifySyntax: true,
-    target: "es2022",
-    define: { TEST_BUILD: "false" },
-    logLevel: "warning",
-  });
-  return outfile;
-}
-
-/** Bundles the gateway's forward duties alone (bench/workers/forward-duties.ts) from the product's sources. */
-export async function buildForwardDutiesBundle(outfile) {
-  await build({
-    ...WORKER_BUILD,
-    entryPoints: [join(benchWorkers, "forward-duties.ts")],
+    entryPoints: [join(benchWorkers, entry)],
     absWorkingDir: repoRoot,
     outfile,
     bundle: true,
@@ -242,7 +229,7 @@ export async function startPassthrough(scratch, backend) {
 export async function startForwardDuties(scratch, { socket, secret }) {
   const pt = await loopbackListen();
   const configPath = join(scratch, "forward-duties.capnp");
-  const bundle = await buildForwardDutiesBundle(join(scratch, "forward-duties.js"));
+  const bundle = await buildBenchWorker("forward-duties.ts", join(scratch, "forward-duties.js"));
   const worker = await startWorkerd({
     configPath,
     port: pt.port,
