@@ -1,8 +1,9 @@
 // The HMAC chain: mac = HMAC-SHA256(key, prev_mac ‖ canonicalJson(row without mac)), hex.
 import { canonicalJson, type JsonObject } from "./canonical-json";
+import { hmacSha256Into, type HmacKey } from "./hmac-sha256";
 
-/** A chain key prepared once for HMAC-SHA256 signing (WebCrypto, not extractable). */
-export type MacKey = CryptoKey;
+/** A chain key prepared once for HMAC-SHA256 (its pad blocks compressed). */
+export type MacKey = HmacKey;
 
 /** prev_mac of the very first row of a log. */
 export const GENESIS_PREV_MAC = "0".repeat(64);
@@ -66,21 +67,19 @@ export function canonicalRowBody(fields: ChainedFields): string {
 const MAC_MEMBER_BYTES = 8 + 64 + 1;
 
 /**
- * The one buffer every row's mac input is encoded into. Reusing it is safe even with a verify
- * walking beside the appends: WebCrypto copies its input before sign() returns, and nothing
- * else reads the buffer.
+ * The one buffer every row's mac input is encoded into, and its mac. Reusing them is safe even
+ * with a verify walking beside the appends: a row is encoded and MACed in one synchronous call,
+ * and nothing else reads either.
  */
 let message = new Uint8Array(4096);
+const digest = new Uint8Array(32);
 
 /**
  * Computes a row's mac and its size: the UTF-8 length of the whole row (mac included) in
- * canonical JSON, which is what a segment's byte count sums. The body is answered as text: the
- * checkpoint's root encodes the bodies of all its rows in one go.
+ * canonical JSON, which is what a segment's byte count sums; and the body, for the row's leaf
+ * of the checkpoint's root. Synchronous: the row is MACed in the turn that writes it.
  */
-export async function sealRow(
-  key: MacKey,
-  fields: ChainedFields,
-): Promise<{ mac: string; bytes: number; body: string }> {
+export function sealRow(key: MacKey, fields: ChainedFields): { mac: string; bytes: number; body: string } {
   const body = canonicalRowBody(fields);
   const text = fields.prev_mac + body;
   // UTF-8 takes at most 3 bytes per UTF-16 code unit.
@@ -89,6 +88,6 @@ export async function sealRow(
   // A stored prev_mac is 64 ASCII characters; a tampered one may not be, and is measured apart.
   const prevBytes = ASCII.test(fields.prev_mac) ? fields.prev_mac.length : encoder.encode(fields.prev_mac).length;
   const bodyBytes = written - prevBytes;
-  const signature = await crypto.subtle.sign("HMAC", key, message.subarray(0, written));
-  return { mac: hexOf(new Uint8Array(signature)), bytes: bodyBytes + MAC_MEMBER_BYTES, body };
+  hmacSha256Into(key, message, written, digest);
+  return { mac: hexOf(digest), bytes: bodyBytes + MAC_MEMBER_BYTES, body };
 }
