@@ -32,7 +32,6 @@ const HEX_CODES = Array.from({ length: 256 }, (_, i) =>
   [...i.toString(16).padStart(2, "0")].map((c) => c.charCodeAt(0)),
 );
 const macCodes = new Array<number>(64);
-const ASCII = /^[\x00-\x7f]*$/;
 
 function hexOf(bytes: Uint8Array): string {
   for (let i = 0; i < bytes.length; i++) {
@@ -81,13 +80,13 @@ const digest = new Uint8Array(32);
  */
 export function sealRow(key: MacKey, fields: ChainedFields): { mac: string; bytes: number; body: string } {
   const body = canonicalRowBody(fields);
-  const text = fields.prev_mac + body;
   // UTF-8 takes at most 3 bytes per UTF-16 code unit.
-  if (message.length < 3 * text.length) message = new Uint8Array(3 * text.length);
-  const { written } = encoder.encodeInto(text, message);
-  // A stored prev_mac is 64 ASCII characters; a tampered one may not be, and is measured apart.
-  const prevBytes = ASCII.test(fields.prev_mac) ? fields.prev_mac.length : encoder.encode(fields.prev_mac).length;
-  const bodyBytes = written - prevBytes;
-  hmacSha256Into(key, message, written, digest);
+  const most = 3 * (fields.prev_mac.length + body.length);
+  if (message.length < most) message = new Uint8Array(most);
+  // Encoded apart, the two parts are the bytes of prev_mac ‖ body: the body opens with "{", so
+  // no surrogate can pair across them. A tampered prev_mac need not be ASCII; this measures it.
+  const prevBytes = encoder.encodeInto(fields.prev_mac, message).written;
+  const bodyBytes = encoder.encodeInto(body, message.subarray(prevBytes)).written;
+  hmacSha256Into(key, message, prevBytes + bodyBytes, digest);
   return { mac: hexOf(digest), bytes: bodyBytes + MAC_MEMBER_BYTES, body };
 }

@@ -19,17 +19,20 @@ const INITIAL_STATE = Int32Array.from([
 ]);
 const BLOCK = 64;
 
-/** The message schedule, the running state, the padded last blocks and the inner digest: one of each, reused by every call. */
-const schedule = new Int32Array(64);
+/** The running state, the padded last blocks and the inner digest: one of each, reused by every call. */
 const state = new Int32Array(8);
 const tail = new Uint8Array(2 * BLOCK);
 const tailView = new DataView(tail.buffer);
 const innerDigest = new Uint8Array(32);
 const innerDigestView = new DataView(innerDigest.buffer);
 
-/** Compresses `blocks` 64-byte blocks of `view`, from byte `at`, into `into`. */
+/**
+ * Compresses `blocks` 64-byte blocks of `view`, from byte `at`, into `into`. The schedule's
+ * sixteen live words and the eight working words are locals, sixteen rounds written out: typed
+ * array reads and writes were most of the cost of the one-round loop in workerd.
+ */
 function compress(into: Int32Array, view: DataView, at: number, blocks: number): void {
-  const w = schedule;
+  const k = ROUND_CONSTANTS;
   let h0 = into[0]!;
   let h1 = into[1]!;
   let h2 = into[2]!;
@@ -39,14 +42,22 @@ function compress(into: Int32Array, view: DataView, at: number, blocks: number):
   let h6 = into[6]!;
   let h7 = into[7]!;
   for (; blocks > 0; blocks--, at += BLOCK) {
-    for (let i = 0; i < 16; i++) w[i] = view.getInt32(at + 4 * i);
-    for (let i = 16; i < 64; i++) {
-      const x = w[i - 15]!;
-      const y = w[i - 2]!;
-      const s0 = ((x >>> 7) | (x << 25)) ^ ((x >>> 18) | (x << 14)) ^ (x >>> 3);
-      const s1 = ((y >>> 17) | (y << 15)) ^ ((y >>> 19) | (y << 13)) ^ (y >>> 10);
-      w[i] = (w[i - 16]! + s0 + w[i - 7]! + s1) | 0;
-    }
+    let w0 = view.getInt32(at + 0);
+    let w1 = view.getInt32(at + 4);
+    let w2 = view.getInt32(at + 8);
+    let w3 = view.getInt32(at + 12);
+    let w4 = view.getInt32(at + 16);
+    let w5 = view.getInt32(at + 20);
+    let w6 = view.getInt32(at + 24);
+    let w7 = view.getInt32(at + 28);
+    let w8 = view.getInt32(at + 32);
+    let w9 = view.getInt32(at + 36);
+    let w10 = view.getInt32(at + 40);
+    let w11 = view.getInt32(at + 44);
+    let w12 = view.getInt32(at + 48);
+    let w13 = view.getInt32(at + 52);
+    let w14 = view.getInt32(at + 56);
+    let w15 = view.getInt32(at + 60);
     let a = h0;
     let b = h1;
     let c = h2;
@@ -55,19 +66,124 @@ function compress(into: Int32Array, view: DataView, at: number, blocks: number):
     let f = h5;
     let g = h6;
     let h = h7;
-    for (let i = 0; i < 64; i++) {
-      const s1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
-      const t1 = (h + s1 + (g ^ (e & (f ^ g))) + ROUND_CONSTANTS[i]! + w[i]!) | 0;
-      const s0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
-      const t2 = (s0 + ((a & b) | (c & (a | b)))) | 0;
-      h = g;
-      g = f;
-      f = e;
-      e = (d + t1) | 0;
-      d = c;
-      c = b;
-      b = a;
-      a = (t1 + t2) | 0;
+    let t: number;
+    for (let i = 0; i < 64; i += 16) {
+      // From round 16 on, word j becomes W[i + j] = σ1(W[-2]) + W[-7] + σ0(W[-15]) + W[-16].
+      if (i > 0) {
+        w0 = (w0 + w9 + (((w1 >>> 7) | (w1 << 25)) ^ ((w1 >>> 18) | (w1 << 14)) ^ (w1 >>> 3))) | 0;
+        w0 = (w0 + (((w14 >>> 17) | (w14 << 15)) ^ ((w14 >>> 19) | (w14 << 13)) ^ (w14 >>> 10))) | 0;
+        w1 = (w1 + w10 + (((w2 >>> 7) | (w2 << 25)) ^ ((w2 >>> 18) | (w2 << 14)) ^ (w2 >>> 3))) | 0;
+        w1 = (w1 + (((w15 >>> 17) | (w15 << 15)) ^ ((w15 >>> 19) | (w15 << 13)) ^ (w15 >>> 10))) | 0;
+        w2 = (w2 + w11 + (((w3 >>> 7) | (w3 << 25)) ^ ((w3 >>> 18) | (w3 << 14)) ^ (w3 >>> 3))) | 0;
+        w2 = (w2 + (((w0 >>> 17) | (w0 << 15)) ^ ((w0 >>> 19) | (w0 << 13)) ^ (w0 >>> 10))) | 0;
+        w3 = (w3 + w12 + (((w4 >>> 7) | (w4 << 25)) ^ ((w4 >>> 18) | (w4 << 14)) ^ (w4 >>> 3))) | 0;
+        w3 = (w3 + (((w1 >>> 17) | (w1 << 15)) ^ ((w1 >>> 19) | (w1 << 13)) ^ (w1 >>> 10))) | 0;
+        w4 = (w4 + w13 + (((w5 >>> 7) | (w5 << 25)) ^ ((w5 >>> 18) | (w5 << 14)) ^ (w5 >>> 3))) | 0;
+        w4 = (w4 + (((w2 >>> 17) | (w2 << 15)) ^ ((w2 >>> 19) | (w2 << 13)) ^ (w2 >>> 10))) | 0;
+        w5 = (w5 + w14 + (((w6 >>> 7) | (w6 << 25)) ^ ((w6 >>> 18) | (w6 << 14)) ^ (w6 >>> 3))) | 0;
+        w5 = (w5 + (((w3 >>> 17) | (w3 << 15)) ^ ((w3 >>> 19) | (w3 << 13)) ^ (w3 >>> 10))) | 0;
+        w6 = (w6 + w15 + (((w7 >>> 7) | (w7 << 25)) ^ ((w7 >>> 18) | (w7 << 14)) ^ (w7 >>> 3))) | 0;
+        w6 = (w6 + (((w4 >>> 17) | (w4 << 15)) ^ ((w4 >>> 19) | (w4 << 13)) ^ (w4 >>> 10))) | 0;
+        w7 = (w7 + w0 + (((w8 >>> 7) | (w8 << 25)) ^ ((w8 >>> 18) | (w8 << 14)) ^ (w8 >>> 3))) | 0;
+        w7 = (w7 + (((w5 >>> 17) | (w5 << 15)) ^ ((w5 >>> 19) | (w5 << 13)) ^ (w5 >>> 10))) | 0;
+        w8 = (w8 + w1 + (((w9 >>> 7) | (w9 << 25)) ^ ((w9 >>> 18) | (w9 << 14)) ^ (w9 >>> 3))) | 0;
+        w8 = (w8 + (((w6 >>> 17) | (w6 << 15)) ^ ((w6 >>> 19) | (w6 << 13)) ^ (w6 >>> 10))) | 0;
+        w9 = (w9 + w2 + (((w10 >>> 7) | (w10 << 25)) ^ ((w10 >>> 18) | (w10 << 14)) ^ (w10 >>> 3))) | 0;
+        w9 = (w9 + (((w7 >>> 17) | (w7 << 15)) ^ ((w7 >>> 19) | (w7 << 13)) ^ (w7 >>> 10))) | 0;
+        w10 = (w10 + w3 + (((w11 >>> 7) | (w11 << 25)) ^ ((w11 >>> 18) | (w11 << 14)) ^ (w11 >>> 3))) | 0;
+        w10 = (w10 + (((w8 >>> 17) | (w8 << 15)) ^ ((w8 >>> 19) | (w8 << 13)) ^ (w8 >>> 10))) | 0;
+        w11 = (w11 + w4 + (((w12 >>> 7) | (w12 << 25)) ^ ((w12 >>> 18) | (w12 << 14)) ^ (w12 >>> 3))) | 0;
+        w11 = (w11 + (((w9 >>> 17) | (w9 << 15)) ^ ((w9 >>> 19) | (w9 << 13)) ^ (w9 >>> 10))) | 0;
+        w12 = (w12 + w5 + (((w13 >>> 7) | (w13 << 25)) ^ ((w13 >>> 18) | (w13 << 14)) ^ (w13 >>> 3))) | 0;
+        w12 = (w12 + (((w10 >>> 17) | (w10 << 15)) ^ ((w10 >>> 19) | (w10 << 13)) ^ (w10 >>> 10))) | 0;
+        w13 = (w13 + w6 + (((w14 >>> 7) | (w14 << 25)) ^ ((w14 >>> 18) | (w14 << 14)) ^ (w14 >>> 3))) | 0;
+        w13 = (w13 + (((w11 >>> 17) | (w11 << 15)) ^ ((w11 >>> 19) | (w11 << 13)) ^ (w11 >>> 10))) | 0;
+        w14 = (w14 + w7 + (((w15 >>> 7) | (w15 << 25)) ^ ((w15 >>> 18) | (w15 << 14)) ^ (w15 >>> 3))) | 0;
+        w14 = (w14 + (((w12 >>> 17) | (w12 << 15)) ^ ((w12 >>> 19) | (w12 << 13)) ^ (w12 >>> 10))) | 0;
+        w15 = (w15 + w8 + (((w0 >>> 7) | (w0 << 25)) ^ ((w0 >>> 18) | (w0 << 14)) ^ (w0 >>> 3))) | 0;
+        w15 = (w15 + (((w13 >>> 17) | (w13 << 15)) ^ ((w13 >>> 19) | (w13 << 13)) ^ (w13 >>> 10))) | 0;
+      }
+      // Round i + j; the working words rotate by renaming instead of moving.
+      t = (h + (g ^ (e & (f ^ g))) + k[i + 0]! + w0) | 0;
+      t = (t + (((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7)))) | 0;
+      d = (d + t) | 0;
+      h = (t + (((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10)))) | 0;
+      h = (h + ((a & b) | (c & (a | b)))) | 0;
+      t = (g + (f ^ (d & (e ^ f))) + k[i + 1]! + w1) | 0;
+      t = (t + (((d >>> 6) | (d << 26)) ^ ((d >>> 11) | (d << 21)) ^ ((d >>> 25) | (d << 7)))) | 0;
+      c = (c + t) | 0;
+      g = (t + (((h >>> 2) | (h << 30)) ^ ((h >>> 13) | (h << 19)) ^ ((h >>> 22) | (h << 10)))) | 0;
+      g = (g + ((h & a) | (b & (h | a)))) | 0;
+      t = (f + (e ^ (c & (d ^ e))) + k[i + 2]! + w2) | 0;
+      t = (t + (((c >>> 6) | (c << 26)) ^ ((c >>> 11) | (c << 21)) ^ ((c >>> 25) | (c << 7)))) | 0;
+      b = (b + t) | 0;
+      f = (t + (((g >>> 2) | (g << 30)) ^ ((g >>> 13) | (g << 19)) ^ ((g >>> 22) | (g << 10)))) | 0;
+      f = (f + ((g & h) | (a & (g | h)))) | 0;
+      t = (e + (d ^ (b & (c ^ d))) + k[i + 3]! + w3) | 0;
+      t = (t + (((b >>> 6) | (b << 26)) ^ ((b >>> 11) | (b << 21)) ^ ((b >>> 25) | (b << 7)))) | 0;
+      a = (a + t) | 0;
+      e = (t + (((f >>> 2) | (f << 30)) ^ ((f >>> 13) | (f << 19)) ^ ((f >>> 22) | (f << 10)))) | 0;
+      e = (e + ((f & g) | (h & (f | g)))) | 0;
+      t = (d + (c ^ (a & (b ^ c))) + k[i + 4]! + w4) | 0;
+      t = (t + (((a >>> 6) | (a << 26)) ^ ((a >>> 11) | (a << 21)) ^ ((a >>> 25) | (a << 7)))) | 0;
+      h = (h + t) | 0;
+      d = (t + (((e >>> 2) | (e << 30)) ^ ((e >>> 13) | (e << 19)) ^ ((e >>> 22) | (e << 10)))) | 0;
+      d = (d + ((e & f) | (g & (e | f)))) | 0;
+      t = (c + (b ^ (h & (a ^ b))) + k[i + 5]! + w5) | 0;
+      t = (t + (((h >>> 6) | (h << 26)) ^ ((h >>> 11) | (h << 21)) ^ ((h >>> 25) | (h << 7)))) | 0;
+      g = (g + t) | 0;
+      c = (t + (((d >>> 2) | (d << 30)) ^ ((d >>> 13) | (d << 19)) ^ ((d >>> 22) | (d << 10)))) | 0;
+      c = (c + ((d & e) | (f & (d | e)))) | 0;
+      t = (b + (a ^ (g & (h ^ a))) + k[i + 6]! + w6) | 0;
+      t = (t + (((g >>> 6) | (g << 26)) ^ ((g >>> 11) | (g << 21)) ^ ((g >>> 25) | (g << 7)))) | 0;
+      f = (f + t) | 0;
+      b = (t + (((c >>> 2) | (c << 30)) ^ ((c >>> 13) | (c << 19)) ^ ((c >>> 22) | (c << 10)))) | 0;
+      b = (b + ((c & d) | (e & (c | d)))) | 0;
+      t = (a + (h ^ (f & (g ^ h))) + k[i + 7]! + w7) | 0;
+      t = (t + (((f >>> 6) | (f << 26)) ^ ((f >>> 11) | (f << 21)) ^ ((f >>> 25) | (f << 7)))) | 0;
+      e = (e + t) | 0;
+      a = (t + (((b >>> 2) | (b << 30)) ^ ((b >>> 13) | (b << 19)) ^ ((b >>> 22) | (b << 10)))) | 0;
+      a = (a + ((b & c) | (d & (b | c)))) | 0;
+      t = (h + (g ^ (e & (f ^ g))) + k[i + 8]! + w8) | 0;
+      t = (t + (((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7)))) | 0;
+      d = (d + t) | 0;
+      h = (t + (((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10)))) | 0;
+      h = (h + ((a & b) | (c & (a | b)))) | 0;
+      t = (g + (f ^ (d & (e ^ f))) + k[i + 9]! + w9) | 0;
+      t = (t + (((d >>> 6) | (d << 26)) ^ ((d >>> 11) | (d << 21)) ^ ((d >>> 25) | (d << 7)))) | 0;
+      c = (c + t) | 0;
+      g = (t + (((h >>> 2) | (h << 30)) ^ ((h >>> 13) | (h << 19)) ^ ((h >>> 22) | (h << 10)))) | 0;
+      g = (g + ((h & a) | (b & (h | a)))) | 0;
+      t = (f + (e ^ (c & (d ^ e))) + k[i + 10]! + w10) | 0;
+      t = (t + (((c >>> 6) | (c << 26)) ^ ((c >>> 11) | (c << 21)) ^ ((c >>> 25) | (c << 7)))) | 0;
+      b = (b + t) | 0;
+      f = (t + (((g >>> 2) | (g << 30)) ^ ((g >>> 13) | (g << 19)) ^ ((g >>> 22) | (g << 10)))) | 0;
+      f = (f + ((g & h) | (a & (g | h)))) | 0;
+      t = (e + (d ^ (b & (c ^ d))) + k[i + 11]! + w11) | 0;
+      t = (t + (((b >>> 6) | (b << 26)) ^ ((b >>> 11) | (b << 21)) ^ ((b >>> 25) | (b << 7)))) | 0;
+      a = (a + t) | 0;
+      e = (t + (((f >>> 2) | (f << 30)) ^ ((f >>> 13) | (f << 19)) ^ ((f >>> 22) | (f << 10)))) | 0;
+      e = (e + ((f & g) | (h & (f | g)))) | 0;
+      t = (d + (c ^ (a & (b ^ c))) + k[i + 12]! + w12) | 0;
+      t = (t + (((a >>> 6) | (a << 26)) ^ ((a >>> 11) | (a << 21)) ^ ((a >>> 25) | (a << 7)))) | 0;
+      h = (h + t) | 0;
+      d = (t + (((e >>> 2) | (e << 30)) ^ ((e >>> 13) | (e << 19)) ^ ((e >>> 22) | (e << 10)))) | 0;
+      d = (d + ((e & f) | (g & (e | f)))) | 0;
+      t = (c + (b ^ (h & (a ^ b))) + k[i + 13]! + w13) | 0;
+      t = (t + (((h >>> 6) | (h << 26)) ^ ((h >>> 11) | (h << 21)) ^ ((h >>> 25) | (h << 7)))) | 0;
+      g = (g + t) | 0;
+      c = (t + (((d >>> 2) | (d << 30)) ^ ((d >>> 13) | (d << 19)) ^ ((d >>> 22) | (d << 10)))) | 0;
+      c = (c + ((d & e) | (f & (d | e)))) | 0;
+      t = (b + (a ^ (g & (h ^ a))) + k[i + 14]! + w14) | 0;
+      t = (t + (((g >>> 6) | (g << 26)) ^ ((g >>> 11) | (g << 21)) ^ ((g >>> 25) | (g << 7)))) | 0;
+      f = (f + t) | 0;
+      b = (t + (((c >>> 2) | (c << 30)) ^ ((c >>> 13) | (c << 19)) ^ ((c >>> 22) | (c << 10)))) | 0;
+      b = (b + ((c & d) | (e & (c | d)))) | 0;
+      t = (a + (h ^ (f & (g ^ h))) + k[i + 15]! + w15) | 0;
+      t = (t + (((f >>> 6) | (f << 26)) ^ ((f >>> 11) | (f << 21)) ^ ((f >>> 25) | (f << 7)))) | 0;
+      e = (e + t) | 0;
+      a = (t + (((b >>> 2) | (b << 30)) ^ ((b >>> 13) | (b << 19)) ^ ((b >>> 22) | (b << 10)))) | 0;
+      a = (a + ((b & c) | (d & (b | c)))) | 0;
     }
     h0 = (h0 + a) | 0;
     h1 = (h1 + b) | 0;
@@ -88,14 +204,27 @@ function compress(into: Int32Array, view: DataView, at: number, blocks: number):
   into[7] = h7;
 }
 
-/** Hashes the first `length` bytes of `message` into a state that has absorbed `absorbed` bytes, and pads it as FIPS 180-4 says. */
-function finish(into: Int32Array, message: Uint8Array, length: number, absorbed: number): void {
+/**
+ * The view of the buffer the last message came in: the log MACs every row from one buffer, so
+ * one view serves them all.
+ */
+let messageView: DataView = new DataView(new ArrayBuffer(0));
+
+function viewOf(bytes: Uint8Array): DataView {
+  const view = messageView;
+  if (view.buffer !== bytes.buffer || view.byteOffset !== bytes.byteOffset || view.byteLength !== bytes.byteLength)
+    messageView = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return messageView;
+}
+
+/** Hashes `length` bytes of `message` into a state that has absorbed `absorbed`, then the FIPS 180-4 padding. */
+function finish(into: Int32Array, message: Uint8Array, view: DataView, length: number, absorbed: number): void {
   const whole = Math.floor(length / BLOCK);
-  compress(into, new DataView(message.buffer, message.byteOffset, message.byteLength), 0, whole);
+  compress(into, view, 0, whole);
   const rest = length - whole * BLOCK;
   const blocks = rest < BLOCK - 8 ? 1 : 2;
   tail.fill(0, 0, blocks * BLOCK);
-  tail.set(message.subarray(whole * BLOCK, length));
+  for (let i = 0, from = whole * BLOCK; i < rest; i++) tail[i] = message[from + i]!;
   tail[rest] = 0x80;
   const bits = (absorbed + length) * 8;
   tailView.setUint32(blocks * BLOCK - 8, Math.floor(bits / 0x1_0000_0000));
@@ -128,12 +257,17 @@ export function prepareHmacKey(key: Uint8Array): HmacKey {
 /** Writes HMAC-SHA256(key, the first `length` bytes of `message`) into `out` (32 bytes). */
 export function hmacSha256Into(key: HmacKey, message: Uint8Array, length: number, out: Uint8Array): void {
   state.set(key.inner);
-  finish(state, message, length, BLOCK);
+  finish(state, message, viewOf(message), length, BLOCK);
   for (let i = 0; i < 8; i++) innerDigestView.setInt32(4 * i, state[i]!);
   state.set(key.outer);
-  finish(state, innerDigest, 32, BLOCK);
-  const view = new DataView(out.buffer, out.byteOffset, 32);
-  for (let i = 0; i < 8; i++) view.setInt32(4 * i, state[i]!);
+  finish(state, innerDigest, innerDigestView, 32, BLOCK);
+  for (let i = 0; i < 8; i++) {
+    const word = state[i]!;
+    out[4 * i] = word >>> 24;
+    out[4 * i + 1] = word >>> 16;
+    out[4 * i + 2] = word >>> 8;
+    out[4 * i + 3] = word;
+  }
 }
 
 /** HMAC-SHA256(key, message) as a fresh 32-byte array. */
