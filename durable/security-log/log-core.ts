@@ -214,7 +214,7 @@ export class SecurityLogCore {
     this.checkpoints = options.checkpoints;
   }
 
-  /** Creates the schema if needed, imports the key once and caches the head; a bad key refuses to open. */
+  /** Creates the schema if needed, prepares the key once and caches the head; a bad key refuses to open. */
   static async open(sql: SqlPort, keyHex: string, options: CoreOptions = {}): Promise<SecurityLogCore> {
     for (const statement of SCHEMA_STATEMENTS) sql.exec(statement);
     if (options.epochs) for (const statement of EPOCH_SCHEMA_STATEMENTS) sql.exec(statement);
@@ -496,7 +496,7 @@ export class SecurityLogCore {
           startedAt,
         ),
       adopt: (startedAt) => {
-        // The old key's bytes are zeroed; its imported key is dropped (a verification walking
+        // The old key's bytes are zeroed; its prepared key is dropped (a verification walking
         // meanwhile may still hold it for the rows of the old epoch).
         current.bytes.fill(0);
         this.epochState = { epoch, bytes, startedMs: Date.parse(startedAt) };
