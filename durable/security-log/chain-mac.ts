@@ -27,19 +27,18 @@ export interface StoredRow extends ChainedFields {
 
 const KEY_HEX = /^[0-9a-fA-F]{64}$/;
 const encoder = new TextEncoder();
-/** The two hex digits of each byte value, as character codes: a mac is spelled without building 32 strings. */
-const HEX_CODES = Array.from({ length: 256 }, (_, i) =>
-  [...i.toString(16).padStart(2, "0")].map((c) => c.charCodeAt(0)),
-);
-const macCodes = new Array<number>(64);
+const decoder = new TextDecoder();
+/** A mac is spelled as the bytes of its hex digits, decoded once, instead of built from 32 strings. */
+const HEX_DIGITS = encoder.encode("0123456789abcdef");
+const macText = new Uint8Array(64);
 
-function hexOf(bytes: Uint8Array): string {
-  for (let i = 0; i < bytes.length; i++) {
-    const [high, low] = HEX_CODES[bytes[i]!]!;
-    macCodes[2 * i] = high!;
-    macCodes[2 * i + 1] = low!;
+function hexOf(digest: Uint8Array): string {
+  for (let i = 0; i < 32; i++) {
+    const byte = digest[i]!;
+    macText[2 * i] = HEX_DIGITS[byte >>> 4]!;
+    macText[2 * i + 1] = HEX_DIGITS[byte & 15]!;
   }
-  return String.fromCharCode(...macCodes);
+  return decoder.decode(macText);
 }
 
 /** True when the SEL key is the 64 hex characters (256 bits) the log requires. */

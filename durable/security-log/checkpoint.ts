@@ -13,8 +13,6 @@ const encoder = new TextEncoder();
 export const CHECKPOINT_KIND = "sel.checkpoint";
 export const COSIGNED_KIND = "sel.cosigned";
 const ROOT_LABEL = encoder.encode("personalclaw security log root v1\n");
-const SPACE = 0x20;
-const NEWLINE = 0x0a;
 /** The root before seq 1. */
 export const GENESIS_ROOT = new Uint8Array(32);
 const ED25519_NOTE_TYPE = 0x01;
@@ -68,9 +66,9 @@ export function leafOf(mac: string, canonicalBody: string): Leaf {
 /**
  * The leaves since the previous boundary, kept as the bytes the root hashes: each row's leaf is
  * encoded once, as its row is written, so a row's text does not outlive its append and a
- * checkpoint digests one buffer. Encoding the mac, the body and the separators one by one gives
- * the bytes of the whole text (UTF-8 of a concatenation is the concatenation of the parts'
- * UTF-8: no separator can pair with a part's lone surrogate).
+ * checkpoint digests one buffer. Encoding the leaves one by one gives the bytes of their whole
+ * text (UTF-8 of a concatenation is the concatenation of the parts' UTF-8: a leaf ends with a
+ * newline, which no lone surrogate can pair with).
  */
 export class RootLeaves {
   private buffer = new Uint8Array(64 * 1024);
@@ -86,10 +84,7 @@ export class RootLeaves {
       grown.set(this.buffer.subarray(0, this.used));
       this.buffer = grown;
     }
-    this.used += encoder.encodeInto(mac, this.buffer.subarray(this.used)).written;
-    this.buffer[this.used++] = SPACE;
-    this.used += encoder.encodeInto(canonicalBody, this.buffer.subarray(this.used)).written;
-    this.buffer[this.used++] = NEWLINE;
+    this.used += encoder.encodeInto(`${mac} ${canonicalBody}\n`, this.buffer.subarray(this.used)).written;
     this.count++;
   }
 
