@@ -1,8 +1,9 @@
 // The HMAC chain: mac = HMAC-SHA256(key, prev_mac ‖ canonicalJson(row without mac)), hex.
 import { canonicalJson, type JsonObject } from "./canonical-json";
+import { hmacSha256Into, type HmacKey } from "./hmac-sha256";
 
-/** A chain key prepared once for HMAC-SHA256 signing (WebCrypto, not extractable). */
-export type MacKey = CryptoKey;
+/** A chain key prepared once for HMAC-SHA256 (its pad blocks compressed). */
+export type MacKey = HmacKey;
 
 /** prev_mac of the very first row of a log. */
 export const GENESIS_PREV_MAC = "0".repeat(64);
@@ -26,20 +27,18 @@ export interface StoredRow extends ChainedFields {
 
 const KEY_HEX = /^[0-9a-fA-F]{64}$/;
 const encoder = new TextEncoder();
-/** The two hex digits of each byte value, as character codes: a mac is spelled without building 32 strings. */
-const HEX_CODES = Array.from({ length: 256 }, (_, i) =>
-  [...i.toString(16).padStart(2, "0")].map((c) => c.charCodeAt(0)),
-);
-const macCodes = new Array<number>(64);
-const ASCII = /^[\x00-\x7f]*$/;
+const decoder = new TextDecoder();
+/** A mac is spelled as the bytes of its hex digits, decoded once, instead of built from 32 strings. */
+const HEX_DIGITS = encoder.encode("0123456789abcdef");
+const macText = new Uint8Array(64);
 
-function hexOf(bytes: Uint8Array): string {
-  for (let i = 0; i < bytes.length; i++) {
-    const [high, low] = HEX_CODES[bytes[i]!]!;
-    macCodes[2 * i] = high!;
-    macCodes[2 * i + 1] = low!;
+function hexOf(digest: Uint8Array): string {
+  for (let i = 0; i < 32; i++) {
+    const byte = digest[i]!;
+    macText[2 * i] = HEX_DIGITS[byte >>> 4]!;
+    macText[2 * i + 1] = HEX_DIGITS[byte & 15]!;
   }
-  return String.fromCharCode(...macCodes);
+  return decoder.decode(macText);
 }
 
 /** True when the SEL key is the 64 hex characters (256 bits) the log requires. */
@@ -66,29 +65,27 @@ export function canonicalRowBody(fields: ChainedFields): string {
 const MAC_MEMBER_BYTES = 8 + 64 + 1;
 
 /**
- * The one buffer every row's mac input is encoded into. Reusing it is safe even with a verify
- * walking beside the appends: WebCrypto copies its input before sign() returns, and nothing
- * else reads the buffer.
+ * The one buffer every row's mac input is encoded into, and its mac. Reusing them is safe even
+ * with a verify walking beside the appends: a row is encoded and MACed in one synchronous call,
+ * and nothing else reads either.
  */
 let message = new Uint8Array(4096);
+const digest = new Uint8Array(32);
 
 /**
  * Computes a row's mac and its size: the UTF-8 length of the whole row (mac included) in
- * canonical JSON, which is what a segment's byte count sums. The body is answered as text: the
- * checkpoint's root encodes the bodies of all its rows in one go.
+ * canonical JSON, which is what a segment's byte count sums; and the body, for the row's leaf
+ * of the checkpoint's root. Synchronous: the row is MACed in the turn that writes it.
  */
-export async function sealRow(
-  key: MacKey,
-  fields: ChainedFields,
-): Promise<{ mac: string; bytes: number; body: string }> {
+export function sealRow(key: MacKey, fields: ChainedFields): { mac: string; bytes: number; body: string } {
   const body = canonicalRowBody(fields);
-  const text = fields.prev_mac + body;
   // UTF-8 takes at most 3 bytes per UTF-16 code unit.
-  if (message.length < 3 * text.length) message = new Uint8Array(3 * text.length);
-  const { written } = encoder.encodeInto(text, message);
-  // A stored prev_mac is 64 ASCII characters; a tampered one may not be, and is measured apart.
-  const prevBytes = ASCII.test(fields.prev_mac) ? fields.prev_mac.length : encoder.encode(fields.prev_mac).length;
-  const bodyBytes = written - prevBytes;
-  const signature = await crypto.subtle.sign("HMAC", key, message.subarray(0, written));
-  return { mac: hexOf(new Uint8Array(signature)), bytes: bodyBytes + MAC_MEMBER_BYTES, body };
+  const most = 3 * (fields.prev_mac.length + body.length);
+  if (message.length < most) message = new Uint8Array(most);
+  // Encoded apart, the two parts are the bytes of prev_mac ‖ body: the body opens with "{", so
+  // no surrogate can pair across them. A tampered prev_mac need not be ASCII; this measures it.
+  const prevBytes = encoder.encodeInto(fields.prev_mac, message).written;
+  const bodyBytes = encoder.encodeInto(body, message.subarray(prevBytes)).written;
+  hmacSha256Into(key, message, prevBytes + bodyBytes, digest);
+  return { mac: hexOf(digest), bytes: bodyBytes + MAC_MEMBER_BYTES, body };
 }

@@ -64,18 +64,51 @@ export function leafOf(mac: string, canonicalBody: string): Leaf {
 }
 
 /**
- * The root after the leaves since the previous boundary: one digest over one buffer. The leaves
- * are encoded as one text: a row is kept as text until its checkpoint, and one encoding of a
- * thousand rows costs far less than a thousand encodings (UTF-8 of a concatenation is the
- * concatenation of the parts' UTF-8: no separator can pair with a part's lone surrogate).
+ * The leaves since the previous boundary, kept as the bytes the root hashes: each row's leaf is
+ * encoded once, as its row is written, so a row's text does not outlive its append and a
+ * checkpoint digests one buffer. Encoding the leaves one by one gives the bytes of their whole
+ * text (UTF-8 of a concatenation is the concatenation of the parts' UTF-8: a leaf ends with a
+ * newline, which no lone surrogate can pair with).
  */
-export async function nextRoot(previous: Uint8Array, leaves: readonly Leaf[]): Promise<Uint8Array> {
-  const rows = encoder.encode(leaves.map((leaf) => `${leaf.mac} ${leaf.body}\n`).join(""));
-  const out = new Uint8Array(ROOT_LABEL.length + previous.length + rows.length);
-  out.set(ROOT_LABEL, 0);
-  out.set(previous, ROOT_LABEL.length);
-  out.set(rows, ROOT_LABEL.length + previous.length);
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", out));
+export class RootLeaves {
+  private buffer = new Uint8Array(64 * 1024);
+  private used = 0;
+  /** Leaves added since the last boundary. */
+  count = 0;
+
+  add(mac: string, canonicalBody: string): void {
+    // UTF-8 takes at most 3 bytes per UTF-16 code unit; 2 more for the space and the newline.
+    const most = 3 * (mac.length + canonicalBody.length) + 2;
+    if (this.used + most > this.buffer.length) {
+      const grown = new Uint8Array(Math.max(2 * this.buffer.length, this.used + most));
+      grown.set(this.buffer.subarray(0, this.used));
+      this.buffer = grown;
+    }
+    this.used += encoder.encodeInto(`${mac} ${canonicalBody}\n`, this.buffer.subarray(this.used)).written;
+    this.count++;
+  }
+
+  /** The root after these leaves: SHA-256(ROOT_LABEL ‖ previous ‖ leaves). */
+  async rootAfter(previous: Uint8Array): Promise<Uint8Array> {
+    const out = new Uint8Array(ROOT_LABEL.length + previous.length + this.used);
+    out.set(ROOT_LABEL, 0);
+    out.set(previous, ROOT_LABEL.length);
+    out.set(this.buffer.subarray(0, this.used), ROOT_LABEL.length + previous.length);
+    return new Uint8Array(await crypto.subtle.digest("SHA-256", out));
+  }
+
+  /** Starts the next interval (after a boundary). */
+  clear(): void {
+    this.used = 0;
+    this.count = 0;
+  }
+}
+
+/** The root after the leaves since the previous boundary. */
+export function nextRoot(previous: Uint8Array, leaves: readonly Leaf[]): Promise<Uint8Array> {
+  const pending = new RootLeaves();
+  for (const leaf of leaves) pending.add(leaf.mac, leaf.body);
+  return pending.rootAfter(previous);
 }
 
 // --- the checkpoint body --------------------------------------------------------------

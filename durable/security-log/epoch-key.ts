@@ -6,6 +6,7 @@
 // epoch's key and overwrites the previous one when it steps; the verifier re-derives every
 // epoch's key from the seed.
 import { isChainKeyHex, type MacKey } from "./chain-mac";
+import { hmacSha256, prepareHmacKey } from "./hmac-sha256";
 
 /** The label of the one-way step; changing one byte would make every stepped row unverifiable. */
 export const EPOCH_STEP_LABEL = "personalclaw security log epoch step v1";
@@ -30,17 +31,14 @@ export function bytesToHex(bytes: Uint8Array): string {
   return hex;
 }
 
-/** Prepares raw key bytes for HMAC-SHA256 signing (WebCrypto, not extractable). */
-export function importMacKey(bytes: Uint8Array): Promise<MacKey> {
-  return crypto.subtle.importKey("raw", bytes as Uint8Array<ArrayBuffer>, { name: "HMAC", hash: "SHA-256" }, false, [
-    "sign",
-  ]);
+/** Prepares raw key bytes for HMAC-SHA256 (the prepared key holds no copy of the bytes). */
+export function importMacKey(bytes: Uint8Array): MacKey {
+  return prepareHmacKey(bytes);
 }
 
 /** The key of the next epoch: HMAC-SHA256(key, EPOCH_STEP_LABEL). The caller erases the old bytes. */
-export async function stepEpochKey(key: Uint8Array): Promise<Uint8Array> {
-  const macKey = await importMacKey(key);
-  return new Uint8Array(await crypto.subtle.sign("HMAC", macKey, encoder.encode(EPOCH_STEP_LABEL)));
+export function stepEpochKey(key: Uint8Array): Uint8Array {
+  return hmacSha256(prepareHmacKey(key), encoder.encode(EPOCH_STEP_LABEL));
 }
 
 /** Which key signs a row of a given epoch; null when the holder cannot know it (an erased epoch). */
@@ -51,7 +49,7 @@ export interface ChainKeys {
 /** The key of epoch 0: one step from the seed. */
 export async function firstEpochKey(seedHex: string): Promise<string> {
   if (!isChainKeyHex(seedHex)) throw new Error("the seed must be 64 hexadecimal characters");
-  return bytesToHex(await stepEpochKey(hexToBytes(seedHex.toLowerCase())));
+  return bytesToHex(stepEpochKey(hexToBytes(seedHex.toLowerCase())));
 }
 
 /** Every epoch's key, derived forward from the seed (the verifier's keyring). */
@@ -74,12 +72,12 @@ export function keysFromFirstEpochKey(keyHex: string): ChainKeys {
       if (known) return known;
       if (wanted < epoch) return null; // never asked in seq order; the walk only moves forward
       while (epoch < wanted) {
-        const next = await stepEpochKey(bytes);
+        const next = stepEpochKey(bytes);
         bytes.fill(0);
         bytes = next;
         epoch++;
       }
-      const key = await importMacKey(bytes);
+      const key = importMacKey(bytes);
       imported.clear();
       imported.set(epoch, key);
       return key;

@@ -1,6 +1,7 @@
 // The security log's logic over a tiny SQL port, so it runs the same in the Durable Object
 // (ctx.storage.sql) and in Node tests (an in-memory SQLite). One writer: every write goes
-// through one promise queue, so rows get gapless seqs and each mac chains on the last.
+// through one promise queue, so rows get gapless seqs and each mac chains on the last; an
+// append that finds the queue empty is written at once, in its caller's turn.
 import { GatewayError } from "../../workers/contracts/errors";
 import {
   SecurityEventInputSchema,
@@ -41,13 +42,11 @@ import {
   generateSigningKey,
   GENESIS_ROOT,
   importSigningKey,
-  leafOf,
-  nextRoot,
+  RootLeaves,
   originOf,
   signNote,
   toBase64,
   verifierKey,
-  type Leaf,
   type SigningKey,
 } from "./checkpoint";
 
@@ -117,7 +116,7 @@ interface RootState {
   root: Uint8Array;
   checkpointMs: number;
   /** Leaves of the rows after the boundary, in seq order. */
-  pending: Leaf[];
+  pending: RootLeaves;
 }
 
 export const MAX_APPEND_BATCH = 1000;
@@ -186,6 +185,8 @@ function toStoredRow(record: EventRecord): StoredRow {
 /** The security log: append, head, verify, rotate, retention, query. */
 export class SecurityLogCore {
   private queue: Promise<unknown> = Promise.resolve();
+  /** Writes queued or running; an append writes at once only when there are none. */
+  private queued = 0;
   private activeVerifications = 0;
   private readonly maskers: readonly TextMasker[] | undefined;
 
@@ -213,7 +214,7 @@ export class SecurityLogCore {
     this.checkpoints = options.checkpoints;
   }
 
-  /** Creates the schema if needed, imports the key once and caches the head; a bad key refuses to open. */
+  /** Creates the schema if needed, prepares the key once and caches the head; a bad key refuses to open. */
   static async open(sql: SqlPort, keyHex: string, options: CoreOptions = {}): Promise<SecurityLogCore> {
     for (const statement of SCHEMA_STATEMENTS) sql.exec(statement);
     if (options.epochs) for (const statement of EPOCH_SCHEMA_STATEMENTS) sql.exec(statement);
@@ -229,7 +230,7 @@ export class SecurityLogCore {
       : undefined;
     if (stored === undefined && !isChainKeyHex(keyHex)) throw new GatewayError("sel_key_invalid");
     const keyBytes = hexToBytes(stored?.key_hex ?? keyHex.toLowerCase());
-    const key = await importMacKey(keyBytes);
+    const key = importMacKey(keyBytes);
     const limits = { ...SEL_LIMITS, ...options.limits };
 
     const head = sql
@@ -305,8 +306,8 @@ export class SecurityLogCore {
       .toArray()[0];
     const boundarySeq = state?.boundary_seq ?? 0;
     const root = state ? fromBase64(state.root)! : GENESIS_ROOT;
-    const pending: Leaf[] = [];
-    for (const row of this.rowsInSeqOrder(boundarySeq)) pending.push(leafOf(row.mac, canonicalRowBody(row)));
+    const pending = new RootLeaves();
+    for (const row of this.rowsInSeqOrder(boundarySeq)) pending.add(row.mac, canonicalRowBody(row));
     const checkpointMs = state?.checkpoint_at ? Date.parse(state.checkpoint_at) : this.now();
     this.rootState = { boundarySeq, root, checkpointMs, pending };
   }
@@ -315,8 +316,7 @@ export class SecurityLogCore {
 
   /** Appends one event (redacted first) and returns its seq and mac. */
   async append(input: unknown): Promise<AppendResult> {
-    const prepared = this.prepare(input);
-    return this.serialize(() => this.appendLocked(prepared));
+    return this.appendPrepared(this.prepare(input));
   }
 
   /** Appends events in order, all or none validated up front; returns each one's seq and mac. */
@@ -374,7 +374,8 @@ export class SecurityLogCore {
   }
 
   private serialize<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(work, work);
+    this.queued++;
+    const run = this.queue.then(work, work).finally(() => this.queued--);
     this.queue = run.catch(() => undefined);
     return run;
   }
@@ -391,9 +392,18 @@ export class SecurityLogCore {
     return { event: this.prepare(input), group };
   }
 
-  /** Chains an event prepareWithGroup answered, or a row the log writes itself (a refusal count). */
-  appendPrepared(event: PreparedEvent): Promise<AppendResult> {
-    return this.serialize(() => this.appendLocked(event));
+  /**
+   * Chains an event prepareWithGroup answered, or a row the log writes itself (a refusal count).
+   * With no write queued or running, nothing can come between this row and the one before it,
+   * so it is MACed and INSERTed at once, in the caller's turn; a rotation or checkpoint it makes
+   * due is queued before this returns, so nothing comes between them either.
+   */
+  async appendPrepared(event: PreparedEvent): Promise<AppendResult> {
+    if (this.queued > 0) return this.serialize(() => this.appendLocked(event));
+    const result = this.writeRowLocked(event);
+    const due = this.dueAfterRow();
+    if (due !== null) await this.serialize(due);
+    return result;
   }
 
   private prepare(input: unknown): PreparedEvent {
@@ -432,19 +442,31 @@ export class SecurityLogCore {
     this.headSeq = fields.seq;
     this.headMac = mac;
     this.live.bytes += bytes;
-    this.rootState?.pending.push({ mac, body });
+    this.rootState?.pending.add(mac, body);
   }
 
   private async appendLocked(event: PreparedEvent): Promise<AppendResult> {
+    const result = this.writeRowLocked(event);
+    await this.dueAfterRow()?.();
+    return result;
+  }
+
+  /** Writes one event's row, after the row opening a new epoch if the clock says one is due. */
+  private writeRowLocked(event: PreparedEvent): AppendResult {
     if (this.epochState && this.epochs && this.now() - this.epochState.startedMs >= this.epochs.everyMs)
-      await this.openEpochLocked();
+      this.openEpochLocked();
     const fields = this.nextFields(event);
-    const { mac, bytes, body } = await sealRow(this.key, fields);
+    const { mac, bytes, body } = sealRow(this.key, fields);
     this.insertRow(fields, mac, bytes);
     this.advance(fields, mac, bytes, body);
-    if (this.live.bytes > this.limits.rotateAtBytes) await this.rotateLocked("size");
-    else if (this.isCheckpointDue()) await this.checkpointLocked();
     return { seq: fields.seq, mac };
+  }
+
+  /** The rotation (size) or checkpoint the rows so far have made due, if any. */
+  private dueAfterRow(): (() => Promise<void>) | null {
+    if (this.live.bytes > this.limits.rotateAtBytes) return async () => void (await this.rotateLocked("size"));
+    if (this.isCheckpointDue()) return () => this.checkpointLocked();
+    return null;
   }
 
   // --- epochs ------------------------------------------------------------------------
@@ -453,15 +475,15 @@ export class SecurityLogCore {
    * The next epoch's key, one way from the current one; `commit` (inside the transaction that
    * writes the row opening the epoch) stores it over the old one, and the old bytes are zeroed.
    */
-  private async nextEpoch(): Promise<{
+  private nextEpoch(): {
     epoch: number;
     key: MacKey;
     commit: (startedAt: string) => void;
     adopt: (startedAt: string) => void;
-  }> {
+  } {
     const current = this.epochState!;
-    const bytes = await stepEpochKey(current.bytes);
-    const key = await importMacKey(bytes);
+    const bytes = stepEpochKey(current.bytes);
+    const key = importMacKey(bytes);
     const epoch = current.epoch + 1;
     return {
       epoch,
@@ -474,7 +496,7 @@ export class SecurityLogCore {
           startedAt,
         ),
       adopt: (startedAt) => {
-        // The old key's bytes are zeroed; its imported key is dropped (a verification walking
+        // The old key's bytes are zeroed; its prepared key is dropped (a verification walking
         // meanwhile may still hold it for the rows of the old epoch).
         current.bytes.fill(0);
         this.epochState = { epoch, bytes, startedMs: Date.parse(startedAt) };
@@ -484,8 +506,8 @@ export class SecurityLogCore {
   }
 
   /** The clock's epoch step: a sel.epoch row, signed with the new key, opens it. */
-  private async openEpochLocked(): Promise<void> {
-    const next = await this.nextEpoch();
+  private openEpochLocked(): void {
+    const next = this.nextEpoch();
     const fields = this.nextFields({
       kind: EPOCH_KIND,
       principal: "gateway",
@@ -493,7 +515,7 @@ export class SecurityLogCore {
       subject: `epoch ${next.epoch}`,
       detail: { epoch: next.epoch, reason: "interval" },
     });
-    const { mac, bytes, body } = await sealRow(next.key, fields);
+    const { mac, bytes, body } = sealRow(next.key, fields);
     this.sql.transact(() => {
       this.insertRow(fields, mac, bytes);
       next.commit(fields.ts);
@@ -513,14 +535,14 @@ export class SecurityLogCore {
     const state = this.rootState;
     if (state === null || this.checkpoints === undefined) return false;
     return (
-      state.pending.length >= this.checkpoints.everyRows || this.now() - state.checkpointMs >= this.checkpoints.everyMs
+      state.pending.count >= this.checkpoints.everyRows || this.now() - state.checkpointMs >= this.checkpoints.everyMs
     );
   }
 
   /** Signs the head: closes the interval at the head seq and appends the sel.checkpoint row carrying the note. */
   private async checkpointLocked(): Promise<void> {
     const state = this.rootState!;
-    const root = await nextRoot(state.root, state.pending);
+    const root = await state.pending.rootAfter(state.root);
     const time = this.isoNow();
     const body = checkpointBody({
       origin: originOf(this.logId),
@@ -538,12 +560,13 @@ export class SecurityLogCore {
       subject: `checkpoint ${covered.seq}`,
       detail: { ...covered, time, note },
     });
-    const { mac, bytes, body: rowBody } = await sealRow(this.key, fields);
+    const { mac, bytes, body: rowBody } = sealRow(this.key, fields);
     this.sql.transact(() => {
       this.insertRow(fields, mac, bytes);
       this.saveRoot(covered.seq, root, time);
     });
-    this.rootState = { boundarySeq: covered.seq, root, checkpointMs: Date.parse(time), pending: [] };
+    state.pending.clear();
+    this.rootState = { boundarySeq: covered.seq, root, checkpointMs: Date.parse(time), pending: state.pending };
     this.advance(fields, mac, bytes, rowBody);
   }
 
@@ -613,7 +636,7 @@ export class SecurityLogCore {
           cosignature: input.cosignature,
         },
       });
-      const { mac, bytes, body } = await sealRow(this.key, fields);
+      const { mac, bytes, body } = sealRow(this.key, fields);
       this.insertRow(fields, mac, bytes);
       this.advance(fields, mac, bytes, body);
       return { seq: fields.seq, mac };
@@ -658,11 +681,11 @@ export class SecurityLogCore {
       sealed.id + 1,
     );
     // A rotation ends an interval of the keyless root (its row names the root before it) and an epoch.
-    const root = this.rootState ? await nextRoot(this.rootState.root, this.rootState.pending) : null;
+    const root = this.rootState ? await this.rootState.pending.rootAfter(this.rootState.root) : null;
     if (root !== null) fields.detail.root = toBase64(root);
-    const next = this.epochState ? await this.nextEpoch() : null;
+    const next = this.epochState ? this.nextEpoch() : null;
     if (next !== null) fields.detail.epoch = next.epoch;
-    const { mac, bytes, body } = await sealRow(next?.key ?? this.key, fields);
+    const { mac, bytes, body } = sealRow(next?.key ?? this.key, fields);
     this.sql.transact(() => {
       next?.commit(fields.ts);
       if (root !== null) this.saveRoot(this.headSeq, root, null);
@@ -684,7 +707,10 @@ export class SecurityLogCore {
     });
     this.live = { id: fields.segment, startedAt: fields.ts, firstSeq: fields.seq, bytes: 0 };
     next?.adopt(fields.ts);
-    if (root !== null) this.rootState = { ...this.rootState!, boundarySeq: fields.seq - 1, root, pending: [] };
+    if (root !== null) {
+      this.rootState!.pending.clear();
+      this.rootState = { ...this.rootState!, boundarySeq: fields.seq - 1, root };
+    }
     this.advance(fields, mac, bytes, body);
     await this.retentionLocked(this.now());
     return { rotated: true, sealed_segment: sealed.id, segment: fields.segment, seq: fields.seq };
@@ -729,7 +755,7 @@ export class SecurityLogCore {
           sealed_at: segment.sealed_at,
         },
       });
-      const { mac, bytes, body } = await sealRow(this.key, fields);
+      const { mac, bytes, body } = sealRow(this.key, fields);
       this.sql.transact(() => {
         this.sql.exec("DELETE FROM events WHERE seq BETWEEN ? AND ?", segment.first_seq, segment.last_seq);
         this.sql.exec("DELETE FROM segments WHERE id = ?", segment.id);

@@ -26,8 +26,8 @@ import { CoalescingLog } from "./coalescing-log";
 function storageSqlPort(ctx: DurableObjectState): SqlPort {
   const sql = ctx.storage.sql;
   return {
-    exec: <T extends Record<string, unknown>>(query: string, ...bindings: Array<string | number | null>) =>
-      sql.exec(query, ...bindings) as unknown as { toArray(): T[] },
+    // Bound, not wrapped: a wrapper would copy every row's bindings into a second array.
+    exec: sql.exec.bind(sql) as unknown as SqlPort["exec"],
     transact: (fn) => ctx.storage.transactionSync(fn),
   };
 }

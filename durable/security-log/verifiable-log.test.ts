@@ -204,6 +204,27 @@ describe("signed checkpoints", () => {
     expect(opened).toMatchObject({ ok: true, checkpoint: { seq: 5, mac: rows[4]!.mac } });
   });
 
+  it("appends made together take seqs in call order, and no row comes between a checkpoint's rows and its own", async () => {
+    const { log, sql } = await openLog();
+    // Not awaited one by one: each append after a checkpoint is due must wait for it.
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => log.append(event(i))));
+    const rows = storedRows(sql);
+    const events = rows.filter((row) => row.kind !== CHECKPOINT_KIND);
+    expect(events.map((row) => row.subject)).toEqual(Array.from({ length: 12 }, (_, i) => `app ${i}`));
+    expect(answers.map((answer) => answer.seq)).toEqual(events.map((row) => row.seq));
+    const checkpoints = rows.filter((row) => row.kind === CHECKPOINT_KIND);
+    expect(checkpoints.map((row) => [row.seq, row.detail.seq])).toEqual([
+      [6, 5],
+      [11, 10],
+    ]);
+    for (const row of checkpoints) {
+      const opened = await openCheckpoint(String(row.detail.note), log.latestCheckpoint()!.public_key);
+      if (!opened.ok) throw new Error(opened.reason);
+      expect(await provesCheckpoint(rows, opened.checkpoint)).toMatchObject({ standing: "extends" });
+    }
+    expect(await verifyChain(await keysFromSeed(SEED), rows)).toMatchObject({ ok: true, checked: 14 });
+  });
+
   it("signs one when the interval has passed, at the next row", async () => {
     const { log, sql, clock } = await openLog();
     await appendN(log, 1);

@@ -103,7 +103,7 @@ export async function verifyChain(
     }
     const key = await keys.keyFor(epoch);
     if (key === null) unchecked++;
-    else if ((await sealRow(key, row)).mac !== row.mac) return fail(new Failure("mac_mismatch", row.seq));
+    else if (sealRow(key, row).mac !== row.mac) return fail(new Failure("mac_mismatch", row.seq));
     if (previous !== null) {
       const opensSegment = row.segment !== previous.segment;
       if (opensSegment || row.kind === ROTATED_KIND) {
