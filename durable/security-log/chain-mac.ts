@@ -1,6 +1,6 @@
 // The HMAC chain: mac = HMAC-SHA256(key, prev_mac ‖ canonicalJson(row without mac)), hex.
 import { canonicalJson, type JsonObject } from "./canonical-json";
-import { hmacSha256Into, type HmacKey } from "./hmac-sha256";
+import { hmacSha256Into, type HmacKey } from "../../workers/contracts/hmac-sha256";
 
 /** A chain key prepared once for HMAC-SHA256 (its pad blocks compressed). */
 export type MacKey = HmacKey;

@@ -6,7 +6,7 @@
 // epoch's key and overwrites the previous one when it steps; the verifier re-derives every
 // epoch's key from the seed.
 import { isChainKeyHex, type MacKey } from "./chain-mac";
-import { hmacSha256, prepareHmacKey } from "./hmac-sha256";
+import { hmacSha256, prepareHmacKey } from "../../workers/contracts/hmac-sha256";
 
 /** The label of the one-way step; changing one byte would make every stepped row unverifiable. */
 export const EPOCH_STEP_LABEL = "personalclaw security log epoch step v1";

@@ -28,6 +28,8 @@
 // repeated header, refuse any header whose ts, nonce or HMAC is not in the canonical form,
 // and accept each nonce once within the window.
 
+import { hmacSha256Into, prepareHmacKey, type HmacKey } from "./hmac-sha256";
+
 /** The header that carries the signature. */
 export const PROXY_SIGNATURE_HEADER = "X-PersonalClaw-Proxy";
 
@@ -86,17 +88,18 @@ function freshNonce(): string {
 // Most proxied requests (GET, HEAD) carry no body: its hash is this constant, not a digest call per request.
 const EMPTY_BODY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
-// Importing the HMAC key costs about as much as signing: keep the few current apps' keys,
-// imported, so a request signed with a kept key awaits nothing but the signature.
-const keys = new Map<string, CryptoKey>();
-async function importSigningKey(secret: string): Promise<CryptoKey> {
-  const key = await crypto.subtle.importKey("raw", utf8.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
-    "sign",
-  ]);
-  if (keys.size >= 64) keys.clear();
-  keys.set(secret, key);
+// A key's pad blocks are prepared once: keep the few current apps' keys.
+const keys = new Map<string, HmacKey>();
+function signingKey(secret: string): HmacKey {
+  let key = keys.get(secret);
+  if (!key) {
+    if (keys.size >= 64) keys.clear();
+    key = prepareHmacKey(utf8.encode(secret));
+    keys.set(secret, key);
+  }
   return key;
 }
+const mac = new Uint8Array(32);
 
 /**
  * The header value `<ts>:<nonce>:<hmac_hex>` for one request. Production omits `nonce` and
@@ -119,8 +122,9 @@ export async function signProxyRequest(req: {
   const nonce = req.nonce ?? freshNonce();
   if (typeof nonce !== "string" || !NONCE_SHAPE.test(nonce))
     throw new Error("proxy signature: nonce must be 32 lower-case hex characters");
-  const key = keys.get(req.secret) ?? (await importSigningKey(req.secret));
   const bodyHash = req.body.byteLength === 0 ? EMPTY_BODY_SHA256 : await sha256Hex(req.body);
-  const message = signatureMessage(req.ts, nonce, req.method, req.target, bodyHash);
-  return `${req.ts}:${nonce}:${toHex(await crypto.subtle.sign("HMAC", key, utf8.encode(message)))}`;
+  const message = utf8.encode(signatureMessage(req.ts, nonce, req.method, req.target, bodyHash));
+  // Synchronous: a GET's signature awaits nothing (hmac-sha256.ts says why).
+  hmacSha256Into(signingKey(req.secret), message, message.length, mac);
+  return `${req.ts}:${nonce}:${toHex(mac.buffer)}`;
 }

@@ -1,8 +1,10 @@
-// HMAC-SHA256 (RFC 2104 over FIPS 180-4), computed synchronously. The log MACs every row in
-// the turn that writes it: WebCrypto's sign() answers a promise and cost more per row than the
-// whole digest does here (docs/performance.md, "Security log appends, second round"). Its
-// output is byte-for-byte WebCrypto's; hmac-sha256.test.ts pins it against crypto.subtle and
-// the RFC 4231 vectors. Nothing here branches on or indexes by a key or message byte.
+// HMAC-SHA256 (RFC 2104 over FIPS 180-4), computed synchronously. The security log MACs every
+// row in the turn that writes it, and the proxy signs every forwarded request: WebCrypto's
+// sign() answers a promise, and awaiting it cost more per call in workerd than the whole digest
+// does here (docs/performance.md, "Security log appends, second round"; no well-kept library
+// measured faster than WebCrypto there). Its output is byte-for-byte WebCrypto's:
+// hmac-sha256.test.ts pins it against crypto.subtle and the RFC 4231 vectors. Nothing here
+// branches on or indexes by a key or message byte.
 
 const ROUND_CONSTANTS = Int32Array.from([
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
@@ -238,12 +240,21 @@ export interface HmacKey {
   readonly outer: Int32Array;
 }
 
-/** Prepares an HMAC-SHA256 key of at most one block (the log's keys are 32 bytes). */
+/** SHA-256 of `message` (32 bytes): how a key longer than one block enters HMAC. */
+function sha256(message: Uint8Array): Uint8Array {
+  const into = INITIAL_STATE.slice();
+  finish(into, message, new DataView(message.buffer, message.byteOffset, message.byteLength), message.length, 0);
+  const out = new Uint8Array(32);
+  const view = new DataView(out.buffer);
+  for (let i = 0; i < 8; i++) view.setInt32(4 * i, into[i]!);
+  return out;
+}
+
+/** Prepares an HMAC-SHA256 key; one longer than a block is hashed first (RFC 2104). */
 export function prepareHmacKey(key: Uint8Array): HmacKey {
-  if (key.length > BLOCK) throw new RangeError("an HMAC key here is at most 64 bytes");
   const pad = new Uint8Array(BLOCK);
   const view = new DataView(pad.buffer);
-  pad.set(key);
+  pad.set(key.length > BLOCK ? sha256(key) : key);
   for (let i = 0; i < BLOCK; i++) pad[i] ^= 0x36;
   const inner = INITIAL_STATE.slice();
   compress(inner, view, 0, 1);

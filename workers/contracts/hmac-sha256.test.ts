@@ -67,7 +67,29 @@ describe("hmacSha256", () => {
     expect(hex(hmacSha256(prepared, view))).toBe(await webCryptoHmac(key, view));
   });
 
-  it("refuses a key longer than one block instead of hashing it", () => {
-    expect(() => prepareHmacKey(new Uint8Array(65))).toThrow(RangeError);
+  it("hashes a key longer than one block first, as the RFC 4231 vectors with 131-byte keys show", () => {
+    const key = "aa".repeat(131);
+    const large = hex(new TextEncoder().encode("Test Using Larger Than Block-Size Key - Hash Key First"));
+    expect(hex(hmacSha256(prepareHmacKey(fromHex(key)), fromHex(large)))).toBe(
+      "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54",
+    );
+    const data = hex(
+      new TextEncoder().encode(
+        "This is a test using a larger than block-size key and a larger than block-size data. The key needs to be hashed before being used by the HMAC algorithm.",
+      ),
+    );
+    expect(hex(hmacSha256(prepareHmacKey(fromHex(key)), fromHex(data)))).toBe(
+      "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2",
+    );
+  });
+
+  it("equals WebCrypto's for keys of every length up to three blocks (WebCrypto has no empty key)", async () => {
+    const message = crypto.getRandomValues(new Uint8Array(150));
+    for (let length = 1; length <= 3 * 64; length++) {
+      const key = crypto.getRandomValues(new Uint8Array(length));
+      expect(hex(hmacSha256(prepareHmacKey(key), message)), `key length ${length}`).toBe(
+        await webCryptoHmac(key, message),
+      );
+    }
   });
 });
