@@ -14,6 +14,7 @@ import * as fs from "node:fs";
 import { mkdir, rm, symlink, chmod } from "node:fs/promises";
 import path from "node:path";
 import { refuse, type Refusal } from "./refusal";
+import { nextTurn } from "./next-turn";
 import { DEFAULT_STAGING_CAPS, surveyTree, type StagingCaps, type Survey, type SurveyEntry } from "./survey-tree";
 
 export interface StagedEntry {
@@ -126,8 +127,6 @@ function copySurveyedFile(
     fs.closeSync(input);
   }
 }
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Stages `source` into `<quarantineRoot>/<random id>/` from one survey, or refuses naming the path. */
 export async function stageBundle(
