@@ -73,6 +73,9 @@ describe("requiredClauses", () => {
     [/x{/, [[["x{"]]]],
     [/(?:ab)+c/, [[["ab"], ["c"]]]],
     [/abc|de/, [[["abc"]], [["de"]]]],
+    [new RegExp("a[]bc"), [[["a"], ["bc"]]]],
+    [/a[^]bc/, [[["a"], ["bc"]]]],
+    [/a[\]x]bc/, [[["a"], ["bc"]]]],
   ])("%s needs %j", (pattern, expected) => {
     expect(requiredClauses(pattern)).toEqual(expected);
   });

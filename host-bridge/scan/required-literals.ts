@@ -32,6 +32,7 @@ function better(a: Clause, b: Clause): Clause {
   return a.length <= b.length ? a : b;
 }
 
+/** The clause least likely to hold by chance, to look for first; null when there is none. */
 export function bestClause(clauses: readonly Clause[]): Clause | null {
   return clauses.length === 0 ? null : clauses.reduce(better);
 }
@@ -152,7 +153,7 @@ class Reader {
   }
 
   private skipClass(): void {
-    if (this.peek() === "]") this.at++; // `[]` and `[^]` are classes too; either way nothing required
+    // Outside the u flag a class ends at its first unescaped ], even right after [ or [^.
     while (this.at < this.source.length && this.peek() !== "]") this.at += this.peek() === "\\" ? 2 : 1;
     if (this.source[this.at++] !== "]") this.fail("an unclosed class");
   }
