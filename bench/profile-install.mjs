@@ -1,12 +1,26 @@
 // Where `apps preview` spends its time on the generated 10 000-file / 100 MiB bundle: the
 // product's own stageBundle, scanStaged and the listing the digest uses (compiled from source
 // with esbuild), each timed in one process, beside the bare walk + read + sha256 of the same tree.
+// Then each stage alone (the survey, the copy without the scan, the scan of every file from
+// memory) next to its floor on this machine (sha256 of the bytes in memory, creating 10 000 empty
+// files, `cp -r` of the tree), with the CPU time of the whole process beside the wall time.
 // `--against DIR` profiles a second checkout (say `git archive` of an older commit) in the same
 // process, alternating with this one run by run, so before and after share the machine's state.
 //
 //   node bench/profile-install.mjs [--runs 3] [--against DIR]
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -51,6 +65,7 @@ async function loadParts(root, label, key) {
     entry,
     [
       `export { stageBundle } from ${JSON.stringify(join(root, "host-bridge/staging/stage-bundle.ts"))};`,
+      `export { surveyTree } from ${JSON.stringify(join(root, "host-bridge/staging/survey-tree.ts"))};`,
       `export * as scan from ${JSON.stringify(join(root, "host-bridge/scan/scan-staged.ts"))};`,
       `export * as listing from ${JSON.stringify(listingModule)};`,
       ...(existsSync(join(root, "host-bridge/scan/scan-as-staged.ts"))
@@ -98,12 +113,96 @@ async function loadParts(root, label, key) {
   const previewListing = parts.listing.listingOfStaged
     ? async (staged) => parts.listing.listingOfStaged(staged.entries)
     : async (staged) => parts.listing.canonicalListing(staged.dir);
+  // One file's scan from bytes in memory, where the checkout has one (older ones read it back).
+  const scanOne = parts.scan.scanFileBytes
+    ? (entry, bytes) => parts.scan.scanFileBytes(entry, bytes)
+    : parts.scan.scanFileText
+      ? (entry, bytes) => parts.scan.scanFileText(entry, bytes.toString("utf8"))
+      : null;
   return {
     label,
+    parts,
+    scanOne,
     stageAndScan,
     previewListing,
     recomputeListing: (staged) => parts.listing.canonicalListing(staged.dir),
   };
+}
+
+/** Runs `fn` and answers its wall and whole-process CPU time (all threads, user + system), in ms. */
+async function timed(fn) {
+  const cpu = process.cpuUsage();
+  const started = process.hrtime.bigint();
+  await fn();
+  const used = process.cpuUsage(cpu);
+  return { wall: msSince(started), cpu: (used.user + used.system) / 1000 };
+}
+
+/** Every regular file of the tree, read into memory once, as the scan is shown it. */
+function filesInMemory(dir, rel = "") {
+  const out = [];
+  for (const entry of readdirSync(join(dir, rel), { withFileTypes: true })) {
+    const path = rel === "" ? entry.name : `${rel}/${entry.name}`;
+    if (entry.isDirectory()) out.push(...filesInMemory(dir, path));
+    else if (entry.isFile()) out.push({ entry: { path, mode: 0o644 }, bytes: readFileSync(join(dir, path)) });
+  }
+  return out;
+}
+
+/** Each stage alone, per checkout, beside the floors it cannot go under on this machine. */
+async function stagesAlone(bundle, subjects) {
+  const files = filesInMemory(bundle);
+  const rows = new Map();
+  const add = (name, t) => {
+    if (!rows.has(name)) rows.set(name, { wall: [], cpu: [] });
+    rows.get(name).wall.push(t.wall);
+    rows.get(name).cpu.push(t.cpu);
+  };
+  const fresh = () => mkdtempSync(join(scratch, "q-"));
+  for (let r = 0; r < RUNS; r++) {
+    for (const subject of subjects.slice(r % subjects.length).concat(subjects.slice(0, r % subjects.length))) {
+      add(`${subject.label}: survey`, await timed(() => subject.parts.surveyTree(bundle)));
+      const quarantine = fresh();
+      add(`${subject.label}: survey + copy, no scan`, await timed(() => subject.parts.stageBundle(bundle, quarantine)));
+      rmSync(quarantine, { recursive: true, force: true });
+      if (subject.scanOne)
+        add(
+          `${subject.label}: scan of every file from memory`,
+          await timed(() => {
+            for (const file of files) subject.scanOne(file.entry, file.bytes);
+          }),
+        );
+    }
+    add(
+      "floor: sha256 of every file from memory",
+      await timed(() => {
+        for (const file of files) createHash("sha256").update(file.bytes).digest();
+      }),
+    );
+    const empty = fresh();
+    add(
+      "floor: create 10 000 empty files in 100 new folders",
+      await timed(() => {
+        for (let d = 0; d < 100; d++) mkdirSync(join(empty, `d${d}`));
+        for (let i = 0; i < 10_000; i++) closeSync(openSync(join(empty, `d${i % 100}`, `f${i}`), "wx"));
+      }),
+    );
+    rmSync(empty, { recursive: true, force: true });
+    const copy = fresh();
+    add(
+      "floor: cp -r of the tree (a child process)",
+      await timed(() => execFileSync("cp", ["-r", bundle, join(copy, "x")])),
+    );
+    rmSync(copy, { recursive: true, force: true });
+  }
+  const g = (xs) => {
+    const s = summarize(xs);
+    return `${Math.round(s.median).toLocaleString("en-US")} [${Math.round(s.min).toLocaleString("en-US")}–${Math.round(s.max).toLocaleString("en-US")}]`;
+  };
+  process.stdout.write(
+    `\neach stage alone and its floors, medians of ${RUNS} runs [min–max], ms (CPU: this process, all threads; a child's not counted)\n\n| stage | wall | CPU |\n|---|---|---|\n`,
+  );
+  for (const [name, t] of rows) process.stdout.write(`| ${name} | ${g(t.wall)} | ${g(t.cpu)} |\n`);
 }
 
 try {
@@ -163,6 +262,7 @@ try {
   process.stdout.write(
     `| baseline: walk + read + sha256 | ${subjects.map(() => `${f(baseline)} | 1.0×`).join(" | ")} |\n`,
   );
+  await stagesAlone(bundle, subjects);
 } finally {
   rmSync(scratch, { recursive: true, force: true });
 }

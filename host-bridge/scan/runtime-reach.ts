@@ -4,6 +4,7 @@
 // when it cannot tell, a code file that is not a test file is presumed to run.
 import path from "node:path/posix";
 import type { AppManifest } from "../../workers/contracts/manifest";
+import { couldMatch } from "./required-literals";
 
 /** What the scanner extracted from one file, for the follow. */
 export interface FileRefs {
@@ -24,21 +25,25 @@ const CODE_EXT =
   /\.(?:js|mjs|cjs|ts|mts|cts|jsx|tsx|py|pyw|sh|bash|zsh|fish|ksh|rb|pl|pm|php|ps1|psm1|bat|cmd|lua|html?|vbs)$/i;
 const SHELL_EXT = /\.(?:sh|bash|zsh|ksh|fish)$/i;
 
+// Each with a test that skips a file holding none of the literals every match needs.
 const JS_PATTERNS = [
   /\bimport\s+(?:[^'"`;]{0,500}?\s+from\s+)?["']([^"'\n]+)["']/g,
   /\bexport\s+[^'"`;]{0,500}?\s+from\s+["']([^"'\n]+)["']/g,
   /\bimport\s*\(\s*["']([^"'\n]+)["']\s*\)/g,
   /\brequire\s*\(\s*["']([^"'\n]+)["']\s*\)/g,
-];
+].map((re) => ({ re, mayMatch: couldMatch(re) }));
 
-/** Extracts the references the follow needs from one file's text. */
-export function extractRefs(relPath: string, text: string, firstLine: string): FileRefs {
+/** Extracts the references the follow needs from one file's text, decoding it only if some are sought. */
+export function extractRefs(relPath: string, textOf: () => string, firstLine: string): FileRefs {
   const refs: FileRefs = { jsSpecifiers: [], pyImports: [], htmlRefs: [], words: [] };
   const base = path.basename(relPath);
   if (JS_EXT.test(relPath) || /^#!.*\bnode\b/.test(firstLine)) {
-    for (const re of JS_PATTERNS) for (const m of text.matchAll(re)) refs.jsSpecifiers.push(m[1]!);
+    const text = textOf();
+    for (const { re, mayMatch } of JS_PATTERNS)
+      if (mayMatch(text)) for (const m of text.matchAll(re)) refs.jsSpecifiers.push(m[1]!);
   }
   if (/\.pyw?$/i.test(relPath) || /^#!.*\bpython/.test(firstLine)) {
+    const text = textOf();
     for (const m of text.matchAll(/^[ \t]*import[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*)/gm)) {
       for (const mod of m[1]!.split(",")) refs.pyImports.push({ module: mod.trim(), names: [] });
     }
@@ -53,14 +58,17 @@ export function extractRefs(relPath: string, text: string, firstLine: string): F
     }
   }
   if (/\.html?$/i.test(relPath)) {
+    const text = textOf();
     for (const m of text.matchAll(/\b(?:src|href)\s*=\s*["']([^"'#?]+)/gi)) refs.htmlRefs.push(m[1]!);
   }
   if (SHELL_EXT.test(relPath) || /^#!.*\b(?:ba|z|k|da)?sh\b/.test(firstLine)) {
-    refs.words = text.split(/[\s"'`;|&()<>=]+/).filter((w) => w.length > 0 && w.length < 512);
+    refs.words = textOf()
+      .split(/[\s"'`;|&()<>=]+/)
+      .filter((w) => w.length > 0 && w.length < 512);
   }
   if (base === "package.json") {
     try {
-      const pkg = JSON.parse(text) as { main?: unknown; exports?: unknown };
+      const pkg = JSON.parse(textOf()) as { main?: unknown; exports?: unknown };
       if (typeof pkg.main === "string") refs.packageMain = pkg.main;
       else if (typeof pkg.exports === "string") refs.packageMain = pkg.exports;
     } catch {

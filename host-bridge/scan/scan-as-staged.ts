@@ -3,7 +3,7 @@
 // wait on the disk. Results are kept by path, so the order in which copies finish changes
 // nothing; scanStaged reads back only a file that was never shown here.
 import type { StagedEntry } from "../staging/stage-bundle";
-import { MAX_SCANNED_FILE_BYTES, scanFileText, type FileScan, type ScanOptions } from "./scan-staged";
+import { MAX_SCANNED_FILE_BYTES, scanFileBytes, type FileScan, type ScanOptions } from "./scan-staged";
 
 /** A reader for stageBundle's onFileStaged, and the scan of every file it was shown, by path. */
 export function scanAsStaged(opts: ScanOptions = {}): {
@@ -16,7 +16,7 @@ export function scanAsStaged(opts: ScanOptions = {}): {
     scanned,
     onFileStaged: (entry, bytes) => {
       // A file larger than the scan reads whole is left to scanStaged, which reports it.
-      if (bytes.length <= limit) scanned.set(entry.path, scanFileText(entry, bytes.toString("utf8")));
+      if (bytes.length <= limit) scanned.set(entry.path, scanFileBytes(entry, bytes));
     },
   };
 }

@@ -9,6 +9,7 @@ import type { AppManifest } from "../../workers/contracts/manifest";
 import { FILES_IN_FLIGHT, mapInOrder } from "../staging/bounded-parallel";
 import type { StagedEntry } from "../staging/stage-bundle";
 import { isRequirementsFile, SCAN_RULES, type ScanRule, type Severity } from "./rules";
+import { lineSieve } from "./line-sieve";
 import { extractRefs, isCodeLike, isTestPath, runtimeFiles, type FileRefs } from "./runtime-reach";
 
 export const MAX_SCANNED_FILE_BYTES = 16 * 1024 * 1024;
@@ -57,7 +58,7 @@ export type Unplaced = Omit<Finding, "runs"> & { runs?: boolean };
 async function readWhole(
   abs: string,
   limit: number,
-): Promise<{ ok: true; text: string } | { ok: false; reason: string }> {
+): Promise<{ ok: true; bytes: Buffer } | { ok: false; reason: string }> {
   let fh;
   try {
     fh = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -70,7 +71,7 @@ async function readWhole(
     if (st.size > limit) return { ok: false, reason: `it is larger than ${limit} bytes` };
     const buf = await fh.readFile();
     if (buf.length > limit) return { ok: false, reason: `it is larger than ${limit} bytes` };
-    return { ok: true, text: buf.toString("utf8") };
+    return { ok: true, bytes: buf };
   } catch (err) {
     return { ok: false, reason: `it could not be read (${(err as NodeJS.ErrnoException).code ?? "error"})` };
   } finally {
@@ -81,26 +82,12 @@ async function readWhole(
 const CONTENT_RULES = SCAN_RULES.filter((r) => r.match.kind === "content");
 const ruleById = new Map(SCAN_RULES.map((r) => [r.id, r]));
 
-/**
- * A line matches a rule only if the whole text, read with the m flag, matches it too: the same
- * characters are there, ^ and $ hold at the same line edges, and the newline beyond a line's
- * edge is neither a word character nor anything a pattern's lookahead needs to be absent. So a
- * text none of these match has no matching line, and the line-by-line loop (which alone
- * decides what is found) can be skipped. One alternation per flag set, built once.
- */
-const ANY_FILE_PREFILTERS: readonly RegExp[] = (() => {
-  const byFlags = new Map<string, string[]>();
-  for (const rule of CONTENT_RULES) {
-    if (rule.match.kind !== "content" || rule.match.files !== "any") continue;
-    const flags = `${rule.match.pattern.flags.replace(/[gmy]/g, "")}m`;
-    byFlags.set(flags, [...(byFlags.get(flags) ?? []), `(?:${rule.match.pattern.source})`]);
-  }
-  return [...byFlags].map(([flags, sources]) => new RegExp(sources.join("|"), flags));
-})();
-
-function mayHaveMatchingLine(text: string): boolean {
-  return ANY_FILE_PREFILTERS.some((re) => re.test(text));
-}
+// The content rules every file gets, and their sieve, built once at load: it throws there on a
+// rule pattern it cannot read.
+const ANY_FILE_RULES = SCAN_RULES.flatMap((rule) =>
+  rule.match.kind === "content" && rule.match.files === "any" ? [{ rule, pattern: rule.match.pattern }] : [],
+);
+const ANY_FILE_SIEVE = lineSieve(ANY_FILE_RULES.map((r) => r.pattern));
 
 function finding(rule: ScanRule, p: string, line: number, detail?: string): Unplaced {
   return {
@@ -112,12 +99,40 @@ function finding(rule: ScanRule, p: string, line: number, detail?: string): Unpl
   };
 }
 
-function contentFindings(relPath: string, text: string): Unplaced[] {
+/** 1-based number of the line that starts at byte `start`. */
+function lineNumberAt(bytes: Buffer, start: number): number {
+  let line = 1;
+  for (let at = bytes.indexOf(0x0a); at >= 0 && at < start; at = bytes.indexOf(0x0a, at + 1)) line++;
+  return line;
+}
+
+/**
+ * Every content rule on every line (split on "\n") of the file's UTF-8 text. Outside requirement
+ * files the sieve first picks the lines that may match and the rules each may match, and only
+ * those lines are decoded and tested, in line order and rule order: the same tests, in the same
+ * order, that match anything at all.
+ */
+function contentFindings(relPath: string, bytes: Buffer, text: () => string): Unplaced[] {
   const out: Unplaced[] = [];
-  const requirements = isRequirementsFile(relPath);
-  if (!requirements && !mayHaveMatchingLine(text)) return out;
-  const lines = text.split("\n");
   const counts = new Map<string, number>();
+  const record = (rule: ScanRule, line: () => number) => {
+    const n = (counts.get(rule.id) ?? 0) + 1;
+    counts.set(rule.id, n);
+    if (n <= MAX_FINDINGS_PER_RULE_PER_FILE) out.push(finding(rule, relPath, line()));
+  };
+  const requirements = isRequirementsFile(relPath);
+  const sieved = requirements ? null : ANY_FILE_SIEVE.candidates(bytes);
+  if (sieved !== null) {
+    for (const candidate of sieved) {
+      const line = bytes.subarray(candidate.start, candidate.end).toString("utf8");
+      for (const index of candidate.patterns) {
+        const { rule, pattern } = ANY_FILE_RULES[index]!;
+        if (pattern.test(line)) record(rule, () => lineNumberAt(bytes, candidate.start));
+      }
+    }
+    return out;
+  }
+  const lines = text().split("\n");
   for (let i = 0; i < lines.length; i++) {
     const raw = lines[i]!;
     for (const rule of CONTENT_RULES) {
@@ -125,10 +140,7 @@ function contentFindings(relPath: string, text: string): Unplaced[] {
       if (rule.match.files === "requirements" && !requirements) continue;
       // A pip comment is not an instruction.
       const line = rule.match.files === "requirements" ? raw.replace(/(?:^|\s)#.*$/, "") : raw;
-      if (!rule.match.pattern.test(line)) continue;
-      const n = (counts.get(rule.id) ?? 0) + 1;
-      counts.set(rule.id, n);
-      if (n <= MAX_FINDINGS_PER_RULE_PER_FILE) out.push(finding(rule, relPath, i + 1));
+      if (rule.match.pattern.test(line)) record(rule, () => i + 1);
     }
   }
   return out;
@@ -219,14 +231,20 @@ function plantedFinding(entry: Pick<StagedEntry, "path">): Unplaced[] {
   return [{ ...finding(planted, entry.path, 0), runs: !entry.path.includes("/") }];
 }
 
-/** Scans one file read whole: the part of the scan that needs nothing but the file. */
-export function scanFileText(entry: Pick<StagedEntry, "path" | "mode">, text: string): FileScan {
+/**
+ * Scans one file read whole: the part of the scan that needs nothing but the file. Its UTF-8 text
+ * is decoded only where a rule needs it; the first line (up to the first "\n" byte) decodes alone
+ * to the same string, since a newline byte ends any broken sequence before it.
+ */
+export function scanFileBytes(entry: Pick<StagedEntry, "path" | "mode">, bytes: Buffer): FileScan {
+  let decoded: string | undefined;
+  const text = () => (decoded ??= bytes.toString("utf8"));
+  const nl = bytes.indexOf(0x0a);
+  const firstLine = (nl < 0 ? bytes : bytes.subarray(0, nl)).toString("utf8");
   const found = plantedFinding(entry);
-  const nl = text.indexOf("\n");
-  const firstLine = nl < 0 ? text : text.slice(0, nl);
   const refs = extractRefs(entry.path, text, firstLine);
-  found.push(...contentFindings(entry.path, text));
-  if (baseName(entry.path) === "package.json") found.push(...lifecycleFindings(entry.path, text));
+  found.push(...contentFindings(entry.path, bytes, text));
+  if (baseName(entry.path) === "package.json") found.push(...lifecycleFindings(entry.path, text()));
   return { found, isCodeLike: isCodeLike(entry.path, isExecutable(entry), firstLine), refs };
 }
 
@@ -249,7 +267,7 @@ export async function scanStaged(
     const known = opts.scanned?.get(entry.path);
     if (known) return known;
     const read = await readWhole(path.join(dir, ...entry.path.split("/")), limit);
-    if (read.ok) return scanFileText(entry, read.text);
+    if (read.ok) return scanFileBytes(entry, read.bytes);
     const found = plantedFinding(entry);
     found.push(finding(ruleById.get("unscanned_file")!, entry.path, 0, read.reason));
     return { found, isCodeLike: isCodeLike(entry.path, isExecutable(entry), ""), refs: null };

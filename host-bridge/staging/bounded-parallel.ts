@@ -1,10 +1,10 @@
-// A few files in flight at once instead of one: staging, the scan and the listing each do
-// thousands of small reads and writes, and one-at-a-time leaves the disk and the thread pool
+// A few files in flight at once instead of one: the scan's read-back and the listing each do
+// thousands of small reads, and one-at-a-time leaves the disk and the thread pool
 // idle between them. Answers never depend on completion order: results come back in input
 // order, and when items fail, the one reported is the one earliest in the input, so a bundle
 // with several bad files always names the same one.
 
-/** How many files staging, the scan and the listing keep in flight. */
+/** How many files the scan's read-back and the listing keep in flight. */
 export const FILES_IN_FLIGHT = 12;
 
 type Outcome<S> = { index: number; stop: S } | { index: number; error: unknown };

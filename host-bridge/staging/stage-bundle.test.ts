@@ -295,4 +295,21 @@ describe("stageBundle copies only what the survey saw", () => {
     expect((await stat(path.join(r.dir, "shared"))).mode & 0o7777).toBe(0o755);
     expect(await readdir(sb.quarantine)).toEqual([r.id]);
   });
+
+  it("lets the event loop run while it copies many files", async () => {
+    const sb = await sandbox();
+    for (let i = 0; i < 200; i++) await writeFile(path.join(sb.bundle, `f${String(i).padStart(3, "0")}.txt`), `${i}`);
+    let turned = false;
+    const shownAfterTurn: string[] = [];
+    const r = await stageBundle(sb.bundle, sb.quarantine, {
+      onFileStaged: (entry) => {
+        if (entry.path === "app.json") setImmediate(() => (turned = true));
+        if (turned) shownAfterTurn.push(entry.path);
+      },
+    });
+    expect(r.ok).toBe(true);
+    // The callback queued while the first file was shown ran before the copy finished.
+    expect(shownAfterTurn.length).toBeGreaterThan(0);
+    expect(shownAfterTurn).not.toContain("app.json");
+  });
 });
