@@ -55,7 +55,8 @@ async function runRoute(c: GatewayContext, row: AnyRouteRow, reserved: ReadonlyS
     now,
     audit: (entry) => audit(env, { principal: principalLabel(principal), ...entry }),
   });
-  return result instanceof Response ? result : c.json(result);
+  // The runtime's own JSON answer: the same body and Content-Type as Hono's c.json, with less work.
+  return result instanceof Response ? result : Response.json(result);
 }
 
 // The one place a failure becomes an answer. A browser's own navigation gets a page; only a
@@ -79,12 +80,14 @@ function errorResponse(c: GatewayContext, error: GatewayError): Response {
  */
 async function passEdge(c: GatewayContext, rows: ReadonlyArray<AnyRouteRow>): Promise<Response | null> {
   c.set("now", clockOf(c));
+  const request = c.req.raw;
+  const hosts = hostsOf(c.env);
   let parsed: ParsedRequest;
   try {
-    checkHost(c.req.raw.headers, hostsOf(c.env));
-    parsed = parseRequest(c.req.raw, c.env.GATEWAY_PORT);
-    checkOrigin(c.req.raw.headers, c.req.method, hostsOf(c.env), parsed);
-    checkRequestFraming(c.req.raw.headers);
+    checkHost(request.headers, hosts);
+    parsed = parseRequest(request, c.env.GATEWAY_PORT);
+    checkOrigin(request.headers, request.method, hosts, parsed);
+    checkRequestFraming(request.headers);
   } catch (error) {
     if (error instanceof GatewayError) {
       await audit(c.env, {
