@@ -13,6 +13,7 @@ import {
   appendFile,
   readFile,
 } from "node:fs/promises";
+import { readdirSync, statSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -311,5 +312,49 @@ describe("stageBundle copies only what the survey saw", () => {
     // The callback queued while the first file was shown ran before the copy finished.
     expect(shownAfterTurn.length).toBeGreaterThan(0);
     expect(shownAfterTurn).not.toContain("app.json");
+  });
+  it("yields within a large file and after a few megabytes of small ones, not only every 32 files", async () => {
+    /** What the staged copy looked like at each turn of the event loop while `work` ran. */
+    const seenDuring = async (quarantine: string, look: (staged: string) => number, work: () => Promise<unknown>) => {
+      const seen = new Set<number>();
+      let running = true;
+      const beat = () => {
+        if (!running) return;
+        for (const id of readdirSync(quarantine)) seen.add(look(path.join(quarantine, id)));
+        setImmediate(beat);
+      };
+      setImmediate(beat);
+      const result = (await work()) as { ok: boolean };
+      running = false;
+      return { seen, ok: result.ok };
+    };
+    const large = await sandbox();
+    const size = 8 * 1024 * 1024;
+    await writeFile(path.join(large.bundle, "big.bin"), Buffer.alloc(size, 7));
+    const big = await seenDuring(
+      large.quarantine,
+      (staged) => {
+        try {
+          return statSync(path.join(staged, "big.bin")).size;
+        } catch {
+          return 0;
+        }
+      },
+      () => stageBundle(large.bundle, large.quarantine),
+    );
+    expect(big.ok).toBe(true);
+    // Some turn ran while the large file was part copied.
+    expect([...big.seen].some((n) => n > 0 && n < size)).toBe(true);
+
+    const many = await sandbox();
+    for (let i = 0; i < 12; i++) await writeFile(path.join(many.bundle, `m${i}.bin`), Buffer.alloc(1024 * 1024, i));
+    const small = await seenDuring(
+      many.quarantine,
+      (staged) => readdirSync(staged).length,
+      () => stageBundle(many.bundle, many.quarantine),
+    );
+    expect(small.ok).toBe(true);
+    // 13 files, fewer than 32: only the 4 MiB budget lets a turn see some of them copied.
+    expect([...small.seen].some((n) => n > 1 && n < 13)).toBe(true);
   });
 });

@@ -60,8 +60,13 @@ export const SHOWN_UP_TO_BYTES = COPY_CHUNK;
 const SOURCE_OPEN_FLAGS = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
 const DEST_OPEN_FLAGS = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW;
 
-/** Files copied between two turns of the event loop. */
+/**
+ * How much copying one turn of the event loop does at most: 32 files or 4 MiB, whichever comes
+ * first, and a larger file yields after each chunk. The bridge's other work (health watches,
+ * the gateway's calls, log relays) then waits a few milliseconds at most, whatever the bundle.
+ */
 const FILES_PER_TURN = 32;
+const BYTES_PER_TURN = 4 * COPY_CHUNK;
 
 /** Writes all of `bytes`: a write may take fewer bytes than it was given. */
 function writeAll(output: number, bytes: Buffer): void {
@@ -73,11 +78,11 @@ function writeAll(output: number, bytes: Buffer): void {
  * most SHOWN_UP_TO_BYTES those bytes; refuses if what is opened is not the file the survey saw,
  * or if it changed while being read.
  */
-function copySurveyedFile(
+async function copySurveyedFile(
   src: string,
   dest: string,
   entry: SurveyEntry,
-): { sha256: string; bytes: Buffer | null } | Refusal {
+): Promise<{ sha256: string; bytes: Buffer | null } | Refusal> {
   const changed = () => refuse("bundle_changed_during_copy", { path: entry.path });
   let input: number;
   try {
@@ -114,6 +119,7 @@ function copySurveyedFile(
         hash.update(chunk); // the bytes just written, unchanged: buf is refilled only by the next read
         // A regular file's read comes up short only at its end: the small file is read whole.
         if (whole && bytesRead < buf.length - at) break;
+        if (!whole) await nextTurn();
       }
       const after = fs.fstatSync(input, { bigint: true });
       if (copied !== entry.size || after.mtimeNs.toString() !== entry.mtimeNs || Number(after.size) !== entry.size)
@@ -168,9 +174,17 @@ export async function stageBundle(
     }
     // Files and links in survey order: the first refusal is the one returned.
     let refusal: Refusal | null = null;
+    let filesThisTurn = 0;
+    let bytesThisTurn = 0;
     for (const [index, entry] of survey.entries.entries()) {
       if (entry.type === "dir") continue;
-      if (index % FILES_PER_TURN === 0) await nextTurn();
+      if (filesThisTurn >= FILES_PER_TURN || bytesThisTurn >= BYTES_PER_TURN) {
+        await nextTurn();
+        filesThisTurn = 0;
+        bytesThisTurn = 0;
+      }
+      filesThisTurn++;
+      bytesThisTurn += entry.size;
       const parts = entry.path.split("/");
       const dest = path.join(dir, ...parts);
       if (entry.type === "link") {
@@ -178,7 +192,7 @@ export async function stageBundle(
         await symlink(entry.linkTarget!, dest);
         continue;
       }
-      const copied = copySurveyedFile(path.join(survey.root, ...parts), dest, entry);
+      const copied = await copySurveyedFile(path.join(survey.root, ...parts), dest, entry);
       if ("ok" in copied) {
         refusal = copied;
         break;
