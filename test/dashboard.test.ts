@@ -64,7 +64,16 @@ describe("the dashboard in Chromium", () => {
     page.on("pageerror", (error) => problems.pageErrors.push(error.message));
     page.on("response", async (response) => {
       if (response.status() < 400 || !new URL(response.url()).pathname.startsWith("/api/")) return;
-      const body = await response.json().catch(() => null);
+      // A body the browser no longer holds (its page was signed out elsewhere or closed while the
+      // answer was read) cannot be judged either way; every body it still holds is.
+      const text = await response.text().catch(() => undefined);
+      if (text === undefined) return;
+      let body: { error?: { code?: unknown; message?: unknown } } | null;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = null;
+      }
       if (typeof body?.error?.code !== "string" || typeof body?.error?.message !== "string")
         problems.badErrorAnswers.push(`${response.status()} ${response.url()}`);
     });

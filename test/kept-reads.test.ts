@@ -113,6 +113,51 @@ describe("what the worker keeps never outlives the change behind it", () => {
     }
   }, 90_000);
 
+  it("the sign-ins list shows a new sign-in, its name and its sign-out on the very next request", async () => {
+    type Row = { id: string; kind: string; name: string | null; user_agent: string | null };
+    const rows = async (): Promise<Row[]> => {
+      const answer = await gw.fetch("/api/auth/sessions");
+      expect(answer.status).toBe(200);
+      return ((await answer.json()) as { sessions: Row[] }).sessions;
+    };
+    const before = await rows();
+    expect(await rows()).toEqual(before);
+
+    const secret = readFileSync(join(gw.home, ".local_secret"), "utf8").trim();
+    const minted = await gw.fetch("/api/token/local?ttl=7d", {
+      owner: false,
+      headers: { "x-internal-secret": secret, "x-session-key": "test", "x-local-secret": secret },
+    });
+    expect(minted.status).toBe(200);
+    const token = ((await minted.json()) as { token: string }).token;
+    const afterMint = await rows();
+    expect(afterMint.length).toBe(before.length + 1);
+    const opened = await gw.fetch(`/?token=${token}`, {
+      owner: false,
+      redirect: "manual",
+      headers: { "user-agent": "kept-reads-browser/1.0" },
+    });
+    expect(opened.status).toBe(302);
+    const browser = (await rows()).find((r) => r.kind === "browser" && r.user_agent === "kept-reads-browser/1.0");
+    expect(browser).toBeDefined();
+
+    const named = await gw.fetch(`/api/auth/sessions/${browser!.id}/name`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "kept reads" }),
+    });
+    expect(named.status).toBe(200);
+    expect((await rows()).find((r) => r.id === browser!.id)?.name).toBe("kept reads");
+
+    const signedOut = await gw.fetch(`/api/auth/sessions/${browser!.id}/signout`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(signedOut.status).toBe(200);
+    expect((await rows()).some((r) => r.id === browser!.id)).toBe(false);
+  });
+
   it("after `personalclaw auth rotate-key` the owner's token is refused on the very next request", async () => {
     expect((await gw.fetch("/api/status")).status).toBe(200);
     expect((await gw.fetch("/api/status")).status).toBe(200);

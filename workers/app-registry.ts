@@ -2,12 +2,13 @@
 // refusal for a name no installed app has, and the reads every request makes (proxy target,
 // grants, counts) kept in the isolate. A request that changes nothing then makes no Durable
 // Object call: a kept read is used only while AppRegistry's change epoch is the one it was
-// read under, and every write bumps that epoch in the same turn (change-epoch.ts), so a
+// read under, and every write bumps that epoch in the same turn (kept-reads.ts), so a
 // disable, an uninstall, a health change or a new secret is seen by the very next request.
 import { GatewayError } from "./contracts/errors";
 import type { AppGrants, AppRecord, ProxyTarget } from "./contracts/app-record";
 import type { Env } from "./env";
-import { isolateProbe, registryEpoch } from "../durable/app-registry/change-epoch";
+import { registryEpoch } from "../durable/change-epoch";
+import { keptReads, sharedEpochProof } from "./kept-reads";
 
 /** The one AppRegistry instance of this gateway. */
 export function appRegistry(env: Env) {
@@ -32,44 +33,21 @@ export async function requireRecord(env: Env, name: string): Promise<AppRecord> 
   return record;
 }
 
-// null until proven: the epoch is AppRegistry's only if the object shares this module instance.
-let sharesEpoch: boolean | null = null;
-
-async function epochIsShared(env: Env): Promise<boolean> {
-  sharesEpoch ??= await appRegistry(env).sharesIsolate(isolateProbe());
-  return sharesEpoch;
-}
-
-interface Kept<T> {
-  epoch: number;
-  value: T;
-}
-
-/**
- * One kind of kept read. Only answers about installed apps are kept (a request cannot fill
- * this with names of its own choosing), and the epoch is taken before the call: a write that
- * lands while the call is under way leaves the answer stale, never current.
- */
-function keptReads<T>(read: (env: Env, key: string) => Promise<T | null>) {
-  const kept = new Map<string, Kept<T>>();
-  return async (env: Env, key: string): Promise<T | null> => {
-    const epoch = registryEpoch();
-    const hit = kept.get(key);
-    if (hit && hit.epoch === epoch) return hit.value;
-    const value = await read(env, key);
-    if (value === null || !(await epochIsShared(env))) kept.delete(key);
-    else kept.set(key, { epoch, value });
-    return value;
-  };
-}
+const registryShared = sharedEpochProof(appRegistry);
 
 /** Where and how the app's backend is reached, or null for an unknown app. */
-export const proxyTargetOf = keptReads<ProxyTarget>((env, name) => appRegistry(env).proxyTarget(name));
+export const proxyTargetOf = keptReads<ProxyTarget>(registryEpoch, registryShared, (env, name) =>
+  appRegistry(env).proxyTarget(name),
+);
 
 /** What the app permission gate needs of an app, or null for an unknown one. */
-export const grantsOf = keptReads<AppGrants>((env, name) => appRegistry(env).grants(name));
+export const grantsOf = keptReads<AppGrants>(registryEpoch, registryShared, (env, name) =>
+  appRegistry(env).grants(name),
+);
 
-const keptCounts = keptReads<{ installed: number; running: number | null }>((env) => appRegistry(env).counts());
+const keptCounts = keptReads<{ installed: number; running: number | null }>(registryEpoch, registryShared, (env) =>
+  appRegistry(env).counts(),
+);
 
 /** How many apps are installed and how many backends run (null until the bridge has reported). */
 export async function appCounts(env: Env): Promise<{ installed: number; running: number | null }> {

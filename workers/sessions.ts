@@ -13,6 +13,8 @@ import {
   type SessionView,
 } from "./contracts/session";
 import type { Env } from "./env";
+import { sessionsEpoch } from "../durable/change-epoch";
+import { keptReads, sharedEpochProof } from "./kept-reads";
 
 const RECHECK_MS = 60_000;
 
@@ -29,6 +31,14 @@ const appTokens = new Map<string, { token: string; expiresAt: number; epoch: str
 function store(env: Env) {
   return env.SESSIONS.get(env.SESSIONS.idFromName("sessions"));
 }
+
+// Every session the store holds (the clock of 0 leaves none out), kept until the store changes;
+// each caller then leaves out what has expired by its own clock, as the store's list(now) does.
+const keptSessions = keptReads<SessionView[]>(
+  sessionsEpoch,
+  sharedEpochProof(store),
+  async (env) => (await store(env).list(0)) as SessionView[],
+);
 
 function forgetAll(): void {
   verified.clear();
@@ -71,7 +81,9 @@ export function sessions(env: Env) {
       appTokens.set(app, { token: minted.token, expiresAt: minted.expiresAt, epoch });
       return minted.token;
     },
-    list: async (now: number): Promise<SessionView[]> => (await store(env).list(now)) as SessionView[],
+    /** Every sign-in alive at `now`, newest first: kept under SessionStore's change epoch, filtered by this clock. */
+    list: async (now: number): Promise<SessionView[]> =>
+      (await keptSessions(env, ""))!.filter((session) => session.expiresAt > now),
     openLink: (token: string, address: string, userAgent: string | null, now: number) =>
       changing(
         async () =>

@@ -2,7 +2,7 @@
 // secret. They are stored (workerd unloads an idle object, and the proxy must still find a
 // healthy backend afterwards) and cleared when a new start begins, since its backends are new.
 import type { BackendStatus } from "../../workers/contracts/app-record";
-import { registryChanged } from "./change-epoch";
+import { registryEpoch } from "../change-epoch";
 
 export class BackendReports {
   private readonly statuses = new Map<string, BackendStatus>();
@@ -24,7 +24,7 @@ export class BackendReports {
 
   /** A new gateway start: no backend of an earlier one is running. */
   beginStart(startedAt: string): void {
-    registryChanged();
+    registryEpoch.bump();
     this.sql.exec("DELETE FROM backends");
     this.sql.exec(
       "INSERT OR REPLACE INTO gateway_start (id, started_at, backends_reported) VALUES (1, ?, 0)",
@@ -33,7 +33,7 @@ export class BackendReports {
   }
 
   markAllReported(): void {
-    registryChanged();
+    registryEpoch.bump();
     this.reportedAll = true;
     this.sql.exec("UPDATE gateway_start SET backends_reported = 1 WHERE id = 1");
   }
@@ -57,7 +57,7 @@ export class BackendReports {
 
   /** A stopped backend's secret goes with it: a later one gets a new secret. */
   set(name: string, status: BackendStatus, secret?: string): void {
-    registryChanged();
+    registryEpoch.bump();
     this.statuses.set(name, status);
     if (secret !== undefined) this.secrets.set(name, secret);
     if (!status.running) this.secrets.delete(name);
@@ -70,7 +70,7 @@ export class BackendReports {
   }
 
   forget(name: string): void {
-    registryChanged();
+    registryEpoch.bump();
     this.statuses.delete(name);
     this.secrets.delete(name);
     this.sql.exec("DELETE FROM backends WHERE name = ?", name);

@@ -24,7 +24,7 @@ import { JobSchedule } from "./job-schedule";
 import { McpServers } from "./mcp-servers";
 import type { McpLaunchVerdict } from "./jobs-and-mcp";
 import type { JobView } from "../../workers/contracts/scheduled-jobs";
-import { isolateProbe, registryChanged } from "./change-epoch";
+import { isolateProbe, registryEpoch } from "../change-epoch";
 
 /** The sender platform events come from; no app can be named so (the name pattern has no `@`). */
 const PLATFORM_SENDER = "@platform";
@@ -49,7 +49,7 @@ export class AppRegistry extends DurableObject<Env> {
     this.schedule = new JobSchedule(ctx.storage);
     this.mcp = new McpServers(sql);
     ctx.blockConcurrencyWhile(async () => {
-      registryChanged();
+      registryEpoch.bump();
       sql.exec(APP_REGISTRY_SCHEMA);
       claimStoreIdentity(sql);
       for (const row of sql.exec("SELECT record FROM apps")) {
@@ -69,7 +69,7 @@ export class AppRegistry extends DurableObject<Env> {
     });
   }
 
-  /** True when the caller's module instance is this object's, so it sees every registryChanged(). */
+  /** True when the caller's module instance is this object's, so it sees every bump of registryEpoch. */
   async sharesIsolate(probe: string): Promise<boolean> {
     return probe === isolateProbe();
   }
@@ -116,7 +116,7 @@ export class AppRegistry extends DurableObject<Env> {
 
   async remove(name: string): Promise<boolean> {
     const existed = this.records.delete(name);
-    registryChanged();
+    registryEpoch.bump();
     this.backends.forget(name);
     this.tokenEpochs.bump(name);
     this.ctx.storage.sql.exec("DELETE FROM apps WHERE name = ?", name);
@@ -321,7 +321,7 @@ export class AppRegistry extends DurableObject<Env> {
 
   private write(record: AppRecord): void {
     this.records.set(record.name, record);
-    registryChanged();
+    registryEpoch.bump();
     this.ctx.storage.sql.exec(
       "INSERT OR REPLACE INTO apps (name, record) VALUES (?, ?)",
       record.name,

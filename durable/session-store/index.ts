@@ -2,6 +2,7 @@
 // Checking a credential reads memory only; "last used" is coalesced and written at most
 // once a minute per session, so the request path never pays a storage write.
 import { claimStoreIdentity } from "../store-identity";
+import { isolateProbe, sessionsEpoch } from "../change-epoch";
 import { storageFullReason } from "../../workers/contracts/storage-full";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../workers/env";
@@ -66,7 +67,13 @@ export class SessionStore extends DurableObject<Env> {
       for (const row of ctx.storage.sql.exec("SELECT id, reason, at FROM ended_sessions")) {
         this.ended.set(String(row.id), { reason: row.reason as RefusalReason, at: Number(row.at) });
       }
+      sessionsEpoch.bump();
     });
+  }
+
+  /** True when the caller's module instance is this object's, so it sees every bump of sessionsEpoch. */
+  async sharesIsolate(probe: string): Promise<boolean> {
+    return probe === isolateProbe();
   }
 
   private async loadKey(): Promise<void> {
@@ -127,6 +134,7 @@ export class SessionStore extends DurableObject<Env> {
     };
     const evicted = this.evictBeyondLimit(kind, opts.app ?? null, opts.now);
     this.sessions.set(id, session);
+    sessionsEpoch.bump();
     this.ctx.storage.sql.exec(
       `INSERT INTO sessions (id, kind, app, issuer, secret_hash, created_at, last_used_at, expires_at, signed_in_at, open_until, bound_address, opened_at, name, user_agent)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?)`,
@@ -165,6 +173,7 @@ export class SessionStore extends DurableObject<Env> {
 
   private end(id: string, reason: RefusalReason, now: number): void {
     this.sessions.delete(id);
+    sessionsEpoch.bump();
     this.ended.set(id, { reason, at: now });
     this.ctx.storage.sql.exec("DELETE FROM sessions WHERE id = ?", id);
     this.ctx.storage.sql.exec(
@@ -203,6 +212,7 @@ export class SessionStore extends DurableObject<Env> {
 
   private touch(session: SessionRow, now: number): void {
     session.lastUsedAt = now;
+    sessionsEpoch.bump();
     if (now - session.persistedLastUsedAt >= LAST_USED_FLUSH_MS) {
       // Last use is bookkeeping: a full disk must not turn every signed-in read into a failure.
       // The time stays in memory and is written at a later use once space returns.
@@ -245,6 +255,7 @@ export class SessionStore extends DurableObject<Env> {
     if (link.boundAddress === null) {
       link.boundAddress = address;
       link.openedAt = now;
+      sessionsEpoch.bump();
       this.ctx.storage.sql.exec(
         "UPDATE sessions SET bound_address = ?, opened_at = ? WHERE id = ?",
         address,
@@ -313,6 +324,7 @@ export class SessionStore extends DurableObject<Env> {
     const session = this.sessions.get(id);
     if (!session || session.kind === "app" || session.expiresAt <= now) return null;
     session.name = name;
+    sessionsEpoch.bump();
     this.ctx.storage.sql.exec("UPDATE sessions SET name = ? WHERE id = ?", name, id);
     return view(session);
   }
