@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
 import { WORKER_BUILD } from "../../scripts/build.mjs";
@@ -205,31 +205,26 @@ export async function loopbackListen() {
  * reaching the backend either on a loopback TCP port or, as the gateway reaches a confined
  * backend, through its slot's UNIX socket as an external service binding.
  */
-export async function startPassthrough(scratch, backend) {
-  const pt = await loopbackListen();
-  const configPath = join(scratch, `passthrough-${backend.socket ? "slot" : "tcp"}.capnp`);
-  const worker = await startWorkerd({
-    configPath,
-    port: pt.port,
-    readyPath: "/health",
-    experimental: false,
-    configText: minimalConfig({
-      configPath,
-      listen: pt.listen,
-      modules: [{ name: "passthrough.js", path: join(benchWorkers, "passthrough.js") }],
-      bindings: backend.socket ? {} : { BACKEND_PORT: String(backend.port) },
-      loopbackNetwork: !backend.socket,
-      externalServices: backend.socket ? { BACKEND: `unix:${backend.socket}` } : {},
-    }),
-  });
-  return { port: pt.port, pid: worker.pid, stop: () => worker.stop() };
+export function startPassthrough(scratch, backend) {
+  const id = `passthrough-${backend.socket ? "slot" : "tcp"}`;
+  return startOnBackend(scratch, { id, modulePath: join(benchWorkers, "passthrough.js"), backend });
 }
 
 /** The forward duties alone in a bare workerd, reaching a confined backend through its slot's socket with the app's secret. */
 export async function startForwardDuties(scratch, { socket, secret }) {
+  const modulePath = await buildBenchWorker("forward-duties.ts", join(scratch, "forward-duties.js"));
+  return startOnBackend(scratch, {
+    id: "forward-duties",
+    modulePath,
+    backend: { socket },
+    bindings: { SECRET: secret },
+  });
+}
+
+/** A bare worker in its own minimal workerd, bound to a backend on a loopback port or through a slot's socket (BACKEND). */
+async function startOnBackend(scratch, { id, modulePath, backend, bindings = {} }) {
   const pt = await loopbackListen();
-  const configPath = join(scratch, "forward-duties.capnp");
-  const bundle = await buildBenchWorker("forward-duties.ts", join(scratch, "forward-duties.js"));
+  const configPath = join(scratch, `${id}.capnp`);
   const worker = await startWorkerd({
     configPath,
     port: pt.port,
@@ -238,9 +233,10 @@ export async function startForwardDuties(scratch, { socket, secret }) {
     configText: minimalConfig({
       configPath,
       listen: pt.listen,
-      modules: [{ name: "forward-duties.js", path: bundle }],
-      bindings: { SECRET: secret },
-      externalServices: { BACKEND: `unix:${socket}` },
+      modules: [{ name: basename(modulePath), path: modulePath }],
+      bindings: { ...bindings, ...(backend.socket ? {} : { BACKEND_PORT: String(backend.port) }) },
+      loopbackNetwork: !backend.socket,
+      externalServices: backend.socket ? { BACKEND: `unix:${backend.socket}` } : {},
     }),
   });
   return { port: pt.port, pid: worker.pid, stop: () => worker.stop() };

@@ -5,6 +5,7 @@
 import { lstatSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { xorshift } from "../../test/helpers/seeded-random";
 import { isRequirementsFile, SCAN_RULES } from "./rules";
 import { scanFileBytes, type Unplaced } from "./scan-staged";
 
@@ -39,17 +40,6 @@ function sievedContentFindings(relPath: string, bytes: Buffer): Array<Pick<Unpla
   return scanFileBytes({ path: relPath, mode: 0o644 }, bytes)
     .found.filter((f) => contentRuleIds.has(f.rule))
     .map((f) => ({ rule: f.rule, line: f.line }));
-}
-
-function xorshift(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>>= 0);
-  };
 }
 
 function randomBytes(size: number, rand: () => number): Buffer {

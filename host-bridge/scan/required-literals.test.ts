@@ -1,21 +1,11 @@
 // The literals read from a pattern are ones every match holds, in order: read from the rule set's
 // own patterns, checked on each rule's documented examples and on many generated strings.
 import { describe, expect, it } from "vitest";
+import { xorshift } from "../../test/helpers/seeded-random";
 import { SCAN_RULES } from "./rules";
 import { couldMatch, holdsInOrder, requiredClauses } from "./required-literals";
 
 const contentPatterns = SCAN_RULES.flatMap((r) => (r.match.kind === "content" ? [r.match.pattern] : []));
-
-function xorshift(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>>= 0);
-  };
-}
 
 /** Strings that mix a pattern's own literals with whitespace (ASCII and not), punctuation and noise. */
 function stringsFor(pattern: RegExp, count: number, seed: number): string[] {
