@@ -203,7 +203,8 @@ describe("every dashboard page, for accessibility", () => {
     expect(new URL(page.url()).hash).toBe("#/apps/node-notes");
     const detail = page.locator("#app-detail[data-app=node-notes]");
     await detail.waitFor();
-    await expect(detail.locator("h2").textContent()).resolves.toBe("Node Notes (node-notes)");
+    // The heading starts as the name and gains the display name once the record has loaded.
+    await expect.poll(() => detail.locator("h2").textContent()).toBe("Node Notes (node-notes)");
     await expect
       .poll(() => detail.locator(".log-view").textContent(), { timeout: 15_000 })
       .toContain("node-notes listening");
