@@ -11,8 +11,15 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { COMMANDS } from "../host-bridge/cli/commands";
 import type { CommandSpec } from "../host-bridge/cli/command-table";
-import { readProcStat } from "../host-bridge/supervisor/process-identity";
-import { cliPath, gatewayPerSuite, makeHome, removeHome, repoRoot, runCli as runAnyCli } from "./helpers/gateway";
+import {
+  cliPath,
+  gatewayPerSuite,
+  makeHome,
+  removeHome,
+  repoRoot,
+  runCli as runAnyCli,
+  writeUnansweringGateway,
+} from "./helpers/gateway";
 
 // As a person runs it: not under npx or an npm script (the runner of this suite may be one).
 const runCli = (args: string[], env: NodeJS.ProcessEnv = {}) =>
@@ -190,20 +197,7 @@ describe("a home without a gateway", () => {
       });
     });
     // This test process stands in for the gateway's live CLI process; nothing listens on the port.
-    writeFileSync(
-      join(home, "gateway.json"),
-      JSON.stringify({
-        pid: process.pid,
-        pidStartTime: readProcStat(process.pid)!.startTime,
-        pidExe: null,
-        port,
-        url: "",
-        bridgePort: 1,
-        startedAt: "",
-        workerdPid: null,
-      }),
-    );
-    writeFileSync(join(home, ".local_secret"), "0".repeat(64));
+    writeUnansweringGateway(home, port);
     const result = await runCli(["apps", "list", "--home", home]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`The gateway is not answering on 127.0.0.1:${port} (ECONNREFUSED)`);

@@ -28,6 +28,7 @@ import {
   repoRoot,
   runCli,
   startGateway,
+  writeUnansweringGateway,
   type RunningGateway,
 } from "./helpers/gateway";
 import { install, waitForRow } from "./helpers/backends";
@@ -483,21 +484,7 @@ describe("the two halves live and die together", () => {
       );
       await new Promise((r) => closed.close(r));
       // This test process stands in for a live gateway whose workerd is gone.
-      const me = readProcStat(process.pid)!;
-      writeFileSync(
-        join(home, "gateway.json"),
-        JSON.stringify({
-          pid: process.pid,
-          pidStartTime: me.startTime,
-          pidExe: null,
-          port,
-          url: "",
-          bridgePort: 1,
-          startedAt: "",
-          workerdPid: null,
-        }),
-      );
-      writeFileSync(join(home, ".local_secret"), "0".repeat(64));
+      writeUnansweringGateway(home, port);
       const result = await runCli(["security", "events", "--home", home]);
       expect(result.code).toBe(1);
       expect(result.stderr).toContain("The gateway is not answering");

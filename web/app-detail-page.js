@@ -4,7 +4,7 @@
 import { el, errorNotice, infoNotice, replaceChildren } from "./element.js";
 import { formatRelative, formatTime } from "./format.js";
 import { installReview } from "./install-review.js";
-import { backendSummary, requiresLine } from "./apps-section.js";
+import { backendSummary, openLink, requiresLine } from "./apps-section.js";
 import { uninstallControl } from "./uninstall-control.js";
 import { updateControl } from "./update-control.js";
 import { jobsPart, mcpServersPart } from "./app-extensions.js";
@@ -103,14 +103,7 @@ export function appDetailPage(api, name, changed) {
     const label = app.displayName || name;
     const isLocked = app.lifecycle === "locked";
     return [
-      app.ui && enabled
-        ? el("a", {
-            class: "button-link",
-            href: `/apps/${encodeURIComponent(name)}/${app.ui.revision ? `?rev=${encodeURIComponent(app.ui.revision)}` : ""}`,
-            text: "Open",
-            "aria-label": `Open ${name}`,
-          })
-        : null,
+      app.ui && enabled ? openLink(name, app.ui) : null,
       el("button", {
         type: "button",
         text: enabled ? "Disable" : "Enable",

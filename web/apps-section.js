@@ -5,6 +5,17 @@ import { uninstallControl } from "./uninstall-control.js";
 import { updateControl } from "./update-control.js";
 import { jobsPart, mcpServersPart } from "./app-extensions.js";
 
+/** The Open link of an enabled app's UI, naming its current revision. */
+export function openLink(name, ui) {
+  const revision = ui.revision ? `?rev=${encodeURIComponent(ui.revision)}` : "";
+  return el("a", {
+    class: "button-link",
+    href: `/apps/${encodeURIComponent(name)}/${revision}`,
+    text: "Open",
+    "aria-label": `Open ${name}`,
+  });
+}
+
 const list = (value) => (Array.isArray(value) ? value : []);
 
 /** The backend's state as badges and facts: running, healthy, pid, restarts, last exit. */
@@ -162,14 +173,7 @@ export function appsSection(api, statusChanged) {
           "aria-label": `${enabled ? "Disable" : "Enable"} ${name}`,
           onClick: () => setEnabled(app, !enabled),
         }),
-        app.ui && enabled
-          ? el("a", {
-              class: "button-link",
-              href: `/apps/${encodeURIComponent(name)}/${app.ui.revision ? `?rev=${encodeURIComponent(app.ui.revision)}` : ""}`,
-              text: "Open",
-              "aria-label": `Open ${name}`,
-            })
-          : null,
+        app.ui && enabled ? openLink(name, app.ui) : null,
         app.hasBackend && enabled
           ? el("button", {
               type: "button",

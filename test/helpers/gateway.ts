@@ -3,13 +3,14 @@
 // (test/build/personalclaw.mjs: the injectable clock and /api/test/* compiled in); one-shot
 // commands run the shipped CLI unless a test asks for the test build's.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll } from "vitest";
+import { readProcStat } from "../../host-bridge/supervisor/process-identity";
 
 export const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 export const cliPath = join(repoRoot, "bin", "personalclaw.mjs");
@@ -41,6 +42,28 @@ export function removeHome(home: string): void {
 }
 
 /** Runs a CLI command to completion. */
+/**
+ * A home whose gateway.json names this test process as the live gateway on `port`, where
+ * nothing answers (its workerd gone), with a local secret: what the CLI meets when a gateway
+ * stopped answering.
+ */
+export function writeUnansweringGateway(home: string, port: number): void {
+  writeFileSync(
+    join(home, "gateway.json"),
+    JSON.stringify({
+      pid: process.pid,
+      pidStartTime: readProcStat(process.pid)!.startTime,
+      pidExe: null,
+      port,
+      url: "",
+      bridgePort: 1,
+      startedAt: "",
+      workerdPid: null,
+    }),
+  );
+  writeFileSync(join(home, ".local_secret"), "0".repeat(64));
+}
+
 export function runCli(
   args: string[],
   env: NodeJS.ProcessEnv = {},
