@@ -13,7 +13,7 @@ import {
   appendFile,
   readFile,
 } from "node:fs/promises";
-import { readdirSync, statSync } from "node:fs";
+import { appendFileSync, readdirSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -356,5 +356,53 @@ describe("stageBundle copies only what the survey saw", () => {
     expect(small.ok).toBe(true);
     // 13 files, fewer than 32: only the 4 MiB budget lets a turn see some of them copied.
     expect([...small.seen].some((n) => n > 1 && n < 13)).toBe(true);
+  });
+  it("refuses a large file grown, shrunk or rewritten in place while the copy yields between its chunks", async () => {
+    const size = 8 * 1024 * 1024;
+    const changes: Array<[string, (file: string) => void]> = [
+      ["grown", (file) => appendFileSync(file, "x")],
+      ["shrunk", (file) => truncateSync(file, size - 1)],
+      // Rewritten in place at the same size, its mtime put back to the nanosecond: neither size
+      // nor mtime tells; the change time, which no one can set back, does.
+      [
+        "rewritten",
+        (file) => {
+          const { mtimeNs } = statSync(file, { bigint: true });
+          writeFileSync(file, Buffer.alloc(size, 9));
+          const ns = (mtimeNs % 1_000_000_000n).toString().padStart(9, "0");
+          execFileSync("touch", ["-m", "-d", `@${mtimeNs / 1_000_000_000n}.${ns}`, file]);
+          expect(statSync(file, { bigint: true }).mtimeNs).toBe(mtimeNs);
+        },
+      ],
+    ];
+    for (const [what, change] of changes) {
+      const sb = await sandbox();
+      const file = path.join(sb.bundle, "big.bin");
+      await writeFile(file, Buffer.alloc(size, 7));
+      let changed = false;
+      const watch = () => {
+        // Once the staged copy holds part of the file, the source changes under it.
+        for (const id of readdirSync(sb.quarantine)) {
+          const staged = path.join(sb.quarantine, id, "big.bin");
+          let done = 0;
+          try {
+            done = statSync(staged).size;
+          } catch {
+            // not created yet
+          }
+          if (!changed && done > 0 && done < size) {
+            change(file);
+            changed = true;
+          }
+        }
+        if (!changed) setImmediate(watch);
+      };
+      setImmediate(watch);
+      const r = await stageBundle(sb.bundle, sb.quarantine);
+      expect(changed, what).toBe(true);
+      expect(r.ok, what).toBe(false);
+      if (!r.ok) expect(r.code, what).toBe("bundle_changed_during_copy");
+      expect(await sb.quarantineEntries(), what).toEqual([]);
+    }
   });
 });

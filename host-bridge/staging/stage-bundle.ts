@@ -122,7 +122,14 @@ async function copySurveyedFile(
         if (!whole) await nextTurn();
       }
       const after = fs.fstatSync(input, { bigint: true });
-      if (copied !== entry.size || after.mtimeNs.toString() !== entry.mtimeNs || Number(after.size) !== entry.size)
+      // The change time moves with every write and every utimes, and no one can set it back:
+      // a file rewritten in place at its size with its mtime restored is still caught.
+      if (
+        copied !== entry.size ||
+        after.mtimeNs.toString() !== entry.mtimeNs ||
+        after.ctimeNs !== before.ctimeNs ||
+        Number(after.size) !== entry.size
+      )
         return changed();
       fs.fchmodSync(output, normalisedMode(entry));
       return { sha256: hash.digest("hex"), bytes: whole ? buf.subarray(0, copied) : null };
