@@ -4,6 +4,7 @@
 // the caller's `now`, so expiry follows the request's clock.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../workers/env";
+import { hexOf } from "../../workers/contracts/hex";
 import {
   MAX_PENDING_PER_ASKER,
   SCOPE_LIFETIME_MS,
@@ -41,7 +42,7 @@ type Row = Record<string, SqlStorageValue>;
 
 function newId(prefix: string): string {
   const raw = crypto.getRandomValues(new Uint8Array(12));
-  return `${prefix}_${Array.from(raw, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+  return `${prefix}_${hexOf(raw)}`;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();

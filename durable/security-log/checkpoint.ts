@@ -7,6 +7,7 @@
 // A boundary is the row before every `sel.checkpoint` and `sel.rotated` row. Anyone holding
 // the rows can recompute it without any key; equal roots mean equal rows (SHA-256 collision
 // resistance), which is what a checkpoint kept elsewhere needs to prove.
+import { hexOf } from "../../workers/contracts/hex";
 
 const encoder = new TextEncoder();
 
@@ -159,9 +160,7 @@ export async function verifierKey(
 ): Promise<string> {
   const code = type === "note" ? ED25519_NOTE_TYPE : COSIGNATURE_TYPE;
   const id = await keyId(name, code, publicRaw);
-  let hex = "";
-  for (const byte of id) hex += byte.toString(16).padStart(2, "0");
-  return `${name}+${hex}+${toBase64(concat([Uint8Array.of(code), publicRaw]))}`;
+  return `${name}+${hexOf(id)}+${toBase64(concat([Uint8Array.of(code), publicRaw]))}`;
 }
 
 /** Reads a verifier key: a note key (type 0x01) or a witness's cosignature key (0x04). */

@@ -7,6 +7,7 @@
 // epoch's key from the seed.
 import { isChainKeyHex, type MacKey } from "./chain-mac";
 import { hmacSha256, prepareHmacKey } from "../../workers/contracts/hmac-sha256";
+import { hexOf } from "../../workers/contracts/hex";
 
 /** The label of the one-way step; changing one byte would make every stepped row unverifiable. */
 export const EPOCH_STEP_LABEL = "personalclaw security log epoch step v1";
@@ -23,12 +24,6 @@ export function hexToBytes(hex: string): Uint8Array {
   const bytes = new Uint8Array(hex.length / 2);
   for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
   return bytes;
-}
-
-export function bytesToHex(bytes: Uint8Array): string {
-  let hex = "";
-  for (const byte of bytes) hex += byte.toString(16).padStart(2, "0");
-  return hex;
 }
 
 /** Prepares raw key bytes for HMAC-SHA256 (the prepared key holds no copy of the bytes). */
@@ -49,7 +44,7 @@ export interface ChainKeys {
 /** The key of epoch 0: one step from the seed. */
 export async function firstEpochKey(seedHex: string): Promise<string> {
   if (!isChainKeyHex(seedHex)) throw new Error("the seed must be 64 hexadecimal characters");
-  return bytesToHex(stepEpochKey(hexToBytes(seedHex.toLowerCase())));
+  return hexOf(stepEpochKey(hexToBytes(seedHex.toLowerCase())));
 }
 
 /** Every epoch's key, derived forward from the seed (the verifier's keyring). */

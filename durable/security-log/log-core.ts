@@ -3,6 +3,7 @@
 // through one promise queue, so rows get gapless seqs and each mac chains on the last; an
 // append that finds the queue empty is written at once, in its caller's turn.
 import { GatewayError } from "../../workers/contracts/errors";
+import { hexOf } from "../../workers/contracts/hex";
 import {
   SecurityEventInputSchema,
   SecurityEventQuerySchema,
@@ -33,7 +34,7 @@ import { redactDetail, redactPrincipal, redactSubject, truncateText, maskOrWithh
 import { CHECKPOINT_SCHEMA_STATEMENTS, EPOCH_SCHEMA_STATEMENTS, SCHEMA_STATEMENTS } from "./schema";
 import { removalFromRow, ROTATED_KIND, SEGMENT_REMOVED_KIND, verifyChain } from "./verify-chain";
 import { cosignAsWitness, witnessedCheckpoint, type WitnessAnswer } from "./witness";
-import { bytesToHex, EPOCH_KIND, hexToBytes, importMacKey, keysHeld, singleKey, stepEpochKey } from "./epoch-key";
+import { EPOCH_KIND, hexToBytes, importMacKey, keysHeld, singleKey, stepEpochKey } from "./epoch-key";
 import {
   checkpointBody,
   CHECKPOINT_KIND,
@@ -264,7 +265,7 @@ export class SecurityLogCore {
         const startedAt = new Date(now()).toISOString();
         sql.exec(
           "INSERT INTO chain_key (id, epoch, key_hex, started_at) VALUES (1, 0, ?, ?)",
-          bytesToHex(keyBytes),
+          hexOf(keyBytes),
           startedAt,
         );
         core.epochState = { epoch: 0, bytes: keyBytes, startedMs: Date.parse(startedAt) };
@@ -285,7 +286,7 @@ export class SecurityLogCore {
       .toArray()[0];
     if (identity === undefined) {
       const { pkcs8, publicRaw } = await generateSigningKey();
-      const id = bytesToHex(crypto.getRandomValues(new Uint8Array(8)));
+      const id = hexOf(crypto.getRandomValues(new Uint8Array(8)));
       identity = { log_id: id, signing_pkcs8: toBase64(pkcs8), public_key: toBase64(publicRaw) };
       this.sql.exec(
         "INSERT INTO log_identity (id, log_id, signing_pkcs8, public_key) VALUES (1, ?, ?, ?)",
@@ -492,7 +493,7 @@ export class SecurityLogCore {
         this.sql.exec(
           "UPDATE chain_key SET epoch = ?, key_hex = ?, started_at = ? WHERE id = 1",
           epoch,
-          bytesToHex(bytes),
+          hexOf(bytes),
           startedAt,
         ),
       adopt: (startedAt) => {

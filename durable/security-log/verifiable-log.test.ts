@@ -3,6 +3,7 @@
 // way an attacker holding the database file and the log's current key would.
 import { describe, expect, it } from "vitest";
 import { GatewayError } from "../../workers/contracts/errors";
+import { hexOf } from "../../workers/contracts/hex";
 import { canonicalRowBody, sealRow, type StoredRow } from "./chain-mac";
 import { SecurityLogCore, type CoreOptions } from "./log-core";
 import { memorySql } from "../../test/helpers/memory-sql";
@@ -16,7 +17,6 @@ import {
   seedFromVerificationCode,
   stepEpochKey,
   verificationCode,
-  bytesToHex,
 } from "./epoch-key";
 import {
   CHECKPOINT_KIND,
@@ -100,7 +100,7 @@ describe("the forward-secure chain key", () => {
     await appendN(log, 2);
     const stepped = storedKey(sql);
     expect(stepped.epoch).toBe(1);
-    expect(stepped.key_hex).toBe(bytesToHex(await stepEpochKey(hexToBytes(K0))));
+    expect(stepped.key_hex).toBe(hexOf(await stepEpochKey(hexToBytes(K0))));
     expect(JSON.stringify(sql.db.prepare("SELECT * FROM chain_key").all())).not.toContain(K0);
     expect(JSON.stringify(sql.db.prepare("SELECT * FROM chain_key").all())).not.toContain(SEED);
     const rotated = storedRows(sql).find((row) => row.kind === "sel.rotated")!;

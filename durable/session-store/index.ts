@@ -6,6 +6,7 @@ import { isolateProbe, sessionsEpoch } from "../change-epoch";
 import { storageFullReason } from "../../workers/contracts/storage-full";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../workers/env";
+import { hexOf } from "../../workers/contracts/hex";
 import {
   APP_TOKEN_TTL_MS,
   BROWSER_SESSION_TTL_MS,
@@ -43,10 +44,6 @@ function randomPart(bytes: number): string {
     .replace(/=+$/, "");
 }
 
-function hex(buffer: ArrayBuffer): string {
-  return Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 export class SessionStore extends DurableObject<Env> {
   private sessions = new Map<string, SessionRow>();
   private ended = new Map<string, { reason: RefusalReason; at: number }>();
@@ -79,7 +76,7 @@ export class SessionStore extends DurableObject<Env> {
   private async loadKey(): Promise<void> {
     let row = this.ctx.storage.sql.exec("SELECT key_hex FROM signing_key WHERE id = 1").toArray()[0];
     if (!row) {
-      const keyHex = hex(crypto.getRandomValues(new Uint8Array(32)).buffer);
+      const keyHex = hexOf(crypto.getRandomValues(new Uint8Array(32)));
       this.ctx.storage.sql.exec(
         "INSERT INTO signing_key (id, key_hex, generation, created_at) VALUES (1, ?, 1, ?)",
         keyHex,
@@ -96,7 +93,7 @@ export class SessionStore extends DurableObject<Env> {
   }
 
   private async hashSecret(id: string, secret: string): Promise<string> {
-    return hex(await crypto.subtle.sign("HMAC", this.key, encoder.encode(`${id}.${secret}`)));
+    return hexOf(new Uint8Array(await crypto.subtle.sign("HMAC", this.key, encoder.encode(`${id}.${secret}`))));
   }
 
   /** Mints a session of `kind` and returns its token once; the limit of its kind evicts the least recently used. */
@@ -361,7 +358,7 @@ export class SessionStore extends DurableObject<Env> {
     const all = [...this.sessions.values()];
     for (const s of all) this.end(s.id, "key_replaced", now);
     this.appTokens.clear();
-    const keyHex = hex(crypto.getRandomValues(new Uint8Array(32)).buffer);
+    const keyHex = hexOf(crypto.getRandomValues(new Uint8Array(32)));
     this.ctx.storage.sql.exec(
       "UPDATE signing_key SET key_hex = ?, generation = generation + 1, created_at = ? WHERE id = 1",
       keyHex,

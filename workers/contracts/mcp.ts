@@ -3,7 +3,7 @@
 // exchange about them. Shared by workers/, durable/ and host-bridge/; imports nothing but zod.
 import { z } from "zod";
 import { canonicalJson } from "./canonical-json";
-import { sha256Hex } from "./proxy-signature";
+import { sha256Hex } from "./hex";
 import { mcpRemoteHost, type AppManifest } from "./manifest";
 
 /** After this many failed starts in a row a server is not started again until the owner retries (MCP-04). */

@@ -3,11 +3,11 @@ import { loadVectors } from "../../apps/sdk/test-vectors";
 import {
   PROXY_SIGNATURE_HEADER,
   SIGNATURE_WINDOW_S,
-  sha256Hex,
   signatureMessage,
   signProxyRequest,
   wireTarget,
 } from "./proxy-signature";
+import { sha256Hex } from "./hex";
 
 const vectors = loadVectors();
 const bytes = (b64: string) => new Uint8Array(Buffer.from(b64, "base64"));

@@ -28,6 +28,7 @@
 // repeated header, refuse any header whose ts, nonce or HMAC is not in the canonical form,
 // and accept each nonce once within the window.
 
+import { hexOf, sha256Hex } from "./hex";
 import { hmacSha256Into, prepareHmacKey, type HmacKey } from "./hmac-sha256";
 
 /** The header that carries the signature. */
@@ -37,22 +38,6 @@ export const PROXY_SIGNATURE_HEADER = "X-PersonalClaw-Proxy";
 export const SIGNATURE_WINDOW_S = 60;
 
 const utf8 = new TextEncoder();
-
-const HEX_PAIRS = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
-
-function toHex(buffer: ArrayBuffer): string {
-  const bytes = new Uint8Array(buffer);
-  let out = "";
-  for (let i = 0; i < bytes.length; i++) out += HEX_PAIRS[bytes[i]!];
-  return out;
-}
-
-/** Lower-case hex SHA-256 of the bytes. */
-export async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  // WebCrypto takes only ArrayBuffer-backed views; copy the rare view over a SharedArrayBuffer.
-  const view = bytes.buffer instanceof ArrayBuffer ? (bytes as Uint8Array<ArrayBuffer>) : new Uint8Array(bytes);
-  return toHex(await crypto.subtle.digest("SHA-256", view));
-}
 
 /**
  * The request target workerd's fetch(url) puts on the request line: the serialized URL after
@@ -82,7 +67,7 @@ const NONCE_SHAPE = /^[0-9a-f]{32}$/;
 // 128 bits: two requests drawing the same nonce within one window is not a practical event.
 function freshNonce(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return toHex(bytes.buffer);
+  return hexOf(bytes);
 }
 
 // Most proxied requests (GET, HEAD) carry no body: its hash is this constant, not a digest call per request.
@@ -126,5 +111,5 @@ export async function signProxyRequest(req: {
   const message = utf8.encode(signatureMessage(req.ts, nonce, req.method, req.target, bodyHash));
   // Synchronous: a GET's signature awaits nothing (hmac-sha256.ts says why).
   hmacSha256Into(signingKey(req.secret), message, message.length, mac);
-  return `${req.ts}:${nonce}:${toHex(mac.buffer)}`;
+  return `${req.ts}:${nonce}:${hexOf(mac)}`;
 }

@@ -2,12 +2,13 @@
 // must send If-Match with it, so two editors never silently overwrite each other.
 import { canonicalJson } from "./canonical-json";
 import { GatewayError } from "./errors";
+import { hexOf } from "./hex";
 
 /** The revision of a document: a digest of its editable content only. */
 export async function revisionOf(document: unknown): Promise<string> {
   const bytes = new TextEncoder().encode(canonicalJson(document));
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  return Array.from(digest.subarray(0, 12), (b) => b.toString(16).padStart(2, "0")).join("");
+  return hexOf(digest.subarray(0, 12));
 }
 
 /** Reads the revision a write is based on from If-Match; 428 `revision_required` without one. */

@@ -7,6 +7,7 @@
 // under data/ or outside the UI folder is ever in the list. Every answer says no-cache,
 // nosniff and the sandboxing CSP; the only CORS answer names the sandboxed page's opaque origin.
 import { GatewayError } from "../contracts/errors";
+import { sha256Hex } from "../contracts/hex";
 import type { AppRecord } from "../contracts/app-record";
 import { uiFolderOf } from "../contracts/manifest";
 import type { Env } from "../env";
@@ -38,11 +39,6 @@ export function refuseCrossSite(request: Request): void {
   ) {
     throw new GatewayError("origin_not_allowed");
   }
-}
-
-async function sha256Hex(bytes: ArrayBuffer): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** The path inside the UI folder that `pathname` names, or null when it names nothing servable. */
@@ -84,7 +80,7 @@ export async function serveUiFile(env: Env, record: AppRecord, pathname: string,
   const bytes = await answer.arrayBuffer();
   // The disk service follows links: bytes that are not the listed ones mean this path now
   // resolves to something else, and nothing else is ever served.
-  if ((await sha256Hex(bytes)) !== expected) throw notFound();
+  if ((await sha256Hex(new Uint8Array(bytes))) !== expected) throw notFound();
   const headers = new Headers({
     "Content-Type": contentTypeOf(target.file),
     "Cache-Control": "no-cache",
