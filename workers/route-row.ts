@@ -36,8 +36,6 @@ export type RouteAnswer = { status?: 200 | 201 | 202 | 204; schema: z.ZodType } 
 export interface GatewayVars {
   principal: Principal;
   now: number;
-  /** The request URL, parsed once by the first step. */
-  url: URL;
   /** The one parse of path, Authorization and session cookie every later step reads. */
   parsed: ParsedRequest;
 }

@@ -9,12 +9,15 @@ import {
   type ParsedAuthorization,
   type PresentedCredentials,
 } from "./credentials";
-import { pathAmbiguity, rawPathOf } from "./request-path";
+import { hasQuery, pathAmbiguity, rawPathOf } from "./request-path";
 
 export interface ParsedRequest {
-  url: URL;
+  /** The WHATWG reading of the request's URL, made on first use (most requests never need it). */
+  readonly url: URL;
   /** The path as sent, proven to read the same to every parser (request-path.ts). */
   path: string;
+  /** True when the URL carries a non-empty query; false means `url.search` is "". */
+  hasQuery: boolean;
   authorization: ParsedAuthorization;
   /** The session cookie's one value, or null. */
   sessionCookie: string | null;
@@ -25,8 +28,8 @@ export interface ParsedRequest {
  * `auth_header_malformed`, 403 `auth_cookie_conflict`.
  */
 export function parseRequest(request: Request, port: string): ParsedRequest {
-  const url = new URL(request.url);
-  const path = rawPathOf(request.url);
+  const raw = request.url;
+  const path = rawPathOf(raw);
   const ambiguity = pathAmbiguity(path);
   if (ambiguity !== null) throw new GatewayError("request_path_ambiguous", { vars: { reason: ambiguity } });
   let authorization = parseAuthorization(request.headers.get("authorization"));
@@ -40,13 +43,22 @@ export function parseRequest(request: Request, port: string): ParsedRequest {
       headers: { "X-Auth-Required": "true" },
     });
   }
-  return { url, path, authorization, sessionCookie: cookie.kind === "one" ? cookie.value : null };
+  let url: URL | null = null;
+  return {
+    get url() {
+      return (url ??= new URL(raw));
+    },
+    path,
+    hasQuery: hasQuery(raw),
+    authorization,
+    sessionCookie: cookie.kind === "one" ? cookie.value : null,
+  };
 }
 
 /** The credentials a parsed request presents; none of the values is ever logged or echoed. */
 export function presentedCredentials(parsed: ParsedRequest): PresentedCredentials {
-  // Most requests have no query: no URLSearchParams is made for them.
-  const query = parsed.url.search === "" ? null : parsed.url.searchParams;
+  // Most requests have no query: no URL or URLSearchParams is made for them.
+  const query = parsed.hasQuery ? parsed.url.searchParams : null;
   return {
     cookie: parsed.sessionCookie,
     bearer: parsed.authorization.kind === "bearer" ? parsed.authorization.token : null,

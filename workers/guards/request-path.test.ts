@@ -1,6 +1,6 @@
 // The one path rule over the encodings a router, a URL parser and a guard could read apart.
 import { describe, expect, it } from "vitest";
-import { ambiguityByEveryRule, pathAmbiguity, rawPathOf } from "./request-path";
+import { ambiguityByEveryRule, hasQuery, pathAmbiguity, rawPathOf } from "./request-path";
 
 const REFUSED: Array<[string, string]> = [
   ["/%61pi/token/local", "an encoded letter in /api"],
@@ -103,5 +103,21 @@ describe("the one path rule", () => {
     expect(rawPathOf("http://127.0.0.1:1/a#b?c")).toBe("/a");
     expect(rawPathOf("http://[::1]:1/apps/x/api/y")).toBe("/apps/x/api/y");
     expect(rawPathOf("http://127.0.0.1:1")).toBe("/");
+  });
+
+  it("says a URL has a query exactly when WHATWG's URL reads a non-empty search", () => {
+    const pieces = ["", "?", "#", "a", "/", "?a", "#a", "?#", "#?", "??", "=", "&", "%3F", "%23"];
+    const hosts = ["http://127.0.0.1:1", "http://[::1]:1", "http://localhost"];
+    let withQuery = 0;
+    for (const host of hosts)
+      for (const a of pieces)
+        for (const b of pieces)
+          for (const c of pieces) {
+            const url = `${host}/p${a}${b}${c}`;
+            const expected = new URL(url).search !== "";
+            expect(hasQuery(url), url).toBe(expected);
+            if (expected) withQuery++;
+          }
+    expect(withQuery).toBeGreaterThan(1_000);
   });
 });

@@ -19,6 +19,20 @@ export function rawPathOf(requestUrl: string): string {
 }
 
 /**
+ * Whether a request URL carries a query WHATWG's URL reads as a non-empty `search`: a "?" right
+ * after the path with something before any "#". False only when `new URL(requestUrl).search`
+ * is "", so a caller may skip making the URL for it.
+ */
+export function hasQuery(requestUrl: string): boolean {
+  const start = requestUrl.indexOf("/", requestUrl.indexOf(":") + 3);
+  if (start === -1) return requestUrl.includes("?");
+  const mark = requestUrl.indexOf("?", start);
+  if (mark === -1) return false;
+  const fragment = requestUrl.indexOf("#", start);
+  return (fragment === -1 || fragment > mark + 1) && mark + 1 < requestUrl.length;
+}
+
+/**
  * Why `path` could be read two ways, or null when it cannot: a raw byte a parser rewrites,
  * an invalid or overlong escape, an escape of `/`, `\`, `%`, a control or an unreserved
  * character (a disguise: RFC 3986 §2.3 makes it equal to the plain letter), an empty or

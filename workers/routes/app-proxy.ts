@@ -36,7 +36,7 @@ export const appProxyRoutes = [
       ],
       contract: `Forwards ${method} to the app's backend at /api/<tail> with the query as sent, the app's token and a signature; 503 app_backend_unavailable while it is not healthy. The answer keeps only allowlisted headers and always carries a sandbox CSP and nosniff; a redirect leaving /apps/<name>/ is 502 app_redirect_refused; past ${SELF_CALL_LIMIT} of the app's own calls through its proxy in flight, 508 app_proxy_loop.`,
       async handle({ c, env, params, principal, now }) {
-        return forwardToBackend(env, c.req.raw, c.get("url"), params.name, principal, now);
+        return forwardToBackend(env, c.req.raw, c.get("parsed").url, params.name, principal, now);
       },
     }),
   ),
@@ -74,7 +74,7 @@ export const appProxyRoutes = [
       const record = await enabledRecord(env, params.name);
       // Another site must not navigate the owner into the app (and get a token minted).
       refuseCrossSite(c.req.raw);
-      const url = new URL(c.get("url"));
+      const url = new URL(c.get("parsed").url);
       if (!record.manifest.ui?.entry)
         throw new GatewayError("app_ui_not_found", { vars: { name: record.name, path: url.pathname } });
       if (principal.kind !== "app") {
@@ -106,7 +106,7 @@ export const appProxyRoutes = [
     answer: { streamed: "the declared UI file's bytes with its content type" },
     refuses: ["app_not_found", "app_disabled", "origin_not_allowed", "app_ui_not_found"],
     async handle({ c, env, params }) {
-      return serveUiFile(env, await enabledRecord(env, params.name), c.get("url").pathname, c.req.raw);
+      return serveUiFile(env, await enabledRecord(env, params.name), c.get("parsed").url.pathname, c.req.raw);
     },
   }),
 ];

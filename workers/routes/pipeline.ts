@@ -32,19 +32,22 @@ function clockOf(c: GatewayContext): number {
   return Date.now();
 }
 
+// A route without a :param in its path has none; Hono's decoding of them is skipped for it.
+const NO_PARAMS: Record<string, string> = Object.freeze({});
+
 async function runRoute(c: GatewayContext, row: AnyRouteRow, reserved: ReadonlySet<string>): Promise<Response> {
   const env = c.env;
   const parsed = c.get("parsed");
-  const url = parsed.url;
   const now = c.get("now");
   const principal =
     (await internalPrincipal(c.req.raw, row, env, parsed.path)) ??
     (await resolvePrincipal(env, presentedCredentials(parsed), now));
   c.set("principal", principal);
-  const params = c.req.param() as Record<string, string>;
-  if (authorizeRoute(row, principal, parsed.path)) await checkAppPermission(env, row, principal, url, params, reserved);
+  const params = row.path.includes(":") ? (c.req.param() as Record<string, string>) : NO_PARAMS;
+  if (authorizeRoute(row, principal, parsed.path))
+    await checkAppPermission(env, row, principal, parsed.url, params, reserved);
   const body = row.body && !row.rawBody ? await readJsonBody(c.req.raw, row.body) : undefined;
-  const query = row.query ? readQuery(url, row.query) : undefined;
+  const query = row.query ? readQuery(parsed.url, row.query) : undefined;
   const result = await row.handle({
     c,
     env,
@@ -109,9 +112,7 @@ async function passEdge(c: GatewayContext, rows: ReadonlyArray<AnyRouteRow>): Pr
     throw error;
   }
   c.set("parsed", parsed);
-  const url = parsed.url;
-  c.set("url", url);
-  return url.search !== "" && url.searchParams.has("token") ? await exchangeSignInLink(c, url) : null;
+  return parsed.hasQuery && parsed.url.searchParams.has("token") ? await exchangeSignInLink(c, parsed.url) : null;
 }
 
 /** Builds the gateway's Hono app from the route table. */
@@ -125,10 +126,11 @@ export function buildGateway(rows: ReadonlyArray<AnyRouteRow>) {
   app.notFound(async (c) => {
     const exchanged = await passEdge(c, rows);
     if (exchanged) return exchanged;
-    const { url, path } = c.get("parsed");
+    const parsed = c.get("parsed");
+    const path = parsed.path;
     // The internal credential opens only listed routes; an unknown path is not one of them.
     await internalPrincipal(c.req.raw, null, c.env, path);
-    if (c.req.method === "GET" && !path.startsWith("/api/")) return serveDashboardFile(c, url);
+    if (c.req.method === "GET" && !path.startsWith("/api/")) return serveDashboardFile(c, parsed.url);
     throw new GatewayError("not_found", { vars: { method: c.req.method, path } });
   });
 
