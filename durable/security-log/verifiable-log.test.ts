@@ -327,6 +327,32 @@ describe("signed checkpoints", () => {
     }
     expect(canonicalRowBody(rows[0]!)).toContain('"seq":1');
   });
+
+  it("the root kept from each row's MACed bytes is the root of the rows read back, whatever their text", async () => {
+    // Multi-byte characters, astral ones and lone surrogates: the kept leaves come from the
+    // bytes sealRow MACed, the proof (and a restarted log) encode the stored text again.
+    const subjects = ["é", "漢字", "🙂 x", "\ud800 lone", "x \udfff", "a\u0000b", "plain"];
+    const { log, sql } = await openLog({ checkpoints: { everyRows: 1000, everyMs: DAY } });
+    for (const [i, subject] of subjects.entries()) await log.append({ ...event(i), subject, detail: { subject } });
+    const kept = await log.checkpoint();
+    const opened = await openCheckpoint(kept.note, kept.public_key);
+    if (!opened.ok) throw new Error(opened.reason);
+    expect(await provesCheckpoint(storedRows(sql), opened.checkpoint)).toMatchObject({ standing: "extends" });
+    // The root's bytes, spelled out: SHA-256(label ‖ the genesis root ‖ "<mac> <body>\n" of each row).
+    const covered = storedRows(sql).filter((row) => row.seq <= opened.checkpoint.seq);
+    const text = covered.map((row) => `${row.mac} ${canonicalRowBody(row)}\n`).join("");
+    const encoded = new TextEncoder().encode(`personalclaw security log root v1\n`);
+    const input = new Uint8Array([...encoded, ...new Uint8Array(32), ...new TextEncoder().encode(text)]);
+    const root = Buffer.from(await crypto.subtle.digest("SHA-256", input)).toString("base64");
+    expect(opened.checkpoint.root).toBe(root);
+    // A restart rebuilds the pending leaves from the stored rows; its next checkpoint proves too.
+    for (const [i, subject] of subjects.entries()) await log.append({ ...event(i), subject: `${subject}!` });
+    const reopened = (await openLog({ checkpoints: { everyRows: 1000, everyMs: DAY } }, sql)).log;
+    const after = await reopened.checkpoint();
+    const openedAfter = await openCheckpoint(after.note, after.public_key);
+    if (!openedAfter.ok) throw new Error(openedAfter.reason);
+    expect(await provesCheckpoint(storedRows(sql), openedAfter.checkpoint)).toMatchObject({ standing: "extends" });
+  });
 });
 
 describe("the witness", () => {
