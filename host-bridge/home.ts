@@ -1,6 +1,16 @@
 // The PersonalClaw home: created 0700; its secret files are written 0600 and atomically
 // (host-bridge/private-file.ts).
-import { mkdirSync, chmodSync, readFileSync, readdirSync, statSync, existsSync, lstatSync, rmSync } from "node:fs";
+import {
+  mkdirSync,
+  chmodSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  existsSync,
+  lstatSync,
+  rmSync,
+  rmdirSync,
+} from "node:fs";
 import { GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME } from "../workers/contracts/backend-slots";
 import { writePrivateFile } from "./private-file";
 import { storeFolder } from "./durable-object-stores";
@@ -49,6 +59,22 @@ export function runtimeDir(home: string, xdgRuntimeDir: string | undefined): str
   if ((st.mode & 0o077) !== 0) chmodSync(base, 0o700);
   mkdirSync(join(base, GATEWAY_SOCKET_FOLDER), { recursive: true, mode: 0o700 });
   return base;
+}
+
+/**
+ * After a clean stop, the runtime folder goes when nothing is left in it, so starts of many
+ * homes (each test's, say) leave no folder each behind. One still holding sockets (an agent's
+ * `personalclaw mcp` with its egress brokers, or the gateway beside it) stays, as does one
+ * that is not there.
+ */
+export function releaseRuntimeDir(runtime: string): void {
+  for (const folder of [join(runtime, GATEWAY_SOCKET_FOLDER), runtime]) {
+    try {
+      rmdirSync(folder);
+    } catch {
+      // ENOTEMPTY: still in use; ENOENT: already gone
+    }
+  }
 }
 
 /** Before workerd starts: a gateway socket left by a gateway that died would refuse workerd's bind. */

@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { chmodSync, existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { runtimeDir } from "../host-bridge/home";
 import {
   errorCode,
   gatewayPerSuite,
@@ -268,10 +269,12 @@ describe("a started gateway", () => {
 });
 
 describe("gateway lifecycle", () => {
-  it("stops on SIGTERM, removes gateway.json, and keeps Durable Object state across a restart", async () => {
+  it("stops on SIGTERM, removes gateway.json and its runtime folder, and keeps Durable Object state across a restart", async () => {
     const home = makeHome();
     try {
       const first = await startGateway({ home });
+      const runtime = runtimeDir(home, process.env.XDG_RUNTIME_DIR);
+      expect(existsSync(join(runtime, "gateway", "gateway.sock"))).toBe(true);
       const secretOne = readFileSync(join(home, ".local_secret"), "utf8");
       const workerdPid = JSON.parse(readFileSync(join(home, "gateway.json"), "utf8")).workerdPid;
       const minted = await (
@@ -279,6 +282,8 @@ describe("gateway lifecycle", () => {
       ).json();
       expect(await first.stop("SIGTERM")).toBe(0);
       expect(existsSync(join(home, "gateway.json"))).toBe(false);
+      // Nothing of this start is left in the shared runtime place (/tmp or $XDG_RUNTIME_DIR).
+      expect(existsSync(runtime)).toBe(false);
       expect(alive(first.pid)).toBe(false);
       expect(alive(workerdPid)).toBe(false);
 

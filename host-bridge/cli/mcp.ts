@@ -26,7 +26,7 @@ import {
 import { grantPatterns } from "../../workers/contracts/network-grant";
 import { safeLine } from "../../workers/contracts/text-safety";
 import { EgressBrokers } from "../egress/brokers";
-import { homePaths, runtimeDir } from "../home";
+import { homePaths, releaseRuntimeDir, runtimeDir } from "../home";
 import { childLimits, readOwnerConfig } from "../owner-config";
 import { boundsAvailability } from "../sandbox/bounds";
 import { sandboxAvailability } from "../sandbox/bubblewrap";
@@ -172,7 +172,8 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
   }
   const parentEnv = parentEnvironment();
   const paths = homePaths(home);
-  const egress = new EgressBrokers(runtimeDir(home, parentEnv.XDG_RUNTIME_DIR), (decision) => {
+  const runtime = runtimeDir(home, parentEnv.XDG_RUNTIME_DIR);
+  const egress = new EgressBrokers(runtime, (decision) => {
     const target = `${decision.host}:${decision.port}`;
     void callGateway(home, `mcp:${app}:${server}`, "POST", "/api/internal/sel/append", {
       kind: decision.outcome === "allowed" ? "egress_allowed" : (decision.code ?? "egress_refused"),
@@ -236,6 +237,7 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
   clearInterval(watch);
   await reported;
   await egress.stopAll();
+  releaseRuntimeDir(runtime);
   // The agent may keep our stdin open after the server died: let go of it, so this process ends
   // and the agent sees its server's end.
   process.stdin.destroy();

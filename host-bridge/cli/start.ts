@@ -8,6 +8,7 @@ import {
   clearGatewaySocket,
   ensureHome,
   readOrCreateSelKey,
+  releaseRuntimeDir,
   runtimeDir,
   writeFreshLocalSecret,
   type HomePaths,
@@ -339,6 +340,8 @@ async function runGateway(options: StartOptions): Promise<number> {
       bridge.server.close();
       bridge.server.closeAllConnections();
       removeGatewayFile(paths);
+      clearGatewaySocket(runtimeFolder);
+      releaseRuntimeDir(runtimeFolder);
       gatewayLog.close();
       clearTimeout(hardStop);
       process.exit(exitCode);
