@@ -1,8 +1,8 @@
-// Where `apps preview` spends its time on the generated 10 000-file / 100 MiB bundle: the
-// product's own stageBundle, scanStaged and the listing the digest uses (compiled from source
-// with esbuild), each timed in one process, beside the bare walk + read + sha256 of the same tree.
-// Then each stage alone (the survey, the copy without the scan, the scan of every file from
-// memory) next to its floor on this machine (sha256 of the bytes in memory, creating 10 000 empty
+// Where staging a bundle spends its time on the generated 10 000-file / 100 MiB bundle: the
+// product's own stageBundle (install's copy), scanStaged and the listing the digest uses
+// (compiled from source with esbuild), each timed in one process, beside the bare walk + read +
+// sha256 of the same tree. Then each stage alone (the survey, the copy without the scan, the
+// read without a copy that `apps preview` makes, the scan of every file from memory) next to its floor on this machine (sha256 of the bytes in memory, creating 10 000 empty
 // files, `cp -r` of the tree), with the CPU time of the whole process beside the wall time.
 // `--against DIR` profiles a second checkout (say `git archive` of an older commit) in the same
 // process, alternating with this one run by run, so before and after share the machine's state.
@@ -64,7 +64,7 @@ async function loadParts(root, label, key) {
   writeFileSync(
     entry,
     [
-      `export { stageBundle } from ${JSON.stringify(join(root, "host-bridge/staging/stage-bundle.ts"))};`,
+      `export * from ${JSON.stringify(join(root, "host-bridge/staging/stage-bundle.ts"))};`,
       `export { surveyTree } from ${JSON.stringify(join(root, "host-bridge/staging/survey-tree.ts"))};`,
       `export * as scan from ${JSON.stringify(join(root, "host-bridge/scan/scan-staged.ts"))};`,
       `export * as listing from ${JSON.stringify(listingModule)};`,
@@ -165,6 +165,9 @@ async function stagesAlone(bundle, subjects) {
       const quarantine = fresh();
       add(`${subject.label}: survey + copy, no scan`, await timed(() => subject.parts.stageBundle(bundle, quarantine)));
       rmSync(quarantine, { recursive: true, force: true });
+      // A preview keeps no copy: where the checkout has readBundle, the preview reads in place.
+      if (subject.parts.readBundle)
+        add(`${subject.label}: survey + read, no copy, no scan`, await timed(() => subject.parts.readBundle(bundle)));
       if (subject.scanOne)
         add(
           `${subject.label}: scan of every file from memory`,

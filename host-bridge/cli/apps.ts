@@ -1,12 +1,11 @@
 // `personalclaw apps preview|install|update|list|enable|disable|restart|uninstall`. Exit status: 0 done or
 // installable, 3 refused, 1 any other failure; --json prints the answer or the error envelope.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import { CORE_FEATURES } from "../../workers/contracts/core";
 import { reservedAppNames } from "../reserved-app-names";
 import { readSettings } from "../settings";
+import { homePaths } from "../home";
 import { previewBundle } from "../install/preview";
 import { callGateway, GatewayNotRunning, type GatewayAnswer } from "./gateway-client";
 import { safeLine } from "../../workers/contracts/text-safety";
@@ -40,24 +39,20 @@ function answerError(answer: GatewayAnswer, json: boolean): number {
   );
 }
 
-// Without a gateway, a bundle is still checked: staged into a temporary quarantine and reported.
-async function offlinePreview(source: string): Promise<GatewayAnswer> {
-  const quarantine = mkdtempSync(join(tmpdir(), "personalclaw-preview-"));
-  try {
-    const result = await previewBundle(source, {
-      quarantineRoot: quarantine,
-      reservedNames: reservedAppNames(packageRoot),
-      core: { version: packageVersion(), features: CORE_FEATURES },
-      hookTimeoutSeconds: readSettings().hookTimeoutSeconds,
-    });
-    if (result.ok) return { status: 200, body: { review: result.review, digest: result.digest } };
-    return {
-      status: 422,
-      body: { error: { code: result.code, message: result.message, detail: { path: result.path } } },
-    };
-  } finally {
-    rmSync(quarantine, { recursive: true, force: true });
-  }
+// Without a gateway, a bundle is still checked: read under staging's checks, scanned and
+// reported, with nothing written (the install that follows stages its own copy).
+async function offlinePreview(home: string, source: string): Promise<GatewayAnswer> {
+  const result = await previewBundle(source, {
+    quarantineRoot: homePaths(home).quarantine,
+    reservedNames: reservedAppNames(packageRoot),
+    core: { version: packageVersion(), features: CORE_FEATURES },
+    hookTimeoutSeconds: readSettings().hookTimeoutSeconds,
+  });
+  if (result.ok) return { status: 200, body: { review: result.review, digest: result.digest } };
+  return {
+    status: 422,
+    body: { error: { code: result.code, message: result.message, detail: { path: result.path } } },
+  };
 }
 
 /** The review of a folder: by the running gateway, or offline when none runs. */
@@ -65,7 +60,7 @@ export async function preview(home: string, source: string): Promise<GatewayAnsw
   try {
     return await callGateway(home, "apps-preview", "POST", "/api/apps/preview", { source });
   } catch (error) {
-    if (error instanceof GatewayNotRunning) return offlinePreview(source);
+    if (error instanceof GatewayNotRunning) return offlinePreview(home, source);
     throw error;
   }
 }

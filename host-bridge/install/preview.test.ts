@@ -104,6 +104,66 @@ describe("previewBundle refusals", () => {
   });
 });
 
+describe("previewBundle keeps no copy unless install asks for one", () => {
+  it("a preview writes nothing: a quarantine root it could not even create is never touched", async () => {
+    const sb = await sandbox("scan-clean-ok");
+    const before = await sb.snapshot();
+    // The sentinel is a file: any mkdir of or under it would fail the preview.
+    const r = await previewBundle(sb.bundle, options(sb, { quarantineRoot: path.join(sb.sentinel, "q") }));
+    if (!r.ok) throw new Error(r.code);
+    expect(r.review.verdict).toBe("clean");
+    expect(await sb.snapshot()).toBe(before);
+    expect(await sb.quarantineEntries()).toEqual([]);
+    expect(await readFile(sb.sentinel, "utf8")).toBe("sentinel: must never change\n");
+  });
+
+  it.each(
+    [
+      "scan-clean-ok",
+      "scan-credentials",
+      "scan-destructive-test-only",
+      "scan-embedded-git",
+      "scan-node-modules-import",
+      "scan-planted-config",
+      "scan-test-helper-imported",
+      "link-inside-ok",
+      "manifest-not-json",
+      "manifest-duplicate-key",
+      "manifest-missing",
+      "scan-destructive-runtime",
+      "link-escapes",
+    ].map((fixture) => [fixture]),
+  )("%s: the preview and the install's staged copy answer the same review, digest or refusal", async (fixture) => {
+    const sb = await sandbox(fixture);
+    const preview = await previewBundle(sb.bundle, options(sb));
+    const staged = await previewBundle(sb.bundle, options(sb, { keepStaged: true }));
+    if (staged.ok) {
+      await rm(staged.stagedDir!, { recursive: true });
+      const { stagedDir: _dir, stagedId: _id, ...kept } = staged;
+      expect(preview).toEqual(kept);
+    } else expect(preview).toEqual(staged);
+  });
+
+  it("files too large to show and too large to scan read the same with and without a copy", async () => {
+    const sb = await sandbox("scan-clean-ok");
+    // Over the 1 MiB a staged copy shows (read back by the scan), and over the scan's own limit.
+    await mkdir(path.join(sb.bundle, "tests"), { recursive: true });
+    const big = `x = "${"a".repeat(3 * 1024 * 1024)}"\nimport os; os.system("rm -rf /")\n`;
+    await writeFile(path.join(sb.bundle, "tests", "test_model.py"), big);
+    await writeFile(path.join(sb.bundle, "huge.bin"), Buffer.alloc(6 * 1024 * 1024, 3));
+    const scan = { maxFileBytes: 4 * 1024 * 1024 };
+    const preview = await previewBundle(sb.bundle, options(sb, { scan }));
+    const staged = await previewBundle(sb.bundle, options(sb, { scan, keepStaged: true }));
+    if (!preview.ok || !staged.ok) throw new Error("expected both previews to succeed");
+    await rm(staged.stagedDir!, { recursive: true });
+    expect(preview.digest).toBe(staged.digest);
+    expect(preview.review).toEqual(staged.review);
+    const findings = [...preview.review.findings.runtime, ...preview.review.findings.tests];
+    expect(findings.find((f) => f.path === "huge.bin")).toMatchObject({ rule: "unscanned_file" });
+    expect(findings.some((f) => f.path === "tests/test_model.py" && f.rule !== "unscanned_file")).toBe(true);
+  });
+});
+
 describe("previewBundle review and digest", () => {
   it("a clean app previews with a review and a digest, and the quarantine copy is removed", async () => {
     const sb = await sandbox("scan-clean-ok");

@@ -1,13 +1,12 @@
-// Install preview (INST-12): stage the bundle into quarantine, read its manifest from the
-// staged copy, validate it, scan the staged bytes, build the review and the consent digest.
-// Every gate reads the one staged copy, so scanned == reviewed == digested bytes: the scan takes
-// each file from exactly the bytes staging wrote into it (reading back only a file too large to
-// be shown), and the listing's hashes are of those same bytes (canonicalListing can recompute
-// the same listing from the folder). The copy is removed
-// before returning unless the caller (install) keeps it; on any refusal it is removed.
-import { constants } from "node:fs";
-import { open, rm } from "node:fs/promises";
-import path from "node:path";
+// Install preview (INST-12): read the bundle once (staged into quarantine for install, read in
+// place under the same checks for a review that keeps no copy), read its manifest, validate
+// it, scan the bytes, build the review and the consent digest. Every gate reads the one read,
+// so scanned == reviewed == digested bytes: the manifest and the scan take each file from
+// exactly the bytes staging read and wrote (a staged copy reads back only a file too large to be
+// shown), and the listing's hashes are of those same bytes (canonicalListing can recompute the
+// same listing from a staged folder). Install stages its own copy and proceeds only if its
+// digest is the one consented to; a staged copy not kept, or any refusal, is removed.
+import { rm } from "node:fs/promises";
 import { uiFolderOf, validateManifest, type AppManifest } from "../../workers/contracts/manifest";
 import { parseStrictJson } from "../../workers/contracts/strict-json";
 import type { StagedEntry } from "../staging/stage-bundle";
@@ -17,14 +16,22 @@ import { consentDigest } from "../digest/consent-digest";
 import { scanStaged, type ScanOptions } from "../scan/scan-staged";
 import { scanAsStaged } from "../scan/scan-as-staged";
 import { refuse, type Refusal } from "../staging/refusal";
-import { stageBundle, type StageOptions } from "../staging/stage-bundle";
+import {
+  readBundle,
+  SHOWN_UP_TO_BYTES,
+  stageBundle,
+  type ReadResult,
+  type StageOptions,
+} from "../staging/stage-bundle";
 import { buildReview } from "./review";
 import type { InstallReview } from "../../workers/contracts/install-review";
 
-// A manifest is a few KiB; a larger one is refused rather than parsed.
-const MAX_MANIFEST_BYTES = 1024 * 1024;
+// A manifest is a few KiB; a larger one is refused rather than parsed (staging shows it whole).
+const MAX_MANIFEST_BYTES = SHOWN_UP_TO_BYTES;
+const MANIFEST_PATH = "app.json";
 
 export interface PreviewOptions {
+  /** Where install's copy is staged (keepStaged); a preview that keeps none writes nothing there. */
   quarantineRoot: string;
   reservedNames: ReadonlySet<string>;
   core: { version: string; features: readonly string[] };
@@ -55,58 +62,31 @@ export type PreviewResult =
 
 type ManifestRead = { ok: true; raw: unknown } | Refusal;
 
-/** Reads app.json from the staged copy with a no-follow open; a link there is not a manifest. */
-async function readStagedManifest(stagedDir: string): Promise<ManifestRead> {
-  let fh;
-  try {
-    fh = await open(path.join(stagedDir, "app.json"), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return refuse("manifest_missing", { path: "app.json" });
+/**
+ * Reads app.json from the bytes staging read (and wrote) for it; a link or a folder there is
+ * not a manifest. The same strict reader as request bodies: the scanner, the review and the
+ * installer must never read different values from one manifest (issue 11 item 7).
+ */
+function manifestOf(entries: readonly StagedEntry[], bytes: Buffer | undefined): ManifestRead {
+  const entry = entries.find((e) => e.path === MANIFEST_PATH);
+  const invalid = (reason: string) =>
+    refuse("manifest_invalid", { path: MANIFEST_PATH, field: MANIFEST_PATH, reason }, { field: MANIFEST_PATH });
+  if (entry === undefined) return refuse("manifest_missing", { path: MANIFEST_PATH });
+  if (entry.type === "link") return invalid("app.json is a link");
+  if (entry.type !== "file") return invalid("app.json is not a file");
+  if (entry.size > MAX_MANIFEST_BYTES) return invalid(`app.json is larger than ${MAX_MANIFEST_BYTES} bytes`);
+  // Staging shows every file of this size; a manifest it did not show was never read.
+  if (bytes === undefined) throw new Error("app.json was staged without being shown");
+  const parsed = parseStrictJson(bytes.toString("utf8"));
+  if (parsed.ok) return { ok: true, raw: parsed.value };
+  if (parsed.problem === "duplicate_key" || parsed.problem === "forbidden_key") {
     return refuse(
-      "manifest_invalid",
-      {
-        path: "app.json",
-        field: "app.json",
-        reason: code === "ELOOP" ? "app.json is a link" : `it cannot be opened (${code})`,
-      },
-      { field: "app.json" },
+      "manifest_key_refused",
+      { path: MANIFEST_PATH, key: parsed.key!, reason: parsed.reason },
+      { field: parsed.key!, detail: { key: parsed.key, problem: parsed.problem } },
     );
   }
-  try {
-    const st = await fh.stat();
-    if (!st.isFile())
-      return refuse(
-        "manifest_invalid",
-        { path: "app.json", field: "app.json", reason: "app.json is not a file" },
-        { field: "app.json" },
-      );
-    if (st.size > MAX_MANIFEST_BYTES)
-      return refuse(
-        "manifest_invalid",
-        { path: "app.json", field: "app.json", reason: `app.json is larger than ${MAX_MANIFEST_BYTES} bytes` },
-        { field: "app.json" },
-      );
-    const text = await fh.readFile("utf8");
-    // The same strict reader as request bodies: the scanner, the review and the installer must
-    // never read different values from one manifest (issue 11 item 7).
-    const parsed = parseStrictJson(text);
-    if (parsed.ok) return { ok: true, raw: parsed.value };
-    if (parsed.problem === "duplicate_key" || parsed.problem === "forbidden_key") {
-      return refuse(
-        "manifest_key_refused",
-        { path: "app.json", key: parsed.key!, reason: parsed.reason },
-        { field: parsed.key!, detail: { key: parsed.key, problem: parsed.problem } },
-      );
-    }
-    return refuse(
-      "manifest_invalid",
-      { path: "app.json", field: "app.json", reason: parsed.problem === "too_deep" ? parsed.reason : "it is not JSON" },
-      { field: "app.json" },
-    );
-  } finally {
-    await fh.close();
-  }
+  return invalid(parsed.problem === "too_deep" ? parsed.reason : "it is not JSON");
 }
 
 /**
@@ -130,15 +110,35 @@ export function checkBundleRules(entries: readonly StagedEntry[], manifest: AppM
   return null;
 }
 
-/** Stages, validates, scans and reviews a bundle; a 'dangerous' verdict is a refusal. */
+/**
+ * Stages, validates, scans and reviews a bundle; a 'dangerous' verdict is a refusal. Only with
+ * keepStaged (install) is a copy written: a review that keeps none reads the bundle under the
+ * same checks (readBundle) and takes every file it scans whole from that one read.
+ */
 export async function previewBundle(source: string, opts: PreviewOptions): Promise<PreviewResult> {
   const asStaged = scanAsStaged(opts.scan);
-  const staged = await stageBundle(source, opts.quarantineRoot, { ...opts.stage, onFileStaged: asStaged.onFileStaged });
+  let manifestBytes: Buffer | undefined;
+  const stage: StageOptions = {
+    ...opts.stage,
+    onFileStaged: (entry, bytes) => {
+      if (entry.path === MANIFEST_PATH) manifestBytes = bytes;
+      asStaged.onFileStaged(entry, bytes);
+    },
+  };
+  const keep = opts.keepStaged === true;
+  let copy: { dir: string; id: string } | null = null;
+  let staged: ReadResult;
+  if (keep) {
+    const written = await stageBundle(source, opts.quarantineRoot, stage);
+    if (written.ok) copy = { dir: written.dir, id: written.id };
+    staged = written;
+  } else staged = await readBundle(source, { ...stage, showUpToBytes: asStaged.wholeUpTo });
   if (!staged.ok) return staged;
+  const stagedDir = copy?.dir ?? null;
 
-  let keep = false;
+  let kept = false;
   try {
-    const read = await readStagedManifest(staged.dir);
+    const read = manifestOf(staged.entries, manifestBytes);
     if (!read.ok) return read;
 
     const validated = validateManifest(read.raw, {
@@ -151,7 +151,7 @@ export async function previewBundle(source: string, opts: PreviewOptions): Promi
         ok: false,
         code: validated.code,
         message: validated.message,
-        path: "app.json",
+        path: MANIFEST_PATH,
         field: validated.field,
         ...(validated.detail ? { detail: validated.detail } : {}),
       };
@@ -161,7 +161,7 @@ export async function previewBundle(source: string, opts: PreviewOptions): Promi
     const bundleRule = checkBundleRules(staged.entries, manifest);
     if (bundleRule) return bundleRule;
 
-    const scan = await scanStaged(staged.dir, staged.entries, manifest, {
+    const scan = await scanStaged(stagedDir, staged.entries, manifest, {
       ...opts.scan,
       scanned: asStaged.scanned,
     });
@@ -178,14 +178,14 @@ export async function previewBundle(source: string, opts: PreviewOptions): Promi
     const listing = listingOfStaged(staged.entries);
     const digest = consentDigest(listing, review as unknown as Record<string, unknown>);
 
-    keep = opts.keepStaged === true;
     const result: PreviewResult = { ok: true, manifest, review, digest, listing };
-    if (keep) {
-      result.stagedDir = staged.dir;
-      result.stagedId = staged.id;
+    if (copy !== null) {
+      result.stagedDir = copy.dir;
+      result.stagedId = copy.id;
+      kept = true;
     }
     return result;
   } finally {
-    if (!keep) await rm(staged.dir, { recursive: true, force: true });
+    if (stagedDir !== null && !kept) await rm(stagedDir, { recursive: true, force: true });
   }
 }

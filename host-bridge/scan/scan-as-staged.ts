@@ -9,11 +9,14 @@ import { MAX_SCANNED_FILE_BYTES, scanFileBytes, type FileScan, type ScanOptions 
 export function scanAsStaged(opts: ScanOptions = {}): {
   onFileStaged: (entry: StagedEntry, bytes: Buffer) => void;
   scanned: ReadonlyMap<string, FileScan>;
+  /** The largest file the scan reads whole: shown every file up to it, the scan reads none back. */
+  wholeUpTo: number;
 } {
   const limit = opts.maxFileBytes ?? MAX_SCANNED_FILE_BYTES;
   const scanned = new Map<string, FileScan>();
   return {
     scanned,
+    wholeUpTo: limit,
     onFileStaged: (entry, bytes) => {
       // A file larger than the scan reads whole is left to scanStaged, which reports it.
       if (bytes.length <= limit) scanned.set(entry.path, scanFileBytes(entry, bytes));

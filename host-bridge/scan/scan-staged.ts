@@ -54,6 +54,12 @@ export interface FileScan {
 /** A finding before the runtime reach says whether its file runs (some know already). */
 export type Unplaced = Omit<Finding, "runs"> & { runs?: boolean };
 
+const tooLarge = (limit: number) => `it is larger than ${limit} bytes`;
+
+function unreadWithoutCopy(file: string): never {
+  throw new Error(`${file} was neither shown to the scan nor staged to be read back`);
+}
+
 /** Reads a staged file whole with a no-follow open, or says why it could not. */
 async function readWhole(
   abs: string,
@@ -68,9 +74,9 @@ async function readWhole(
   try {
     const st = await fh.stat();
     if (!st.isFile()) return { ok: false, reason: "it is not a regular file" };
-    if (st.size > limit) return { ok: false, reason: `it is larger than ${limit} bytes` };
+    if (st.size > limit) return { ok: false, reason: tooLarge(limit) };
     const buf = await fh.readFile();
-    if (buf.length > limit) return { ok: false, reason: `it is larger than ${limit} bytes` };
+    if (buf.length > limit) return { ok: false, reason: tooLarge(limit) };
     return { ok: true, bytes: buf };
   } catch (err) {
     return { ok: false, reason: `it could not be read (${(err as NodeJS.ErrnoException).code ?? "error"})` };
@@ -248,9 +254,13 @@ export function scanFileBytes(entry: Pick<StagedEntry, "path" | "mode">, bytes: 
   return { found, isCodeLike: isCodeLike(entry.path, isExecutable(entry), firstLine), refs };
 }
 
-/** Scans a staged bundle; the verdict is 'dangerous' only for a dangerous finding in a file the app runs. */
+/**
+ * Scans a staged bundle; the verdict is 'dangerous' only for a dangerous finding in a file the
+ * app runs. A file `opts.scanned` holds is not read again; with no staged folder (a review that
+ * kept no copy) it must hold every file the scan reads whole.
+ */
 export async function scanStaged(
-  dir: string,
+  dir: string | null,
   entries: readonly StagedEntry[],
   manifest: AppManifest,
   opts: ScanOptions = {},
@@ -266,7 +276,13 @@ export async function scanStaged(
   const perFile = await mapInOrder(fileEntries, FILES_IN_FLIGHT, async (entry): Promise<FileScan> => {
     const known = opts.scanned?.get(entry.path);
     if (known) return known;
-    const read = await readWhole(path.join(dir, ...entry.path.split("/")), limit);
+    // Staging checked each file's size against the survey: one over the limit is not opened.
+    const read =
+      entry.size > limit
+        ? { ok: false as const, reason: tooLarge(limit) }
+        : dir === null
+          ? unreadWithoutCopy(entry.path)
+          : await readWhole(path.join(dir, ...entry.path.split("/")), limit);
     if (read.ok) return scanFileBytes(entry, read.bytes);
     const found = plantedFinding(entry);
     found.push(finding(ruleById.get("unscanned_file")!, entry.path, 0, read.reason));

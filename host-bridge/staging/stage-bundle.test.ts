@@ -13,12 +13,20 @@ import {
   appendFile,
   readFile,
 } from "node:fs/promises";
-import { appendFileSync, readdirSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeSandbox, type Sandbox } from "../../test/fixtures/hostile/sandbox";
-import { stageBundle, type StageOptions } from "./stage-bundle";
+import { readBundle, stageBundle, type StageOptions } from "./stage-bundle";
 
 const sandboxes: Sandbox[] = [];
 afterEach(async () => {
@@ -41,9 +49,29 @@ async function expectRefused(sb: Sandbox, code: string, namedPath: string | unde
   if (namedPath !== undefined) expect(r.path).toBe(namedPath);
   expect(r.message.length).toBeGreaterThan(0);
   expect(await sb.quarantineEntries()).toEqual([]);
-  if (!opts?.afterSurvey) expect(await sb.snapshot()).toBe(before);
+  if (!opts?.afterSurvey) {
+    expect(await sb.snapshot()).toBe(before);
+    // Reading without a copy refuses the same tree with the same code, path and message.
+    expect(await readBundle(sb.bundle, opts)).toEqual(r);
+  }
   expect(await readFile(sb.sentinel, "utf8")).toBe("sentinel: must never change\n");
   return r;
+}
+
+/** The byte offset of this process's open descriptor on `file`, or null when none is open. */
+function readOffsetOf(file: string): number | null {
+  for (const fd of readdirSync("/proc/self/fd")) {
+    let target: string;
+    try {
+      target = readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      continue; // closed since the listing
+    }
+    if (target !== file) continue;
+    const pos = /^pos:\s+(\d+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, "utf8"));
+    if (pos) return Number(pos[1]);
+  }
+  return null;
 }
 
 function canMknod(): boolean {
@@ -403,6 +431,117 @@ describe("stageBundle copies only what the survey saw", () => {
       expect(r.ok, what).toBe(false);
       if (!r.ok) expect(r.code, what).toBe("bundle_changed_during_copy");
       expect(await sb.quarantineEntries(), what).toEqual([]);
+    }
+  });
+});
+
+describe("readBundle reads what stageBundle stages and writes nothing", () => {
+  it("answers the staged entries (types, modes, sizes, hashes, links) and shows the same bytes", async () => {
+    const sb = await sandbox("link-inside-ok");
+    await mkdir(path.join(sb.bundle, "deep", "er"), { recursive: true });
+    await writeFile(path.join(sb.bundle, "deep", "er", "run.sh"), "#!/bin/sh\necho hi\n");
+    await chmod(path.join(sb.bundle, "deep", "er", "run.sh"), 0o6775);
+    await writeFile(path.join(sb.bundle, "big.bin"), Buffer.alloc(3 * 1024 * 1024 + 17, 5));
+    await writeFile(path.join(sb.bundle, "empty.txt"), "");
+    const shownBy = () => {
+      const shown = new Map<string, string>();
+      return { shown, onFileStaged: (e: { path: string }, bytes: Buffer) => shown.set(e.path, bytes.toString("hex")) };
+    };
+    const before = await sb.snapshot();
+    const staging = shownBy();
+    const staged = await stageBundle(sb.bundle, sb.quarantine, { onFileStaged: staging.onFileStaged });
+    const reading = shownBy();
+    const read = await readBundle(sb.bundle, { onFileStaged: reading.onFileStaged });
+    if (!staged.ok || !read.ok) throw new Error("expected both to succeed");
+    expect(read.entries).toEqual(staged.entries);
+    expect(read.omitted).toEqual(staged.omitted);
+    expect([...reading.shown]).toEqual([...staging.shown]);
+    expect(read.entries.find((e) => e.path === "big.bin")?.sha256).toMatch(/^[0-9a-f]{64}$/);
+    // The one staged copy is stageBundle's; reading added nothing anywhere.
+    expect(await readdir(sb.quarantine)).toEqual([staged.id]);
+    expect(await sb.snapshot()).toBe(before);
+  });
+
+  it("shows every file up to showUpToBytes whole, read a chunk at a time, and larger ones not at all", async () => {
+    const sb = await sandbox();
+    const sizes = { "one.bin": 1024 * 1024, "three.bin": 3 * 1024 * 1024 + 1, "nine.bin": 9 * 1024 * 1024 };
+    for (const [name, size] of Object.entries(sizes))
+      await writeFile(path.join(sb.bundle, name), Buffer.alloc(size, 1));
+    const shown = new Map<string, number>();
+    const read = await readBundle(sb.bundle, {
+      showUpToBytes: 4 * 1024 * 1024,
+      onFileStaged: (entry, bytes) => shown.set(entry.path, bytes.length),
+    });
+    expect(read.ok).toBe(true);
+    expect(Object.fromEntries(shown)).toEqual({
+      "app.json": 30,
+      "one.bin": sizes["one.bin"],
+      "three.bin": sizes["three.bin"],
+    });
+  });
+
+  it.each([
+    [
+      "swapped for a link",
+      async (file: string, sb: Sandbox) => {
+        await rm(file);
+        await symlink(sb.sentinel, file);
+      },
+    ],
+    ["rewritten", (file: string) => appendFile(file, "import os; os.system('rm -rf /')\n")],
+    [
+      "swapped for a FIFO",
+      async (file: string) => {
+        await rm(file);
+        execFileSync("mkfifo", [file]);
+      },
+    ],
+  ])("refuses a file %s after the survey, writing nothing", async (_what, change) => {
+    const sb = await sandbox();
+    const file = path.join(sb.bundle, "main.py");
+    await writeFile(file, "print('hello')\n");
+    const r = await readBundle(sb.bundle, { afterSurvey: () => change(file, sb) });
+    expect(r).toMatchObject({ ok: false, code: "bundle_changed_during_copy", path: "main.py" });
+    expect(await sb.quarantineEntries()).toEqual([]);
+    expect(await readFile(sb.sentinel, "utf8")).toBe("sentinel: must never change\n");
+  });
+
+  it("refuses a large file grown, shrunk or rewritten in place while the read yields between its chunks", async () => {
+    const size = 8 * 1024 * 1024;
+    const changes: Array<[string, (file: string) => void]> = [
+      ["grown", (file) => appendFileSync(file, "x")],
+      ["shrunk", (file) => truncateSync(file, size - 1)],
+      [
+        "rewritten",
+        (file) => {
+          const { mtimeNs } = statSync(file, { bigint: true });
+          writeFileSync(file, Buffer.alloc(size, 9));
+          const ns = (mtimeNs % 1_000_000_000n).toString().padStart(9, "0");
+          execFileSync("touch", ["-m", "-d", `@${mtimeNs / 1_000_000_000n}.${ns}`, file]);
+          expect(statSync(file, { bigint: true }).mtimeNs).toBe(mtimeNs);
+        },
+      ],
+    ];
+    for (const [what, change] of changes) {
+      for (const showUpToBytes of [undefined, 16 * 1024 * 1024]) {
+        const sb = await sandbox();
+        const file = path.join(sb.bundle, "big.bin");
+        await writeFile(file, Buffer.alloc(size, 7));
+        let changed = false;
+        const watch = () => {
+          // Once part of the file has been read, the source changes under the reader.
+          const offset = readOffsetOf(file);
+          if (!changed && offset !== null && offset > 0 && offset < size) {
+            change(file);
+            changed = true;
+          }
+          if (!changed) setImmediate(watch);
+        };
+        setImmediate(watch);
+        const r = await readBundle(sb.bundle, { showUpToBytes });
+        expect(changed, what).toBe(true);
+        expect(r, what).toMatchObject({ ok: false, code: "bundle_changed_during_copy", path: "big.bin" });
+      }
     }
   });
 });

@@ -33,15 +33,18 @@ export interface StageOptions {
   /** Test hook: runs between the survey and the copy, to prove a swap in that window is caught. */
   afterSurvey?: (survey: Survey) => void | Promise<void>;
   /**
-   * Shown each staged file of at most SHOWN_UP_TO_BYTES, with exactly the bytes written to it,
-   * once the copy has been checked against the survey: a reader of the staged tree (the scan)
-   * can take them instead of reading the file back. A throw refuses the staging as a failed
-   * copy would.
+   * Shown each staged file of at most `showUpToBytes`, with exactly the bytes written to it (or,
+   * reading without a copy, read from it), once the read has been checked against the survey: a
+   * reader of the tree (the scan, the manifest) takes them instead of reading the file back. A
+   * throw refuses the staging as a failed copy would.
    */
   onFileStaged?: (entry: StagedEntry, bytes: Buffer) => void;
+  /** The largest file onFileStaged is shown (default SHOWN_UP_TO_BYTES); one read this whole is held in memory. */
+  showUpToBytes?: number;
 }
 
 export type StageResult = { ok: true; id: string; dir: string; entries: StagedEntry[]; omitted: string[] } | Refusal;
+export type ReadResult = { ok: true; entries: StagedEntry[]; omitted: string[] } | Refusal;
 
 /**
  * Setuid/setgid/sticky and group/world write are dropped; only the executable class survives,
@@ -74,14 +77,15 @@ function writeAll(output: number, bytes: Buffer): void {
 }
 
 /**
- * Copies one surveyed file and answers the sha256 of the bytes it wrote, and for a file of at
- * most SHOWN_UP_TO_BYTES those bytes; refuses if what is opened is not the file the survey saw,
- * or if it changed while being read.
+ * Copies one surveyed file to `dest` (or, with none, only reads it) and answers the sha256 of
+ * the bytes it read and wrote, and for a file of at most `showUpTo` bytes those bytes; refuses if
+ * what is opened is not the file the survey saw, or if it changed while being read.
  */
 async function copySurveyedFile(
   src: string,
-  dest: string,
+  dest: string | null,
   entry: SurveyEntry,
+  showUpTo: number,
 ): Promise<{ sha256: string; bytes: Buffer | null } | Refusal> {
   const changed = () => refuse("bundle_changed_during_copy", { path: entry.path });
   let input: number;
@@ -100,26 +104,28 @@ async function copySurveyedFile(
       before.mtimeNs.toString() === entry.mtimeNs;
     if (!sameAsSurvey) return changed();
 
-    const output = fs.openSync(dest, DEST_OPEN_FLAGS, 0o600);
+    const output = dest === null ? null : fs.openSync(dest, DEST_OPEN_FLAGS, 0o600);
     try {
       const hash = createHash("sha256");
-      // A small file fills one buffer, one byte longer than the survey's size so that a file
-      // grown since still shows; a larger one goes through a reused chunk.
-      const whole = entry.size <= SHOWN_UP_TO_BYTES;
+      // A file shown fills one buffer, one byte longer than the survey's size so that a file
+      // grown since still shows; a larger one goes through a reused chunk. Either is read a chunk
+      // at a time, and a file of more than one chunk lets the event loop run after each.
+      const whole = entry.size <= showUpTo;
       const buf = Buffer.allocUnsafe(whole ? entry.size + 1 : COPY_CHUNK);
       let copied = 0;
       for (;;) {
         const at = whole ? copied : 0;
-        const bytesRead = fs.readSync(input, buf, at, buf.length - at, null);
+        const wanted = Math.min(buf.length - at, COPY_CHUNK);
+        const bytesRead = fs.readSync(input, buf, at, wanted, null);
         if (bytesRead === 0) break;
         copied += bytesRead;
         if (copied > entry.size) return changed(); // grew while we read it
         const chunk = buf.subarray(at, at + bytesRead);
-        writeAll(output, chunk);
+        if (output !== null) writeAll(output, chunk);
         hash.update(chunk); // the bytes just written, unchanged: buf is refilled only by the next read
-        // A regular file's read comes up short only at its end: the small file is read whole.
-        if (whole && bytesRead < buf.length - at) break;
-        if (!whole) await nextTurn();
+        // A regular file's read comes up short only at its end.
+        if (bytesRead < wanted) break;
+        if (entry.size > COPY_CHUNK) await nextTurn();
       }
       const after = fs.fstatSync(input, { bigint: true });
       // The change time moves with every write and every utimes, and no one can set it back:
@@ -131,10 +137,10 @@ async function copySurveyedFile(
         Number(after.size) !== entry.size
       )
         return changed();
-      fs.fchmodSync(output, normalisedMode(entry));
+      if (output !== null) fs.fchmodSync(output, normalisedMode(entry));
       return { sha256: hash.digest("hex"), bytes: whole ? buf.subarray(0, copied) : null };
     } finally {
-      fs.closeSync(output);
+      if (output !== null) fs.closeSync(output);
     }
   } finally {
     fs.closeSync(input);
@@ -147,8 +153,7 @@ export async function stageBundle(
   quarantineRoot: string,
   opts: StageOptions = {},
 ): Promise<StageResult> {
-  const caps = { ...DEFAULT_STAGING_CAPS, ...opts.caps };
-  const surveyed = await surveyTree(source, caps);
+  const surveyed = await surveyTree(source, { ...DEFAULT_STAGING_CAPS, ...opts.caps });
   if (!surveyed.ok) return surveyed;
   const survey = surveyed.survey;
 
@@ -166,53 +171,68 @@ export async function stageBundle(
 
   let staged = false;
   try {
-    const entries: StagedEntry[] = survey.entries.map((entry) => {
-      const out: StagedEntry = { path: entry.path, type: entry.type, mode: normalisedMode(entry), size: entry.size };
-      if (entry.linkTarget !== undefined) out.linkTarget = entry.linkTarget;
-      return out;
-    });
-    const folders: string[] = [dir];
-    // Folders first, in pre-order (parents before what they hold).
-    for (const entry of survey.entries) {
-      if (entry.type !== "dir") continue;
-      const dest = path.join(dir, ...entry.path.split("/"));
-      await mkdir(dest, { mode: 0o700 });
-      folders.push(dest);
-    }
-    // Files and links in survey order: the first refusal is the one returned.
-    let refusal: Refusal | null = null;
-    let filesThisTurn = 0;
-    let bytesThisTurn = 0;
-    for (const [index, entry] of survey.entries.entries()) {
-      if (entry.type === "dir") continue;
-      if (filesThisTurn >= FILES_PER_TURN || bytesThisTurn >= BYTES_PER_TURN) {
-        await nextTurn();
-        filesThisTurn = 0;
-        bytesThisTurn = 0;
-      }
-      filesThisTurn++;
-      bytesThisTurn += entry.size;
-      const parts = entry.path.split("/");
-      const dest = path.join(dir, ...parts);
-      if (entry.type === "link") {
-        // Recreated as the same relative link; the survey proved it names a bundle file.
-        await symlink(entry.linkTarget!, dest);
-        continue;
-      }
-      const copied = await copySurveyedFile(path.join(survey.root, ...parts), dest, entry);
-      if ("ok" in copied) {
-        refusal = copied;
-        break;
-      }
-      const staged = entries[index]!;
-      staged.sha256 = copied.sha256;
-      if (copied.bytes !== null) opts.onFileStaged?.(staged, copied.bytes);
-    }
-    if (refusal) return refusal;
-    for (const folder of folders) await chmod(folder, 0o755);
+    const read = await readSurveyed(survey, dir, opts);
+    if (!read.ok) return read;
     staged = true;
-    return { ok: true, id, dir, entries, omitted: survey.omitted };
+    return { ok: true, id, dir, entries: read.entries, omitted: read.omitted };
   } finally {
     if (!staged) await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Reads `source` from one survey exactly as stageBundle copies it (every file opened without
+ * following links, checked against the survey and hashed from the bytes read, each refusal the
+ * same) and writes nothing: for a review that keeps no copy. Install stages its own.
+ */
+export async function readBundle(source: string, opts: StageOptions = {}): Promise<ReadResult> {
+  const surveyed = await surveyTree(source, { ...DEFAULT_STAGING_CAPS, ...opts.caps });
+  if (!surveyed.ok) return surveyed;
+  await opts.afterSurvey?.(surveyed.survey);
+  return readSurveyed(surveyed.survey, null, opts);
+}
+
+/** Reads every surveyed entry, copying it into `dir` when one is given (folders first). */
+async function readSurveyed(survey: Survey, dir: string | null, opts: StageOptions): Promise<ReadResult> {
+  const showUpTo = opts.showUpToBytes ?? SHOWN_UP_TO_BYTES;
+  const entries: StagedEntry[] = survey.entries.map((entry) => {
+    const out: StagedEntry = { path: entry.path, type: entry.type, mode: normalisedMode(entry), size: entry.size };
+    if (entry.linkTarget !== undefined) out.linkTarget = entry.linkTarget;
+    return out;
+  });
+  const destOf = (entry: SurveyEntry) => (dir === null ? null : path.join(dir, ...entry.path.split("/")));
+  const folders: string[] = dir === null ? [] : [dir];
+  // Folders first, in pre-order (parents before what they hold).
+  for (const entry of survey.entries) {
+    const dest = destOf(entry);
+    if (entry.type !== "dir" || dest === null) continue;
+    await mkdir(dest, { mode: 0o700 });
+    folders.push(dest);
+  }
+  // Files and links in survey order: the first refusal is the one returned.
+  let filesThisTurn = 0;
+  let bytesThisTurn = 0;
+  for (const [index, entry] of survey.entries.entries()) {
+    if (entry.type === "dir") continue;
+    if (filesThisTurn >= FILES_PER_TURN || bytesThisTurn >= BYTES_PER_TURN) {
+      await nextTurn();
+      filesThisTurn = 0;
+      bytesThisTurn = 0;
+    }
+    filesThisTurn++;
+    bytesThisTurn += entry.size;
+    const dest = destOf(entry);
+    if (entry.type === "link") {
+      // Recreated as the same relative link; the survey proved it names a bundle file.
+      if (dest !== null) await symlink(entry.linkTarget!, dest);
+      continue;
+    }
+    const copied = await copySurveyedFile(path.join(survey.root, ...entry.path.split("/")), dest, entry, showUpTo);
+    if ("ok" in copied) return copied;
+    const staged = entries[index]!;
+    staged.sha256 = copied.sha256;
+    if (copied.bytes !== null) opts.onFileStaged?.(staged, copied.bytes);
+  }
+  for (const folder of folders) await chmod(folder, 0o755);
+  return { ok: true, entries, omitted: survey.omitted };
 }
