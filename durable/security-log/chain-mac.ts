@@ -74,11 +74,10 @@ const digest = new Uint8Array(32);
 
 /**
  * Computes a row's mac and its size: the UTF-8 length of the whole row (mac included) in
- * canonical JSON, which is what a segment's byte count sums; and the body's UTF-8 (a copy of the
- * bytes MACed), for the row's leaf of the checkpoint's root. Synchronous: the row is MACed in
- * the turn that writes it.
+ * canonical JSON, which is what a segment's byte count sums; and the body, for the row's leaf
+ * of the checkpoint's root. Synchronous: the row is MACed in the turn that writes it.
  */
-export function sealRow(key: MacKey, fields: ChainedFields): { mac: string; bytes: number; body: Uint8Array } {
+export function sealRow(key: MacKey, fields: ChainedFields): { mac: string; bytes: number; body: string } {
   const body = canonicalRowBody(fields);
   // UTF-8 takes at most 3 bytes per UTF-16 code unit.
   const most = 3 * (fields.prev_mac.length + body.length);
@@ -88,9 +87,5 @@ export function sealRow(key: MacKey, fields: ChainedFields): { mac: string; byte
   const prevBytes = encoder.encodeInto(fields.prev_mac, message).written;
   const bodyBytes = encoder.encodeInto(body, message.subarray(prevBytes)).written;
   hmacSha256Into(key, message, prevBytes + bodyBytes, digest);
-  return {
-    mac: hexOf(digest),
-    bytes: bodyBytes + MAC_MEMBER_BYTES,
-    body: message.slice(prevBytes, prevBytes + bodyBytes),
-  };
+  return { mac: hexOf(digest), bytes: bodyBytes + MAC_MEMBER_BYTES, body };
 }

@@ -64,16 +64,12 @@ export function leafOf(mac: string, canonicalBody: string): Leaf {
   return { mac, body: canonicalBody };
 }
 
-const SPACE = 0x20;
-const NEWLINE = 0x0a;
-
 /**
  * The leaves since the previous boundary, kept as the bytes the root hashes: each row's leaf is
- * written once, as its row is written, from the body bytes its mac was computed over, so a
- * row's text does not outlive its append, is not encoded twice, and a checkpoint digests one
- * buffer. Writing a leaf's parts one after the other gives the UTF-8 of its whole text: a mac
- * is followed by a space and a body ends with a newline, neither of which a lone surrogate can
- * pair with.
+ * encoded once, as its row is written, so a row's text does not outlive its append and a
+ * checkpoint digests one buffer. Encoding the leaves one by one gives the bytes of their whole
+ * text (UTF-8 of a concatenation is the concatenation of the parts' UTF-8: a leaf ends with a
+ * newline, which no lone surrogate can pair with).
  */
 export class RootLeaves {
   private buffer = new Uint8Array(64 * 1024);
@@ -81,26 +77,16 @@ export class RootLeaves {
   /** Leaves added since the last boundary. */
   count = 0;
 
-  /** Adds `<mac> <body>\n`, the body given as its UTF-8 bytes. */
-  add(mac: string, body: Uint8Array): void {
+  add(mac: string, canonicalBody: string): void {
     // UTF-8 takes at most 3 bytes per UTF-16 code unit; 2 more for the space and the newline.
-    const most = 3 * mac.length + body.length + 2;
+    const most = 3 * (mac.length + canonicalBody.length) + 2;
     if (this.used + most > this.buffer.length) {
       const grown = new Uint8Array(Math.max(2 * this.buffer.length, this.used + most));
       grown.set(this.buffer.subarray(0, this.used));
       this.buffer = grown;
     }
-    this.used += encoder.encodeInto(mac, this.buffer.subarray(this.used)).written;
-    this.buffer[this.used++] = SPACE;
-    this.buffer.set(body, this.used);
-    this.used += body.length;
-    this.buffer[this.used++] = NEWLINE;
+    this.used += encoder.encodeInto(`${mac} ${canonicalBody}\n`, this.buffer.subarray(this.used)).written;
     this.count++;
-  }
-
-  /** Adds a leaf whose body is given as text (a row read back from storage). */
-  addText(mac: string, body: string): void {
-    this.add(mac, encoder.encode(body));
   }
 
   /** The root after these leaves: SHA-256(ROOT_LABEL ‖ previous ‖ leaves). */
@@ -122,7 +108,7 @@ export class RootLeaves {
 /** The root after the leaves since the previous boundary. */
 export function nextRoot(previous: Uint8Array, leaves: readonly Leaf[]): Promise<Uint8Array> {
   const pending = new RootLeaves();
-  for (const leaf of leaves) pending.addText(leaf.mac, leaf.body);
+  for (const leaf of leaves) pending.add(leaf.mac, leaf.body);
   return pending.rootAfter(previous);
 }
 

@@ -308,7 +308,7 @@ export class SecurityLogCore {
     const boundarySeq = state?.boundary_seq ?? 0;
     const root = state ? fromBase64(state.root)! : GENESIS_ROOT;
     const pending = new RootLeaves();
-    for (const row of this.rowsInSeqOrder(boundarySeq)) pending.addText(row.mac, canonicalRowBody(row));
+    for (const row of this.rowsInSeqOrder(boundarySeq)) pending.add(row.mac, canonicalRowBody(row));
     const checkpointMs = state?.checkpoint_at ? Date.parse(state.checkpoint_at) : this.now();
     this.rootState = { boundarySeq, root, checkpointMs, pending };
   }
@@ -439,7 +439,7 @@ export class SecurityLogCore {
     );
   }
 
-  private advance(fields: ChainedFields, mac: string, bytes: number, body: Uint8Array): void {
+  private advance(fields: ChainedFields, mac: string, bytes: number, body: string): void {
     this.headSeq = fields.seq;
     this.headMac = mac;
     this.live.bytes += bytes;
