@@ -821,7 +821,9 @@ function machine() {
 
 const fmt = (x, unit) => {
   if (x === null || x === undefined) return "—";
-  if (unit === "req/s" || unit === "rows/s") return x >= 100 ? Math.round(x).toLocaleString("en-US") : x.toFixed(1);
+  if (unit === "req/s" || unit === "rows/s" || unit === "frames/s")
+    return x >= 100 ? Math.round(x).toLocaleString("en-US") : x.toFixed(1);
+  if (unit === "cores") return x.toFixed(2);
   if (unit === "MiB" || unit === "µs/row") return x.toFixed(1);
   if (unit === "µs/request") return Math.round(x).toLocaleString("en-US");
   if (unit === "%") return `${x.toFixed(0)} %`;
