@@ -58,6 +58,25 @@ async function expectRefused(sb: Sandbox, code: string, namedPath: string | unde
   return r;
 }
 
+const LARGE_FILE_BYTES = 8 * 1024 * 1024;
+/** What a hostile author does to a large file while it is read between chunks. */
+const LARGE_FILE_CHANGES: Array<[string, (file: string) => void]> = [
+  ["grown", (file) => appendFileSync(file, "x")],
+  ["shrunk", (file) => truncateSync(file, LARGE_FILE_BYTES - 1)],
+  // Rewritten in place at the same size, its mtime put back to the nanosecond: neither size
+  // nor mtime tells; the change time, which no one can set back, does.
+  [
+    "rewritten",
+    (file) => {
+      const { mtimeNs } = statSync(file, { bigint: true });
+      writeFileSync(file, Buffer.alloc(LARGE_FILE_BYTES, 9));
+      const ns = (mtimeNs % 1_000_000_000n).toString().padStart(9, "0");
+      execFileSync("touch", ["-m", "-d", `@${mtimeNs / 1_000_000_000n}.${ns}`, file]);
+      expect(statSync(file, { bigint: true }).mtimeNs).toBe(mtimeNs);
+    },
+  ],
+];
+
 /** The byte offset of this process's open descriptor on `file`, or null when none is open. */
 function readOffsetOf(file: string): number | null {
   for (const fd of readdirSync("/proc/self/fd")) {
@@ -386,24 +405,8 @@ describe("stageBundle copies only what the survey saw", () => {
     expect([...small.seen].some((n) => n > 1 && n < 13)).toBe(true);
   });
   it("refuses a large file grown, shrunk or rewritten in place while the copy yields between its chunks", async () => {
-    const size = 8 * 1024 * 1024;
-    const changes: Array<[string, (file: string) => void]> = [
-      ["grown", (file) => appendFileSync(file, "x")],
-      ["shrunk", (file) => truncateSync(file, size - 1)],
-      // Rewritten in place at the same size, its mtime put back to the nanosecond: neither size
-      // nor mtime tells; the change time, which no one can set back, does.
-      [
-        "rewritten",
-        (file) => {
-          const { mtimeNs } = statSync(file, { bigint: true });
-          writeFileSync(file, Buffer.alloc(size, 9));
-          const ns = (mtimeNs % 1_000_000_000n).toString().padStart(9, "0");
-          execFileSync("touch", ["-m", "-d", `@${mtimeNs / 1_000_000_000n}.${ns}`, file]);
-          expect(statSync(file, { bigint: true }).mtimeNs).toBe(mtimeNs);
-        },
-      ],
-    ];
-    for (const [what, change] of changes) {
+    const size = LARGE_FILE_BYTES;
+    for (const [what, change] of LARGE_FILE_CHANGES) {
       const sb = await sandbox();
       const file = path.join(sb.bundle, "big.bin");
       await writeFile(file, Buffer.alloc(size, 7));
@@ -507,22 +510,8 @@ describe("readBundle reads what stageBundle stages and writes nothing", () => {
   });
 
   it("refuses a large file grown, shrunk or rewritten in place while the read yields between its chunks", async () => {
-    const size = 8 * 1024 * 1024;
-    const changes: Array<[string, (file: string) => void]> = [
-      ["grown", (file) => appendFileSync(file, "x")],
-      ["shrunk", (file) => truncateSync(file, size - 1)],
-      [
-        "rewritten",
-        (file) => {
-          const { mtimeNs } = statSync(file, { bigint: true });
-          writeFileSync(file, Buffer.alloc(size, 9));
-          const ns = (mtimeNs % 1_000_000_000n).toString().padStart(9, "0");
-          execFileSync("touch", ["-m", "-d", `@${mtimeNs / 1_000_000_000n}.${ns}`, file]);
-          expect(statSync(file, { bigint: true }).mtimeNs).toBe(mtimeNs);
-        },
-      ],
-    ];
-    for (const [what, change] of changes) {
+    const size = LARGE_FILE_BYTES;
+    for (const [what, change] of LARGE_FILE_CHANGES) {
       for (const showUpToBytes of [undefined, 16 * 1024 * 1024]) {
         const sb = await sandbox();
         const file = path.join(sb.bundle, "big.bin");
