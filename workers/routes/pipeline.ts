@@ -22,6 +22,7 @@ import type { AnyRouteRow, GatewayContext, GatewayVars } from "../route-row";
 import { reservedAppNames } from "./table";
 import { refusalGroup } from "../refusal-group";
 import { browserErrorPage, isPageNavigation } from "./browser-error-page";
+import { RememberedMatches } from "./remembered-matches";
 
 /** The request's clock: real time, or in the test build the X-Test-Now header's (the injectable clock). */
 function clockOf(c: GatewayContext): number {
@@ -117,7 +118,7 @@ async function passEdge(c: GatewayContext, rows: ReadonlyArray<AnyRouteRow>): Pr
 
 /** Builds the gateway's Hono app from the route table. */
 export function buildGateway(rows: ReadonlyArray<AnyRouteRow>) {
-  const app = new Hono<{ Bindings: Env; Variables: GatewayVars }>();
+  const app = new Hono<{ Bindings: Env; Variables: GatewayVars }>({ router: new RememberedMatches() });
   const reserved = reservedAppNames(rows);
 
   for (const row of rows)
