@@ -3,6 +3,7 @@
 // binary, in 100 folders. Deterministic (a fixed xorshift seed), so every run scans the same bytes.
 import { cpSync, mkdirSync, writeFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { xorshift } from "./seeded-random.mjs";
 
 const WORDS = [
   "note",
@@ -20,18 +21,6 @@ const WORDS = [
   "state",
   "route",
 ];
-
-function xorshift(seed) {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x;
-  };
-}
 
 function textFile(size, rand) {
   const lines = [];

@@ -5,7 +5,7 @@
 import { lstatSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { xorshift } from "../../test/helpers/seeded-random";
+import { xorshift } from "../../bench/lib/seeded-random.mjs";
 import { isRequirementsFile, SCAN_RULES } from "./rules";
 import { scanFileBytes, type Unplaced } from "./scan-staged";
 

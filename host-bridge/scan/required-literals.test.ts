@@ -1,7 +1,7 @@
 // The literals read from a pattern are ones every match holds, in order: read from the rule set's
 // own patterns, checked on each rule's documented examples and on many generated strings.
 import { describe, expect, it } from "vitest";
-import { xorshift } from "../../test/helpers/seeded-random";
+import { xorshift } from "../../bench/lib/seeded-random.mjs";
 import { SCAN_RULES } from "./rules";
 import { couldMatch, holdsInOrder, requiredClauses } from "./required-literals";
 
