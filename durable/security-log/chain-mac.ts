@@ -1,6 +1,7 @@
 // The HMAC chain: mac = HMAC-SHA256(key, prev_mac ‖ canonicalJson(row without mac)), hex.
 import { canonicalJson, type JsonObject } from "./canonical-json";
 import { hmacSha256Into, type HmacKey } from "../../workers/contracts/hmac-sha256";
+import { hexOf } from "../../workers/contracts/hex";
 
 /** A chain key prepared once for HMAC-SHA256 (its pad blocks compressed). */
 export type MacKey = HmacKey;
@@ -27,19 +28,6 @@ export interface StoredRow extends ChainedFields {
 
 const KEY_HEX = /^[0-9a-fA-F]{64}$/;
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-/** A mac is spelled as the bytes of its hex digits, decoded once, instead of built from 32 strings. */
-const HEX_DIGITS = encoder.encode("0123456789abcdef");
-const macText = new Uint8Array(64);
-
-function hexOf(digest: Uint8Array): string {
-  for (let i = 0; i < 32; i++) {
-    const byte = digest[i]!;
-    macText[2 * i] = HEX_DIGITS[byte >>> 4]!;
-    macText[2 * i + 1] = HEX_DIGITS[byte & 15]!;
-  }
-  return decoder.decode(macText);
-}
 
 /** True when the SEL key is the 64 hex characters (256 bits) the log requires. */
 export function isChainKeyHex(keyHex: unknown): keyHex is string {

@@ -1,12 +1,21 @@
 // Lower-case hex, the one spelling of bytes every id, key, digest and mac here uses.
 
-const HEX_PAIRS = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
+const HEX_DIGITS = new TextEncoder().encode("0123456789abcdef");
+const decoder = new TextDecoder();
+// The digits are written as bytes into one reused buffer and decoded once, instead of building
+// a string of pairs (a row's mac is spelled on every security-log append). Safe to reuse: it is
+// filled and read in one synchronous call.
+let spelled = new Uint8Array(64);
 
 /** The bytes as lower-case hex, two digits each. */
 export function hexOf(bytes: Uint8Array): string {
-  let out = "";
-  for (let i = 0; i < bytes.length; i++) out += HEX_PAIRS[bytes[i]!];
-  return out;
+  if (spelled.length < 2 * bytes.length) spelled = new Uint8Array(2 * bytes.length);
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i]!;
+    spelled[2 * i] = HEX_DIGITS[byte >>> 4]!;
+    spelled[2 * i + 1] = HEX_DIGITS[byte & 15]!;
+  }
+  return decoder.decode(spelled.subarray(0, 2 * bytes.length));
 }
 
 /** Lower-case hex SHA-256 of the bytes (WebCrypto's native digest). */
