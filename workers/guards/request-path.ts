@@ -6,9 +6,14 @@
 
 const UNRESERVED = /[A-Za-z0-9\-._~]/;
 
+/** Where a request URL's path begins: the first "/" after the scheme's "://", or -1. */
+function pathStart(requestUrl: string): number {
+  return requestUrl.indexOf("/", requestUrl.indexOf(":") + 3);
+}
+
 /** The raw path of a request URL exactly as the router slices it (up to `?` or `#`). */
 export function rawPathOf(requestUrl: string): string {
-  const start = requestUrl.indexOf("/", requestUrl.indexOf(":") + 3);
+  const start = pathStart(requestUrl);
   if (start === -1) return "/";
   let end = requestUrl.length;
   for (const mark of ["?", "#"]) {
@@ -24,7 +29,7 @@ export function rawPathOf(requestUrl: string): string {
  * is "", so a caller may skip making the URL for it.
  */
 export function hasQuery(requestUrl: string): boolean {
-  const start = requestUrl.indexOf("/", requestUrl.indexOf(":") + 3);
+  const start = pathStart(requestUrl);
   if (start === -1) return requestUrl.includes("?");
   const mark = requestUrl.indexOf("?", start);
   if (mark === -1) return false;

@@ -36,7 +36,12 @@ function clockOf(c: GatewayContext): number {
 // A route without a :param in its path has none; Hono's decoding of them is skipped for it.
 const NO_PARAMS: Record<string, string> = Object.freeze({});
 
-async function runRoute(c: GatewayContext, row: AnyRouteRow, reserved: ReadonlySet<string>): Promise<Response> {
+async function runRoute(
+  c: GatewayContext,
+  row: AnyRouteRow,
+  takesParams: boolean,
+  reserved: ReadonlySet<string>,
+): Promise<Response> {
   const env = c.env;
   const parsed = c.get("parsed");
   const now = c.get("now");
@@ -44,7 +49,7 @@ async function runRoute(c: GatewayContext, row: AnyRouteRow, reserved: ReadonlyS
     (await internalPrincipal(c.req.raw, row, env, parsed.path)) ??
     (await resolvePrincipal(env, presentedCredentials(parsed), now));
   c.set("principal", principal);
-  const params = row.path.includes(":") ? (c.req.param() as Record<string, string>) : NO_PARAMS;
+  const params = takesParams ? (c.req.param() as Record<string, string>) : NO_PARAMS;
   if (authorizeRoute(row, principal, parsed.path))
     await checkAppPermission(env, row, principal, parsed.url, params, reserved);
   const body = row.body && !row.rawBody ? await readJsonBody(c.req.raw, row.body) : undefined;
@@ -121,8 +126,10 @@ export function buildGateway(rows: ReadonlyArray<AnyRouteRow>) {
   const app = new Hono<{ Bindings: Env; Variables: GatewayVars }>({ router: new RememberedMatches() });
   const reserved = reservedAppNames(rows);
 
-  for (const row of rows)
-    app.on(row.method, row.path, async (c) => (await passEdge(c, rows)) ?? runRoute(c, row, reserved));
+  for (const row of rows) {
+    const takesParams = row.path.includes(":");
+    app.on(row.method, row.path, async (c) => (await passEdge(c, rows)) ?? runRoute(c, row, takesParams, reserved));
+  }
 
   app.notFound(async (c) => {
     const exchanged = await passEdge(c, rows);
