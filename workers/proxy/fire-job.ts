@@ -2,7 +2,7 @@
 // exactly like a proxied request (proxy-signature.ts) so the backend's verifier runs it, with
 // X-PersonalClaw-Job naming the job. Reached the way the proxy reaches the backend (its socket
 // slot when confined). Expected failures are results: the caller keeps each one in the history.
-import { PROXY_SIGNATURE_HEADER, signProxyRequest, wireTarget } from "../contracts/proxy-signature";
+import { addAppCredentials } from "./signed-send";
 import type { ProxyTarget } from "../contracts/app-record";
 import type { Env } from "../env";
 import { sessions } from "../sessions";
@@ -50,22 +50,8 @@ export async function fireJob(env: Env, target: ProxyTarget, fire: JobFire): Pro
     JSON.stringify({ job: fire.job, scheduledFor: new Date(fire.scheduledFor).toISOString() }),
   );
   const token = await sessions(env).appToken(fire.app, target.tokenEpoch, started);
-  const headers = new Headers({
-    "Content-Type": "application/json",
-    Authorization: `Bearer ${token}`,
-    "X-PersonalClaw-App": fire.app,
-    [JOB_HEADER]: fire.job,
-  });
-  headers.set(
-    PROXY_SIGNATURE_HEADER,
-    await signProxyRequest({
-      secret: target.secret,
-      ts: Math.floor(started / 1000),
-      method: "POST",
-      target: wireTarget(url),
-      body,
-    }),
-  );
+  const headers = new Headers({ "Content-Type": "application/json", [JOB_HEADER]: fire.job });
+  await addAppCredentials(headers, { app: fire.app, secret: target.secret, token }, "POST", url, body, started);
   const aborter = new AbortController();
   const timer = setTimeout(() => aborter.abort(), fire.timeoutMs);
   try {

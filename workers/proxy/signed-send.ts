@@ -30,6 +30,27 @@ export interface OwedToBackend {
 const NO_BODY = new Set(["GET", "HEAD"]);
 
 /**
+ * Sets what every request the gateway sends a backend in an app's name carries: the app's own
+ * token (the only credential it is handed), the app's name, and the signature over exactly the
+ * method, target and body sent, at `now`.
+ */
+export async function addAppCredentials(
+  headers: Headers,
+  owed: Pick<OwedToBackend, "app" | "secret" | "token">,
+  method: string,
+  url: URL,
+  body: Uint8Array,
+  now: number,
+): Promise<void> {
+  headers.set("Authorization", `Bearer ${owed.token}`);
+  headers.set("X-PersonalClaw-App", owed.app);
+  headers.set(
+    PROXY_SIGNATURE_HEADER,
+    await signProxyRequest({ secret: owed.secret, ts: Math.floor(now / 1000), method, target: wireTarget(url), body }),
+  );
+}
+
+/**
  * Sends `request`'s method, filtered headers and `body` (the exact bytes that are signed) to
  * `url` and answers the backend's answer as it came. Refused: 504 `app_backend_timeout` when no
  * answer started in time, 503 `app_backend_unavailable` when the backend could not be reached.
@@ -43,18 +64,7 @@ export async function sendSigned(
   now: number,
 ): Promise<Response> {
   const headers = forwardableRequestHeaders(request.headers);
-  headers.set("Authorization", `Bearer ${owed.token}`);
-  headers.set("X-PersonalClaw-App", owed.app);
-  headers.set(
-    PROXY_SIGNATURE_HEADER,
-    await signProxyRequest({
-      secret: owed.secret,
-      ts: Math.floor(now / 1000),
-      method: request.method,
-      target: wireTarget(url),
-      body,
-    }),
-  );
+  await addAppCredentials(headers, owed, request.method, url, body, now);
   headers.set(HOP_HEADER, String(owed.hop));
   const aborter = new AbortController();
   let timedOut = false;
