@@ -10,13 +10,12 @@ import { appNotFound, proxyTargetOf } from "../app-registry";
 import { sessions } from "../sessions";
 import { readCappedBody } from "../read-input";
 import type { Principal } from "../guards/principal";
-import { sendSigned, type BackendTransport } from "./signed-send";
+import { NO_BODY, sendSigned, type BackendTransport } from "./signed-send";
 import { isAmbiguousPath } from "./app-target";
 import { inertAnswer, keptLocation } from "./backend-answer-headers";
 import { enterSelfCall, releasedWhenDone, type SelfCallSlot } from "./self-call-bound";
 
 export const PROXY_BODY_LIMIT = 16 * 1024 * 1024;
-const NO_BODY = new Set(["GET", "HEAD"]);
 // A GET or HEAD carries no body: its signed bytes are this one empty view, never written.
 const EMPTY_BODY = new Uint8Array(0);
 

@@ -27,7 +27,8 @@ export interface OwedToBackend {
   responseTimeoutMs: number;
 }
 
-const NO_BODY = new Set(["GET", "HEAD"]);
+/** The methods whose requests carry no body: nothing is read from the client or sent on for them. */
+export const NO_BODY = new Set(["GET", "HEAD"]);
 
 /**
  * Sets what every request the gateway sends a backend in an app's name carries: the app's own
