@@ -17,7 +17,7 @@ import { storeFolder } from "./durable-object-stores";
 import { freshSeed } from "./sel-seed";
 import { firstEpochKey } from "../durable/security-log/epoch-key";
 import { createHash, randomBytes } from "node:crypto";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { tmpdir } from "node:os";
 
 export const homePaths = (home: string) => ({
@@ -62,18 +62,30 @@ export function runtimeDir(home: string, xdgRuntimeDir: string | undefined): str
 }
 
 /**
- * After a clean stop, the runtime folder goes when nothing is left in it, so starts of many
- * homes (each test's, say) leave no folder each behind. One still holding sockets (an agent's
- * `personalclaw mcp` with its egress brokers, or the gateway beside it) stays, as does one
- * that is not there.
+ * After a clean stop, what the gateway made in its runtime folder goes, and the folder itself
+ * when nothing is left in it, so starts of many homes leave nothing behind. Two things keep it:
+ * sockets of another process still in use (an agent's `personalclaw mcp` and its egress
+ * brokers, or the gateway beside it), and a parent anyone may write to (/tmp without
+ * $XDG_RUNTIME_DIR), where the freed name could be taken by another user and the next start
+ * refused; there the empty folder holds the name, as it did before the stop.
  */
 export function releaseRuntimeDir(runtime: string): void {
-  for (const folder of [join(runtime, GATEWAY_SOCKET_FOLDER), runtime]) {
+  const folders = [join(runtime, GATEWAY_SOCKET_FOLDER)];
+  if (!isWritableByOthers(dirname(runtime))) folders.push(runtime);
+  for (const folder of folders) {
     try {
       rmdirSync(folder);
     } catch {
       // ENOTEMPTY: still in use; ENOENT: already gone
     }
+  }
+}
+
+function isWritableByOthers(folder: string): boolean {
+  try {
+    return (statSync(folder).mode & 0o002) !== 0;
+  } catch {
+    return true; // unknown: keep the name
   }
 }
 

@@ -1,7 +1,8 @@
 // The foundation against a really started gateway: start/stop, state across restarts,
 // API conventions, the host/origin guard, the internal credential and the route docs.
 import { describe, expect, it } from "vitest";
-import { chmodSync, existsSync, readFileSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runtimeDir } from "../host-bridge/home";
 import {
@@ -271,9 +272,12 @@ describe("a started gateway", () => {
 describe("gateway lifecycle", () => {
   it("stops on SIGTERM, removes gateway.json and its runtime folder, and keeps Durable Object state across a restart", async () => {
     const home = makeHome();
+    // A private $XDG_RUNTIME_DIR, as a desktop session gives each user.
+    const xdg = mkdtempSync(join(tmpdir(), "pc-xdg-"));
+    chmodSync(xdg, 0o700);
     try {
-      const first = await startGateway({ home });
-      const runtime = runtimeDir(home, process.env.XDG_RUNTIME_DIR);
+      const first = await startGateway({ home, env: { XDG_RUNTIME_DIR: xdg } });
+      const runtime = runtimeDir(home, xdg);
       expect(existsSync(join(runtime, "gateway", "gateway.sock"))).toBe(true);
       const secretOne = readFileSync(join(home, ".local_secret"), "utf8");
       const workerdPid = JSON.parse(readFileSync(join(home, "gateway.json"), "utf8")).workerdPid;
@@ -282,7 +286,7 @@ describe("gateway lifecycle", () => {
       ).json();
       expect(await first.stop("SIGTERM")).toBe(0);
       expect(existsSync(join(home, "gateway.json"))).toBe(false);
-      // Nothing of this start is left in the shared runtime place (/tmp or $XDG_RUNTIME_DIR).
+      // Nothing of this start is left under $XDG_RUNTIME_DIR.
       expect(existsSync(runtime)).toBe(false);
       expect(alive(first.pid)).toBe(false);
       expect(alive(workerdPid)).toBe(false);
@@ -290,7 +294,11 @@ describe("gateway lifecycle", () => {
       // The generated config holds the internal credential and the log key: a wider mode left
       // on an old copy must not survive the next start.
       chmodSync(join(home, "run", "workerd.capnp"), 0o644);
-      const second = await startGateway({ home });
+      // Without $XDG_RUNTIME_DIR the folder is in /tmp, where anyone may make names: after the
+      // stop its socket folder goes, and the empty folder stays, still this user's, holding the name.
+      const second = await startGateway({ home, env: { XDG_RUNTIME_DIR: "" } });
+      const shared = runtimeDir(home, undefined);
+      expect(existsSync(join(shared, "gateway", "gateway.sock"))).toBe(true);
       try {
         expect(statSync(join(home, "run", "workerd.capnp")).mode & 0o777).toBe(0o600);
         expect(readFileSync(join(home, ".local_secret"), "utf8")).not.toBe(secretOne);
@@ -300,8 +308,12 @@ describe("gateway lifecycle", () => {
       } finally {
         await second.stop();
       }
+      expect(existsSync(join(shared, "gateway"))).toBe(false);
+      expect(statSync(shared).uid).toBe(process.getuid!());
+      expect(statSync(shared).mode & 0o777).toBe(0o700);
     } finally {
       removeHome(home);
+      rmSync(xdg, { recursive: true, force: true });
     }
   });
 
