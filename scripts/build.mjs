@@ -84,7 +84,22 @@ const BUNDLES = {
 /** Builds every bundle into dist/ and dist/test/. */
 export async function buildAll() {
   // Loaded only to build: every CLI run imports this file to ask whether dist/ is stale.
-  const { build } = await import("esbuild");
+  const { build, stop } = await import("esbuild");
+  try {
+    await buildBundles(build);
+  } finally {
+    // esbuild builds in a service process of its own (300 MiB once it has built these); left
+    // running, it would live as long as the gateway that `personalclaw start` built for.
+    await stop();
+  }
+  const reserved = execFileSync(process.execPath, [join(root, "dist", "render-routes.mjs"), "--reserved-app-names"], {
+    encoding: "utf8",
+  });
+  writeFileSync(join(root, "dist", "reserved-app-names.json"), reserved);
+  writeFileSync(STAMP, new Date().toISOString());
+}
+
+async function buildBundles(build) {
   mkdirSync(join(root, "dist", "test"), { recursive: true });
   // minifySyntax is what drops the `if (false)` branches; names and layout stay readable.
   const common = {
@@ -99,11 +114,6 @@ export async function buildAll() {
     ...BUNDLES.shipped.map((options) => build({ ...common, ...options, define: { TEST_BUILD: "false" } })),
     ...BUNDLES.test.map((options) => build({ ...common, ...options, define: { TEST_BUILD: "true" } })),
   ]);
-  const reserved = execFileSync(process.execPath, [join(root, "dist", "render-routes.mjs"), "--reserved-app-names"], {
-    encoding: "utf8",
-  });
-  writeFileSync(join(root, "dist", "reserved-app-names.json"), reserved);
-  writeFileSync(STAMP, new Date().toISOString());
 }
 
 /** Builds when stale; returns whether it built. */
