@@ -4,10 +4,20 @@
 //
 // The home lives under /var/tmp, not /tmp: every app child gets a private /tmp, which would
 // hide a canary written there and make "never written" pass for the wrong reason.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { spawn } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
+import { cliPath, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 import { install, waitForRow } from "./helpers/backends";
 import { boundsAvailability } from "../host-bridge/sandbox/bounds";
 
@@ -26,6 +36,47 @@ async function eventsOf(gw: RunningGateway, kind: string): Promise<LoggedEvent[]
   expect(response.status).toBe(200);
   return ((await response.json()) as { events: LoggedEvent[] }).events;
 }
+
+/** Every process below `root` (by parent pid), with its program's name and its starting environment. */
+function descendants(root: number): Array<{ pid: number; program: string; env: Record<string, string> }> {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: Array<{ pid: number; program: string; env: Record<string, string> }> = [];
+  const below = new Set([root]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [pid, parent] of parents) {
+      if (below.has(parent) && !below.has(pid)) {
+        below.add(pid);
+        grew = true;
+        try {
+          const env = Object.fromEntries(
+            readFileSync(`/proc/${pid}/environ`, "utf8")
+              .split("\0")
+              .filter(Boolean)
+              .map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
+          );
+          found.push({ pid, program: basename(readlinkSync(`/proc/${pid}/exe`)), env });
+        } catch {
+          // gone meanwhile
+        }
+      }
+    }
+  }
+  return found;
+}
+
+/** The programs of a confined start that run on the host, before or around the sandbox. */
+const HOST_SIDE = new Set(["bwrap", "prlimit", "systemd-run"]);
+const HOST_SIDE_NAMES = ["DBUS_SESSION_BUS_ADDRESS", "PATH", "XDG_RUNTIME_DIR"];
 
 describe("confinement under a running gateway", () => {
   let root: string;
@@ -70,6 +121,73 @@ describe("confinement under a running gateway", () => {
     expect(bounds?.message).toContain("48 processes, 96 MiB");
     const sandbox = rows.find((row) => row.name === "bubblewrap");
     expect(sandbox?.status).toBe("ok");
+  });
+
+  it("an app's declared environment reaches its child in the box and never the programs that build the box", async () => {
+    // A loader variable in bwrap's own environment would run a library the app ships on the
+    // host, before any namespace exists, with the owner's rights.
+    const app = join(root, "env-preload");
+    mkdirSync(app, { recursive: true });
+    const declared = {
+      LD_PRELOAD: "./preload.so",
+      LD_AUDIT: "./preload.so",
+      LD_LIBRARY_PATH: ".",
+      GLIBC_TUNABLES: "glibc.malloc.check=3",
+      GCONV_PATH: ".",
+      PCTEST_MARK: "declared",
+    };
+    writeFileSync(
+      join(app, "app.json"),
+      JSON.stringify({
+        name: "env-preload",
+        version: "0.1.0",
+        description: "Test fixture: an MCP server whose declared environment names the dynamic loader's variables.",
+        permissions: { api: [], network: false },
+        mcpServers: { s: { command: "node", args: ["server.mjs"], env: declared } },
+      }),
+    );
+    writeFileSync(
+      join(app, "server.mjs"),
+      'process.stdout.write(JSON.stringify({ mark: process.env.PCTEST_MARK ?? null, preload: process.env.LD_PRELOAD ?? null }) + "\\n");\nprocess.stdin.resume();\nprocess.stdin.on("end", () => process.exit(0));\n',
+    );
+    await install(home, app, { HOME: ownerHome });
+    const server = spawn(process.execPath, [cliPath, "mcp", "run", "env-preload", "s", "--home", home], {
+      env: { ...process.env, HOME: ownerHome },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    try {
+      const first = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        server.stdout.on("data", (chunk: Buffer) => {
+          out += chunk.toString("utf8");
+          if (out.includes("\n")) resolve(out.split("\n")[0]!);
+        });
+        server.once("exit", (code) => reject(new Error(`mcp run exited ${code} before answering`)));
+      });
+      // The child itself has what its manifest declared.
+      expect(JSON.parse(first)).toEqual({ mark: "declared", preload: "./preload.so" });
+      const hostSide = descendants(server.pid!).filter((p) => HOST_SIDE.has(p.program));
+      expect(hostSide.map((p) => p.program)).toContain("bwrap");
+      for (const p of hostSide) {
+        expect(
+          Object.keys(p.env).filter((name) => !HOST_SIDE_NAMES.includes(name)),
+          `${p.program} ${p.pid}`,
+        ).toEqual([]);
+      }
+    } finally {
+      server.stdin.end();
+      server.kill("SIGKILL");
+    }
+    // And a backend: neither its secret nor any other variable of its own reaches its bwrap.
+    await install(home, join(fixtureApps, "sandbox-probe"), { HOME: ownerHome });
+    expect((await waitForRow(gw, "sandbox-probe", (r) => r.healthy))?.healthy).toBe(true);
+    const backendSide = descendants(gw.pid).filter((p) => HOST_SIDE.has(p.program));
+    expect(backendSide.map((p) => p.program)).toContain("bwrap");
+    for (const p of backendSide)
+      expect(
+        Object.keys(p.env).filter((name) => !HOST_SIDE_NAMES.includes(name)),
+        `${p.program} ${p.pid}`,
+      ).toEqual([]);
   });
 
   const cgroup = boundsAvailability(process.env.PATH).mechanism === "cgroup";

@@ -16,6 +16,7 @@ import {
 import { ETC_ENTRIES } from "./mount-plan.js";
 import http from "node:http";
 import { openSlotListener, SLOT_LISTEN_FD, withListener } from "../supervisor/slot-listener.js";
+import { hostSideEnv, SANDBOX_ENV_FD, sandboxEnvArgs, spawnChild } from "../supervisor/spawn-child.js";
 import { slotSocketName } from "../../workers/contracts/backend-slots.js";
 import { plantCredentialStores } from "../../test/fixtures/hostile/credential-stores.js";
 
@@ -28,17 +29,18 @@ let dataDir: string;
 let available: SandboxAvailability;
 let planted: string[];
 
+/** Runs a wrapInSandbox command as the bridge does: `env` reaches the child through bwrap's SANDBOX_ENV_FD. */
 function run(
   file: string,
   args: string[],
   env: Record<string, string> = { PATH: "/usr/bin:/bin" },
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(file, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawnChild({ file, args, cwd: "/" }, { env, stdio: ["ignore", "pipe", "pipe"], boxed: true });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    child.stdout?.on("data", (c: Buffer) => (stdout += c.toString()));
+    child.stderr?.on("data", (c: Buffer) => (stderr += c.toString()));
     child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
 }
@@ -350,10 +352,14 @@ describe("wrapInSandbox", () => {
       { file: process.execPath, args: [path.join(appDir, "healthy.mjs")], cwd: appDir },
       wrapOpts({ gateway: { listenFd: SLOT_LISTEN_FD, backendPort: 8080 } }),
     );
-    const child = spawn(cmd.file, cmd.args, {
-      env: { PATH: "/usr/bin:/bin", PORT: "8080", ...cmd.env },
-      stdio: withListener(["ignore", "ignore", "pipe"], listener.fd),
-    });
+    const child = spawnChild(
+      { file: cmd.file, args: cmd.args, cwd: "/" },
+      {
+        env: { PATH: "/usr/bin:/bin", PORT: "8080", ...cmd.env },
+        stdio: withListener(["ignore", "ignore", "pipe"], listener.fd),
+        boxed: true,
+      },
+    );
     listener.handOver();
     try {
       const socketPath = path.join(root, "run", slotSocketName(3));
@@ -373,7 +379,8 @@ describe("wrapInSandbox", () => {
     // A stand-in bridge: hands bwrap its listening socket and then waits; we SIGKILL it, as a hard kill of the bridge would.
     const script = [
       `const net=require("net"),fs=require("fs");const tmp=${JSON.stringify(`${socketPath}.new`)};const s=net.createServer().listen(tmp,()=>{`,
-      `require("child_process").spawn(${JSON.stringify(cmd.file)}, ${JSON.stringify(cmd.args)}, { stdio: ["ignore","ignore","ignore","ignore","ignore",s._handle.fd], env: ${JSON.stringify({ PATH: "/usr/bin:/bin", PORT: "8080", ...cmd.env })} });`,
+      `const c=require("child_process").spawn(${JSON.stringify(cmd.file)}, ${JSON.stringify(cmd.args)}, { stdio: ["ignore","ignore","ignore","ignore","ignore",s._handle.fd,"pipe"], env: ${JSON.stringify(hostSideEnv())} });`,
+      `c.stdio[${SANDBOX_ENV_FD}].end(Buffer.from(${JSON.stringify(sandboxEnvArgs({ PATH: "/usr/bin:/bin", PORT: "8080", ...cmd.env }).toString("base64"))}, "base64"));`,
       `fs.renameSync(tmp, ${JSON.stringify(socketPath)});s.close();});setInterval(() => {}, 1000);`,
     ].join("");
     const bridge = spawn(process.execPath, ["-e", script], { stdio: "ignore" });

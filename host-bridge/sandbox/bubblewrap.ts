@@ -10,6 +10,7 @@ import { errorMessage } from "../../workers/contracts/errors.js";
 import { findOnPath, interpreterMounts, isNodeProgram, resolveProgram } from "./interpreter";
 import { packageRoot } from "../package-root";
 import { EGRESS_PROXY_PORT, INSIDE_DIR, mountArgs, planMounts, SYSTEM_FOLDERS, type MountStep } from "./mount-plan";
+import { SANDBOX_ENV_FD } from "../supervisor/spawn-child";
 
 export type SandboxMode = "on" | "off";
 
@@ -151,9 +152,11 @@ export function sandboxRefusal(
  * Returns the bwrap argv that runs `cmd` confined. The program is resolved by the bridge
  * (resolveProgram) so the child's PATH cannot swap it, and run by its absolute path.
  *
- * The environment is NOT passed with --setenv: bwrap's argv is readable by every local user in
- * /proc/<pid>/cmdline, and the app secret would be in it. The caller hands the built env to
- * spawn, and bwrap passes its own environment to the child unchanged.
+ * The environment is not on this command line (bwrap's argv is readable by every local user in
+ * /proc/<pid>/cmdline, and the app secret would be in it), and not in bwrap's own environment
+ * either (a loader variable there would run before the sandbox exists): bwrap reads
+ * `--clearenv` and one `--setenv` per variable from SANDBOX_ENV_FD (`--args`), which
+ * spawnChild writes for a `boxed` start.
  */
 export function wrapInSandbox(
   cmd: SandboxedCommand,
@@ -187,7 +190,7 @@ export function wrapInSandbox(
         }
       : {}),
   });
-  const args = [...mountArgs(plan), ...isolationArgs(opts.userNamespace)];
+  const args = ["--args", String(SANDBOX_ENV_FD), ...mountArgs(plan), ...isolationArgs(opts.userNamespace)];
   if (opts.infoFd !== undefined) args.push("--info-fd", String(opts.infoFd));
   if (opts.blockFd !== undefined) args.push("--block-fd", String(opts.blockFd));
   args.push("--chdir", path.resolve(cmd.cwd));

@@ -162,7 +162,10 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
   const { cmd, group, useGroup } = confined;
 
   // 4. Spawn, least reversible last.
-  const child = spawnChild({ ...cmd, cwd: run.cwd }, { env, stdio: closeInheritedFds(sandboxed, useGroup) });
+  const child = spawnChild(
+    { ...cmd, cwd: run.cwd },
+    { env, stdio: closeInheritedFds(sandboxed, useGroup), boxed: sandboxed },
+  );
   const relay = createLogRelay({
     tag: run.tag,
     sink: (_level, line) => ctx.log(line),

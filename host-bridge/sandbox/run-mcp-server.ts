@@ -98,7 +98,10 @@ export async function runMcpServer(
   const { cmd, group, useGroup } = confined;
 
   // 4. Spawn, least reversible last.
-  const child = spawnChild({ ...cmd, cwd: run.app.appDir }, { env, stdio: mcpServerFds(sandboxed, useGroup) });
+  const child = spawnChild(
+    { ...cmd, cwd: run.app.appDir },
+    { env, stdio: mcpServerFds(sandboxed, useGroup), boxed: sandboxed },
+  );
   const secrets = credentialValuesOf(env);
   let lastStderrLine: string | null = null;
   let partial = "";

@@ -530,6 +530,7 @@ export class BackendSupervisor {
     const child = spawnChild(command, {
       env,
       stdio: listener.listener ? withListener(stdio, listener.listener.fd) : stdio,
+      boxed: sandbox.availability !== null,
     });
     // The child holds the listening socket now: it moves to the slot's path, and the bridge lets go of it.
     listener.listener?.handOver();

@@ -8,6 +8,7 @@ import net from "node:net";
 import path from "node:path";
 import type { StdioOptions } from "node:child_process";
 import { slotSocketName } from "../../workers/contracts/backend-slots";
+import { withDescriptor } from "./spawn-child";
 
 /** The descriptor the launcher inside the sandbox accepts the gateway's connections on. */
 export const SLOT_LISTEN_FD = 5;
@@ -42,8 +43,5 @@ export function openSlotListener(runtimeDir: string, slot: number): Promise<Slot
 
 /** The child's descriptors with the slot's listening socket at SLOT_LISTEN_FD. */
 export function withListener(stdio: StdioOptions, fd: number): StdioOptions {
-  const list = [...(stdio as unknown[])];
-  while (list.length < SLOT_LISTEN_FD) list.push("ignore");
-  list[SLOT_LISTEN_FD] = fd;
-  return list as StdioOptions;
+  return withDescriptor(stdio, SLOT_LISTEN_FD, fd);
 }

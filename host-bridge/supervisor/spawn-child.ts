@@ -1,5 +1,6 @@
 // The last, least reversible hardening step: starting the process.
 import { spawn, type ChildProcess, type StdioOptions } from "node:child_process";
+import type { Writable } from "node:stream";
 import { readdirSync, readFileSync } from "node:fs";
 
 /** The descriptor bwrap writes {"child-pid": N} to, when sandboxed. */
@@ -7,6 +8,39 @@ export const SANDBOX_INFO_FD = 3;
 
 /** The descriptor bwrap waits on before it runs the child (bounds by cgroup: attached first). */
 export const SANDBOX_BLOCK_FD = 4;
+
+/**
+ * The descriptor bwrap reads the child's environment from (`--args`: `--clearenv`, then one
+ * `--setenv NAME VALUE` per variable), so the environment is never on a command line, which
+ * every local user can read in /proc/<pid>/cmdline. (5 is a backend's listening socket.)
+ */
+export const SANDBOX_ENV_FD = 6;
+
+/**
+ * The environment the host-side programs of a confined start run with (bwrap, and prlimit or
+ * systemd-run in front of it): a fixed PATH and the user manager's address, nothing an app
+ * declared. A loader variable among them (LD_PRELOAD, LD_AUDIT, GLIBC_TUNABLES, GCONV_PATH...)
+ * would run code the app ships in those programs, on the host, before any namespace exists;
+ * here no value of the child's environment reaches them at all, whatever its name.
+ */
+export function hostSideEnv(
+  bridgeEnv: Readonly<Record<string, string | undefined>> = process.env,
+): Record<string, string> {
+  const env: Record<string, string> = { PATH: "/usr/bin:/bin" };
+  // systemd-run --user finds the owner's user manager through these; they are the owner's own.
+  for (const name of ["XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS"]) {
+    const value = bridgeEnv[name];
+    if (value !== undefined && value !== "") env[name] = value;
+  }
+  return env;
+}
+
+/** bwrap's `--args` text for `env`: NUL-separated `--clearenv`, then `--setenv NAME VALUE` for each variable. */
+export function sandboxEnvArgs(env: Readonly<Record<string, string>>): Buffer {
+  const words = ["--clearenv"];
+  for (const [name, value] of Object.entries(env)) words.push("--setenv", name, value);
+  return Buffer.from(`${words.join("\0")}\0`, "utf8");
+}
 
 /**
  * The child's descriptors: stdin closed, stdout/stderr piped to the log relay, and (sandboxed)
@@ -34,24 +68,40 @@ export function mcpServerFds(sandboxed: boolean, blocked = false): StdioOptions 
 /**
  * Spawns `file` with `args` (never a shell string) in its own process group (detached), so a
  * stop signals the backend and everything it started, and a Ctrl-C at the owner's terminal does
- * not reach it before the bridge's orderly stop.
+ * not reach it before the bridge's orderly stop. A confined start (`boxed`: the command is
+ * wrapInSandbox's, which reads SANDBOX_ENV_FD) runs its host-side programs with hostSideEnv()
+ * and hands `env` to bwrap on that descriptor, for the child alone; unconfined, the program
+ * gets `env` itself.
  */
 export function spawnChild(
   cmd: { file: string; args: string[]; cwd: string },
-  opts: { env: Record<string, string>; stdio: StdioOptions },
+  opts: { env: Record<string, string>; stdio: StdioOptions; boxed: boolean },
 ): ChildProcess {
+  const stdio = opts.boxed ? withDescriptor(opts.stdio, SANDBOX_ENV_FD, "pipe") : opts.stdio;
   const child = spawn(cmd.file, cmd.args, {
     cwd: cmd.cwd,
-    env: opts.env,
-    stdio: opts.stdio,
+    env: opts.boxed ? hostSideEnv() : opts.env,
+    stdio,
     detached: true,
     shell: false,
     windowsHide: true,
   });
-  // bwrap's info and block descriptors are sockets it closes when it likes; a reset there is
-  // the end of that channel, not a bridge error (unhandled, it would crash the bridge).
+  // bwrap's info, block and environment descriptors are pipes it closes when it likes; a reset
+  // there is the end of that channel, not a bridge error (unhandled, it would crash the bridge).
   for (const extra of child.stdio.slice(3)) extra?.on("error", () => {});
+  if (opts.boxed) {
+    const envPipe = (child.stdio as ReadonlyArray<Writable | null | undefined>)[SANDBOX_ENV_FD];
+    envPipe?.end(sandboxEnvArgs(opts.env));
+  }
   return child;
+}
+
+/** `stdio` with `fd` set to `what`, the descriptors between padded with "ignore". */
+export function withDescriptor(stdio: StdioOptions, fd: number, what: "pipe" | "ignore" | number): StdioOptions {
+  const list = [...(stdio as unknown[])];
+  while (list.length < fd) list.push("ignore");
+  list[fd] = what;
+  return list as StdioOptions;
 }
 
 /**
