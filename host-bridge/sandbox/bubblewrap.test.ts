@@ -256,6 +256,37 @@ describe("wrapInSandbox", () => {
     expect(cmd.args.some((arg) => arg.startsWith(path.join(ownerHome, ".config")))).toBe(false);
   });
 
+  it("a #! line naming an interpreter through /proc, or a folder named like one, adds no mount", () => {
+    // An interpreter prefix the bridge finds by a path through /proc (/proc/self/root here, or
+    // /proc/2/cwd, which is the host's / to the bridge and the app's own folder to the child).
+    const prefix = path.join(root, "through-proc");
+    mkdirSync(path.join(prefix, "bin"), { recursive: true });
+    mkdirSync(path.join(prefix, "lib"), { recursive: true });
+    writeFileSync(path.join(prefix, "bin", "node"), "#!/bin/sh\n", { mode: 0o755 });
+    // A host folder that is named like an interpreter and holds what a bundle wants to read.
+    const lookalike = path.join(root, "conf", "python3");
+    mkdirSync(lookalike, { recursive: true });
+    writeFileSync(path.join(lookalike, "secret.conf"), "not for apps");
+    for (const line of [
+      `/proc/self/root${prefix}/bin/node`,
+      `/proc/self/cwd/../../../..${prefix}/bin/node`,
+      lookalike,
+    ]) {
+      const script = path.join(appDir, "via-proc");
+      writeFileSync(script, `#!${line}\n`, { mode: 0o755 });
+      const cmd = wrapInSandbox({ file: "./via-proc", args: [], cwd: appDir }, wrapOpts());
+      const mounts = cmd.args.slice(0, cmd.args.indexOf("--"));
+      expect(
+        mounts.filter((arg) => arg.startsWith(prefix) || arg.startsWith(path.dirname(lookalike))),
+        line,
+      ).toEqual([]);
+    }
+    // The same interpreter named plainly is shown, as any interpreter outside the system folders is.
+    writeFileSync(path.join(appDir, "plain"), `#!${prefix}/bin/node\n`, { mode: 0o755 });
+    const plain = wrapInSandbox({ file: "./plain", args: [], cwd: appDir }, wrapOpts());
+    expect(plain.args).toContain(path.join(prefix, "bin"));
+  });
+
   it("only data/ and the private /tmp are writable; the root, the app folder and /etc are not", async () => {
     const target = path.join(dataDir, "w.txt");
     const outside = path.join(appDir, "w.txt");

@@ -30,6 +30,46 @@ function isSystemPath(p: string): boolean {
   return SYSTEM_FOLDERS.some((folder) => isUnder(p, folder));
 }
 
+/**
+ * Folders whose entries mean something else inside the sandbox: /proc follows the pid
+ * namespace (`/proc/2/cwd` is the host's `/` here and the app's own folder there), /dev and
+ * /sys are the sandbox's own. A path through one of them names one file to the bridge and
+ * another to the child.
+ */
+const NAMESPACE_FOLDERS = ["/proc", "/dev", "/sys"];
+
+/**
+ * True when `written`, resolved one component at a time, never passes through a namespace
+ * folder (by its own text or by a link it follows): only then does it name the same file on
+ * the host, where the bridge resolves it, as in the sandbox, where the kernel does.
+ */
+function resolvesAlikeInSandbox(written: string): boolean {
+  // Component by component as the kernel walks it: `..` after a link is taken from where the
+  // link led, so nothing here is normalised as text first.
+  const parts = written.split("/").filter((part) => part !== "" && part !== ".");
+  for (let i = 1; i <= parts.length; i++) {
+    const prefix = `/${parts.slice(0, i).join("/")}`;
+    let real: string;
+    try {
+      real = realpathSync(prefix);
+    } catch {
+      return false;
+    }
+    if (NAMESPACE_FOLDERS.some((folder) => isUnder(prefix, folder) || isUnder(real, folder))) return false;
+  }
+  return true;
+}
+
+/** True when `file` is a regular file this process may execute (an interpreter, not a folder named like one). */
+function isExecutableFile(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
 /** `/x/versions/3.11/bin/python3.11` -> `/x/versions/3.11`; a file outside a `bin/` -> its own folder. */
 export function prefixOf(realFile: string): string {
   const dir = path.dirname(realFile);
@@ -80,18 +120,21 @@ const INTERPRETER_NAME = /^(node|nodejs|python|python3(\.\d+)?)$/;
  * The read-only folders `file` needs beyond the system folders and the app folder: the `bin/`
  * and `lib/` of the real prefix of an interpreter (after links: a venv's python is a link to its
  * base interpreter), found as the program itself or named by its `#!` line. Only a known
- * interpreter's: a bundle's `#!` line naming any other file (a credential folder, say) adds no
- * mount. Never a home folder as a whole.
+ * interpreter's, only an executable file, and only by a path that names the same file inside
+ * the sandbox: a bundle's `#!` line naming any other file (a credential folder, say), a folder
+ * named like an interpreter (`/etc/python3`), or a path through /proc adds no mount. Never a
+ * home folder as a whole.
  */
 export function interpreterMounts(opts: InterpreterMountOptions): string[] {
   const found = new Set<string>();
   const shown = (folder: string) => !opts.keepHidden.some((hidden) => isUnder(hidden, folder));
   const consider = (candidate: string | undefined, depth: number) => {
     if (!candidate || depth > 2) return;
+    // Joined, not resolved: resolvesAlikeInSandbox reads every component as written.
     const absolute = path.isAbsolute(candidate)
       ? candidate
       : candidate.includes("/")
-        ? path.resolve(opts.cwd, candidate)
+        ? `${opts.cwd}/${candidate}`
         : findOnPath(candidate, opts.pathEnv);
     if (!absolute) return;
     let real: string;
@@ -100,7 +143,15 @@ export function interpreterMounts(opts: InterpreterMountOptions): string[] {
     } catch {
       return;
     }
-    if (!isSystemPath(real) && !isUnder(real, opts.cwd) && INTERPRETER_NAME.test(path.basename(real))) {
+    // A mount is added only for the interpreter the child will run: an executable file, named
+    // by a path the sandbox reads the same way (a `#!` line is the app's own text).
+    if (
+      !isSystemPath(real) &&
+      !isUnder(real, opts.cwd) &&
+      INTERPRETER_NAME.test(path.basename(real)) &&
+      isExecutableFile(real) &&
+      resolvesAlikeInSandbox(absolute)
+    ) {
       const prefix = prefixOf(real);
       for (const folder of [path.dirname(real), path.join(prefix, "lib")]) {
         if (shown(folder) && existsSync(folder)) found.add(folder);
