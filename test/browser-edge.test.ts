@@ -223,6 +223,36 @@ describe("the browser edge", () => {
     await context.close();
   });
 
+  it("refuses another site's navigation to an app backend's API in every spelling the proxy forwards, /apps/<name>/api bare included", async () => {
+    // The proxy rows (/apps/:name/api/*) route and forward /apps/<name>/api itself; the Origin
+    // check must count it as a backend call too, or the owner's Lax cookie carries another
+    // site's GET (or another app's page's) to the backend as the owner.
+    const { context, page } = await ownerContext();
+    await page.goto(`http://localhost:${sibling.port}/elsewhere`);
+    for (const path of [
+      `/apps/${APP}/api`,
+      `/apps/${APP}/api?action=delete-everything`,
+      `/apps/${APP}/api/page`,
+      "/api",
+      "/api?x=1",
+    ]) {
+      const answer = await navigateFromPage(page, `${gw.base}${path}`);
+      expect(answer.status, path).toBe(403);
+      expect(JSON.parse(answer.body).error.code, path).toBe("origin_not_allowed");
+      await page.goto(`http://localhost:${sibling.port}/elsewhere`);
+    }
+    await context.close();
+    // The app's own sandboxed UI (an opaque origin, its token as Bearer) is let through to the bare path as to any other.
+    const host = `127.0.0.1:${gw.port}`;
+    for (const path of [`/apps/${APP}/api`, `/apps/${APP}/api/token`]) {
+      const answer = await rawRequest(gw.port, {
+        path,
+        headers: { host, origin: "null", "sec-fetch-site": "cross-site", authorization: `Bearer ${appToken}` },
+      });
+      expect(answer.body, path).not.toContain("origin_not_allowed");
+    }
+  });
+
   it("refuses the same encodings from any client, before the cross-site guard could be bypassed", async () => {
     const host = `127.0.0.1:${gw.port}`;
     for (const path of [

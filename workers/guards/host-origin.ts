@@ -3,6 +3,7 @@
 // The Origin check stops another site's page from writing through the owner's browser.
 import { GatewayError } from "../contracts/errors";
 import type { ParsedRequest } from "./parsed-request";
+import { isAppBackendPath, isGatewayApiPath } from "./request-path";
 
 const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -49,7 +50,7 @@ export function checkOrigin(
 ): void {
   const site = headers.get("sec-fetch-site");
   const origin = headers.get("origin");
-  const appBackendPath = /^\/apps\/[^/]+\/api\//.test(parsed.path);
+  const appBackendPath = isAppBackendPath(parsed.path);
   // An app's UI runs sandboxed in an opaque origin ("null"): its calls to its own backend
   // are cross-site and carry no cookie, only the app token it was handed. Held to the app's
   // permissions, such a call (and its credential-less CORS preflight) is let through; nothing
@@ -57,7 +58,7 @@ export function checkOrigin(
   if (appBackendPath && origin === "null" && (method === "OPTIONS" || parsed.authorization.kind === "bearer")) return;
   // The same page's socket: the events route itself admits an opaque origin only for an app token alone.
   if (parsed.path === "/api/ws" && origin === "null" && parsed.authorization.kind === "bearer") return;
-  const isApi = parsed.path.startsWith("/api/") || parsed.path === "/api" || appBackendPath;
+  const isApi = isGatewayApiPath(parsed.path) || appBackendPath;
   if (isApi && site !== null && site !== "same-origin" && site !== "none") throw new GatewayError("origin_not_allowed");
   if (!STATE_CHANGING.has(method)) return;
   if (origin !== null && !isOwnOrigin(origin, hosts)) throw new GatewayError("origin_not_allowed");

@@ -37,6 +37,20 @@ export function hasQuery(requestUrl: string): boolean {
   return (fragment === -1 || fragment > mark + 1) && mark + 1 < requestUrl.length;
 }
 
+/** True for the gateway's own API: `/api` and every path below it. */
+export function isGatewayApiPath(path: string): boolean {
+  return path === "/api" || path.startsWith("/api/");
+}
+
+/**
+ * True for an app backend's API through its proxy: `/apps/<name>/api` and every path below it,
+ * which is what the proxy rows (`/apps/:name/api/*`) route and forward. Every check that treats
+ * a backend call apart (the Origin check, the page-or-envelope choice, the proxy) asks this.
+ */
+export function isAppBackendPath(path: string): boolean {
+  return /^\/apps\/[^/]+\/api(?:\/|$)/.test(path);
+}
+
 /**
  * Why `path` could be read two ways, or null when it cannot: a raw byte a parser rewrites,
  * an invalid or overlong escape, an escape of `/`, `\`, `%`, a control or an unreserved

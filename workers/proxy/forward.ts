@@ -12,6 +12,7 @@ import { readCappedBody } from "../read-input";
 import type { Principal } from "../guards/principal";
 import { NO_BODY, sendSigned, type BackendTransport } from "./signed-send";
 import { isAmbiguousPath } from "./app-target";
+import { isAppBackendPath } from "../guards/request-path";
 import { inertAnswer, keptLocation } from "./backend-answer-headers";
 import { enterSelfCall, releasedWhenDone, type SelfCallSlot } from "./self-call-bound";
 
@@ -56,7 +57,8 @@ export async function forwardToBackend(
   if (isAmbiguousPath(url.pathname)) throw new GatewayError("proxy_path_ambiguous");
   const prefix = `/apps/${app}`;
   const tail = url.pathname.slice(prefix.length);
-  if (!tail.startsWith("/api/") && tail !== "/api") throw new GatewayError("proxy_path_ambiguous");
+  if (!url.pathname.startsWith(`${prefix}/`) || !isAppBackendPath(url.pathname))
+    throw new GatewayError("proxy_path_ambiguous");
 
   const target = await proxyTargetOf(env, app);
   if (!target) throw appNotFound(app);

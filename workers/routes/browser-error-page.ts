@@ -5,6 +5,7 @@
 // text-safety rule, because a message may quote a path or an app name an attacker chose.
 import type { GatewayError } from "../contracts/errors";
 import { safeHtmlText } from "../contracts/text-safety";
+import { isAppBackendPath, isGatewayApiPath } from "../guards/request-path";
 
 const PAGE_CSP =
   "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -17,7 +18,7 @@ const PAGE_CSP =
  */
 export function isPageNavigation(method: string, path: string, headers: Headers): boolean {
   if (method !== "GET" && method !== "HEAD") return false;
-  if (path.startsWith("/api/") || /^\/apps\/[^/]+\/api(?:\/|$)/.test(path)) return false;
+  if (isGatewayApiPath(path) || isAppBackendPath(path)) return false;
   const site = headers.get("sec-fetch-site");
   if (site !== null && site !== "same-origin" && site !== "none") return false;
   const accept = (headers.get("accept") ?? "").toLowerCase();

@@ -9,7 +9,7 @@ import { audit } from "../audit";
 import { checkHost, checkOrigin, hostsOf } from "../guards/host-origin";
 import { checkRequestFraming } from "../guards/request-framing";
 import { parseRequest, presentedCredentials, type ParsedRequest } from "../guards/parsed-request";
-import { rawPathOf } from "../guards/request-path";
+import { isGatewayApiPath, rawPathOf } from "../guards/request-path";
 import { internalPrincipal } from "../guards/internal-credential";
 import { resolvePrincipal } from "../guards/resolve-principal";
 import { principalLabel } from "../guards/principal";
@@ -138,7 +138,7 @@ export function buildGateway(rows: ReadonlyArray<AnyRouteRow>) {
     const path = parsed.path;
     // The internal credential opens only listed routes; an unknown path is not one of them.
     await internalPrincipal(c.req.raw, null, c.env, path);
-    if (c.req.method === "GET" && !path.startsWith("/api/")) return serveDashboardFile(c, parsed.url);
+    if (c.req.method === "GET" && !isGatewayApiPath(path)) return serveDashboardFile(c, parsed.url);
     throw new GatewayError("not_found", { vars: { method: c.req.method, path } });
   });
 
