@@ -21,7 +21,11 @@ export const ERROR_CODES = {
     message: "The document changed since you read it; read it again and re-apply your change.",
   },
   host_not_allowed: { status: 403, message: "The Host header does not name this gateway." },
-  origin_not_allowed: { status: 403, message: "A state-changing request must come from this gateway's own origin." },
+  origin_not_allowed: {
+    status: 403,
+    message:
+      "Another site's page may not reach this gateway's API, an app's backend or an app's page, and a change must come from the gateway's own origin.",
+  },
   internal_route_refused: { status: 403, message: "The internal credential does not open {method} {path}." },
   internal_secret_invalid: { status: 403, message: "The internal credential is not the one this start issued." },
   internal_call_names_no_work: { status: 403, message: "An internal call must name its work in X-Session-Key." },
