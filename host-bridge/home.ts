@@ -11,7 +11,7 @@ import {
   rmSync,
   rmdirSync,
 } from "node:fs";
-import { GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME } from "../workers/contracts/backend-slots";
+import { GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME, isSlotSocketName } from "../workers/contracts/backend-slots";
 import { writePrivateFile } from "./private-file";
 import { storeFolder } from "./durable-object-stores";
 import { freshSeed } from "./sel-seed";
@@ -86,6 +86,28 @@ function isWritableByOthers(folder: string): boolean {
     return (statSync(folder).mode & 0o002) !== 0;
   } catch {
     return true; // unknown: keep the name
+  }
+}
+
+/**
+ * At the gateway's stop, once every backend has stopped: the sockets of its backends' slots,
+ * which nothing listens on any more (each start makes its own). Only the gateway's stop calls
+ * this: an agent's `personalclaw mcp` shares the folder while the gateway's backends run.
+ */
+export function clearSlotSockets(runtime: string): void {
+  let names: string[] = [];
+  try {
+    names = readdirSync(runtime);
+  } catch {
+    return; // already gone
+  }
+  for (const name of names) {
+    const file = join(runtime, name);
+    try {
+      if (isSlotSocketName(name) && lstatSync(file).isSocket()) rmSync(file, { force: true });
+    } catch {
+      // gone meanwhile
+    }
   }
 }
 

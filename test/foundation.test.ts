@@ -1,7 +1,7 @@
 // The foundation against a really started gateway: start/stop, state across restarts,
 // API conventions, the host/origin guard, the internal credential and the route docs.
 import { describe, expect, it } from "vitest";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runtimeDir } from "../host-bridge/home";
@@ -14,6 +14,7 @@ import {
   repoRoot,
   runCli,
   startGateway,
+  type RunningGateway,
 } from "./helpers/gateway";
 
 function alive(pid: number): boolean {
@@ -269,6 +270,26 @@ describe("a started gateway", () => {
   });
 });
 
+/** True once `name`'s backend reports healthy (within 20 s). */
+async function waitHealthy(gw: RunningGateway, name: string): Promise<boolean> {
+  for (let i = 0; i < 200; i++) {
+    const row = (await (await gw.fetch(`/api/apps/${name}`)).json()) as { backend?: { healthy?: boolean } };
+    if (row.backend?.healthy) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
+/** Installs the node-notes example into `gw`'s home and waits for its backend. */
+async function installRunning(gw: RunningGateway, env: NodeJS.ProcessEnv): Promise<void> {
+  const installed = await runCli(
+    ["apps", "install", join(repoRoot, "apps", "fixtures", "node-notes"), "--yes", "--json", "--home", gw.home],
+    env,
+  );
+  expect(installed.code, installed.stdout + installed.stderr).toBe(0);
+  expect(await waitHealthy(gw, "node-notes")).toBe(true);
+}
+
 describe("gateway lifecycle", () => {
   it("stops on SIGTERM, removes gateway.json and its runtime folder, and keeps Durable Object state across a restart", async () => {
     const home = makeHome();
@@ -279,6 +300,9 @@ describe("gateway lifecycle", () => {
       const first = await startGateway({ home, env: { XDG_RUNTIME_DIR: xdg } });
       const runtime = runtimeDir(home, xdg);
       expect(existsSync(join(runtime, "gateway", "gateway.sock"))).toBe(true);
+      // A backend runs, so its slot's socket is in the folder too until the stop.
+      await installRunning(first, { XDG_RUNTIME_DIR: xdg });
+      expect(readdirSync(runtime).filter((name) => name.startsWith("slot-"))).toHaveLength(1);
       const secretOne = readFileSync(join(home, ".local_secret"), "utf8");
       const workerdPid = JSON.parse(readFileSync(join(home, "gateway.json"), "utf8")).workerdPid;
       const minted = await (
@@ -299,6 +323,8 @@ describe("gateway lifecycle", () => {
       const second = await startGateway({ home, env: { XDG_RUNTIME_DIR: "" } });
       const shared = runtimeDir(home, undefined);
       expect(existsSync(join(shared, "gateway", "gateway.sock"))).toBe(true);
+      expect(await waitHealthy(second, "node-notes")).toBe(true);
+      expect(readdirSync(shared).filter((name) => name.startsWith("slot-"))).toHaveLength(1);
       try {
         expect(statSync(join(home, "run", "workerd.capnp")).mode & 0o777).toBe(0o600);
         expect(readFileSync(join(home, ".local_secret"), "utf8")).not.toBe(secretOne);
@@ -309,6 +335,8 @@ describe("gateway lifecycle", () => {
         await second.stop();
       }
       expect(existsSync(join(shared, "gateway"))).toBe(false);
+      // Empty: no socket of the stopped backend is left behind.
+      expect(readdirSync(shared)).toEqual([]);
       expect(statSync(shared).uid).toBe(process.getuid!());
       expect(statSync(shared).mode & 0o777).toBe(0o700);
     } finally {

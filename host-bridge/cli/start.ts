@@ -6,6 +6,7 @@ import { authModeInForce } from "../../workers/contracts/auth-mode";
 import { safeLines } from "../../workers/contracts/text-safety";
 import {
   clearGatewaySocket,
+  clearSlotSockets,
   ensureHome,
   readOrCreateSelKey,
   releaseRuntimeDir,
@@ -341,6 +342,7 @@ async function runGateway(options: StartOptions): Promise<number> {
       bridge.server.closeAllConnections();
       removeGatewayFile(paths);
       clearGatewaySocket(runtimeFolder);
+      clearSlotSockets(runtimeFolder);
       releaseRuntimeDir(runtimeFolder);
       gatewayLog.close();
       clearTimeout(hardStop);
