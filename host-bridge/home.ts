@@ -95,7 +95,7 @@ function isWritableByOthers(folder: string): boolean {
  * this: an agent's `personalclaw mcp` shares the folder while the gateway's backends run.
  */
 export function clearSlotSockets(runtime: string): void {
-  let names: string[] = [];
+  let names: string[];
   try {
     names = readdirSync(runtime);
   } catch {
