@@ -89,7 +89,8 @@ export async function runMcpServer(
     command: run.command,
     egressSocket,
     groupName: `${run.app.name}-mcp`,
-    pathEnv: env.PATH,
+    // The bridge's PATH, never one the manifest declared: it picks what runs, and realPython runs it on the host.
+    pathEnv: allowlisted.PATH,
   });
   if (!confined.ok) {
     report({ ok: false, exitCode: null, reason: confined.reason });
