@@ -75,11 +75,18 @@ function probeManifest(version: string, extra: Json = {}): Json {
 async function writeProbe(
   root: string,
   version: string,
-  opts: { broken?: boolean; permissions?: Json } = {},
+  opts: { broken?: boolean; permissions?: Json; secrets?: Json[] } = {},
 ): Promise<string> {
-  const dir = join(root, `probe-${version}${opts.broken ? "-broken" : ""}${opts.permissions ? "-more" : ""}`);
+  const dir = join(
+    root,
+    `probe-${version}${opts.broken ? "-broken" : ""}${opts.permissions ? "-more" : ""}${opts.secrets ? "-secrets" : ""}`,
+  );
   await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, "app.json"), JSON.stringify(probeManifest(version, opts.permissions ?? {}), null, 2));
+  const manifest = {
+    ...probeManifest(version, opts.permissions ?? {}),
+    ...(opts.secrets ? { secrets: opts.secrets } : {}),
+  };
+  await writeFile(join(dir, "app.json"), JSON.stringify(manifest, null, 2));
   await writeFile(join(dir, "server.py"), probeServer(version, opts));
   return dir;
 }
@@ -220,6 +227,19 @@ describe("update, transitions and restart", () => {
     expect(consented.status, JSON.stringify(consented.body)).toBe(200);
     expect(consented.body.app.version).toBe("1.2.0");
     await waitHealthy(gw, "1.2.0");
+  }, 90_000);
+
+  it("an update that asks for a secret it did not ask for before needs the owner's consent, as a new permission does", async () => {
+    const secrets = [{ name: "PROBE_API_KEY", why: "asked for only in this update" }];
+    const folder = await writeProbe(root, "1.3.0", { permissions: { memory: true }, secrets });
+    const refused = await post(gw, `/api/apps/${APP}/update`, { source: folder });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe("consent_required");
+    expect(refused.body.error.detail.changes).toEqual([{ field: "secrets", before: [], after: secrets }]);
+    const cli = await runCli(["apps", "update", APP, folder, "--json", "--home", gw.home]);
+    expect(cli.code).toBe(1);
+    expect(JSON.parse(cli.stdout).error.code).toBe("consent_required");
+    expect((await appRow(gw))?.version).toBe("1.2.0");
   }, 90_000);
 
   it("an update whose backend never becomes healthy is rolled back: the old version serves again with its data as it left it", async () => {
