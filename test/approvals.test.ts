@@ -37,11 +37,11 @@ async function appTokenOf(gw: RunningGateway, name: string): Promise<string> {
 const secretOf = (gw: RunningGateway) => readFileSync(join(gw.home, ".local_secret"), "utf8").trim();
 const internal = (gw: RunningGateway, work: string) => ({ "x-internal-secret": secretOf(gw), "x-session-key": work });
 
-async function publish(gw: RunningGateway, text: string, now?: number): Promise<Response> {
+async function publish(gw: RunningGateway, text: string, now?: number, widens = false): Promise<Response> {
   return gw.fetch("/apps/approval-asker/api/publish", {
     method: "POST",
     headers: { ...json, ...(now ? { "x-test-now": String(now) } : {}) },
-    body: JSON.stringify({ text }),
+    body: JSON.stringify({ text, ...(widens ? { widens: true } : {}) }),
   });
 }
 
@@ -226,6 +226,15 @@ describe("approvals through a running gateway", () => {
     expect((await published(gw)).published.map((p) => p.text)).toContain("second note");
     const answered = (await events(gw, "approval.answered")).find((e) => e.subject === granted.id);
     expect(answered.detail).toMatchObject({ by: "grant", grant_id: grants[0].id });
+
+    // The same kind, but a yes would widen the app's reach: it waits for the owner, grant or not.
+    const widening = await publish(gw, "widening note", Date.now() + 5 * 60_000, true);
+    expect(widening.status).toBe(202);
+    const waiting = (await widening.json()).approval;
+    expect(waiting).toMatchObject({ state: "pending", action: { widens_reach: true } });
+    expect((await published(gw)).published.map((p) => p.text)).not.toContain("widening note");
+    const deny = await gw.fetch(`/api/approvals/${waiting.id}/deny`, { method: "POST", headers: json, body: "{}" });
+    expect(deny.status).toBe(200);
 
     const later = await publish(gw, "third note", Date.now() + HOUR + 5 * 60_000);
     expect(later.status).toBe(202);

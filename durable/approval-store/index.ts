@@ -13,6 +13,7 @@ import {
   type ApprovalState,
   type ApprovalView,
   type GrantView,
+  widensReach,
 } from "../../workers/contracts/approvals";
 import { APPROVAL_SCHEMA } from "./schema";
 
@@ -141,13 +142,14 @@ export class ApprovalStore extends DurableObject<Env> {
 
   /**
    * Records a new approval. A live grant for the same asker and kind (in a scope the asker
-   * accepts) approves it at once; otherwise it is pending, and the asker's oldest pending
+   * accepts) approves it at once, unless it widens reach; otherwise it is pending, and the asker's oldest pending
    * approvals beyond MAX_PENDING_PER_ASKER expire with reason `limit`.
    */
   async raise(input: RaiseInput, now: number): Promise<RaiseResult> {
     const expired = await this.sweep(now);
     const id = newId("apr");
-    const grant = this.liveGrant(input.askedBy, input.kind, input.scopes, now);
+    // An ask that widens reach waits for the owner, whatever was granted before.
+    const grant = widensReach(input.action) ? null : this.liveGrant(input.askedBy, input.kind, input.scopes, now);
     this.sql(
       `INSERT INTO approvals (id, asked_by, app, kind, title, action, scopes, state, reason, created_at, expires_at, answered_by, answered_at, answer_session, answer_scope, grant_id)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

@@ -50,6 +50,14 @@ export const ApprovalActionSchema = z
   .strict();
 export type ApprovalAction = z.infer<typeof ApprovalActionSchema>;
 
+/**
+ * True when a yes to `action` lets the app reach something it could not reach before: only the
+ * owner, present, answers such an ask, so no earlier grant ever answers it in the owner's place.
+ */
+export function widensReach(action: Pick<ApprovalAction, "widens_reach">): boolean {
+  return action.widens_reach === true;
+}
+
 export const RaiseApprovalBodySchema = z
   .object({
     kind: ApprovalKindSchema,

@@ -16,6 +16,7 @@ import {
   GrantViewSchema,
   RaiseApprovalBodySchema,
   WaitQuerySchema,
+  widensReach,
   type ApprovalScope,
   type ApprovalView,
   type GrantView,
@@ -94,7 +95,7 @@ function sessionOf(principal: Principal): string | null {
 
 /** A yes that widens an app's reach, or that leaves a lasting grant behind, needs owner presence (AUTH-26). */
 function needsPresence(approval: ApprovalView, scope: ApprovalScope): boolean {
-  return approval.action.widens_reach === true || LASTING_SCOPES.has(scope);
+  return widensReach(approval.action) || LASTING_SCOPES.has(scope);
 }
 
 function answerRoute(decision: "approve" | "deny") {
