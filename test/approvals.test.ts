@@ -422,4 +422,47 @@ describe("approvals through a running gateway", () => {
       ["sandbox.mode", "off"],
     ]);
   });
+
+  it("an uninstall takes the app's approvals and grants with it: a later app of the same name inherits none", async () => {
+    // The restart above started the backend again: wait for it.
+    await until(
+      "the asker's backend",
+      async () => (await (await gw.fetch("/api/apps/approval-asker")).json()).backend?.healthy,
+    );
+    // A pending ask, and an hour's grant the owner gave.
+    const asked = await publish(gw, "asked before the uninstall");
+    const askedBody = await asked.json();
+    expect(asked.status, JSON.stringify(askedBody)).toBe(202);
+    expect(askedBody.approval.state).toBe("pending");
+    const granted = (await (await publish(gw, "granted before the uninstall")).json()).approval;
+    const approve = await gw.fetch(`/api/approvals/${granted.id}/approve`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ scope: "1h" }),
+    });
+    expect(approve.status).toBe(200);
+    const ofAsker = async () => ({
+      approvals: (await (await gw.fetch("/api/approvals")).json()).approvals.filter(
+        (a: any) => a.asked_by === "app:approval-asker",
+      ),
+      grants: (await (await gw.fetch("/api/approvals/grants")).json()).grants.filter(
+        (g: any) => g.asked_by === "app:approval-asker",
+      ),
+    });
+    expect((await ofAsker()).grants).toHaveLength(1);
+
+    const removed = await gw.fetch("/api/apps/approval-asker", { method: "DELETE", headers: json, body: "{}" });
+    expect(removed.status, await removed.clone().text()).toBe(200);
+    expect(await ofAsker()).toEqual({ approvals: [], grants: [] });
+    const row = (await events(gw, "app_uninstalled")).find((e) => e.subject === "approval-asker");
+    expect(row.detail.approvals_removed).toBeGreaterThanOrEqual(2);
+    expect(row.detail.grants_removed).toBeGreaterThanOrEqual(1);
+
+    // The same name installed again asks afresh: no grant answers it.
+    await install(gw, asker);
+    const again = await publish(gw, "asked by the new install");
+    expect(again.status).toBe(202);
+    expect((await again.json()).approval.state).toBe("pending");
+    expect((await ofAsker()).approvals.map((a: any) => a.title)).toEqual(["Publish a note"]);
+  });
 });

@@ -273,6 +273,22 @@ export class ApprovalStore extends DurableObject<Env> {
     ).map(grantView);
   }
 
+  /**
+   * Deletes every approval and grant `askedBy` left (an app that was uninstalled): a later app
+   * installed under the same name neither reads them nor is answered by them. A long-poll on one
+   * of them wakes and finds nothing.
+   */
+  async forgetAsker(askedBy: string): Promise<{ approvals: number; grants: number }> {
+    const ids = this.sql("SELECT id FROM approvals WHERE asked_by = ?", askedBy).map((r) => String(r.id));
+    const grants = this.sql("SELECT id FROM grants WHERE asked_by = ?", askedBy).length;
+    this.ctx.storage.transactionSync(() => {
+      this.sql("DELETE FROM approvals WHERE asked_by = ?", askedBy);
+      this.sql("DELETE FROM grants WHERE asked_by = ?", askedBy);
+    });
+    for (const id of ids) this.wake(id);
+    return { approvals: ids.length, grants };
+  }
+
   /** Revokes a live grant; null when there is no live grant of that id. */
   async revokeGrant(id: string, now: number): Promise<GrantView | null> {
     const row = this.sql(

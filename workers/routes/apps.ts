@@ -21,6 +21,7 @@ import { APP_LOG_MAX_LINES, AppLogAnswerSchema } from "../contracts/app-log";
 import { InstallReviewSchema } from "../contracts/install-review";
 import { safeLine } from "../contracts/text-safety";
 import { sessions } from "../sessions";
+import { approvalStore } from "../approvals";
 import { requireIfMatch } from "../contracts/revision";
 import type { Env } from "../env";
 import { route, type RouteRequest } from "../route-row";
@@ -123,6 +124,17 @@ const BUNDLE_REFUSALS: ErrorCode[] = [
   "core_incompatible",
   "scan_dangerous",
 ];
+
+/**
+ * What the gateway holds in a removed app's name ends with it: its record, its tokens, and the
+ * approvals it asked and grants it was given, so an app installed later under the same name
+ * inherits none of them.
+ */
+async function forgetRemovedApp(env: Env, name: string, now: number): Promise<{ approvals: number; grants: number }> {
+  await appRegistry(env).remove(name);
+  await sessions(env).revokeApp(name, now);
+  return approvalStore(env).forgetAsker(`app:${name}`);
+}
 
 function requireAbsolute(source: string): void {
   if (!source.startsWith("/") || source.includes("\0")) throw new GatewayError("app_source_invalid");
@@ -783,15 +795,20 @@ export const appRoutes = [
             },
             120_000,
           );
-          await appRegistry(req.env).remove(record.name);
-          await sessions(req.env).revokeApp(record.name, req.now);
+          const forgotten = await forgetRemovedApp(req.env, record.name, req.now);
           await closeAppSockets(req.env, record.name);
           await bridgeCall(req.env, "POST /apps/transition-commit", { name: record.name }, 60_000);
           await req.audit({
             kind: "app_uninstalled",
             outcome: "allowed",
             subject: record.name,
-            detail: { purge_data: purgeData, uninstall_hook: removed.uninstallHook, jobs_removed: jobsRemoved },
+            detail: {
+              purge_data: purgeData,
+              uninstall_hook: removed.uninstallHook,
+              jobs_removed: jobsRemoved,
+              approvals_removed: forgotten.approvals,
+              grants_removed: forgotten.grants,
+            },
           });
           await emitEvent(req.env, "app.uninstalled", { app: record.name });
           return { removed: record.name, data_kept: !purgeData };
@@ -869,8 +886,7 @@ export const appRoutes = [
       else {
         outcome = "finish";
         if (record && record.lifecycle !== "locked" && record.consentDigest === body.consentDigest) {
-          await appRegistry(req.env).remove(name.data);
-          await sessions(req.env).revokeApp(name.data, req.now);
+          await forgetRemovedApp(req.env, name.data, req.now);
         }
       }
       await req.audit({
