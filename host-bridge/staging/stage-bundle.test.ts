@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import {
   link,
   lstat,
@@ -104,6 +104,52 @@ function canMknod(): boolean {
   }
 }
 const MKNOD_WORKS = canMknod();
+
+/** Swaps two names atomically (renameat2 RENAME_EXCHANGE), forever. */
+const EXCHANGE_LOOP = [
+  "import ctypes, sys",
+  "libc = ctypes.CDLL(None, use_errno=True)",
+  "a, b = sys.argv[1].encode(), sys.argv[2].encode()",
+  "while True: libc.renameat2(-100, a, -100, b, 2)",
+].join("\n");
+
+describe("a bundle changing under the copy", () => {
+  it("never stages or shows a file a link leads to, while a folder of the bundle flips to a link and back", async () => {
+    const sb = await sandbox();
+    const outside = path.join(path.dirname(sb.bundle), "owner-files");
+    await mkdir(outside, { recursive: true });
+    await writeFile(path.join(outside, "note.txt"), "OWNER-PRIVATE");
+    await mkdir(path.join(sb.bundle, "sub"));
+    await writeFile(path.join(sb.bundle, "sub", "note.txt"), "the bundle's own");
+    // The bundle's writer swaps `sub` and a link to the owner's folder in one step, over and over.
+    await symlink(outside, path.join(sb.bundle, "sub.link"));
+    const flipper = spawn(
+      "python3",
+      ["-c", EXCHANGE_LOOP, path.join(sb.bundle, "sub"), path.join(sb.bundle, "sub.link")],
+      {
+        stdio: "ignore",
+      },
+    );
+    try {
+      for (let i = 0; i < 400; i++) {
+        const shown: string[] = [];
+        const onFileStaged = (_entry: unknown, bytes: Buffer) => shown.push(bytes.toString("utf8"));
+        await readBundle(sb.bundle, { onFileStaged });
+        expect(shown, `read ${i}`).not.toContain("OWNER-PRIVATE");
+        const r = await stageBundle(sb.bundle, sb.quarantine, { onFileStaged });
+        expect(shown, `stage ${i}`).not.toContain("OWNER-PRIVATE");
+        if (r.ok) {
+          for (const entry of r.entries)
+            if (entry.type === "file")
+              expect(await readFile(path.join(r.dir, ...entry.path.split("/")), "utf8")).not.toBe("OWNER-PRIVATE");
+          await rm(r.dir, { recursive: true, force: true });
+        }
+      }
+    } finally {
+      flipper.kill("SIGKILL");
+    }
+  });
+});
 
 describe("stageBundle refuses links that could bring in outside bytes", () => {
   it.each([

@@ -15,6 +15,7 @@ import { mkdir, rm, symlink, chmod } from "node:fs/promises";
 import path from "node:path";
 import { refuse, type Refusal } from "./refusal";
 import { nextTurn } from "./next-turn";
+import { openedPath } from "../opened-path";
 import { DEFAULT_STAGING_CAPS, surveyTree, type StagingCaps, type Survey, type SurveyEntry } from "./survey-tree";
 
 export interface StagedEntry {
@@ -97,6 +98,9 @@ async function copySurveyedFile(
   try {
     const before = fs.fstatSync(input, { bigint: true });
     const sameAsSurvey =
+      // The kernel's name for what it opened: a folder on the way swapped for a link since the
+      // survey (which read that folder through the link) leads out of the bundle.
+      openedPath(input) === src &&
       before.isFile() &&
       before.dev.toString() === entry.dev &&
       before.ino.toString() === entry.ino &&
