@@ -1,17 +1,71 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { existsSync, lstatSync, readFileSync, readlinkSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { copyAppData } from "./copy-app-data";
+import { spawn } from "node:child_process";
+import { copyAppData, DataChangedDuringCopy } from "./copy-app-data";
 
 const roots: string[] = [];
 afterAll(async () => {
   for (const root of roots) await rm(root, { recursive: true, force: true });
 });
 
+/** Every regular file's text under `dir`, by relative path. */
+function textsUnder(dir: string, rel = ""): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(join(dir, rel))) {
+    const path = join(dir, rel, name);
+    const st = lstatSync(path);
+    if (st.isDirectory()) out.push(...textsUnder(dir, join(rel, name)));
+    else if (st.isFile()) out.push(readFileSync(path, "utf8"));
+  }
+  return out;
+}
+
 describe("copyAppData", () => {
+  it("never copies a file a link leads to, while the app flips a folder of data/ to a link and back during the copy", async () => {
+    const root = await mkdtemp(join(tmpdir(), "pc-data-race-"));
+    roots.push(root);
+    const outside = join(root, "owner-files");
+    await mkdir(outside);
+    await writeFile(join(outside, "note.txt"), "OWNER-PRIVATE");
+    await writeFile(join(outside, "app.db"), "OWNER-PRIVATE");
+    const data = join(root, "data");
+    await mkdir(join(data, "sub"), { recursive: true });
+    await writeFile(join(data, "sub", "note.txt"), "the app's own");
+    await writeFile(join(data, "top.txt"), "the app's own");
+    // The app's writer: `sub` is its folder, then a link to the owner's folder, then its folder again.
+    const flipper = spawn(
+      "python3",
+      [
+        "-c",
+        "import os,sys\nos.chdir(sys.argv[1])\nwhile True:\n  os.rename('sub','sub.real'); os.symlink(sys.argv[2],'sub'); os.unlink('sub'); os.rename('sub.real','sub')",
+        data,
+        outside,
+      ],
+      { stdio: "ignore" },
+    );
+    let refused = 0;
+    try {
+      for (let i = 0; i < 300; i++) {
+        const to = join(root, `copy-${i}`);
+        try {
+          await copyAppData(data, to);
+        } catch (error) {
+          // Stopping, naming what changed, is the only other answer.
+          if (!(error instanceof DataChangedDuringCopy)) throw error;
+          refused++;
+        }
+        if (existsSync(to)) for (const text of textsUnder(to)) expect(text, `copy ${i}`).toBe("the app's own");
+      }
+    } finally {
+      flipper.kill("SIGKILL");
+    }
+    expect(refused).toBeLessThan(300);
+  });
+
   it("copies a database a writer still holds open in WAL mode as one file with every committed row, and leaves the source as it was", async () => {
     const root = await mkdtemp(join(tmpdir(), "pc-copy-data-"));
     roots.push(root);

@@ -17,7 +17,7 @@ import { installNpmPackages, installPythonDependencies } from "./install-depende
 import { runHook } from "./run-hook";
 import { listUiFiles } from "./ui-files";
 import { checkRecordable, stageOrRefuse, type InstallContext, type InstallProgressEvent } from "./install-app";
-import { copyAppData } from "./copy-app-data";
+import { copyAppData, DataChangedDuringCopy } from "./copy-app-data";
 import { clearJournal, syncFolder, writeJournal } from "./transition-journal";
 import { reviewChanges } from "./review-changes";
 
@@ -198,7 +198,9 @@ export async function updateApp(
     const hasStorage = manifest.permissions?.storage === true;
     await rm(join(stagedDir, "data"), { recursive: true, force: true });
     if (existsSync(join(appDir, "data"))) {
-      const copied = await copyAppData(join(appDir, "data"), join(stagedDir, "data"));
+      const copied = await copyAppData(join(appDir, "data"), join(stagedDir, "data")).catch((error: unknown) => {
+        throw error instanceof DataChangedDuringCopy ? stepFailure(name, "copy_data", error.message) : error;
+      });
       await note("copy_data", "done", `${copied.databases.length} database(s), ${copied.files} other file(s)`);
     } else {
       if (hasStorage) await mkdir(join(stagedDir, "data"), { recursive: true, mode: 0o700 });
