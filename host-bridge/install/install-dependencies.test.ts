@@ -2,7 +2,7 @@
 // byte of a bundle, even when handed what the manifest screen would have refused (a source
 // archive, a local npm package with install scripts, a path outside the app).
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sandboxAvailability } from "../sandbox/bubblewrap";
@@ -115,6 +115,31 @@ describe("npm", () => {
     expect(result, JSON.stringify(logged.slice(-5))).toEqual({ ok: true });
     expect(existsSync(path.join(appDir, "node_modules", "localpkg"))).toBe(true);
     expect(canariesUnder(appDir, ownerHome, "/var/tmp").filter((f) => f.endsWith("pc-canary-npm"))).toEqual([]);
+  });
+
+  it("installs exactly the packages named: the bundle's own package.json brings in nothing the review did not list", async () => {
+    const appDir = makeApp("npm-own-package-json");
+    const declared = path.join(appDir, "declared");
+    mkdirSync(declared);
+    writeFileSync(path.join(declared, "package.json"), JSON.stringify({ name: "declared", version: "1.0.0" }));
+    writeFileSync(path.join(declared, "index.js"), "module.exports = 'declared';\n");
+    // A package the bundle ships and its package.json depends on, which no review names.
+    const hidden = path.join(appDir, "hidden-payload");
+    mkdirSync(hidden);
+    writeFileSync(path.join(hidden, "package.json"), JSON.stringify({ name: "hidden-payload", version: "1.0.0" }));
+    writeFileSync(path.join(hidden, "index.js"), "module.exports = 'hidden';\n");
+    writeFileSync(
+      path.join(appDir, "package.json"),
+      JSON.stringify({ name: "app", version: "1.0.0", dependencies: { "hidden-payload": "file:./hidden-payload" } }),
+    );
+    const result = await installNpmPackages("npm-own-package-json", appDir, [`file:${declared}`], ctx);
+    expect(result, JSON.stringify(logged.slice(-5))).toEqual({ ok: true });
+    expect(readFileSync(path.join(appDir, "node_modules", "declared", "index.js"), "utf8")).toContain("declared");
+    expect(existsSync(path.join(appDir, "node_modules", "hidden-payload"))).toBe(false);
+    // The folder npm ran in is gone.
+    expect(
+      readdirSync(path.join(appDir, "node_modules")).filter((name) => name.startsWith(".") && name !== ".bin"),
+    ).toEqual([]);
   });
 
   it("cannot reach a package outside the app folder: a file: path into the owner's home fails inside the sandbox", async () => {

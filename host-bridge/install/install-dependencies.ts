@@ -4,7 +4,7 @@
 // archive would run the bundle's own build backend), npm runs no package's scripts, and each
 // installer may write only the one folder it fills.
 import { existsSync, realpathSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { findOnPath, realPython } from "../sandbox/interpreter";
 import { runConfined, type ConfinementContext } from "../sandbox/run-confined";
@@ -114,6 +114,15 @@ export async function installNpmPackages(
 ): Promise<StepResult> {
   const cli = npmCli(ctx.parentEnv.PATH);
   if (!cli) return { ok: false, exitCode: null, timedOut: false, reason: "npm was not found beside node or on PATH" };
+  // npm installs what the prefix's package.json lists besides the names it is given: the
+  // bundle's own package.json would bring in dependencies the review never listed (a shipped
+  // tarball, a registry name). So npm works in a prefix the bridge makes, whose package.json
+  // lists nothing, and what it installed then moves into the app's node_modules/.
+  const modules = join(appDir, "node_modules");
+  const prefix = join(modules, NPM_PREFIX);
+  await rm(prefix, { recursive: true, force: true });
+  await mkdir(prefix, { recursive: true, mode: 0o755 });
+  await writeFile(join(prefix, "package.json"), '{ "private": true }\n', { mode: 0o644 });
   const args = [
     cli,
     "install",
@@ -122,12 +131,30 @@ export async function installNpmPackages(
     "--no-fund",
     "--no-save",
     "--no-package-lock",
+    // A package is copied in, never linked: a link would name where npm ran, not node_modules/.
+    "--install-links",
     "--cache",
     "/tmp/npm-cache",
     "--prefix",
-    appDir,
+    prefix,
     "--",
     ...packages,
   ];
-  return installerRun(app, appDir, process.execPath, args, join(appDir, "node_modules"), NPM_REGISTRY, ctx);
+  try {
+    const result = await installerRun(app, appDir, process.execPath, args, modules, NPM_REGISTRY, ctx);
+    if (!result.ok) return result;
+    const installed = join(prefix, "node_modules");
+    for (const name of await readdir(installed).catch(() => [] as string[])) {
+      // npm's record of the tree it made in that prefix (its hidden lockfile) stays behind.
+      if (name === ".package-lock.json") continue;
+      await rm(join(modules, name), { recursive: true, force: true });
+      await rename(join(installed, name), join(modules, name));
+    }
+    return result;
+  } finally {
+    await rm(prefix, { recursive: true, force: true });
+  }
 }
+
+/** The folder inside node_modules/ where npm runs (a dot name: no package is called that). */
+const NPM_PREFIX = ".personalclaw-npm";
