@@ -184,6 +184,13 @@ describe("sign-in of a running gateway", () => {
       expect(body.error.code).toBe("auth_bearer_invalid");
     }
     expect(new Set(bodies.map((b) => JSON.stringify(b))).size).toBe(1);
+    // Each refusal is in the security log (counted per route), and no token is written there.
+    const logged = (await (await gw.fetch("/api/security/events?kind=auth_bearer_invalid")).json()).events as Array<{
+      subject: string;
+      count?: number;
+    }>;
+    expect(logged.some((e) => e.subject === "GET /api/status")).toBe(true);
+    expect(JSON.stringify(logged)).not.toContain(expiredToken);
     const basic = await gw.fetch("/api/status", { owner: false, headers: { authorization: "Basic dXNlcjpwYXNz" } });
     expect((await basic.json()).error.code).toBe("session_required");
   });

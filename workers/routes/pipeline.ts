@@ -47,7 +47,9 @@ async function runRoute(
   const now = c.get("now");
   const principal =
     (await internalPrincipal(c.req.raw, row, env, parsed.path)) ??
-    (await resolvePrincipal(env, presentedCredentials(parsed), now));
+    (await resolvePrincipal(env, presentedCredentials(parsed), now).catch((error: unknown) =>
+      refusedCredential(c, row, error),
+    ));
   c.set("principal", principal);
   const params = takesParams ? (c.req.param() as Record<string, string>) : NO_PARAMS;
   if (authorizeRoute(row, principal, parsed.path))
@@ -66,6 +68,24 @@ async function runRoute(
   });
   // The runtime's own JSON answer: the same body and Content-Type as Hono's c.json, with less work.
   return result instanceof Response ? result : Response.json(result);
+}
+
+/**
+ * A Bearer (or app token) that cannot authorize is a refusal the security log keeps, counted
+ * per route (refusal-windows.ts); the token itself is never written. Then the same answer.
+ */
+async function refusedCredential(c: GatewayContext, row: AnyRouteRow, error: unknown): Promise<never> {
+  if (error instanceof GatewayError && error.code === "auth_bearer_invalid") {
+    const path = c.get("parsed").path;
+    await audit(c.env, {
+      kind: "auth_bearer_invalid",
+      outcome: "refused",
+      principal: "anonymous",
+      subject: `${c.req.method} ${path.slice(0, 512)}`,
+      group: refusalGroup(c.req.method, path, [], row),
+    });
+  }
+  throw error;
 }
 
 // The one place a failure becomes an answer. A browser's own navigation gets a page; only a
