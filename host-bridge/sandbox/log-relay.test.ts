@@ -63,6 +63,33 @@ describe("createLogRelay", () => {
     expect(got[0]).toContain("[line cut at 100 characters]");
   });
 
+  it("never cuts a long line inside a secret: the value is masked whether it arrived whole or in two writes across the cut", async () => {
+    const secret = "SuperSecretValue12345XYZ";
+    for (const [first, second] of [
+      // The value arrives whole, straddling the 8192nd character.
+      ["hello world ".repeat(682) + "KEY=" + secret, " end\n"],
+      // Its first characters are the last of one write, the rest come in the next.
+      ["hello world ".repeat(682) + "KEY=" + secret.slice(0, 4), secret.slice(4) + " end\n"],
+      // No space near the cut: one long word.
+      ["x".repeat(8188) + secret.slice(0, 6), secret.slice(6) + "\n"],
+    ]) {
+      const got: string[] = [];
+      const relay = createLogRelay({ tag: "t", sink: (_l, line) => got.push(line), secrets: [secret] });
+      const out = new PassThrough();
+      relay.attach(out, "info");
+      out.write(first);
+      await new Promise((r) => setImmediate(r));
+      out.end(second);
+      await relay.finished();
+      expect(got.length).toBeGreaterThanOrEqual(1);
+      expect(got.every((line) => line.length <= 8192 + 80)).toBe(true);
+      for (let i = 0; i + 4 <= secret.length; i++)
+        for (const line of [...got, ...relay.lastLines()])
+          expect(line, secret.slice(i, i + 4)).not.toContain(secret.slice(i, i + 4));
+      expect(got.join("")).toContain("***");
+    }
+  });
+
   it("emits and keeps every line masked and escaped, a private key printed across lines included", async () => {
     const got: string[] = [];
     const relay = createLogRelay({ tag: "app x hook", sink: (_l, s) => got.push(s), secrets: ["handed-over-value"] });

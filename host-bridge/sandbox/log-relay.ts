@@ -4,7 +4,7 @@
 // backend flooding the log (rate limited) or stalling on a full pipe (always drained).
 import { StringDecoder } from "node:string_decoder";
 import type { Readable } from "node:stream";
-import { createLineMasker, escapeControls } from "../../workers/contracts/text-safety.js";
+import { createLineMasker, escapeControls, maskSafeCut } from "../../workers/contracts/text-safety.js";
 
 export type RelayLevel = "info" | "warning";
 export type RelaySink = (level: RelayLevel, line: string) => void;
@@ -109,8 +109,11 @@ export function createLogRelay(opts: LogRelayOptions): LogRelay {
           emit(level, line);
         }
         while (pending.length > maxChars) {
-          emit(level, `${pending.slice(0, maxChars)} [line cut at ${maxChars} characters]`);
-          pending = pending.slice(maxChars);
+          // Never inside a secret or a word: each piece is masked on its own.
+          const cut = maskSafeCut(pending, maxChars, opts.secrets);
+          if (cut === null) break;
+          emit(level, `${pending.slice(0, cut)} [line cut at ${cut} characters]`);
+          pending = pending.slice(cut);
         }
       };
       ends.push(

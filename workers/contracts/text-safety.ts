@@ -138,6 +138,37 @@ function maskableValues(secrets: readonly string[] | undefined): string[] {
   return values.sort((a, b) => b.length - a.length);
 }
 
+/**
+ * Where to cut `text` (longer than `at`) into a piece of at most `at` characters and the rest,
+ * so that each is masked as the whole would be: no value of `secrets` straddles the cut, whether
+ * whole or begun at the end of `text` with the rest still to come, and a word (which every
+ * credential shape is) stays whole when there is a space in the piece's last eighth (at most
+ * 1024 characters).
+ * null when the cut must wait for more text (a value is still arriving from the very start).
+ */
+export function maskSafeCut(text: string, at: number, secrets?: readonly string[]): number | null {
+  const values = maskableValues(secrets);
+  const space = text.lastIndexOf(" ", at - 1);
+  let cut = space > 0 && space >= at - Math.min(1024, at >> 3) ? space + 1 : at;
+  for (let moved = true; moved && cut > 0;) {
+    moved = false;
+    for (const value of values) {
+      for (let i = Math.max(0, cut - value.length + 1); i < cut; i++) {
+        const piece = text.slice(i, i + value.length);
+        if (piece === value || (i + value.length > text.length && value.startsWith(piece))) {
+          cut = i;
+          moved = true;
+          break;
+        }
+      }
+    }
+  }
+  if (cut > 0) return cut;
+  // A value longer than a piece, or begun at the start: all of it is in the piece once it came.
+  const longest = values[0]?.length ?? 0;
+  return text.length >= at + longest ? Math.max(at, longest) : null;
+}
+
 /** Masks each exact value wherever it appears, as a substring too, longest first. */
 export function maskExactValues(text: string, secrets: readonly string[] | undefined): string {
   let out = text;
