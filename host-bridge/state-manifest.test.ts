@@ -26,7 +26,7 @@ describe("the state manifest", () => {
     const home = mkdtempSync(join(tmpdir(), "pc-manifest-"));
     homes.push(home);
     const file = store(home, "ns", "id-1", 3);
-    const manifest = writeStateManifest(home, join(home, "state"), ["ns"]);
+    const manifest = writeStateManifest(home, join(home, "state"), ["ns"], null);
     expect(readStateManifest(home)).toEqual(manifest);
     expect(manifest.stores["ns/a.sqlite"]).toEqual({ storeId: "id-1", rows: 3 });
     expect(findStateLoss(manifest, join(home, "state"), ["ns"])).toEqual([]);

@@ -16,6 +16,11 @@ export const StateManifestSchema = z.object({
   writtenAt: z.string(),
   /** `<namespace uniqueKey>/<file>.sqlite` → what it held. */
   stores: z.record(z.string(), StoreCensusSchema),
+  /**
+   * The highest seq the security-log anchor (sel_anchor.json) was seen at. The anchor only moves
+   * forward, so an anchor found below it was set back (a log cut at its tail and re-anchored).
+   */
+  anchorSeq: z.number().int().min(0).optional(),
 });
 export type StateManifest = z.infer<typeof StateManifestSchema>;
 export type StoreCensus = z.infer<typeof StoreCensusSchema>;
@@ -78,16 +83,38 @@ export function readStateManifest(home: string): StateManifest | null {
 }
 
 /** Writes what the stores hold now; a store that cannot be read keeps its last known census. */
-export function writeStateManifest(home: string, stateDir: string, namespaces: readonly string[]): StateManifest {
+export function writeStateManifest(
+  home: string,
+  stateDir: string,
+  namespaces: readonly string[],
+  anchorSeq: number | null,
+): StateManifest {
   const previous = readStateManifest(home);
   const stores: Record<string, StoreCensus> = {};
   for (const [key, census] of Object.entries(takeCensus(stateDir, namespaces))) {
     const known = census ?? previous?.stores[key];
     if (known) stores[key] = known;
   }
-  const manifest: StateManifest = { version: 1, writtenAt: new Date().toISOString(), stores };
+  const highest = Math.max(anchorSeq ?? 0, previous?.anchorSeq ?? 0);
+  const manifest: StateManifest = {
+    version: 1,
+    writtenAt: new Date().toISOString(),
+    stores,
+    ...(anchorSeq !== null || previous?.anchorSeq !== undefined ? { anchorSeq: highest } : {}),
+  };
   writePrivateFile(stateManifestPath(home), `${JSON.stringify(manifest, null, 2)}\n`);
   return manifest;
+}
+
+/**
+ * After a start reported the anchor lost or set back: the record starts again from the anchor as
+ * it now is, as a new anchor starts from the current head, so the next start does not report
+ * the same loss again (the owner's acknowledgement is asked for once).
+ */
+export function restartRecordedAnchor(home: string, anchorSeq: number): void {
+  const manifest = readStateManifest(home);
+  if (manifest === null) return;
+  writePrivateFile(stateManifestPath(home), `${JSON.stringify({ ...manifest, anchorSeq }, null, 2)}\n`);
 }
 
 export interface StateLoss {

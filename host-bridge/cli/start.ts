@@ -18,7 +18,7 @@ import { writePrivateFile } from "../private-file";
 import { parentEnvironment, type Settings } from "../settings";
 import { startBridgeServer } from "../server";
 import { createLogRelay } from "../sandbox/log-relay";
-import { readAnchorFile, recordUnacknowledgedAnchor, startAnchorWriter } from "../sel-anchor";
+import { readAnchor, readAnchorFile, recordUnacknowledgedAnchor, startAnchorWriter } from "../sel-anchor";
 import { sealSeed } from "../sel-seed";
 import { startWitnessPoster } from "../sel-witness";
 import { verificationCode } from "../../durable/security-log/epoch-key";
@@ -28,6 +28,7 @@ import {
   findStateLoss,
   readStateManifest,
   STATE_MANIFEST_INTERVAL_MS,
+  restartRecordedAnchor,
   writeStateManifest,
 } from "../state-manifest";
 import { storageFullReason } from "../../workers/contracts/storage-full";
@@ -174,14 +175,20 @@ async function runGateway(options: StartOptions): Promise<number> {
     log(
       `warning: auth.session_ttl in config.json is ${config.config.auth.session_ttl} s, above the 90-day limit; browser sign-ins last 90 days`,
     );
+  // The anchor only moves forward: one below the seq this home last saw it at was set back.
+  const anchorSetBack =
+    "anchor" in anchorAtStart && manifest?.anchorSeq !== undefined && anchorAtStart.anchor.seq < manifest.anchorSeq
+      ? `set back (seq ${anchorAtStart.anchor.seq}, after it was seen at ${manifest.anchorSeq})`
+      : null;
   const anchorLost =
     anchorAtStart.state === "ok"
-      ? null
+      ? anchorSetBack
       : anchorAtStart.state === "missing"
         ? "missing"
         : `unreadable (${anchorAtStart.reason})`;
   if (anchorLost !== null) {
     recordUnacknowledgedAnchor(paths.home, anchorLost);
+    restartRecordedAnchor(paths.home, "anchor" in anchorAtStart ? anchorAtStart.anchor.seq : 0);
     const warning = `warning: the security-log anchor ${paths.selAnchor} is ${anchorLost}: truncation of the log before now cannot be detected. A new anchor starts from the current head; \`${commandHint("doctor")}\` fails until you run \`${commandHint("security", "acknowledge")}\`.`;
     process.stderr.write(`personalclaw: ${warning}\n`);
     log(warning);
@@ -317,7 +324,7 @@ async function runGateway(options: StartOptions): Promise<number> {
   let manifestTimer: NodeJS.Timeout | null = null;
   const recordState = () => {
     try {
-      writeStateManifest(paths.home, paths.state, STORE_NAMESPACES);
+      writeStateManifest(paths.home, paths.state, STORE_NAMESPACES, readAnchor(paths.selAnchor)?.seq ?? null);
     } catch (error) {
       log(`warning state manifest: ${error instanceof Error ? error.message : String(error)}`);
     }
