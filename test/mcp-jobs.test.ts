@@ -396,6 +396,33 @@ describe("app MCP servers and scheduled jobs", () => {
     expect(back.history).toHaveLength(before);
   });
 
+  it("an update ends a server started for the version before it: what it runs with (definition, storage, hosts) was the old consent's", async () => {
+    const live = await connect("mcp-notes:notes");
+    const closed = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), 20_000);
+      live.client.onclose = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+    });
+    expect(await callText(live.client, "echo", { text: "before" })).toBe("hello from mcp-notes: before");
+    // The same disclosure, new bytes: no consent is asked, but it is another install.
+    const manifest = JSON.parse(readFileSync(join(source, "app.json"), "utf8"));
+    writeFileSync(join(source, "app.json"), JSON.stringify({ ...manifest, version: "0.1.1" }));
+    try {
+      const update = await post("/api/apps/mcp-notes/update", { source });
+      expect(update.status, await update.clone().text()).toBe(200);
+      expect(await closed).toBe(true);
+      expect(live.stderr()).toContain("ending mcp-notes:notes: the app was updated");
+      // A new start runs the new version.
+      const again = await connect("mcp-notes:notes");
+      expect(await callText(again.client, "echo", { text: "after" })).toBe("hello from mcp-notes: after");
+      await again.client.close();
+    } finally {
+      writeFileSync(join(source, "app.json"), readFileSync(join(fixture, "app.json")));
+    }
+  });
+
   it("uninstall removes the app's jobs first and its mcp.json entry, and leaves the owner's entries", async () => {
     const removed = await gw.fetch("/api/apps/mcp-notes", { method: "DELETE", headers: json, body: "{}" });
     expect(removed.status).toBe(200);

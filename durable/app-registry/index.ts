@@ -300,8 +300,8 @@ export class AppRegistry extends DurableObject<Env> {
   }
 
   /** Whether a running server may go on; else why not (MCP-01). */
-  async mcpAlive(app: string, server: string): Promise<McpAliveAnswer> {
-    return this.mcp.alive(this.records.get(app), app, server);
+  async mcpAlive(app: string, server: string, consent: string | null): Promise<McpAliveAnswer> {
+    return this.mcp.alive(this.records.get(app), app, server, consent);
   }
 
   /** Records how a start went: a failure counts towards the limit, a start that answered clears it. */

@@ -172,15 +172,22 @@ export class McpServers {
             ? [...(record.manifest.permissions!.network as string[])]
             : [],
         startId,
+        consentDigest: record.consentDigest,
       },
     };
   }
 
-  /** Whether a running server may go on: its app still installed and enabled and the server on; else why not (MCP-01). */
-  alive(record: AppRecord | undefined, app: string, server: string): McpAliveAnswer {
+  /**
+   * Whether a running server may go on: its app still installed and enabled, as the install it
+   * was started for (`consent`: an update may change its definition, storage and hosts, which a
+   * running server keeps from its start), and the server on; else why not (MCP-01).
+   */
+  alive(record: AppRecord | undefined, app: string, server: string, consent: string | null): McpAliveAnswer {
     if (!record || !mcpDefinition(record.manifest, server))
       return { alive: false, reason: "the app is no longer installed" };
     if (!record.enabled) return { alive: false, reason: "the app was disabled" };
+    if (consent !== null && consent !== record.consentDigest)
+      return { alive: false, reason: "the app was updated; an agent starts it again as the new version" };
     if (this.row(mcpKey(app, server))?.ownerEnabled === false)
       return { alive: false, reason: "the owner turned the server off" };
     return { alive: true, reason: null };

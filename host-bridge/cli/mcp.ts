@@ -187,11 +187,16 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
   const preferred = config.config.sandbox.bounds;
   const appDir = join(paths.apps, app);
   let reported: Promise<unknown> = Promise.resolve();
-  // Disabling or uninstalling the app, or the owner's off switch, ends a running server too
-  // (MCP-01): asked every few seconds; an unanswered question is not a no.
+  // Disabling, uninstalling or updating the app, or the owner's off switch, ends a running
+  // server too (MCP-01): asked every few seconds; an unanswered question is not a no.
   const stopping = new AbortController();
   const watch = setInterval(() => {
-    void callGateway(home, `mcp:${app}:${server}`, "GET", `/api/internal/mcp/${app}/${server}/alive`)
+    void callGateway(
+      home,
+      `mcp:${app}:${server}`,
+      "GET",
+      `/api/internal/mcp/${app}/${server}/alive?consent=${encodeURIComponent(launch.consentDigest)}`,
+    )
       .then((answer) => {
         const verdict = parseAnswer(answer, McpAliveAnswerSchema);
         if (verdict.ok && !verdict.body.alive && !stopping.signal.aborted) {

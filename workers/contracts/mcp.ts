@@ -89,8 +89,13 @@ export const McpLaunchAnswerSchema = z.object({
   network: z.array(z.string()),
   /** Identifies this start when its outcome is reported. */
   startId: z.string(),
+  /** The install the owner consented to that this start runs: an update ends the server (alive). */
+  consentDigest: z.string(),
 });
 export type McpLaunchAnswer = z.infer<typeof McpLaunchAnswerSchema>;
+
+/** What `mcp run` names when it asks whether its server may go on: the install it was started for. */
+export const McpAliveQuerySchema = z.object({ consent: z.string().max(200).optional() }).strict();
 
 /** The outcome of one start, reported by `mcp run` (POST /api/internal/mcp/:app/:server/started). */
 export const McpStartReportSchema = z

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { GatewayError } from "../contracts/errors";
 import {
+  McpAliveQuerySchema,
   McpLaunchAnswerSchema,
   McpLaunchRequestSchema,
   McpServerViewSchema,
@@ -130,13 +131,14 @@ export const mcpRoutes = [
     family: "internal",
     authz: { kind: "internal-only" },
     internal: true,
+    query: McpAliveQuerySchema,
     contract:
-      "`mcp run` asks every few seconds whether its server may go on: false once the app is disabled or uninstalled or the owner turned the server off, and it then ends the server (MCP-01: the connection closes).",
+      "`mcp run` asks every few seconds whether its server may go on (?consent= the install it was started for): false once the app is disabled, uninstalled or updated or the owner turned the server off, and it then ends the server (MCP-01: the connection closes).",
     answer: { schema: z.strictObject({ alive: z.boolean(), reason: z.string().nullable() }) },
     refuses: [],
     async handle(req) {
       const { app, server } = req.params as { app: string; server: string };
-      return appRegistry(req.env).mcpAlive(app, server);
+      return appRegistry(req.env).mcpAlive(app, server, req.query.consent ?? null);
     },
   }),
   route({
