@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import { launchChromium } from "./helpers/browser";
-import { existsSync, readFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { removeHome, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 
@@ -154,6 +155,29 @@ describe("approvals through a running gateway", () => {
       expect(rows[0].detail).toMatchObject({ asked_by: "app:approval-asker", tried: principal });
     }
     expect((await published(gw)).published).toEqual([]);
+
+    // Another app that may ask for approvals reads only its own: someone else's is not found, and logged.
+    const copy = mkdtempSync(join(tmpdir(), "pc-second-asker-"));
+    try {
+      cpSync(asker, copy, { recursive: true });
+      const manifest = JSON.parse(readFileSync(join(copy, "app.json"), "utf8"));
+      writeFileSync(join(copy, "app.json"), JSON.stringify({ ...manifest, name: "second-asker" }));
+      await install(gw, copy);
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+    const read = await gw.fetch(`/api/approvals/${firstId}`, {
+      owner: false,
+      headers: { authorization: `Bearer ${await appTokenOf(gw, "second-asker")}` },
+    });
+    expect(read.status).toBe(404);
+    expect((await read.json()).error.code).toBe("approval_not_found");
+    const refusedRead = (await events(gw, "approval_read_refused")).filter((e) => e.subject === firstId);
+    expect(refusedRead).toHaveLength(1);
+    expect(refusedRead[0].principal).toBe("app:second-asker");
+    expect((await gw.fetch("/api/apps/second-asker", { method: "DELETE", headers: json, body: "{}" })).status).toBe(
+      200,
+    );
   });
 
   it("the owner approves for an hour in Chromium through the Inbox, and the app proceeds", async () => {

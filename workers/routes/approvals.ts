@@ -304,6 +304,16 @@ export const approvalRoutes = [
       const id = req.params.id.slice(0, 80);
       const store = approvalStore(req.env);
       const seen = (await store.get(id, req.now)) as ApprovalView | null;
+      if (seen && askedBy !== null && seen.asked_by !== askedBy) {
+        // Answered as if there were none, and kept: an asker reaching for another's approval.
+        await req.audit({
+          kind: "approval_read_refused",
+          outcome: "refused",
+          subject: id,
+          detail: { reason: "another_askers_approval" },
+          group: `GET /api/approvals/:id ${askedBy}`,
+        });
+      }
       if (!seen || (askedBy !== null && seen.asked_by !== askedBy))
         throw new GatewayError("approval_not_found", { vars: { id } });
       const wait = req.query.wait ?? 0;
