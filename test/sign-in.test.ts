@@ -130,6 +130,12 @@ describe("sign-in of a running gateway", () => {
     expect(second.status).toBe(403);
     expect(second.headers["x-auth-required"]).toBe("true");
     expect(JSON.parse(second.body).error).toMatchObject({ code: "session_required", detail: { reason: "link_used" } });
+    // The refused link is in the security log, by its reason, and the token is not.
+    const rows = (await (await gw.fetch("/api/security/events?kind=sign_in_link_refused")).json()).events as Array<{
+      detail: { reason: string };
+    }>;
+    expect(rows.some((r) => r.detail.reason === "link_used")).toBe(true);
+    expect(JSON.stringify(rows)).not.toContain(token);
   });
 
   it("refuses a link opened after 24 hours with link_expired", async () => {

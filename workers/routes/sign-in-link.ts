@@ -23,7 +23,18 @@ export async function exchangeSignInLink(c: GatewayContext, requestUrl: URL): Pr
     if (bearer.ok && bearer.session.kind !== "app") throw new GatewayError("auth_credential_conflict");
   }
   const opened = await sessions.openLink(link, clientAddress(c.req.raw), c.req.header("user-agent") ?? null, now);
-  if (!opened.ok) throw browserRefusal(opened.reason, opened.at);
+  if (!opened.ok) {
+    // A link that signs no one in (used, expired, an app's token, garbage) is kept, per reason.
+    await audit(c.env, {
+      kind: "sign_in_link_refused",
+      outcome: "refused",
+      principal: "anonymous",
+      subject: `${c.req.method} ${url.pathname.slice(0, 512)}`,
+      detail: { reason: opened.reason },
+      group: `sign-in link ${opened.reason}`,
+    });
+    throw browserRefusal(opened.reason, opened.at);
+  }
   await audit(c.env, {
     kind: "session_signed_in",
     outcome: "allowed",
