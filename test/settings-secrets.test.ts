@@ -364,6 +364,13 @@ describe("config grants and secrets", () => {
         ["app:secret-holder", "proxy.response_timeout_s"],
       ]),
     );
+    // A path that is no setting at all is refused, and kept, too.
+    const notSetting = await patch(gw, { path: "gateway.secret", value: "x" }, bearer);
+    expect(notSetting.status).toBe(400);
+    expect(await errorCode(notSetting)).toBe("config_path_not_editable");
+    expect((await events(gw, "config_path_not_editable")).map((e) => [e.principal, e.subject])).toEqual([
+      ["app:secret-holder", "gateway.secret"],
+    ]);
     // Secrets are the owner's alone.
     expect((await gw.fetch("/api/secrets", { headers: bearer })).status).toBe(403);
   });

@@ -147,11 +147,20 @@ export async function writeSetting(
   patch: ConfigPatch,
 ): Promise<Response | Record<string, unknown>> {
   const spec = settingAt(patch.path);
-  if (!spec)
+  if (!spec) {
+    // An app reaching for a setting that is not one (the gateway's own keys, say) is kept.
+    if (req.principal.kind === "app")
+      await req.audit({
+        kind: "config_path_not_editable",
+        outcome: "refused",
+        subject: patch.path.slice(0, 128),
+        group: `config:${req.principal.app}:not-editable`,
+      });
     throw new GatewayError("config_path_not_editable", {
       vars: { path: patch.path.slice(0, 128) },
       detail: { path: patch.path.slice(0, 128) },
     });
+  }
   if (req.principal.kind === "app") {
     const grants = await appGrant(req);
     if (!grants?.config.write.includes(spec.path)) {
