@@ -7,6 +7,7 @@
 // (a package runner installing) is never cut off (MCP-05).
 import type { Readable, Writable } from "node:stream";
 import { buildChildEnv, credentialValuesOf, egressEnvironment } from "./child-env";
+import { maskExactValues } from "../../workers/contracts/text-safety";
 import type { HostPattern } from "../../workers/contracts/network-grant";
 import { mcpServerFds, spawnChild } from "../supervisor/spawn-child";
 import { confineCommand, placeUnderBounds, type ConfinementContext } from "./run-confined";
@@ -33,10 +34,19 @@ export interface McpServerIo {
   stderr: Writable;
 }
 
-function masked(line: string, secrets: readonly string[]): string {
-  let out = line;
-  for (const secret of secrets) out = out.split(secret).join("***");
-  return out.slice(0, 400);
+/**
+ * The server's stderr so far as the last-line reader keeps it: the text not yet ended by a
+ * newline, masked before it is cut to its last 8 KiB (cut first, a secret straddling the cut
+ * would keep its unmasked tail), and the complete lines it ended, masked.
+ */
+export function stderrLines(
+  partial: string,
+  chunk: string,
+  secrets: readonly string[],
+): { partial: string; lines: string[] } {
+  const lines = maskExactValues(partial + chunk, secrets).split(/\r?\n/);
+  const rest = lines.pop() ?? "";
+  return { partial: rest.slice(-8192), lines: lines.map((line) => line.trim().slice(0, 400)) };
 }
 
 /**
@@ -108,10 +118,9 @@ export async function runMcpServer(
   let partial = "";
   child.stderr?.on("data", (chunk: Buffer) => {
     io.stderr.write(chunk);
-    partial = (partial + chunk.toString("utf8")).slice(-8192);
-    const lines = partial.split(/\r?\n/);
-    partial = lines.pop() ?? "";
-    for (const line of lines) if (line.trim() !== "") lastStderrLine = masked(line.trim(), secrets);
+    const read = stderrLines(partial, chunk.toString("utf8"), secrets);
+    partial = read.partial;
+    for (const line of read.lines) if (line !== "") lastStderrLine = line;
   });
   child.stdout?.on("data", (chunk: Buffer) => {
     report({ ok: true });
@@ -143,7 +152,7 @@ export async function runMcpServer(
   signalProcessGroup(child.pid, "SIGKILL");
   group?.remove();
   if (egressSocket) await ctx.egress?.stop(brokerKey);
-  if (partial.trim() !== "") lastStderrLine = masked(partial.trim(), secrets);
+  if (partial.trim() !== "") lastStderrLine = partial.trim().slice(0, 400); // masked as it was kept
   const exitCode = end.code;
   const why = end.error
     ? `could not be started: ${end.error}`
