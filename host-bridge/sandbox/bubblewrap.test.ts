@@ -270,6 +270,10 @@ describe("wrapInSandbox", () => {
     for (const line of [
       `/proc/self/root${prefix}/bin/node`,
       `/proc/self/cwd/../../../..${prefix}/bin/node`,
+      // The same through other spellings: a doubled slash, a dot, a climb back out of /usr.
+      `//proc/self/root${prefix}/bin/node`,
+      `/./proc/self/root${prefix}/bin/node`,
+      `/usr/../proc/self/root${prefix}/bin/node`,
       lookalike,
     ]) {
       const script = path.join(appDir, "via-proc");
