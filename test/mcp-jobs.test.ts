@@ -51,6 +51,17 @@ describe("app MCP servers and scheduled jobs", () => {
     gw.fetch(path, { method: "POST", headers: json, body: JSON.stringify(body) });
 
   /** Starts the registered command as an agent would: command and args from mcp.json, a plain environment. */
+  /** True once `client`'s connection closes, false if it is still open after `ms`. */
+  function closedWithin(client: any, ms: number): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), ms);
+      client.onclose = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+    });
+  }
+
   async function connect(key: string): Promise<{ client: any; stderr: () => string }> {
     const entry = mcpJson().mcpServers[key]!;
     const transport = new StdioClientTransport({
@@ -364,13 +375,7 @@ describe("app MCP servers and scheduled jobs", () => {
 
   it("disabling removes the app's entry from mcp.json, ends a server an agent is connected to and `mcp run` refuses; its job does not fire while disabled; enabling brings both back", async () => {
     const live = await connect("mcp-notes:notes");
-    const closed = new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), 20_000);
-      live.client.onclose = () => {
-        clearTimeout(timer);
-        resolve(true);
-      };
-    });
+    const closed = closedWithin(live.client, 20_000);
     expect(await callText(live.client, "echo", { text: "before" })).toBe("hello from mcp-notes: before");
     const before = (await jobs())[0]!.history.length;
     expect((await post("/api/apps/mcp-notes/disable")).status).toBe(200);
@@ -398,13 +403,7 @@ describe("app MCP servers and scheduled jobs", () => {
 
   it("an update ends a server started for the version before it: what it runs with (definition, storage, hosts) was the old consent's", async () => {
     const live = await connect("mcp-notes:notes");
-    const closed = new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), 20_000);
-      live.client.onclose = () => {
-        clearTimeout(timer);
-        resolve(true);
-      };
-    });
+    const closed = closedWithin(live.client, 20_000);
     expect(await callText(live.client, "echo", { text: "before" })).toBe("hello from mcp-notes: before");
     // The same disclosure, new bytes: no consent is asked, but it is another install.
     const manifest = JSON.parse(readFileSync(join(source, "app.json"), "utf8"));

@@ -86,6 +86,13 @@ async function copyFileAt(from: string, to: string, name: string): Promise<void>
   }
 }
 
+/** A name that moves while it is read is the app writing data/: the copy stops, whatever the error. */
+function changed(name: string): () => never {
+  return () => {
+    throw new DataChangedDuringCopy(name);
+  };
+}
+
 /** One database through the online backup API: a consistent single-file copy even while another process writes it. */
 async function backupDatabase(from: string, to: string): Promise<void> {
   const source = new Database(from, { readonly: true, fileMustExist: true });
@@ -116,10 +123,6 @@ export async function copyAppData(fromDir: string, toDir: string): Promise<DataC
   await mkdir(snapshots, { mode: 0o700 });
   const walk = async (from: string, to: string, rel: string) => {
     await mkdir(to, { recursive: true, mode: 0o700 });
-    // A name that moves while it is read is the app writing data/: the copy stops, whatever the error.
-    const changed = (name: string) => () => {
-      throw new DataChangedDuringCopy(name);
-    };
     const entries = (await readdir(from).catch(changed(rel))).sort();
     for (const entry of entries) {
       const path = join(from, entry);

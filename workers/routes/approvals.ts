@@ -304,7 +304,8 @@ export const approvalRoutes = [
       const id = req.params.id.slice(0, 80);
       const store = approvalStore(req.env);
       const seen = (await store.get(id, req.now)) as ApprovalView | null;
-      if (seen && askedBy !== null && seen.asked_by !== askedBy) {
+      const anothers = seen !== null && askedBy !== null && seen.asked_by !== askedBy;
+      if (anothers) {
         // Answered as if there were none, and kept: an asker reaching for another's approval.
         await req.audit({
           kind: "approval_read_refused",
@@ -314,8 +315,7 @@ export const approvalRoutes = [
           group: `GET /api/approvals/:id ${askedBy}`,
         });
       }
-      if (!seen || (askedBy !== null && seen.asked_by !== askedBy))
-        throw new GatewayError("approval_not_found", { vars: { id } });
+      if (!seen || anothers) throw new GatewayError("approval_not_found", { vars: { id } });
       const wait = req.query.wait ?? 0;
       const approval = wait > 0 ? ((await store.waitFor(id, wait * 1000, req.now)) as ApprovalView) : seen;
       return { approval };
