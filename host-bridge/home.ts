@@ -11,7 +11,12 @@ import {
   rmSync,
   rmdirSync,
 } from "node:fs";
-import { GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME, isSlotSocketName } from "../workers/contracts/backend-slots";
+import {
+  BACKEND_SLOTS,
+  GATEWAY_SOCKET_FOLDER,
+  GATEWAY_SOCKET_NAME,
+  slotSocketName,
+} from "../workers/contracts/backend-slots";
 import { writePrivateFile } from "./private-file";
 import { storeFolder } from "./durable-object-stores";
 import { freshSeed } from "./sel-seed";
@@ -95,18 +100,12 @@ function isWritableByOthers(folder: string): boolean {
  * this: an agent's `personalclaw mcp` shares the folder while the gateway's backends run.
  */
 export function clearSlotSockets(runtime: string): void {
-  let names: string[];
-  try {
-    names = readdirSync(runtime);
-  } catch {
-    return; // already gone
-  }
-  for (const name of names) {
-    const file = join(runtime, name);
+  for (let slot = 0; slot < BACKEND_SLOTS; slot++) {
+    const file = join(runtime, slotSocketName(slot));
     try {
-      if (isSlotSocketName(name) && lstatSync(file).isSocket()) rmSync(file, { force: true });
+      if (lstatSync(file).isSocket()) rmSync(file, { force: true });
     } catch {
-      // gone meanwhile
+      // no socket at this slot
     }
   }
 }

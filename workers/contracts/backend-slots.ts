@@ -24,8 +24,3 @@ export const GATEWAY_SOCKET_NAME = "gateway.sock";
 export function slotSocketName(slot: number): string {
   return `slot-${slot}.sock`;
 }
-
-/** True for a name slotSocketName gives. */
-export function isSlotSocketName(name: string): boolean {
-  return /^slot-\d+\.sock$/.test(name);
-}
