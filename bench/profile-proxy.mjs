@@ -51,12 +51,9 @@ const PHASES = {
     file: "workers/routes/pipeline.ts",
     what: "host, origin and framing checks",
     edits: [
+      { find: "    checkHost(request.headers, hosts);\n", replace: "" },
       {
-        find: "      checkHost(c.req.raw.headers, hostsOf(c.env));\n",
-        replace: "",
-      },
-      {
-        find: "      checkOrigin(c.req.raw.headers, c.req.method, hostsOf(c.env), parsed);\n      checkRequestFraming(c.req.raw.headers);\n",
+        find: "    checkOrigin(request.headers, request.method, hosts, parsed);\n    checkRequestFraming(request.headers);\n",
         replace: "",
       },
     ],
@@ -66,15 +63,15 @@ const PHASES = {
     what: "principal resolution (internal credential, kept owner session)",
     edits: [
       {
-        find: "  const principal =\n    (await internalPrincipal(c.req.raw, row, env, parsed.path)) ??\n    (await resolvePrincipal(env, presentedCredentials(parsed), now));",
+        find: "    principal =\n      (await internalPrincipal(c.req.raw, row, env, parsed.path)) ??\n      (await resolvePrincipal(env, presentedCredentials(parsed), now));",
         replace:
-          "  const principal = (__benchPrincipal ??=\n    (await internalPrincipal(c.req.raw, row, env, parsed.path)) ??\n    (await resolvePrincipal(env, presentedCredentials(parsed), now)));",
+          "    principal = (__benchPrincipal ??=\n      (await internalPrincipal(c.req.raw, row, env, parsed.path)) ??\n      (await resolvePrincipal(env, presentedCredentials(parsed), now)));",
       },
     ],
     prelude: "let __benchPrincipal: any = null;\n",
   },
   headersIn: {
-    file: "workers/proxy/forward.ts",
+    file: "workers/proxy/signed-send.ts",
     what: "request header filtering",
     edits: [
       {
@@ -84,11 +81,11 @@ const PHASES = {
     ],
   },
   timer: {
-    file: "workers/proxy/forward.ts",
+    file: "workers/proxy/signed-send.ts",
     what: "the response timeout (AbortController, setTimeout, clearTimeout)",
     edits: [
       {
-        find: "  const timer = setTimeout(() => {\n    timedOut = true;\n    aborter.abort();\n  }, target.responseTimeoutMs);",
+        find: "  const timer = setTimeout(() => {\n    timedOut = true;\n    aborter.abort();\n  }, owed.responseTimeoutMs);",
         replace: "  const timer = 0;",
       },
       { find: "      signal: aborter.signal,\n", replace: "" },
@@ -99,11 +96,7 @@ const PHASES = {
     what: "answer header allowlist and the re-wrapped Response",
     edits: [
       {
-        find: '  const headersBack = backendAnswerHeaders(answer.headers, location, request.headers.get("origin"));',
-        replace: "",
-      },
-      {
-        find: "  return new Response(bodyBack, { status: answer.status, statusText: answer.statusText, headers: headersBack });",
+        find: '  return inertAnswer(answer, location, request.headers.get("origin"), bodyBack);',
         replace: "  return bodyBack === answer.body ? answer : answer;",
       },
     ],
@@ -169,6 +162,8 @@ async function variantPackage(scratch, variant) {
     bundle: true,
     target: "es2022",
     absWorkingDir: repoRoot,
+    // The shipped build's flag, as scripts/build.mjs sets it: the worker reads TEST_BUILD.
+    define: { TEST_BUILD: "false" },
     logLevel: "warning",
     plugins: [ablationPlugin(variant.phases)],
   });
