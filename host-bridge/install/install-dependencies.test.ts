@@ -142,6 +142,27 @@ describe("npm", () => {
     ).toEqual([]);
   });
 
+  it("merges a scope's folder and .bin: the packages the bundle ships beside the installed ones stay", async () => {
+    const appDir = makeApp("npm-scope-merge");
+    const shipped = path.join(appDir, "node_modules");
+    mkdirSync(path.join(shipped, "@scope", "kept"), { recursive: true });
+    writeFileSync(path.join(shipped, "@scope", "kept", "index.js"), "module.exports = 'kept';\n");
+    mkdirSync(path.join(shipped, ".bin"));
+    writeFileSync(path.join(shipped, ".bin", "kept"), "#!/bin/sh\n");
+    const declared = path.join(appDir, "declared");
+    mkdirSync(declared);
+    writeFileSync(
+      path.join(declared, "package.json"),
+      JSON.stringify({ name: "@scope/declared", version: "1.0.0", bin: { declared: "cli.js" } }),
+    );
+    writeFileSync(path.join(declared, "cli.js"), "#!/usr/bin/env node\n");
+    const result = await installNpmPackages("npm-scope-merge", appDir, [`file:${declared}`], ctx);
+    expect(result, JSON.stringify(logged.slice(-5))).toEqual({ ok: true });
+    expect(readdirSync(path.join(shipped, "@scope")).sort()).toEqual(["declared", "kept"]);
+    expect(readFileSync(path.join(shipped, "@scope", "kept", "index.js"), "utf8")).toContain("kept");
+    expect(readdirSync(path.join(shipped, ".bin")).sort()).toEqual(["declared", "kept"]);
+  });
+
   it("cannot reach a package outside the app folder: a file: path into the owner's home fails inside the sandbox", async () => {
     const appDir = makeApp("npm-outside");
     const outside = path.join(ownerHome, "projects", "private-pkg");

@@ -4,7 +4,7 @@
 // archive would run the bundle's own build backend), npm runs no package's scripts, and each
 // installer may write only the one folder it fills.
 import { existsSync, realpathSync } from "node:fs";
-import { mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { findOnPath, realPython } from "../sandbox/interpreter";
 import { runConfined, type ConfinementContext } from "../sandbox/run-confined";
@@ -143,13 +143,7 @@ export async function installNpmPackages(
   try {
     const result = await installerRun(app, appDir, process.execPath, args, modules, NPM_REGISTRY, ctx);
     if (!result.ok) return result;
-    const installed = join(prefix, "node_modules");
-    for (const name of await readdir(installed).catch(() => [] as string[])) {
-      // npm's record of the tree it made in that prefix (its hidden lockfile) stays behind.
-      if (name === ".package-lock.json") continue;
-      await rm(join(modules, name), { recursive: true, force: true });
-      await rename(join(installed, name), join(modules, name));
-    }
+    await moveInstalled(join(prefix, "node_modules"), modules);
     return result;
   } finally {
     await rm(prefix, { recursive: true, force: true });
@@ -158,3 +152,25 @@ export async function installNpmPackages(
 
 /** The folder inside node_modules/ where npm runs (a dot name: no package is called that). */
 const NPM_PREFIX = ".personalclaw-npm";
+
+/**
+ * Moves what npm installed into node_modules/: a package replaces its namesake, and a folder
+ * that holds several (a scope's `@name`, `.bin`) is merged entry by entry, so a package the
+ * bundle ships beside them stays. npm's record of the tree it made (`.package-lock.json`) stays
+ * behind.
+ */
+async function moveInstalled(from: string, to: string, grouped = false): Promise<void> {
+  for (const name of await readdir(from).catch(() => [] as string[])) {
+    if (!grouped && name === ".package-lock.json") continue;
+    if (!grouped && (name === ".bin" || name.startsWith("@"))) {
+      // Merged only into a real folder: anything else of that name is replaced.
+      if (!(await lstat(join(to, name)).catch(() => null))?.isDirectory())
+        await rm(join(to, name), { recursive: true, force: true });
+      await mkdir(join(to, name), { recursive: true, mode: 0o755 });
+      await moveInstalled(join(from, name), join(to, name), true);
+      continue;
+    }
+    await rm(join(to, name), { recursive: true, force: true });
+    await rename(join(from, name), join(to, name));
+  }
+}
