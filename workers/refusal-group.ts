@@ -30,6 +30,11 @@ function literalMatches(pattern: string, path: string): number | null {
   return want.length === have.length ? literals : null;
 }
 
+/** A refused request as the security log's subject: `<METHOD> <path>`, the path cut at 512 characters. */
+export function refusalSubject(method: string, pathname: string): string {
+  return `${method} ${pathname.slice(0, 512)}`;
+}
+
 /** `<METHOD> <pattern>` of the most specific row a path matches (the row itself when known), with the reason if given. */
 export function refusalGroup(
   method: string,

@@ -20,7 +20,7 @@ import { readJsonBody, readQuery } from "../read-input";
 import { contentTypeOf } from "../content-type";
 import type { AnyRouteRow, GatewayContext, GatewayVars } from "../route-row";
 import { reservedAppNames } from "./table";
-import { refusalGroup } from "../refusal-group";
+import { refusalGroup, refusalSubject } from "../refusal-group";
 import { browserErrorPage, isPageNavigation } from "./browser-error-page";
 import { RememberedMatches } from "./remembered-matches";
 
@@ -85,7 +85,7 @@ async function refusedCredential(c: GatewayContext, row: AnyRouteRow, error: unk
       kind: "auth_bearer_invalid",
       outcome: "refused",
       principal: "anonymous",
-      subject: `${c.req.method} ${path.slice(0, 512)}`,
+      subject: refusalSubject(c.req.method, path),
       group: refusalGroup(c.req.method, path, [], row),
     });
   }
@@ -127,7 +127,7 @@ async function passEdge(c: GatewayContext, rows: ReadonlyArray<AnyRouteRow>): Pr
         kind: error.code === "bad_request" ? "request_framing_refused" : error.code,
         outcome: "refused",
         principal: "anonymous",
-        subject: `${c.req.method} ${rawPathOf(c.req.url).slice(0, 512)}`,
+        subject: refusalSubject(c.req.method, rawPathOf(c.req.url)),
         detail: { host: c.req.header("host") ?? null, origin: c.req.header("origin") ?? null },
         // The foreign name is the reason; at most 8 per kind get groups of their own (refusal-windows.ts).
         group: refusalGroup(

@@ -10,6 +10,7 @@ import { presentedCredentials } from "../guards/parsed-request";
 import { sessions as sessionDoor } from "../sessions";
 import { browserSessionTtlMs } from "../sessions";
 import type { GatewayContext } from "../route-row";
+import { refusalSubject } from "../refusal-group";
 
 /** Exchanges the `?token=` link of a request that carries one for a session cookie and a redirect. */
 export async function exchangeSignInLink(c: GatewayContext, requestUrl: URL): Promise<Response> {
@@ -29,7 +30,7 @@ export async function exchangeSignInLink(c: GatewayContext, requestUrl: URL): Pr
       kind: "sign_in_link_refused",
       outcome: "refused",
       principal: "anonymous",
-      subject: `${c.req.method} ${url.pathname.slice(0, 512)}`,
+      subject: refusalSubject(c.req.method, url.pathname),
       detail: { reason: opened.reason },
       group: `sign-in link ${opened.reason}`,
     });
