@@ -1,6 +1,16 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
-import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import {
+  closeSync,
+  existsSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  readSync,
+  statSync,
+} from "node:fs";
+import { mkdir, mkdtemp, open, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -64,6 +74,81 @@ describe("copyAppData", () => {
       flipper.kill("SIGKILL");
     }
     expect(refused).toBeLessThan(300);
+  });
+
+  it("never lists a folder or reads a link a swapped folder leads to: no name or link target of the owner's folder reaches the copy", async () => {
+    const root = await mkdtemp(join(tmpdir(), "pc-data-folder-race-"));
+    roots.push(root);
+    const outside = join(root, "owner-files");
+    await mkdir(join(outside, "secret-client-acme"), { recursive: true });
+    await symlink("/etc/shadow", join(outside, "owner-link"));
+    const data = join(root, "data");
+    await mkdir(join(data, "sub"), { recursive: true });
+    await symlink("app-target", join(data, "sub", "app-link"));
+    // The app's writer swaps `sub` and a link to the owner's folder in one step (renameat2
+    // RENAME_EXCHANGE), over and over.
+    await symlink(outside, join(data, "sub.link"));
+    const flipper = spawn(
+      "python3",
+      [
+        "-c",
+        "import ctypes, sys\nlibc = ctypes.CDLL(None)\nwhile True: libc.renameat2(-100, sys.argv[1].encode(), -100, sys.argv[2].encode(), 2)",
+        join(data, "sub"),
+        join(data, "sub.link"),
+      ],
+      { stdio: "ignore" },
+    );
+    const seen = new Set<string>();
+    const collect = (dir: string) => {
+      for (const name of readdirSync(dir)) {
+        seen.add(name);
+        const path = join(dir, name);
+        const st = lstatSync(path);
+        if (st.isSymbolicLink()) seen.add(readlinkSync(path));
+        else if (st.isDirectory()) collect(path);
+      }
+    };
+    let copied = 0;
+    try {
+      for (let i = 0; i < 600; i++) {
+        const to = join(root, `copy-${i}`);
+        try {
+          await copyAppData(data, to);
+          copied++;
+        } catch (error) {
+          if (!(error instanceof DataChangedDuringCopy)) throw error;
+        }
+        if (existsSync(to)) collect(to);
+      }
+    } finally {
+      flipper.kill("SIGKILL");
+    }
+    expect(copied).toBeGreaterThan(0);
+    expect([...seen].filter((name) => /secret-client|owner-link|shadow/.test(name))).toEqual([]);
+  });
+
+  it("keeps a sparse file sparse: a file truncated to 1 GiB costs the copy no disk", async () => {
+    const root = await mkdtemp(join(tmpdir(), "pc-data-sparse-"));
+    roots.push(root);
+    const data = join(root, "data");
+    await mkdir(data);
+    const handle = await open(join(data, "cache.bin"), "w");
+    await handle.write("head");
+    await handle.truncate(1024 * 1024 * 1024);
+    await handle.write("tail", 1024 * 1024 * 1024 - 4);
+    await handle.close();
+    const to = join(root, "copy");
+    await copyAppData(data, to);
+    const copy = statSync(join(to, "cache.bin"));
+    expect(copy.size).toBe(1024 * 1024 * 1024);
+    expect(copy.blocks * 512).toBeLessThan(16 * 1024 * 1024);
+    const fd = openSync(join(to, "cache.bin"), "r");
+    const ends = Buffer.alloc(4);
+    readSync(fd, ends, 0, 4, 0);
+    expect(ends.toString()).toBe("head");
+    readSync(fd, ends, 0, 4, 1024 * 1024 * 1024 - 4);
+    expect(ends.toString()).toBe("tail");
+    closeSync(fd);
   });
 
   it("copies a database a writer still holds open in WAL mode as one file with every committed row, and leaves the source as it was", async () => {

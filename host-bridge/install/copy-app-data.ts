@@ -1,14 +1,16 @@
 // Copies an app's data/ for an update (UPD-04) or a keep-data uninstall (UNIN-06): every
 // SQLite database through SQLite's online backup API, as one file with no -wal or -shm beside
-// it (the log's pages are folded in), every other regular file byte for byte, links recreated
+// it (the log's pages are folded in), every other regular file byte for byte (a run of zeros
+// left a hole, so a sparse file stays sparse), links recreated
 // as the same links (never followed: a link the app planted could name any file of the owner),
 // and nothing else (sockets, fifos, devices are skipped). The source is never written.
 //
 // The app may still be writing data/ while it is copied (an MCP server outlives its backend's
 // stop), so a name checked as a plain file or folder may be a link by the time it is read. Every
-// file is therefore read from one descriptor opened without following a link, and only when the
-// kernel says that descriptor is the file at the expected path (/proc/self/fd): a folder on the
-// way swapped for a link leads elsewhere and the copy stops with data_changed_during_copy. A
+// folder and file is therefore read from one descriptor opened without following a link, and
+// only when the kernel says that descriptor is the one at the expected path (/proc/self/fd);
+// the names in a folder are reached through its descriptor. A folder on the way swapped for a
+// link leads elsewhere and the copy stops with data_changed_during_copy. A
 // database is first copied that way, with its log, into the new data/ (which no app process
 // sees yet), and the backup reads that copy.
 import { constants } from "node:fs";
@@ -55,29 +57,37 @@ export class DataChangedDuringCopy extends Error {
 }
 
 const COPY_CHUNK = 1024 * 1024;
+const ZEROS = Buffer.alloc(COPY_CHUNK);
 
 /**
- * Copies the regular file at `from` (which must be that very file, reached by no link) to `to`,
- * created new: read from one descriptor opened without following a link, which the kernel
- * confirms is `from` itself. Throws DataChangedDuringCopy otherwise.
+ * Copies the regular file opened at `source` (`/proc/self/fd/<folder>/<name>`, see walk) to
+ * `to`, created new: read from one descriptor opened without following a link, which the kernel
+ * confirms is the file at `expected`. Throws DataChangedDuringCopy otherwise. It copies the size
+ * the file had when it was opened, and a chunk of zeros is left a hole: a file the app made
+ * sparse (one truncate to a terabyte) stays sparse instead of filling the owner's disk.
  */
-async function copyFileAt(from: string, to: string, name: string): Promise<void> {
+async function copyFileAt(source: string, expected: string, to: string, name: string): Promise<void> {
   let input;
   try {
-    input = await open(from, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    input = await open(source, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     throw new DataChangedDuringCopy(name); // ELOOP: now a link; ENOENT: removed
   }
   try {
-    if (openedPath(input.fd) !== from || !(await input.stat()).isFile()) throw new DataChangedDuringCopy(name);
+    const st = await input.stat();
+    if (openedPath(input.fd) !== expected || !st.isFile()) throw new DataChangedDuringCopy(name);
     const output = await open(to, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
     try {
       const buf = Buffer.allocUnsafe(COPY_CHUNK);
-      for (;;) {
-        const { bytesRead } = await input.read(buf, 0, buf.length, null);
-        if (bytesRead === 0) break;
-        await output.write(buf, 0, bytesRead);
+      let position = 0;
+      while (position < st.size) {
+        const { bytesRead } = await input.read(buf, 0, Math.min(COPY_CHUNK, st.size - position), position);
+        if (bytesRead === 0) break; // it shrank meanwhile
+        if (!buf.subarray(0, bytesRead).equals(ZEROS.subarray(0, bytesRead)))
+          await output.write(buf, 0, bytesRead, position);
+        position += bytesRead;
       }
+      await output.truncate(position);
     } finally {
       await output.close();
     }
@@ -123,40 +133,52 @@ export async function copyAppData(fromDir: string, toDir: string): Promise<DataC
   await mkdir(snapshots, { mode: 0o700 });
   const walk = async (from: string, to: string, rel: string) => {
     await mkdir(to, { recursive: true, mode: 0o700 });
-    const entries = (await readdir(from).catch(changed(rel))).sort();
-    for (const entry of entries) {
-      const path = join(from, entry);
-      if (await isSqliteDatabase(path)) databases.add(path);
-    }
-    for (const entry of entries) {
-      const path = join(from, entry);
-      const target = join(to, entry);
-      const name = rel ? `${rel}/${entry}` : entry;
-      const st = await lstat(path).catch(changed(name));
-      if (st.isSymbolicLink()) {
-        await symlink(await readlink(path).catch(changed(name)), target);
-        report.links += 1;
-      } else if (st.isDirectory()) {
-        await walk(path, target, name);
-      } else if (!st.isFile()) {
-        report.skipped.push(name);
-      } else if (databases.has(path)) {
-        const snapshot = join(snapshots, String(report.databases.length));
-        await mkdir(snapshot, { mode: 0o700 });
-        await copyFileAt(path, join(snapshot, "db"), name);
-        // Its log holds committed pages the file may not have yet; a -shm is rebuilt from it.
-        for (const log of ["-wal", "-journal"]) {
-          if ((await lstat(`${path}${log}`).catch(() => null))?.isFile())
-            await copyFileAt(`${path}${log}`, join(snapshot, `db${log}`), `${name}${log}`);
-        }
-        await backupDatabase(join(snapshot, "db"), target);
-        report.databases.push(name);
-      } else if (SQLITE_COMPANION.test(entry) && databases.has(path.replace(SQLITE_COMPANION, ""))) {
-        continue;
-      } else {
-        await copyFileAt(path, target, name);
-        report.files += 1;
+    // The folder is read through one descriptor the kernel says is `from` itself, and every name
+    // in it through that descriptor (/proc/self/fd/<fd>/<name>), never through `from` again: a
+    // folder on the way swapped for a link leads nowhere but to data_changed_during_copy.
+    const folder = await open(from, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW).catch(
+      changed(rel),
+    );
+    try {
+      if (openedPath(folder.fd) !== from) throw new DataChangedDuringCopy(rel);
+      const at = `/proc/self/fd/${folder.fd}`;
+      const entries = (await readdir(at).catch(changed(rel))).sort();
+      for (const entry of entries) {
+        if (await isSqliteDatabase(join(at, entry))) databases.add(join(from, entry));
       }
+      for (const entry of entries) {
+        const path = join(from, entry);
+        const pinned = join(at, entry);
+        const target = join(to, entry);
+        const name = rel ? `${rel}/${entry}` : entry;
+        // A database's log is read with the database (below), never copied or linked beside it.
+        if (SQLITE_COMPANION.test(entry) && databases.has(path.replace(SQLITE_COMPANION, ""))) continue;
+        const st = await lstat(pinned).catch(changed(name));
+        if (st.isSymbolicLink()) {
+          await symlink(await readlink(pinned).catch(changed(name)), target);
+          report.links += 1;
+        } else if (st.isDirectory()) {
+          await walk(path, target, name);
+        } else if (!st.isFile()) {
+          report.skipped.push(name);
+        } else if (databases.has(path)) {
+          const snapshot = join(snapshots, String(report.databases.length));
+          await mkdir(snapshot, { mode: 0o700 });
+          await copyFileAt(pinned, path, join(snapshot, "db"), name);
+          // Its log holds committed pages the file may not have yet; a -shm is rebuilt from it.
+          for (const log of ["-wal", "-journal"]) {
+            if ((await lstat(`${pinned}${log}`).catch(() => null))?.isFile())
+              await copyFileAt(`${pinned}${log}`, `${path}${log}`, join(snapshot, `db${log}`), `${name}${log}`);
+          }
+          await backupDatabase(join(snapshot, "db"), target);
+          report.databases.push(name);
+        } else {
+          await copyFileAt(pinned, path, target, name);
+          report.files += 1;
+        }
+      }
+    } finally {
+      await folder.close();
     }
   };
   try {
