@@ -90,6 +90,23 @@ describe("createLogRelay", () => {
     }
   });
 
+  it("masks each line of a secret of several lines: the relay masks line by line, where the whole value never appears", async () => {
+    const secret = "first-half-of-cred-XyZ\nsecond-half-of-cred-AbC\r\n}";
+    const got: string[] = [];
+    const relay = createLogRelay({ tag: "t", sink: (_l, line) => got.push(line), secrets: [secret] });
+    const out = new PassThrough();
+    relay.attach(out, "info");
+    out.end(`env: ${secret}\nbye }\n`);
+    await relay.finished();
+    for (const line of [...got, ...relay.lastLines()]) {
+      expect(line).not.toContain("first-half-of-cred-XyZ");
+      expect(line).not.toContain("second-half-of-cred-AbC");
+    }
+    expect(got.join("\n")).toContain("***");
+    // A line of it too short to be a secret on its own ("}") is left alone elsewhere.
+    expect(got.join("\n")).toContain("bye }");
+  });
+
   it("emits and keeps every line masked and escaped, a private key printed across lines included", async () => {
     const got: string[] = [];
     const relay = createLogRelay({ tag: "app x hook", sink: (_l, s) => got.push(s), secrets: ["handed-over-value"] });

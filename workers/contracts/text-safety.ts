@@ -132,10 +132,26 @@ export function maskCredentialShapes(text: string): string {
 
 // --- masking by value ----------------------------------------------------------------
 
-/** The values worth masking, deduplicated and longest first (so an overlapping shorter one cannot leave a tail). */
+/** The shortest line of a multi-line value that is masked on its own (shorter ones are "{" or "},"). */
+const MIN_SECRET_LINE_CHARS = 8;
+
+/**
+ * The values worth masking, deduplicated and longest first (so an overlapping shorter one cannot
+ * leave a tail). A value of several lines (a PEM key, a JSON credential) also gives each of its
+ * lines, trimmed: a log is masked line by line, where the whole value never appears.
+ */
 function maskableValues(secrets: readonly string[] | undefined): string[] {
-  const values = [...new Set((secrets ?? []).filter((value) => value.length >= MIN_SECRET_CHARS))];
-  return values.sort((a, b) => b.length - a.length);
+  const values = new Set<string>();
+  for (const value of secrets ?? []) {
+    if (value.length < MIN_SECRET_CHARS) continue;
+    values.add(value);
+    if (!/[\r\n]/.test(value)) continue;
+    for (const line of value.split(/\r\n|\r|\n/)) {
+      const piece = line.trim();
+      if (piece.length >= MIN_SECRET_LINE_CHARS) values.add(piece);
+    }
+  }
+  return [...values].sort((a, b) => b.length - a.length);
 }
 
 /**
