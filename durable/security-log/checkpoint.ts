@@ -14,11 +14,16 @@ const encoder = new TextEncoder();
 export const CHECKPOINT_KIND = "sel.checkpoint";
 export const COSIGNED_KIND = "sel.cosigned";
 const ROOT_LABEL = encoder.encode("personalclaw security log root v1\n");
+const ROOT_BYTES = 32;
+/** Where a RootLeaves buffer's leaves start: after the label and the previous root. */
+const LEAVES_AT = ROOT_LABEL.length + ROOT_BYTES;
 /** The root before seq 1. */
-export const GENESIS_ROOT = new Uint8Array(32);
+export const GENESIS_ROOT = new Uint8Array(ROOT_BYTES);
 const ED25519_NOTE_TYPE = 0x01;
 const COSIGNATURE_TYPE = 0x04;
 const EM_DASH = "\u2014";
+const SPACE = 0x20;
+const NEWLINE = 0x0a;
 
 export function toBase64(bytes: Uint8Array): string {
   let text = "";
@@ -69,38 +74,51 @@ export function leafOf(mac: string, canonicalBody: string): Leaf {
  * encoded once, as its row is written, so a row's text does not outlive its append and a
  * checkpoint digests one buffer. Encoding the leaves one by one gives the bytes of their whole
  * text (UTF-8 of a concatenation is the concatenation of the parts' UTF-8: a leaf ends with a
- * newline, which no lone surrogate can pair with).
+ * newline, which no lone surrogate can pair with). The buffer opens with room for the label and
+ * the previous root, so a checkpoint digests it where it is.
  */
 export class RootLeaves {
   private buffer = new Uint8Array(64 * 1024);
-  private used = 0;
+  private used = LEAVES_AT;
   /** Leaves added since the last boundary. */
   count = 0;
 
-  add(mac: string, canonicalBody: string): void {
-    // UTF-8 takes at most 3 bytes per UTF-16 code unit; 2 more for the space and the newline.
-    const most = 3 * (mac.length + canonicalBody.length) + 2;
-    if (this.used + most > this.buffer.length) {
-      const grown = new Uint8Array(Math.max(2 * this.buffer.length, this.used + most));
+  /** Adds a row's leaf from its mac's digits and its canonical body, both UTF-8. */
+  add(macUtf8: Uint8Array, bodyUtf8: Uint8Array): void {
+    // The mac's digits, the space, the body and the newline.
+    const size = macUtf8.length + 1 + bodyUtf8.length + 1;
+    if (this.used + size > this.buffer.length) {
+      const grown = new Uint8Array(Math.max(2 * this.buffer.length, this.used + size));
       grown.set(this.buffer.subarray(0, this.used));
       this.buffer = grown;
     }
-    this.used += encoder.encodeInto(`${mac} ${canonicalBody}\n`, this.buffer.subarray(this.used)).written;
+    let at = this.used;
+    this.buffer.set(macUtf8, at);
+    at += macUtf8.length;
+    this.buffer[at++] = SPACE;
+    this.buffer.set(bodyUtf8, at);
+    at += bodyUtf8.length;
+    this.buffer[at++] = NEWLINE;
+    this.used = at;
     this.count++;
+  }
+
+  /** Adds a stored row's leaf from its mac and its canonical body's text. */
+  addText(mac: string, canonicalBody: string): void {
+    this.add(encoder.encode(mac), encoder.encode(canonicalBody));
   }
 
   /** The root after these leaves: SHA-256(ROOT_LABEL ‖ previous ‖ leaves). */
   async rootAfter(previous: Uint8Array): Promise<Uint8Array> {
-    const out = new Uint8Array(ROOT_LABEL.length + previous.length + this.used);
-    out.set(ROOT_LABEL, 0);
-    out.set(previous, ROOT_LABEL.length);
-    out.set(this.buffer.subarray(0, this.used), ROOT_LABEL.length + previous.length);
-    return new Uint8Array(await crypto.subtle.digest("SHA-256", out));
+    if (previous.length !== ROOT_BYTES) throw new RangeError("a root is 32 bytes");
+    this.buffer.set(ROOT_LABEL, 0);
+    this.buffer.set(previous, ROOT_LABEL.length);
+    return new Uint8Array(await crypto.subtle.digest("SHA-256", this.buffer.subarray(0, this.used)));
   }
 
   /** Starts the next interval (after a boundary). */
   clear(): void {
-    this.used = 0;
+    this.used = LEAVES_AT;
     this.count = 0;
   }
 }
@@ -108,7 +126,7 @@ export class RootLeaves {
 /** The root after the leaves since the previous boundary. */
 export function nextRoot(previous: Uint8Array, leaves: readonly Leaf[]): Promise<Uint8Array> {
   const pending = new RootLeaves();
-  for (const leaf of leaves) pending.add(leaf.mac, leaf.body);
+  for (const leaf of leaves) pending.addText(leaf.mac, leaf.body);
   return pending.rootAfter(previous);
 }
 

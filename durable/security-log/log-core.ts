@@ -25,6 +25,7 @@ import {
   GENESIS_PREV_MAC,
   isChainKeyHex,
   sealRow,
+  type SealedRow,
   type MacKey,
   type ChainedFields,
   type StoredRow,
@@ -308,7 +309,7 @@ export class SecurityLogCore {
     const boundarySeq = state?.boundary_seq ?? 0;
     const root = state ? fromBase64(state.root)! : GENESIS_ROOT;
     const pending = new RootLeaves();
-    for (const row of this.rowsInSeqOrder(boundarySeq)) pending.add(row.mac, canonicalRowBody(row));
+    for (const row of this.rowsInSeqOrder(boundarySeq)) pending.addText(row.mac, canonicalRowBody(row));
     const checkpointMs = state?.checkpoint_at ? Date.parse(state.checkpoint_at) : this.now();
     this.rootState = { boundarySeq, root, checkpointMs, pending };
   }
@@ -429,7 +430,7 @@ export class SecurityLogCore {
     return { ...event, seq: this.headSeq + 1, ts: this.isoNow(), segment, prev_mac: this.headMac };
   }
 
-  private insertRow(fields: ChainedFields, mac: string, bytes: number): void {
+  private insertRow(fields: ChainedFields, { mac, bytes }: SealedRow): void {
     this.sql.exec(
       `INSERT INTO events (${ROW_COLUMNS}, bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ...unchainedBindings(fields),
@@ -439,11 +440,11 @@ export class SecurityLogCore {
     );
   }
 
-  private advance(fields: ChainedFields, mac: string, bytes: number, body: string): void {
+  private advance(fields: ChainedFields, { mac, bytes, macUtf8, bodyUtf8 }: SealedRow): void {
     this.headSeq = fields.seq;
     this.headMac = mac;
     this.live.bytes += bytes;
-    this.rootState?.pending.add(mac, body);
+    this.rootState?.pending.add(macUtf8, bodyUtf8);
   }
 
   private async appendLocked(event: PreparedEvent): Promise<AppendResult> {
@@ -457,10 +458,10 @@ export class SecurityLogCore {
     if (this.epochState && this.epochs && this.now() - this.epochState.startedMs >= this.epochs.everyMs)
       this.openEpochLocked();
     const fields = this.nextFields(event);
-    const { mac, bytes, body } = sealRow(this.key, fields);
-    this.insertRow(fields, mac, bytes);
-    this.advance(fields, mac, bytes, body);
-    return { seq: fields.seq, mac };
+    const sealed = sealRow(this.key, fields);
+    this.insertRow(fields, sealed);
+    this.advance(fields, sealed);
+    return { seq: fields.seq, mac: sealed.mac };
   }
 
   /** The rotation (size) or checkpoint the rows so far have made due, if any. */
@@ -516,13 +517,13 @@ export class SecurityLogCore {
       subject: `epoch ${next.epoch}`,
       detail: { epoch: next.epoch, reason: "interval" },
     });
-    const { mac, bytes, body } = sealRow(next.key, fields);
+    const sealed = sealRow(next.key, fields);
     this.sql.transact(() => {
-      this.insertRow(fields, mac, bytes);
+      this.insertRow(fields, sealed);
       next.commit(fields.ts);
     });
     next.adopt(fields.ts);
-    this.advance(fields, mac, bytes, body);
+    this.advance(fields, sealed);
   }
 
   /** The epoch the log signs in now; null for a log kept with one key. */
@@ -561,14 +562,14 @@ export class SecurityLogCore {
       subject: `checkpoint ${covered.seq}`,
       detail: { ...covered, time, note },
     });
-    const { mac, bytes, body: rowBody } = sealRow(this.key, fields);
+    const sealed = sealRow(this.key, fields);
     this.sql.transact(() => {
-      this.insertRow(fields, mac, bytes);
+      this.insertRow(fields, sealed);
       this.saveRoot(covered.seq, root, time);
     });
     state.pending.clear();
     this.rootState = { boundarySeq: covered.seq, root, checkpointMs: Date.parse(time), pending: state.pending };
-    this.advance(fields, mac, bytes, rowBody);
+    this.advance(fields, sealed);
   }
 
   private saveRoot(boundarySeq: number, root: Uint8Array, checkpointAt: string | null): void {
@@ -637,10 +638,10 @@ export class SecurityLogCore {
           cosignature: input.cosignature,
         },
       });
-      const { mac, bytes, body } = sealRow(this.key, fields);
-      this.insertRow(fields, mac, bytes);
-      this.advance(fields, mac, bytes, body);
-      return { seq: fields.seq, mac };
+      const sealed = sealRow(this.key, fields);
+      this.insertRow(fields, sealed);
+      this.advance(fields, sealed);
+      return { seq: fields.seq, mac: sealed.mac };
     });
   }
 
@@ -686,7 +687,7 @@ export class SecurityLogCore {
     if (root !== null) fields.detail.root = toBase64(root);
     const next = this.epochState ? this.nextEpoch() : null;
     if (next !== null) fields.detail.epoch = next.epoch;
-    const { mac, bytes, body } = sealRow(next?.key ?? this.key, fields);
+    const sealedRow = sealRow(next?.key ?? this.key, fields);
     this.sql.transact(() => {
       next?.commit(fields.ts);
       if (root !== null) this.saveRoot(this.headSeq, root, null);
@@ -704,7 +705,7 @@ export class SecurityLogCore {
         fields.ts,
         fields.seq,
       );
-      this.insertRow(fields, mac, bytes);
+      this.insertRow(fields, sealedRow);
     });
     this.live = { id: fields.segment, startedAt: fields.ts, firstSeq: fields.seq, bytes: 0 };
     next?.adopt(fields.ts);
@@ -712,7 +713,7 @@ export class SecurityLogCore {
       this.rootState!.pending.clear();
       this.rootState = { ...this.rootState!, boundarySeq: fields.seq - 1, root };
     }
-    this.advance(fields, mac, bytes, body);
+    this.advance(fields, sealedRow);
     await this.retentionLocked(this.now());
     return { rotated: true, sealed_segment: sealed.id, segment: fields.segment, seq: fields.seq };
   }
@@ -756,13 +757,13 @@ export class SecurityLogCore {
           sealed_at: segment.sealed_at,
         },
       });
-      const { mac, bytes, body } = sealRow(this.key, fields);
+      const sealed = sealRow(this.key, fields);
       this.sql.transact(() => {
         this.sql.exec("DELETE FROM events WHERE seq BETWEEN ? AND ?", segment.first_seq, segment.last_seq);
         this.sql.exec("DELETE FROM segments WHERE id = ?", segment.id);
-        this.insertRow(fields, mac, bytes);
+        this.insertRow(fields, sealed);
       });
-      this.advance(fields, mac, bytes, body);
+      this.advance(fields, sealed);
       removed.push({
         segment: segment.id,
         first_seq: segment.first_seq,

@@ -3,7 +3,7 @@
 // database file would.
 import { describe, expect, it } from "vitest";
 import { GatewayError } from "../../workers/contracts/errors";
-import { GENESIS_PREV_MAC, sealRow, type StoredRow } from "./chain-mac";
+import { canonicalRowBody, GENESIS_PREV_MAC, macMatches, sealRow, type StoredRow } from "./chain-mac";
 import { SecurityLogCore, type LogLimits } from "./log-core";
 import { memorySql } from "../../test/helpers/memory-sql";
 import { REDACTED, WITHHELD } from "./redact";
@@ -44,6 +44,14 @@ async function appendN(log: SecurityLogCore, n: number) {
   for (let i = 0; i < n; i++) await log.append(event(i));
 }
 
+/** HMAC-SHA256 under KEY by WebCrypto, hex: the mac computed apart from the log's own code. */
+async function webCryptoMac(message: string): Promise<string> {
+  const key = await crypto.subtle.importKey("raw", Buffer.from(KEY, "hex"), { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+  ]);
+  return Buffer.from(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(message))).toString("hex");
+}
+
 function rowsOf(sql: ReturnType<typeof memorySql>) {
   return sql.db.prepare("SELECT * FROM events ORDER BY seq").all() as Array<Record<string, unknown>>;
 }
@@ -60,7 +68,7 @@ describe("appending", () => {
     expect(log.head()).toEqual({ seq: 3, mac: results[2]!.mac, segment: 1 });
   });
 
-  it("computes mac = HMAC-SHA256(key, prev_mac ‖ canonical row without mac)", async () => {
+  it("computes mac = HMAC-SHA256(key, canonical row without mac), prev_mac a member of the row", async () => {
     const { log, sql } = await openLog();
     const { mac } = await log.append({
       kind: "app_installed",
@@ -70,18 +78,48 @@ describe("appending", () => {
     });
     const stored = rowsOf(sql)[0]!;
     expect(stored.detail).toBe('{"a":[1],"b":2}');
-    const message = `${GENESIS_PREV_MAC}{"detail":{"a":[1],"b":2},"kind":"app_installed","outcome":"allowed","prev_mac":"${GENESIS_PREV_MAC}","principal":"owner","segment":1,"seq":1,"subject":"","ts":"2025-01-01T00:00:00.000Z"}`;
-    const key = await crypto.subtle.importKey(
-      "raw",
-      Buffer.from(KEY, "hex"),
-      { name: "HMAC", hash: "SHA-256" },
-      false,
-      ["sign"],
-    );
-    const expected = Buffer.from(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(message))).toString(
-      "hex",
-    );
-    expect(mac).toBe(expected);
+    const message = `{"detail":{"a":[1],"b":2},"kind":"app_installed","outcome":"allowed","prev_mac":"${GENESIS_PREV_MAC}","principal":"owner","segment":1,"seq":1,"subject":"","ts":"2025-01-01T00:00:00.000Z"}`;
+    expect(mac).toBe(await webCryptoMac(message));
+  });
+
+  it("verifies a log written in the earlier form, HMAC(key, prev_mac ‖ canonical row), and finds its tampered row", async () => {
+    const { log } = await openLog();
+    await appendN(log, 4);
+    const current = log.query({ limit: 500 }).events.reverse() as StoredRow[];
+    const earlier: StoredRow[] = [];
+    for (const row of current) {
+      const prev_mac = earlier.length ? earlier[earlier.length - 1]!.mac : GENESIS_PREV_MAC;
+      const fields = { ...row, prev_mac };
+      earlier.push({ ...fields, mac: await webCryptoMac(prev_mac + canonicalRowBody(fields)) });
+    }
+    const key = singleKey(await importMacKey(hexToBytes(KEY)));
+    expect(await verifyChain(key, earlier)).toMatchObject({ ok: true, checked: 4 });
+    const tampered = earlier.map((row) => (row.seq === 3 ? { ...row, subject: "GET /elsewhere" } : row));
+    expect(await verifyChain(key, tampered)).toMatchObject({ ok: false, first_bad_seq: 3, reason: "mac_mismatch" });
+    // The earlier form is taken only after a prev_mac of 64 hex digits: a message of it then
+    // opens with a digit, a message of the current form with "{", so neither passes for the other.
+    const prev_mac = `{"detail":{},${"x".repeat(40)}`;
+    const odd = { ...earlier[1]!, prev_mac };
+    const raw = await importMacKey(hexToBytes(KEY));
+    expect(macMatches(raw, { ...odd, mac: await webCryptoMac(prev_mac + canonicalRowBody(odd)) })).toBe(false);
+    expect(macMatches(raw, earlier[1]!)).toBe(true);
+  });
+
+  it("goes on from a stored log of the earlier form: new rows in the current form, all of it verifies", async () => {
+    const { log, sql, clock } = await openLog();
+    await appendN(log, 3);
+    let prev_mac = GENESIS_PREV_MAC;
+    for (const row of log.query({ limit: 500 }).events.reverse() as StoredRow[]) {
+      const mac = await webCryptoMac(prev_mac + canonicalRowBody({ ...row, prev_mac }));
+      sql.db.prepare("UPDATE events SET prev_mac = ?, mac = ? WHERE seq = ?").run(prev_mac, mac, row.seq);
+      prev_mac = mac;
+    }
+    const upgraded = await openLog({}, sql, clock);
+    const { mac } = await upgraded.log.append(event(9));
+    const [fourth] = upgraded.log.query({ limit: 1 }).events as StoredRow[];
+    expect(fourth!.prev_mac).toBe(prev_mac);
+    expect(mac).toBe(await webCryptoMac(canonicalRowBody(fourth!)));
+    expect(await upgraded.log.verify(null)).toEqual({ ok: true, checked: 4, segments: 1 });
   });
 
   it("keeps counting from the stored head after the object restarts", async () => {

@@ -2,7 +2,7 @@
 // answers with the first row that is not what the log wrote. Pure: rows come from any
 // iterable, so the DO pages them from SQLite and tests hand in arrays.
 import type { SecurityLogAnchor, VerifyFailureReason, VerifyResult } from "../../workers/contracts/security-event";
-import { GENESIS_PREV_MAC, sealRow, type StoredRow } from "./chain-mac";
+import { GENESIS_PREV_MAC, macMatches, type StoredRow } from "./chain-mac";
 import { epochOpenedBy, type ChainKeys } from "./epoch-key";
 
 /** First row of every segment after the first: names the sealed segment and continues its chain. */
@@ -103,7 +103,7 @@ export async function verifyChain(
     }
     const key = await keys.keyFor(epoch);
     if (key === null) unchecked++;
-    else if (sealRow(key, row).mac !== row.mac) return fail(new Failure("mac_mismatch", row.seq));
+    else if (!macMatches(key, row)) return fail(new Failure("mac_mismatch", row.seq));
     if (previous !== null) {
       const opensSegment = row.segment !== previous.segment;
       if (opensSegment || row.kind === ROTATED_KIND) {

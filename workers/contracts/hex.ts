@@ -7,14 +7,19 @@ const decoder = new TextDecoder();
 // filled and read in one synchronous call.
 let spelled = new Uint8Array(64);
 
+/** Writes the bytes' lower-case hex digits, as ASCII, into `out` (twice their length). */
+export function hexDigitsInto(bytes: Uint8Array, out: Uint8Array): void {
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i]!;
+    out[2 * i] = HEX_DIGITS[byte >>> 4]!;
+    out[2 * i + 1] = HEX_DIGITS[byte & 15]!;
+  }
+}
+
 /** The bytes as lower-case hex, two digits each. */
 export function hexOf(bytes: Uint8Array): string {
   if (spelled.length < 2 * bytes.length) spelled = new Uint8Array(2 * bytes.length);
-  for (let i = 0; i < bytes.length; i++) {
-    const byte = bytes[i]!;
-    spelled[2 * i] = HEX_DIGITS[byte >>> 4]!;
-    spelled[2 * i + 1] = HEX_DIGITS[byte & 15]!;
-  }
+  hexDigitsInto(bytes, spelled);
   return decoder.decode(spelled.subarray(0, 2 * bytes.length));
 }
 

@@ -25,8 +25,14 @@ const BLOCK = 64;
 const state = new Int32Array(8);
 const tail = new Uint8Array(2 * BLOCK);
 const tailView = new DataView(tail.buffer);
-const innerDigest = new Uint8Array(32);
-const innerDigestView = new DataView(innerDigest.buffer);
+/**
+ * The outer hash's one block: the inner digest, then its padding, which never changes (a pad
+ * block and 32 bytes hashed: 768 bits).
+ */
+const outerBlock = new Uint8Array(BLOCK);
+const outerBlockView = new DataView(outerBlock.buffer);
+outerBlock[32] = 0x80;
+outerBlockView.setUint32(BLOCK - 4, (BLOCK + 32) * 8);
 
 /**
  * Compresses `blocks` 64-byte blocks of `view`, from byte `at`, into `into`. The schedule's
@@ -269,9 +275,9 @@ export function prepareHmacKey(key: Uint8Array): HmacKey {
 export function hmacSha256Into(key: HmacKey, message: Uint8Array, length: number, out: Uint8Array): void {
   state.set(key.inner);
   finish(state, message, viewOf(message), length, BLOCK);
-  for (let i = 0; i < 8; i++) innerDigestView.setInt32(4 * i, state[i]!);
+  for (let i = 0; i < 8; i++) outerBlockView.setInt32(4 * i, state[i]!);
   state.set(key.outer);
-  finish(state, innerDigest, innerDigestView, 32, BLOCK);
+  compress(state, outerBlockView, 0, 1);
   for (let i = 0; i < 8; i++) {
     const word = state[i]!;
     out[4 * i] = word >>> 24;

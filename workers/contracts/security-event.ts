@@ -44,7 +44,7 @@ export type SecurityEventInput = z.input<typeof SecurityEventInputSchema>;
 
 export const MacHexSchema = z.string().regex(/^[0-9a-f]{64}$/, "a mac is 64 lowercase hex characters");
 
-/** A stored row as the log returns it. mac = HMAC-SHA256(key, prev_mac ‖ canonical JSON of the other fields). */
+/** A stored row as the log returns it. mac = HMAC-SHA256(key, canonical JSON of the other fields, prev_mac among them). */
 export const SecurityEventRowSchema = z.object({
   seq: z.number().int().min(1),
   ts: z.string(),
