@@ -90,6 +90,46 @@ describe("createLogRelay", () => {
     }
   });
 
+  it("cuts a long line with no space next to a token only where no credential shape runs: the token is masked whole", async () => {
+    const token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+    const bearer = "0a1b2c3d4e5f6a7b";
+    for (const line of [
+      // JSON output, no space anywhere: the token straddles the 8192nd character.
+      `{"pad":"${"x".repeat(8170)}","token":"${token}","more":"${"y".repeat(50)}"}`,
+      // An Authorization header whose token (no shape of its own) straddles the cut.
+      `${"z".repeat(8160)} Authorization: Bearer ${bearer} done`,
+    ]) {
+      const got: string[] = [];
+      const relay = createLogRelay({ tag: "t", sink: (_l, text) => got.push(text), secrets: [] });
+      const out = new PassThrough();
+      relay.attach(out, "info");
+      // Written before its newline comes, the line is cut as it arrives.
+      out.write(line);
+      await new Promise((r) => setImmediate(r));
+      out.end("\n");
+      await relay.finished();
+      expect(got.length).toBeGreaterThanOrEqual(2);
+      const all = got.join("\n");
+      for (let i = 0; i + 6 <= token.length - 4; i++) expect(all).not.toContain(token.slice(4 + i, 4 + i + 6));
+      for (let i = 0; i + 6 <= bearer.length; i++) expect(all).not.toContain(bearer.slice(i, i + 6));
+      expect(all).toContain("***");
+    }
+  });
+
+  it("masks two handed-over values that share characters without leaving the tail of either", async () => {
+    const got: string[] = [];
+    const relay = createLogRelay({
+      tag: "t",
+      sink: (_l, text) => got.push(text),
+      secrets: ["hunter2-password-99", "99-followed-by-more"],
+    });
+    const out = new PassThrough();
+    relay.attach(out, "info");
+    out.end("joined: hunter2-password-99-followed-by-more, alone: 99-followed-by-more\n");
+    await relay.finished();
+    expect(got).toEqual(["t: joined: ***, alone: ***"]);
+  });
+
   it("masks each line of a secret of several lines: the relay masks line by line, where the whole value never appears", async () => {
     const secret = "first-half-of-cred-XyZ\nsecond-half-of-cred-AbC\r\n}";
     const got: string[] = [];

@@ -132,12 +132,19 @@ export function maskCredentialShapes(text: string): string {
 
 // --- masking by value ----------------------------------------------------------------
 
+/**
+ * Characters no credential shape above holds (tokens, keys, URL and scp logins, id.secret
+ * pairs): a text cut just after one cuts no shape in two.
+ */
+const OUTSIDE_EVERY_SHAPE = /[\s"'`,;<>()[\]{}|\\]/;
+/** The space of `Bearer <token>` and `Basic <token>` belongs to that shape. */
+const AUTH_SCHEME_BEFORE = /\b(?:Bearer|Basic)\s+$/i;
+
 /** The shortest line of a multi-line value that is masked on its own (shorter ones are "{" or "},"). */
 const MIN_SECRET_LINE_CHARS = 8;
 
 /**
- * The values worth masking, deduplicated and longest first (so an overlapping shorter one cannot
- * leave a tail). A value of several lines (a PEM key, a JSON credential) also gives each of its
+ * The values worth masking, deduplicated and longest first. A value of several lines (a PEM key, a JSON credential) also gives each of its
  * lines, trimmed: a log is masked line by line, where the whole value never appears.
  */
 function maskableValues(secrets: readonly string[] | undefined): string[] {
@@ -157,15 +164,20 @@ function maskableValues(secrets: readonly string[] | undefined): string[] {
 /**
  * Where to cut `text` (longer than `at`) into a piece of at most `at` characters and the rest,
  * so that each is masked as the whole would be: no value of `secrets` straddles the cut, whether
- * whole or begun at the end of `text` with the rest still to come, and a word (which every
- * credential shape is) stays whole when there is a space in the piece's last eighth (at most
- * 1024 characters).
+ * whole or begun at the end of `text` with the rest still to come, and a credential shape stays
+ * whole when the piece's last eighth (at most 1024 characters) holds a character no shape
+ * contains (a space, a quote, a comma, a bracket…): the cut comes just after the last one.
  * null when the cut must wait for more text (a value is still arriving from the very start).
  */
 export function maskSafeCut(text: string, at: number, secrets?: readonly string[]): number | null {
   const values = maskableValues(secrets);
-  const space = text.lastIndexOf(" ", at - 1);
-  let cut = space > 0 && space >= at - Math.min(1024, at >> 3) ? space + 1 : at;
+  let cut = at;
+  for (let i = at - 1, last = at - Math.min(1024, at >> 3); i > 0 && i >= last; i--) {
+    if (OUTSIDE_EVERY_SHAPE.test(text[i]!) && !AUTH_SCHEME_BEFORE.test(text.slice(Math.max(0, i - 16), i + 1))) {
+      cut = i + 1;
+      break;
+    }
+  }
   for (let moved = true; moved && cut > 0;) {
     moved = false;
     for (const value of values) {
@@ -185,11 +197,32 @@ export function maskSafeCut(text: string, at: number, secrets?: readonly string[
   return text.length >= at + longest ? Math.max(at, longest) : null;
 }
 
-/** Masks each exact value wherever it appears, as a substring too, longest first. */
+/**
+ * Masks each exact value wherever it appears, as a substring too. Every place a value occurs is
+ * found in the text as given and overlapping or touching places are masked as one, so two
+ * values that share characters ("…key123" and "123secret…") leave no tail of either.
+ */
 export function maskExactValues(text: string, secrets: readonly string[] | undefined): string {
-  let out = text;
-  for (const value of maskableValues(secrets)) if (out.includes(value)) out = out.split(value).join(MASK);
-  return out;
+  const places: Array<[number, number]> = [];
+  for (const value of maskableValues(secrets)) {
+    for (let at = text.indexOf(value); at !== -1; at = text.indexOf(value, at + 1))
+      places.push([at, at + value.length]);
+  }
+  if (places.length === 0) return text;
+  places.sort((a, b) => a[0] - b[0]);
+  let out = "";
+  let kept = 0;
+  let [start, end] = places[0]!;
+  for (const [from, to] of places) {
+    if (from <= end) {
+      end = Math.max(end, to);
+      continue;
+    }
+    out += text.slice(kept, start) + MASK;
+    kept = end;
+    [start, end] = [from, to];
+  }
+  return out + text.slice(kept, start) + MASK + text.slice(end);
 }
 
 /** Masks the exact values the caller knows, then every credential shape. */
