@@ -245,6 +245,8 @@ describe("app MCP servers and scheduled jobs", () => {
       stdio: ["pipe", "pipe", "pipe"],
       env: { ...process.env, HOME: ownerHome },
     });
+    let heldStderr = "";
+    held.stderr.on("data", (chunk: Buffer) => (heldStderr += chunk.toString()));
     const heldCode = await new Promise<number | null>((resolve) => {
       const timer = setTimeout(() => {
         held.kill("SIGKILL");
@@ -256,6 +258,13 @@ describe("app MCP servers and scheduled jobs", () => {
       });
     });
     expect(heldCode).toBe(7);
+    // Its stderr reached the agent masked and escaped, each line named for the server.
+    expect(heldStderr).toContain("mcp-broken:broken: broken: my key is ***");
+    expect(heldStderr).toContain("mcp-broken:broken: broken: token *** \\x1b[2Jscreen cleared");
+    expect(heldStderr).toContain("mcp-broken:broken: broken: the settings file is missing");
+    expect(heldStderr).not.toContain("fixture-service-key-5c1e9a");
+    expect(heldStderr).not.toContain("A1b2C3d4E5f6G7h8");
+    expect(heldStderr).not.toContain("\u001b");
     for (let i = 0; i < 2; i++) {
       const run = await cli(["mcp", "run", "mcp-broken", "broken"]);
       expect(run.code).toBe(7);

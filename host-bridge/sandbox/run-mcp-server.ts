@@ -7,7 +7,7 @@
 // (a package runner installing) is never cut off (MCP-05).
 import type { Readable, Writable } from "node:stream";
 import { buildChildEnv, credentialValuesOf, egressEnvironment } from "./child-env";
-import { maskExactValues } from "../../workers/contracts/text-safety";
+import { createLogRelay } from "./log-relay";
 import type { HostPattern } from "../../workers/contracts/network-grant";
 import { mcpServerFds, spawnChild } from "../supervisor/spawn-child";
 import { confineCommand, placeUnderBounds, type ConfinementContext } from "./run-confined";
@@ -25,6 +25,12 @@ export interface McpServerRun {
   stop?: AbortSignal;
 }
 
+/** Lines of a server's stderr the agent gets at once, then per second. */
+const STDERR_BURST = 500;
+const STDERR_PER_SECOND = 20;
+/** How long an ended server's stderr may take to drain before its start is reported. */
+const STDERR_DRAIN_MS = 1000;
+
 /** How a start went: `answered` once its first byte reached the agent; otherwise why it ended first. */
 export type McpStartOutcome = { ok: true } | { ok: false; exitCode: number | null; reason: string };
 
@@ -32,21 +38,6 @@ export interface McpServerIo {
   stdin: Readable;
   stdout: Writable;
   stderr: Writable;
-}
-
-/**
- * The server's stderr so far as the last-line reader keeps it: the text not yet ended by a
- * newline, masked before it is cut to its last 8 KiB (cut first, a secret straddling the cut
- * would keep its unmasked tail), and the complete lines it ended, masked.
- */
-export function stderrLines(
-  partial: string,
-  chunk: string,
-  secrets: readonly string[],
-): { partial: string; lines: string[] } {
-  const lines = maskExactValues(partial + chunk, secrets).split(/\r?\n/);
-  const rest = lines.pop() ?? "";
-  return { partial: rest.slice(-8192), lines: lines.map((line) => line.trim().slice(0, 400)) };
 }
 
 /**
@@ -113,15 +104,17 @@ export async function runMcpServer(
     { ...cmd, cwd: run.app.appDir },
     { env, stdio: mcpServerFds(sandboxed, useGroup), boxed: sandboxed },
   );
-  const secrets = credentialValuesOf(env);
-  let lastStderrLine: string | null = null;
-  let partial = "";
-  child.stderr?.on("data", (chunk: Buffer) => {
-    io.stderr.write(chunk);
-    const read = stderrLines(partial, chunk.toString("utf8"), secrets);
-    partial = read.partial;
-    for (const line of read.lines) if (line !== "") lastStderrLine = line;
+  // Its stderr reaches the agent line by line as the bridge log gets a backend's: every value
+  // it was handed and every credential shape masked, escapes made visible, each line tagged
+  // with the server so none passes for the gateway's own, a flood rate limited.
+  const relay = createLogRelay({
+    tag: `${run.app.name}:${run.server}`,
+    sink: (_level, line) => io.stderr.write(`${line}\n`),
+    secrets: credentialValuesOf(env),
+    burst: STDERR_BURST,
+    perSecond: STDERR_PER_SECOND,
   });
+  if (child.stderr) relay.attach(child.stderr, "info");
   child.stdout?.on("data", (chunk: Buffer) => {
     report({ ok: true });
     io.stdout.write(chunk);
@@ -152,7 +145,13 @@ export async function runMcpServer(
   signalProcessGroup(child.pid, "SIGKILL");
   group?.remove();
   if (egressSocket) await ctx.egress?.stop(brokerKey);
-  if (partial.trim() !== "") lastStderrLine = partial.trim().slice(0, 400); // masked as it was kept
+  // Its last lines, once the pipe has drained (a moment at most: its whole group is gone).
+  await Promise.race([relay.finished(), new Promise((resolve) => setTimeout(resolve, STDERR_DRAIN_MS).unref())]);
+  const lines = relay
+    .lastLines()
+    .map((line) => line.trim())
+    .filter((line) => line !== "");
+  const lastStderrLine = lines.at(-1)?.slice(0, 400) ?? null;
   const exitCode = end.code;
   const why = end.error
     ? `could not be started: ${end.error}`
