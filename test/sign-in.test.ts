@@ -156,6 +156,20 @@ describe("sign-in of a running gateway", () => {
     expect(later.status).toBe(403);
     expect(later.body.error).toMatchObject({ code: "session_expired", detail: { reason: "expired" } });
     expect(later.headers.get("x-auth-required")).toBe("true");
+    // The refused cookie is in the security log (counted per route and code), the cookie is not.
+    const logged = (await (await gw.fetch("/api/security/events?kind=auth_cookie_refused")).json()).events as Array<{
+      subject: string;
+      principal: string;
+      detail: { code?: string };
+    }>;
+    expect(logged).toContainEqual(
+      expect.objectContaining({
+        subject: "GET /api/status",
+        principal: "anonymous",
+        detail: expect.objectContaining({ code: "session_expired" }),
+      }),
+    );
+    expect(JSON.stringify(logged)).not.toContain(opened.cookie!.split("=")[1]!);
   });
 
   it("answers a garbage cookie and a token signed by another key exactly like no credential", async () => {
@@ -170,6 +184,13 @@ describe("sign-in of a running gateway", () => {
       expect(answer.body).toEqual(none.body);
       expect(answer.body.error).toMatchObject({ code: "session_required", detail: { reason: "not_signed_in" } });
     }
+    // The log tells them apart: a cookie that signs no one in, and no credential at all.
+    const kinds = async (kind: string) =>
+      ((await (await gw.fetch(`/api/security/events?kind=${kind}`)).json()).events as Array<{ subject: string }>).map(
+        (e) => e.subject,
+      );
+    expect(await kinds("auth_cookie_refused")).toContain("GET /api/status");
+    expect(await kinds("session_required")).toContain("GET /api/status");
   });
 
   it("answers every Bearer that cannot authorize with the one auth_bearer_invalid", async () => {

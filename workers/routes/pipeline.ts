@@ -56,8 +56,13 @@ async function runRoute(
   }
   c.set("principal", principal);
   const params = takesParams ? (c.req.param() as Record<string, string>) : NO_PARAMS;
-  if (authorizeRoute(row, principal, parsed.path))
-    await checkAppPermission(env, row, principal, parsed.url, params, reserved);
+  let judgeApp: boolean;
+  try {
+    judgeApp = authorizeRoute(row, principal, parsed.path);
+  } catch (error) {
+    return refusedSignedOut(c, row, principal, error);
+  }
+  if (judgeApp) await checkAppPermission(env, row, principal, parsed.url, params, reserved);
   const body = row.body && !row.rawBody ? await readJsonBody(c.req.raw, row.body) : undefined;
   const query = row.query ? readQuery(parsed.url, row.query) : undefined;
   const result = await row.handle({
@@ -87,6 +92,33 @@ async function refusedCredential(c: GatewayContext, row: AnyRouteRow, error: unk
       principal: "anonymous",
       subject: refusalSubject(c.req.method, path),
       group: refusalGroup(c.req.method, path, [], row),
+    });
+  }
+  throw error;
+}
+
+/**
+ * A request no session stands behind, refused by its row, is a refusal the security log keeps
+ * too, counted per route and reason: a session cookie that no longer signs in (expired, signed
+ * out, unknown: `auth_cookie_refused`) or no credential at all (`session_required`). The cookie
+ * itself is never written. Then the same answer.
+ */
+async function refusedSignedOut(
+  c: GatewayContext,
+  row: AnyRouteRow,
+  principal: Principal,
+  error: unknown,
+): Promise<never> {
+  if (principal.kind === "anonymous" && error instanceof GatewayError) {
+    const path = c.get("parsed").path;
+    const kind = principal.refusal === null ? "session_required" : "auth_cookie_refused";
+    await audit(c.env, {
+      kind,
+      outcome: "refused",
+      principal: "anonymous",
+      subject: refusalSubject(c.req.method, path),
+      detail: { code: error.code },
+      group: refusalGroup(c.req.method, path, [], row, error.code),
     });
   }
   throw error;
