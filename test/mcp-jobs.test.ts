@@ -9,7 +9,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { spawn } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliPath, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
@@ -410,18 +410,27 @@ describe("app MCP servers and scheduled jobs", () => {
     expect(back.history).toHaveLength(before);
   });
 
-  it("an update ends a server started for the version before it: what it runs with (definition, storage, hosts) was the old consent's", async () => {
+  it("an update ends a server started for the version before it before it copies data/, and none starts until it is over", async () => {
     const live = await connect("mcp-notes:notes");
     const closed = closedWithin(live.client, 20_000);
+    let closedAt: number | null = null;
+    void closed.then(() => (closedAt = Date.now()));
     expect(await callText(live.client, "echo", { text: "before" })).toBe("hello from mcp-notes: before");
     // The same disclosure, new bytes: no consent is asked, but it is another install.
     const manifest = JSON.parse(readFileSync(join(source, "app.json"), "utf8"));
     writeFileSync(join(source, "app.json"), JSON.stringify({ ...manifest, version: "0.1.1" }));
     try {
       const update = await post("/api/apps/mcp-notes/update", { source });
+      const answeredAt = Date.now();
       expect(update.status, await update.clone().text()).toBe(200);
       expect(await closed).toBe(true);
-      expect(live.stderr()).toContain("ending mcp-notes:notes: the app was updated");
+      // Ended by the update itself, not by its next question to the gateway afterwards.
+      expect(closedAt).not.toBeNull();
+      expect(closedAt!).toBeLessThanOrEqual(answeredAt);
+      expect(live.stderr()).toContain("ending mcp-notes:notes: the app is being updated");
+      // The hold is gone with the update, and its run's record with the run.
+      expect(readdirSync(join(home, "run", "mcp"))).not.toContain("mcp-notes.hold");
+      expect(readdirSync(join(home, "run", "mcp", "mcp-notes"))).toEqual([]);
       // A new start runs the new version.
       const again = await connect("mcp-notes:notes");
       expect(await callText(again.client, "echo", { text: "after" })).toBe("hello from mcp-notes: after");

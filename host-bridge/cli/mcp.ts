@@ -31,6 +31,7 @@ import { childLimits, readOwnerConfig } from "../owner-config";
 import { boundsAvailability } from "../sandbox/bounds";
 import { sandboxAvailability } from "../sandbox/bubblewrap";
 import { runMcpServer } from "../sandbox/run-mcp-server";
+import { isHeld, registerRun } from "../mcp/running-servers";
 import { parentEnvironment } from "../settings";
 import { callGateway, parseAnswer, type GatewayAnswer } from "./gateway-client";
 import { UsageError } from "./usage-error";
@@ -187,10 +188,28 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
   const preferred = config.config.sandbox.bounds;
   const appDir = join(paths.apps, app);
   let reported: Promise<unknown> = Promise.resolve();
+  // An update stops every server of its app before it copies data/ and holds new ones back
+  // until it is over (running-servers.ts): this run is recorded before it looks for the hold.
+  const unregister = registerRun(home, app, server);
+  if (unregister === null) {
+    process.stderr.write(`personalclaw: ${app} is being updated; start ${app}:${server} again once it is done\n`);
+    await egress.stopAll();
+    releaseRuntimeDir(runtime);
+    return 1;
+  }
+  // The update's SIGTERM ends the server (runMcpServer's own handler); this says why.
+  process.once("SIGTERM", () => {
+    if (isHeld(home, app)) process.stderr.write(`personalclaw: ending ${app}:${server}: the app is being updated\n`);
+  });
   // Disabling, uninstalling or updating the app, or the owner's off switch, ends a running
   // server too (MCP-01): asked every few seconds; an unanswered question is not a no.
   const stopping = new AbortController();
   const watch = setInterval(() => {
+    if (isHeld(home, app) && !stopping.signal.aborted) {
+      process.stderr.write(`personalclaw: ending ${app}:${server}: the app is being updated\n`);
+      stopping.abort();
+      return;
+    }
     void callGateway(
       home,
       `mcp:${app}:${server}`,
@@ -240,6 +259,7 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
     },
   );
   clearInterval(watch);
+  unregister();
   await reported;
   await egress.stopAll();
   releaseRuntimeDir(runtime);

@@ -17,6 +17,7 @@ import { installNpmPackages, installPythonDependencies } from "./install-depende
 import { runHook } from "./run-hook";
 import { listUiFiles } from "./ui-files";
 import { checkRecordable, stageOrRefuse, type InstallContext, type InstallProgressEvent } from "./install-app";
+import { holdAndStop, release } from "../mcp/running-servers";
 import { copyAppData, DataChangedDuringCopy } from "./copy-app-data";
 import { clearJournal, syncFolder, writeJournal } from "./transition-journal";
 import { reviewChanges } from "./review-changes";
@@ -188,11 +189,13 @@ export async function updateApp(
       await note("npm_packages", "done");
     } else await note("npm_packages", "skipped");
 
-    // Unload (UPD-08, BACK-24): the old backend is held and stopped before its data is copied.
+    // Unload (UPD-08, BACK-24): the old backend is stopped, and its MCP servers stopped and
+    // held back until the update is over, before its data is copied.
     await note("stop_old", "started");
     oldStopped = true;
     await backend.stop(name);
-    await note("stop_old", "done");
+    const mcpStopped = await holdAndStop(ctx.home, name);
+    await note("stop_old", "done", mcpStopped > 0 ? `${mcpStopped} MCP server run(s) ended` : undefined);
 
     await note("copy_data", "started");
     const hasStorage = manifest.permissions?.storage === true;
@@ -285,5 +288,7 @@ export async function updateApp(
     }
     if (error instanceof GatewayError) throw error;
     throw stepFailure(name, "swap", error instanceof Error ? error.message : String(error));
+  } finally {
+    release(ctx.home, name);
   }
 }

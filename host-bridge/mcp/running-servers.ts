@@ -1,0 +1,122 @@
+// Which `mcp run` processes serve an app right now, and the hold an update puts on them: an
+// update stops every one of them before it copies the app's data/, and none starts until the
+// update is over, so no MCP server writes data/ while it is copied (UPD-08, as for the backend).
+//
+// `mcp run` is the agent's child, not the bridge's, so the two meet in the home: each run
+// leaves `<home>/run/mcp/<app>/<pid>.json` for its life, and an update leaves
+// `<home>/run/mcp/<app>.hold`. A run writes its file before it looks for the hold; an update
+// writes the hold before it lists the files: whichever comes second sees the other.
+import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { homePaths } from "../home";
+import { writePrivateFile } from "../private-file";
+
+/** How long a run has to end on SIGTERM before it is killed. */
+const STOP_GRACE_MS = 5_000;
+const POLL_MS = 50;
+
+function folderOf(home: string): string {
+  return join(homePaths(home).run, "mcp");
+}
+
+function holdPath(home: string, app: string): string {
+  return join(folderOf(home), `${app}.hold`);
+}
+
+/**
+ * The kernel's start time of a running process (field 22 of /proc/<pid>/stat): a pid reused
+ * later has another. null once it has ended, as a zombie its parent has not reaped yet too.
+ */
+function startTicks(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name may hold spaces and parentheses: fields are counted after its last ')'.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return fields[0] === "Z" || fields[0] === "X" ? null : (fields[19] ?? null);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Records this process as a run of `app`'s `server`. Answers null when the app is held (an
+ * update is under way: the run must not start), else the function that removes the record.
+ */
+export function registerRun(home: string, app: string, server: string): (() => void) | null {
+  const folder = join(folderOf(home), app);
+  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  const record = join(folder, `${process.pid}.json`);
+  writePrivateFile(record, JSON.stringify({ server, pid: process.pid, start: startTicks(process.pid) }));
+  const unregister = () => rmSync(record, { force: true });
+  if (isHeld(home, app)) {
+    unregister();
+    return null;
+  }
+  return unregister;
+}
+
+/** True while an update holds `app`'s MCP servers: a hold whose writer has ended (a crash) holds nothing. */
+export function isHeld(home: string, app: string): boolean {
+  try {
+    const hold = JSON.parse(readFileSync(holdPath(home, app), "utf8")) as { pid?: unknown; start?: unknown };
+    return typeof hold.pid === "number" && hold.start !== null && startTicks(hold.pid) === hold.start;
+  } catch {
+    return false; // none (each is written whole: writePrivateFile renames it into place)
+  }
+}
+
+/** The runs of `app` recorded now whose process is still the one that wrote its record. */
+function liveRuns(home: string, app: string): number[] {
+  const folder = join(folderOf(home), app);
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return [];
+  }
+  const pids: number[] = [];
+  for (const name of names) {
+    if (!name.endsWith(".json")) continue; // a record still being written
+    const path = join(folder, name);
+    try {
+      const record = JSON.parse(readFileSync(path, "utf8")) as { pid?: unknown; start?: unknown };
+      if (typeof record.pid === "number" && record.start !== null && startTicks(record.pid) === record.start)
+        pids.push(record.pid);
+      else rmSync(path, { force: true }); // a run that died without removing its record
+    } catch {
+      rmSync(path, { force: true });
+    }
+  }
+  return pids;
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // already gone
+  }
+}
+
+/**
+ * Holds `app`'s MCP servers and stops every run serving one: SIGTERM (the run ends its server's
+ * whole group and exits), then SIGKILL for one still there after the grace (its sandbox dies
+ * with it). Resolves with how many were stopped; `release` lets runs start again.
+ */
+export async function holdAndStop(home: string, app: string, graceMs = STOP_GRACE_MS): Promise<number> {
+  mkdirSync(folderOf(home), { recursive: true, mode: 0o700 });
+  writePrivateFile(holdPath(home, app), JSON.stringify({ pid: process.pid, start: startTicks(process.pid) }));
+  const pids = liveRuns(home, app);
+  for (const pid of pids) signal(pid, "SIGTERM");
+  const deadline = Date.now() + graceMs;
+  while (liveRuns(home, app).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, POLL_MS));
+  for (const pid of liveRuns(home, app)) signal(pid, "SIGKILL");
+  while (liveRuns(home, app).length > 0 && Date.now() < deadline + graceMs)
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  return pids.length;
+}
+
+/** Ends the hold `holdAndStop` put on `app`. */
+export function release(home: string, app: string): void {
+  rmSync(holdPath(home, app), { force: true });
+}
