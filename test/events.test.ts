@@ -418,6 +418,18 @@ describe("live events on /api/ws", () => {
     expect(socket.protocol).toBe("personalclaw.events.v1");
     expect((await socket.waitFor((f) => f.type === "hub.hello")).data.principal).toBe("app:ev-watch");
     await socket.close();
+    // Offering subprotocols but not ours (a browser would fail a 101 that selects none, and the
+    // token is never echoed): refused with the code that says what to offer.
+    for (const offer of [`personalclaw.bearer.${watchToken}`, "chat, superchat"]) {
+      const refused = await openWebSocket(gw.port, "/api/ws", {
+        Origin: "null",
+        ...(offer.startsWith("chat") ? asApp(watchToken) : {}),
+        "Sec-WebSocket-Protocol": offer,
+      });
+      expect(refused.status).toBe(400);
+      expect(!refused.ok && JSON.parse(refused.body).error.code).toBe("ws_subprotocol_required");
+      expect(!refused.ok && refused.body).not.toContain(watchToken);
+    }
   });
 
   it("an app holds at most 16 sockets; the next is refused with 429 ws_too_many_sockets and a row", async () => {

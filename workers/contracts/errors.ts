@@ -316,6 +316,11 @@ export const ERROR_CODES = {
   secret_store_unreadable: { status: 500, message: "The secret store cannot be used ({reason}); nothing was changed." },
   // events
   ws_upgrade_required: { status: 426, message: "GET /api/ws is a WebSocket: send Upgrade: websocket." },
+  ws_subprotocol_required: {
+    status: 400,
+    message:
+      "A socket that offers subprotocols must offer personalclaw.events.v1 among them: the gateway answers with that one and never echoes a token.",
+  },
   ws_origin_not_allowed: {
     status: 403,
     message:

@@ -41,10 +41,11 @@ export const eventRoutes = [
     },
     internal: false,
     contract:
-      "Upgrades to the live-event WebSocket for the owner (cookie or Bearer) or an app (its token as Bearer, or as the subprotocol personalclaw.bearer.<token>). Frames are {type, data}, identifiers only, each passing the socket's scope: an app hears the events its permissions.events named at connect time and still names. 426 ws_upgrade_required without Upgrade; 403 ws_origin_not_allowed from another site; a disabled app is refused before its socket is registered; an app holding 16 sockets gets 429 ws_too_many_sockets.",
+      "Upgrades to the live-event WebSocket for the owner (cookie or Bearer) or an app (its token as Bearer, or as the subprotocol personalclaw.bearer.<token>). Frames are {type, data}, identifiers only, each passing the socket's scope: an app hears the events its permissions.events named at connect time and still names. 426 ws_upgrade_required without Upgrade; 403 ws_origin_not_allowed from another site; a disabled app is refused before its socket is registered; an app holding 16 sockets gets 429 ws_too_many_sockets; a socket offering subprotocols without personalclaw.events.v1 gets 400 ws_subprotocol_required.",
     answer: { streamed: "101 Switching Protocols: the live-event WebSocket" },
     refuses: [
       "ws_upgrade_required",
+      "ws_subprotocol_required",
       "ws_origin_not_allowed",
       "internal_only_route",
       "app_not_permitted",
@@ -74,9 +75,13 @@ export const eventRoutes = [
       } else {
         throw new GatewayError("internal_only_route", { vars: { method: "GET", path: "/api/ws" } });
       }
-      const offered = (req.c.req.header("sec-websocket-protocol") ?? "").split(",").map((part) => part.trim());
+      // A client that offers subprotocols fails a 101 that selects none (a browser does), and the
+      // only other one it may offer carries its token, which is never echoed: so it must offer ours.
+      const protocols = req.c.req.header("sec-websocket-protocol");
+      if (protocols !== undefined && !protocols.split(",").some((part) => part.trim() === EVENTS_SUBPROTOCOL))
+        throw new GatewayError("ws_subprotocol_required");
       const headers = new Headers({ upgrade: "websocket", [HUB_SCOPE_HEADER]: JSON.stringify(scope) });
-      if (offered.includes(EVENTS_SUBPROTOCOL)) headers.set(HUB_PROTOCOL_HEADER, "1");
+      if (protocols !== undefined) headers.set(HUB_PROTOCOL_HEADER, "1");
       const answer = await eventHub(req.env).fetch(new Request("http://event-hub/connect", { headers }));
       if (answer.status === 403)
         throw new GatewayError("app_not_permitted", {
