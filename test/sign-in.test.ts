@@ -231,6 +231,24 @@ describe("sign-in of a running gateway", () => {
     answers.push(response.body);
     expect(response.status).toBe(403);
     expect(JSON.parse(response.body).error.code).toBe("auth_credential_conflict");
+    // A Bearer that cannot authorize beside a link is refused too, before the link is spent,
+    // and both refusals are kept.
+    const garbage = await rawRequestFrom(gw.port, "127.0.0.1", `/api/status?token=${other}`, undefined, {
+      authorization: "Bearer garbage",
+    });
+    answers.push(garbage.body);
+    expect(garbage.status).toBe(403);
+    expect(JSON.parse(garbage.body).error.code).toBe("auth_bearer_invalid");
+    const opened = await openLink(gw, other);
+    expect(opened.status).toBe(302);
+    expect(opened.cookie).not.toBeNull();
+    for (const kind of ["auth_credential_conflict", "auth_bearer_invalid"]) {
+      const rows = (await (await gw.fetch(`/api/security/events?kind=${kind}`)).json()).events as Array<{
+        subject: string;
+      }>;
+      expect(rows.map((row) => row.subject)).toContain("GET /api/status");
+      expect(JSON.stringify(rows)).not.toContain(other);
+    }
   });
 
   it("signs out this session, another one, all others and everywhere, each with its reason", async () => {

@@ -20,8 +20,24 @@ export async function exchangeSignInLink(c: GatewayContext, requestUrl: URL): Pr
   const sessions = sessionDoor(c.env);
   const now = c.get("now");
   if (creds.bearer !== null && creds.bearer !== link) {
+    // Beside a link as anywhere else, a Bearer that cannot authorize is refused and kept, and
+    // so is a second owner token; either is refused before the link is spent.
     const bearer = await sessions.check(creds.bearer, now);
-    if (bearer.ok && bearer.session.kind !== "app") throw new GatewayError("auth_credential_conflict");
+    const refused = !bearer.ok
+      ? "auth_bearer_invalid"
+      : bearer.session.kind !== "app"
+        ? "auth_credential_conflict"
+        : null;
+    if (refused !== null) {
+      await audit(c.env, {
+        kind: refused,
+        outcome: "refused",
+        principal: "anonymous",
+        subject: refusalSubject(c.req.method, url.pathname),
+        group: `sign-in link ${refused}`,
+      });
+      throw new GatewayError(refused);
+    }
   }
   const opened = await sessions.openLink(link, clientAddress(c.req.raw), c.req.header("user-agent") ?? null, now);
   if (!opened.ok) {
