@@ -190,20 +190,25 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
   let reported: Promise<unknown> = Promise.resolve();
   // An update stops every server of its app before it copies data/ and holds new ones back
   // until it is over (running-servers.ts): this run is recorded before it looks for the hold.
-  const unregister = registerRun(home, app, server);
-  if (unregister === null) {
+  const record = registerRun(home, app, server);
+  if (record === null) {
     process.stderr.write(`personalclaw: ${app} is being updated; start ${app}:${server} again once it is done\n`);
     await egress.stopAll();
     releaseRuntimeDir(runtime);
     return 1;
   }
-  // The update's SIGTERM ends the server (runMcpServer's own handler); this says why.
-  process.once("SIGTERM", () => {
-    if (isHeld(home, app)) process.stderr.write(`personalclaw: ending ${app}:${server}: the app is being updated\n`);
-  });
   // Disabling, uninstalling or updating the app, or the owner's off switch, ends a running
   // server too (MCP-01): asked every few seconds; an unanswered question is not a no.
   const stopping = new AbortController();
+  // SIGTERM (an update ending the app's servers) or SIGINT ends the server, and is never lost:
+  // one that comes while the server is still being set up keeps it from starting.
+  const onSignal = () => {
+    if (isHeld(home, app) && !stopping.signal.aborted)
+      process.stderr.write(`personalclaw: ending ${app}:${server}: the app is being updated\n`);
+    stopping.abort();
+  };
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
   const watch = setInterval(() => {
     if (isHeld(home, app) && !stopping.signal.aborted) {
       process.stderr.write(`personalclaw: ending ${app}:${server}: the app is being updated\n`);
@@ -227,6 +232,8 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
       })
       .catch(() => {});
   }, MCP_ALIVE_POLL_MS);
+  // The sandbox probe can take seconds on a loaded machine: a stop meanwhile kills it.
+  const sandbox = await sandboxAvailability(parentEnv.PATH, stopping.signal);
   const code = await runMcpServer(
     {
       app: { name: app, appDir, dataDir: join(appDir, "data"), hasStorage: launch.hasStorage },
@@ -235,12 +242,13 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
       declaredEnv: launch.env,
       egress: grantPatterns(launch.network),
       stop: stopping.signal,
+      onSpawned: (pid) => record.serverSpawned(pid),
     },
     {
       home,
       ownerHome: homedir(),
       sandboxMode: config.config.sandbox.mode,
-      sandbox: await sandboxAvailability(parentEnv.PATH),
+      sandbox,
       bounds: boundsAvailability(parentEnv.PATH, preferred === "auto" ? undefined : preferred),
       limits: childLimits(config.config),
       egress,
@@ -259,7 +267,7 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
     },
   );
   clearInterval(watch);
-  unregister();
+  record.end();
   await reported;
   await egress.stopAll();
   releaseRuntimeDir(runtime);

@@ -23,10 +23,10 @@ describe("running MCP servers and the update's hold", () => {
 
   it("records a run for its life, refuses one while the app is held, and lets it start again once released", async () => {
     const records = join(home, "run", "mcp", "notes");
-    const unregister = registerRun(home, "notes", "search");
-    expect(unregister).not.toBeNull();
+    const record = registerRun(home, "notes", "search");
+    expect(record).not.toBeNull();
     expect(readdirSync(records)).toEqual([`${process.pid}.json`]);
-    unregister!();
+    record!.end();
     expect(readdirSync(records)).toEqual([]);
 
     // Held by this (live) process: a run may not start, and leaves no record behind.
@@ -39,7 +39,7 @@ describe("running MCP servers and the update's hold", () => {
     expect(isHeld(home, "notes")).toBe(false);
     const again = registerRun(home, "notes", "search");
     expect(again).not.toBeNull();
-    again!();
+    again!.end();
   });
 
   it("takes a hold left by a process that has ended as no hold, and a dead run's record as no run", async () => {

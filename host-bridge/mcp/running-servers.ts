@@ -38,21 +38,42 @@ function startTicks(pid: number): string | null {
   }
 }
 
+/** What a run keeps of itself while it serves. */
+export interface RunRecord {
+  /** Adds the server's process group, so a run killed before it could end it does not leave it running. */
+  serverSpawned(pid: number): void;
+  /** Removes the record: the run is over. */
+  end(): void;
+}
+
+interface StoredRun {
+  server: string;
+  pid: number;
+  start: string | null;
+  group?: { pid: number; start: string | null };
+}
+
 /**
  * Records this process as a run of `app`'s `server`. Answers null when the app is held (an
- * update is under way: the run must not start), else the function that removes the record.
+ * update is under way: the run must not start, and leaves no record).
  */
-export function registerRun(home: string, app: string, server: string): (() => void) | null {
+export function registerRun(home: string, app: string, server: string): RunRecord | null {
   const folder = join(folderOf(home), app);
   mkdirSync(folder, { recursive: true, mode: 0o700 });
-  const record = join(folder, `${process.pid}.json`);
-  writePrivateFile(record, JSON.stringify({ server, pid: process.pid, start: startTicks(process.pid) }));
-  const unregister = () => rmSync(record, { force: true });
+  const path = join(folder, `${process.pid}.json`);
+  const stored: StoredRun = { server, pid: process.pid, start: startTicks(process.pid) };
+  writePrivateFile(path, JSON.stringify(stored));
+  const end = () => rmSync(path, { force: true });
   if (isHeld(home, app)) {
-    unregister();
+    end();
     return null;
   }
-  return unregister;
+  return {
+    serverSpawned(pid) {
+      writePrivateFile(path, JSON.stringify({ ...stored, group: { pid, start: startTicks(pid) } }));
+    },
+    end,
+  };
 }
 
 /** True while an update holds `app`'s MCP servers: a hold whose writer has ended (a crash) holds nothing. */
@@ -66,7 +87,7 @@ export function isHeld(home: string, app: string): boolean {
 }
 
 /** The runs of `app` recorded now whose process is still the one that wrote its record. */
-function liveRuns(home: string, app: string): number[] {
+function liveRuns(home: string, app: string): StoredRun[] {
   const folder = join(folderOf(home), app);
   let names: string[];
   try {
@@ -74,20 +95,20 @@ function liveRuns(home: string, app: string): number[] {
   } catch {
     return [];
   }
-  const pids: number[] = [];
+  const runs: StoredRun[] = [];
   for (const name of names) {
     if (!name.endsWith(".json")) continue; // a record still being written
     const path = join(folder, name);
     try {
-      const record = JSON.parse(readFileSync(path, "utf8")) as { pid?: unknown; start?: unknown };
+      const record = JSON.parse(readFileSync(path, "utf8")) as StoredRun;
       if (typeof record.pid === "number" && record.start !== null && startTicks(record.pid) === record.start)
-        pids.push(record.pid);
+        runs.push(record);
       else rmSync(path, { force: true }); // a run that died without removing its record
     } catch {
       rmSync(path, { force: true });
     }
   }
-  return pids;
+  return runs;
 }
 
 function signal(pid: number, name: NodeJS.Signals): void {
@@ -106,14 +127,19 @@ function signal(pid: number, name: NodeJS.Signals): void {
 export async function holdAndStop(home: string, app: string, graceMs = STOP_GRACE_MS): Promise<number> {
   mkdirSync(folderOf(home), { recursive: true, mode: 0o700 });
   writePrivateFile(holdPath(home, app), JSON.stringify({ pid: process.pid, start: startTicks(process.pid) }));
-  const pids = liveRuns(home, app);
-  for (const pid of pids) signal(pid, "SIGTERM");
+  const runs = liveRuns(home, app);
+  for (const run of runs) signal(run.pid, "SIGTERM");
   const deadline = Date.now() + graceMs;
   while (liveRuns(home, app).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, POLL_MS));
-  for (const pid of liveRuns(home, app)) signal(pid, "SIGKILL");
+  for (const run of liveRuns(home, app)) {
+    // The server's group first (unsandboxed, it would outlive its run), while its leader is the one recorded.
+    const group = run.group;
+    if (group && group.start !== null && startTicks(group.pid) === group.start) signal(-group.pid, "SIGKILL");
+    signal(run.pid, "SIGKILL");
+  }
   while (liveRuns(home, app).length > 0 && Date.now() < deadline + graceMs)
     await new Promise((r) => setTimeout(r, POLL_MS));
-  return pids.length;
+  return runs.length;
 }
 
 /** Ends the hold `holdAndStop` put on `app`. */

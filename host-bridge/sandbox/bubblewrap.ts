@@ -74,10 +74,16 @@ function isolationArgs(userNamespace: boolean | undefined): string[] {
   ];
 }
 
-function runProbe(file: string, args: string[], timeoutMs: number): Promise<{ ok: boolean; reason: string }> {
+function runProbe(
+  file: string,
+  args: string[],
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<{ ok: boolean; reason: string }> {
   return new Promise((resolve) => {
     let stderr = "";
-    const child = spawn(file, args, { stdio: ["ignore", "ignore", "pipe"], env: {} });
+    // Aborted, the probe is killed and answers not ok (its 'error'), so nothing waits for it.
+    const child = spawn(file, args, { stdio: ["ignore", "ignore", "pipe"], env: {}, signal, killSignal: "SIGKILL" });
     const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
     child.stderr.on("data", (chunk: Buffer) => {
       if (stderr.length < 2000) stderr += chunk.toString("utf8");
@@ -112,14 +118,18 @@ function probeMounts(): string[] {
  * Finds bwrap on PATH and proves it can start a sandbox with the mounts and flags every app
  * child gets. The one probe: `doctor` and the supervisor both ask it.
  */
-export async function sandboxAvailability(pathEnv: string | undefined): Promise<SandboxAvailability> {
+export async function sandboxAvailability(
+  pathEnv: string | undefined,
+  signal?: AbortSignal,
+): Promise<SandboxAvailability> {
   const bwrap = findOnPath("bwrap", pathEnv);
   if (!bwrap) return { ok: false, reason: "bwrap is not on PATH" };
   const truePath =
     (["/usr/bin/true", "/bin/true"] as const).find((p) => findOnPath(path.basename(p), path.dirname(p))) ?? "/bin/true";
-  const withUserns = await runProbe(bwrap, [...probeMounts(), ...isolationArgs(true), "--", truePath], 5000);
+  const withUserns = await runProbe(bwrap, [...probeMounts(), ...isolationArgs(true), "--", truePath], 5000, signal);
   if (withUserns.ok) return { ok: true, path: bwrap, userNamespace: true };
-  const plain = await runProbe(bwrap, [...probeMounts(), ...isolationArgs(false), "--", truePath], 5000);
+  if (signal?.aborted) return { ok: false, path: bwrap, reason: "the probe was stopped" };
+  const plain = await runProbe(bwrap, [...probeMounts(), ...isolationArgs(false), "--", truePath], 5000, signal);
   if (plain.ok) return { ok: true, path: bwrap, userNamespace: false };
   // Ubuntu 23.10+ restricts unprivileged user namespaces through AppArmor; bwrap then fails here.
   const restricted = /permission denied|operation not permitted|uid map|setting up/i.test(plain.reason)

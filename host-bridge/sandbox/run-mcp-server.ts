@@ -23,6 +23,8 @@ export interface McpServerRun {
   egress: readonly HostPattern[];
   /** Aborted when the server must end (its app was disabled, say): its whole group is killed. */
   stop?: AbortSignal;
+  /** Told the server's pid (the leader of its process group) once it is spawned. */
+  onSpawned?: (pid: number) => void;
 }
 
 /** Lines of a server's stderr the agent gets at once, then per second. */
@@ -56,6 +58,12 @@ export async function runMcpServer(
     reported = true;
     onStart(outcome);
   };
+  // A stop asked for while it was being set up (an update holding its app) holds: nothing starts.
+  const stoppedBeforeStart = () => {
+    report({ ok: false, exitCode: null, reason: "stopped before it started" });
+    return 1;
+  };
+  if (run.stop?.aborted) return stoppedBeforeStart();
   const sandboxed = ctx.sandboxMode === "on";
   if (sandboxed && !ctx.sandbox.ok) {
     report({
@@ -99,11 +107,17 @@ export async function runMcpServer(
   }
   const { cmd, group, useGroup } = confined;
 
+  if (run.stop?.aborted) {
+    if (egressSocket) await ctx.egress?.stop(brokerKey);
+    return stoppedBeforeStart();
+  }
+
   // 4. Spawn, least reversible last.
   const child = spawnChild(
     { ...cmd, cwd: run.app.appDir },
     { env, stdio: mcpServerFds(sandboxed, useGroup), boxed: sandboxed },
   );
+  if (child.pid !== undefined) run.onSpawned?.(child.pid);
   // Its stderr reaches the agent line by line as the bridge log gets a backend's: every value
   // it was handed and every credential shape masked, escapes made visible, each line tagged
   // with the server so none passes for the gateway's own, a flood rate limited.
@@ -131,6 +145,7 @@ export async function runMcpServer(
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
   run.stop?.addEventListener("abort", stop, { once: true });
+  if (run.stop?.aborted) stop();
 
   if (group) {
     const refused = await placeUnderBounds(child, group, exited);
