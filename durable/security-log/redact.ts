@@ -78,10 +78,16 @@ export function maskOrWithhold(text: string, maskers: readonly TextMasker[]): st
   }
 }
 
-/** Cuts a text at MAX_TEXT_CHARS with a marker saying how much was left out. */
+/**
+ * Cuts a text at MAX_TEXT_CHARS with a marker saying how much was left out, never between the
+ * two halves of a surrogate pair: a lone half cannot be stored as UTF-8, so the stored text
+ * would differ from the text MACed and an honest row would fail verification.
+ */
 export function truncateText(text: string): string {
   if (text.length <= MAX_TEXT_CHARS) return text;
-  return `${text.slice(0, MAX_TEXT_CHARS)}…[+${text.length - MAX_TEXT_CHARS} chars]`;
+  const last = text.charCodeAt(MAX_TEXT_CHARS - 1);
+  const cut = last >= 0xd800 && last <= 0xdbff ? MAX_TEXT_CHARS - 1 : MAX_TEXT_CHARS;
+  return `${text.slice(0, cut)}…[+${text.length - cut} chars]`;
 }
 
 export interface RedactionOptions {

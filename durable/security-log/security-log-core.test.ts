@@ -122,6 +122,14 @@ describe("appending", () => {
     expect(await upgraded.log.verify(null)).toEqual({ ok: true, checked: 4, segments: 1 });
   });
 
+  it("cuts a long subject before, never inside, a character of two UTF-16 units: the row verifies as stored", async () => {
+    const { log, sql } = await openLog();
+    await log.append({ ...event(1), subject: "x".repeat(499) + "\u{1F642} and more" });
+    const stored = rowsOf(sql)[0]!.subject as string;
+    expect(stored).toBe(`${"x".repeat(499)}…[+11 chars]`);
+    expect(await log.verify(null)).toEqual({ ok: true, checked: 1, segments: 1 });
+  });
+
   it("keeps counting from the stored head after the object restarts", async () => {
     const first = await openLog();
     await appendN(first.log, 3);
