@@ -250,6 +250,23 @@ describe("signed checkpoints", () => {
     expect(await openCheckpoint(exported.note, foreign.public_key)).toMatchObject({ ok: false });
   });
 
+  it("goes on appending over a damaged stored root, and no checkpoint after it proves", async () => {
+    const first = await openLog();
+    await appendN(first.log, 5);
+    first.sql.db.prepare("UPDATE root_state SET root = ?").run(Buffer.alloc(31).toString("base64"));
+    const again = await openLog({ limits: { rotateAtBytes: 2000 } }, first.sql, first.clock);
+    // Every append answers (each row's checkpoint or rotation included), and the log rotates by size.
+    for (let i = 0; i < 20; i++) await again.log.append(event(i));
+    expect(again.log.segments().length).toBeGreaterThan(1);
+    const exported = await again.log.checkpoint();
+    const opened = await openCheckpoint(exported.note, exported.public_key);
+    expect(opened.ok).toBe(true);
+    if (opened.ok)
+      expect(await provesCheckpoint(storedRows(first.sql), opened.checkpoint)).not.toMatchObject({
+        standing: "extends",
+      });
+  });
+
   it("a log rewritten with the current key no longer extends a checkpoint taken before", async () => {
     const { log, sql } = await openLog();
     await appendN(log, 3);
