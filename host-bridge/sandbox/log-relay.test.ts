@@ -116,6 +116,28 @@ describe("createLogRelay", () => {
     }
   });
 
+  it("masks a word cut because no break is near on both sides of the cut: a token in a URL-encoded query leaves no half", async () => {
+    const token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+    const prefix = ("GET /cb?state=" + "ab%2Fcd%3D".repeat(1000)).slice(0, 8192 - "&access_token=".length - 12);
+    const line = `${prefix}&access_token=${token}&next=%2Fhome`;
+    for (const long of [line, `${"q".repeat(9000)}&access_token=${token}&more=${"r".repeat(9000)}`]) {
+      const got: string[] = [];
+      const relay = createLogRelay({ tag: "t", sink: (_l, text) => got.push(text), secrets: [] });
+      const out = new PassThrough();
+      relay.attach(out, "info");
+      // Streamed as a logger writes a long line: past the limit, then the rest with its newline.
+      out.write(long.slice(0, 8300));
+      await new Promise((r) => setImmediate(r));
+      out.end(long.slice(8300) + "\n");
+      await relay.finished();
+      const all = got.join("\n");
+      expect(got.length).toBeGreaterThanOrEqual(2);
+      for (let i = 4; i + 6 <= token.length; i++) expect(all).not.toContain(token.slice(i, i + 6));
+      expect(all).toContain("***");
+      expect(got.every((text) => text.length <= 8192 + 80)).toBe(true);
+    }
+  });
+
   it("masks two handed-over values that share characters without leaving the tail of either", async () => {
     const got: string[] = [];
     const relay = createLogRelay({

@@ -4,7 +4,13 @@
 // backend flooding the log (rate limited) or stalling on a full pipe (always drained).
 import { StringDecoder } from "node:string_decoder";
 import type { Readable } from "node:stream";
-import { createLineMasker, escapeControls, maskSafeCut } from "../../workers/contracts/text-safety.js";
+import {
+  createLineMasker,
+  cutsThroughWord,
+  escapeControls,
+  maskSafeCut,
+  maskWordsAtCut,
+} from "../../workers/contracts/text-safety.js";
 
 export type RelayLevel = "info" | "warning";
 export type RelaySink = (level: RelayLevel, line: string) => void;
@@ -99,6 +105,8 @@ export function createLogRelay(opts: LogRelayOptions): LogRelay {
     attach(stream, level) {
       const decoder = new StringDecoder("utf8");
       let pending = "";
+      // The last cut went through a word: the word the rest begins with is masked too.
+      let wordCut = false;
       const push = (text: string) => {
         pending += text;
         let nl: number;
@@ -106,13 +114,18 @@ export function createLogRelay(opts: LogRelayOptions): LogRelay {
           let line = pending.slice(0, nl);
           pending = pending.slice(nl + 1);
           if (line.endsWith("\r")) line = line.slice(0, -1);
-          emit(level, line);
+          emit(level, wordCut ? maskWordsAtCut(line, { leading: true, trailing: false }) : line);
+          wordCut = false;
         }
         while (pending.length > maxChars) {
-          // Never inside a secret or a word: each piece is masked on its own.
+          // Never inside a secret, nor inside a word when the piece has a break: each piece is
+          // masked on its own. A piece that is one word is cut, and the word masked both sides.
           const cut = maskSafeCut(pending, maxChars, opts.secrets);
           if (cut === null) break;
-          emit(level, `${pending.slice(0, cut)} [line cut at ${cut} characters]`);
+          const leading = wordCut;
+          wordCut = cutsThroughWord(pending, cut);
+          const piece = maskWordsAtCut(pending.slice(0, cut), { leading, trailing: wordCut });
+          emit(level, `${piece} [line cut at ${cut} characters]`);
           pending = pending.slice(cut);
         }
       };
@@ -125,7 +138,7 @@ export function createLogRelay(opts: LogRelayOptions): LogRelay {
             if (done) return;
             done = true;
             push(decoder.end());
-            if (pending.length > 0) emit(level, pending);
+            if (pending.length > 0) emit(level, maskWordsAtCut(pending, { leading: wordCut, trailing: false }));
             pending = "";
             resolve();
           };

@@ -140,6 +140,39 @@ const OUTSIDE_EVERY_SHAPE = /[\s"'`,;<>()[\]{}|\\]/;
 /** The space of `Bearer <token>` and `Basic <token>` belongs to that shape. */
 const AUTH_SCHEME_BEFORE = /\b(?:Bearer|Basic)\s+$/i;
 
+/** True when the character at `i` is one no shape contains (the space of `Bearer <token>` is the shape's). */
+function isBreak(text: string, i: number): boolean {
+  const ch = text[i];
+  return (
+    ch !== undefined && OUTSIDE_EVERY_SHAPE.test(ch) && !AUTH_SCHEME_BEFORE.test(text.slice(Math.max(0, i - 16), i + 1))
+  );
+}
+
+/** True when cutting `text` at `cut` splits a word: neither side of the cut is a break. */
+export function cutsThroughWord(text: string, cut: number): boolean {
+  return cut > 0 && cut < text.length && !isBreak(text, cut - 1) && !isBreak(text, cut);
+}
+
+/**
+ * A piece of a text cut through a word, masked at the cut: `trailing` masks the word it ends
+ * with, `leading` the word it begins with (the rest of the one cut before it). Halves of a
+ * credential match no shape, so both are masked whole.
+ */
+export function maskWordsAtCut(piece: string, { leading, trailing }: { leading: boolean; trailing: boolean }): string {
+  let out = piece;
+  if (leading) {
+    let end = 0;
+    while (end < out.length && !isBreak(out, end)) end++;
+    out = MASK + out.slice(end);
+  }
+  if (trailing) {
+    let start = out.length;
+    while (start > 0 && !isBreak(out, start - 1)) start--;
+    out = out.slice(0, start) + MASK;
+  }
+  return out;
+}
+
 /** The shortest line of a multi-line value that is masked on its own (shorter ones are "{" or "},"). */
 const MIN_SECRET_LINE_CHARS = 8;
 
@@ -164,18 +197,22 @@ function maskableValues(secrets: readonly string[] | undefined): string[] {
 /**
  * Where to cut `text` (longer than `at`) into a piece of at most `at` characters and the rest,
  * so that each is masked as the whole would be: no value of `secrets` straddles the cut, whether
- * whole or begun at the end of `text` with the rest still to come, and a credential shape stays
- * whole when the piece's last eighth (at most 1024 characters) holds a character no shape
- * contains (a space, a quote, a comma, a bracket…): the cut comes just after the last one.
+ * whole or begun at the end of `text` with the rest still to come, and no word (a run of
+ * characters a credential shape may hold: every shape is one) is cut when the piece holds a
+ * character no shape contains (a space, a quote, a comma, a bracket…): the cut comes just after
+ * the last one. A piece that is one word is cut at `at`; cutsThroughWord tells the caller, who
+ * masks the word on both sides (maskWordsAtCut).
  * null when the cut must wait for more text (a value is still arriving from the very start).
  */
 export function maskSafeCut(text: string, at: number, secrets?: readonly string[]): number | null {
   const values = maskableValues(secrets);
   let cut = at;
-  for (let i = at - 1, last = at - Math.min(1024, at >> 3); i > 0 && i >= last; i--) {
-    if (OUTSIDE_EVERY_SHAPE.test(text[i]!) && !AUTH_SCHEME_BEFORE.test(text.slice(Math.max(0, i - 16), i + 1))) {
-      cut = i + 1;
-      break;
+  if (!isBreak(text, at - 1) && !isBreak(text, at)) {
+    for (let i = at - 1; i > 0; i--) {
+      if (isBreak(text, i)) {
+        cut = i + 1;
+        break;
+      }
     }
   }
   for (let moved = true; moved && cut > 0;) {
