@@ -138,6 +138,53 @@ describe("createLogRelay", () => {
     }
   });
 
+  it("leaves no 6 characters of a credential at any cut: Bearer's space, a password holding ';', a value after '=', a key's header", async () => {
+    const { generateKeyPairSync } = await import("node:crypto");
+    const token = "Zq8xR2mN5pL7vT1wK4yH9c"; // an opaque Bearer token: no shape of its own
+    const password = "hunter2;SuperSecretPassword";
+    const phrase = "correct horse battery staple";
+    const pem = generateKeyPairSync("ec", { namedCurve: "P-256" })
+      .privateKey.export({ type: "sec1", format: "pem" })
+      .toString();
+    const json = JSON.stringify({ private_key: pem });
+    const head = "Authorization: Bearer" + " ".repeat(12);
+    const cases: Array<{ line: string; hidden: string[]; secrets?: string[] }> = [
+      // The cut falls just before the space after `Bearer`, the token in the next piece.
+      { line: "a".repeat(8185) + "=Bearer " + token + " end", hidden: [token] },
+      // Bearer and a long run of spaces, the cut between them and the token.
+      { line: "x ".repeat(4096).slice(0, 8185 - head.length) + head + token, hidden: [token] },
+      // A URL login whose password holds ';' (allowed raw there), across the cut.
+      { line: "x ".repeat(4080) + `clone https://deploy:${password}@git.example.com/repo.git`, hidden: [password] },
+      // A handed-over value that begins inside a word at the cut.
+      { line: "a".repeat(8180) + "pass=" + phrase + " end", hidden: [phrase], secrets: [phrase] },
+      // A private key in one JSON line, the cut inside its BEGIN header.
+      {
+        line: "x ".repeat(4096).slice(0, 8192 - json.indexOf("PRIVATE") - 2) + json,
+        hidden: pem.split("\n").filter((l) => l !== "" && !l.startsWith("-----")),
+      },
+    ];
+    for (const { line, hidden, secrets = [] } of cases) {
+      for (const newlineApart of [true, false]) {
+        const got: string[] = [];
+        const relay = createLogRelay({ tag: "t", sink: (_l, text) => got.push(text), secrets });
+        const out = new PassThrough();
+        relay.attach(out, "info");
+        // The line and its newline in one write, or the newline after: a long line is cut either way.
+        if (newlineApart) {
+          out.write(line);
+          await new Promise((r) => setImmediate(r));
+          out.end("\n");
+        } else out.end(line + "\n");
+        await relay.finished();
+        expect(got.length, line.slice(-60)).toBeGreaterThanOrEqual(2);
+        expect(got.every((text) => text.length <= 8192 + 80)).toBe(true);
+        const all = [...got, ...relay.lastLines()].join("\n");
+        for (const value of hidden)
+          for (let i = 0; i + 6 <= value.length; i++) expect(all, line.slice(-60)).not.toContain(value.slice(i, i + 6));
+      }
+    }
+  });
+
   it("masks two handed-over values that share characters without leaving the tail of either", async () => {
     const got: string[] = [];
     const relay = createLogRelay({

@@ -42,6 +42,8 @@ export interface LogRelay {
   setTag(tag: string): void;
 }
 
+const NO_WORD_CUT: Readonly<{ leading: boolean; trailing: boolean }> = { leading: false, trailing: false };
+
 /** Creates the relay for one process: one rate limit shared by its stdout and stderr. */
 export function createLogRelay(opts: LogRelayOptions): LogRelay {
   const burst = opts.burst ?? 200;
@@ -82,9 +84,13 @@ export function createLogRelay(opts: LogRelayOptions): LogRelay {
     droppedSinceNote = 0;
   }
 
-  function emit(level: RelayLevel, raw: string): void {
+  /**
+   * Relays one line or piece of one: masked by value and shape, then (a piece cut through a
+   * word) that word masked on the side of each such cut, then its note appended.
+   */
+  function emit(level: RelayLevel, raw: string, cutWords = NO_WORD_CUT, note = ""): void {
     // Tabs stay (indented output); everything else unsafe, CR included, becomes a visible escape.
-    const line = escapeControls(mask(raw), { keepLines: true });
+    const line = escapeControls(maskWordsAtCut(mask(raw), cutWords) + note, { keepLines: true });
     recent.push(line);
     if (recent.length > keep) recent.shift();
     if (!take()) {
@@ -109,24 +115,29 @@ export function createLogRelay(opts: LogRelayOptions): LogRelay {
       let wordCut = false;
       const push = (text: string) => {
         pending += text;
-        let nl: number;
-        while ((nl = pending.indexOf("\n")) !== -1) {
+        for (;;) {
+          const nl = pending.indexOf("\n");
+          const lineEnd = nl === -1 ? pending.length : nl;
+          if (lineEnd > maxChars) {
+            // A line longer than a piece, ended or not, is cut: never inside a secret, nor inside
+            // a word when the piece has a break; a piece that is one word is cut at the limit
+            // and the word masked on both sides. Each piece is masked on its own, and none is
+            // longer than the limit, so no masker runs over more than one piece at a time.
+            const line = pending.slice(0, lineEnd);
+            const cut = maskSafeCut(line, maxChars, opts.secrets) ?? (nl === -1 ? null : maxChars);
+            if (cut === null) break;
+            const leading = wordCut;
+            wordCut = cutsThroughWord(line, cut);
+            emit(level, line.slice(0, cut), { leading, trailing: wordCut }, ` [line cut at ${cut} characters]`);
+            pending = pending.slice(cut);
+            continue;
+          }
+          if (nl === -1) break;
           let line = pending.slice(0, nl);
           pending = pending.slice(nl + 1);
           if (line.endsWith("\r")) line = line.slice(0, -1);
-          emit(level, wordCut ? maskWordsAtCut(line, { leading: true, trailing: false }) : line);
+          emit(level, line, { leading: wordCut, trailing: false });
           wordCut = false;
-        }
-        while (pending.length > maxChars) {
-          // Never inside a secret, nor inside a word when the piece has a break: each piece is
-          // masked on its own. A piece that is one word is cut, and the word masked both sides.
-          const cut = maskSafeCut(pending, maxChars, opts.secrets);
-          if (cut === null) break;
-          const leading = wordCut;
-          wordCut = cutsThroughWord(pending, cut);
-          const piece = maskWordsAtCut(pending.slice(0, cut), { leading, trailing: wordCut });
-          emit(level, `${piece} [line cut at ${cut} characters]`);
-          pending = pending.slice(cut);
         }
       };
       ends.push(
@@ -138,7 +149,7 @@ export function createLogRelay(opts: LogRelayOptions): LogRelay {
             if (done) return;
             done = true;
             push(decoder.end());
-            if (pending.length > 0) emit(level, maskWordsAtCut(pending, { leading: wordCut, trailing: false }));
+            if (pending.length > 0) emit(level, pending, { leading: wordCut, trailing: false });
             pending = "";
             resolve();
           };

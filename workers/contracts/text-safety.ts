@@ -56,26 +56,32 @@ const HOST_AFTER_AT = /^[A-Za-z0-9.\-[\]]+(?::\d+)?(?:[/?#]|$)/;
 
 /** Masks the login of every `scheme://user:pass@host` (and `scheme://token@host`), up to the last @ before the host. */
 function maskUrlLogins(text: string): string {
-  return text.replace(/([A-Za-z][A-Za-z0-9+.-]*:\/\/)(\S+)/g, (whole, scheme: string, rest: string) => {
-    const delimiter = rest.search(/[/?#]/);
-    const authorityEnd = delimiter === -1 ? rest.length : delimiter;
-    let at = rest.lastIndexOf("@", authorityEnd - 1);
-    if (at === -1) {
-      // A password holding '/', '?' or '#' cuts the authority short: then the login runs to
-      // the last '@' that a host name follows, if the cut part looks like `user:...`.
-      if (!/^[^@/?#]*:[^\d/?#]/.test(rest)) return whole;
-      for (let i = rest.indexOf("@"); i !== -1; i = rest.indexOf("@", i + 1)) {
-        if (HOST_AFTER_AT.test(rest.slice(i + 1))) at = i;
+  // A scheme starts only where a run of scheme characters does: a long run is scanned once, not once per character.
+  return text.replace(
+    /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*:\/\/)(\S+)/g,
+    (whole, scheme: string, rest: string) => {
+      const delimiter = rest.search(/[/?#]/);
+      const authorityEnd = delimiter === -1 ? rest.length : delimiter;
+      let at = rest.lastIndexOf("@", authorityEnd - 1);
+      if (at === -1) {
+        // A password holding '/', '?' or '#' cuts the authority short: then the login runs to
+        // the last '@' that a host name follows, if the cut part looks like `user:...`.
+        if (!/^[^@/?#]*:[^\d/?#]/.test(rest)) return whole;
+        for (let i = rest.indexOf("@"); i !== -1; i = rest.indexOf("@", i + 1)) {
+          if (HOST_AFTER_AT.test(rest.slice(i + 1))) at = i;
+        }
+        if (at === -1) return whole;
       }
-      if (at === -1) return whole;
-    }
-    return `${scheme}${MASK}${rest.slice(at)}`;
-  });
+      return `${scheme}${MASK}${rest.slice(at)}`;
+    },
+  );
 }
 
 /** scp-style `user:password@host:path` (no scheme) has its login masked the same way. */
 function maskScpLogins(text: string): string {
-  return text.replace(/(^|[\s"'(=])[^\s:@/"'(]+:[^\s@]+@(?=[A-Za-z0-9.-]+:)/g, `$1${MASK}@`);
+  // Bounded (a user of 64 characters, a password of 256, no '=' in the user, which may open it),
+  // so a line of many starts is not scanned to its end from each one.
+  return text.replace(/(^|[\s"'(=])[^\s:@/"'(=]{1,64}:[^\s@]{1,256}@(?=[A-Za-z0-9.-]+:)/g, `$1${MASK}@`);
 }
 
 function looksRandom(s: string): boolean {
@@ -94,10 +100,10 @@ const SHAPES: ReadonlyArray<readonly [RegExp, Replacement]> = [
   [/\b(Bearer)(\s+)[A-Za-z0-9._~+/=-]{4,}/gi, `$1$2${MASK}`],
   [/\b(Basic)(\s+)[A-Za-z0-9+/]{8,}={0,2}/g, `$1$2${MASK}`],
   // JWT: three base64url parts, the first an encoded JSON object.
-  [/\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g, MASK],
+  [/(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g, MASK],
   // sk-..., sk_live_..., pk_..., rk_...
   [/\bsk-[A-Za-z0-9_-]{8,}/g, MASK],
-  [/\b(?:sk|pk|rk)[-_](?:[A-Za-z0-9]+[-_])*[A-Za-z0-9]{16,}\b/g, MASK],
+  [/\b(?:sk|pk|rk)[-_](?:[A-Za-z0-9]{1,64}[-_]){0,8}[A-Za-z0-9]{16,}\b/g, MASK],
   // GitHub, Slack, npm, AWS access key ids.
   [/\bgh[pousr]_[A-Za-z0-9]{16,}/g, MASK],
   [/\bgithub_pat_[A-Za-z0-9_]{20,}/g, MASK],
@@ -108,7 +114,7 @@ const SHAPES: ReadonlyArray<readonly [RegExp, Replacement]> = [
   // `id.secret` session tokens: 16+ url-safe characters, a dot, 20+; or a shorter id whose secret looks random.
   [/(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])/g, MASK],
   [
-    /\b[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_.-])/g,
+    /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_.-])/g,
     (m) => (looksRandom(m.split(".")[1] ?? "") ? MASK : m),
   ],
   // 32+ hex characters: raw keys, secrets, signatures. A content digest labelled `sha256:`
@@ -137,37 +143,63 @@ export function maskCredentialShapes(text: string): string {
  * pairs): a text cut just after one cuts no shape in two.
  */
 const OUTSIDE_EVERY_SHAPE = /[\s"'`,;<>()[\]{}|\\]/;
-/** The space of `Bearer <token>` and `Basic <token>` belongs to that shape. */
-const AUTH_SCHEME_BEFORE = /\b(?:Bearer|Basic)\s+$/i;
+/** `Bearer` or `Basic` ending a text: the whitespace after it belongs to the token's shape. */
+const AUTH_SCHEME_END = /(?:^|[^A-Za-z0-9_])(?:Bearer|Basic)$/i;
+const WHITESPACE = /\s/;
 
-/** True when the character at `i` is one no shape contains (the space of `Bearer <token>` is the shape's). */
+/** True when the character at `i` is one no shape contains (the whitespace of `Bearer <token>` is the shape's). */
 function isBreak(text: string, i: number): boolean {
   const ch = text[i];
-  return (
-    ch !== undefined && OUTSIDE_EVERY_SHAPE.test(ch) && !AUTH_SCHEME_BEFORE.test(text.slice(Math.max(0, i - 16), i + 1))
-  );
+  if (ch === undefined || !OUTSIDE_EVERY_SHAPE.test(ch)) return false;
+  if (!WHITESPACE.test(ch)) return true;
+  let start = i;
+  while (start > 0 && i - start < 1024 && WHITESPACE.test(text[start - 1]!)) start--;
+  return !AUTH_SCHEME_END.test(text.slice(Math.max(0, start - 7), start));
 }
 
-/** True when cutting `text` at `cut` splits a word: neither side of the cut is a break. */
-export function cutsThroughWord(text: string, cut: number): boolean {
-  return cut > 0 && cut < text.length && !isBreak(text, cut - 1) && !isBreak(text, cut);
+/** Where the whitespace-delimited word holding position `i` starts and ends. */
+function wordAround(text: string, i: number): { start: number; end: number } {
+  let start = i;
+  while (start > 0 && !WHITESPACE.test(text[start - 1]!)) start--;
+  let end = i;
+  while (end < text.length && !WHITESPACE.test(text[end]!)) end++;
+  return { start, end };
 }
 
 /**
- * A piece of a text cut through a word, masked at the cut: `trailing` masks the word it ends
- * with, `leading` the word it begins with (the rest of the one cut before it). Halves of a
+ * True when `cut` falls inside a URL or scp login (`scheme://user:pass@host`, `user:pass@host:`):
+ * a password may hold `;`, `,`, `(` or `'`, so only whitespace ends such a word.
+ */
+function insideLogin(text: string, cut: number): boolean {
+  const { start, end } = wordAround(text, cut);
+  if (start >= cut || end <= cut) return false;
+  const word = text.slice(start, end);
+  return word.includes("@") && (word.includes("://") || /^[^:@]+:/.test(word));
+}
+
+/** True when cutting `text` at `cut` splits a word (neither side of it is a break) or a login. */
+export function cutsThroughWord(text: string, cut: number): boolean {
+  if (cut <= 0 || cut >= text.length) return false;
+  return (!isBreak(text, cut - 1) && !isBreak(text, cut)) || insideLogin(text, cut);
+}
+
+/**
+ * A piece of a text cut through a word, masked at the cut, after its values and shapes were:
+ * `trailing` masks the whitespace-delimited word it ends with, `leading` the one it begins with
+ * (the rest of the word cut before it, after any whitespace it opens with). Halves of a
  * credential match no shape, so both are masked whole.
  */
 export function maskWordsAtCut(piece: string, { leading, trailing }: { leading: boolean; trailing: boolean }): string {
   let out = piece;
   if (leading) {
     let end = 0;
-    while (end < out.length && !isBreak(out, end)) end++;
+    while (end < out.length && WHITESPACE.test(out[end]!)) end++;
+    while (end < out.length && !WHITESPACE.test(out[end]!)) end++;
     out = MASK + out.slice(end);
   }
   if (trailing) {
     let start = out.length;
-    while (start > 0 && !isBreak(out, start - 1)) start--;
+    while (start > 0 && !WHITESPACE.test(out[start - 1]!)) start--;
     out = out.slice(0, start) + MASK;
   }
   return out;
@@ -214,6 +246,16 @@ export function maskSafeCut(text: string, at: number, secrets?: readonly string[
         break;
       }
     }
+  }
+  // A login stays whole up to its whitespace, and a key block's header is never cut.
+  if (insideLogin(text, cut)) {
+    const { start } = wordAround(text, cut);
+    if (start > 0) cut = start;
+  }
+  const header = text.lastIndexOf("-----BEGIN", cut - 1);
+  if (header > 0 && cut - header < 128) {
+    const closed = text.indexOf("-----", header + 10);
+    if (closed === -1 || closed + 5 > cut) cut = header;
   }
   for (let moved = true; moved && cut > 0;) {
     moved = false;
