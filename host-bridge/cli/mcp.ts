@@ -207,8 +207,8 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
       process.stderr.write(`personalclaw: ending ${app}:${server}: the app is being updated\n`);
     stopping.abort();
   };
-  process.once("SIGTERM", onSignal);
-  process.once("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
   const watch = setInterval(() => {
     if (isHeld(home, app) && !stopping.signal.aborted) {
       process.stderr.write(`personalclaw: ending ${app}:${server}: the app is being updated\n`);
@@ -232,47 +232,52 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
       })
       .catch(() => {});
   }, MCP_ALIVE_POLL_MS);
-  // The sandbox probe can take seconds on a loaded machine: a stop meanwhile kills it.
-  const sandbox = await sandboxAvailability(parentEnv.PATH, stopping.signal);
-  const code = await runMcpServer(
-    {
-      app: { name: app, appDir, dataDir: join(appDir, "data"), hasStorage: launch.hasStorage },
-      server,
-      command: { file: launch.command, args: launch.args },
-      declaredEnv: launch.env,
-      egress: grantPatterns(launch.network),
-      stop: stopping.signal,
-      onSpawned: (pid) => record.serverSpawned(pid),
-    },
-    {
-      home,
-      ownerHome: homedir(),
-      sandboxMode: config.config.sandbox.mode,
-      sandbox,
-      bounds: boundsAvailability(parentEnv.PATH, preferred === "auto" ? undefined : preferred),
-      limits: childLimits(config.config),
-      egress,
-      parentEnv,
-      passthrough: config.config.sandbox.env_passthrough,
-      log: (line) => process.stderr.write(`${line}\n`),
-    },
-    { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
-    (outcome) => {
-      reported = callGateway(home, `mcp:${app}:${server}`, "POST", `/api/internal/mcp/${app}/${server}/started`, {
-        startId: launch.startId,
-        ok: outcome.ok,
-        exitCode: outcome.ok ? null : outcome.exitCode,
-        reason: outcome.ok ? null : outcome.reason.slice(0, 500),
-      }).catch(() => {});
-    },
-  );
-  clearInterval(watch);
-  record.end();
-  await reported;
-  await egress.stopAll();
-  releaseRuntimeDir(runtime);
-  // The agent may keep our stdin open after the server died: let go of it, so this process ends
-  // and the agent sees its server's end.
-  process.stdin.destroy();
-  return code;
+  try {
+    // The sandbox probe can take seconds on a loaded machine: a stop meanwhile kills it.
+    const sandbox = await sandboxAvailability(parentEnv.PATH, stopping.signal);
+    return await runMcpServer(
+      {
+        app: { name: app, appDir, dataDir: join(appDir, "data"), hasStorage: launch.hasStorage },
+        server,
+        command: { file: launch.command, args: launch.args },
+        declaredEnv: launch.env,
+        egress: grantPatterns(launch.network),
+        stop: stopping.signal,
+        onSpawned: (pid) => record.serverSpawned(pid),
+      },
+      {
+        home,
+        ownerHome: homedir(),
+        sandboxMode: config.config.sandbox.mode,
+        sandbox,
+        bounds: boundsAvailability(parentEnv.PATH, preferred === "auto" ? undefined : preferred),
+        limits: childLimits(config.config),
+        egress,
+        parentEnv,
+        passthrough: config.config.sandbox.env_passthrough,
+        log: (line) => process.stderr.write(`${line}\n`),
+      },
+      { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+      (outcome) => {
+        reported = callGateway(home, `mcp:${app}:${server}`, "POST", `/api/internal/mcp/${app}/${server}/started`, {
+          startId: launch.startId,
+          ok: outcome.ok,
+          exitCode: outcome.ok ? null : outcome.exitCode,
+          reason: outcome.ok ? null : outcome.reason.slice(0, 500),
+        }).catch(() => {});
+      },
+    );
+  } finally {
+    // Whatever ended it (the server, a stop, an error setting it up): nothing of it stays.
+    clearInterval(watch);
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
+    record.end();
+    await reported;
+    await egress.stopAll();
+    releaseRuntimeDir(runtime);
+    // The agent may keep our stdin open after the server died: let go of it, so this process ends
+    // and the agent sees its server's end.
+    process.stdin.destroy();
+  }
 }

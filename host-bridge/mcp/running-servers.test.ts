@@ -56,8 +56,11 @@ describe("running MCP servers and the update's hold", () => {
       join(folder, "notes", `${process.pid}.json`),
       JSON.stringify({ server: "s", pid: process.pid, start: "0" }),
     );
+    // A record no run can be told from (a folder at its name) counts for nothing and is cleared.
+    mkdirSync(join(folder, "notes", "4242.json", "inner"), { recursive: true });
     const started = Date.now();
     expect(await holdAndStop(home, "notes", 2_000)).toBe(0);
+    expect(existsSync(join(folder, "notes", "4242.json"))).toBe(false);
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(existsSync(join(folder, "notes", `${dead}.json`))).toBe(false);
     expect(existsSync(join(folder, "notes", `${process.pid}.json`))).toBe(false);

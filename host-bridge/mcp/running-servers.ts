@@ -63,7 +63,7 @@ export function registerRun(home: string, app: string, server: string): RunRecor
   const path = join(folder, `${process.pid}.json`);
   const stored: StoredRun = { server, pid: process.pid, start: startTicks(process.pid) };
   writePrivateFile(path, JSON.stringify(stored));
-  const end = () => rmSync(path, { force: true });
+  const end = () => forget(path);
   if (isHeld(home, app)) {
     end();
     return null;
@@ -103,12 +103,21 @@ function liveRuns(home: string, app: string): StoredRun[] {
       const record = JSON.parse(readFileSync(path, "utf8")) as StoredRun;
       if (typeof record.pid === "number" && record.start !== null && startTicks(record.pid) === record.start)
         runs.push(record);
-      else rmSync(path, { force: true }); // a run that died without removing its record
+      else forget(path); // a run that died without removing its record
     } catch {
-      rmSync(path, { force: true });
+      forget(path); // unreadable: no run can be told from it
     }
   }
   return runs;
+}
+
+/** Removes a record, whatever is at its path; one that cannot be removed is left, never thrown. */
+function forget(path: string): void {
+  try {
+    rmSync(path, { force: true, recursive: true });
+  } catch {
+    // left for the next look
+  }
 }
 
 function signal(pid: number, name: NodeJS.Signals): void {
@@ -144,5 +153,5 @@ export async function holdAndStop(home: string, app: string, graceMs = STOP_GRAC
 
 /** Ends the hold `holdAndStop` put on `app`. */
 export function release(home: string, app: string): void {
-  rmSync(holdPath(home, app), { force: true });
+  forget(holdPath(home, app));
 }

@@ -21,7 +21,7 @@ export interface McpServerRun {
   declaredEnv: Record<string, string>;
   /** The hosts its egress broker lets it reach (none: no network at all). */
   egress: readonly HostPattern[];
-  /** Aborted when the server must end (its app was disabled, say): its whole group is killed. */
+  /** Aborted when the server must end (its app was disabled or updated, a signal): its whole group is killed. */
   stop?: AbortSignal;
   /** Told the server's pid (the leader of its process group) once it is spawned. */
   onSpawned?: (pid: number) => void;
@@ -117,7 +117,7 @@ export async function runMcpServer(
     { ...cmd, cwd: run.app.appDir },
     { env, stdio: mcpServerFds(sandboxed, useGroup), boxed: sandboxed },
   );
-  if (child.pid !== undefined) run.onSpawned?.(child.pid);
+
   // Its stderr reaches the agent line by line as the bridge log gets a backend's: every value
   // it was handed and every credential shape masked, escapes made visible, each line tagged
   // with the server so none passes for the gateway's own, a flood rate limited.
@@ -141,11 +141,18 @@ export async function runMcpServer(
     child.once("exit", (code, signal) => resolve({ code, signal }));
     child.once("error", (err) => resolve({ code: null, signal: null, error: err.message }));
   });
+  // The caller turns its signals into `stop` (mcp run: SIGTERM and SIGINT, for its whole life).
   const stop = () => signalProcessGroup(child.pid, "SIGKILL");
-  process.once("SIGTERM", stop);
-  process.once("SIGINT", stop);
   run.stop?.addEventListener("abort", stop, { once: true });
   if (run.stop?.aborted) stop();
+  // Only once it can be stopped is the server announced; a failure to note it stops nothing.
+  if (child.pid !== undefined) {
+    try {
+      run.onSpawned?.(child.pid);
+    } catch (error) {
+      ctx.log(`${run.app.name}:${run.server}: could not record the server's process group: ${String(error)}`);
+    }
+  }
 
   if (group) {
     const refused = await placeUnderBounds(child, group, exited);
