@@ -148,7 +148,28 @@ describe("createLogRelay", () => {
       .toString();
     const json = JSON.stringify({ private_key: pem });
     const head = "Authorization: Bearer" + " ".repeat(12);
-    const cases: Array<{ line: string; hidden: string[]; secrets?: string[] }> = [
+    const handed = "Xy7,correct horse battery";
+    const scpWord = "notify=ops@example.com;remote=deploy:Tr0ub4dor&3,horse@git.example.com:repo.git";
+    const cases: Array<{ line: string; hidden: string[]; secrets?: string[]; splitAt?: string }> = [
+      // A URL login whose '@' has not come when the cut is made.
+      {
+        line: "w ".repeat(4081) + " https://deploy:Tr0ub4dor,horse@git.example.com/repo.git after",
+        hidden: ["Tr0ub4dor,horse"],
+        splitAt: "@",
+      },
+      // An scp login in a word with an '@' before its first ':', cut near a ',' in its password.
+      {
+        line: "y ".repeat(4000) + "z".repeat(192 - scpWord.indexOf(",") - 5) + scpWord + "Q".repeat(50),
+        hidden: ["Tr0ub4dor&3,horse"],
+      },
+      // Bearer and over a thousand spaces, its token across the cut.
+      {
+        line:
+          ("x ".repeat(3540) + "Authorization: Bearer" + " ".repeat(1100)).slice(0, 8180) + "opaqueTOKENvalue7f3a tail",
+        hidden: ["opaqueTOKENvalue7f3a"],
+      },
+      // A handed-over value at the start that the first cut cannot stay clear of, and another across the limit.
+      { line: handed + "Q".repeat(8190 - handed.length) + handed + " end", hidden: [handed], secrets: [handed] },
       // The cut falls just before the space after `Bearer`, the token in the next piece.
       { line: "a".repeat(8185) + "=Bearer " + token + " end", hidden: [token] },
       // Bearer and a long run of spaces, the cut between them and the token.
@@ -163,14 +184,18 @@ describe("createLogRelay", () => {
         hidden: pem.split("\n").filter((l) => l !== "" && !l.startsWith("-----")),
       },
     ];
-    for (const { line, hidden, secrets = [] } of cases) {
+    for (const { line, hidden, secrets = [], splitAt } of cases) {
       for (const newlineApart of [true, false]) {
         const got: string[] = [];
         const relay = createLogRelay({ tag: "t", sink: (_l, text) => got.push(text), secrets });
         const out = new PassThrough();
         relay.attach(out, "info");
         // The line and its newline in one write, or the newline after: a long line is cut either way.
-        if (newlineApart) {
+        if (splitAt !== undefined) {
+          out.write(line.slice(0, line.indexOf(splitAt)));
+          await new Promise((r) => setImmediate(r));
+          out.end(line.slice(line.indexOf(splitAt)) + "\n");
+        } else if (newlineApart) {
           out.write(line);
           await new Promise((r) => setImmediate(r));
           out.end("\n");

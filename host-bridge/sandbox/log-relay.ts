@@ -124,13 +124,16 @@ export function createLogRelay(opts: LogRelayOptions): LogRelay {
             // and the word masked on both sides. Each piece is masked on its own, and none is
             // longer than the limit, so no masker runs over more than one piece at a time.
             const line = pending.slice(0, lineEnd);
-            const cut = maskSafeCut(line, maxChars, opts.secrets) ?? (nl === -1 ? null : maxChars);
+            const cut = maskSafeCut(line, maxChars, opts.secrets, nl !== -1);
             if (cut === null) break;
-            const leading = wordCut;
-            wordCut = cutsThroughWord(line, cut);
-            emit(level, line.slice(0, cut), { leading, trailing: wordCut }, ` [line cut at ${cut} characters]`);
-            pending = pending.slice(cut);
-            continue;
+            // A handed-over value that spans the whole of an ended line: the line goes out whole, below.
+            if (cut < line.length) {
+              const leading = wordCut;
+              wordCut = cutsThroughWord(line, cut);
+              emit(level, line.slice(0, cut), { leading, trailing: wordCut }, ` [line cut at ${cut} characters]`);
+              pending = pending.slice(cut);
+              continue;
+            }
           }
           if (nl === -1) break;
           let line = pending.slice(0, nl);

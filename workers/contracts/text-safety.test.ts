@@ -73,6 +73,20 @@ describe("escapeControls", () => {
 describe("maskCredentialShapes", () => {
   const cases: Array<[string, string, string]> = [
     ["an AWS access key id", "aws AKIAIOSFODNN7EXAMPLE ok", `aws ${MASK} ok`],
+    // Kept as masked when the patterns were made linear on crafted runs.
+    ["a URL login after a digit", "1https://deploy:hunter2pass@example.com/x", `1https://${MASK}@example.com/x`],
+    [
+      "an scp login with a long password",
+      "deploy:" + "correct-horse-battery-staple!".repeat(10) + "@git.example.com:repo.git",
+      `${MASK}@git.example.com:repo.git`,
+    ],
+    [
+      "an scp login with a long user",
+      "u".repeat(70) + ":hunter2pass@git.example.com:r.git",
+      `${MASK}@git.example.com:r.git`,
+    ],
+    ["an rk_ key of many groups", "k rk_a_b_c_d_e_f_g_h_i_abcdefghijklmnop end", `k ${MASK} end`],
+    ["an sk_ key with a long group", "sk_" + "a1b2c3".repeat(12) + "_" + "x".repeat(20), MASK],
     ["an AWS temporary key id", "ASIAIOSFODNN7EXAMPLE", MASK],
     ["a Bearer value", "Authorization: Bearer abc.DEF-123_xyz", `Authorization: Bearer ${MASK}`],
     ["a Basic value", "Authorization: Basic YWRhOmh1bnRlcjI=", `Authorization: Basic ${MASK}`],

@@ -58,8 +58,8 @@ const HOST_AFTER_AT = /^[A-Za-z0-9.\-[\]]+(?::\d+)?(?:[/?#]|$)/;
 function maskUrlLogins(text: string): string {
   // A scheme starts only where a run of scheme characters does: a long run is scanned once, not once per character.
   return text.replace(
-    /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*:\/\/)(\S+)/g,
-    (whole, scheme: string, rest: string) => {
+    /(?<![A-Za-z0-9+.-])([0-9+.-]*)([A-Za-z][A-Za-z0-9+.-]*:\/\/)(\S+)/g,
+    (whole, lead: string, scheme: string, rest: string) => {
       const delimiter = rest.search(/[/?#]/);
       const authorityEnd = delimiter === -1 ? rest.length : delimiter;
       let at = rest.lastIndexOf("@", authorityEnd - 1);
@@ -72,16 +72,19 @@ function maskUrlLogins(text: string): string {
         }
         if (at === -1) return whole;
       }
-      return `${scheme}${MASK}${rest.slice(at)}`;
+      return `${lead}${scheme}${MASK}${rest.slice(at)}`;
     },
   );
 }
 
 /** scp-style `user:password@host:path` (no scheme) has its login masked the same way. */
 function maskScpLogins(text: string): string {
-  // Bounded (a user of 64 characters, a password of 256, no '=' in the user, which may open it),
-  // so a line of many starts is not scanned to its end from each one.
-  return text.replace(/(^|[\s"'(=])[^\s:@/"'(=]{1,64}:[^\s@]{1,256}@(?=[A-Za-z0-9.-]+:)/g, `$1${MASK}@`);
+  // One match per run of characters ending in '@' before a host and ':', the login found inside
+  // it: no run is scanned again from each of its characters, and no length is bounded.
+  return text.replace(/(?<![^\s@])[^\s@]+@(?=[A-Za-z0-9.-]+:)/g, (segment) => {
+    const login = /(^|["'(=])[^\s:@/"'(=]+:/.exec(segment);
+    return login === null ? segment : segment.slice(0, login.index + login[1]!.length) + MASK + "@";
+  });
 }
 
 function looksRandom(s: string): boolean {
@@ -103,7 +106,8 @@ const SHAPES: ReadonlyArray<readonly [RegExp, Replacement]> = [
   [/(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g, MASK],
   // sk-..., sk_live_..., pk_..., rk_...
   [/\bsk-[A-Za-z0-9_-]{8,}/g, MASK],
-  [/\b(?:sk|pk|rk)[-_](?:[A-Za-z0-9]{1,64}[-_]){0,8}[A-Za-z0-9]{16,}\b/g, MASK],
+  // The whole run, once, when a group of it has 16 alphanumerics: a run of many sk- starts is one match.
+  [/\b(?:sk|pk|rk)[-_][A-Za-z0-9_-]*/g, (m) => (/(?:^|[-_])[A-Za-z0-9]{16,}(?=[-_]|$)/.test(m.slice(3)) ? MASK : m)],
   // GitHub, Slack, npm, AWS access key ids.
   [/\bgh[pousr]_[A-Za-z0-9]{16,}/g, MASK],
   [/\bgithub_pat_[A-Za-z0-9_]{20,}/g, MASK],
@@ -153,7 +157,7 @@ function isBreak(text: string, i: number): boolean {
   if (ch === undefined || !OUTSIDE_EVERY_SHAPE.test(ch)) return false;
   if (!WHITESPACE.test(ch)) return true;
   let start = i;
-  while (start > 0 && i - start < 1024 && WHITESPACE.test(text[start - 1]!)) start--;
+  while (start > 0 && WHITESPACE.test(text[start - 1]!)) start--;
   return !AUTH_SCHEME_END.test(text.slice(Math.max(0, start - 7), start));
 }
 
@@ -174,7 +178,8 @@ function insideLogin(text: string, cut: number): boolean {
   const { start, end } = wordAround(text, cut);
   if (start >= cut || end <= cut) return false;
   const word = text.slice(start, end);
-  return word.includes("@") && (word.includes("://") || /^[^:@]+:/.test(word));
+  // No '@' needed: in a line still arriving it may not have come yet; a login may start anywhere in the word.
+  return word.includes("://") || /(?:^|["'(=,;])[^\s:@/"'(=,;]+:/.test(word);
 }
 
 /** True when cutting `text` at `cut` splits a word (neither side of it is a break) or a login. */
@@ -234,17 +239,28 @@ function maskableValues(secrets: readonly string[] | undefined): string[] {
  * character no shape contains (a space, a quote, a comma, a bracket…): the cut comes just after
  * the last one. A piece that is one word is cut at `at`; cutsThroughWord tells the caller, who
  * masks the word on both sides (maskWordsAtCut).
- * null when the cut must wait for more text (a value is still arriving from the very start).
+ * null when the cut must wait for more text (a value is still arriving from the very start);
+ * never for a `complete` line, where nothing more will come.
  */
-export function maskSafeCut(text: string, at: number, secrets?: readonly string[]): number | null {
+export function maskSafeCut(text: string, at: number, secrets?: readonly string[], complete = false): number | null {
   const values = maskableValues(secrets);
   let cut = at;
   if (!isBreak(text, at - 1) && !isBreak(text, at)) {
     for (let i = at - 1; i > 0; i--) {
-      if (isBreak(text, i)) {
+      const ch = text[i]!;
+      if (!OUTSIDE_EVERY_SHAPE.test(ch)) continue;
+      if (!WHITESPACE.test(ch)) {
         cut = i + 1;
         break;
       }
+      // A run of whitespace is judged once: a break, unless it follows Bearer or Basic.
+      let start = i;
+      while (start > 0 && WHITESPACE.test(text[start - 1]!)) start--;
+      if (!AUTH_SCHEME_END.test(text.slice(Math.max(0, start - 7), start))) {
+        cut = i + 1;
+        break;
+      }
+      i = start;
     }
   }
   // A login stays whole up to its whitespace, and a key block's header is never cut.
@@ -271,9 +287,24 @@ export function maskSafeCut(text: string, at: number, secrets?: readonly string[
     }
   }
   if (cut > 0) return cut;
-  // A value longer than a piece, or begun at the start: all of it is in the piece once it came.
+  // A value longer than a piece, or begun at the start: the piece runs on past every value the
+  // cut would split, once all of them can have come.
   const longest = values[0]?.length ?? 0;
-  return text.length >= at + longest ? Math.max(at, longest) : null;
+  if (!complete && text.length < at + longest) return null;
+  let forward = Math.max(at, longest);
+  for (let moved = true; moved && forward < text.length;) {
+    moved = false;
+    for (const value of values) {
+      for (let i = Math.max(0, forward - value.length + 1); i < forward; i++) {
+        if (text.startsWith(value, i)) {
+          forward = i + value.length;
+          moved = true;
+          break;
+        }
+      }
+    }
+  }
+  return Math.min(forward, text.length);
 }
 
 /**
