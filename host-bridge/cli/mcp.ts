@@ -202,19 +202,15 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
   const stopping = new AbortController();
   // SIGTERM (an update ending the app's servers) or SIGINT ends the server, and is never lost:
   // one that comes while the server is still being set up keeps it from starting.
-  const onSignal = () => {
-    if (isHeld(home, app) && !stopping.signal.aborted)
-      process.stderr.write(`personalclaw: ending ${app}:${server}: the app is being updated\n`);
+  const endFor = (reason: string) => {
+    if (!stopping.signal.aborted) process.stderr.write(`personalclaw: ending ${app}:${server}: ${reason}\n`);
     stopping.abort();
   };
+  const onSignal = () => (isHeld(home, app) ? endFor("the app is being updated") : stopping.abort());
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
   const watch = setInterval(() => {
-    if (isHeld(home, app) && !stopping.signal.aborted) {
-      process.stderr.write(`personalclaw: ending ${app}:${server}: the app is being updated\n`);
-      stopping.abort();
-      return;
-    }
+    if (isHeld(home, app)) return endFor("the app is being updated");
     void callGateway(
       home,
       `mcp:${app}:${server}`,
@@ -223,12 +219,7 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
     )
       .then((answer) => {
         const verdict = parseAnswer(answer, McpAliveAnswerSchema);
-        if (verdict.ok && !verdict.body.alive && !stopping.signal.aborted) {
-          process.stderr.write(
-            `personalclaw: ending ${app}:${server}: ${safeLine(verdict.body.reason ?? "it may not run")}\n`,
-          );
-          stopping.abort();
-        }
+        if (verdict.ok && !verdict.body.alive) endFor(safeLine(verdict.body.reason ?? "it may not run"));
       })
       .catch(() => {});
   }, MCP_ALIVE_POLL_MS);

@@ -155,10 +155,19 @@ const WHITESPACE = /\s/;
 function isBreak(text: string, i: number): boolean {
   const ch = text[i];
   if (ch === undefined || !OUTSIDE_EVERY_SHAPE.test(ch)) return false;
-  if (!WHITESPACE.test(ch)) return true;
+  return !WHITESPACE.test(ch) || !followsAuthScheme(text, whitespaceRunStart(text, i));
+}
+
+/** Where the run of whitespace holding position `i` starts. */
+function whitespaceRunStart(text: string, i: number): number {
   let start = i;
   while (start > 0 && WHITESPACE.test(text[start - 1]!)) start--;
-  return !AUTH_SCHEME_END.test(text.slice(Math.max(0, start - 7), start));
+  return start;
+}
+
+/** True when `Bearer` or `Basic` ends just before `at`. */
+function followsAuthScheme(text: string, at: number): boolean {
+  return AUTH_SCHEME_END.test(text.slice(Math.max(0, at - 7), at));
 }
 
 /** Where the whitespace-delimited word holding position `i` starts and ends. */
@@ -197,16 +206,11 @@ export function cutsThroughWord(text: string, cut: number): boolean {
 export function maskWordsAtCut(piece: string, { leading, trailing }: { leading: boolean; trailing: boolean }): string {
   let out = piece;
   if (leading) {
-    let end = 0;
-    while (end < out.length && WHITESPACE.test(out[end]!)) end++;
-    while (end < out.length && !WHITESPACE.test(out[end]!)) end++;
-    out = MASK + out.slice(end);
+    let first = 0;
+    while (first < out.length && WHITESPACE.test(out[first]!)) first++;
+    out = MASK + out.slice(wordAround(out, first).end);
   }
-  if (trailing) {
-    let start = out.length;
-    while (start > 0 && !WHITESPACE.test(out[start - 1]!)) start--;
-    out = out.slice(0, start) + MASK;
-  }
+  if (trailing) out = out.slice(0, wordAround(out, out.length).start) + MASK;
   return out;
 }
 
@@ -254,9 +258,8 @@ export function maskSafeCut(text: string, at: number, secrets?: readonly string[
         break;
       }
       // A run of whitespace is judged once: a break, unless it follows Bearer or Basic.
-      let start = i;
-      while (start > 0 && WHITESPACE.test(text[start - 1]!)) start--;
-      if (!AUTH_SCHEME_END.test(text.slice(Math.max(0, start - 7), start))) {
+      const start = whitespaceRunStart(text, i);
+      if (!followsAuthScheme(text, start)) {
         cut = i + 1;
         break;
       }

@@ -84,17 +84,22 @@ async function runRoute(
  * per route (refusal-windows.ts); the token itself is never written. Then the same answer.
  */
 async function refusedCredential(c: GatewayContext, row: AnyRouteRow, error: unknown): Promise<never> {
-  if (error instanceof GatewayError && error.code === "auth_bearer_invalid") {
-    const path = c.get("parsed").path;
-    await audit(c.env, {
-      kind: "auth_bearer_invalid",
-      outcome: "refused",
-      principal: "anonymous",
-      subject: refusalSubject(c.req.method, path),
-      group: refusalGroup(c.req.method, path, [], row),
-    });
-  }
+  if (error instanceof GatewayError && error.code === "auth_bearer_invalid")
+    await keepAnonymousRefusal(c, row, "auth_bearer_invalid");
   throw error;
+}
+
+/** An anonymous refusal of this row's request, kept and counted per route (and the answer's code, when given). */
+async function keepAnonymousRefusal(c: GatewayContext, row: AnyRouteRow, kind: string, code?: string): Promise<void> {
+  const path = c.get("parsed").path;
+  await audit(c.env, {
+    kind,
+    outcome: "refused",
+    principal: "anonymous",
+    subject: refusalSubject(c.req.method, path),
+    ...(code === undefined ? {} : { detail: { code } }),
+    group: refusalGroup(c.req.method, path, [], row, code),
+  });
 }
 
 /**
@@ -109,18 +114,13 @@ async function refusedSignedOut(
   principal: Principal,
   error: unknown,
 ): Promise<never> {
-  if (principal.kind === "anonymous" && error instanceof GatewayError) {
-    const path = c.get("parsed").path;
-    const kind = principal.refusal === null ? "session_required" : "auth_cookie_refused";
-    await audit(c.env, {
-      kind,
-      outcome: "refused",
-      principal: "anonymous",
-      subject: refusalSubject(c.req.method, path),
-      detail: { code: error.code },
-      group: refusalGroup(c.req.method, path, [], row, error.code),
-    });
-  }
+  if (principal.kind === "anonymous" && error instanceof GatewayError)
+    await keepAnonymousRefusal(
+      c,
+      row,
+      principal.refusal === null ? "session_required" : "auth_cookie_refused",
+      error.code,
+    );
   throw error;
 }
 
