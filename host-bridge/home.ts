@@ -22,7 +22,7 @@ import { storeFolder } from "./durable-object-stores";
 import { freshSeed } from "./sel-seed";
 import { firstEpochKey } from "../durable/security-log/epoch-key";
 import { createHash, randomBytes } from "node:crypto";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { tmpdir } from "node:os";
 
 export const homePaths = (home: string) => ({
@@ -45,23 +45,97 @@ export const homePaths = (home: string) => ({
 export type HomePaths = ReturnType<typeof homePaths>;
 
 /**
+ * The longest name the bridge makes in its runtime folder: an egress broker's socket
+ * (`egress-<12 hex>.sock`); the gateway's socket (`gateway/gateway.sock`) and a slot's
+ * (`slot-63.sock`, and its `slot-63.<8 hex>.new` while it is opened) are shorter.
+ */
+const LONGEST_RUNTIME_ENTRY = "egress-0123456789ab.sock".length;
+
+/** A UNIX socket's path holds at most 107 bytes (sun_path is 108 with its NUL). */
+const SOCKET_PATH_BYTES = 107;
+
+/**
  * The bridge's runtime folder for this home: backend slot sockets and egress broker sockets.
- * Short (a UNIX socket path has 108 bytes), outside the home (apps never see it), and the
- * owner's alone: under $XDG_RUNTIME_DIR when it is set, else /tmp/personalclaw-<uid>-<home>.
- * A folder someone else made there first, a link, or a wider mode is refused (squatting).
+ * Short (a UNIX socket path has 108 bytes), bound into a sandbox only as single entries, and
+ * the owner's alone. Under $XDG_RUNTIME_DIR (a 0700 folder of the owner's session) when it is
+ * set. Without it (servers, SSH, cron), never a public name: a fixed name in /tmp can be made
+ * first by any local user, and then every start was refused, the owner unable to remove it
+ * from a sticky /tmp. So it is `<home>/run/sockets`, inside the owner's 0700 home, when its
+ * sockets' paths fit; otherwise a random name in /tmp recorded in the home
+ * (tmpRuntimeDir). Both processes of one home (the gateway and `personalclaw mcp run`) find
+ * the same folder. Only $XDG_RUNTIME_DIR's folder can refuse a start, and only when someone
+ * with the owner's own rights replaced it.
  */
 export function runtimeDir(home: string, xdgRuntimeDir: string | undefined): string {
+  if (xdgRuntimeDir && xdgRuntimeDir.startsWith("/") && existsSync(xdgRuntimeDir)) {
+    const tag = createHash("sha256").update(home).digest("hex").slice(0, 12);
+    const base = join(xdgRuntimeDir, `personalclaw-${tag}`);
+    mkdirSync(base, { recursive: true, mode: 0o700 });
+    if (!isOwnPrivateFolder(base)) throw new Error(`${base} is not a folder of this user; remove it and start again`);
+    return withGatewayFolder(base);
+  }
+  const inHome = join(homePaths(home).run, "sockets");
+  if (fitsSocketPaths(inHome) && makeOwnPrivateFolder(inHome)) return withGatewayFolder(inHome);
+  return withGatewayFolder(tmpRuntimeDir(home));
+}
+
+/** Whether every socket the bridge makes in `folder` has a path a UNIX socket can bind. */
+export function fitsSocketPaths(folder: string): boolean {
+  return Buffer.byteLength(folder) + 1 + LONGEST_RUNTIME_ENTRY <= SOCKET_PATH_BYTES;
+}
+
+/**
+ * The runtime folder of a home whose own path is too long for a socket's: a name in /tmp no
+ * other user can predict (96 random bits), recorded in `<home>/run/runtime_folder` so the
+ * gateway and `mcp run` meet there. A recorded name that is no longer this user's private
+ * folder (removed by a /tmp cleaner and taken, a link, another owner) is never used: a fresh
+ * name is drawn and recorded instead, so a squatter never stops a start.
+ */
+export function tmpRuntimeDir(home: string): string {
   const uid = process.getuid?.() ?? 0;
-  const tag = createHash("sha256").update(home).digest("hex").slice(0, 12);
-  const base =
-    xdgRuntimeDir && xdgRuntimeDir.startsWith("/") && existsSync(xdgRuntimeDir)
-      ? join(xdgRuntimeDir, `personalclaw-${tag}`)
-      : join(tmpdir(), `personalclaw-${uid}-${tag}`);
-  mkdirSync(base, { recursive: true, mode: 0o700 });
-  const st = lstatSync(base);
-  if (!st.isDirectory() || st.uid !== uid)
-    throw new Error(`${base} is not a folder of this user; remove it and start again`);
-  if ((st.mode & 0o077) !== 0) chmodSync(base, 0o700);
+  const record = join(homePaths(home).run, "runtime_folder");
+  const pattern = new RegExp(`^personalclaw-${uid}-[0-9a-f]{24}$`);
+  try {
+    const recorded = readFileSync(record, "utf8").trim();
+    if (dirname(recorded) === tmpdir() && pattern.test(basename(recorded)) && makeOwnPrivateFolder(recorded))
+      return recorded;
+  } catch {
+    // no record yet, or an unreadable one: a fresh name
+  }
+  for (;;) {
+    const fresh = join(tmpdir(), `personalclaw-${uid}-${randomBytes(12).toString("hex")}`);
+    try {
+      mkdirSync(fresh, { mode: 0o700 }); // not recursive: a name that exists is someone else's
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EEXIST") continue;
+      throw error;
+    }
+    if (!isOwnPrivateFolder(fresh)) continue;
+    mkdirSync(dirname(record), { recursive: true, mode: 0o700 });
+    writePrivateFile(record, `${fresh}\n`);
+    return fresh;
+  }
+}
+
+/** Makes `folder` (0700) unless it exists; true when it is then a private folder of this user, never a link. */
+function makeOwnPrivateFolder(folder: string): boolean {
+  try {
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+  } catch {
+    return false; // a file or a dangling link at the name
+  }
+  return isOwnPrivateFolder(folder);
+}
+
+/** True when `folder` is a folder (not a link) of this user; a wider mode is tightened to 0700. */
+function isOwnPrivateFolder(folder: string): boolean {
+  const st = lstatSync(folder, { throwIfNoEntry: false });
+  if (!st || !st.isDirectory() || st.uid !== (process.getuid?.() ?? 0)) return false;
+  if ((st.mode & 0o077) !== 0) chmodSync(folder, 0o700);
+  return true;
+}
+
+function withGatewayFolder(base: string): string {
   mkdirSync(join(base, GATEWAY_SOCKET_FOLDER), { recursive: true, mode: 0o700 });
   return base;
 }
@@ -70,9 +144,9 @@ export function runtimeDir(home: string, xdgRuntimeDir: string | undefined): str
  * After a clean stop, what the gateway made in its runtime folder goes, and the folder itself
  * when nothing is left in it, so starts of many homes leave nothing behind. Two things keep it:
  * sockets of another process still in use (an agent's `personalclaw mcp` and its egress
- * brokers, or the gateway beside it), and a parent anyone may write to (/tmp without
- * $XDG_RUNTIME_DIR), where the freed name could be taken by another user and the next start
- * refused; there the empty folder holds the name, as it did before the stop.
+ * brokers, or the gateway beside it), and a parent anyone may write to (the random name in
+ * /tmp), which stays recorded: the empty folder keeps it this user's, so the next start does
+ * not have to draw and record another (one taken meanwhile would only cost that).
  */
 export function releaseRuntimeDir(runtime: string): void {
   const folders = [join(runtime, GATEWAY_SOCKET_FOLDER)];

@@ -1,9 +1,22 @@
 // The foundation against a really started gateway: start/stop, state across restarts,
 // API conventions, the host/origin guard, the internal credential and the route docs.
 import { describe, expect, it } from "vitest";
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { runtimeDir } from "../host-bridge/home";
 import {
   errorCode,
@@ -318,8 +331,8 @@ describe("gateway lifecycle", () => {
       // The generated config holds the internal credential and the log key: a wider mode left
       // on an old copy must not survive the next start.
       chmodSync(join(home, "run", "workerd.capnp"), 0o644);
-      // Without $XDG_RUNTIME_DIR the folder is in /tmp, where anyone may make names: after the
-      // stop its socket folder goes, and the empty folder stays, still this user's, holding the name.
+      // Without $XDG_RUNTIME_DIR the folder is inside the home (never a /tmp name another user
+      // could make first), and it goes with the stop like the one under $XDG_RUNTIME_DIR.
       const second = await startGateway({ home, env: { XDG_RUNTIME_DIR: "" } });
       const shared = runtimeDir(home, undefined);
       expect(existsSync(join(shared, "gateway", "gateway.sock"))).toBe(true);
@@ -334,14 +347,61 @@ describe("gateway lifecycle", () => {
       } finally {
         await second.stop();
       }
-      expect(existsSync(join(shared, "gateway"))).toBe(false);
-      // Empty: no socket of the stopped backend is left behind.
-      expect(readdirSync(shared)).toEqual([]);
-      expect(statSync(shared).uid).toBe(process.getuid!());
-      expect(statSync(shared).mode & 0o777).toBe(0o700);
+      expect(shared).toBe(join(home, "run", "sockets"));
+      // Gone: no socket of the stopped backend is left behind.
+      expect(existsSync(shared)).toBe(false);
     } finally {
       removeHome(home);
       rmSync(xdg, { recursive: true, force: true });
+    }
+  });
+
+  it("without $XDG_RUNTIME_DIR, names other users made first in /tmp never stop a start", async () => {
+    const uid = process.getuid!();
+    const oldName = (home: string) =>
+      join(tmpdir(), `personalclaw-${uid}-${createHash("sha256").update(home).digest("hex").slice(0, 12)}`);
+    const squat = (name: string) => {
+      mkdirSync(name, { mode: 0o777 });
+      chownSync(name, 65534, 65534);
+    };
+    const home = makeHome();
+    // A home too long for its sockets: its folder is a random /tmp name, recorded in the home.
+    const longHome = join(makeHome(), "h".repeat(90));
+    const target = mkdtempSync(join(tmpdir(), "pc-squat-target-"));
+    chownSync(target, 65534, 65534);
+    const squatted = [oldName(home), oldName(longHome), join(tmpdir(), `personalclaw-${uid}-${"0".repeat(24)}`)];
+    const made: string[] = [];
+    try {
+      // The name every earlier start used: another user's folder, and a link for the long home.
+      squat(squatted[0]!);
+      symlinkSync(target, squatted[1]!);
+      const first = await startGateway({ home, env: { XDG_RUNTIME_DIR: "" } });
+      try {
+        expect((await first.fetch("/api/status")).status).toBe(200);
+        expect(existsSync(join(home, "run", "sockets", "gateway", "gateway.sock"))).toBe(true);
+      } finally {
+        expect(await first.stop()).toBe(0);
+      }
+
+      // Its recorded name taken after a /tmp cleaner removed it: the start draws another.
+      mkdirSync(join(longHome, "run"), { recursive: true, mode: 0o700 });
+      writeFileSync(join(longHome, "run", "runtime_folder"), `${squatted[2]}\n`);
+      squat(squatted[2]!);
+      const second = await startGateway({ home: longHome, env: { XDG_RUNTIME_DIR: "" } });
+      try {
+        expect((await second.fetch("/api/status")).status).toBe(200);
+        const runtime = readFileSync(join(longHome, "run", "runtime_folder"), "utf8").trim();
+        made.push(runtime);
+        expect(squatted).not.toContain(runtime);
+        expect(statSync(runtime).uid).toBe(uid);
+        expect(existsSync(join(runtime, "gateway", "gateway.sock"))).toBe(true);
+        expect(readdirSync(target)).toEqual([]);
+      } finally {
+        expect(await second.stop()).toBe(0);
+      }
+    } finally {
+      for (const path of [...squatted, ...made, target, home, dirname(longHome)])
+        rmSync(path, { recursive: true, force: true });
     }
   });
 
