@@ -2,12 +2,19 @@
 // reach (the socket is bind-mounted into it alone, so the socket is the app's identity). It
 // accepts `CONNECT host:port` and absolute-form `http://` requests, allows a host only when
 // the app's consented grant names it, resolves the name itself, refuses local and special
-// addresses, and dials the vetted address (no second lookup: DNS rebinding fails).
+// addresses and this machine's own, and dials the vetted address (no second lookup: DNS
+// rebinding fails).
+//
+// The HTTP the app sends is parsed by Node's own parser (node:http), the one every Node server
+// trusts: request smuggling (Content-Length beside Transfer-Encoding, bare LF, obs-fold, a bad
+// chunk size) and header confusion are refused there, not by a parser of ours. A forwarded
+// request goes upstream as Node writes it from the parsed message, never as the app's bytes.
 import { lookup } from "node:dns/promises";
 import { chmodSync, rmSync } from "node:fs";
+import http from "node:http";
 import net from "node:net";
 import { grantAllows, type HostPattern } from "../../workers/contracts/network-grant";
-import { canonicalAddress, vetAddress } from "./address-policy";
+import { canonicalAddress, canonicalGrant, vetAddress } from "./address-policy";
 
 export type EgressCode =
   | "egress_not_declared"
@@ -42,52 +49,102 @@ export interface BrokerOptions {
 
 const HEAD_LIMIT = 8 * 1024;
 const HEAD_TIMEOUT_MS = 10_000;
-const STATUS: Record<EgressCode, string> = {
-  egress_not_declared: "403 Forbidden",
-  egress_address_refused: "403 Forbidden",
-  egress_unresolvable: "502 Bad Gateway",
-  egress_connect_failed: "502 Bad Gateway",
-  egress_busy: "429 Too Many Requests",
-  egress_bad_request: "400 Bad Request",
+const STATUS: Record<EgressCode, [number, string]> = {
+  egress_not_declared: [403, "Forbidden"],
+  egress_address_refused: [403, "Forbidden"],
+  egress_unresolvable: [502, "Bad Gateway"],
+  egress_connect_failed: [502, "Bad Gateway"],
+  egress_busy: [429, "Too Many Requests"],
+  egress_bad_request: [400, "Bad Request"],
 };
+const NOT_A_PROXY_REQUEST = "only CONNECT host:port and absolute http:// requests are proxied";
+/** Headers of one hop only: never passed on, in either direction. */
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "expect",
+]);
 
 interface Target {
   host: string;
   port: number;
-  /** For an absolute-form request, the head to send upstream (origin-form, Connection: close). */
-  forwardHead?: Buffer;
 }
 
-/** Parses the request head; null when it is neither CONNECT nor an absolute http:// request. */
-export function parseProxyHead(head: string): Target | null {
-  const lines = head.split("\r\n");
-  const match = /^([A-Z]{3,10}) (\S+) HTTP\/1\.[01]$/.exec(lines[0] ?? "");
-  if (!match) return null;
-  const [, method, target] = match as unknown as [string, string, string];
-  if (method === "CONNECT") {
-    const hostPort = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(target);
-    if (!hostPort) return null;
-    const port = Number(hostPort[2]);
-    if (port < 1 || port > 65535) return null;
-    return { host: hostPort[1]!.replace(/^\[|\]$/g, "").toLowerCase(), port };
-  }
+/** Sends a refusal's status, headers and body the one way its request allows. */
+type Answer = (code: EgressCode, reason: string) => void;
+
+/** `host:port` of a CONNECT request (`[v6]:port` for IPv6); null when it is not one. */
+function connectTarget(authority: string): Target | null {
+  const hostPort = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(authority);
+  if (!hostPort) return null;
+  const port = Number(hostPort[2]);
+  if (port < 1 || port > 65535) return null;
+  return { host: hostPort[1]!.replace(/^\[|\]$/g, "").toLowerCase(), port };
+}
+
+/** The target of an absolute-form `http://` request; null for any other request target. */
+function forwardTarget(requestTarget: string): (Target & { url: URL }) | null {
   let url: URL;
   try {
-    url = new URL(target);
+    url = new URL(requestTarget);
   } catch {
     return null;
   }
-  if (url.protocol !== "http:" || url.username || url.password) return null;
-  const kept = lines.slice(1).filter((line) => line !== "" && !/^(proxy-[a-z-]+|connection|keep-alive):/i.test(line));
-  const forwardHead = Buffer.from(
-    [`${method} ${url.pathname}${url.search} HTTP/1.1`, ...kept, "Connection: close", "", ""].join("\r\n"),
-    "latin1",
+  if (url.protocol !== "http:" || url.username || url.password || !/^http:\/\//i.test(requestTarget)) return null;
+  return { host: url.hostname.replace(/^\[|\]$/g, "").toLowerCase(), port: url.port ? Number(url.port) : 80, url };
+}
+
+/**
+ * The request's headers for upstream, as name/value pairs: hop-by-hop ones and those its
+ * Connection header names are dropped, and Host is the authority of the URL it was granted
+ * and dialled for. The app's own Host never goes on: behind a granted address it would pick
+ * another virtual host than the one the owner consented to.
+ */
+function upstreamHeaders(req: http.IncomingMessage, authority: string): string[] {
+  const named = new Set(
+    (req.headers.connection ?? "")
+      .split(",")
+      .map((token) => token.trim().toLowerCase())
+      .filter(Boolean),
   );
-  return {
-    host: url.hostname.replace(/^\[|\]$/g, "").toLowerCase(),
-    port: url.port ? Number(url.port) : 80,
-    forwardHead,
-  };
+  const out: string[] = ["Host", authority];
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!;
+    const lower = name.toLowerCase();
+    if (lower === "host" || HOP_BY_HOP.has(lower) || named.has(lower)) continue;
+    out.push(name, req.rawHeaders[i + 1]!);
+  }
+  // Node decoded a chunked body; it goes on chunked again (a Content-Length one as it is).
+  if (req.headers["transfer-encoding"] !== undefined) out.push("Transfer-Encoding", "chunked");
+  return out;
+}
+
+/** The upstream answer's headers for the app: the same, less those of one hop. */
+function downstreamHeaders(res: http.IncomingMessage): string[] {
+  const named = new Set(
+    (res.headers.connection ?? "")
+      .split(",")
+      .map((token) => token.trim().toLowerCase())
+      .filter(Boolean),
+  );
+  const out: string[] = [];
+  for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
+    const lower = res.rawHeaders[i]!.toLowerCase();
+    if (HOP_BY_HOP.has(lower) || named.has(lower)) continue;
+    out.push(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+  }
+  return out;
+}
+
+function refusalBody(code: EgressCode, reason: string): string {
+  return `${code}: ${reason}\n`;
 }
 
 async function systemResolve(host: string): Promise<string[]> {
@@ -105,145 +162,215 @@ export function startBroker(opts: BrokerOptions): Promise<EgressBroker> {
   const maxTunnels = opts.maxTunnels ?? 64;
   const connectTimeoutMs = opts.connectTimeoutMs ?? 10_000;
   const resolve = opts.resolve ?? systemResolve;
+  const grant = opts.grant === "all" ? "all" : canonicalGrant(opts.grant);
   const open = new Set<net.Socket>();
   let tunnels = 0;
 
-  const refuse = (
-    client: net.Socket,
-    target: { host: string; port: number },
-    code: EgressCode,
-    reason: string,
-    address?: string,
-  ) => {
-    opts.onDecision({ app: opts.app, host: target.host, port: target.port, address, outcome: "refused", code, reason });
-    const body = `${code}: ${reason}\n`;
-    client.end(
-      `HTTP/1.1 ${STATUS[code]}\r\nContent-Type: text/plain\r\nX-PersonalClaw-Egress: ${code}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
+  const decide = (target: Target, outcome: "allowed" | "refused", extra: Partial<EgressDecision> = {}) =>
+    opts.onDecision({ app: opts.app, host: target.host, port: target.port, outcome, ...extra });
+
+  /** A refusal answered on a raw socket: a CONNECT, or a request Node could not parse. */
+  const rawAnswer =
+    (socket: net.Socket): Answer =>
+    (code, reason) => {
+      const body = refusalBody(code, reason);
+      const [status, text] = STATUS[code];
+      if (!socket.writable) return void socket.destroy();
+      socket.end(
+        `HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain\r\nX-PersonalClaw-Egress: ${code}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    };
+
+  /** A refusal answered through Node's response to a parsed request. */
+  const responseAnswer =
+    (res: http.ServerResponse): Answer =>
+    (code, reason) => {
+      if (res.headersSent) return void res.destroy();
+      const body = refusalBody(code, reason);
+      res.writeHead(STATUS[code][0], {
+        "Content-Type": "text/plain",
+        "X-PersonalClaw-Egress": code,
+        "Content-Length": Buffer.byteLength(body),
+        Connection: "close",
+      });
+      res.end(body);
+    };
+
+  const refuse = (answer: Answer, target: Target, code: EgressCode, reason: string, address?: string) => {
+    decide(target, "refused", { code, reason, ...(address !== undefined ? { address } : {}) });
+    answer(code, reason);
   };
 
-  const handle = async (client: net.Socket, head: string, rest: Buffer) => {
-    const target = parseProxyHead(head);
-    if (!target)
-      return refuse(
-        client,
-        { host: "-", port: 0 },
-        "egress_bad_request",
-        "only CONNECT host:port and absolute http:// requests are proxied",
-      );
+  /** The address to dial for `target`, or null once refused (decision and answer made). */
+  const admit = async (target: Target, answer: Answer): Promise<string | null> => {
     const literal = canonicalAddress(target.host);
-    const matched = opts.grant === "all" ? null : grantAllows(opts.grant, literal ?? target.host, target.port);
-    if (opts.grant !== "all" && !matched)
-      return refuse(
-        client,
-        target,
-        "egress_not_declared",
-        `${target.host}:${target.port} is not in the app's network grant`,
-      );
-    if (tunnels >= maxTunnels)
-      return refuse(client, target, "egress_busy", `the app already has ${maxTunnels} connections open`);
+    const matched = grant === "all" ? null : grantAllows(grant, literal ?? target.host, target.port);
+    if (grant !== "all" && !matched) {
+      refuse(answer, target, "egress_not_declared", `${target.host}:${target.port} is not in the app's network grant`);
+      return null;
+    }
+    if (tunnels >= maxTunnels) {
+      refuse(answer, target, "egress_busy", `the app already has ${maxTunnels} connections open`);
+      return null;
+    }
     let candidates: string[];
     if (literal !== null) candidates = [literal];
     else {
       try {
         candidates = await resolve(target.host);
       } catch (error) {
-        return refuse(
-          client,
-          target,
-          "egress_unresolvable",
-          `${target.host} does not resolve (${(error as NodeJS.ErrnoException).code ?? "lookup failed"})`,
-        );
+        const why = (error as NodeJS.ErrnoException).code ?? "lookup failed";
+        refuse(answer, target, "egress_unresolvable", `${target.host} does not resolve (${why})`);
+        return null;
       }
     }
     // A name is never trusted to stay public: each address it resolves to is vetted, and only
     // an address literal the grant itself names may be local.
     const explicit = matched?.kind === "ip";
-    let address: string | null = null;
     let refusedRange = "";
     for (const candidate of candidates) {
       const verdict = vetAddress(candidate, explicit);
-      if (verdict.ok) {
-        address = verdict.address;
-        break;
-      }
+      if (verdict.ok) return verdict.address;
       refusedRange = `${candidate} is ${verdict.range}`;
     }
-    if (address === null)
-      return refuse(
-        client,
-        target,
-        "egress_address_refused",
-        `${target.host} resolves only to addresses an app may not reach (${refusedRange})`,
-        candidates[0],
-      );
+    refuse(
+      answer,
+      target,
+      "egress_address_refused",
+      `${target.host} resolves only to addresses an app may not reach (${refusedRange})`,
+      candidates[0],
+    );
+    return null;
+  };
+
+  /**
+   * Dials the vetted address; counts as one of the app's connections until it closes. Calls
+   * `connected` with the socket once it is up (the allowed decision), or refuses with
+   * egress_connect_failed when it cannot be.
+   */
+  const dial = (target: Target, address: string, answer: Answer, connected: (upstream: net.Socket) => void) => {
     tunnels += 1;
     const upstream = net.connect({ host: address, port: target.port, family: net.isIPv6(address) ? 6 : 4 });
     open.add(upstream);
-    let settled = false;
-    let connected = false;
+    let up = false;
     const timer = setTimeout(() => upstream.destroy(new Error("connect timed out")), connectTimeoutMs);
-    const done = () => {
-      if (settled) return;
-      settled = true;
+    upstream.once("close", () => {
+      clearTimeout(timer);
       tunnels -= 1;
       open.delete(upstream);
-    };
-    upstream.once("close", done);
-    upstream.once("error", (error) => {
-      clearTimeout(timer);
-      if (!connected)
+    });
+    upstream.on("error", (error) => {
+      if (!up)
         refuse(
-          client,
+          answer,
           target,
           "egress_connect_failed",
           `${target.host}:${target.port} (${address}): ${error.message}`,
-          address!,
+          address,
         );
-      else client.destroy();
     });
     upstream.once("connect", () => {
-      connected = true;
+      up = true;
       clearTimeout(timer);
-      opts.onDecision({ app: opts.app, host: target.host, port: target.port, address: address!, outcome: "allowed" });
-      if (target.forwardHead) upstream.write(target.forwardHead);
-      else client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-      if (rest.length > 0) upstream.write(rest);
-      client.pipe(upstream);
-      upstream.pipe(client);
+      decide(target, "allowed", { address });
+      connected(upstream);
     });
-    client.once("close", () => upstream.destroy());
+    return upstream;
   };
 
-  const server = net.createServer((client) => {
+  const onConnect = async (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
     open.add(client);
     client.once("close", () => open.delete(client));
     client.on("error", () => client.destroy());
-    let buffered = Buffer.alloc(0);
-    const timer = setTimeout(() => client.destroy(), HEAD_TIMEOUT_MS);
-    const onData = (chunk: Buffer) => {
-      buffered = Buffer.concat([buffered, chunk]);
-      const end = buffered.indexOf("\r\n\r\n");
-      if (end < 0) {
-        if (buffered.length > HEAD_LIMIT) {
-          clearTimeout(timer);
-          client.off("data", onData);
-          refuse(
-            client,
-            { host: "-", port: 0 },
-            "egress_bad_request",
-            `the request head is longer than ${HEAD_LIMIT} bytes`,
-          );
-        }
-        return;
+    const target = connectTarget(req.url ?? "");
+    if (!target) {
+      const nobody = { host: "-", port: 0 };
+      return refuse(rawAnswer(client), nobody, "egress_bad_request", NOT_A_PROXY_REQUEST);
+    }
+    // Held while the target is vetted: what the app sends after its head waits for the tunnel.
+    client.pause();
+    const answer = rawAnswer(client);
+    const address = await admit(target, answer);
+    if (address === null || client.destroyed) return void client.resume();
+    const upstream = dial(target, address, answer, (socket) => {
+      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      if (head.length > 0) socket.write(head);
+      client.pipe(socket);
+      socket.pipe(client);
+      client.resume();
+    });
+    upstream.on("error", () => client.destroy());
+    client.once("close", () => upstream.destroy());
+  };
+
+  const onRequest = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const answer = responseAnswer(res);
+    req.pause();
+    const target = forwardTarget(req.url ?? "");
+    if (!target) {
+      refuse(answer, { host: "-", port: 0 }, "egress_bad_request", NOT_A_PROXY_REQUEST);
+      return void req.resume();
+    }
+    const address = await admit(target, answer);
+    if (address === null || req.socket.destroyed) return void req.resume();
+    const upstream = dial(target, address, answer, (socket) => {
+      let forwarded: http.ClientRequest;
+      try {
+        forwarded = http.request({
+          createConnection: () => socket,
+          method: req.method,
+          path: `${target.url.pathname}${target.url.search}`,
+          headers: upstreamHeaders(req, target.url.host),
+          setHost: false,
+        });
+      } catch {
+        // Node writes no request it would not parse back (a header value it finds invalid).
+        socket.destroy();
+        return void res.destroy();
       }
-      clearTimeout(timer);
-      client.off("data", onData);
-      client.pause();
-      const head = buffered.subarray(0, end).toString("latin1");
-      void handle(client, head, buffered.subarray(end + 4)).finally(() => client.resume());
-    };
-    client.on("data", onData);
+      forwarded.on("response", (reply) => {
+        res.writeHead(reply.statusCode ?? 502, reply.statusMessage, downstreamHeaders(reply));
+        reply.pipe(res);
+      });
+      // Once connected, a failure is the upstream's: the app sees its answer end, not a refusal.
+      forwarded.on("error", () => res.destroy());
+      req.pipe(forwarded);
+      req.resume();
+    });
+    res.once("close", () => upstream.destroy());
+  };
+
+  const server = http.createServer({
+    maxHeaderSize: HEAD_LIMIT,
+    headersTimeout: HEAD_TIMEOUT_MS,
+    // The head timeout is checked this often; a forwarded body and a tunnel have no timeout.
+    connectionsCheckingInterval: 1000,
+    requestTimeout: 0,
+    // A CONNECT needs no Host, and an absolute-form request's Host is never used.
+    requireHostHeader: false,
+  });
+  server.on("connection", (socket: net.Socket) => {
+    open.add(socket);
+    socket.once("close", () => open.delete(socket));
+  });
+  // A failure nothing above expected (the interfaces unreadable, say) drops the connection:
+  // the broker fails closed, and never takes the bridge down with it.
+  server.on("connect", (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
+    onConnect(req, client, head).catch(() => client.destroy());
+  });
+  server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+    onRequest(req, res).catch(() => res.destroy());
+  });
+  // What Node's parser refused, and a head that did not arrive in time.
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: net.Socket) => {
+    if (error.code === "ERR_HTTP_REQUEST_TIMEOUT" || error.code === "ECONNRESET" || !socket.writable)
+      return void socket.destroy();
+    const reason =
+      error.code === "HPE_HEADER_OVERFLOW"
+        ? `the request head is longer than ${HEAD_LIMIT} bytes`
+        : `${NOT_A_PROXY_REQUEST} (${error.code ?? "unreadable"})`;
+    const nobody = { host: "-", port: 0 };
+    refuse(rawAnswer(socket), nobody, "egress_bad_request", reason);
   });
 
   return new Promise((resolvePromise, reject) => {
