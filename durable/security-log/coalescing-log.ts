@@ -10,7 +10,7 @@ import type {
   VerifyResult,
 } from "../../workers/contracts/security-event";
 import { MAX_APPEND_BATCH, SecurityLogCore, type PreparedEvent, type SqlPort } from "./log-core";
-import { RefusalWindows } from "./refusal-windows";
+import { isCounted, RefusalWindows } from "./refusal-windows";
 
 export interface CoalescingOptions {
   /** Clock in epoch ms; the same one the core runs on. */
@@ -110,7 +110,7 @@ export class CoalescingLog {
   }
 
   private async appendOne({ event, group }: { event: PreparedEvent; group: string | null }): Promise<AppendResult> {
-    if (event.outcome !== "refused") {
+    if (!isCounted(event)) {
       // Another kind of event: counts so far are written before it, so rows stay in time order.
       await this.writeCounts("all");
       return this.core.appendPrepared(event);
@@ -120,6 +120,7 @@ export class CoalescingLog {
     const seen = this.windows.observe(
       {
         kind: event.kind,
+        outcome: event.outcome === "allowed" ? "allowed" : "refused",
         principal: event.principal,
         subject: event.subject,
         detail: event.detail,

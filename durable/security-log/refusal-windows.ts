@@ -17,11 +17,25 @@
 // writes them at once). Windows stay open through all of these except a start. A crash
 // between writing a count row and clearing its window can write that count twice; it can
 // never drop it.
+//
+// Allowed events a process causes at will, one per action, are counted by the same rule
+// (issue 33 item 6): an app's every egress connection wrote its own `egress_allowed` row,
+// ~170 rows/s from one app. Their repeats become `sel.allowed_counted` rows (outcome allowed).
 import type { JsonObject } from "./canonical-json";
 import type { SqlPort } from "./log-core";
 
 /** Kind of the row that carries the counted repeats of a refusal; written only by the log. */
 export const REFUSALS_COUNTED_KIND = "sel.refusals_counted";
+/** Kind of the row that carries the counted repeats of an allowed event; written only by the log. */
+export const ALLOWED_COUNTED_KIND = "sel.allowed_counted";
+
+/** Allowed kinds counted like refusals: each is one per connection an app opens, at its will. */
+export const COUNTED_ALLOWED_KINDS: ReadonlySet<string> = new Set(["egress_allowed"]);
+
+/** Whether an event is counted in a window rather than always written as its own row. */
+export function isCounted(event: { kind: string; outcome: string }): boolean {
+  return event.outcome === "refused" || (event.outcome === "allowed" && COUNTED_ALLOWED_KINDS.has(event.kind));
+}
 
 export const FIRST_WINDOW_MS = 5 * 60_000;
 export const LONGEST_WINDOW_MS = 60 * 60_000;
@@ -37,9 +51,11 @@ export const OVERFLOW_GROUP = "(too many groups)";
 /** Principals whose refusals are always written one row each. */
 const UNCOUNTED_PRINCIPALS = new Set(["owner", "cli"]);
 
-/** A refusal after redaction: what the window keys on and what a count row quotes. */
+/** A refusal (or a counted allowed event) after redaction: what the window keys on and what a count row quotes. */
 export interface RefusalEvent {
   kind: string;
+  /** Absent: refused. */
+  outcome?: "allowed" | "refused";
   principal: string;
   subject: string;
   detail: JsonObject;
@@ -48,6 +64,8 @@ export interface RefusalEvent {
 
 interface WindowState {
   kind: string;
+  /** Absent (a window stored before allowed events were counted): refused. */
+  outcome?: "allowed" | "refused";
   principal: string;
   group: string;
   openedMs: number;
@@ -61,9 +79,9 @@ interface WindowState {
 
 /** The row a count becomes (the log chains it like any other). */
 export interface CountedRow {
-  kind: typeof REFUSALS_COUNTED_KIND;
+  kind: typeof REFUSALS_COUNTED_KIND | typeof ALLOWED_COUNTED_KIND;
   principal: string;
-  outcome: "refused";
+  outcome: "refused" | "allowed";
   subject: string;
   detail: JsonObject;
 }
@@ -116,6 +134,7 @@ export class RefusalWindows {
     if (state === undefined) {
       this.store(key, {
         kind: event.kind,
+        ...(event.outcome === "allowed" ? { outcome: "allowed" as const } : {}),
         principal: event.principal,
         group,
         openedMs: nowMs,
@@ -204,10 +223,11 @@ export class RefusalWindows {
   }
 
   private rowOf(state: WindowState): CountedRow {
+    const allowed = state.outcome === "allowed";
     return {
-      kind: REFUSALS_COUNTED_KIND,
+      kind: allowed ? ALLOWED_COUNTED_KIND : REFUSALS_COUNTED_KIND,
       principal: state.principal,
-      outcome: "refused",
+      outcome: allowed ? "allowed" : "refused",
       subject: `${state.count} × ${state.kind}`,
       detail: {
         kind: state.kind,
