@@ -24,6 +24,7 @@ import {
   type StageOptions,
 } from "../staging/stage-bundle";
 import { buildReview } from "./review";
+import { manifestAddressRefusal } from "../egress/manifest-addresses";
 import type { InstallReview } from "../../workers/contracts/install-review";
 
 // A manifest is a few KiB; a larger one is refused rather than parsed (staging shows it whole).
@@ -160,6 +161,8 @@ export async function previewBundle(source: string, opts: PreviewOptions): Promi
 
     const bundleRule = checkBundleRules(staged.entries, manifest);
     if (bundleRule) return bundleRule;
+    const addressRule = manifestAddressRefusal(manifest);
+    if (addressRule) return addressRule;
 
     const scan = await scanStaged(stagedDir, staged.entries, manifest, {
       ...opts.scan,

@@ -11,6 +11,7 @@ import type { AppManifest } from "../../workers/contracts/manifest";
 import { grantPatterns, grantAllows } from "../../workers/contracts/network-grant";
 import { mcpDefinition, mcpKey, remoteServerHost, type McpRegistration } from "../../workers/contracts/mcp";
 import { writePrivateFile } from "../private-file";
+import { remoteServerHostRefusal } from "../egress/manifest-addresses";
 
 /** The fields of an entry PersonalClaw writes; anything else on an app's entry is the owner's and kept. */
 const WRITTEN_FIELDS = ["command", "args", "env", "type", "url", "cwd"] as const;
@@ -117,6 +118,14 @@ export class McpJson {
               key,
               reason: `its host ${remote ? `${remote.host}:${remote.port}` : "(none)"} is not in the app's network grant`,
             });
+            continue;
+          }
+          // The agent dials it itself: an app installed before the preview refused such a URL
+          // never gets it written either.
+          const refused = remoteServerHostRefusal(remote.host);
+          if (refused !== null) {
+            if (Object.hasOwn(file.servers, key)) delete file.servers[key];
+            result.skipped.push({ key, reason: `${refused}: an agent may not be pointed at it` });
             continue;
           }
           file.servers[key] = { ...kept, type: "http", url: definition.url };

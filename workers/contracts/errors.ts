@@ -293,6 +293,10 @@ export const ERROR_CODES = {
     status: 422,
     message: "The manifest field '{field}' names the security setting '{path}'; no app may reach a security setting.",
   },
+  manifest_address_refused: {
+    status: 422,
+    message: "The manifest field '{field}' names {address}, an address no app may reach: {reason}.",
+  },
   secret_name_invalid: {
     status: 400,
     message:

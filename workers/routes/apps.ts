@@ -120,6 +120,7 @@ const BUNDLE_REFUSALS: ErrorCode[] = [
   "manifest_ui_folder_invalid",
   "manifest_npm_not_registry",
   "manifest_config_security",
+  "manifest_address_refused",
   "app_name_reserved",
   "core_incompatible",
   "scan_dangerous",
