@@ -143,12 +143,18 @@ export class BridgeRuntime {
       gatewayPort: opts.gatewayPort,
       bounds: this.bounds,
       limits: childLimits(opts.config),
-      onLimit: (name, hit, limits) =>
+      onLimit: (name, hit, limits, usedBytes) =>
         void this.reporting.audit({
           kind: "app_limit_reached",
           outcome: "refused",
           subject: name,
-          detail: { limit: hit, processes: limits.processes, memory_bytes: limits.memoryBytes },
+          detail: {
+            limit: hit,
+            processes: limits.processes,
+            memory_bytes: limits.memoryBytes,
+            storage_bytes: limits.storageBytes,
+            ...(usedBytes !== undefined ? { used_bytes: usedBytes } : {}),
+          },
         }),
       parentEnv: opts.parentEnv,
       passthrough: opts.config.sandbox.env_passthrough,

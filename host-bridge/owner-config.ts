@@ -10,6 +10,8 @@ import {
   OWNER_SETTINGS,
   PROXY_TIMEOUT_RANGE_S,
   SANDBOX_MEMORY_MB_RANGE,
+  SANDBOX_STORAGE_MB_RANGE,
+  DEFAULT_SANDBOX_STORAGE_MB,
   SANDBOX_PROCESSES_RANGE,
   SEL_RETENTION_RANGE_DAYS,
   SESSION_TTL_RANGE_S,
@@ -24,6 +26,7 @@ import { revisionOf } from "../workers/contracts/revision";
 import { GatewayError } from "../workers/contracts/errors";
 import { writePrivateFile } from "./private-file";
 import { APP_NAME_PATTERN } from "../workers/contracts/app-name";
+import type { Limits } from "./sandbox/bounds";
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/);
 const appName = z.string().regex(APP_NAME_PATTERN);
@@ -58,9 +61,16 @@ export const OwnerConfigSchema = z.object({
         .object({
           processes: z.number().int().min(SANDBOX_PROCESSES_RANGE.min).max(SANDBOX_PROCESSES_RANGE.max).default(256),
           memory_mb: z.number().int().min(SANDBOX_MEMORY_MB_RANGE.min).max(SANDBOX_MEMORY_MB_RANGE.max).default(1024),
+          /** data/ and the private /tmp together, in MiB (docs/design/sandbox.md, "Storage limit and reserve"). */
+          storage_mb: z
+            .number()
+            .int()
+            .min(SANDBOX_STORAGE_MB_RANGE.min)
+            .max(SANDBOX_STORAGE_MB_RANGE.max)
+            .default(DEFAULT_SANDBOX_STORAGE_MB),
         })
         .strict()
-        .default({ processes: 256, memory_mb: 1024 }),
+        .default({ processes: 256, memory_mb: 1024, storage_mb: DEFAULT_SANDBOX_STORAGE_MB }),
       /**
        * Apps whose backends may reach any public host through their broker (never a local
        * address): the owner's explicit choice, written here only, logged at every start.
@@ -72,7 +82,7 @@ export const OwnerConfigSchema = z.object({
     .default({
       mode: "on",
       env_passthrough: [],
-      limits: { processes: 256, memory_mb: 1024 },
+      limits: { processes: 256, memory_mb: 1024, storage_mb: DEFAULT_SANDBOX_STORAGE_MB },
       network_all: [],
       bounds: "auto",
     }),
@@ -96,8 +106,9 @@ export const OwnerConfigSchema = z.object({
 export type OwnerConfig = z.infer<typeof OwnerConfigSchema>;
 
 /** The owner's limits as the sandbox takes them. */
-export function childLimits(config: OwnerConfig): { processes: number; memoryBytes: number } {
-  return { processes: config.sandbox.limits.processes, memoryBytes: config.sandbox.limits.memory_mb * 1024 * 1024 };
+export function childLimits(config: OwnerConfig): Limits {
+  const { processes, memory_mb, storage_mb } = config.sandbox.limits;
+  return { processes, memoryBytes: memory_mb * 1024 * 1024, storageBytes: storage_mb * 1024 * 1024 };
 }
 
 /** The browser sign-in lifetime in force: a file above the 90-day cap is applied as 90 days (AUTH-19). */

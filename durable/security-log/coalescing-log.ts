@@ -2,6 +2,7 @@
 // (refusal-windows.ts holds the rule). The one chokepoint every row passes — the worker's
 // audit step and the bridge's internal append alike — so no caller keeps a dedupe of its own.
 import { GatewayError } from "../../workers/contracts/errors";
+import { storageFullReason } from "../../workers/contracts/storage-full";
 import type {
   AppendResult,
   RotateResult,
@@ -67,10 +68,16 @@ export class CoalescingLog {
     });
   }
 
-  /** Every pending count is written, then the rows are read. */
+  /**
+   * Every pending count is written, then the rows are read. On a full disk the counts stay
+   * pending (written at the next chance) and the rows are read all the same: the owner must
+   * be able to read the log exactly when the disk is full.
+   */
   query(filter: unknown): Promise<SecurityEventPage> {
     return this.serialize(async () => {
-      await this.writeCounts("all");
+      await this.writeCounts("all").catch((error: unknown) => {
+        if (storageFullReason(error) === null) throw error;
+      });
       return this.core.query(filter);
     });
   }

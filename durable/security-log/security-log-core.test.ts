@@ -541,6 +541,28 @@ describe("refusal windows", () => {
     return total;
   }
 
+  it("on a full disk a read answers the rows it has, and the counts it could not write come with a later read", async () => {
+    const sql = memorySql();
+    let full = false;
+    // SQLite's answer once the disk is full, to every write, as workerd's storage words it.
+    const filling: typeof sql = {
+      ...sql,
+      exec: (query, ...bindings) => {
+        if (full && /^\s*(INSERT|UPDATE|DELETE|REPLACE)/i.test(query))
+          throw new Error("SQLITE_FULL: database or disk is full");
+        return sql.exec(query, ...bindings);
+      },
+    };
+    const { log } = await openCounting(filling);
+    for (let i = 0; i < 3; i++) await log.append(refusal(i));
+    full = true;
+    const page = await log.query({ limit: 50 });
+    expect(page.events.map((e) => e.subject)).toEqual(["GET /flood/0"]);
+    full = false;
+    const later = await log.query({ limit: 50 });
+    expect(later.events[0]).toMatchObject({ kind: REFUSALS_COUNTED_KIND, subject: "2 × host_not_allowed" });
+  });
+
   it("writes 10 000 identical refusals with unique paths as one row and one count row that add up, and verifies", async () => {
     const { log, sql } = await openCounting();
     for (let i = 0; i < 10_000; i++) await log.append(refusal(i));

@@ -188,6 +188,7 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
   const preferred = config.config.sandbox.bounds;
   const appDir = join(paths.apps, app);
   let reported: Promise<unknown> = Promise.resolve();
+  let limitRow: Promise<unknown> = Promise.resolve();
   // An update stops every server of its app before it copies data/ and holds new ones back
   // until it is over (running-servers.ts): this run is recorded before it looks for the hold.
   const record = registerRun(home, app, server);
@@ -235,6 +236,15 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
         egress: grantPatterns(launch.network),
         stop: stopping.signal,
         onSpawned: (pid) => record.serverSpawned(pid),
+        onStorageLimit: (usedBytes, dataBytes) => {
+          limitRow = callGateway(home, `mcp:${app}:${server}`, "POST", "/api/internal/sel/append", {
+            kind: "app_limit_reached",
+            outcome: "refused",
+            principal: `app:${app}`,
+            subject: app,
+            detail: { limit: "storage", via: `mcp ${server}`, used_bytes: usedBytes, data_bytes: dataBytes },
+          }).catch(() => {});
+        },
       },
       {
         home,
@@ -265,6 +275,7 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
     process.off("SIGINT", onSignal);
     record.end();
     await reported;
+    await limitRow;
     await egress.stopAll();
     releaseRuntimeDir(runtime);
     // The agent may keep our stdin open after the server died: let go of it, so this process ends

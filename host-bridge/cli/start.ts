@@ -32,6 +32,7 @@ import {
   writeStateManifest,
 } from "../state-manifest";
 import { storageFullReason } from "../../workers/contracts/storage-full";
+import { keepStorageReserve } from "../storage-reserve";
 import { BridgeRuntime } from "../bridge-runtime";
 import { readOwnerConfig, sessionTtlInForce } from "../owner-config";
 import { renderWorkerdConfig } from "./workerd-config";
@@ -223,6 +224,18 @@ async function runGateway(options: StartOptions): Promise<number> {
     callGateway: (method, path, body) => callGateway(paths.home, "bridge", method, path, body),
   });
   await runtime.prepare();
+  // Disk space kept back for the gateway's own state, handed to it when the disk fills (storage-reserve.ts).
+  const reserve = keepStorageReserve({
+    home: paths.home,
+    log,
+    onReleased: (available) =>
+      void runtime.reporting.audit({
+        kind: "storage_reserve_released",
+        outcome: "info",
+        subject: "disk",
+        detail: { available_bytes: available },
+      }),
+  });
   const bridge = await startBridgeServer(secret, runtime.operations(), log, (code, subject, group) =>
     runtime.auditRefusal(code, subject, group),
   );
@@ -335,6 +348,7 @@ async function runGateway(options: StartOptions): Promise<number> {
     const hardStop = setTimeout(() => process.exit(exitCode), 9_500);
     try {
       if (manifestTimer) clearInterval(manifestTimer);
+      reserve.stop();
       await runtime
         .stopAll()
         .catch((error) => log(`stopping backends: ${error instanceof Error ? error.message : String(error)}`));

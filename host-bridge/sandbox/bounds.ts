@@ -20,9 +20,15 @@ export interface Limits {
   processes: number;
   /** Memory the child's tree may use, in bytes. */
   memoryBytes: number;
+  /** What the app may store, in bytes: its data/ and its private /tmp together (storage-limit.ts). */
+  storageBytes: number;
 }
 
-export const DEFAULT_LIMITS: Limits = { processes: 256, memoryBytes: 1024 * 1024 * 1024 };
+export const DEFAULT_LIMITS: Limits = {
+  processes: 256,
+  memoryBytes: 1024 * 1024 * 1024,
+  storageBytes: 4096 * 1024 * 1024,
+};
 
 export interface BoundsAvailability {
   mechanism: BoundsMechanism;
@@ -36,8 +42,8 @@ export interface BoundsAvailability {
   systemdRunPath?: string;
 }
 
-/** Which bound reached its limit. */
-export type LimitHit = "processes" | "memory";
+/** Which bound reached its limit (storage: the bridge's own check of data/, storage-limit.ts). */
+export type LimitHit = "processes" | "memory" | "storage";
 
 /** A cgroup made for one child run. */
 export interface ChildGroup {
@@ -313,7 +319,12 @@ export function createChildGroup(bounds: BoundsAvailability, name: string, limit
 
 /** The limits in words, for logs and doctor. */
 export function describeLimits(limits: Limits): string {
-  return `${limits.processes} processes, ${Math.round(limits.memoryBytes / (1024 * 1024))} MiB`;
+  const mib = (bytes: number) => Math.round(bytes / (1024 * 1024));
+  return `${limits.processes} processes, ${mib(limits.memoryBytes)} MiB, ${mib(limits.storageBytes)} MiB of storage`;
 }
 
-export const LIMIT_WORDS: Record<LimitHit, string> = { processes: "its process limit", memory: "its memory limit" };
+export const LIMIT_WORDS: Record<LimitHit, string> = {
+  processes: "its process limit",
+  memory: "its memory limit",
+  storage: "its storage limit",
+};

@@ -56,6 +56,8 @@ export interface WrapOptions {
   infoFd?: number;
   /** bwrap holds the child until a byte arrives here (the bounds step attaches it to its cgroup first). */
   blockFd?: number;
+  /** The private /tmp's size in bytes: its share of the app's storage limit (storage-limit.ts storageShares). */
+  tmpSizeBytes?: number;
 }
 
 /** The namespace and process flags every sandbox uses, the probe included. */
@@ -190,6 +192,7 @@ export function wrapInSandbox(
     writable: opts.writable,
     readOnly: [...new Set(readOnly)],
     home: opts.home,
+    ...(opts.tmpSizeBytes !== undefined ? { tmpSizeBytes: opts.tmpSizeBytes } : {}),
     ...(doors
       ? {
           launcher: {

@@ -11,7 +11,7 @@ export type MountStep =
   | { kind: "bind"; source: string; target: string; why: string }
   | { kind: "symlink"; linkTarget: string; target: string; why: string }
   | { kind: "dir"; target: string; why: string }
-  | { kind: "tmpfs"; target: string; why: string }
+  | { kind: "tmpfs"; target: string; why: string; size?: number }
   | { kind: "dev"; target: string; why: string }
   | { kind: "proc"; target: string; why: string }
   | { kind: "remount-ro"; target: string; why: string };
@@ -67,6 +67,8 @@ export interface MountPlanOptions {
   /** The system folders as this machine has them (tests pass their own). */
   system?: readonly string[];
   etc?: readonly string[];
+  /** The private /tmp's size in bytes (its share of the app's storage limit, storage-limit.ts); unset: the kernel's default. */
+  tmpSizeBytes?: number;
 }
 
 function kindOf(p: string): "dir" | "link" | "file" | "missing" {
@@ -130,7 +132,13 @@ export function planMounts(opts: MountPlanOptions): MountStep[] {
   steps.push({ kind: "proc", target: "/proc", why: "the child's own pid namespace" });
 
   // 4. Private scratch: nothing of the host's /tmp (sockets, other programs' files) is visible.
-  steps.push({ kind: "tmpfs", target: "/tmp", why: "private scratch, also HOME and TMPDIR" });
+  //    Bounded: it counts towards the app's storage limit, and the kernel refuses a write past it.
+  steps.push({
+    kind: "tmpfs",
+    target: "/tmp",
+    why: "private scratch, also HOME and TMPDIR",
+    ...(opts.tmpSizeBytes !== undefined ? { size: opts.tmpSizeBytes } : {}),
+  });
 
   // 5. The interpreter's real prefix when it is not a system one (pyenv, nvm, a venv's base).
   for (const folder of opts.readOnly) {
@@ -197,6 +205,7 @@ export function mountArgs(plan: readonly MountStep[]): string[] {
         args.push("--dir", step.target);
         break;
       case "tmpfs":
+        if (step.size !== undefined) args.push("--size", String(step.size));
         args.push("--tmpfs", step.target);
         break;
       case "dev":

@@ -22,6 +22,7 @@ import {
 import { createLogRelay } from "./log-relay";
 import { closeInheritedFds, SANDBOX_BLOCK_FD, SANDBOX_INFO_FD, spawnChild } from "../supervisor/spawn-child";
 import { signalProcessGroup } from "../process-group";
+import { storageShares, watchStorage } from "./storage-limit";
 
 export interface ConfinementContext {
   home: string;
@@ -98,6 +99,7 @@ export function confineCommand(
       pathEnv: opts.pathEnv,
       ...(opts.egressSocket ? { egressSocket: opts.egressSocket } : {}),
       bwrapPath: ctx.sandbox.path,
+      tmpSizeBytes: storageShares(ctx.limits.storageBytes).tmpBytes,
       userNamespace: ctx.sandbox.userNamespace,
       infoFd: SANDBOX_INFO_FD,
       ...(useGroup ? { blockFd: SANDBOX_BLOCK_FD } : {}),
@@ -201,11 +203,24 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
     }
   };
   void watchLimits();
+  // data/ grown past its share of the storage limit: ended at once too.
+  let storageReached = false;
+  const storage = run.app.hasStorage
+    ? watchStorage({
+        dataDir: run.app.dataDir,
+        dataBytes: storageShares(ctx.limits.storageBytes).dataBytes,
+        onExceeded: () => {
+          storageReached = true;
+          signalProcessGroup(child.pid, "SIGKILL");
+        },
+      })
+    : null;
   const end = await exited;
   limitWatch = false;
+  storage?.stop();
   clearTimeout(timer);
   signalProcessGroup(child.pid, "SIGKILL"); // anything it left in its group goes with it
-  const limitsReached = group?.hits() ?? [];
+  const limitsReached: LimitHit[] = [...(group?.hits() ?? []), ...(storageReached ? (["storage"] as const) : [])];
   group?.remove();
   if (egressSocket) await ctx.egress?.stop(brokerKey);
   await Promise.race([relay.finished(), sleep(500)]);

@@ -12,6 +12,7 @@ import type { HostPattern } from "../../workers/contracts/network-grant";
 import { mcpServerFds, spawnChild } from "../supervisor/spawn-child";
 import { confineCommand, placeUnderBounds, type ConfinementContext } from "./run-confined";
 import { signalProcessGroup } from "../process-group";
+import { storageLimitReason, storageShares, watchStorage } from "./storage-limit";
 
 export interface McpServerRun {
   app: { name: string; appDir: string; dataDir: string; hasStorage: boolean };
@@ -25,6 +26,8 @@ export interface McpServerRun {
   stop?: AbortSignal;
   /** Told the server's pid (the leader of its process group) once it is spawned. */
   onSpawned?: (pid: number) => void;
+  /** Told when the server was ended because its app's data/ grew past its storage limit (a security-log row). */
+  onStorageLimit?: (usedBytes: number, dataBytes: number) => void;
 }
 
 /** Lines of a server's stderr the agent gets at once, then per second. */
@@ -162,7 +165,22 @@ export async function runMcpServer(
     }
   }
 
+  // data/ grown past its share of the app's storage limit: the server is ended, as a backend is.
+  const { dataBytes } = storageShares(ctx.limits.storageBytes);
+  let storageUsed: number | null = null;
+  const storage = run.app.hasStorage
+    ? watchStorage({
+        dataDir: run.app.dataDir,
+        dataBytes,
+        onExceeded: (used) => {
+          storageUsed = used;
+          stop();
+          run.onStorageLimit?.(used, dataBytes);
+        },
+      })
+    : null;
   const end = await exited;
+  storage?.stop();
   io.stdin.unpipe(child.stdin ?? undefined);
   signalProcessGroup(child.pid, "SIGKILL");
   group?.remove();
@@ -177,7 +195,10 @@ export async function runMcpServer(
   const exitCode = end.code;
   const why = end.error
     ? `could not be started: ${end.error}`
-    : (lastStderrLine ?? (end.signal ? `killed by ${end.signal}` : `exit status ${end.code}`));
+    : storageUsed !== null
+      ? `stopped at its storage limit: ${storageLimitReason(storageUsed, dataBytes)}`
+      : (lastStderrLine ?? (end.signal ? `killed by ${end.signal}` : `exit status ${end.code}`));
+  if (storageUsed !== null) ctx.log(`${run.app.name}:${run.server}: ${why}`);
   report({ ok: false, exitCode, reason: why });
   return exitCode ?? 1;
 }

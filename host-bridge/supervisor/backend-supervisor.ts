@@ -49,6 +49,13 @@ import { removeRunRecord, writeRunRecord } from "./run-records.js";
 import { closeInheritedFds, inheritableFds, SANDBOX_BLOCK_FD, SANDBOX_INFO_FD, spawnChild } from "./spawn-child.js";
 import type { Writable } from "node:stream";
 import { APP_NAME_PATTERN } from "../../workers/contracts/app-name";
+import {
+  folderBytes,
+  storageLimitReason,
+  storageShares,
+  watchStorage,
+  type StorageWatch,
+} from "../sandbox/storage-limit.js";
 
 export type SupervisorLogLevel = "debug" | "info" | "warning" | "error";
 
@@ -80,8 +87,8 @@ export interface BackendSupervisorOptions {
   /** How backends are bounded (default: what boundsAvailability finds) and to what. */
   bounds?: BoundsAvailability;
   limits?: Limits;
-  /** Called when a backend reaches one of its limits (the bridge writes a security-log row). */
-  onLimit?: (name: string, hit: LimitHit, limits: Limits) => void;
+  /** Called when a backend reaches one of its limits (the bridge writes a security-log row); storage names what data/ held. */
+  onLimit?: (name: string, hit: LimitHit, limits: Limits, usedBytes?: number) => void;
   /** The environment the bridge was launched with; only the allowlist reaches a child. */
   parentEnv: Readonly<Record<string, string | undefined>>;
   /** sandbox.env_passthrough from the operator's config.json. */
@@ -159,6 +166,8 @@ interface Tracked {
   reportedLineCount: number;
   /** Limits this run reached, noted before the bridge stopped it or the kernel killed it. */
   limitsReached: LimitHit[];
+  /** The measure of data/ against its share of the storage limit, while a run with storage lasts. */
+  storage: StorageWatch | null;
   stopping: boolean;
   gaveUp: boolean;
   exited: Promise<void>;
@@ -203,7 +212,7 @@ export class BackendSupervisor {
     Omit<BackendSupervisorOptions, "onChange" | "log" | "workspace" | "gatewayPort" | "bounds" | "onLimit" | "egress">
   > &
     Pick<BackendSupervisorOptions, "workspace" | "gatewayPort" | "bounds" | "egress">;
-  private readonly onLimit: (name: string, hit: LimitHit, limits: Limits) => void;
+  private readonly onLimit: (name: string, hit: LimitHit, limits: Limits, usedBytes?: number) => void;
   private readonly tracked = new Map<string, Tracked>();
   private readonly held = new Set<string>();
   private readonly warnedHealthPaths = new Set<string>();
@@ -295,6 +304,7 @@ export class BackendSupervisor {
       reportedLastLine: "",
       reportedLineCount: 0,
       limitsReached: [],
+      storage: null,
       stopping: false,
       gaveUp: false,
       exited: Promise.resolve(),
@@ -503,6 +513,8 @@ export class BackendSupervisor {
     if (t.stopping || generation !== t.generation) return spawnFailed("stopped before it started");
     const folders = prepareAppFolders(t.spec);
     if (!folders.ok) return folders;
+    const room = await this.requireStorageRoom(t.spec);
+    if (!room.ok) return room;
     const secretFile = this.writeSecretFile(t);
     if (!secretFile.ok) return secretFile;
     const sandbox = this.requireSandbox();
@@ -540,6 +552,7 @@ export class BackendSupervisor {
       if (confined) this.readSandboxStreams(t, generation, child);
       this.announceStarted(t, child.pid, confined, address, bounds);
       if (group.group) this.watchLimits(t, generation);
+      if (t.spec.hasStorage) this.watchStorage(t, generation);
       this.emit(t);
       this.startupPoll(t, generation);
     }
@@ -701,6 +714,7 @@ export class BackendSupervisor {
       },
       ...(run.egressSocket ? { egressSocket: run.egressSocket } : {}),
       bwrapPath: sandbox.path,
+      tmpSizeBytes: storageShares(this.opts.limits.storageBytes).tmpBytes,
       userNamespace: sandbox.userNamespace,
       infoFd: SANDBOX_INFO_FD,
       ...(run.blocked ? { blockFd: SANDBOX_BLOCK_FD } : {}),
@@ -857,6 +871,35 @@ export class BackendSupervisor {
     this.later(t, 500, tick);
   }
 
+  /** A backend whose data/ already holds more than its share of the storage limit does not start. */
+  private async requireStorageRoom(spec: BackendSpec): Promise<{ ok: true } | LaunchRefusal> {
+    if (!spec.hasStorage) return { ok: true };
+    const { dataBytes } = storageShares(this.opts.limits.storageBytes);
+    const used = await folderBytes(spec.dataDir, dataBytes);
+    return used > dataBytes ? spawnFailed(storageLimitReason(used, dataBytes)) : { ok: true };
+  }
+
+  /** Measures data/ each second: past its share of the storage limit, the backend is stopped (its whole sandbox) and the stop reported. */
+  private watchStorage(t: Tracked, generation: number): void {
+    const { dataBytes } = storageShares(this.opts.limits.storageBytes);
+    t.storage?.stop();
+    t.storage = watchStorage({
+      dataDir: t.spec.dataDir,
+      dataBytes,
+      onExceeded: (used) => {
+        if (generation !== t.generation || !t.running) return;
+        t.limitsReached.push("storage");
+        this.log(
+          "error",
+          `app ${t.spec.name} backend reached ${LIMIT_WORDS.storage}: ${storageLimitReason(used, dataBytes)}; stopping it`,
+        );
+        this.onLimit(t.spec.name, "storage", this.opts.limits, used);
+        signalProcessGroup(t.sandboxPgid, "SIGKILL");
+        signalProcessGroup(t.pgid, "SIGKILL");
+      },
+    });
+  }
+
   private onExit(
     t: Tracked,
     generation: number,
@@ -865,6 +908,8 @@ export class BackendSupervisor {
     spawnError?: string,
   ): void {
     if (generation !== t.generation) return;
+    t.storage?.stop();
+    t.storage = null;
     void t.relay?.finished(); // trailing partial line and the drop note, once the pipes close
     this.clearTimers(t);
     t.running = false;
@@ -900,7 +945,12 @@ export class BackendSupervisor {
             : `exited with code ${code}`;
     t.failedStarts = t.healthyThisRun ? 0 : t.failedStarts + 1;
     this.log("warning", `app ${name} backend (pid ${t.pid}) ${how}`);
-    if (t.failedStarts >= this.opts.maxFailedStarts) {
+    if (t.limitsReached.includes("storage")) {
+      // Started again it would only fill data/ further: it stays down until the owner acts.
+      t.gaveUp = true;
+      t.reason = `stays down: ${how}; free space in its data/ or raise sandbox.limits.storage_mb, then restart it`;
+      this.log("error", `app ${name} backend ${t.reason}`);
+    } else if (t.failedStarts >= this.opts.maxFailedStarts) {
       t.gaveUp = true;
       t.reason = `stays down: ${t.failedStarts} starts in a row ended before it answered its health check (last: ${how})`;
       this.log("error", `app ${name} backend ${t.reason}`);

@@ -9,6 +9,9 @@ import { APP_NAME_PATTERN } from "./app-name";
 
 export const SANDBOX_PROCESSES_RANGE = { min: 16, max: 65_536 } as const;
 export const SANDBOX_MEMORY_MB_RANGE = { min: 64, max: 1_048_576 } as const;
+/** sandbox.limits.storage_mb: an app's data/ and its private /tmp together (docs/design/sandbox.md). */
+export const SANDBOX_STORAGE_MB_RANGE = { min: 64, max: 16_777_216 } as const;
+export const DEFAULT_SANDBOX_STORAGE_MB = 4096;
 /** auth.session_ttl in seconds: five minutes to 90 days (AUTH-19: no sign-in lasts longer). */
 export const SESSION_TTL_RANGE_S = { min: 300, max: MAX_TTL_MS / 1000 } as const;
 export const DEFAULT_SESSION_TTL_S = 30 * 86_400;
@@ -117,6 +120,21 @@ export const OWNER_SETTINGS: readonly SettingSpec[] = [
     loosens: raised,
     consent: "sandbox_memory_raise",
     title: "Let each app child use more memory (MiB)",
+    applies: "next_start",
+  },
+  {
+    path: "sandbox.limits.storage_mb",
+    type: "integer",
+    unit: "MiB",
+    default: DEFAULT_SANDBOX_STORAGE_MB,
+    min: SANDBOX_STORAGE_MB_RANGE.min,
+    max: SANDBOX_STORAGE_MB_RANGE.max,
+    meaning:
+      "How much each app may store, in MiB: its data/ folder and its private /tmp together (/tmp holds a quarter, data/ the rest). An app whose data/ grows past its share is stopped and stays down.",
+    security: true,
+    loosens: raised,
+    consent: "sandbox_storage_raise",
+    title: "Let each app store more (MiB)",
     applies: "next_start",
   },
   {
