@@ -14,6 +14,7 @@ describe("personalclaw doctor", () => {
         "node",
         "workerd",
         "bubblewrap",
+        "child user",
         "home",
         "local secret",
         "sandbox",
@@ -28,6 +29,14 @@ describe("personalclaw doctor", () => {
         message: expect.stringMatching(/personalclaw(\.mjs)? start --home /),
       });
       expect(before.code).toBe(0);
+      // Never root: a root owner's children are named as the unprivileged user they run as.
+      expect(rows.find((r) => r.name === "child user")).toMatchObject({
+        status: "ok",
+        message:
+          process.getuid?.() === 0
+            ? expect.stringMatching(/runs as root: every app child runs as \S+ \(uid [1-9]\d*/)
+            : expect.stringContaining("run as you"),
+      });
 
       const gw = await startGateway({ home });
       writeFileSync(join(home, "config.json"), JSON.stringify({ sandbox: { mode: "off" } }));

@@ -4,7 +4,7 @@ import { existsSync, statSync } from "node:fs";
 import { authModeInForce } from "../../workers/contracts/auth-mode";
 import { homePaths } from "../home";
 import { childLimits, readOwnerConfig, sessionTtlInForce } from "../owner-config";
-import { sandboxAvailability } from "../sandbox/bubblewrap";
+import { sandboxAvailability, type SandboxAvailability } from "../sandbox/bubblewrap";
 import { boundsAvailability, describeLimits } from "../sandbox/bounds";
 import { parentEnvironment, type Settings } from "../settings";
 import { readLiveGateway } from "./gateway-file";
@@ -30,6 +30,29 @@ function modeRow(name: string, path: string, expected: number, missing: DoctorRo
     name,
     status: "fail",
     message: `${path} is ${mode.toString(8)}; run \`chmod ${expected.toString(8)} ${path}\`.`,
+  };
+}
+
+/** Which host user an app child is: never root, and doctor says so. */
+function childUserRow(sandbox: SandboxAvailability): DoctorRow {
+  const identity = sandbox.childIdentity;
+  if (identity)
+    return {
+      name: "child user",
+      status: "ok",
+      message: `The gateway runs as root: every app child runs as ${identity.name} (uid ${identity.uid}, gid ${identity.gid}) with no capabilities, never as root; its data/ is handed to that user.`,
+    };
+  if (process.getuid?.() === 0)
+    return {
+      name: "child user",
+      status: "fail",
+      message:
+        "The gateway runs as root and no app child can be started as an unprivileged user (see the bubblewrap row).",
+    };
+  return {
+    name: "child user",
+    status: "ok",
+    message: `App children run as you (uid ${process.getuid?.() ?? "?"}) with no capabilities${sandbox.userNamespace ? ", in their own user namespace" : ""}.`,
   };
 }
 
@@ -63,7 +86,7 @@ export async function doctorRows(settings: Settings): Promise<DoctorRow[]> {
       ? {
           name: "bubblewrap",
           status: "ok",
-          message: `${sandbox.path} starts the confinement sandbox every app child runs in${sandbox.userNamespace ? " (own user namespace)" : ""}.`,
+          message: `${sandbox.path} starts the confinement sandbox every app child runs in${sandbox.userNamespace ? " (own user namespace)" : ""}, with a seccomp filter.`,
         }
       : {
           name: "bubblewrap",
@@ -71,6 +94,7 @@ export async function doctorRows(settings: Settings): Promise<DoctorRow[]> {
           message: `${sandbox.reason ?? "bwrap cannot run"}; install it with \`apt-get install bubblewrap\` (app children refuse to start without it).`,
         },
   );
+  rows.push(childUserRow(sandbox));
   const paths = homePaths(settings.home);
   rows.push(
     modeRow("home", paths.home, 0o700, {

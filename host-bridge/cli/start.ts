@@ -4,6 +4,7 @@ import { existsSync, readdirSync, realpathSync } from "node:fs";
 import type { ResultPromise } from "execa";
 import { authModeInForce } from "../../workers/contracts/auth-mode";
 import { safeLines } from "../../workers/contracts/text-safety";
+import { openGatewayDoor } from "../sandbox/child-identity";
 import {
   clearGatewaySocket,
   clearSlotSockets,
@@ -306,6 +307,7 @@ async function runGateway(options: StartOptions): Promise<number> {
     onRestarted: async (attempt, exit) => {
       const child = workerdSupervisor.current()!;
       await waitForGateway(paths.home, child, port, 15_000);
+      openGatewayDoor(runtimeFolder);
       log(`info workerd restarted (restart ${attempt}) after ${exit.signal ?? `exit ${exit.exitCode}`}`);
       await appendSecurityRow(paths.home, "workerd_restarted", {
         restart: attempt,
@@ -377,6 +379,7 @@ async function runGateway(options: StartOptions): Promise<number> {
     const workerd = workerdSupervisor.start();
     try {
       await waitForGateway(paths.home, workerd, port, 15_000);
+      openGatewayDoor(runtimeFolder);
     } catch (error) {
       // workerd could not take the port (someone took it meanwhile): nothing was sent to it.
       if (workerd.pid !== undefined && !isPortListenerOwnedBy(workerd.pid, port) && !(await isPortFree(bindHost, port)))

@@ -16,7 +16,14 @@ import {
 import { ETC_ENTRIES } from "./mount-plan.js";
 import http from "node:http";
 import { openSlotListener, SLOT_LISTEN_FD, withListener } from "../supervisor/slot-listener.js";
-import { hostSideEnv, SANDBOX_ENV_FD, sandboxEnvArgs, spawnChild } from "../supervisor/spawn-child.js";
+import {
+  hostSideEnv,
+  SANDBOX_ENV_FD,
+  SANDBOX_SECCOMP_FD,
+  sandboxEnvArgs,
+  spawnChild,
+} from "../supervisor/spawn-child.js";
+import { seccompProgram } from "./seccomp-filter.js";
 import { slotSocketName } from "../../workers/contracts/backend-slots.js";
 import { plantCredentialStores } from "../../test/fixtures/hostile/credential-stores.js";
 
@@ -54,6 +61,7 @@ function wrapOpts(over: Partial<WrapOptions> = {}): WrapOptions {
     pathEnv: "/usr/bin:/bin",
     bwrapPath: available.path,
     userNamespace: available.userNamespace,
+    childIdentity: available.childIdentity ?? null,
     ...over,
   };
 }
@@ -239,7 +247,10 @@ describe("wrapInSandbox", () => {
     );
     expect(cmd.args).toContain(path.join(nvm, "bin"));
     expect(cmd.args).toContain(path.join(nvm, "lib"));
-    expect(cmd.args.slice(0, cmd.args.indexOf("--"))).not.toContain(ownerHome);
+    // The home itself is only an empty folder on the way to the prefix: nothing binds it.
+    const boxArgs = cmd.args.slice(0, cmd.args.indexOf("--"));
+    const boundSources = boxArgs.flatMap((arg, i) => (/^--(ro-)?bind(-try)?$/.test(arg) ? [boxArgs[i + 1]] : []));
+    expect(boundSources).not.toContain(ownerHome);
     const ran = await run(cmd.file, cmd.args);
     const [first, homeListing, prefixListing, sshListing] = ran.stdout.split("\n");
     expect(first).toBe("interpreter-ran");
@@ -414,8 +425,9 @@ describe("wrapInSandbox", () => {
     // A stand-in bridge: hands bwrap its listening socket and then waits; we SIGKILL it, as a hard kill of the bridge would.
     const script = [
       `const net=require("net"),fs=require("fs");const tmp=${JSON.stringify(`${socketPath}.new`)};const s=net.createServer().listen(tmp,()=>{`,
-      `const c=require("child_process").spawn(${JSON.stringify(cmd.file)}, ${JSON.stringify(cmd.args)}, { stdio: ["ignore","ignore","ignore","ignore","ignore",s._handle.fd,"pipe"], env: ${JSON.stringify(hostSideEnv())} });`,
+      `const c=require("child_process").spawn(${JSON.stringify(cmd.file)}, ${JSON.stringify(cmd.args)}, { stdio: ["ignore","ignore","ignore","ignore","ignore",s._handle.fd,"pipe","pipe"], env: ${JSON.stringify(hostSideEnv())} });`,
       `c.stdio[${SANDBOX_ENV_FD}].end(Buffer.from(${JSON.stringify(sandboxEnvArgs({ PATH: "/usr/bin:/bin", PORT: "8080", ...cmd.env }).toString("base64"))}, "base64"));`,
+      `c.stdio[${SANDBOX_SECCOMP_FD}].end(Buffer.from(${JSON.stringify(seccompProgram()!.toString("base64"))}, "base64"));`,
       `fs.renameSync(tmp, ${JSON.stringify(socketPath)});s.close();});setInterval(() => {}, 1000);`,
     ].join("");
     const bridge = spawn(process.execPath, ["-e", script], { stdio: "ignore" });

@@ -10,7 +10,15 @@ import { errorMessage } from "../../workers/contracts/errors.js";
 import { findOnPath, interpreterMounts, isNodeProgram, resolveProgram } from "./interpreter";
 import { packageRoot } from "../package-root";
 import { EGRESS_PROXY_PORT, INSIDE_DIR, mountArgs, planMounts, SYSTEM_FOLDERS, type MountStep } from "./mount-plan";
-import { SANDBOX_ENV_FD } from "../supervisor/spawn-child";
+import { SANDBOX_ENV_FD, SANDBOX_SECCOMP_FD, withDescriptor, writeSeccompProgram } from "../supervisor/spawn-child";
+import {
+  childIdentity,
+  dropPrivilegeArgs,
+  handOverEntry,
+  handOverWritable,
+  type ChildIdentity,
+} from "./child-identity";
+import { seccompProgram } from "./seccomp-filter";
 
 export type SandboxMode = "on" | "off";
 
@@ -18,8 +26,10 @@ export interface SandboxAvailability {
   ok: boolean;
   /** Absolute path of the bwrap that was proven to run. */
   path?: string;
-  /** Whether `--unshare-user --disable-userns` works here (it does as root and with unprivileged user namespaces). */
+  /** Whether `--unshare-user --disable-userns` works here (with unprivileged user namespaces; never used as root). */
   userNamespace?: boolean;
+  /** Root only: the unprivileged host user every child drops to (child-identity.ts); null: children run as the owner. */
+  childIdentity?: ChildIdentity | null;
   reason?: string;
 }
 
@@ -52,6 +62,8 @@ export interface WrapOptions {
   /** From sandboxAvailability(); defaults to `bwrap` on the child's PATH and no user namespace flags. */
   bwrapPath?: string;
   userNamespace?: boolean;
+  /** From sandboxAvailability(): set when the gateway is root; the child drops to this user. */
+  childIdentity?: ChildIdentity | null;
   /** bwrap writes {"child-pid": N} here: the sandboxed process group the supervisor signals first. */
   infoFd?: number;
   /** bwrap holds the child until a byte arrives here (the bounds step attaches it to its cgroup first). */
@@ -61,18 +73,27 @@ export interface WrapOptions {
 }
 
 /** The namespace and process flags every sandbox uses, the probe included. */
-function isolationArgs(userNamespace: boolean | undefined): string[] {
+function isolationArgs(userNamespace: boolean | undefined, identity: ChildIdentity | null | undefined): string[] {
   // No shared pids (cannot signal or read /proc of the bridge), ipc, uts, cgroup, and a network
   // namespace of its own (only loopback; host loopback ports and abstract UNIX sockets are not
   // in it). No capabilities inside, so the mounts cannot be undone. A new session: the child
-  // cannot push keystrokes into the owner's terminal (TIOCSTI). Dies with the bridge.
+  // cannot push keystrokes into the owner's terminal (TIOCSTI). Dies with the bridge. The
+  // seccomp filter (seccomp-filter.ts) is loaded last, just before the child runs.
+  const common = ["--new-session", "--die-with-parent", "--seccomp", String(SANDBOX_SECCOMP_FD)];
+  if (identity)
+    // Root: no user namespace (it would map the child to host root); setpriv, the first program,
+    // uses the three capabilities kept here to become `identity` and drops them all.
+    return [
+      ...["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"],
+      ...["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"],
+      ...common,
+    ];
   return [
     "--unshare-all",
     ...(userNamespace ? ["--unshare-user", "--disable-userns"] : []),
     "--cap-drop",
     "ALL",
-    "--new-session",
-    "--die-with-parent",
+    ...common,
   ];
 }
 
@@ -85,9 +106,11 @@ function runProbe(
   return new Promise((resolve) => {
     let stderr = "";
     // Aborted, the probe is killed and answers not ok (its 'error'), so nothing waits for it.
-    const child = spawn(file, args, { stdio: ["ignore", "ignore", "pipe"], env: {}, signal, killSignal: "SIGKILL" });
+    const stdio = withDescriptor(["ignore", "ignore", "pipe"], SANDBOX_SECCOMP_FD, "pipe");
+    const child = spawn(file, args, { stdio, env: {}, signal, killSignal: "SIGKILL" });
     const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-    child.stderr.on("data", (chunk: Buffer) => {
+    writeSeccompProgram(child);
+    child.stderr?.on("data", (chunk: Buffer) => {
       if (stderr.length < 2000) stderr += chunk.toString("utf8");
     });
     child.on("error", (err) => {
@@ -126,13 +149,38 @@ export async function sandboxAvailability(
 ): Promise<SandboxAvailability> {
   const bwrap = findOnPath("bwrap", pathEnv);
   if (!bwrap) return { ok: false, reason: "bwrap is not on PATH" };
+  if (seccompProgram() === null)
+    return {
+      ok: false,
+      path: bwrap,
+      reason: `no seccomp filter exists for this machine's architecture (${process.arch})`,
+    };
+  const identity = childIdentity();
+  if (!identity.ok) return { ok: false, path: bwrap, reason: identity.reason };
   const truePath =
     (["/usr/bin/true", "/bin/true"] as const).find((p) => findOnPath(path.basename(p), path.dirname(p))) ?? "/bin/true";
-  const withUserns = await runProbe(bwrap, [...probeMounts(), ...isolationArgs(true), "--", truePath], 5000, signal);
-  if (withUserns.ok) return { ok: true, path: bwrap, userNamespace: true };
+  if (identity.identity) {
+    // Root: the one way children run, with the drop to the unprivileged user proven too.
+    const child = identity.identity;
+    const asRoot = await runProbe(
+      bwrap,
+      [...probeMounts(), ...isolationArgs(false, child), "--", ...dropPrivilegeArgs(child), truePath],
+      5000,
+      signal,
+    );
+    if (asRoot.ok) return { ok: true, path: bwrap, userNamespace: false, childIdentity: child };
+    return { ok: false, path: bwrap, reason: `bwrap cannot start a sandbox here: ${asRoot.reason}` };
+  }
+  const withUserns = await runProbe(
+    bwrap,
+    [...probeMounts(), ...isolationArgs(true, null), "--", truePath],
+    5000,
+    signal,
+  );
+  if (withUserns.ok) return { ok: true, path: bwrap, userNamespace: true, childIdentity: null };
   if (signal?.aborted) return { ok: false, path: bwrap, reason: "the probe was stopped" };
-  const plain = await runProbe(bwrap, [...probeMounts(), ...isolationArgs(false), "--", truePath], 5000, signal);
-  if (plain.ok) return { ok: true, path: bwrap, userNamespace: false };
+  const plain = await runProbe(bwrap, [...probeMounts(), ...isolationArgs(false, null), "--", truePath], 5000, signal);
+  if (plain.ok) return { ok: true, path: bwrap, userNamespace: false, childIdentity: null };
   // Ubuntu 23.10+ restricts unprivileged user namespaces through AppArmor; bwrap then fails here.
   const restricted = /permission denied|operation not permitted|uid map|setting up/i.test(plain.reason)
     ? "; user or network namespaces are restricted on this machine (on Ubuntu: an AppArmor profile that allows bwrap, or sysctl kernel.apparmor_restrict_unprivileged_userns=0)"
@@ -203,11 +251,23 @@ export function wrapInSandbox(
         }
       : {}),
   });
-  const args = ["--args", String(SANDBOX_ENV_FD), ...mountArgs(plan), ...isolationArgs(opts.userNamespace)];
+  const identity = opts.childIdentity ?? null;
+  // A root gateway's child writes as the unprivileged user: its writable folders become that user's.
+  if (identity) {
+    handOverWritable(opts.writable, identity);
+    if (opts.egressSocket) handOverEntry(opts.egressSocket, identity);
+  }
+  const args = ["--args", String(SANDBOX_ENV_FD), ...mountArgs(plan), ...isolationArgs(opts.userNamespace, identity)];
   if (opts.infoFd !== undefined) args.push("--info-fd", String(opts.infoFd));
   if (opts.blockFd !== undefined) args.push("--block-fd", String(opts.blockFd));
   args.push("--chdir", path.resolve(cmd.cwd));
-  args.push("--", ...(launched ? launcherArgs(opts) : []), program, ...cmd.args);
+  args.push(
+    "--",
+    ...(identity ? dropPrivilegeArgs(identity) : []),
+    ...(launched ? launcherArgs(opts) : []),
+    program,
+    ...cmd.args,
+  );
   return { file: opts.bwrapPath ?? "bwrap", args, env: inProcess ? inProcessDoors(opts) : {} };
 }
 

@@ -10,8 +10,8 @@ export type MountStep =
   | { kind: "ro-bind"; source: string; target: string; why: string; optional?: boolean }
   | { kind: "bind"; source: string; target: string; why: string }
   | { kind: "symlink"; linkTarget: string; target: string; why: string }
-  | { kind: "dir"; target: string; why: string }
-  | { kind: "tmpfs"; target: string; why: string; size?: number }
+  | { kind: "dir"; target: string; why: string; mode?: number }
+  | { kind: "tmpfs"; target: string; why: string; mode?: number; size?: number }
   | { kind: "dev"; target: string; why: string }
   | { kind: "proc"; target: string; why: string }
   | { kind: "remount-ro"; target: string; why: string };
@@ -52,6 +52,12 @@ export const ETC_ENTRIES = [
   "ssl",
   "timezone",
 ] as const;
+
+/**
+ * What of /proc writes kernel state: sysctls, the magic SysRq key, interrupt routing, bus
+ * devices (bwrap's own list). Bound read-only over the child's /proc.
+ */
+export const KERNEL_SETTINGS_IN_PROC = ["/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"] as const;
 
 export interface MountPlanOptions {
   /** The app's own folder: visible read-only. */
@@ -128,8 +134,20 @@ export function planMounts(opts: MountPlanOptions): MountStep[] {
   }
 
   // 3. Kernel interfaces: a minimal /dev (null, zero, random, tty, shm) and the child's own /proc.
+  //    The kernel's writable settings in /proc are covered read-only for every child, whoever runs
+  //    the gateway: bwrap covers them only when its own write test passes, which it does not for
+  //    root, and a write to /proc/sys/kernel/core_pattern is a way to run code as host root.
   steps.push({ kind: "dev", target: "/dev", why: "minimal device nodes" });
+  steps.push({ kind: "tmpfs", target: "/dev/shm", why: "shared memory any user of the box may use", mode: 0o1777 });
   steps.push({ kind: "proc", target: "/proc", why: "the child's own pid namespace" });
+  for (const entry of KERNEL_SETTINGS_IN_PROC)
+    steps.push({
+      kind: "ro-bind",
+      source: entry,
+      target: entry,
+      why: "the kernel's settings, read-only",
+      optional: true,
+    });
 
   // 4. Private scratch: nothing of the host's /tmp (sockets, other programs' files) is visible.
   //    Bounded: it counts towards the app's storage limit, and the kernel refuses a write past it.
@@ -137,6 +155,7 @@ export function planMounts(opts: MountPlanOptions): MountStep[] {
     kind: "tmpfs",
     target: "/tmp",
     why: "private scratch, also HOME and TMPDIR",
+    mode: 0o1777,
     ...(opts.tmpSizeBytes !== undefined ? { size: opts.tmpSizeBytes } : {}),
   });
 
@@ -184,7 +203,32 @@ export function planMounts(opts: MountPlanOptions): MountStep[] {
 
   // 8. Last: the root itself read-only, so the child cannot create files beside the mounts.
   steps.push({ kind: "remount-ro", target: "/", why: "nothing writable but what step 6 bound" });
-  return steps;
+  return withSearchableParents(steps);
+}
+
+/**
+ * Each folder above a bound path that no earlier step made is made first, empty and 0755.
+ * bwrap would make it owner-only (0700), and a root gateway's child, which is not that owner,
+ * could not reach its own app folder (under the 0700 home) or an interpreter under /root. Only
+ * the names on the way are shown: each such folder holds nothing but the next one.
+ */
+function withSearchableParents(steps: readonly MountStep[]): MountStep[] {
+  const made: string[] = [];
+  const exists = (folder: string) => made.some((target) => isInside(folder, target));
+  const out: MountStep[] = [];
+  for (const step of steps) {
+    if (step.kind === "bind" || step.kind === "ro-bind") {
+      const parents: string[] = [];
+      for (let up = path.dirname(step.target); up !== "/" && !exists(up); up = path.dirname(up)) parents.unshift(up);
+      for (const parent of parents) {
+        out.push({ kind: "dir", target: parent, why: "a searchable folder on the way to a bound path", mode: 0o755 });
+        made.push(parent);
+      }
+    }
+    if (step.kind !== "remount-ro") made.push(step.target);
+    out.push(step);
+  }
+  return out;
 }
 
 /** The bwrap arguments of a plan, in its order. */
@@ -202,9 +246,11 @@ export function mountArgs(plan: readonly MountStep[]): string[] {
         args.push("--symlink", step.linkTarget, step.target);
         break;
       case "dir":
+        if (step.mode !== undefined) args.push("--perms", step.mode.toString(8).padStart(4, "0"));
         args.push("--dir", step.target);
         break;
       case "tmpfs":
+        if (step.mode !== undefined) args.push("--perms", step.mode.toString(8).padStart(4, "0"));
         if (step.size !== undefined) args.push("--size", String(step.size));
         args.push("--tmpfs", step.target);
         break;

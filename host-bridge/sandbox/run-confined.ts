@@ -101,6 +101,7 @@ export function confineCommand(
       bwrapPath: ctx.sandbox.path,
       tmpSizeBytes: storageShares(ctx.limits.storageBytes).tmpBytes,
       userNamespace: ctx.sandbox.userNamespace,
+      childIdentity: ctx.sandbox.childIdentity ?? null,
       infoFd: SANDBOX_INFO_FD,
       ...(useGroup ? { blockFd: SANDBOX_BLOCK_FD } : {}),
     },
@@ -166,7 +167,7 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
   // 4. Spawn, least reversible last.
   const child = spawnChild(
     { ...cmd, cwd: run.cwd },
-    { env, stdio: closeInheritedFds(sandboxed, useGroup), boxed: sandboxed },
+    { env, stdio: closeInheritedFds(sandboxed, useGroup), boxed: sandboxed, log: ctx.log },
   );
   const relay = createLogRelay({
     tag: run.tag,

@@ -118,7 +118,7 @@ export async function runMcpServer(
   // 4. Spawn, least reversible last.
   const child = spawnChild(
     { ...cmd, cwd: run.app.appDir },
-    { env, stdio: mcpServerFds(sandboxed, useGroup), boxed: sandboxed },
+    { env, stdio: mcpServerFds(sandboxed, useGroup), boxed: sandboxed, log: ctx.log },
   );
 
   // Its stderr reaches the agent line by line as the bridge log gets a backend's: every value

@@ -46,7 +46,8 @@ import { egressEnvironment } from "../sandbox/child-env.js";
 import { readProcStat } from "./process-identity.js";
 import { reapOrphans, type ReapReport } from "./reap-orphans.js";
 import { removeRunRecord, writeRunRecord } from "./run-records.js";
-import { closeInheritedFds, inheritableFds, SANDBOX_BLOCK_FD, SANDBOX_INFO_FD, spawnChild } from "./spawn-child.js";
+import { handOverEntry } from "../sandbox/child-identity.js";
+import { closeInheritedFds, SANDBOX_BLOCK_FD, SANDBOX_INFO_FD, spawnChild } from "./spawn-child.js";
 import type { Writable } from "node:stream";
 import { APP_NAME_PATTERN } from "../../workers/contracts/app-name";
 import {
@@ -220,7 +221,6 @@ export class BackendSupervisor {
   private readonly onChange: (name: string, status: SupervisedBackendStatus) => void;
   private readonly log: (level: SupervisorLogLevel, msg: string) => void;
   private readonly bridgeStartTime: string;
-  private reportedInheritableFds = false;
 
   constructor(options: BackendSupervisorOptions) {
     if (!path.isAbsolute(options.home)) throw new TypeError("BackendSupervisor needs an absolute home");
@@ -522,7 +522,7 @@ export class BackendSupervisor {
     const bounds = this.bounds();
     const group = this.createBoundsGroup(t.spec, sandbox.availability, bounds);
     if (!group.ok) return group;
-    const stdio = this.closeInheritedDescriptors(sandbox.availability !== null, group.group !== null);
+    const stdio = closeInheritedFds(sandbox.availability !== null, group.group !== null);
     const env = this.childEnvironment(t, address.port, sandbox.availability !== null);
     const egress = await this.startEgressBroker(t.spec, sandbox.availability, env);
     if (!egress.ok) {
@@ -543,6 +543,7 @@ export class BackendSupervisor {
       env,
       stdio: listener.listener ? withListener(stdio, listener.listener.fd) : stdio,
       boxed: sandbox.availability !== null,
+      log: (line) => this.log("warning", line),
     });
     // The child holds the listening socket now: it moves to the slot's path, and the bridge lets go of it.
     listener.listener?.handOver();
@@ -616,21 +617,6 @@ export class BackendSupervisor {
         cause,
       );
     }
-  }
-
-  /** The child inherits only its standard streams and the sandbox's own descriptors; a leak from the bridge's parent is named once. */
-  private closeInheritedDescriptors(confined: boolean, blocked: boolean) {
-    const stdio = closeInheritedFds(confined, blocked);
-    if (!this.reportedInheritableFds) {
-      this.reportedInheritableFds = true;
-      const leaked = inheritableFds();
-      if (leaked.length > 0)
-        this.log(
-          "warning",
-          `descriptors ${leaked.join(", ")} were inherited by the bridge without close-on-exec and reach every app child; start the bridge from a parent that does not leak them`,
-        );
-    }
-    return stdio;
   }
 
   private childEnvironment(t: Tracked, port: number, sandboxed: boolean): Record<string, string> {
@@ -716,9 +702,12 @@ export class BackendSupervisor {
       bwrapPath: sandbox.path,
       tmpSizeBytes: storageShares(this.opts.limits.storageBytes).tmpBytes,
       userNamespace: sandbox.userNamespace,
+      childIdentity: sandbox.childIdentity ?? null,
       infoFd: SANDBOX_INFO_FD,
       ...(run.blocked ? { blockFd: SANDBOX_BLOCK_FD } : {}),
     });
+    // The secret a backend verifies the gateway's signature with is its own to read, whoever it runs as.
+    handOverEntry(path.join(spec.appDir, ".app_secret"), sandbox.childIdentity ?? null);
     // The sandbox's own variables (a Node backend's in-process doors) win over the egress preload's NODE_OPTIONS, which they include.
     if ("env" in wrapped) Object.assign(env, wrapped.env);
     return { ...boundCommand(wrapped, this.opts.limits, bounds), cwd: spec.appDir };

@@ -1,7 +1,8 @@
 // The last, least reversible hardening step: starting the process.
 import { spawn, type ChildProcess, type StdioOptions } from "node:child_process";
 import type { Writable } from "node:stream";
-import { readdirSync, readFileSync } from "node:fs";
+import { closeSync, readdirSync, readFileSync } from "node:fs";
+import { seccompProgram } from "../sandbox/seccomp-filter";
 
 /** The descriptor bwrap writes {"child-pid": N} to, when sandboxed. */
 export const SANDBOX_INFO_FD = 3;
@@ -15,6 +16,9 @@ export const SANDBOX_BLOCK_FD = 4;
  * every local user can read in /proc/<pid>/cmdline. (5 is a backend's listening socket.)
  */
 export const SANDBOX_ENV_FD = 6;
+
+/** The descriptor bwrap reads the seccomp filter from (`--seccomp`), closed once read. */
+export const SANDBOX_SECCOMP_FD = 7;
 
 /**
  * The environment the host-side programs of a confined start run with (bwrap, and prlimit or
@@ -46,10 +50,9 @@ export function sandboxEnvArgs(env: Readonly<Record<string, string>>): Buffer {
  * The child's descriptors: stdin closed, stdout/stderr piped to the log relay, and (sandboxed)
  * one pipe for bwrap's info. Threat: a descriptor the bridge holds (its listening socket, an
  * open .local_secret, the SQLite handle) leaking into third-party code. Node opens every
- * descriptor close-on-exec and passes a child only what this list names plus any descriptor
- * the bridge itself inherited without close-on-exec (see inheritableFds: Node has no
- * close_fds, and bwrap passes descriptors through); this function is where that list lives.
- * bwrap closes its info and block descriptors before it runs the child.
+ * descriptor close-on-exec and passes a child only what this list names; what this process
+ * itself inherited without close-on-exec is closed by spawnChild (closeLeakedDescriptors).
+ * bwrap closes its info, block, environment and seccomp descriptors before it runs the child.
  */
 export function closeInheritedFds(sandboxed: boolean, blocked = false): StdioOptions {
   if (!sandboxed) return ["ignore", "pipe", "pipe"];
@@ -75,9 +78,16 @@ export function mcpServerFds(sandboxed: boolean, blocked = false): StdioOptions 
  */
 export function spawnChild(
   cmd: { file: string; args: string[]; cwd: string },
-  opts: { env: Record<string, string>; stdio: StdioOptions; boxed: boolean },
+  opts: { env: Record<string, string>; stdio: StdioOptions; boxed: boolean; log?: (line: string) => void },
 ): ChildProcess {
-  const stdio = opts.boxed ? withDescriptor(opts.stdio, SANDBOX_ENV_FD, "pipe") : opts.stdio;
+  const leaked = closeLeakedDescriptors();
+  if (leaked.length > 0)
+    opts.log?.(
+      `descriptors ${leaked.join(", ")} were inherited without close-on-exec from the program that started this one; closed, so that no app child receives them`,
+    );
+  const stdio = opts.boxed
+    ? withDescriptor(withDescriptor(opts.stdio, SANDBOX_ENV_FD, "pipe"), SANDBOX_SECCOMP_FD, "pipe")
+    : opts.stdio;
   const child = spawn(cmd.file, cmd.args, {
     cwd: cmd.cwd,
     env: opts.boxed ? hostSideEnv() : opts.env,
@@ -92,8 +102,16 @@ export function spawnChild(
   if (opts.boxed) {
     const envPipe = (child.stdio as ReadonlyArray<Writable | null | undefined>)[SANDBOX_ENV_FD];
     envPipe?.end(sandboxEnvArgs(opts.env));
+    writeSeccompProgram(child);
   }
   return child;
+}
+
+/** Hands bwrap the filter on SANDBOX_SECCOMP_FD; bwrap reads it whole before it runs the child. */
+export function writeSeccompProgram(child: ChildProcess): void {
+  const pipe = (child.stdio as ReadonlyArray<Writable | null | undefined>)[SANDBOX_SECCOMP_FD];
+  pipe?.on("error", () => {}); // a bwrap that failed early closed it: its exit says why
+  pipe?.end(seccompProgram());
 }
 
 /** `stdio` with `fd` set to `what`, the descriptors between padded with "ignore". */
@@ -105,12 +123,14 @@ export function withDescriptor(stdio: StdioOptions, fd: number, what: "pipe" | "
 }
 
 /**
- * Descriptors above 2 that this process holds without close-on-exec, which every child would
- * inherit: ones the bridge's own parent leaked to it (Node opens its own close-on-exec). They
- * are reported, not closed: Node cannot set FD_CLOEXEC, and closing one in use (an IPC channel
- * the parent handed down) would break the bridge.
+ * Closes every descriptor above 2 this process holds without close-on-exec and answers their
+ * numbers. Threat: the program that started the bridge or `mcp run` (an agent, a shell, an IDE)
+ * left one open (the owner's SSH key on fd 30, say); every child spawned from here would
+ * inherit it, and bwrap passes descriptors through into the box. Node opens all of its own
+ * close-on-exec (its IPC channel included), and has no FD_CLOEXEC call to mark the others, so
+ * what lacks the flag is someone else's and is closed.
  */
-export function inheritableFds(): number[] {
+export function closeLeakedDescriptors(): number[] {
   const O_CLOEXEC = 0o2000000;
   const found: number[] = [];
   let entries: string[];
@@ -124,7 +144,10 @@ export function inheritableFds(): number[] {
     if (!Number.isInteger(fd) || fd <= 2) continue;
     try {
       const flags = /^flags:\s+([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, "utf8"))?.[1];
-      if (flags !== undefined && (parseInt(flags, 8) & O_CLOEXEC) === 0) found.push(fd);
+      if (flags !== undefined && (parseInt(flags, 8) & O_CLOEXEC) === 0) {
+        closeSync(fd);
+        found.push(fd);
+      }
     } catch {
       // closed while we looked (the readdir's own descriptor)
     }

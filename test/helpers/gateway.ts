@@ -69,11 +69,13 @@ export function runCli(
   env: NodeJS.ProcessEnv = {},
   timeoutMs = 60_000,
   cli = cliPath,
+  user?: TestUser,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolvePromise) => {
     const child = spawn(process.execPath, [cli, ...args], {
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],
+      ...(user ?? {}),
     });
     let stdout = "";
     let stderr = "";
@@ -87,9 +89,15 @@ export function runCli(
   });
 }
 
+/** Another host user a root test runs the gateway or the CLI as (an owner who is not root). */
+export interface TestUser {
+  uid: number;
+  gid: number;
+}
+
 /** Starts a gateway on a free port; resolves once its --json-ready line arrives. */
 export async function startGateway(
-  opts: { home?: string; env?: NodeJS.ProcessEnv; args?: string[]; detached?: boolean } = {},
+  opts: { home?: string; env?: NodeJS.ProcessEnv; args?: string[]; detached?: boolean; user?: TestUser } = {},
 ): Promise<RunningGateway> {
   const home = opts.home ?? makeHome();
   const child = spawn(
@@ -100,6 +108,7 @@ export async function startGateway(
       stdio: ["ignore", "pipe", "pipe"],
       // Its own process group, so a test can kill the whole gateway at once (kill -9 -pgid).
       detached: opts.detached === true,
+      ...(opts.user ?? {}),
     },
   );
   let stderr = "";
