@@ -16,6 +16,15 @@ export interface AuditRow {
   group?: string;
 }
 
+/**
+ * Egress rows in flight at once. An app's broker decides as fast as the app connects (one
+ * chatty app: ~170 a second, a flood: thousands), and a call each, all at once, had the
+ * gateway reset connections: rows were lost, so the log's counts no longer added up.
+ */
+const EGRESS_ROWS_IN_FLIGHT = 8;
+/** Egress rows waiting past this are dropped (and said in the bridge log), so memory stays bounded. */
+const EGRESS_ROWS_WAITING = 50_000;
+
 function reasonOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -23,6 +32,9 @@ function reasonOf(error: unknown): string {
 export class BridgeReporting {
   private readonly reports = new Map<string, { next: BackendReport | null; drained: Promise<void> }>();
   private readonly waiting: AuditRow[] = [];
+  private readonly egressRows: Array<{ row: AuditRow; written: () => void }> = [];
+  private egressInFlight = 0;
+  private egressDropped = 0;
 
   constructor(
     private readonly callGateway: CallGateway,
@@ -58,11 +70,12 @@ export class BridgeReporting {
 
   /**
    * Each egress decision is a row under the app's name, counted per host in windows like any
-   * refusal (refusal-windows.ts), so a chatty app does not drown the log.
+   * refusal (refusal-windows.ts), so a chatty app does not drown the log. The rows go out in
+   * order, a few at a time; resolves once this one was sent (or dropped).
    */
   auditEgress(decision: EgressDecision): Promise<void> {
     const target = `${decision.host}:${decision.port}`;
-    return this.audit({
+    const row: AuditRow = {
       kind: decision.outcome === "allowed" ? "egress_allowed" : (decision.code ?? "egress_refused"),
       outcome: decision.outcome,
       principal: `app:${decision.app}`,
@@ -72,7 +85,31 @@ export class BridgeReporting {
         ...(decision.address ? { address: decision.address } : {}),
         ...(decision.reason ? { reason: decision.reason } : {}),
       },
-    });
+    };
+    if (this.egressRows.length >= EGRESS_ROWS_WAITING) {
+      if (this.egressDropped++ === 0)
+        this.log(`bridge: egress rows are coming faster than the log takes them; dropping`);
+      return Promise.resolve();
+    }
+    const written = new Promise<void>((resolve) => this.egressRows.push({ row, written: resolve }));
+    this.sendEgressRows();
+    return written;
+  }
+
+  private sendEgressRows(): void {
+    while (this.egressInFlight < EGRESS_ROWS_IN_FLIGHT && this.egressRows.length > 0) {
+      const next = this.egressRows.shift()!;
+      this.egressInFlight += 1;
+      void this.audit(next.row).finally(() => {
+        this.egressInFlight -= 1;
+        next.written();
+        if (this.egressRows.length === 0 && this.egressDropped > 0) {
+          this.log(`bridge: ${this.egressDropped} egress rows were dropped in a flood`);
+          this.egressDropped = 0;
+        }
+        this.sendEgressRows();
+      });
+    }
   }
 
   /**

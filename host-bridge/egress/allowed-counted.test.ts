@@ -1,7 +1,8 @@
 // Allowed egress is counted, not copied: a flood of connections through a real broker, each
 // decision reported as the bridge reports it (BridgeReporting.auditEgress) into the security
 // log's own coalescing (CoalescingLog over SQLite, the Durable Object's code), adds a bounded
-// number of rows whose counts add up exactly to the connections made.
+// number of rows whose counts add up exactly to the connections made; and the bridge sends a
+// burst of decisions without losing one.
 import http from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
@@ -137,6 +138,33 @@ describe("allowed egress in the security log", () => {
     expect(rows.filter((row) => row.outcome === "refused" && row.kind === REFUSALS_COUNTED_KIND)).toEqual([]);
     expect(await log.verify(null)).toMatchObject({ ok: true });
   }, 60_000);
+
+  it("reports a burst of decisions a few at a time, in order, every one of them", async () => {
+    // The gateway reset connections when a flood's rows were all sent at once: rows were lost.
+    let inFlight = 0;
+    let most = 0;
+    const subjects: string[] = [];
+    const reporting = new BridgeReporting(
+      async (_method, _path, body) => {
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        await new Promise((r) => setTimeout(r, 1));
+        subjects.push((body as { subject: string }).subject);
+        inFlight -= 1;
+        return { status: 200, body: { seq: 1, mac: "0".repeat(64) } };
+      },
+      (line) => {
+        throw new Error(line);
+      },
+    );
+    const burst = Array.from({ length: 500 }, (_, i) =>
+      reporting.auditEgress({ app: "chatty", host: "h", port: i + 1, outcome: "allowed", address: "93.184.216.34" }),
+    );
+    await Promise.all(burst);
+    expect(most).toBeLessThanOrEqual(8);
+    expect(subjects).toHaveLength(500);
+    expect(subjects.slice(0, 3)).toEqual(["h:1", "h:2", "h:3"]);
+  });
 
   it("still writes every other allowed event as its own row", async () => {
     const before = (await allRows()).length;
