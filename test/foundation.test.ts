@@ -275,6 +275,22 @@ describe("a started gateway", () => {
     });
   });
 
+  it("reads an If-Match sent without quotes as the revision it names", async () => {
+    const put = (body: unknown, ifMatch: string) =>
+      gw.fetch("/api/apps/welcome/config", {
+        method: "PUT",
+        body: JSON.stringify(body),
+        headers: { "content-type": "application/json", "if-match": ifMatch },
+      });
+    const read = await (await gw.fetch("/api/apps/welcome/config")).json();
+    const written = await put({ config: { theme: "unquoted" } }, read.revision);
+    expect(written.status, JSON.stringify(await written.clone().json())).toBe(200);
+    const stale = await put({ config: { theme: "lost" } }, read.revision);
+    expect(stale.status).toBe(409);
+    expect(await errorCode(stale)).toBe("stale_write");
+    expect((await (await gw.fetch("/api/apps/welcome/config")).json()).config).toEqual({ theme: "unquoted" });
+  });
+
   it("serves GET /api/manifest with every route and its input schema", async () => {
     const body = await (await gw.fetch("/api/manifest")).json();
     const tokenRoute = body.routes.find((r: { path: string }) => r.path === "/api/token/local");

@@ -11,9 +11,20 @@ export async function revisionOf(document: unknown): Promise<string> {
   return hexOf(digest.subarray(0, 12));
 }
 
+// An entity tag is quoted by RFC 9110, but a client that sends the revision it read as it read
+// it (`If-Match: 3fa9...`) named that revision just as plainly: it is read as the tag it names,
+// never answered "send If-Match" when it did.
+const IF_MATCH = /^\s*(?:W\/)?(?:"([0-9a-f]+)"|([0-9a-f]+))\s*$/;
+
+/** The revision an If-Match header names, quoted or not; undefined when it names none. */
+export function revisionNamedBy(ifMatch: string | null | undefined): string | undefined {
+  const match = IF_MATCH.exec(ifMatch ?? "");
+  return match ? (match[1] ?? match[2]) : undefined;
+}
+
 /** Reads the revision a write is based on from If-Match; 428 `revision_required` without one. */
 export function requireIfMatch(ifMatch: string | null | undefined): string {
-  const match = /^\s*(?:W\/)?"([0-9a-f]+)"\s*$/.exec(ifMatch ?? "");
-  if (!match) throw new GatewayError("revision_required");
-  return match[1];
+  const revision = revisionNamedBy(ifMatch);
+  if (revision === undefined) throw new GatewayError("revision_required");
+  return revision;
 }
