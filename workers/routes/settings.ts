@@ -24,7 +24,7 @@ import {
   type SettingValue,
   type SettingWrite,
 } from "../contracts/owner-settings";
-import { revisionOf } from "../contracts/revision";
+import { revisionNamedBy, revisionOf } from "../contracts/revision";
 import { parseTtl } from "../contracts/session";
 import { grantsOf } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
@@ -192,7 +192,7 @@ export async function writeSetting(
   const current = (await readSettings(req.env)).values[spec.path];
   const currentRevision = await revisionOf(current);
   if (ifMatch !== undefined && write.op === "set") {
-    const basedOn = /^\s*(?:W\/)?"([0-9a-f]+)"\s*$/.exec(ifMatch)?.[1];
+    const basedOn = revisionNamedBy(ifMatch);
     if (basedOn === undefined) throw new GatewayError("revision_required");
     if (basedOn !== currentRevision) throw new GatewayError("stale_write");
   }
