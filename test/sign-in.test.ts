@@ -193,6 +193,27 @@ describe("sign-in of a running gateway", () => {
     expect(await kinds("session_required")).toContain("GET /api/status");
   });
 
+  it("answers a garbage cookie carrying an ended session's id exactly like no credential; its own cookie learns why", async () => {
+    const cookie = (await openLink(gw, await mint(gw))).cookie!;
+    const signedOut = await gw.fetch("/api/auth/logout", {
+      method: "POST",
+      owner: false,
+      headers: { cookie, "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(signedOut.status).toBe(200);
+    const none = await withCookie(gw, "unrelated=1");
+    const [name, token] = cookie.split("=") as [string, string];
+    const claimed = await withCookie(gw, `${name}=${token.split(".")[0]}.${"B".repeat(43)}`);
+    expect(claimed.status).toBe(403);
+    expect(claimed.body).toEqual(none.body);
+    expect(claimed.body.error).toMatchObject({ code: "session_required", detail: { reason: "not_signed_in" } });
+    expect((await withCookie(gw, cookie)).body.error).toMatchObject({
+      code: "session_signed_out",
+      detail: { reason: "signed_out" },
+    });
+  });
+
   it("answers every Bearer that cannot authorize with the one auth_bearer_invalid", async () => {
     const expiredToken = await mint(gw, "1h");
     seenTokens.push(expiredToken);

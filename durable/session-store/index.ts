@@ -6,7 +6,7 @@ import { isolateProbe, sessionsEpoch } from "../change-epoch";
 import { storageFullReason } from "../../workers/contracts/storage-full";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../workers/env";
-import { hexOf } from "../../workers/contracts/hex";
+import { hexOf, sha256Hex } from "../../workers/contracts/hex";
 import {
   APP_TOKEN_TTL_MS,
   BROWSER_SESSION_TTL_MS,
@@ -20,11 +20,13 @@ import {
   type SessionKind,
   type SessionView,
 } from "../../workers/contracts/session";
-import { SESSION_ADDED_COLUMNS, SESSION_SCHEMA } from "./schema";
+import { ENDED_ADDED_COLUMNS, SESSION_ADDED_COLUMNS, SESSION_SCHEMA } from "./schema";
 
 // The first address is the bound address: where a link was first opened, where a browser signed in.
 interface SessionRow extends Omit<SessionView, "firstAddress"> {
   secretHash: string;
+  /** sha256 of `id.secret`, kept when the session ends so only its secret learns why (null before it was kept). */
+  secretSha256: string | null;
   openUntil: number | null;
   boundAddress: string | null;
   openedAt: number | null;
@@ -46,7 +48,7 @@ function randomPart(bytes: number): string {
 
 export class SessionStore extends DurableObject<Env> {
   private sessions = new Map<string, SessionRow>();
-  private ended = new Map<string, { reason: RefusalReason; at: number }>();
+  private ended = new Map<string, { reason: RefusalReason; at: number; secretSha256: string | null }>();
   private key!: CryptoKey;
   private appTokens = new Map<string, { token: string; expiresAt: number; id: string }>();
 
@@ -61,8 +63,12 @@ export class SessionStore extends DurableObject<Env> {
         const session = fromRow(row);
         this.sessions.set(session.id, session);
       }
-      for (const row of ctx.storage.sql.exec("SELECT id, reason, at FROM ended_sessions")) {
-        this.ended.set(String(row.id), { reason: row.reason as RefusalReason, at: Number(row.at) });
+      for (const row of ctx.storage.sql.exec("SELECT id, reason, at, secret_sha256 FROM ended_sessions")) {
+        this.ended.set(String(row.id), {
+          reason: row.reason as RefusalReason,
+          at: Number(row.at),
+          secretSha256: row.secret_sha256 === null ? null : String(row.secret_sha256),
+        });
       }
       sessionsEpoch.bump();
     });
@@ -123,6 +129,7 @@ export class SessionStore extends DurableObject<Env> {
       expiresAt,
       signedInAt: opts.now,
       secretHash: await this.hashSecret(id, secret),
+      secretSha256: await sha256Hex(encoder.encode(`${id}.${secret}`)),
       openUntil: opts.openWithinMs === undefined ? null : Math.min(expiresAt, opts.now + opts.openWithinMs),
       boundAddress: opts.address ?? null,
       openedAt: null,
@@ -133,8 +140,8 @@ export class SessionStore extends DurableObject<Env> {
     this.sessions.set(id, session);
     sessionsEpoch.bump();
     this.ctx.storage.sql.exec(
-      `INSERT INTO sessions (id, kind, app, issuer, secret_hash, created_at, last_used_at, expires_at, signed_in_at, open_until, bound_address, opened_at, name, user_agent)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?)`,
+      `INSERT INTO sessions (id, kind, app, issuer, secret_hash, created_at, last_used_at, expires_at, signed_in_at, open_until, bound_address, opened_at, name, user_agent, secret_sha256)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?)`,
       id,
       kind,
       session.app,
@@ -147,6 +154,7 @@ export class SessionStore extends DurableObject<Env> {
       session.openUntil,
       session.boundAddress,
       session.userAgent,
+      session.secretSha256,
     );
     return { token: `${id}.${secret}`, session, evicted };
   }
@@ -169,15 +177,17 @@ export class SessionStore extends DurableObject<Env> {
   }
 
   private end(id: string, reason: RefusalReason, now: number): void {
+    const secretSha256 = this.sessions.get(id)?.secretSha256 ?? null;
     this.sessions.delete(id);
     sessionsEpoch.bump();
-    this.ended.set(id, { reason, at: now });
+    this.ended.set(id, { reason, at: now, secretSha256 });
     this.ctx.storage.sql.exec("DELETE FROM sessions WHERE id = ?", id);
     this.ctx.storage.sql.exec(
-      "INSERT OR REPLACE INTO ended_sessions (id, reason, at) VALUES (?, ?, ?)",
+      "INSERT OR REPLACE INTO ended_sessions (id, reason, at, secret_sha256) VALUES (?, ?, ?, ?)",
       id,
       reason,
       now,
+      secretSha256,
     );
   }
 
@@ -191,8 +201,10 @@ export class SessionStore extends DurableObject<Env> {
     const session = this.sessions.get(id);
     if (!session) {
       const ended = this.ended.get(id);
-      if (!ended) return { ok: false, reason: "not_signed_in", at: null };
-      // An unproven claim to an ended id reads as no credential: only the right secret learns why.
+      // AUTH-17: an unproven claim to an ended id reads as no credential; only the secret that
+      // session held learns why it ended (a row kept without its sha256 tells nobody).
+      if (!ended || ended.secretSha256 === null || !(await provesEndedSecret(token, ended.secretSha256)))
+        return { ok: false, reason: "not_signed_in", at: null };
       if (now - ended.at > ENDED_MEMORY_MS) return { ok: false, reason: "ended", at: ended.at };
       return { ok: false, reason: ended.reason, at: ended.at };
     }
@@ -392,14 +404,19 @@ function view(session: SessionRow): SessionView {
 }
 
 function addMissingColumns(sql: SqlStorage): void {
-  const present = new Set(
-    sql
-      .exec("PRAGMA table_info(sessions)")
-      .toArray()
-      .map((row) => String(row.name)),
-  );
-  for (const [column, type] of SESSION_ADDED_COLUMNS)
-    if (!present.has(column)) sql.exec(`ALTER TABLE sessions ADD COLUMN ${column} ${type}`);
+  for (const [table, added] of [
+    ["sessions", SESSION_ADDED_COLUMNS],
+    ["ended_sessions", ENDED_ADDED_COLUMNS],
+  ] as const) {
+    const present = new Set(
+      sql
+        .exec(`PRAGMA table_info(${table})`)
+        .toArray()
+        .map((row) => String(row.name)),
+    );
+    for (const [column, type] of added)
+      if (!present.has(column)) sql.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+  }
 }
 
 function fromRow(row: Record<string, SqlStorageValue>): SessionRow {
@@ -415,10 +432,18 @@ function fromRow(row: Record<string, SqlStorageValue>): SessionRow {
     expiresAt: Number(row.expires_at),
     signedInAt: Number(row.signed_in_at),
     secretHash: String(row.secret_hash),
+    secretSha256: row.secret_sha256 === null || row.secret_sha256 === undefined ? null : String(row.secret_sha256),
     openUntil: row.open_until === null ? null : Number(row.open_until),
     boundAddress: row.bound_address === null ? null : String(row.bound_address),
     openedAt: row.opened_at === null ? null : Number(row.opened_at),
     name: row.name === null || row.name === undefined ? null : String(row.name),
     userAgent: row.user_agent === null || row.user_agent === undefined ? null : String(row.user_agent),
   };
+}
+
+/** True when the token's `id.secret` is the one whose sha256 an ended session kept (compared in constant time). */
+async function provesEndedSecret(token: string, kept: string): Promise<boolean> {
+  const presented = encoder.encode(await sha256Hex(encoder.encode(token)));
+  const stored = encoder.encode(kept);
+  return presented.length === stored.length && crypto.subtle.timingSafeEqual(presented, stored);
 }

@@ -21,12 +21,14 @@ CREATE TABLE IF NOT EXISTS sessions (
   bound_address TEXT,
   opened_at INTEGER,
   name TEXT,
-  user_agent TEXT
+  user_agent TEXT,
+  secret_sha256 TEXT
 );
 CREATE TABLE IF NOT EXISTS ended_sessions (
   id TEXT PRIMARY KEY,
   reason TEXT NOT NULL,
-  at INTEGER NOT NULL
+  at INTEGER NOT NULL,
+  secret_sha256 TEXT
 );
 `;
 
@@ -34,4 +36,12 @@ CREATE TABLE IF NOT EXISTS ended_sessions (
 export const SESSION_ADDED_COLUMNS: ReadonlyArray<readonly [string, string]> = [
   ["name", "TEXT"],
   ["user_agent", "TEXT"],
+  ["secret_sha256", "TEXT"],
 ];
+
+/**
+ * Columns ended_sessions gained after the first release. secret_sha256 is the ended session's
+ * sha256 of `id.secret` (not keyed: it must still prove the secret after the signing key is
+ * replaced), so only that secret learns why it ended; a row kept without it tells nobody (AUTH-17).
+ */
+export const ENDED_ADDED_COLUMNS: ReadonlyArray<readonly [string, string]> = [["secret_sha256", "TEXT"]];
