@@ -1,7 +1,13 @@
 // The gateway worker: the Hono app built from the route table, and the Durable Object classes.
 import { buildGateway } from "./routes/pipeline";
 import { ROUTES } from "./routes/table";
+import { backendDoorEntrypoint } from "./guards/backend-door";
 
 export * from "./durable-objects";
 
-export default buildGateway(ROUTES);
+const gateway = buildGateway(ROUTES);
+
+export default gateway;
+
+/** What the `backends` socket (app backends' door) delivers to: workers/guards/backend-door.ts. */
+export const backendDoor = backendDoorEntrypoint(gateway);

@@ -1,7 +1,9 @@
 // The capnp config `personalclaw start` hands to `workerd serve`: the worker bundle, its
 // Durable Object namespaces with localDisk storage under <home>/state, an outbound network
 // that reaches loopback only (the bridge and app backends), the dashboard files, and the
-// listening socket. No dev-server layer sits on the request path.
+// listening socket. No dev-server layer sits on the request path. The backends socket (app
+// backends' door) is wired to the worker's backendDoor entrypoint, so the worker knows by the
+// socket, never by a header, that a request is an app's (workers/guards/backend-door.ts).
 import { relative, dirname, join } from "node:path";
 import {
   BACKEND_SLOTS,
@@ -52,7 +54,7 @@ ${slots.map((slot) => `    (name = "app-slot-${slot}", external = (address = ${c
   ],
   sockets = [
     (name = "http", address = ${capnpText(input.listen)}, http = (), service = "gateway"),
-    (name = "backends", address = ${capnpText(`unix:${join(input.runtimeDir, GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME)}`)}, http = (), service = "gateway"),
+    (name = "backends", address = ${capnpText(`unix:${join(input.runtimeDir, GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME)}`)}, http = (), service = (name = "gateway", entrypoint = "backendDoor")),
   ],
 );
 

@@ -2,8 +2,14 @@
 // end-to-end suites and the bench reach. The shipped entry (workers/index.ts) never sees them.
 import { buildGateway } from "../../workers/routes/pipeline";
 import { ROUTES } from "../../workers/routes/table";
+import { backendDoorEntrypoint } from "../../workers/guards/backend-door";
 import { testRoutes } from "./test-routes";
 
 export * from "../../workers/durable-objects";
 
-export default buildGateway([...ROUTES, ...testRoutes]);
+const gateway = buildGateway([...ROUTES, ...testRoutes]);
+
+export default gateway;
+
+/** What the `backends` socket (app backends' door) delivers to, as in the shipped entry. */
+export const backendDoor = backendDoorEntrypoint(gateway);

@@ -112,6 +112,11 @@ export const ERROR_CODES = {
     message: "This needs a sign-in from the last 10 minutes: open a new link from `personalclaw token` and try again.",
   },
   app_not_permitted: { status: 403, message: "The app '{app}' did not declare access to {path}." },
+  backend_door_owner_credential: {
+    status: 403,
+    message:
+      "A request through an app backend's door is that app's work; {carrier} is not accepted there. Call the gateway with the app token the proxy handed the backend.",
+  },
   sandbox_unavailable: {
     status: 503,
     message:

@@ -5,13 +5,21 @@ import { authModeInForce } from "../contracts/auth-mode";
 import { browserRefusal, type PresentedCredentials } from "./credentials";
 import type { OwnerPrincipal, Principal } from "./principal";
 import { sessions } from "../sessions";
+import { doorCredentialRefused } from "./backend-door";
 
 /**
  * An app token never authorizes as the owner: beside an owner session it narrows it, alone
  * it is the app's own work (C-1). A Bearer that cannot authorize is refused outright; a bad
- * cookie is kept as the refusal an owner-only route will give.
+ * cookie is kept as the refusal an owner-only route will give. Through an app backend's door
+ * (`throughDoor`) only an app token counts: an owner Bearer is refused (the edge refused the
+ * other carriers), and auth mode `none` makes nobody the owner there (backend-door.ts).
  */
-export async function resolvePrincipal(env: Env, creds: PresentedCredentials, now: number): Promise<Principal> {
+export async function resolvePrincipal(
+  env: Env,
+  creds: PresentedCredentials,
+  now: number,
+  throughDoor = false,
+): Promise<Principal> {
   const store = sessions(env);
   let owner: OwnerPrincipal | null = null;
   let app: { app: string; tokenId: string } | null = null;
@@ -22,6 +30,7 @@ export async function resolvePrincipal(env: Env, creds: PresentedCredentials, no
     if (!checked.ok) throw new GatewayError("auth_bearer_invalid");
     const s = checked.session;
     if (s.kind === "app") app = { app: s.app!, tokenId: s.id };
+    else if (throughDoor) throw doorCredentialRefused("an owner Bearer token");
     else owner = { kind: "owner", sessionId: s.id, signedInAt: s.signedInAt, via: "bearer" };
   }
   if (creds.appToken !== null && app === null) {
@@ -37,7 +46,7 @@ export async function resolvePrincipal(env: Env, creds: PresentedCredentials, no
       refusal = checked.ok ? browserRefusal("not_signed_in", null) : browserRefusal(checked.reason, checked.at);
     }
   }
-  if (owner === null && authModeInForce(env).mode === "none") {
+  if (owner === null && !throughDoor && authModeInForce(env).mode === "none") {
     owner = { kind: "owner", sessionId: null, signedInAt: now, via: "auth-off" };
   }
   if (app !== null) return { kind: "app", app: app.app, tokenId: app.tokenId, narrows: owner };

@@ -18,7 +18,8 @@ export interface RowShape {
 /**
  * Refusals any request can meet, whatever row it reaches: the Host and Origin guard, the one
  * parse of path, Authorization and cookie, body framing, a `?token=` sign-in link exchanged
- * on any path, a Bearer that cannot authorize, a full disk and a fault.
+ * on any path, a Bearer that cannot authorize, an owner credential sent through an app
+ * backend's door, a full disk and a fault.
  */
 export const EVERY_ROUTE_REFUSALS: readonly ErrorCode[] = [
   "host_not_allowed",
@@ -32,6 +33,7 @@ export const EVERY_ROUTE_REFUSALS: readonly ErrorCode[] = [
   "session_required",
   "session_signed_out",
   "auth_bearer_invalid",
+  "backend_door_owner_credential",
   "storage_full",
   "internal_error",
 ];

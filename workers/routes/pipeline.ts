@@ -12,6 +12,7 @@ import { parseRequest, presentedCredentials, type ParsedRequest } from "../guard
 import { isGatewayApiPath, rawPathOf } from "../guards/request-path";
 import { internalPrincipal } from "../guards/internal-credential";
 import { resolvePrincipal } from "../guards/resolve-principal";
+import { isBackendDoorRequest, refuseOwnerCarriersAtDoor } from "../guards/backend-door";
 import { principalLabel, type Principal } from "../guards/principal";
 import { authorizeRoute } from "../guards/route-authz";
 import { checkAppPermission } from "../guards/app-permissions";
@@ -49,7 +50,7 @@ async function runRoute(
   try {
     principal =
       (await internalPrincipal(c.req.raw, row, env, parsed.path)) ??
-      (await resolvePrincipal(env, presentedCredentials(parsed), now));
+      (await resolvePrincipal(env, presentedCredentials(parsed), now, isBackendDoorRequest(c.req.raw)));
   } catch (error) {
     // A try costs the request nothing; a .catch would make a closure and a promise on every one.
     return refusedCredential(c, row, error);
@@ -80,12 +81,16 @@ async function runRoute(
 }
 
 /**
- * A Bearer (or app token) that cannot authorize is a refusal the security log keeps, counted
- * per route (refusal-windows.ts); the token itself is never written. Then the same answer.
+ * A Bearer (or app token) that cannot authorize, or an owner Bearer sent through an app's
+ * door, is a refusal the security log keeps, counted per route (refusal-windows.ts); the token
+ * itself is never written. Then the same answer.
  */
 async function refusedCredential(c: GatewayContext, row: AnyRouteRow, error: unknown): Promise<never> {
-  if (error instanceof GatewayError && error.code === "auth_bearer_invalid")
-    await keepAnonymousRefusal(c, row, "auth_bearer_invalid");
+  if (
+    error instanceof GatewayError &&
+    (error.code === "auth_bearer_invalid" || error.code === "backend_door_owner_credential")
+  )
+    await keepAnonymousRefusal(c, row, error.code);
   throw error;
 }
 
@@ -153,6 +158,7 @@ async function passEdge(c: GatewayContext, rows: ReadonlyArray<AnyRouteRow>): Pr
     parsed = parseRequest(request, c.env.GATEWAY_PORT);
     checkOrigin(request.headers, request.method, hosts, parsed);
     checkRequestFraming(request.headers);
+    if (isBackendDoorRequest(request)) refuseOwnerCarriersAtDoor(request, parsed);
   } catch (error) {
     if (error instanceof GatewayError) {
       await audit(c.env, {
