@@ -16,6 +16,7 @@ import {
   type HomePaths,
 } from "../home";
 import { writePrivateFile } from "../private-file";
+import { sweepHomeStagingFiles } from "../staging-sweep";
 import { parentEnvironment, type Settings } from "../settings";
 import { startBridgeServer } from "../server";
 import { createLogRelay } from "../sandbox/log-relay";
@@ -171,6 +172,8 @@ async function runGateway(options: StartOptions): Promise<number> {
     log(`warning: ${mode.warning}`);
   }
   if (TEST_BUILD) log("warning: this is the test build: X-Test-Now moves the clock and /api/test/* is open");
+  const swept = sweepHomeStagingFiles(paths.home);
+  if (swept.length > 0) log(`removed ${swept.length} staging files a killed write left behind: ${swept.join(", ")}`);
   if (config.config.sandbox.mode === "off") log("warning: sandbox.mode is off: app backends run without bubblewrap");
   const sessionTtl = sessionTtlInForce(config.config);
   if (sessionTtl.capped)

@@ -6,12 +6,12 @@
 // anywhere else fails authentication and decrypts for nobody. Values never leave this module
 // except as a backend's environment at its start (openAppSecrets).
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { GatewayError } from "../../workers/contracts/errors";
 import { SECRET_NAME, type SecretConsumer, type SecretListing } from "../../workers/contracts/secrets";
-import { writePrivateFile } from "../private-file";
+import { makePrivateFolder, removePrivateFile, syncFolder, writePrivateFile } from "../private-file";
 import { APP_NAME_PATTERN } from "../../workers/contracts/app-name";
 
 const KEY_BYTES = 32;
@@ -117,6 +117,8 @@ export class SecretStore {
     // A key lost while sealed values remain must not be silently replaced: they would never open again.
     if (this.storedNames().length > 0)
       throw unreadable(`${this.paths.key} is missing but sealed secrets remain; restore the key file`);
+    // Durable (flushed, and the home's entry for it) before any sealed value that needs it is
+    // even staged: a power cut can leave a key without secrets, never secrets without their key.
     const key = randomBytes(KEY_BYTES);
     writePrivateFile(this.paths.key, key);
     this.key = key;
@@ -124,7 +126,7 @@ export class SecretStore {
   }
 
   private ensureFolders(): void {
-    for (const dir of [this.paths.store, this.paths.apps]) mkdirSync(dir, { recursive: true, mode: 0o700 });
+    for (const dir of [this.paths.store, this.paths.apps]) makePrivateFolder(dir);
   }
 
   private storeFile(name: string): string {
@@ -190,7 +192,7 @@ export class SecretStore {
       const digest = digestOf.get(slot.app);
       // An app no longer installed keeps no copy.
       if (digest === undefined) {
-        rmSync(this.slotFile(slot.app, slot.as), { force: true });
+        removePrivateFile(this.slotFile(slot.app, slot.as));
         continue;
       }
       writeSealed(
@@ -209,10 +211,10 @@ export class SecretStore {
     for (const slot of this.slots()) {
       // eslint-disable-next-line no-restricted-syntax -- `secret` here is the secret's name, not its value
       if (slot.secret !== name) continue;
-      rmSync(this.slotFile(slot.app, slot.as), { force: true });
+      removePrivateFile(this.slotFile(slot.app, slot.as));
       unassigned.push({ app: slot.app, as: slot.as });
     }
-    rmSync(this.storeFile(name), { force: true });
+    removePrivateFile(this.storeFile(name));
     return { deleted, unassigned };
   }
 
@@ -223,20 +225,19 @@ export class SecretStore {
     if (!key || !file) throw new GatewayError("secret_not_found", { vars: { name } });
     const value = open(key, file, storeBinding(name));
     if (value === null) throw unreadable(`the stored copy of ${name} does not authenticate`);
-    mkdirSync(join(this.paths.apps, consumer.app), { recursive: true, mode: 0o700 });
+    makePrivateFolder(join(this.paths.apps, consumer.app));
     writeSealed(this.slotFile(consumer.app, as), seal(key, value, appBinding(consumer, as), name));
   }
 
   unassign(app: string, as: string): boolean {
-    const path = this.slotFile(app, as);
-    const held = existsSync(path);
-    rmSync(path, { force: true });
-    return held;
+    return removePrivateFile(this.slotFile(app, as));
   }
 
   /** An uninstalled app keeps no copy of anything. */
   forgetApp(app: string): void {
-    if (APP_NAME_PATTERN.test(app)) rmSync(join(this.paths.apps, app), { recursive: true, force: true });
+    if (!APP_NAME_PATTERN.test(app) || !existsSync(join(this.paths.apps, app))) return;
+    rmSync(join(this.paths.apps, app), { recursive: true, force: true });
+    syncFolder(this.paths.apps);
   }
 
   /**
@@ -260,7 +261,7 @@ export class SecretStore {
           ? open(key, file, appBinding({ app, digest: fromDigest }, slot.as))
           : null;
       if (value === null) {
-        rmSync(path, { force: true });
+        removePrivateFile(path);
         dropped.push(slot.as);
         continue;
       }
