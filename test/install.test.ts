@@ -177,8 +177,8 @@ const HOSTILE: HostileCase[] = [
     field: "native",
   },
   {
-    title: "a name the route table reserves",
-    make: (sb) => writeBundle(sb.bundle, { "app.json": appJson(reservedNames[0]!) }),
+    title: "a name the route table reserves (registry, kept for the platform's own route)",
+    fixture: "manifest-reserved-name",
     status: 422,
     code: "app_name_reserved",
     path: "app.json",
@@ -221,8 +221,16 @@ describe("hostile bundles through a running gateway's preview and install", () =
     for (const sb of sandboxes) await sb.cleanup();
   });
 
-  it("has reserved names to test with", () => {
-    expect(reservedNames.length).toBeGreaterThan(0);
+  it("refuses every name the built route table reserves at preview, naming the field", async () => {
+    expect(reservedNames).toEqual(expect.arrayContaining(["registry", "blob", "install", "register", "preview"]));
+    for (const name of reservedNames) {
+      const sb = await makeSandbox("manifest-missing");
+      sandboxes.push(sb);
+      await writeBundle(sb.bundle, { "app.json": appJson(name) });
+      const answer = await post(gw, "/api/apps/preview", { source: sb.bundle });
+      expect(answer.status, name).toBe(422);
+      expect(answer.body.error).toMatchObject({ code: "app_name_reserved", detail: { field: "name" } });
+    }
   });
 
   it.each(HOSTILE.map((c) => [c.title, c] as const))(

@@ -20,6 +20,16 @@ export interface RouteTable {
     answer: { status: number; schema: unknown } | { streamed: string };
     refuses: { pipeline: string[]; handler: string[] };
   }>;
+  /** The names no app may take, as the gateway derives them from its rows. */
+  reservedAppNames: (rows: ReadonlyArray<TableRow>) => Set<string>;
+  /** Every place a gateway path holds an app's name. */
+  APP_NAME_PLACES: readonly string[];
+}
+
+/** The reserved app names the real route table derives: what every test of a reserved name uses. */
+export async function derivedReservedAppNames(): Promise<ReadonlySet<string>> {
+  const table = await routeTable();
+  return table.reservedAppNames(table.ROUTES);
 }
 
 const TABLE_MODULE: string = "../../workers/routes/table";

@@ -1,11 +1,16 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { compareVersions, isEscapingResourcePath, validateManifest, type ValidateManifestOptions } from "./manifest";
+import { derivedReservedAppNames } from "../../test/helpers/route-table";
 
+// The reserved names are the route table's own, never a set of this test's (issue 33).
 const opts: ValidateManifestOptions = {
-  reservedNames: new Set(["registry", "registries", "blob", "install", "register"]),
+  reservedNames: new Set<string>(),
   fromNativeFolder: false,
   core: { version: "0.3.0", features: ["app-tokens", "mcp-bridge"] },
 };
+beforeAll(async () => {
+  opts.reservedNames = await derivedReservedAppNames();
+});
 
 const base = { name: "hello-app", version: "1.0.0" };
 
@@ -49,9 +54,11 @@ describe("validateManifest", () => {
     }
   });
 
-  it("refuses a reserved app name", () => {
-    const r = refusedWith({ ...base, name: "registry" });
-    expect(r).toMatchObject({ code: "app_name_reserved", field: "name" });
+  it("refuses every name the route table reserves, the platform's registry, blob, install and register among them", () => {
+    for (const name of ["registry", "registries", "blob", "install", "register", "preview", "message", "native"]) {
+      expect(opts.reservedNames.has(name), name).toBe(true);
+      expect(refusedWith({ ...base, name })).toMatchObject({ code: "app_name_reserved", field: "name" });
+    }
   });
 
   it.each([

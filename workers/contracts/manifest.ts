@@ -439,7 +439,7 @@ export const PrerequisiteSchema = z.object({
 export const AppManifestSchema = z.looseObject({
   name: AppNameSchema.meta({
     description:
-      "The app's name, in its paths /apps/<name>/ and /api/apps/<name>/. Names the gateway's own routes use under /api/apps/ (such as `installs`, `message`, `preview`, `parked`) are reserved.",
+      "The app's name, in its paths /apps/<name>/ and /api/apps/<name>/. Names the gateway's own routes use where an app's name goes (such as `installs`, `message`, `preview`, `parked` under /api/apps/), and `registry`, `registries`, `blob`, `install`, `register` and `sources`, kept for the platform's own routes, are reserved.",
     owner: "The name.",
   }),
   version: shortText(64).meta({

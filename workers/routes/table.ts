@@ -109,12 +109,33 @@ export function describeRoutes(rows: ReadonlyArray<AnyRouteRow>): RouteDescripti
   });
 }
 
-/** First path segments under /api/apps/ that routes use literally; no app may be named after one (C-14). */
+/**
+ * Every place a gateway path holds an app's name as one segment: the app's own subtrees, the
+ * internal routes about one app, and its MCP servers (`:app`). A literal segment in the same
+ * place is a route of the gateway's that an app of that name would shadow or implicitly own.
+ */
+export const APP_NAME_PLACES = ["/api/apps/", "/apps/", "/api/internal/apps/", "/api/mcp/", "/api/internal/mcp/"];
+
+/**
+ * Segments the platform keeps under /api/apps/ for routes of its own that the requirements name
+ * and this core does not serve yet: the store's registry and registries, its blob proxy, install,
+ * register and sources (PERM-19, MAN-05, C-14). Implicit ownership must never apply to them, even
+ * for an app already installed under one, so no app may take one now.
+ */
+const KEPT_FOR_PLATFORM_ROUTES = ["registry", "registries", "blob", "install", "register", "sources"];
+
+/**
+ * The names no app may take (C-14): every literal segment of any route where an app's name sits
+ * (APP_NAME_PLACES), and the segments kept for the platform's own routes.
+ */
 export function reservedAppNames(rows: ReadonlyArray<AnyRouteRow>): Set<string> {
-  const names = new Set<string>();
+  const names = new Set<string>(KEPT_FOR_PLATFORM_ROUTES);
   for (const row of rows) {
-    const match = /^\/api\/apps\/([^/:]+)/.exec(row.path);
-    if (match) names.add(match[1]);
+    for (const place of APP_NAME_PLACES) {
+      if (!row.path.startsWith(place)) continue;
+      const segment = row.path.slice(place.length).split("/")[0]!;
+      if (segment !== "" && !segment.startsWith(":") && segment !== "*") names.add(segment);
+    }
   }
   return names;
 }
