@@ -29,6 +29,36 @@ describe("the editable settings", () => {
     expect(loosens("gateway.bind_host", "0.0.0.0", "127.0.0.1")).toBe(false);
   });
 
+  it("each setting's loosening predicate follows its lattice: wider reach, longer life, larger limit, more names, weaker bounds", () => {
+    const loosens = (path: string, from: unknown, to: unknown) => settingAt(path)!.loosens(from as never, to as never);
+    // Each list runs from tightest to loosest; a move towards the end loosens, any other does not.
+    const lattices: Record<string, unknown[]> = {
+      "auth.session_ttl": [300, 86_400, 90 * 86_400],
+      "gateway.bind_host": ["127.0.0.1", "192.168.1.20", "0.0.0.0", "::"],
+      "sandbox.mode": ["on", "off"],
+      "sandbox.limits.processes": [16, 256, 65_536],
+      "sandbox.limits.memory_mb": [64, 1024, 1_048_576],
+      "sandbox.limits.storage_mb": [64, 4096, 16_777_216],
+      "sandbox.env_passthrough": [[], ["A"], ["A", "B"]],
+      "sandbox.network_all": [[], ["notes"], ["notes", "weather"]],
+      "sandbox.bounds": ["cgroup", "systemd-scope", "rlimit"],
+      "logs.security_retention_days": [3650, 365, 30],
+    };
+    for (const [path, values] of Object.entries(lattices)) {
+      for (const [i, from] of values.entries())
+        for (const [j, to] of values.entries())
+          expect(loosens(path, from, to), `${path}: ${JSON.stringify(from)} → ${JSON.stringify(to)}`).toBe(j > i);
+    }
+    // auto takes the strongest mechanism that works: leaving it for a named weaker one loosens.
+    expect(loosens("sandbox.bounds", "auto", "rlimit")).toBe(true);
+    expect(loosens("sandbox.bounds", "auto", "cgroup")).toBe(false);
+    expect(loosens("sandbox.bounds", "rlimit", "auto")).toBe(false);
+    // A list swapped for another of the same length still hands over a name it did not.
+    expect(loosens("sandbox.env_passthrough", ["A"], ["B"])).toBe(true);
+    for (const spec of OWNER_SETTINGS.filter((s) => !s.security))
+      expect(spec.loosens(spec.default, spec.default)).toBe(false);
+  });
+
   it("a manifest may declare only non-security settings, and never an unknown path (GRANT-01)", () => {
     const manifest = (config: unknown) => ({ name: "a", version: "1", permissions: { api: ["/api/config"], config } });
     expect(validateManifest(manifest(["proxy.response_timeout_s"]), opts).ok).toBe(true);

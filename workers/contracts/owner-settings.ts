@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { MAX_TTL_MS } from "./session";
 import { APP_NAME_PATTERN } from "./app-name";
+import { bindHostWidens } from "./bind-host-reach";
 
 export const SANDBOX_PROCESSES_RANGE = { min: 16, max: 65_536 } as const;
 export const SANDBOX_MEMORY_MB_RANGE = { min: 64, max: 1_048_576 } as const;
@@ -20,7 +21,6 @@ export const SEL_RETENTION_RANGE_DAYS = { min: 30, max: 3650 } as const;
 export const PROXY_TIMEOUT_RANGE_S = { min: 1, max: 300 } as const;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "::1"]);
 
 export type SettingValue = string | number | string[];
 
@@ -54,6 +54,20 @@ const addsNames = (from: SettingValue, to: SettingValue) =>
   (to as string[]).some((name) => !(from as string[]).includes(name));
 const never = () => false;
 
+// How strongly each named bounds mechanism holds a child: a cgroup bounds the whole tree's
+// memory and processes, a systemd scope does through one, rlimits only per process.
+const BOUNDS_STRENGTH: Record<string, number> = { cgroup: 3, "systemd-scope": 2, rlimit: 1 };
+/**
+ * sandbox.bounds loosens when the new mechanism may hold children less strongly: `auto` takes
+ * the strongest that works, so it is never weaker than a named one; a named one is weaker than
+ * `auto` unless it is the strongest (cgroup), and weaker than another named one by rank.
+ */
+const boundsWeaker = (from: string, to: string) => {
+  if (to === "auto") return false;
+  if (from === "auto") return to !== "cgroup";
+  return BOUNDS_STRENGTH[to] < BOUNDS_STRENGTH[from];
+};
+
 export const OWNER_SETTINGS: readonly SettingSpec[] = [
   {
     path: "auth.session_ttl",
@@ -77,7 +91,7 @@ export const OWNER_SETTINGS: readonly SettingSpec[] = [
     meaning:
       "The address the gateway listens on (default 127.0.0.1, this computer only). Any other address lets other machines reach the sign-in page; PERSONALCLAW_BIND_HOST, when set, wins, and auth mode none always listens on loopback.",
     security: true,
-    loosens: (from, to) => LOOPBACK_HOSTS.has(from as string) && !LOOPBACK_HOSTS.has(to as string),
+    loosens: (from, to) => bindHostWidens(from as string, to as string),
     consent: "bind_beyond_loopback",
     title: "Let other machines reach the gateway",
     applies: "next_start",
@@ -171,7 +185,7 @@ export const OWNER_SETTINGS: readonly SettingSpec[] = [
     meaning:
       "Which mechanism bounds app children: auto takes the first that works (cgroup, systemd-scope, rlimit); naming one uses only that one.",
     security: true,
-    loosens: (from, to) => from !== to && to !== "auto" && to !== "cgroup",
+    loosens: (from, to) => boundsWeaker(from as string, to as string),
     consent: "bounds_mechanism",
     title: "Bound app children by a weaker mechanism",
     applies: "next_start",
