@@ -71,6 +71,7 @@ const BUNDLES = {
         "render-manifest": "scripts/render-manifest.ts",
         "render-child-env": "scripts/render-child-env.ts",
         "render-cli": "scripts/render-cli.ts",
+        "render-review-words": "scripts/render-review-words.ts",
       },
       outdir: "dist",
     },

@@ -24,6 +24,8 @@ interface JsonSchema {
   description?: string;
   owner?: string;
   byDefault?: string;
+  /** The label the install reviews show before a grant (workers/contracts/review-words.ts). */
+  review?: string;
 }
 
 export interface ManifestField {
@@ -60,6 +62,8 @@ function typeText(s: JsonSchema): string {
   }
 }
 
+const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
+
 function objectVariant(s: JsonSchema): JsonSchema | undefined {
   if (s.type === "object" && s.properties) return s;
   return s.anyOf?.find((v) => v.type === "object" && v.properties);
@@ -79,7 +83,8 @@ export function manifestFields(): ManifestField[] {
         required: required.has(key),
         byDefault: field.byDefault ?? "",
         description: field.description ?? "",
-        owner: field.owner ?? "",
+        // A grant is shown under the one label both reviews use, then what they show of it.
+        owner: field.review ? `${field.review}: ${lowerFirst(field.owner ?? "")}` : (field.owner ?? ""),
       });
       const nested = objectVariant(field);
       if (nested) visit(nested, path);

@@ -102,7 +102,7 @@ describe("approvals through a running gateway", () => {
     const preview = await runCli(["apps", "preview", asker, "--json", "--home", gw.home]);
     expect(JSON.parse(preview.stdout).review.permissions.approvals).toBe(true);
     const text = await runCli(["apps", "preview", asker, "--home", gw.home]);
-    expect(text.stdout).toContain("approvals (asks the owner questions in the Inbox): yes");
+    expect(text.stdout).toContain("  Asks you questions in the Inbox: yes\n");
     const refused = await gw.fetch("/api/approvals", {
       method: "POST",
       headers: { ...json, authorization: `Bearer ${await appTokenOf(gw, "node-notes")}` },

@@ -4,6 +4,7 @@
 // Every field is read defensively: a review from a newer gateway still renders.
 import { el } from "./element.js";
 import { compactJson, formatCommand } from "./format.js";
+import { FINDINGS_WORDS, GRANT_WORDS } from "./review-words.js";
 
 const list = (value) => (Array.isArray(value) ? value : []);
 
@@ -89,24 +90,24 @@ function networkTerm(network) {
   );
 }
 
+/** A granted permission's value as the review shows it; null when nothing is granted. */
+function grantValue(kind, value) {
+  if (kind === "flag") return value === true;
+  if (kind === "tier") return value ?? null;
+  if (kind === "list") return list(value);
+  return null;
+}
+
+// Every permission the review (and the consent digest) carries, under the label the terminal
+// review shows too (review-words.js, generated from the manifest schema).
 function permissionsPart(review) {
   const p = review.permissions && typeof review.permissions === "object" ? review.permissions : {};
-  const shown = terms([
-    ["API paths", list(p.api)],
-    ["Reads settings", list(p.config)],
-    ["Changes settings", list(p.configWrite)],
-    ["Emits events", list(p.events)],
-    ["Subscribes to events", list(p.eventSubscriptions)],
-    ["MCP tools", list(p.mcpTools)],
-    ["Messages apps", list(p.appMessaging)],
-    ["Memory", p.memory === true],
-    ["Scheduled jobs", p.cron === true],
-    ["Storage", p.storage === true],
-    ["Asks you to approve actions", p.approvals === true],
-    ["Agent tier", p.agent ?? null],
-  ]);
-  const network = networkTerm(p.network);
-  return part("Permissions", shown ?? none("No permissions."), network ? terms([["Network", network]]) : null);
+  const shown = terms(
+    GRANT_WORDS.filter((g) => g.kind !== "hosts").map((g) => [g.label, grantValue(g.kind, p[g.field])]),
+  );
+  const networkWords = GRANT_WORDS.find((g) => g.kind === "hosts");
+  const network = networkWords ? networkTerm(p[networkWords.field]) : null;
+  return part("Permissions", shown ?? none("No permissions."), network ? terms([[networkWords.label, network]]) : null);
 }
 
 /** Secrets the app asks for: each reaches it only if you assign one, as an environment variable at its start. */
@@ -257,8 +258,8 @@ export function findingsPart(findings, verdict) {
     "Scan findings",
     verdict ? el("p", {}, "Verdict: ", el("span", { class: `badge badge-${tone}`, text: verdict })) : null,
     runtime.length + tests.length + flat.length === 0 ? none("The scan found nothing.") : null,
-    runtime.length ? findingsTable("In code the app runs", runtime) : null,
-    tests.length ? findingsTable("In tests and documents nothing runs", tests) : null,
+    runtime.length ? findingsTable(FINDINGS_WORDS.runtime, runtime) : null,
+    tests.length ? findingsTable(FINDINGS_WORDS.tests, tests) : null,
     flat.length ? findingsTable("Findings", flat) : null,
   );
 }

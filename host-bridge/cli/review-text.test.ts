@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { reviewText } from "./review-text";
+import { GRANT_WORDS } from "../../workers/contracts/review-words";
+import { InstallReviewSchema } from "../../workers/contracts/install-review";
 
 // Every string a bundle supplies, each carrying a CR, an ANSI line erase, C0 and C1
 // controls, a bidi override and a newline: the forgeries issue 12 reproduced.
@@ -41,8 +43,37 @@ describe("reviewText", () => {
       review((field) => field),
       "sha256:00",
     );
-    expect(text).toContain("reads settings: cfg; changes settings: cfgw");
+    expect(text).toContain("  Reads settings: cfg\n");
+    expect(text).toContain("  Changes settings: cfgw\n");
     expect(text).toContain("Secrets it asks for (given only if you assign one): secret (secretwhy)");
+  });
+
+  it("shows every permission the review carries under its one label: what the socket hears and the inbox receives, the MCP tools", () => {
+    const text = reviewText(
+      {
+        ...review((field) => field),
+        permissions: {
+          ...review((field) => field).permissions,
+          events: ["app.installed"],
+          eventSubscriptions: ["backend.health_changed"],
+          mcpTools: ["search"],
+          memory: true,
+          cron: true,
+          storage: true,
+          approvals: true,
+        },
+      },
+      "sha256:00",
+    );
+    const labels = Object.fromEntries(GRANT_WORDS.map((g) => [g.field, g.label]));
+    expect(GRANT_WORDS.map((g) => g.field)).toEqual(Object.keys(InstallReviewSchema.shape.permissions.shape));
+    expect(text).toContain(`  ${labels.events}: app.installed\n`);
+    expect(text).toContain(`  ${labels.eventSubscriptions}: backend.health_changed\n`);
+    expect(text).toContain(`  ${labels.mcpTools}: search\n`);
+    for (const flag of ["memory", "cron", "storage", "approvals"]) expect(text).toContain(`  ${labels[flag]}: yes\n`);
+    expect(text).toContain(`  ${labels.network}: host\n`);
+    expect(text).toContain(`  ${labels.agent}: agent\n`);
+    expect(labels.events).not.toMatch(/emit|publish|send/i);
   });
 
   const digest = `sha256:${"ab".repeat(32)}`;

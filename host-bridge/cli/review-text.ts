@@ -4,6 +4,9 @@
 // manifest field could otherwise rewrite a line above it ("Backend process: none").
 import type { InstallReview } from "../../workers/contracts/install-review";
 import { escapeControls, safeLine } from "../../workers/contracts/text-safety";
+import { FINDINGS_WORDS, GRANT_WORDS } from "../../workers/contracts/review-words";
+
+const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
 
 /**
  * A review as it may reach the terminal: only InstallReview's fields, any of them missing (a
@@ -35,6 +38,19 @@ function finding(f: Loose<InstallReview["findings"]["runtime"][number]>): string
   return `  - [${t(f.severity)}] ${t(f.rule)} ${t(f.path)}:${t(f.line ?? "-")} ${t(f.message)}`;
 }
 
+/** One line per permission the review carries, labelled with the words every review uses (review-words.ts). */
+function permissionLines(permissions: NonNullable<RenderableReview["permissions"]>): string[] {
+  const values = permissions as Record<string, unknown>;
+  return GRANT_WORDS.map(({ field, label, kind }) => {
+    const value = values[field];
+    if (kind === "flag") return `${label}: ${value === true ? "yes" : "no"}`;
+    if (kind === "tier") return `${label}: ${t(value ?? "none")}`;
+    if (kind === "list") return `${label}: ${list(Array.isArray(value) ? value : [])}`;
+    const hosts = (value as { hosts?: unknown } | null | undefined)?.hosts;
+    return `${label}: ${Array.isArray(hosts) && hosts.length > 0 ? list(hosts) : "none: no network at all"}`;
+  });
+}
+
 /** Renders a review as lines of text; no bundle string can add, end or rewrite a line. */
 export function reviewText(review: RenderableReview, digest: string): string {
   const lines: string[] = [];
@@ -44,24 +60,15 @@ export function reviewText(review: RenderableReview, digest: string): string {
   const prerequisites = review.prerequisites ?? [];
   lines.push(`Needs: ${prerequisites.length ? "" : "nothing beyond PersonalClaw"}`);
   for (const p of prerequisites) lines.push(`  - ${t(p.name)}: ${t(p.why)} (${t(p.how)})`);
-  const permissions = review.permissions ?? {};
   lines.push("Permissions:");
-  lines.push(`  api: ${list(permissions.api)}`);
-  lines.push(`  reads settings: ${list(permissions.config)}; changes settings: ${list(permissions.configWrite)}`);
-  lines.push(
-    `  storage: ${permissions.storage ? "yes" : "no"}, memory: ${permissions.memory ? "yes" : "no"}, cron: ${permissions.cron ? "yes" : "no"}, agent: ${t(permissions.agent ?? "none")}`,
-  );
-  lines.push(`  app messaging: ${list(permissions.appMessaging)}`);
-  lines.push(`  approvals (asks the owner questions in the Inbox): ${permissions.approvals ? "yes" : "no"}`);
-  const hosts = permissions.network?.hosts;
-  lines.push(
-    `  network (enforced): ${Array.isArray(hosts) && hosts.length > 0 ? list(hosts) : "none: no network at all"}`,
-  );
+  for (const line of permissionLines(review.permissions ?? {})) lines.push(`  ${line}`);
   lines.push(
     `Scheduled jobs: ${list((review.scheduledJobs ?? []).map((j) => `${t(j.name)} (${t(j.schedule)}${j.timezone && j.timezone !== "UTC" ? ` ${t(j.timezone)}` : ""}${j.route ? ` -> POST ${t(j.route)}` : ""})`))}`,
   );
   lines.push(`Python packages: ${list(review.pythonPackages)}`);
   lines.push(`npm packages: ${list(review.npmPackages?.packages)}`);
+  if (review.npmPackages?.note && (review.npmPackages.packages ?? []).length > 0)
+    lines.push(`  ${t(review.npmPackages.note)}`);
   lines.push(`UI: ${t(review.ui?.entry ?? "none")}`);
   lines.push(`Backend process: ${commandLine(review.backend)}`);
   lines.push(`Install hook: ${commandLine(review.installHook)}`);
@@ -86,9 +93,9 @@ export function reviewText(review: RenderableReview, digest: string): string {
   lines.push(`Writes outside its folder: ${list((review.writes ?? []).map((w) => w.path))}`);
   const runtime = review.findings?.runtime ?? [];
   const tests = review.findings?.tests ?? [];
-  lines.push(`Findings in code the app runs: ${runtime.length}`);
+  lines.push(`Findings ${lowerFirst(FINDINGS_WORDS.runtime)}: ${runtime.length}`);
   for (const f of runtime) lines.push(finding(f));
-  lines.push(`Findings in test files nothing loads: ${tests.length}`);
+  lines.push(`Findings ${lowerFirst(FINDINGS_WORDS.tests)}: ${tests.length}`);
   for (const f of tests) lines.push(finding(f));
   lines.push(`Scan verdict: ${t(review.verdict)}`);
   lines.push(`Consent digest: ${escapeControls(String(digest))}`);

@@ -36,7 +36,9 @@ const KNOWN_KEYS = new Set([
 
 const NETWORK_NOTE =
   "Enforced: the app's processes reach these hosts and no others, through its own egress broker; with none listed they have no network at all.";
-const NPM_NOTE = "npm runs these packages' install scripts when it installs them.";
+// install-dependencies.ts always runs npm with --ignore-scripts: no package code runs at install.
+const NPM_NOTE =
+  "npm installs these packages in the sandbox with install scripts off (--ignore-scripts): none of their code runs at install; the app's code loads them when it runs.";
 
 function cmd(c: { command: string; args?: string[] | undefined }): { command: string; args: string[] } {
   return { command: c.command, args: [...(c.args ?? [])] };

@@ -9,8 +9,17 @@ import { settingAt } from "./owner-settings";
 import { declaredSecretNameRefusal } from "./secrets";
 import { nextFireAfter, parseCronSchedule } from "./cron-schedule";
 import { AppNameSchema } from "./app-name";
+import { EVENT_CLASSES } from "./event-names";
 
 const shortText = (max: number) => z.string().min(1).max(max);
+
+/** The event names an app may declare, as the manifest reference lists them. */
+function declarableEventNames(): string {
+  return Object.entries(EVENT_CLASSES)
+    .filter(([, entry]) => entry.tier === "declarable")
+    .map(([name]) => `\`${name}\``)
+    .join(", ");
+}
 const stringList = z.array(z.string().max(512)).max(512);
 
 /** A relative path inside the app folder (checked for escapes after parsing, see RESOURCE_PATH_FIELDS). */
@@ -122,6 +131,7 @@ export const ConfigGrantSchema = z.union([
         .meta({
           description: "Settings paths the app may also write (a written path is readable too).",
           owner: "Every path.",
+          review: "Changes settings",
         })
         .optional(),
     })
@@ -144,6 +154,7 @@ export const PermissionsSchema = z.object({
         "Gateway path prefixes the app's token may call, matched on the path at a segment boundary. The app always reaches its own /apps/<name>/ and /api/apps/<name>/; owner-only routes refuse every app whatever it declares.",
       owner: "Every prefix.",
       byDefault: "its own paths only",
+      review: "Calls gateway paths",
     })
     .optional(),
   config: ConfigGrantSchema.meta({
@@ -151,15 +162,23 @@ export const PermissionsSchema = z.object({
       'Owner settings the app may read (a list of paths) or read and write ({"read": [...], "write": [...]}) through /api/config/personalclaw; `api` must also name /api/config. Only non-security settings: a security or unknown path refuses the bundle.',
     owner: "What it may read and what it may write.",
     byDefault: "none",
+    review: "Reads settings",
   }).optional(),
   events: stringList
-    .meta({ description: "Event names the app may publish, exact names.", owner: "Every name.", byDefault: "none" })
+    .meta({
+      description: `Platform events the app's live socket (/api/ws) hears, exact names: the lifecycle and health of every installed app (${declarableEventNames()}). The app hears them; no app publishes platform events.`,
+      owner: "Every name, as what its live socket hears.",
+      byDefault: "none",
+      review: "Hears on its live socket",
+    })
     .optional(),
   eventSubscriptions: stringList
     .meta({
-      description: "Platform events the app hears on its own socket (/api/ws), exact names only: no prefix, no `*`.",
-      owner: "Every name.",
+      description:
+        "Platform events delivered to the app's inbox (read with GET /api/apps/message, from `@platform`), exact names only: no prefix, no `*`; the same names as `events`. The app receives them; it publishes nothing.",
+      owner: "Every name, as what reaches its inbox.",
       byDefault: "none",
+      review: "Receives in its inbox",
     })
     .optional(),
   mcpTools: stringList
@@ -168,6 +187,7 @@ export const PermissionsSchema = z.object({
         "MCP tools the app may ask the agent to invoke. The gateway shows and records the list; it runs no tools for apps itself.",
       owner: "Every tool.",
       byDefault: "none",
+      review: "May ask the agent to run MCP tools",
     })
     .optional(),
   memory: z
@@ -177,11 +197,17 @@ export const PermissionsSchema = z.object({
         "Whether the app may reach the agent's memory. The gateway hosts no memory store; the grant is shown and recorded.",
       owner: "Yes or no.",
       byDefault: "false",
+      review: "Reaches the agent's memory",
     })
     .optional(),
   cron: z
     .boolean()
-    .meta({ description: "Whether the app's `crons` register.", owner: "Yes or no.", byDefault: "false" })
+    .meta({
+      description: "Whether the app's `crons` register.",
+      owner: "Yes or no.",
+      byDefault: "false",
+      review: "Registers scheduled jobs",
+    })
     .optional(),
   storage: z
     .boolean()
@@ -190,6 +216,7 @@ export const PermissionsSchema = z.object({
         "Whether the app gets a writable data/ folder (PERSONALCLAW_APP_DATA_DIR); without it the whole app folder is read-only.",
       owner: "Yes or no.",
       byDefault: "false",
+      review: "Writes its own data/ folder",
     })
     .optional(),
   agent: AgentTierSchema.meta({
@@ -197,6 +224,7 @@ export const PermissionsSchema = z.object({
       "The agent tier the app's work runs at: `text` (the task text only), `read` (read-only tools), `tools` (the owner's tools). Jobs without a route need one.",
     owner: "The tier.",
     byDefault: "none",
+    review: "Agent tier its work runs at",
   }).optional(),
   appMessaging: stringList
     .meta({
@@ -204,6 +232,7 @@ export const PermissionsSchema = z.object({
         "Apps this app may message through POST /api/apps/message. A trailing `*` is a name prefix and covers apps installed later.",
       owner: "Every target, prefixes marked.",
       byDefault: "none",
+      review: "Sends messages to apps",
     })
     .optional(),
   /** The app may raise approvals for the owner to answer (POST /api/approvals); a strict boolean. */
@@ -213,6 +242,7 @@ export const PermissionsSchema = z.object({
       description: "Whether the app may raise approvals (questions) in the owner's Inbox.",
       owner: "Yes or no.",
       byDefault: "false",
+      review: "Asks you questions in the Inbox",
     })
     .optional(),
   // Enforced: the only hosts the app's children reach, through its egress broker (network-grant.ts).
@@ -221,6 +251,7 @@ export const PermissionsSchema = z.object({
       "The hosts the app's processes may reach, enforced by its own egress broker: `false` for no network, or patterns such as `api.example.com` (port 443), `api.example.com:8443`, `*.example.com` (subdomains, not the apex), `203.0.113.7:80`, `host:*` (any port). A name that resolves to a local or metadata address is refused.",
     owner: "Every host, marked as enforced.",
     byDefault: "no network",
+    review: "Reaches hosts (enforced)",
   }).optional(),
 });
 
