@@ -107,6 +107,9 @@ describe("every route answers what its row declares", () => {
       (row) => row.method === "GET" && !("streamed" in row.answer) && row.path !== "/api/token/local",
     );
     expect(getRows.map((row) => row.path).sort()).toEqual(Object.keys(calls).sort());
+    // A read of the checkpoint signs none: the owner's POST signs the first, declared like every answer.
+    const signed = await gw.fetch("/api/security/checkpoint", { method: "POST" });
+    await expectDeclaredAnswer("POST", "/api/security/checkpoint", signed);
     const answers: Record<string, unknown> = {};
     for (const row of getRows) {
       const call = calls[row.path]!;

@@ -43,6 +43,15 @@ async function append(gw: RunningGateway, kind: string, subject: string) {
   expect(answer.status).toBe(200);
 }
 
+/** The witness's owner admits the log whose checkpoints `publicKey` signs. */
+function admit(witness: RunningGateway, publicKey: string): Promise<Response> {
+  return witness.fetch("/api/security/witness/admitted", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ public_key: publicKey }),
+  });
+}
+
 async function started(env: Record<string, string> = {}): Promise<RunningGateway> {
   const gw = await startGateway({ env });
   homes.push(gw.home);
@@ -152,11 +161,17 @@ describe("checkpoints", () => {
   it("are signed with Ed25519 inside the pinned workerd and verify offline with only the public key", async () => {
     const gw = await started();
     for (let i = 0; i < 3; i++) await append(gw, "offline_probe", `row ${i}`);
-    const api = await gw.fetch("/api/security/checkpoint");
+    // A read signs nothing: before the first checkpoint it finds none.
+    const none = await gw.fetch("/api/security/checkpoint");
+    expect(none.status).toBe(404);
+    expect(await errorCode(none)).toBe("sel_no_checkpoint");
+    const api = await gw.fetch("/api/security/checkpoint", { method: "POST" });
     expect(api.status).toBe(200);
     const exported = await api.json();
     expect(exported.note).toContain(`\n${exported.seq}\n`);
+    expect(await (await gw.fetch("/api/security/checkpoint")).json()).toEqual(exported);
     expect((await gw.fetch("/api/security/checkpoint", { owner: false })).status).toBe(403);
+    expect((await gw.fetch("/api/security/checkpoint", { method: "POST", owner: false })).status).toBe(403);
 
     const out = join(mkdtempSync(join(tmpdir(), "pc-cp-")), "checkpoint.txt");
     const cli = await runCli(["security", "checkpoint", "--out", out, "--home", gw.home]);
@@ -268,6 +283,12 @@ describe("a witness", () => {
     const witness = await started();
     await append(origin, "app_installed", "first");
     const url = `http://127.0.0.1:${witness.port}/api/security/witness`;
+    // Not yet admitted by the witness's owner: refused, and the refusal is a row on the witness.
+    const refused = await runCli(["security", "witness", url, "--json", "--home", origin.home]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr + refused.stdout).toContain("witness_log_not_admitted");
+    const key = (await (await origin.fetch("/api/security/checkpoint", { method: "POST" })).json()).public_key;
+    expect((await admit(witness, key)).status).toBe(200);
     const configured = await runCli(["security", "witness", url, "--json", "--home", origin.home]);
     expect(configured.code).toBe(0);
     const { seq: firstSeq, witness: name } = JSON.parse(configured.stdout);
@@ -276,7 +297,7 @@ describe("a witness", () => {
       witness: name,
     });
 
-    const first = await (await origin.fetch("/api/security/checkpoint")).json();
+    const first = await (await origin.fetch("/api/security/checkpoint", { method: "POST" })).json();
     const held = await (
       await witness.fetch(`/api/security/witness?origin=${encodeURIComponent(first.origin)}`, { owner: false })
     ).json();
@@ -284,7 +305,7 @@ describe("a witness", () => {
 
     // A new checkpoint reaches the witness by itself while the gateway runs.
     await append(origin, "app_installed", "second");
-    const second = await (await origin.fetch("/api/security/checkpoint")).json();
+    const second = await (await origin.fetch("/api/security/checkpoint", { method: "POST" })).json();
     expect(second.seq).toBeGreaterThan(firstSeq);
     const out = join(mkdtempSync(join(tmpdir(), "pc-cp-")), "cp.txt");
     writeFileSync(out, second.note);
@@ -311,6 +332,58 @@ describe("a witness", () => {
     expect(older.status).toBe(409);
     expect(await errorCode(older)).toBe("witness_rollback");
     expect(existsSync(join(witness.home, "sel_witness.json"))).toBe(false);
+    await origin.stop();
+    await witness.stop();
+  });
+
+  it("admits only logs its owner admitted: 100 made-up logs are refused and counted, and the admitted log is still cosigned", async () => {
+    const origin = await started();
+    const witness = await started();
+    await append(origin, "app_installed", "first");
+    const checkpoint = await (await origin.fetch("/api/security/checkpoint", { method: "POST" })).json();
+    // Made-up logs, each with its own well-formed key: none was admitted, so none is held.
+    for (let i = 0; i < 100; i++) {
+      const fake = `made-up.example/log${i}+0000000${i % 10}+${Buffer.from([1, ...new Array(32).fill(i)]).toString("base64")}`;
+      const answer = await witness.fetch("/api/security/witness", {
+        method: "POST",
+        owner: false,
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ note: checkpoint.note, public_key: fake }),
+      });
+      expect(answer.status).toBe(403);
+      expect(await errorCode(answer)).toBe("witness_log_not_admitted");
+    }
+    // An app token or no credential cannot admit a log; the owner can.
+    expect(
+      (
+        await witness.fetch("/api/security/witness/admitted", {
+          method: "POST",
+          owner: false,
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ public_key: checkpoint.public_key }),
+        })
+      ).status,
+    ).toBe(403);
+    const admitted = await admit(witness, checkpoint.public_key);
+    expect(await admitted.json()).toMatchObject({ origin: checkpoint.origin, admitted_logs: 1 });
+    const cosigned = await witness.fetch("/api/security/witness", {
+      method: "POST",
+      owner: false,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ note: checkpoint.note, public_key: checkpoint.public_key }),
+    });
+    expect(cosigned.status).toBe(200);
+    // The refusals are rows, counted: far fewer than 100, and their counts add up to 100.
+    const rows = (await (await witness.fetch("/api/security/events?limit=500")).json()).events as Array<{
+      kind: string;
+      detail: { code?: string; count?: number };
+    }>;
+    const refusals = rows.filter(
+      (row) => row.kind === "witness_log_not_admitted" || row.detail.code === "witness_log_not_admitted",
+    );
+    expect(refusals.length).toBeGreaterThan(0);
+    expect(refusals.length).toBeLessThan(10);
+    expect(rows.some((row) => row.kind === "witness_log_admitted")).toBe(true);
     await origin.stop();
     await witness.stop();
   });

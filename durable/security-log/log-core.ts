@@ -18,6 +18,7 @@ import {
   type VerifyResult,
   type SecurityLogAnchor,
   type AnchorStanding,
+  type WitnessAdmitted,
 } from "../../workers/contracts/security-event";
 import { canonicalJson, toJsonValue, type JsonObject } from "./canonical-json";
 import {
@@ -34,7 +35,7 @@ import { maskCredentialShapes } from "../../workers/contracts/text-safety";
 import { redactDetail, redactPrincipal, redactSubject, truncateText, maskOrWithhold, type TextMasker } from "./redact";
 import { CHECKPOINT_SCHEMA_STATEMENTS, EPOCH_SCHEMA_STATEMENTS, SCHEMA_STATEMENTS } from "./schema";
 import { removalFromRow, ROTATED_KIND, SEGMENT_REMOVED_KIND, verifyChain } from "./verify-chain";
-import { cosignAsWitness, witnessedCheckpoint, type WitnessAnswer } from "./witness";
+import { admitWitnessLog, cosignAsWitness, witnessedCheckpoint, type WitnessAnswer } from "./witness";
 import { EPOCH_KIND, hexToBytes, importMacKey, keysHeld, singleKey, stepEpochKey } from "./epoch-key";
 import {
   checkpointBody,
@@ -653,6 +654,12 @@ export class SecurityLogCore {
     }
     const signer = this.signer;
     return this.serialize(() => cosignAsWitness(this.sql, signer, this.logId, note, vkey, this.now()));
+  }
+
+  /** As a witness: the owner admits the log whose checkpoints `vkey` signs. */
+  async admitWitnessLog(vkey: string): Promise<WitnessAdmitted> {
+    if (this.signer === null) throw new GatewayError("sel_checkpoints_off");
+    return this.serialize(async () => admitWitnessLog(this.sql, vkey, this.now()));
   }
 
   /** As a witness: the newest checkpoint cosigned for an origin. */

@@ -67,4 +67,10 @@ export const CHECKPOINT_SCHEMA_STATEMENTS: readonly string[] = [
     note TEXT NOT NULL,
     cosigned_at TEXT NOT NULL
   )`,
+  // As a witness: the logs its owner admitted, by verifier key (witness.ts). Only these are cosigned.
+  `CREATE TABLE IF NOT EXISTS witness_admitted (
+    vkey TEXT PRIMARY KEY,
+    origin TEXT NOT NULL,
+    admitted_at TEXT NOT NULL
+  )`,
 ];

@@ -20,7 +20,7 @@ import { SecurityLogCore, SEL_CHECKPOINTS, type CheckpointExport, type SqlPort }
 import { EPOCH_MS } from "./epoch-key";
 import { GatewayError, type ErrorCode } from "../../workers/contracts/errors";
 import type { WitnessAnswer } from "./witness";
-import type { CosignatureRecord } from "../../workers/contracts/security-event";
+import type { CosignatureRecord, WitnessAdmitted } from "../../workers/contracts/security-event";
 import { CoalescingLog } from "./coalescing-log";
 
 function storageSqlPort(ctx: DurableObjectState): SqlPort {
@@ -140,6 +140,18 @@ export class SecurityLog extends DurableObject<Env> {
   ): Promise<({ ok: true } & WitnessAnswer) | { ok: false; code: ErrorCode; message: string }> {
     try {
       return { ok: true, ...(await this.core.witness(note, publicKey)) };
+    } catch (error) {
+      if (error instanceof GatewayError) return { ok: false, code: error.code, message: error.message };
+      throw error;
+    }
+  }
+
+  /** As a witness: the owner admits a log by its verifier key; a refusal is an answer, as for witness(). */
+  async admitWitnessLog(
+    publicKey: string,
+  ): Promise<({ ok: true } & WitnessAdmitted) | { ok: false; code: ErrorCode; message: string }> {
+    try {
+      return { ok: true, ...(await this.core.admitWitnessLog(publicKey)) };
     } catch (error) {
       if (error instanceof GatewayError) return { ok: false, code: error.code, message: error.message };
       throw error;

@@ -377,8 +377,30 @@ describe("the witness", () => {
     const witness = await openLog();
     const origin = await openLog();
     await appendN(origin.log, 2);
+    await witness.log.admitWitnessLog((await origin.log.checkpoint()).public_key);
     return { witness, origin };
   }
+
+  it("cosigns only a log its owner admitted, and admits at most 100", async () => {
+    const witness = await openLog();
+    const origin = await openLog();
+    await appendN(origin.log, 2);
+    const checkpoint = await origin.log.checkpoint();
+    await expect(witness.log.witness(checkpoint.note, checkpoint.public_key)).rejects.toMatchObject({
+      code: "witness_log_not_admitted",
+    });
+    for (let i = 0; i < 100; i++) {
+      const pair = await generateSigningKey();
+      await witness.log.admitWitnessLog(await verifierKey(`made-up.example/${i}`, pair.publicRaw));
+    }
+    await expect(witness.log.admitWitnessLog(checkpoint.public_key)).rejects.toMatchObject({ code: "witness_full" });
+    await expect(witness.log.witness(checkpoint.note, checkpoint.public_key)).rejects.toMatchObject({
+      code: "witness_log_not_admitted",
+    });
+    await expect(witness.log.admitWitnessLog("not a key")).rejects.toMatchObject({
+      code: "witness_checkpoint_invalid",
+    });
+  });
 
   it("cosigns a checkpoint with a cosignature its own key verifies, and keeps the newest per log", async () => {
     const { witness, origin } = await witnessAndLog();
@@ -408,6 +430,8 @@ describe("the witness", () => {
     const key = await importSigningKey(name, impostor.pkcs8, impostor.publicRaw);
     const { signNote } = await import("./checkpoint");
     const forged = await signNote(splitNote(second.note)!.body, key);
+    // Even a second key the owner admitted for the same origin is not the one the witness holds.
+    await witness.log.admitWitnessLog(await verifierKey(name, impostor.publicRaw));
     await expect(witness.log.witness(forged, await verifierKey(name, impostor.publicRaw))).rejects.toMatchObject({
       code: "witness_key_changed",
     });

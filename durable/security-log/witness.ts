@@ -1,11 +1,13 @@
 // This gateway as a witness for another log: it cosigns a checkpoint only if the note is
-// signed by the key it first saw for that origin (trust on first use) and extends the
-// checkpoint it holds (a larger seq, or the same seq with the same root). A cosignature says
-// no more than "this witness saw this checkpoint at this time", so anyone may ask; it keeps one
-// checkpoint per origin, at most MAX_WITNESSED_LOGS, and writes no row of its own per call.
+// signed by a key its owner admitted (admitWitnessLog), by the key it first saw for that origin,
+// and extends the checkpoint it holds (a larger seq, or the same seq with the same root). The
+// owner's admission is the only way in: were any caller able to register a log, 100 made-up
+// logs would fill the witness and every real one would be refused. It keeps one checkpoint per
+// origin for at most MAX_WITNESSED_LOGS admitted logs; its refusals are the route's rows.
 import { GatewayError } from "../../workers/contracts/errors";
 import { cosign, openCheckpoint, parseVerifierKey, verifierKey, type SigningKey } from "./checkpoint";
 import type { SqlPort } from "./log-core";
+import type { WitnessAdmitted } from "../../workers/contracts/security-event";
 
 export const MAX_WITNESSED_LOGS = 100;
 
@@ -22,6 +24,31 @@ export function witnessName(logId: string): string {
   return `personalclaw/witness/${logId}`;
 }
 
+/** The owner admits the log whose checkpoints `vkey` signs; at most MAX_WITNESSED_LOGS are admitted. */
+export function admitWitnessLog(sql: SqlPort, vkey: string, nowMs: number): WitnessAdmitted {
+  const key = vkey.trim();
+  const parsed = parseVerifierKey(key);
+  if (parsed === null || parsed.type !== "note")
+    throw new GatewayError("witness_checkpoint_invalid", { vars: { reason: "the key is not a note verifier key" } });
+  const count = () => sql.exec<{ n: number }>("SELECT count(*) AS n FROM witness_admitted").toArray()[0]?.n ?? 0;
+  const known = sql.exec("SELECT 1 FROM witness_admitted WHERE vkey = ?", key).toArray().length > 0;
+  if (!known && count() >= MAX_WITNESSED_LOGS)
+    throw new GatewayError("witness_full", { vars: { max: MAX_WITNESSED_LOGS, origin: parsed.name } });
+  if (!known)
+    sql.exec(
+      "INSERT INTO witness_admitted (vkey, origin, admitted_at) VALUES (?, ?, ?)",
+      key,
+      parsed.name,
+      new Date(nowMs).toISOString(),
+    );
+  return { origin: parsed.name, public_key: key, admitted_logs: count() };
+}
+
+/** True when the witness's owner admitted the log `vkey` signs. */
+function isAdmitted(sql: SqlPort, vkey: string): boolean {
+  return sql.exec("SELECT 1 FROM witness_admitted WHERE vkey = ?", vkey.trim()).toArray().length > 0;
+}
+
 export async function cosignAsWitness(
   sql: SqlPort,
   signer: SigningKey,
@@ -30,6 +57,9 @@ export async function cosignAsWitness(
   vkey: string,
   nowMs: number,
 ): Promise<WitnessAnswer> {
+  // Checked first, before any signature work: a caller the owner did not admit costs a lookup.
+  if (!isAdmitted(sql, vkey))
+    throw new GatewayError("witness_log_not_admitted", { vars: { key: vkey.trim().slice(0, 80) } });
   const opened = await openCheckpoint(note, vkey);
   if (!opened.ok) throw new GatewayError("witness_checkpoint_invalid", { vars: { reason: opened.reason } });
   const { checkpoint, body } = opened;
@@ -52,10 +82,6 @@ export async function cosignAsWitness(
         vars: { origin: checkpoint.origin, held: held.seq, offered: checkpoint.seq },
       });
     }
-  } else {
-    const count = sql.exec<{ n: number }>("SELECT count(*) AS n FROM witnessed_logs").toArray()[0]?.n ?? 0;
-    if (count >= MAX_WITNESSED_LOGS)
-      throw new GatewayError("witness_full", { vars: { max: MAX_WITNESSED_LOGS, origin: checkpoint.origin } });
   }
   const name = witnessName(logId);
   const key = { ...signer, name };

@@ -115,7 +115,7 @@ export async function runSecurityAcknowledge(home: string, values: { json?: bool
 
 /** `personalclaw security checkpoint --out FILE`: the newest signed checkpoint to FILE, its public key to FILE.pub. */
 export async function runSecurityCheckpoint(home: string, values: { out?: string; json?: boolean }): Promise<number> {
-  const answer = await callGateway(home, "security-checkpoint", "GET", "/api/security/checkpoint");
+  const answer = await callGateway(home, "security-checkpoint", "POST", "/api/security/checkpoint");
   if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
   const checkpoint = CheckpointExportSchema.parse(answer.body);
   if (values.out) {
@@ -267,7 +267,7 @@ export async function runSecurityWitness(home: string, url: string, values: { js
       "security",
       "witness",
     ]);
-  const answer = await callGateway(home, "security-witness", "GET", "/api/security/checkpoint");
+  const answer = await callGateway(home, "security-witness", "POST", "/api/security/checkpoint");
   if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
   const checkpoint = CheckpointExportSchema.parse(answer.body);
   const posted = await postToWitness(url, checkpoint, null);

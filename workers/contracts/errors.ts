@@ -369,6 +369,10 @@ export const ERROR_CODES = {
   },
   // verifiable log
   sel_checkpoints_off: { status: 500, message: "This security log signs no checkpoints." },
+  sel_no_checkpoint: {
+    status: 404,
+    message: "The security log holds no signed checkpoint yet; POST /api/security/checkpoint signs one.",
+  },
   witness_checkpoint_invalid: { status: 400, message: "The witness cannot cosign this: {reason}." },
   witness_key_changed: {
     status: 409,
@@ -379,6 +383,11 @@ export const ERROR_CODES = {
     message: "The witness holds checkpoint {held} of {origin}; checkpoint {offered} does not extend it.",
   },
   witness_full: { status: 507, message: "The witness keeps at most {max} logs and holds no room for {origin}." },
+  witness_log_not_admitted: {
+    status: 403,
+    message:
+      "This witness cosigns only logs its owner admitted, and the key {key} is not one: ask the witness's owner to admit it (POST /api/security/witness/admitted).",
+  },
   // devices and app logs (dashboard)
   device_name_invalid: {
     status: 400,

@@ -185,6 +185,16 @@ export const WitnessRequestSchema = z
   .strict();
 export type WitnessRequest = z.infer<typeof WitnessRequestSchema>;
 
+/** The witness's owner admits one log, by the verifier key its checkpoints are signed with. */
+export const WitnessAdmitRequestSchema = z.object({ public_key: z.string().min(1).max(512) }).strict();
+/** What admitting a log answers: its origin, its key, and how many logs are admitted now. */
+export const WitnessAdmittedSchema = z.object({
+  origin: z.string(),
+  public_key: z.string(),
+  admitted_logs: z.number().int().min(0),
+});
+export type WitnessAdmitted = z.infer<typeof WitnessAdmittedSchema>;
+
 /** What a witness answers: its cosignature line over the checkpoint body and the key that checks it. */
 export const WitnessAnswerSchema = z.object({
   cosignature: z.string().max(512),

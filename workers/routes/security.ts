@@ -14,11 +14,14 @@ import {
   SecurityOutcomeSchema,
   MAX_QUERY_LIMIT,
   WitnessRequestSchema,
+  WitnessAdmitRequestSchema,
+  WitnessAdmittedSchema,
 } from "../contracts/security-event";
 import { announceAppended, securityLog } from "../audit";
 import { bridgeCall } from "../bridge-client";
 import { route } from "../route-row";
 import { GatewayError } from "../contracts/errors";
+import { refusalGroup, refusalSubject } from "../refusal-group";
 
 const EventsQuerySchema = z
   .object({
@@ -131,17 +134,34 @@ export const securityRoutes = [
     },
   }),
   route({
+    method: "POST",
+    path: "/api/security/checkpoint",
+    family: "security-log",
+    authz: { kind: "owner" },
+    internal: true,
+    contract:
+      "Signs a checkpoint covering the head when rows came after the last one (a sel.checkpoint row), and answers the newest: {note, public_key, origin, seq, row_seq}; the note is C2SP signed-note text.",
+    answer: { schema: CheckpointExportSchema },
+    refuses: ["sel_checkpoints_off"],
+    async handle({ env }) {
+      return securityLog(env).checkpoint();
+    },
+  }),
+  route({
     method: "GET",
     path: "/api/security/checkpoint",
     family: "security-log",
     authz: { kind: "owner" },
     internal: true,
     contract:
-      "The newest signed checkpoint covering the head (signed now if rows came after the last one): {note, public_key, origin, seq, row_seq}; the note is C2SP signed-note text.",
+      "The newest checkpoint the log holds, signing none (POST signs one covering the head): {note, public_key, origin, seq, row_seq}. 404 sel_no_checkpoint before the first.",
     answer: { schema: CheckpointExportSchema },
-    refuses: ["sel_checkpoints_off"],
+    refuses: ["sel_checkpoints_off", "sel_no_checkpoint"],
     async handle({ env }) {
-      return securityLog(env).checkpoint();
+      // A read changes nothing: a link or a prefetch cannot make the log sign and store.
+      const latest = await securityLog(env).latestCheckpoint();
+      if (latest === null) throw new GatewayError("sel_no_checkpoint");
+      return latest;
     },
   }),
   route({
@@ -150,24 +170,54 @@ export const securityRoutes = [
     family: "security-log",
     authz: {
       kind: "bootstrap",
-      why: "a witness cosigns for any log that asks: a cosignature says only that this gateway saw that checkpoint then; one checkpoint is kept per log, at most 100 logs",
+      why: "another machine's log shows its checkpoints here without a session of this gateway; only a log whose key this witness's owner admitted is cosigned, and a cosignature says only that this gateway saw that checkpoint then",
     },
     internal: false,
     body: WitnessRequestSchema,
     contract:
-      "As a witness: cosigns a checkpoint note signed by public_key if it extends the one held for its origin; answers {cosignature, witness_key, witness}.",
+      "As a witness: cosigns a checkpoint note signed by public_key, a key the owner admitted (POST /api/security/witness/admitted), if it extends the one held for its origin; answers {cosignature, witness_key, witness}. Each refusal is a counted security-log row.",
     answer: { schema: WitnessAnswerSchema },
     refuses: [
       "sel_checkpoints_off",
+      "witness_log_not_admitted",
       "witness_checkpoint_invalid",
       "witness_key_changed",
       "witness_rollback",
-      "witness_full",
     ],
-    async handle({ env, body }) {
+    async handle({ env, body, audit }) {
       const outcome = await securityLog(env).witness(body.note, body.public_key);
-      if (!outcome.ok) throw new GatewayError(outcome.code, { message: outcome.message });
+      if (!outcome.ok) {
+        // Counted per reason: anyone can ask, so a flood of refusals is one row per window.
+        const path = "/api/security/witness";
+        await audit({
+          kind: outcome.code,
+          outcome: "refused",
+          subject: refusalSubject("POST", path),
+          detail: { code: outcome.code },
+          group: refusalGroup("POST", path, [], { method: "POST", path }, outcome.code),
+        });
+        throw new GatewayError(outcome.code, { message: outcome.message });
+      }
       return { cosignature: outcome.cosignature, witness_key: outcome.witness_key, witness: outcome.witness };
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/api/security/witness/admitted",
+    family: "security-log",
+    authz: { kind: "owner" },
+    internal: false,
+    body: WitnessAdmitRequestSchema,
+    contract:
+      "As a witness: admits the log whose checkpoints public_key (a note verifier key, as GET /api/security/checkpoint answers it on that log's gateway) signs; only admitted logs are cosigned, at most 100. Answers {origin, public_key, admitted_logs}; a witness_log_admitted row.",
+    answer: { schema: WitnessAdmittedSchema },
+    refuses: ["sel_checkpoints_off", "witness_checkpoint_invalid", "witness_full"],
+    async handle({ env, body, audit }) {
+      const outcome = await securityLog(env).admitWitnessLog(body.public_key);
+      if (!outcome.ok) throw new GatewayError(outcome.code, { message: outcome.message });
+      const admitted = { origin: outcome.origin, public_key: outcome.public_key, admitted_logs: outcome.admitted_logs };
+      await audit({ kind: "witness_log_admitted", outcome: "allowed", subject: outcome.origin, detail: admitted });
+      return admitted;
     },
   }),
   route({
