@@ -9,6 +9,7 @@ import { homePaths } from "../home";
 import { previewBundle } from "../install/preview";
 import { callGateway, GatewayNotRunning, type GatewayAnswer } from "./gateway-client";
 import { safeLine } from "../../workers/contracts/text-safety";
+import { safeRow } from "./print";
 import { reviewText } from "./review-text";
 import { packageRoot, packageVersion } from "./package-facts";
 import { commandHint } from "./invocation";
@@ -137,7 +138,10 @@ export async function runAppsInstall(
   await printNewSteps();
   if (answer.status !== 200) return answerError(answer, json);
   if (json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
-  else process.stdout.write(`Installed ${answer.body.app.name} ${answer.body.app.version} (${answer.body.digest}).\n`);
+  else
+    process.stdout.write(
+      `Installed ${safeLine(String(answer.body.app.name))} ${safeLine(String(answer.body.app.version))} (${safeLine(String(answer.body.digest))}).\n`,
+    );
   return 0;
 }
 
@@ -209,7 +213,7 @@ export async function runAppsUpdate(
   if (json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
   else
     process.stdout.write(
-      `Updated ${safeLine(answer.body.app.name)} to ${safeLine(answer.body.app.version)} (${answer.body.digest}).\n`,
+      `Updated ${safeLine(answer.body.app.name)} to ${safeLine(answer.body.app.version)} (${safeLine(String(answer.body.digest))}).\n`,
     );
   return 0;
 }
@@ -230,9 +234,8 @@ export async function runAppsList(home: string, values: { json?: boolean; parked
           : "unhealthy"
         : "stopped"
       : "no backend";
-    process.stdout.write(
-      `${app.name}\t${app.version}\t${app.origin}\t${app.enabled ? "enabled" : "disabled"}\t${backend}\n`,
-    );
+    // The version is the app's own text: a CR or ESC[?7l there could redraw the line as another app's.
+    process.stdout.write(safeRow([app.name, app.version, app.origin, app.enabled ? "enabled" : "disabled", backend]));
   }
   return 0;
 }
@@ -273,8 +276,7 @@ async function runParkedList(home: string, json: boolean): Promise<number> {
     process.stdout.write(`${JSON.stringify(answer.body)}\n`);
     return 0;
   }
-  for (const p of answer.body.parked)
-    process.stdout.write(`${p.name}\t${p.version ?? "-"}\t${p.parkedAt ?? "-"}\t${p.consentDigest ?? "-"}\n`);
+  for (const p of answer.body.parked) process.stdout.write(safeRow([p.name, p.version, p.parkedAt, p.consentDigest]));
   return 0;
 }
 

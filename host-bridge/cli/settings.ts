@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { callGateway, parseAnswer, type GatewayAnswer } from "./gateway-client";
 import { commandHint } from "./invocation";
-import { printRefusal } from "./print";
+import { printRefusal, safeRow } from "./print";
 import { safeLine } from "../../workers/contracts/text-safety";
 import { SettingChangedAnswerSchema, SettingsAnswerSchema, settingAt } from "../../workers/contracts/owner-settings";
 import {
@@ -182,10 +182,11 @@ export async function runSecretsList(home: string, values: { json?: boolean }): 
   }
   for (const s of answer.body.secrets) {
     const users = s.used_by.map((u) => (u.as === s.name ? u.app : `${u.app} as ${u.as}`)).join(", ");
-    process.stdout.write(`${s.name}\t${s.stored ? "stored" : "not stored"}\t${users || "no app"}\n`);
+    process.stdout.write(safeRow([s.name, s.stored ? "stored" : "not stored", users || "no app"]));
   }
   for (const d of answer.body.declared) {
-    if (d.assigned === null) process.stdout.write(`wanted: ${d.app} asks for ${d.name} (${safeLine(d.why)})\n`);
+    if (d.assigned === null)
+      process.stdout.write(`wanted: ${safeLine(d.app)} asks for ${safeLine(d.name)} (${safeLine(d.why)})\n`);
   }
   return 0;
 }
@@ -199,7 +200,7 @@ export async function runSecretsDelete(home: string, name: string, values: { jso
   if (values.json) process.stdout.write(`${JSON.stringify(answer.raw)}\n`);
   else
     process.stdout.write(
-      `Deleted ${name}${answer.body.unassigned.length ? `; taken back from ${answer.body.unassigned.map((u) => u.app).join(", ")}` : ""}.\n`,
+      `Deleted ${safeLine(name)}${answer.body.unassigned.length ? `; taken back from ${safeLine(answer.body.unassigned.map((u) => u.app).join(", "))}` : ""}.\n`,
     );
   return 0;
 }
@@ -220,6 +221,9 @@ export async function runSecretsAssign(
   );
   if (!answer.ok) return printRefusal(answer.refusal, Boolean(values.json));
   if (values.json) process.stdout.write(`${JSON.stringify(answer.raw)}\n`);
-  else process.stdout.write(`${app} gets ${name} as ${answer.body.as} ${answer.body.applies}.\n`);
+  else
+    process.stdout.write(
+      `${safeLine(app)} gets ${safeLine(name)} as ${safeLine(answer.body.as)} ${safeLine(answer.body.applies)}.\n`,
+    );
   return 0;
 }
