@@ -219,6 +219,17 @@ async function startBackend(env: Env, name: string, manifest: AppManifest, diges
   await bridgeCall(env, "POST /backends/start", { name, manifest, digest }, 60_000);
 }
 
+/** Undoes a failed enable of a disabled app: its backend stopped, its servers out of mcp.json (each best effort). */
+async function undoEnable(env: Env, app: AppRecord): Promise<void> {
+  if (app.manifest.backend)
+    await bridgeCall(env, "POST /backends/stop", { name: app.name }, 30_000).catch((error: unknown) =>
+      console.error("enable_undo", app.name, "backend stop failed", error instanceof Error ? error.message : error),
+    );
+  await deregisterMcpServers(env, app.name, app.manifest).catch((error: unknown) =>
+    console.error("enable_undo", app.name, "mcp.json not restored", error instanceof Error ? error.message : error),
+  );
+}
+
 export const appRoutes = [
   route({
     method: "POST",
@@ -551,10 +562,17 @@ export const appRoutes = [
       return auditedRefusal(req, "app_enable_refused", record.name, () =>
         withTransition(req, record.name, "enable", async () => {
           const current = (await readRecord(req.env, record.name)) ?? record;
-          await startBackend(req.env, current.name, current.manifest, current.consentDigest);
-          await registerMcpServers(req.env, current.name, current.manifest);
           const changed = !current.enabled;
-          if (changed) await appRegistry(req.env).setEnabled(current.name, true);
+          // All or nothing, least reversible last: mcp.json (nothing runs yet), the backend, the
+          // record. A failed step undoes the ones before it, so a disabled app stays wholly off.
+          await registerMcpServers(req.env, current.name, current.manifest);
+          try {
+            await startBackend(req.env, current.name, current.manifest, current.consentDigest);
+            if (changed) await appRegistry(req.env).setEnabled(current.name, true);
+          } catch (error) {
+            if (changed) await undoEnable(req.env, current);
+            throw error;
+          }
           await appRegistry(req.env).reconcileJobs(current.name, req.now);
           await req.audit({ kind: "app_enabled", outcome: "allowed", subject: current.name, detail: { changed } });
           if (changed) await emitEvent(req.env, "app.enabled", { app: current.name });
@@ -588,10 +606,16 @@ export const appRoutes = [
             });
             return { app: await appRegistry(req.env).get(current.name), changed: false };
           }
-          // Its servers leave mcp.json first, so no agent starts one of a disabled app (MCP-01).
+          // Its servers leave mcp.json first, so no agent starts one of a disabled app (MCP-01);
+          // a backend that cannot be stopped puts them back, so the app stays wholly on.
           await deregisterMcpServers(req.env, current.name, current.manifest);
-          if (current.manifest.backend)
-            await bridgeCall(req.env, "POST /backends/stop", { name: current.name }, 30_000);
+          try {
+            if (current.manifest.backend)
+              await bridgeCall(req.env, "POST /backends/stop", { name: current.name }, 30_000);
+          } catch (error) {
+            await registerMcpServers(req.env, current.name, current.manifest).catch(() => undefined);
+            throw error;
+          }
           await appRegistry(req.env).setEnabled(current.name, false);
           await appRegistry(req.env).reconcileJobs(current.name, req.now);
           const revoked = await sessions(req.env).revokeApp(current.name, req.now);
