@@ -4,7 +4,7 @@
 // bridge contract, grouped by area under operations/; what it reports back is bridge-reporting.ts.
 import { homedir } from "node:os";
 import { existsSync, readdirSync } from "node:fs";
-import { rename, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { CORE_FEATURES } from "../workers/contracts/core";
 import { uiFolderOf, type AppManifest } from "../workers/contracts/manifest";
@@ -15,6 +15,7 @@ import type { BackendControl } from "./install/update-app";
 import type { Journal } from "./install/transition-journal";
 import { recoverTransitions, type PendingRecovery } from "./install/recover-transitions";
 import { listUiFiles } from "./install/ui-files";
+import { recoverNativeResyncs, resyncNativeApp } from "./install/native-resync";
 import { venvPython } from "./install/install-dependencies";
 import { sandboxAvailability, type SandboxAvailability } from "./sandbox/bubblewrap";
 import { boundsAvailability, removeStaleGroups, type BoundsAvailability } from "./sandbox/bounds";
@@ -165,7 +166,9 @@ export class BridgeRuntime {
 
   /** Probes bubblewrap once and ends backends a previous bridge left orphaned. */
   async prepare(): Promise<void> {
-    // First: journals a killed gateway left are finished or undone, the quarantine emptied.
+    // First: journals a killed gateway left are finished or undone, the quarantine emptied
+    // (a native re-sync's first: it may have left data/ in the quarantine).
+    await recoverNativeResyncs({ home: this.opts.paths.home, appsDir: this.opts.paths.apps, log: this.opts.log });
     this.recovery = await recoverTransitions({
       home: this.opts.paths.home,
       appsDir: this.opts.paths.apps,
@@ -398,14 +401,11 @@ export class BridgeRuntime {
         await rm(staged.stagedDir!, { recursive: true, force: true });
         continue;
       }
-      const appDir = join(this.opts.paths.apps, staged.manifest.name);
-      const previous = `${appDir}.previous-${process.pid}`;
-      if (existsSync(appDir)) {
-        await rename(appDir, previous);
-        if (existsSync(join(previous, "data"))) await rename(join(previous, "data"), join(staged.stagedDir!, "data"));
-      }
-      await rename(staged.stagedDir!, appDir);
-      await rm(previous, { recursive: true, force: true });
+      await resyncNativeApp(
+        { home: this.opts.paths.home, appsDir: this.opts.paths.apps, log: this.opts.log },
+        staged.manifest.name,
+        staged.stagedDir!,
+      );
       this.nativeProofs.set(source, { manifest: staged.manifest, digest: staged.digest, uiFiles: listed.files });
       records.push({ digest: staged.digest, source });
     }
