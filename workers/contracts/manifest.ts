@@ -566,7 +566,8 @@ export const AppManifestSchema = z.looseObject({
     .string()
     .max(64)
     .meta({
-      description: "The oldest PersonalClaw the app runs on; checked at review, install, update, enable and start.",
+      description:
+        "The oldest PersonalClaw the app runs on; checked each time a bundle is read, at review, install and update (a refusal names it). Enable and start run the copy that passed that check on this core; an installed app is not checked again if an older PersonalClaw is put in place.",
       byDefault: "any",
     })
     .optional(),
