@@ -4,6 +4,7 @@
 // no cookie, and the gateway refuses its cross-site calls to /api/*. The page acts only with
 // the app token the owner's redirect handed it (`?app_token=`), through CORS answers that
 // name the opaque origin "null" and never allow credentials.
+import { GatewayError } from "../contracts/errors";
 
 /** The CSP of every app UI file: its own files and the gateway, in a sandbox with no origin. */
 export const SANDBOXED_UI_CSP =
@@ -23,4 +24,16 @@ export function allowSandboxedUi(requestOrigin: string | null, headers: Headers)
   if (requestOrigin !== "null") return;
   headers.set("Access-Control-Allow-Origin", "null");
   if (!/(^|,\s*)origin(\s*,|$)/i.test(headers.get("Vary") ?? "")) headers.append("Vary", "Origin");
+}
+
+/**
+ * A proxy failure (503 app_backend_unavailable, 504, 502...) the sandboxed UI reads as it reads
+ * a success: without the CORS answer its page saw only "Failed to fetch", never the code.
+ */
+export function readableBySandboxedUi(error: unknown, requestOrigin: string | null): unknown {
+  if (!(error instanceof GatewayError) || requestOrigin !== "null") return error;
+  const headers = new Headers(error.headers);
+  allowSandboxedUi(requestOrigin, headers);
+  Object.assign(error.headers, Object.fromEntries(headers));
+  return error;
 }

@@ -8,7 +8,7 @@ import { refuseCrossSite, serveUiFile } from "../proxy/ui-files";
 import { route, type HttpMethod } from "../route-row";
 import { sessions } from "../sessions";
 import type { Env } from "../env";
-import { SANDBOXED_UI_PREFLIGHT } from "../proxy/sandboxed-ui";
+import { SANDBOXED_UI_PREFLIGHT, readableBySandboxedUi } from "../proxy/sandboxed-ui";
 import { SELF_CALL_LIMIT } from "../proxy/self-call-bound";
 
 const PROXY_METHODS: HttpMethod[] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
@@ -36,7 +36,11 @@ export const appProxyRoutes = [
       ],
       contract: `Forwards ${method} to the app's backend at /api/<tail> with the query as sent, the app's token and a signature; 503 app_backend_unavailable while it is not healthy. The answer keeps only allowlisted headers and always carries a sandbox CSP and nosniff; a redirect leaving /apps/<name>/ is 502 app_redirect_refused; past ${SELF_CALL_LIMIT} of the app's own calls through its proxy in flight, 508 app_proxy_loop.`,
       async handle({ c, env, params, principal, now }) {
-        return forwardToBackend(env, c.req.raw, c.get("parsed").url, params.name, principal, now);
+        try {
+          return await forwardToBackend(env, c.req.raw, c.get("parsed").url, params.name, principal, now);
+        } catch (error) {
+          throw readableBySandboxedUi(error, c.req.header("origin") ?? null);
+        }
       },
     }),
   ),
