@@ -41,6 +41,17 @@ export type AnswerResult =
 
 type Row = Record<string, SqlStorageValue>;
 
+/** How many answered or expired approvals a list shows (every pending one is shown besides). */
+const LIST_SETTLED_LIMIT = 500;
+
+/**
+ * Answered and expired approvals are deleted 30 days after they were answered or ended, and
+ * never more than MAX_SETTLED_APPROVALS of them stay (the oldest go first): kept for good, 4 120
+ * raises had made the store 5.4 MiB. A pending approval, and one a live grant came from, stays.
+ */
+export const SETTLED_RETENTION_MS = 30 * 24 * 3600_000;
+export const MAX_SETTLED_APPROVALS = 2000;
+
 function newId(prefix: string): string {
   const raw = crypto.getRandomValues(new Uint8Array(12));
   return `${prefix}_${hexOf(raw)}`;
@@ -178,7 +189,23 @@ export class ApprovalStore extends DurableObject<Env> {
       for (const old of pending.slice(0, Math.max(0, pending.length - MAX_PENDING_PER_ASKER)))
         expired.push(this.expire(String(old.id), "limit"));
     }
+    this.prune(now);
     return { approval: approvalView(this.row(id)!), grant: grant ? grantView(grant) : null, expired };
+  }
+
+  /** Deletes settled approvals past SETTLED_RETENTION_MS or beyond MAX_SETTLED_APPROVALS (see there). */
+  private prune(now: number): void {
+    const kept = "state != 'pending' AND id NOT IN (SELECT approval_id FROM grants WHERE revoked_at IS NULL)";
+    // Answered: from its answer; expired: from its expiry time (one pushed out by the per-asker
+    // limit keeps its later ttl; the count bound still holds it).
+    this.sql(
+      `DELETE FROM approvals WHERE ${kept} AND COALESCE(answered_at, expires_at) <= ?`,
+      now - SETTLED_RETENTION_MS,
+    );
+    this.sql(
+      `DELETE FROM approvals WHERE ${kept} AND rowid NOT IN (SELECT rowid FROM approvals WHERE state != 'pending' ORDER BY created_at DESC, rowid DESC LIMIT ?)`,
+      MAX_SETTLED_APPROVALS,
+    );
   }
 
   /** One approval as it is now (past its ttl it reads as expired); null when there is none. */
@@ -207,17 +234,43 @@ export class ApprovalStore extends DurableObject<Env> {
     return this.get(id, now + waitMs);
   }
 
-  /** Approvals newest first, optionally of one state and one asker. */
+  /**
+   * Approvals newest first, optionally of one state and one asker: every pending one whatever
+   * its age (an asker holds at most MAX_PENDING_PER_ASKER), and the newest LIST_SETTLED_LIMIT of
+   * the rest. Filtered before the limit: it read the newest 500 rows of anyone and filtered
+   * after, so 500 newer approvals of another asker hid one still waiting for the owner.
+   */
   async list(now: number, filter: { state?: ApprovalState; askedBy?: string } = {}): Promise<ApprovalView[]> {
     await this.sweep(now);
-    const rows = this.sql("SELECT * FROM approvals ORDER BY created_at DESC, rowid DESC LIMIT 500");
-    return rows
-      .map(approvalView)
-      .filter(
-        (a) =>
-          (filter.state === undefined || a.state === filter.state) &&
-          (filter.askedBy === undefined || a.asked_by === filter.askedBy),
-      );
+    const asker = filter.askedBy === undefined ? "" : " AND asked_by = ?";
+    const askerBinding = filter.askedBy === undefined ? [] : [filter.askedBy];
+    const newestFirst = "ORDER BY created_at DESC, rowid DESC";
+    const pending =
+      filter.state === undefined || filter.state === "pending"
+        ? this.sql(
+            `SELECT *, rowid AS row_order FROM approvals WHERE state = 'pending'${asker} ${newestFirst}`,
+            ...askerBinding,
+          )
+        : [];
+    const settled =
+      filter.state === "pending"
+        ? []
+        : filter.state === undefined
+          ? this.sql(
+              `SELECT *, rowid AS row_order FROM approvals WHERE state != 'pending'${asker} ${newestFirst} LIMIT ?`,
+              ...askerBinding,
+              LIST_SETTLED_LIMIT,
+            )
+          : this.sql(
+              `SELECT *, rowid AS row_order FROM approvals WHERE state = ?${asker} ${newestFirst} LIMIT ?`,
+              filter.state,
+              ...askerBinding,
+              LIST_SETTLED_LIMIT,
+            );
+    const order = (r: Row) => [Number(r.created_at), Number(r.row_order)] as const;
+    return [...pending, ...settled]
+      .sort((a, b) => order(b)[0] - order(a)[0] || order(b)[1] - order(a)[1])
+      .map(approvalView);
   }
 
   /**
