@@ -66,11 +66,15 @@ describe("the bridge contract", () => {
       ]),
     ) as unknown as BridgeHandlers;
     const stop = bridgeOperationRegistry(handlers).get("POST /backends/stop")!;
-    const refused = await stop({ body: { name: "../etc" }, work: "gateway" }).catch((error: unknown) => error);
+    const refused = await stop({
+      body: { name: "../etc" },
+      work: "gateway",
+      caller: new AbortController().signal,
+    }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(GatewayError);
     expect((refused as GatewayError).code).toBe("bad_request");
     expect(reached).toBe(false);
-    await stop({ body: { name: "hello-app" }, work: "gateway" });
+    await stop({ body: { name: "hello-app" }, work: "gateway", caller: new AbortController().signal });
     expect(reached).toBe(true);
   });
 });

@@ -14,11 +14,15 @@ import {
   type GatewayCallbackName,
   type GatewayCallbackRequest,
 } from "../workers/contracts/bridge-operations";
-import type { BridgeOperation } from "./server";
+import type { BridgeOperation, ReceivedBridgeRequest } from "./server";
 
 /** One handler per contract row: a row without a handler, or a handler without a row, does not type-check. */
 export type BridgeHandlers = {
-  [N in BridgeOperationName]: (request: { body: BridgeParsedRequest<N>; work: string }) => Promise<BridgeAnswer<N>>;
+  [N in BridgeOperationName]: (request: {
+    body: BridgeParsedRequest<N>;
+    work: string;
+    caller: AbortSignal;
+  }) => Promise<BridgeAnswer<N>>;
 };
 
 /** A request that does not match its row is `bad_request`, naming the first field that did not. */
@@ -46,9 +50,9 @@ export function bridgeOperationRegistry(handlers: BridgeHandlers): Map<string, B
     );
   const registry = new Map<string, BridgeOperation>();
   for (const name of rows as BridgeOperationName[]) {
-    const handler = handlers[name] as (request: { body: unknown; work: string }) => Promise<unknown>;
+    const handler = handlers[name] as (request: ReceivedBridgeRequest) => Promise<unknown>;
     const schema = BRIDGE_OPERATIONS[name].request as z.ZodType;
-    registry.set(name, async ({ body, work }) => handler({ body: parseRequest(schema, body), work }));
+    registry.set(name, async ({ body, work, caller }) => handler({ body: parseRequest(schema, body), work, caller }));
   }
   return registry;
 }

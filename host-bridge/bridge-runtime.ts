@@ -12,8 +12,8 @@ import { reservedAppNames } from "./reserved-app-names";
 import type { BridgeOperation, BridgeRefusal } from "./server";
 import { previewBundle, type PreviewOptions } from "./install/preview";
 import type { BackendControl } from "./install/update-app";
-import type { Journal } from "./install/transition-journal";
 import { recoverTransitions, type PendingRecovery } from "./install/recover-transitions";
+import { journalQuestion, TransitionSettlement } from "./install/transition-settlement";
 import { listUiFiles } from "./install/ui-files";
 import { recoverNativeResyncs, resyncNativeApp } from "./install/native-resync";
 import { venvPython } from "./install/install-dependencies";
@@ -25,7 +25,6 @@ import type {
   GatewayCallbackAnswer,
   GatewayCallbackName,
   GatewayCallbackRequest,
-  JournalQuestionSchema,
 } from "../workers/contracts/bridge-operations";
 import { BackendSupervisor, type SupervisedBackendStatus } from "./supervisor/backend-supervisor";
 import type { HomePaths } from "./home";
@@ -38,7 +37,6 @@ import { TransitionProgress } from "./transition-progress";
 import { appOperations } from "./operations/app-operations";
 import { backendOperations } from "./operations/backend-operations";
 import { ownerOperations } from "./operations/owner-operations";
-import type { z } from "zod";
 
 export interface BridgeRuntimeOptions {
   paths: HomePaths;
@@ -63,13 +61,6 @@ export interface NativeProof {
   manifest: AppManifest;
   digest: string;
   uiFiles: Record<string, string>;
-}
-
-/** What the gateway is asked about a journal: the record decides whether the transition stands. */
-function journalQuestion(journal: Journal): z.input<typeof JournalQuestionSchema> {
-  if (journal.op === "install") return { op: "install", digest: journal.digest };
-  if (journal.op === "update") return { op: "update", fromDigest: journal.fromDigest, toDigest: journal.toDigest };
-  return { op: "uninstall", consentDigest: journal.consentDigest };
 }
 
 /** What an app backend is told to run: `python`/`python3` means the app's own venv when it has one. */
@@ -114,6 +105,8 @@ export class BridgeRuntime {
   /** Each app's consent digest as the gateway last named it: the binding its secrets open under. */
   readonly digests = new Map<string, string>();
   private recovery: PendingRecovery | null = null;
+  /** Transitions whose request went away, and whatever journals a workerd restart left. */
+  readonly settlement: TransitionSettlement;
   readonly secrets: SecretStore;
   readonly mcpJson: McpJson;
 
@@ -121,6 +114,14 @@ export class BridgeRuntime {
     this.reporting = new BridgeReporting(opts.callGateway, opts.log);
     this.progress = new TransitionProgress(opts.paths.home, this.reporting, opts.log);
     this.secrets = new SecretStore(secretStorePaths(opts.paths.home));
+    this.settlement = new TransitionSettlement({
+      home: opts.paths.home,
+      appsDir: opts.paths.apps,
+      quarantine: opts.paths.quarantine,
+      log: opts.log,
+      callGateway: opts.callGateway,
+      stopBackend: (name) => this.stopBackend(name),
+    });
     this.mcpJson = new McpJson(opts.paths.mcpJson, {
       cli: join(opts.packageRoot, "bin", "personalclaw.mjs"),
       home: opts.paths.home,

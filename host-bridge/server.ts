@@ -10,6 +10,8 @@ import { storageFullReason } from "../workers/contracts/storage-full";
 export interface ReceivedBridgeRequest {
   body: unknown;
   work: string;
+  /** Aborted when the caller went away before its answer was sent (workerd died, or dropped the request). */
+  caller: AbortSignal;
 }
 export type BridgeOperation = (request: ReceivedBridgeRequest) => Promise<unknown>;
 
@@ -68,8 +70,12 @@ export async function startBridgeServer(
     if (!operation) return refuse("internal_route_refused");
     const work = String(req.headers["x-session-key"] ?? "");
     if (!work) return refuse("internal_call_names_no_work");
+    const caller = new AbortController();
+    res.once("close", () => {
+      if (!res.writableFinished) caller.abort();
+    });
     try {
-      send(res, 200, (await operation({ body: await readBody(req), work })) ?? null);
+      send(res, 200, (await operation({ body: await readBody(req), work, caller: caller.signal })) ?? null);
     } catch (error) {
       const full = error instanceof GatewayError ? null : storageFullReason(error);
       if (error instanceof GatewayError) {

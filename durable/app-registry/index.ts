@@ -148,6 +148,14 @@ export class AppRegistry extends DurableObject<Env> {
     return this.transitions.begin(name, kind, now, ttlMs);
   }
 
+  /**
+   * Releases the locks of `name` (every app when null) taken before `takenBefore`: their
+   * requests went away. Answers the apps released.
+   */
+  async releaseTransitionsTakenBefore(name: string | null, takenBefore: number, ttlMs: number): Promise<string[]> {
+    return this.transitions.releaseTakenBefore(name, takenBefore, ttlMs);
+  }
+
   /** Releases the lock `token` holds; a lock another transition took since is left alone. */
   async endTransition(name: string, token: string): Promise<void> {
     this.transitions.end(name, token);

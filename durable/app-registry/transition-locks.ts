@@ -34,6 +34,25 @@ export class TransitionLocks {
     this.sql.exec("DELETE FROM transitions WHERE name = ? AND token = ?", name, token);
   }
 
+  /**
+   * Locks whose request went away (the bridge settled their transitions): those of `name`, or
+   * of every app, taken before `takenBefore`. A lock's taking time is its expiry less `ttlMs`,
+   * the one ttl every lock is taken with. Answers the apps released.
+   */
+  releaseTakenBefore(name: string | null, takenBefore: number, ttlMs: number): string[] {
+    const released = this.sql
+      .exec(
+        "DELETE FROM transitions WHERE (? IS NULL OR name = ?) AND expires_at - ? < ? RETURNING name",
+        name,
+        name,
+        ttlMs,
+        takenBefore,
+      )
+      .toArray()
+      .map((row) => String(row.name));
+    return released.sort();
+  }
+
   /** A transition of an earlier start ended with it; the bridge's journals settle its files. */
   clearAll(): void {
     this.sql.exec("DELETE FROM transitions");

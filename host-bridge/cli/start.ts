@@ -308,9 +308,12 @@ async function runGateway(options: StartOptions): Promise<number> {
       if (!stopping) writeGatewayFile(paths, record);
     },
     onRestarted: async (attempt, exit) => {
+      const restartedAt = Date.now();
       const child = workerdSupervisor.current()!;
       await waitForGateway(paths.home, child, port, 15_000);
       openGatewayDoor(runtimeFolder);
+      // What the requests that died with workerd left half done is settled now, not at the next start.
+      void runtime.settlement.afterGatewayRestart(restartedAt);
       log(`info workerd restarted (restart ${attempt}) after ${exit.signal ?? `exit ${exit.exitCode}`}`);
       await appendSecurityRow(paths.home, "workerd_restarted", {
         restart: attempt,

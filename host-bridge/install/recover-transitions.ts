@@ -87,7 +87,8 @@ export async function recoverTransitions(ctx: RecoveryContext): Promise<PendingR
   };
 }
 
-async function settleOne(ctx: RecoveryContext, journal: Journal, outcome: "finish" | "undo"): Promise<void> {
+/** Makes the folders match the gateway's verdict on one journal, then drops the journal. */
+export async function settleOne(ctx: RecoveryContext, journal: Journal, outcome: "finish" | "undo"): Promise<void> {
   if (journal.op === "install") {
     if (outcome === "undo") await undoInstall(ctx.appsDir, journal.name, journal.adoptedData);
   } else if (journal.op === "update") {

@@ -1,13 +1,24 @@
 // The test build's step pause: a transition whose step <home>/test-pause-at names
-// ("<op>:<step>:<status>") stops there for good, so a suite can kill the gateway at exactly
-// that step. Only `if (TEST_BUILD)` branches call it, so no shipped bundle holds it.
+// ("<op>:<step>:<status>") stops there while the file still names it, so a suite can kill the
+// gateway, or workerd alone, at exactly that step, and then let the transition go on by
+// removing the file. Only `if (TEST_BUILD)` branches call it, so no shipped bundle holds it.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 
-/** Never resolves when `<home>/test-pause-at` names `step`; resolves at once otherwise. */
+function names(pauseAt: string, step: string): boolean {
+  try {
+    return existsSync(pauseAt) && readFileSync(pauseAt, "utf8").trim() === step;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits while `<home>/test-pause-at` names `step`; resolves at once otherwise. */
 export async function pauseAtNamedStep(home: string, step: string, log: (line: string) => void): Promise<void> {
   const pauseAt = join(home, "test-pause-at");
-  if (!existsSync(pauseAt) || readFileSync(pauseAt, "utf8").trim() !== step) return;
+  if (!names(pauseAt, step)) return;
   log(`bridge: paused at ${step} (test build)`);
-  await new Promise(() => {});
+  while (names(pauseAt, step)) await sleep(50);
+  log(`bridge: resumed at ${step} (test build)`);
 }

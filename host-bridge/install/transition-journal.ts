@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { parseStrictJson } from "../../workers/contracts/strict-json";
 import { ParkedDataViewSchema } from "../../workers/contracts/parked-data";
+import { ReadyUpdateSchema } from "../../workers/contracts/bridge-operations";
 
 export const JournalSchema = z.discriminatedUnion("op", [
   z.object({
@@ -28,6 +29,11 @@ export const JournalSchema = z.discriminatedUnion("op", [
     stagedDir: z.string(),
     /** venv/ was moved by rename from the old folder into the new one. */
     venvMoved: z.boolean(),
+    /**
+     * Set once the new version passed its health gate: it serves and writes data/ from then on,
+     * so the update is finished forward (recorded from this), never undone.
+     */
+    ready: ReadyUpdateSchema.optional(),
     startedAt: z.string(),
   }),
   z.object({
@@ -43,7 +49,8 @@ export const JournalSchema = z.discriminatedUnion("op", [
 ]);
 export type Journal = z.infer<typeof JournalSchema>;
 
-const MAX_JOURNAL_BYTES = 16 * 1024;
+/** A ready update carries its manifest, review and UI file list. */
+const MAX_JOURNAL_BYTES = 4 * 1024 * 1024;
 
 /** The folder of journals under the home (0700). */
 export function journalDir(home: string): string {

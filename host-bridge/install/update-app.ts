@@ -264,7 +264,8 @@ export async function updateApp(
     await syncFolder(ctx.appsDir);
     await note("move_into_place", "done");
 
-    if (installed.enabled && manifest.backend) {
+    const runsBackend = installed.enabled && manifest.backend !== undefined;
+    if (runsBackend) {
       await note("health", "started");
       const healthy = await backend.startHealthy(name, manifest, UPDATE_HEALTH_SECONDS * 1000);
       if (!healthy.ok)
@@ -272,9 +273,30 @@ export async function updateApp(
           vars: { name, reason: healthy.reason },
           detail: { step: "health" },
         });
-      await note("health", "done");
-    } else await note("health", "skipped", installed.enabled ? "no backend" : "the app is disabled");
-    return { manifest, review: staged.review, digest: staged.digest, uiFiles: listed.files, changes, venvMoved };
+    }
+    const updated = {
+      manifest,
+      review: staged.review,
+      digest: staged.digest,
+      uiFiles: listed.files,
+      changes,
+      venvMoved,
+    };
+    // The new version serves and writes data/ from now on: whoever settles this journal records
+    // it forward, so nothing it writes is ever undone (transition-settlement.ts).
+    await writeJournal(ctx.home, {
+      op: "update",
+      name,
+      fromDigest: installed.digest,
+      toDigest: staged.digest,
+      stagedDir,
+      venvMoved,
+      ready: { ...updated, source, previousManifest: installed.manifest },
+      startedAt: new Date().toISOString(),
+    });
+    if (runsBackend) await note("health", "done");
+    else await note("health", "skipped", installed.enabled ? "no backend" : "the app is disabled");
+    return updated;
   } catch (error) {
     if (journaled) {
       await note("rollback", "started", error instanceof Error ? error.message : String(error));

@@ -45,14 +45,19 @@ export function appOperations(rt: BridgeRuntime): HandlersUnder<"/apps/"> {
       const { needed, changes } = updateNeedsConsent(installedReview as InstallReview | null, result.review);
       return { review: result.review, digest: result.digest, changes, consentNeeded: needed };
     },
-    "POST /apps/install": async ({ body: request }) => {
-      const installed = await installApp(
-        request.source,
-        request.consent,
-        new Set(request.takenNames),
-        rt.hookContext(),
-        rt.progress.sink("install", request.installId),
-        { adoptData: request.adoptData === true },
+    "POST /apps/install": async ({ body: request, caller }) => {
+      const installed = await rt.settlement.track(
+        caller,
+        (result) => result?.manifest.name ?? null,
+        () =>
+          installApp(
+            request.source,
+            request.consent,
+            new Set(request.takenNames),
+            rt.hookContext(),
+            rt.progress.sink("install", request.installId),
+            { adoptData: request.adoptData === true },
+          ),
       );
       return {
         manifest: installed.manifest,
@@ -75,20 +80,25 @@ export function appOperations(rt: BridgeRuntime): HandlersUnder<"/apps/"> {
       else await clearJournal(paths.home, name);
       return { committed: true };
     },
-    "POST /apps/update": async ({ body: request }) => {
+    "POST /apps/update": async ({ body: request, caller }) => {
       const installed = {
         ...request.installed,
         manifest: request.installed.manifest as AppManifest,
         review: request.installed.review as InstallReview | null,
       };
-      const updated = await updateApp(
-        request.name,
-        request.source,
-        request.consent,
-        installed,
-        rt.hookContext(),
-        rt.backendControl(),
-        rt.progress.sink("update", request.installId),
+      const updated = await rt.settlement.track(
+        caller,
+        () => request.name,
+        () =>
+          updateApp(
+            request.name,
+            request.source,
+            request.consent,
+            installed,
+            rt.hookContext(),
+            rt.backendControl(),
+            rt.progress.sink("update", request.installId),
+          ),
       );
       return {
         manifest: updated.manifest,
@@ -124,53 +134,59 @@ export function appOperations(rt: BridgeRuntime): HandlersUnder<"/apps/"> {
       return proof;
     },
     "POST /apps/install-progress": async ({ body: { id } }) => ({ steps: rt.progress.steps(id) }),
-    "POST /apps/remove": async ({ body: { name, purgeData, manifest, version, consentDigest, installId } }) => {
-      const note = rt.progress.sink("uninstall", installId);
-      // Checked before anything is torn down: parking over an earlier install's data would destroy it.
-      if (!purgeData && existsSync(join(paths.apps, name, "data")) && existsSync(parkedDataDir(paths.apps, name))) {
-        throw new GatewayError("parked_data_exists", { vars: { name } });
-      }
-      // Teardown order (UNIN-02): the uninstall hook, then the backend, then the files.
-      const hook = (manifest as AppManifest | undefined)?.setup?.onUninstall;
-      const appDir = join(paths.apps, name);
-      let hookResult: string | null = null;
-      await note({ step: "uninstall_hook", status: hook ? "started" : "skipped", at: now() });
-      if (hook && existsSync(appDir)) {
-        const result = await runHook(
-          hook,
-          {
+    "POST /apps/remove": async ({ body: { name, purgeData, manifest, version, consentDigest, installId }, caller }) =>
+      rt.settlement.track(
+        caller,
+        () => name,
+        async () => {
+          const note = rt.progress.sink("uninstall", installId);
+          // Checked before anything is torn down: parking over an earlier install's data would destroy it.
+          if (!purgeData && existsSync(join(paths.apps, name, "data")) && existsSync(parkedDataDir(paths.apps, name))) {
+            throw new GatewayError("parked_data_exists", { vars: { name } });
+          }
+          // Teardown order (UNIN-02): the uninstall hook, then the backend, then the files.
+          const hook = (manifest as AppManifest | undefined)?.setup?.onUninstall;
+          const appDir = join(paths.apps, name);
+          let hookResult: string | null = null;
+          await note({ step: "uninstall_hook", status: hook ? "started" : "skipped", at: now() });
+          if (hook && existsSync(appDir)) {
+            const result = await runHook(
+              hook,
+              {
+                name,
+                appDir,
+                dataDir: join(appDir, "data"),
+                hasStorage: (manifest as AppManifest).permissions?.storage === true,
+              },
+              rt.hookContext(),
+              rt.opts.hookTimeoutSeconds,
+              { KEEP_DATA: purgeData ? "0" : "1", PURGE_DATA: purgeData ? "1" : "0" },
+            );
+            hookResult = result.ok ? "ok" : result.reason;
+            if (!result.ok)
+              rt.opts.log(`bridge: ${name}'s uninstall hook failed (${result.reason}); removing it anyway`);
+          }
+          await note({ step: "stop_backend", status: "started", at: now() });
+          await rt.stopBackend(name);
+          // The journal before the folder leaves: the next start finishes a removal a crash cut short.
+          const trashDir = join(paths.quarantine, `${name}.removing-${Date.now()}`);
+          await writeJournal(paths.home, {
+            op: "uninstall",
             name,
-            appDir,
-            dataDir: join(appDir, "data"),
-            hasStorage: (manifest as AppManifest).permissions?.storage === true,
-          },
-          rt.hookContext(),
-          rt.opts.hookTimeoutSeconds,
-          { KEEP_DATA: purgeData ? "0" : "1", PURGE_DATA: purgeData ? "1" : "0" },
-        );
-        hookResult = result.ok ? "ok" : result.reason;
-        if (!result.ok) rt.opts.log(`bridge: ${name}'s uninstall hook failed (${result.reason}); removing it anyway`);
-      }
-      await note({ step: "stop_backend", status: "started", at: now() });
-      await rt.stopBackend(name);
-      // The journal before the folder leaves: the next start finishes a removal a crash cut short.
-      const trashDir = join(paths.quarantine, `${name}.removing-${Date.now()}`);
-      await writeJournal(paths.home, {
-        op: "uninstall",
-        name,
-        purgeData,
-        version,
-        consentDigest,
-        trashDir,
-        startedAt: now(),
-      });
-      await note({ step: "remove_files", status: "started", at: now() });
-      await removeAppFiles(paths.apps, name, purgeData, { version, consentDigest }, trashDir);
-      // Its sealed copies of the owner's secrets go with it; the owner's own stored copies stay.
-      rt.secrets.forgetApp(name);
-      rt.digests.delete(name);
-      await note({ step: "remove_files", status: "done", at: now() });
-      return { removed: true, uninstallHook: hookResult };
-    },
+            purgeData,
+            version,
+            consentDigest,
+            trashDir,
+            startedAt: now(),
+          });
+          await note({ step: "remove_files", status: "started", at: now() });
+          await removeAppFiles(paths.apps, name, purgeData, { version, consentDigest }, trashDir);
+          // Its sealed copies of the owner's secrets go with it; the owner's own stored copies stay.
+          rt.secrets.forgetApp(name);
+          rt.digests.delete(name);
+          await note({ step: "remove_files", status: "done", at: now() });
+          return { removed: true, uninstallHook: hookResult };
+        },
+      ),
   };
 }

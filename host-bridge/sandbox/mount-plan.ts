@@ -213,8 +213,11 @@ export function planMounts(opts: MountPlanOptions): MountStep[] {
  * the names on the way are shown: each such folder holds nothing but the next one.
  */
 function withSearchableParents(steps: readonly MountStep[]): MountStep[] {
-  const made: string[] = [];
-  const exists = (folder: string) => made.some((target) => isInside(folder, target));
+  // What a path may be found in: a step's own target, or anything under a bound folder (which
+  // shows the source's own folders, and cannot be written to).
+  const made = new Set<string>();
+  const bound: string[] = [];
+  const exists = (folder: string) => made.has(folder) || bound.some((target) => isInside(folder, target));
   const out: MountStep[] = [];
   for (const step of steps) {
     if (step.kind === "bind" || step.kind === "ro-bind") {
@@ -222,10 +225,11 @@ function withSearchableParents(steps: readonly MountStep[]): MountStep[] {
       for (let up = path.dirname(step.target); up !== "/" && !exists(up); up = path.dirname(up)) parents.unshift(up);
       for (const parent of parents) {
         out.push({ kind: "dir", target: parent, why: "a searchable folder on the way to a bound path", mode: 0o755 });
-        made.push(parent);
+        made.add(parent);
       }
+      bound.push(step.target);
     }
-    if (step.kind !== "remount-ro") made.push(step.target);
+    if (step.kind !== "remount-ro") made.add(step.target);
     out.push(step);
   }
   return out;

@@ -103,6 +103,18 @@ describe("SecretStore", () => {
     });
   });
 
+  it("a rebind repeated by a settlement keeps the copy it already moved to the new digest", () => {
+    // The request that rebound died before the update's journal went: the settlement rebinds again.
+    store.put("A", "value-of-a-123", []);
+    store.assign("A", "A", holder);
+    expect(store.rebind("holder", holder.digest, "sha256:new", ["A"])).toEqual({ rebound: ["A"], dropped: [] });
+    expect(store.rebind("holder", holder.digest, "sha256:new", ["A"])).toEqual({ rebound: ["A"], dropped: [] });
+    expect(store.openAppSecrets({ app: "holder", digest: "sha256:new" }, ["A"])).toEqual({
+      env: { A: "value-of-a-123" },
+      refused: [],
+    });
+  });
+
   it("refuses to replace a lost key while sealed values remain", () => {
     store.put("API_KEY", VALUE, []);
     rmSync(join(home, "secrets.key"));

@@ -256,6 +256,16 @@ export class SecretStore {
     for (const slot of this.slots().filter((s) => s.app === app)) {
       const path = this.slotFile(app, slot.as);
       const file = readSealed(path);
+      // Already sealed to the new digest: a settlement repeating a rebind a dead request made.
+      if (
+        key &&
+        file &&
+        declared.includes(slot.as) &&
+        open(key, file, appBinding({ app, digest: toDigest }, slot.as)) !== null
+      ) {
+        rebound.push(slot.as);
+        continue;
+      }
       const value =
         key && file && declared.includes(slot.as)
           ? open(key, file, appBinding({ app, digest: fromDigest }, slot.as))

@@ -50,6 +50,22 @@ interface OperationContract {
 }
 
 /** The bridge's operations, keyed "METHOD /path" as the bridge matches them (whole, INT-03). */
+/** What an update that passed its health gate brings: what the gateway records. */
+export const UpdatedAppSchema = z.object({
+  manifest: AnyObject,
+  review: InstallReviewSchema,
+  digest: z.string(),
+  uiFiles: UiFilesSchema,
+  changes: z.array(ReviewChangeSchema),
+  venvMoved: z.boolean(),
+});
+
+/**
+ * An update the bridge finished, kept in its journal until the gateway has recorded it: with
+ * it the gateway can record the update itself when the request that asked for it is gone.
+ */
+export const ReadyUpdateSchema = UpdatedAppSchema.extend({ source: Source, previousManifest: AnyObject });
+
 export const BRIDGE_OPERATIONS = {
   "GET /sel/anchor": { method: "GET", request: NoBody, answer: SecurityLogAnchorSchema.nullable() },
   // With installedReview (the record's, which may predate this schema), previewed as an update: what changes against the review the owner consented to.
@@ -100,14 +116,7 @@ export const BRIDGE_OPERATIONS = {
       installed: InstalledCopy,
       installId: InstallId.optional(),
     }),
-    answer: z.object({
-      manifest: AnyObject,
-      review: InstallReviewSchema,
-      digest: z.string(),
-      uiFiles: UiFilesSchema,
-      changes: z.array(ReviewChangeSchema),
-      venvMoved: z.boolean(),
-    }),
+    answer: UpdatedAppSchema,
   },
   // The gateway could not record an update that swapped: the old version comes back.
   "POST /apps/update-undo": {
@@ -215,7 +224,9 @@ export type BackendReport = z.infer<typeof BackendReportSchema>;
 /** What the gateway is asked about a transition a killed gateway left half done; the record decides. */
 export const JournalQuestionSchema = z.discriminatedUnion("op", [
   z.object({ op: z.literal("install"), digest: Digest }).strict(),
-  z.object({ op: z.literal("update"), fromDigest: Digest, toDigest: Digest }).strict(),
+  z
+    .object({ op: z.literal("update"), fromDigest: Digest, toDigest: Digest, ready: ReadyUpdateSchema.optional() })
+    .strict(),
   z.object({ op: z.literal("uninstall"), consentDigest: Digest }).strict(),
 ]);
 /** The gateway's answer for one journal: keep the transition's result, or undo it. */
@@ -263,6 +274,12 @@ export const GATEWAY_CALLBACKS = {
     path: "/api/internal/apps/:name/journal",
     request: JournalQuestionSchema,
     answer: JournalVerdictSchema,
+  },
+  releaseAbandonedTransitions: {
+    method: "POST",
+    path: "/api/internal/apps/transitions-abandoned",
+    request: z.object({ name: z.string().regex(APP_NAME_PATTERN).nullable(), takenBefore: z.number() }).strict(),
+    answer: z.object({ released: z.number().int() }),
   },
   startableApps: {
     method: "GET",

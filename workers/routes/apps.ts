@@ -13,6 +13,7 @@ import { bridgeCall } from "../bridge-client";
 import {
   BackendReportSchema,
   BRIDGE_OPERATIONS,
+  GATEWAY_CALLBACKS,
   JournalQuestionSchema,
   NativeAppsReportSchema,
 } from "../contracts/bridge-operations";
@@ -26,6 +27,7 @@ import { requireIfMatch } from "../contracts/revision";
 import type { Env } from "../env";
 import { route, type RouteRequest } from "../route-row";
 import { deregisterMcpServers, registerMcpServers } from "../mcp-registration";
+import { completeUpdate, recordUpdate, uiRevisionOf, type ReadyUpdate } from "../lifecycle/update-commit";
 import { APP_NAME_PATTERN } from "../contracts/app-name";
 
 const AppLogQuerySchema = z
@@ -209,8 +211,37 @@ function installedCopy(record: AppRecord) {
   };
 }
 
-function uiRevisionOf(manifest: AppManifest, digest: string): string | null {
-  return manifest.ui?.entry ? digest.replace(/^sha256:/, "").slice(0, 16) : null;
+/**
+ * An update whose request went away: a ready one is recorded forward when the record still
+ * names the version it replaced, and its commit steps are completed either way (each safe to
+ * repeat); one not ready stands only if it was recorded.
+ */
+async function settleUpdate(
+  req: RouteRequest<unknown, unknown>,
+  name: string,
+  record: AppRecord | null,
+  question: { fromDigest: string; toDigest: string; ready?: ReadyUpdate },
+): Promise<"finish" | "undo"> {
+  const { ready } = question;
+  if (!record || !ready || ready.digest !== question.toDigest)
+    return record?.consentDigest === question.toDigest ? "finish" : "undo";
+  if (record.consentDigest !== question.fromDigest && record.consentDigest !== question.toDigest) return "undo";
+  const previous = AppManifestSchema.parse(ready.previousManifest);
+  const manifest =
+    record.consentDigest === question.fromDigest
+      ? await recordUpdate(req, record, ready)
+      : AppManifestSchema.parse(record.manifest);
+  await completeUpdate(req, {
+    name,
+    enabled: record.enabled,
+    fromDigest: question.fromDigest,
+    fromVersion: previous.version,
+    previous,
+    manifest,
+    ready,
+    settled: true,
+  });
+  return "finish";
 }
 
 /** Starts an app's backend; the consent digest is what its assigned secrets open under. */
@@ -715,19 +746,13 @@ export const appRoutes = [
             },
             900_000,
           );
-          const manifest = AppManifestSchema.parse(updated.manifest);
+          let manifest: AppManifest;
           try {
             injectedRecordFailure(req);
-            await appRegistry(req.env).replace({
-              ...current,
-              displayName: manifest.displayName ?? manifest.name,
-              version: manifest.version,
+            manifest = await recordUpdate(req, current, {
+              ...updated,
               source: req.body.source,
-              manifest,
-              consentDigest: updated.digest,
-              uiRevision: uiRevisionOf(manifest, updated.digest),
-              uiFiles: updated.uiFiles,
-              review: updated.review,
+              previousManifest: current.manifest,
             });
           } catch (error) {
             await bridgeCall(
@@ -747,29 +772,19 @@ export const appRoutes = [
                   detail: { step: "record" },
                 });
           }
-          await bridgeCall(req.env, "POST /apps/transition-commit", { name: current.name }, 120_000);
-          // The owner's secrets follow the app to the install it now is, if it still declares them.
-          await bridgeCall(req.env, "POST /secrets/rebind", {
-            app: current.name,
+          // Every step of the commit before the bridge drops the journal: a crash between any two
+          // leaves it, and the settlement that follows finishes the rest (update-commit.ts).
+          await completeUpdate(req, {
+            name: current.name,
+            enabled: current.enabled,
             fromDigest: current.consentDigest,
-            toDigest: updated.digest,
-            declared: (manifest.secrets ?? []).map((s) => s.name),
+            fromVersion: current.version,
+            previous: current.manifest,
+            manifest,
+            ready: updated,
+            settled: false,
           });
-          if (current.enabled) await registerMcpServers(req.env, current.name, manifest, current.manifest);
-          await appRegistry(req.env).reconcileJobs(current.name, req.now);
-          await req.audit({
-            kind: "app_updated",
-            outcome: "allowed",
-            subject: current.name,
-            detail: {
-              from: current.version,
-              to: manifest.version,
-              consent: updated.digest,
-              changes: updated.changes.map((c) => String(c.field)),
-              venv_moved: updated.venvMoved,
-            },
-          });
-          await emitEvent(req.env, "app.updated", { app: current.name, version: manifest.version });
+          await bridgeCall(req.env, "POST /apps/transition-commit", { name: current.name }, 120_000);
           return {
             app: await appRegistry(req.env).get(current.name),
             digest: updated.digest,
@@ -897,7 +912,7 @@ export const appRoutes = [
     internal: true,
     body: JournalQuestionSchema,
     contract:
-      "At start, the host bridge asks about a transition a killed gateway left half done: the record decides. An install or update stands (`finish`) when the record holds its digest, else it is undone; an uninstall whose folder already left is finished, and its record removed here.",
+      "The host bridge asks about a transition left half done (at start, after workerd restarted, or when the request that asked for it went away): the record decides. An install stands (`finish`) when the record holds its digest, else it is undone. An update the bridge reports ready (its new version passed its health gate and may have served since) is finished: recorded here when the record still names the old version, and its commit steps (secrets, MCP servers, jobs, row) completed, each safe to repeat; an update not ready stands only when the record holds its digest. An uninstall whose folder already left is finished, and its record removed here.",
     answer: { schema: z.strictObject({ outcome: z.enum(["finish", "undo"]) }) },
     refuses: ["app_not_found"],
     async handle(req) {
@@ -907,7 +922,7 @@ export const appRoutes = [
       const body = req.body;
       let outcome: "finish" | "undo";
       if (body.op === "install") outcome = record?.consentDigest === body.digest ? "finish" : "undo";
-      else if (body.op === "update") outcome = record?.consentDigest === body.toDigest ? "finish" : "undo";
+      else if (body.op === "update") outcome = await settleUpdate(req, name.data, record, body);
       else {
         outcome = "finish";
         if (record && record.lifecycle !== "locked" && record.consentDigest === body.consentDigest) {
@@ -921,6 +936,33 @@ export const appRoutes = [
         detail: { op: body.op, outcome },
       });
       return { outcome };
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/api/internal/apps/transitions-abandoned",
+    family: "internal",
+    authz: { kind: "internal-only" },
+    internal: true,
+    body: GATEWAY_CALLBACKS.releaseAbandonedTransitions.request,
+    contract:
+      "The host bridge has settled a transition whose request went away (workerd died or dropped it): the transition lock of that app, or with `name` null of every app, taken before `takenBefore` (ms since the epoch) is released, so the app does not answer app_busy until the lock would lapse. A lock taken since is left alone.",
+    answer: { schema: GATEWAY_CALLBACKS.releaseAbandonedTransitions.answer },
+    refuses: [],
+    async handle(req) {
+      const released = await appRegistry(req.env).releaseTransitionsTakenBefore(
+        req.body.name,
+        req.body.takenBefore,
+        TRANSITION_TTL_MS,
+      );
+      if (released.length > 0)
+        await req.audit({
+          kind: "app_transition_recovered",
+          outcome: "info",
+          subject: req.body.name ?? "*",
+          detail: { op: "lock_released", apps: released },
+        });
+      return { released: released.length };
     },
   }),
   route({
