@@ -440,6 +440,23 @@ describe("wrapInSandbox", () => {
     }
   });
 
+  it("/tmp and /dev/shm hold no more than their share of the storage limit", async () => {
+    const cmd = wrapInSandbox(
+      {
+        file: "/bin/sh",
+        args: [
+          "-c",
+          "for d in /tmp /dev/shm; do head -c 2097152 /dev/zero > $d/fill 2>/dev/null; echo $d $(wc -c < $d/fill); done",
+        ],
+        cwd: "/tmp",
+      },
+      wrapOpts({ tmpSizeBytes: 1024 * 1024 }),
+    );
+    const ran = await run(cmd.file, cmd.args);
+    // Each stops at 1 MiB (the kernel refuses the rest), never the 2 MiB asked for.
+    expect(ran.stdout.trim().split("\n")).toEqual(["/tmp 1048576", "/dev/shm 1048576"]);
+  });
+
   it("no environment value is put on bwrap's command line, which every local user can read", () => {
     const cmd = wrapInSandbox({ file: "node", args: ["server.js"], cwd: appDir }, wrapOpts());
     expect(cmd.args).not.toContain("--setenv");

@@ -138,7 +138,14 @@ export function planMounts(opts: MountPlanOptions): MountStep[] {
   //    the gateway: bwrap covers them only when its own write test passes, which it does not for
   //    root, and a write to /proc/sys/kernel/core_pattern is a way to run code as host root.
   steps.push({ kind: "dev", target: "/dev", why: "minimal device nodes" });
-  steps.push({ kind: "tmpfs", target: "/dev/shm", why: "shared memory any user of the box may use", mode: 0o1777 });
+  // Bounded like /tmp: its pages are memory, but without a size it is one more place to fill.
+  steps.push({
+    kind: "tmpfs",
+    target: "/dev/shm",
+    why: "shared memory any user of the box may use",
+    mode: 0o1777,
+    ...(opts.tmpSizeBytes !== undefined ? { size: opts.tmpSizeBytes } : {}),
+  });
   steps.push({ kind: "proc", target: "/proc", why: "the child's own pid namespace" });
   for (const entry of KERNEL_SETTINGS_IN_PROC)
     steps.push({
