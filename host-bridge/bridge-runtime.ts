@@ -160,7 +160,7 @@ export class BridgeRuntime {
         }),
       parentEnv: opts.parentEnv,
       passthrough: opts.config.sandbox.env_passthrough,
-      onChange: (name, status) => void this.report(name, status),
+      onChange: (name, status) => this.report(name, status),
       log: (level, line) => opts.log(`${level} ${line}`),
     });
   }

@@ -96,7 +96,8 @@ export interface BackendSupervisorOptions {
   passthrough: readonly string[];
   workspace?: string;
   gatewayPort?: number;
-  onChange?: (name: string, status: SupervisedBackendStatus) => void;
+  /** A status change; a promise it answers is how long the gateway takes to learn it (stop waits for a stopping one). */
+  onChange?: (name: string, status: SupervisedBackendStatus) => unknown;
   /** Bridge log; relayed child lines arrive here at info (stdout) and warning (stderr). */
   log?: (level: SupervisorLogLevel, msg: string) => void;
   healthIntervalMs?: number;
@@ -178,6 +179,8 @@ interface Tracked {
 
 /** The cause a row shows when a backend's folder is gone (removed by hand, or a half-done move). */
 export const APP_FOLDER_MISSING = "app folder missing";
+/** How long a stop waits for the gateway to learn that the backend is stopping before it signals it. */
+const STOPPING_REPORT_WAIT_MS = 1_000;
 
 type LaunchRefusal = Extract<StartResult, { ok: false }>;
 type LaunchResult = { ok: true } | LaunchRefusal;
@@ -218,7 +221,7 @@ export class BackendSupervisor {
   private readonly held = new Set<string>();
   private readonly warnedHealthPaths = new Set<string>();
   private availability: SandboxAvailability | null = null;
-  private readonly onChange: (name: string, status: SupervisedBackendStatus) => void;
+  private readonly onChange: (name: string, status: SupervisedBackendStatus) => unknown;
   private readonly log: (level: SupervisorLogLevel, msg: string) => void;
   private readonly bridgeStartTime: string;
 
@@ -420,6 +423,12 @@ export class BackendSupervisor {
       if (t.reason?.endsWith("restarting")) t.reason = "stopped";
       return { ok: true, wasRunning: false, killed: false, exit: t.exit };
     }
+    // The gateway learns that the backend is going before it is signalled, so the proxy answers
+    // 503 at once from then on instead of sending requests to a backend that may take its whole
+    // grace to exit, holding them meanwhile (bounded: a gateway that does not answer holds no stop).
+    t.healthy = false;
+    t.reason = "stopping";
+    await withTimeout(this.announce(t), STOPPING_REPORT_WAIT_MS, undefined);
     // Sandboxed, the backend is in bwrap's own session: signal that group first, because bwrap
     // does not forward SIGTERM and its death would SIGKILL the backend with no grace.
     signalProcessGroup(t.sandboxPgid ?? t.pgid, "SIGTERM");
@@ -1069,12 +1078,17 @@ export class BackendSupervisor {
   }
 
   private emit(t: Tracked): void {
+    void this.announce(t);
+  }
+
+  /** Reports the backend's status; resolves once the report is delivered (as far as onChange says). */
+  private async announce(t: Tracked): Promise<void> {
     const status = this.status(t.spec.name);
     if (!status) return;
     t.reportedLastLine = status.lastLines.at(-1) ?? "";
     t.reportedLineCount = status.lastLines.length;
     try {
-      this.onChange(t.spec.name, status);
+      await this.onChange(t.spec.name, status);
     } catch (err) {
       this.log("error", `onChange for app ${t.spec.name} threw: ${String(err)}`);
     }
