@@ -2,11 +2,29 @@
 // written (ENOSPC, EIO, ...) goes to stderr instead, whatever part of it reached the file is
 // cut off again (no half line), and the file is tried again every few seconds, so the log
 // resumes by itself once space returns. A log write never throws into its caller.
-import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from "node:fs";
+//
+// The log is bounded: a line that would take the file past GATEWAY_LOG_MAX_BYTES first moves it
+// to gateway.log.1 (and .1 to .2, and so on); the oldest of GATEWAY_LOG_KEPT is dropped. A
+// gateway that runs for weeks with a chatty backend never fills the owner's disk with its log.
+import { closeSync, fstatSync, ftruncateSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { storageFullReason } from "../workers/contracts/storage-full";
 
 /** How long the log writes to stderr before it tries the file again. */
 export const GATEWAY_LOG_RETRY_MS = 5_000;
+/** The size past which gateway.log is rotated. */
+export const GATEWAY_LOG_MAX_BYTES = 10 * 1024 * 1024;
+/** How many rotated files are kept beside it (gateway.log.1 is the newest). */
+export const GATEWAY_LOG_KEPT = 5;
+
+/** The n-th rotated file of the log at `path` (1: the newest). */
+export function rotatedLogPath(path: string, n: number): string {
+  return `${path}.${n}`;
+}
+
+export interface GatewayLogLimits {
+  maxBytes: number;
+  kept: number;
+}
 
 export interface GatewayLog {
   write: (line: string) => void;
@@ -19,19 +37,53 @@ export function openGatewayLog(
   path: string,
   stderr: (text: string) => void = (text) => void process.stderr.write(text),
   now: () => number = Date.now,
+  limits: GatewayLogLimits = { maxBytes: GATEWAY_LOG_MAX_BYTES, kept: GATEWAY_LOG_KEPT },
 ): GatewayLog {
   let fd: number | null = null;
   let degradedSince: number | null = null;
   let lastTry = 0;
   let lost = 0;
+  let rotationFailedAt: number | null = null;
   const open = () => {
     if (fd === null) fd = openSync(path, "a", 0o600);
     return fd;
   };
+  // Each file moves one place down, the oldest is dropped, and the next line starts a new file.
+  // A rotation that fails (tried again at most every GATEWAY_LOG_RETRY_MS) leaves the line in
+  // the current file: a line is never lost to its bound.
+  const rotate = (target: number) => {
+    if (rotationFailedAt !== null && now() - rotationFailedAt < GATEWAY_LOG_RETRY_MS) return target;
+    try {
+      rmSync(rotatedLogPath(path, limits.kept), { force: true });
+      for (let n = limits.kept - 1; n >= 1; n -= 1) {
+        try {
+          renameSync(rotatedLogPath(path, n), rotatedLogPath(path, n + 1));
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+        }
+      }
+      renameSync(path, rotatedLogPath(path, 1));
+    } catch (error) {
+      if (rotationFailedAt === null)
+        stderr(
+          `personalclaw: warning: ${path} could not be rotated (${(error as NodeJS.ErrnoException)?.code ?? String(error)}); it grows past ${limits.maxBytes} bytes until it can be.\n`,
+        );
+      rotationFailedAt = now();
+      return target;
+    }
+    rotationFailedAt = null;
+    closeSync(target);
+    fd = null;
+    return open();
+  };
   const appendWhole = (text: string) => {
-    const target = open();
-    const before = fstatSync(target).size;
     const bytes = Buffer.from(text, "utf8");
+    let target = open();
+    let before = fstatSync(target).size;
+    if (before > 0 && before + bytes.length > limits.maxBytes) {
+      target = rotate(target);
+      before = fstatSync(target).size;
+    }
     try {
       let written = 0;
       while (written < bytes.length) written += writeSync(target, bytes, written, bytes.length - written);

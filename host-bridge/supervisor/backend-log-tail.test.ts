@@ -62,4 +62,20 @@ describe("readBackendLog", () => {
       truncated: false,
     });
   });
+
+  it("just after a rotation, reads the rest of its tail from the newest rotated file", async () => {
+    const path = logWith(`${T} info app notes backend (pid 1): after the rotation\n`);
+    writeFileSync(
+      `${path}.1`,
+      `${T} info app notes backend (pid 1): before the rotation\n${T} info app other backend (pid 2): not mine\n`,
+    );
+    writeFileSync(`${path}.2`, `${T} info app notes backend (pid 1): older than the tail reaches\n`);
+    expect(await readBackendLog(path, { name: "notes", lines: 10 })).toEqual({
+      lines: [
+        `${T} info app notes backend (pid 1): before the rotation`,
+        `${T} info app notes backend (pid 1): after the rotation`,
+      ],
+      truncated: false,
+    });
+  });
 });
