@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { finishRemoval, undoInstall } from "./install-app";
 import { clearJournal, listJournals, type Journal } from "./transition-journal";
 import { commitUpdate, restoreRollback, rollbackDir } from "./update-app";
+import { SecretStore, secretStorePaths } from "../secrets/secret-store";
 
 export interface RecoveryContext {
   home: string;
@@ -103,6 +104,9 @@ export async function settleOne(ctx: RecoveryContext, journal: Journal, outcome:
         consentDigest: journal.consentDigest,
       });
     }
+    // Every sealed copy of the owner's secrets the app held goes too, whether or not the
+    // interrupted removal got that far; left, it was listed as used by an app that is gone.
+    new SecretStore(secretStorePaths(ctx.home)).forgetApp(journal.name);
   }
   await clearJournal(ctx.home, journal.name);
 }

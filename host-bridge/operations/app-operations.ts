@@ -181,10 +181,11 @@ export function appOperations(rt: BridgeRuntime): HandlersUnder<"/apps/"> {
           });
           await note({ step: "remove_files", status: "started", at: now() });
           await removeAppFiles(paths.apps, name, purgeData, { version, consentDigest }, trashDir);
-          // Its sealed copies of the owner's secrets go with it; the owner's own stored copies stay.
+          await note({ step: "remove_files", status: "done", at: now() });
+          // Its sealed copies of the owner's secrets go with it (a recovery that finishes this
+          // removal does the same: recover-transitions.ts); the owner's own stored copies stay.
           rt.secrets.forgetApp(name);
           rt.digests.delete(name);
-          await note({ step: "remove_files", status: "done", at: now() });
           return { removed: true, uninstallHook: hookResult };
         },
       ),
