@@ -5,21 +5,13 @@
 // The home lives under /var/tmp, not /tmp: every app child gets a private /tmp, which would
 // hide a canary written there and make "never written" pass for the wrong reason.
 import { spawn } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliPath, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 import { install, waitForRow } from "./helpers/backends";
 import { boundsAvailability } from "../host-bridge/sandbox/bounds";
+import { descendantPids } from "./helpers/process-tree";
 
 const fixtureApps = join(repoRoot, "test", "fixtures", "backend-apps");
 const hostile = join(repoRoot, "test", "fixtures", "hostile");
@@ -39,36 +31,18 @@ async function eventsOf(gw: RunningGateway, kind: string): Promise<LoggedEvent[]
 
 /** Every process below `root` (by parent pid), with its program's name and its starting environment. */
 function descendants(root: number): Array<{ pid: number; program: string; env: Record<string, string> }> {
-  const parents = new Map<number, number>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
+  const found: Array<{ pid: number; program: string; env: Record<string, string> }> = [];
+  for (const pid of descendantPids(root)) {
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+      const env = Object.fromEntries(
+        readFileSync(`/proc/${pid}/environ`, "utf8")
+          .split("\0")
+          .filter(Boolean)
+          .map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
+      );
+      found.push({ pid, program: basename(readlinkSync(`/proc/${pid}/exe`)), env });
     } catch {
       // gone meanwhile
-    }
-  }
-  const found: Array<{ pid: number; program: string; env: Record<string, string> }> = [];
-  const below = new Set([root]);
-  for (let grew = true; grew;) {
-    grew = false;
-    for (const [pid, parent] of parents) {
-      if (below.has(parent) && !below.has(pid)) {
-        below.add(pid);
-        grew = true;
-        try {
-          const env = Object.fromEntries(
-            readFileSync(`/proc/${pid}/environ`, "utf8")
-              .split("\0")
-              .filter(Boolean)
-              .map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
-          );
-          found.push({ pid, program: basename(readlinkSync(`/proc/${pid}/exe`)), env });
-        } catch {
-          // gone meanwhile
-        }
-      }
     }
   }
   return found;

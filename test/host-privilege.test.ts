@@ -6,21 +6,12 @@
 // root on the next crash), read the owner's session keyring, trace or read another process,
 // push keystrokes into a terminal, make namespaces, keep a descriptor its starter leaked.
 import { spawn } from "node:child_process";
-import {
-  chownSync,
-  closeSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { chownSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliPath, repoRoot, runCli, startGateway, type RunningGateway, type TestUser } from "./helpers/gateway";
 import { waitForRow } from "./helpers/backends";
+import { descendantPids } from "./helpers/process-tree";
 import { sandboxAvailability } from "../host-bridge/sandbox/bubblewrap";
 import { boundsAvailability, DEFAULT_LIMITS } from "../host-bridge/sandbox/bounds";
 import { runConfined } from "../host-bridge/sandbox/run-confined";
@@ -63,27 +54,8 @@ function expectNoHostPrivilege(report: Report, kind: string): void {
 
 /** Host uids of the processes below `root` whose program is `name` (read from the host's /proc, not the box's). */
 function hostUidsOf(root: number, name: RegExp): number[] {
-  const parents = new Map<number, number>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const below = new Set([root]);
-  for (let grew = true; grew;) {
-    grew = false;
-    for (const [pid, parent] of parents)
-      if (below.has(parent) && !below.has(pid)) {
-        below.add(pid);
-        grew = true;
-      }
-  }
   const uids: number[] = [];
-  for (const pid of below) {
+  for (const pid of descendantPids(root)) {
     try {
       const status = readFileSync(`/proc/${pid}/status`, "utf8");
       if (!name.test(/^Name:\s+(\S+)/m.exec(status)?.[1] ?? "")) continue;

@@ -20,6 +20,7 @@ import { checkRecordable, stageOrRefuse, type InstallContext, type InstallProgre
 import { holdAndStop, release } from "../mcp/running-servers";
 import { copyAppData, DataChangedDuringCopy } from "./copy-app-data";
 import { clearJournal, syncFolder, writeJournal } from "./transition-journal";
+import type { ReadyUpdate } from "../../workers/contracts/bridge-operations";
 import { reviewChanges } from "./review-changes";
 
 /** DESIGN.md: an update is kept only when its backend answers its health check within 30 s. */
@@ -162,15 +163,19 @@ export async function updateApp(
     await note("consent", "done", needed ? "consented" : "no change to what the app gets");
 
     // From here on a crash leaves something the next start must finish or undo.
-    await writeJournal(ctx.home, {
-      op: "update",
-      name,
-      fromDigest: installed.digest,
-      toDigest: staged.digest,
-      stagedDir,
-      venvMoved: false,
-      startedAt: new Date().toISOString(),
-    });
+    // The journal as this update has got: written again when venv/ moves and once it is ready.
+    const startedAt = new Date().toISOString();
+    const journal = (more: { venvMoved: boolean; ready?: ReadyUpdate }) =>
+      writeJournal(ctx.home, {
+        op: "update",
+        name,
+        fromDigest: installed.digest,
+        toDigest: staged.digest,
+        stagedDir,
+        startedAt,
+        ...more,
+      });
+    await journal({ venvMoved: false });
     journaled = true;
 
     const keepVenv = samePythonDependencies(installed.manifest, manifest) && existsSync(join(appDir, "venv"));
@@ -218,15 +223,7 @@ export async function updateApp(
 
     if (keepVenv) {
       await note("move_venv", "started");
-      await writeJournal(ctx.home, {
-        op: "update",
-        name,
-        fromDigest: installed.digest,
-        toDigest: staged.digest,
-        stagedDir,
-        venvMoved: true,
-        startedAt: new Date().toISOString(),
-      });
+      await journal({ venvMoved: true });
       venvMoved = true;
       await rename(join(rollbackDir(ctx.appsDir, name), "venv"), join(stagedDir, "venv"));
       await note("move_venv", "done");
@@ -284,16 +281,7 @@ export async function updateApp(
     };
     // The new version serves and writes data/ from now on: whoever settles this journal records
     // it forward, so nothing it writes is ever undone (transition-settlement.ts).
-    await writeJournal(ctx.home, {
-      op: "update",
-      name,
-      fromDigest: installed.digest,
-      toDigest: staged.digest,
-      stagedDir,
-      venvMoved,
-      ready: { ...updated, source, previousManifest: installed.manifest },
-      startedAt: new Date().toISOString(),
-    });
+    await journal({ venvMoved, ready: { ...updated, source, previousManifest: installed.manifest } });
     if (runsBackend) await note("health", "done");
     else await note("health", "skipped", installed.enabled ? "no backend" : "the app is disabled");
     return updated;

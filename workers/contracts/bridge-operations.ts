@@ -65,6 +65,7 @@ export const UpdatedAppSchema = z.object({
  * it the gateway can record the update itself when the request that asked for it is gone.
  */
 export const ReadyUpdateSchema = UpdatedAppSchema.extend({ source: Source, previousManifest: AnyObject });
+export type ReadyUpdate = z.output<typeof ReadyUpdateSchema>;
 
 export const BRIDGE_OPERATIONS = {
   "GET /sel/anchor": { method: "GET", request: NoBody, answer: SecurityLogAnchorSchema.nullable() },

@@ -4,18 +4,14 @@
 // may repeat what a request that died part way had done. The bridge's own commit (dropping the
 // rollback copy and the journal) comes after all of them, so until every step has run the
 // journal is there for the next settlement to finish.
-import type { z } from "zod";
 import type { AppRecord } from "../contracts/app-record";
-import type { ReadyUpdateSchema } from "../contracts/bridge-operations";
+import type { ReadyUpdate } from "../contracts/bridge-operations";
 import { AppManifestSchema, type AppManifest } from "../contracts/manifest";
 import { appRegistry } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
 import { emitEvent } from "../events";
 import { registerMcpServers } from "../mcp-registration";
 import type { RouteRequest } from "../route-row";
-
-/** What an update that passed its health gate brings, and the source it came from. */
-export type ReadyUpdate = z.output<typeof ReadyUpdateSchema>;
 
 /** The UI's cache-busting revision: the digest's first 16 hex digits, when the app has a UI. */
 export function uiRevisionOf(manifest: AppManifest, digest: string): string | null {

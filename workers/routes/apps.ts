@@ -16,6 +16,7 @@ import {
   GATEWAY_CALLBACKS,
   JournalQuestionSchema,
   NativeAppsReportSchema,
+  type ReadyUpdate,
 } from "../contracts/bridge-operations";
 import { JobViewSchema } from "../contracts/scheduled-jobs";
 import { APP_LOG_MAX_LINES, AppLogAnswerSchema } from "../contracts/app-log";
@@ -27,7 +28,7 @@ import { requireIfMatch } from "../contracts/revision";
 import type { Env } from "../env";
 import { route, type RouteRequest } from "../route-row";
 import { deregisterMcpServers, registerMcpServers } from "../mcp-registration";
-import { completeUpdate, recordUpdate, uiRevisionOf, type ReadyUpdate } from "../lifecycle/update-commit";
+import { completeUpdate, recordUpdate, uiRevisionOf } from "../lifecycle/update-commit";
 import { APP_NAME_PATTERN } from "../contracts/app-name";
 
 const AppLogQuerySchema = z
