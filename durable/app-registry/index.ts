@@ -52,6 +52,8 @@ export class AppRegistry extends DurableObject<Env> {
       registryEpoch.bump();
       sql.exec(APP_REGISTRY_SCHEMA);
       claimStoreIdentity(sql);
+      // Whatever instance came before ended: its fires in flight never got their answer.
+      this.schedule.interruptLeftFires();
       for (const row of sql.exec("SELECT record FROM apps")) {
         const record = JSON.parse(String(row.record)) as AppRecord;
         this.records.set(record.name, record);

@@ -1,11 +1,17 @@
 // Each app's scheduled jobs and their last fires (CRON-01). The object's one alarm is set for
 // the earliest next fire; a fire is claimed before its request goes out, so two runs never
-// fire one job twice.
+// fire one job twice. A fire is in the history from before its request goes out ("running"),
+// so one that workerd's death cut short is found by the next instance of the object and kept
+// as "interrupted" instead of vanishing.
 import type { AppRecord } from "../../workers/contracts/app-record";
 import { JOB_TIMEOUT_DEFAULT_S } from "../../workers/contracts/manifest";
 import { nextFireAfter, parseCronSchedule } from "../../workers/contracts/cron-schedule";
 import { JOB_RUNS_KEPT } from "./jobs-and-mcp";
 import type { JobRun, JobView } from "../../workers/contracts/scheduled-jobs";
+
+/** What an interrupted fire's row says: the gateway cannot know whether the backend finished the job. */
+export const INTERRUPTED_FIRE =
+  "the gateway stopped (workerd exited) before the backend answered; whether the job finished is not known";
 
 interface KeptRun {
   scheduledFor: number;
@@ -161,13 +167,28 @@ export class JobSchedule {
         });
         continue;
       }
+      const run = this.keepRun(app, job, {
+        scheduledFor,
+        startedAt: now,
+        status: null,
+        durationMs: 0,
+        outcome: "running",
+        error: null,
+      });
       fires.push(
         registry
           .fire(app, { job, route: String(row.route), timeoutMs: Number(row.timeout_s) * 1000, scheduledFor })
           .then((outcome) => {
-            // An app removed while its job ran keeps no history.
+            // An app removed while its job ran keeps no history (its rows went with it).
             if (!registry.isInstalled(app)) return;
-            this.keepRun(app, job, { scheduledFor, startedAt: now, ...outcome });
+            this.sql.exec(
+              "UPDATE job_runs SET status = ?, duration_ms = ?, outcome = ?, error = ? WHERE id = ?",
+              outcome.status,
+              outcome.durationMs,
+              outcome.outcome,
+              outcome.error,
+              run,
+            );
           }),
       );
     }
@@ -176,18 +197,32 @@ export class JobSchedule {
     return fires.length;
   }
 
-  private keepRun(app: string, job: string, run: KeptRun): void {
-    this.sql.exec(
-      "INSERT INTO job_runs (app, job, scheduled_for, started_at, status, duration_ms, outcome, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-      app,
-      job,
-      run.scheduledFor,
-      run.startedAt,
-      run.status,
-      run.durationMs,
-      run.outcome,
-      run.error,
-    );
+  /**
+   * Fires still "running" when the object starts were cut short by the end of the instance that
+   * sent them (workerd died or was restarted): none of this instance's has begun yet.
+   */
+  interruptLeftFires(): number {
+    return this.sql.exec(
+      "UPDATE job_runs SET outcome = 'interrupted', error = ? WHERE outcome = 'running'",
+      INTERRUPTED_FIRE,
+    ).rowsWritten;
+  }
+
+  /** Keeps one fire in the history (the last JOB_RUNS_KEPT of the job stay); answers its row id. */
+  private keepRun(app: string, job: string, run: KeptRun): number {
+    const id = this.sql
+      .exec(
+        "INSERT INTO job_runs (app, job, scheduled_for, started_at, status, duration_ms, outcome, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        app,
+        job,
+        run.scheduledFor,
+        run.startedAt,
+        run.status,
+        run.durationMs,
+        run.outcome,
+        run.error,
+      )
+      .one().id as number;
     this.sql.exec(
       "DELETE FROM job_runs WHERE app = ? AND job = ? AND id NOT IN (SELECT id FROM job_runs WHERE app = ? AND job = ? ORDER BY id DESC LIMIT ?)",
       app,
@@ -196,6 +231,7 @@ export class JobSchedule {
       job,
       JOB_RUNS_KEPT,
     );
+    return id;
   }
 
   /** The alarm is set for the earliest next fire of any job (or `at`, when sooner). */

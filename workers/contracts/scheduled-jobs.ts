@@ -5,8 +5,12 @@ import { z } from "zod";
 export const JobRunSchema = z.strictObject({
   scheduledFor: z.string(),
   startedAt: z.string(),
-  /** ok: the route answered 2xx; failed: any other answer, a timeout or no backend; skipped: the app was held. */
-  outcome: z.enum(["ok", "failed", "skipped"]),
+  /**
+   * ok: the route answered 2xx; failed: any other answer, a timeout or no backend; skipped: the
+   * app was held; running: in flight now; interrupted: the gateway stopped (workerd died) before
+   * the answer came, so whether the job finished is not known.
+   */
+  outcome: z.enum(["ok", "failed", "skipped", "running", "interrupted"]),
   status: z.number().int().nullable(),
   durationMs: z.number(),
   error: z.string().nullable(),
