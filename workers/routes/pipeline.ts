@@ -64,8 +64,14 @@ async function runRoute(
     return refusedSignedOut(c, row, principal, error);
   }
   if (judgeApp) await checkAppPermission(env, row, principal, parsed.url, params, reserved);
-  const body = row.body && !row.rawBody ? await readJsonBody(c.req.raw, row.body) : undefined;
-  const query = row.query ? readQuery(parsed.url, row.query) : undefined;
+  let body: unknown;
+  let query: unknown;
+  try {
+    body = row.body && !row.rawBody ? await readJsonBody(c.req.raw, row.body) : undefined;
+    query = row.query ? readQuery(parsed.url, row.query) : undefined;
+  } catch (error) {
+    return refusedInput(c, row, principal, error);
+  }
   const result = await row.handle({
     c,
     env,
@@ -78,6 +84,27 @@ async function runRoute(
   });
   // The runtime's own JSON answer: the same body and Content-Type as Hono's c.json, with less work.
   return result instanceof Response ? result : Response.json(result);
+}
+
+/**
+ * A body or query the row cannot read (not JSON, not an object, the wrong Content-Type, too
+ * large, a field its schema refuses) is a refusal the security log keeps, counted per route
+ * and code like every refusal (refusal-windows.ts): a caller that floods malformed requests
+ * is one row and a count, and the owner still sees that someone sent them. Then the same answer.
+ */
+async function refusedInput(c: GatewayContext, row: AnyRouteRow, principal: Principal, error: unknown): Promise<never> {
+  if (error instanceof GatewayError) {
+    const path = c.get("parsed").path;
+    await audit(c.env, {
+      kind: "request_input_refused",
+      outcome: "refused",
+      principal: principalLabel(principal),
+      subject: refusalSubject(c.req.method, path),
+      detail: { code: error.code },
+      group: refusalGroup(c.req.method, path, [], row, error.code),
+    });
+  }
+  throw error;
 }
 
 /**
