@@ -3,6 +3,7 @@
 // EventHub fans it out through its one filter and into subscribed apps' inboxes.
 import type { Env } from "./env";
 import type { EventData, EventName } from "./contracts/event-names";
+import { securityLog } from "./audit";
 
 /** The one EventHub instance of this gateway. */
 export function eventHub(env: Env) {
@@ -21,13 +22,26 @@ export function identifiersOnly(data: Record<string, unknown>): EventData {
 
 /**
  * Publishes one event. A live event is advisory — the state it announces is already written —
- * so a hub that cannot be reached never fails the request; it is logged (EVT-05), not swallowed.
+ * so a hub that cannot be reached never fails the request; the event it lost is a
+ * security-log row (EVT-05), not swallowed, and only a line when the log cannot be reached either.
  */
 export async function emitEvent(env: Env, type: EventName, data: Record<string, unknown>): Promise<void> {
   try {
     await eventHub(env).publish({ type, data: identifiersOnly(data) });
   } catch (error) {
-    console.error("event_not_published", type, error instanceof Error ? error.message : String(error));
+    const reason = error instanceof Error ? error.message : String(error);
+    try {
+      // Written without announcing it: the announcement is itself an event through the hub that failed.
+      await securityLog(env).append({
+        kind: "event_not_published",
+        outcome: "error",
+        principal: "gateway",
+        subject: type,
+        detail: { reason: reason.slice(0, 500) },
+      });
+    } catch {
+      console.error("event_not_published", type, reason);
+    }
   }
 }
 

@@ -195,8 +195,36 @@ export class EventHub extends DurableObject<Env> {
   /** EVT-01/02: the frame lands, identifiers only, in the inbox of every enabled app whose eventSubscriptions names it. */
   private async deliverToInboxes(frame: EventFrame): Promise<void> {
     const refused = await appRegistry(this.env).deliverPlatformEvent(frame.type, frame.data, new Date().toISOString());
-    // EVT-05: an event that could not be delivered is said, never swallowed.
-    for (const { app, reason } of refused) console.error("event_inbox_delivery_refused", frame.type, app, reason);
+    for (const { app, reason } of refused) await this.auditUndelivered(app, frame.type, reason);
+  }
+
+  /**
+   * EVT-05: an event an app's inbox could not take (at its quota) is a security-log row, never
+   * only a line. An app that never drains its inbox makes one per event it subscribed to, at
+   * the rate events come, so it is a refusal the log counts per app, event and reason
+   * (refusal-windows.ts): one row, then a count.
+   */
+  private async auditUndelivered(app: string, event: string, reason: string): Promise<void> {
+    try {
+      const appended = await recordAudit(this.env, {
+        kind: "event_not_delivered",
+        outcome: "refused",
+        principal: `app:${app}`,
+        subject: event,
+        detail: { to: "inbox", reason },
+        group: `inbox ${event} ${reason}`,
+      });
+      if (!appended.counted) await this.fanOut({ type: "security_log.appended", data: { seq: appended.seq } });
+    } catch (error) {
+      // The log itself could not be reached: the line is all that is left to say it.
+      console.error(
+        "event_inbox_delivery_refused",
+        event,
+        app,
+        reason,
+        error instanceof Error ? error.message : String(error),
+      );
+    }
   }
 
   /**
