@@ -22,6 +22,8 @@ import { copyAppData, DataChangedDuringCopy } from "./copy-app-data";
 import { clearJournal, syncFolder, writeJournal } from "./transition-journal";
 import type { ReadyUpdate } from "../../workers/contracts/bridge-operations";
 import { reviewChanges } from "./review-changes";
+import { storageFullReason } from "../../workers/contracts/storage-full";
+import { mebibytes, UPDATE_ROOM_MARGIN_BYTES, updateRoom } from "./update-room";
 
 /** DESIGN.md: an update is kept only when its backend answers its health check within 30 s. */
 export const UPDATE_HEALTH_SECONDS = 30;
@@ -142,8 +144,12 @@ export async function updateApp(
       InstallProgressEvent | { step: string; status: InstallProgressEvent["status"]; at: string; message?: string },
   ) => void | Promise<void>,
 ): Promise<UpdatedApp> {
-  const note = async (step: string, status: InstallProgressEvent["status"], message?: string) =>
-    progress({ step, status, at: new Date().toISOString(), message });
+  // The step under way, named by whatever error ends the update.
+  let step = "stage";
+  const note = async (noted: string, status: InstallProgressEvent["status"], message?: string) => {
+    if (status === "started") step = noted;
+    return progress({ step: noted, status, at: new Date().toISOString(), message });
+  };
   const appDir = join(ctx.appsDir, name);
   const staged = await stageOrRefuse(source, ctx, note);
   const stagedDir = staged.stagedDir!;
@@ -193,6 +199,27 @@ export async function updateApp(
       if (!result.ok) throw stepFailure(name, "npm_packages", result.reason);
       await note("npm_packages", "done");
     } else await note("npm_packages", "skipped");
+
+    // Room for the copy of data/ (update-room.ts), measured before anything is stopped.
+    await note("disk_space", "started");
+    const room = await updateRoom(join(appDir, "data"), ctx.appsDir);
+    if (room.freeBytes < room.neededBytes)
+      throw new GatewayError("update_needs_disk_space", {
+        vars: {
+          name,
+          needed: mebibytes(room.neededBytes),
+          data: mebibytes(room.dataBytes),
+          margin: mebibytes(UPDATE_ROOM_MARGIN_BYTES),
+          free: mebibytes(room.freeBytes),
+        },
+        detail: {
+          step: "disk_space",
+          needed_bytes: room.neededBytes,
+          data_bytes: room.dataBytes,
+          free_bytes: room.freeBytes,
+        },
+      });
+    await note("disk_space", "done", `${mebibytes(room.neededBytes)} needed, ${mebibytes(room.freeBytes)} free`);
 
     // Unload (UPD-08, BACK-24): the old backend is stopped, and its MCP servers stopped and
     // held back until the update is over, before its data is copied.
@@ -286,6 +313,7 @@ export async function updateApp(
     else await note("health", "skipped", installed.enabled ? "no backend" : "the app is disabled");
     return updated;
   } catch (error) {
+    const failedAt = step;
     if (journaled) {
       await note("rollback", "started", error instanceof Error ? error.message : String(error));
       if (oldStopped) await backend.stop(name);
@@ -297,7 +325,14 @@ export async function updateApp(
       await rm(stagedDir, { recursive: true, force: true });
     }
     if (error instanceof GatewayError) throw error;
-    throw stepFailure(name, "swap", error instanceof Error ? error.message : String(error));
+    // A full disk is what every other write answers it with (507 storage_full), naming the step.
+    const full = storageFullReason(error);
+    if (full !== null)
+      throw new GatewayError("storage_full", {
+        vars: { reason: `${full} at the update's step '${failedAt}'; the previous version is kept` },
+        detail: { step: failedAt },
+      });
+    throw stepFailure(name, failedAt, error instanceof Error ? error.message : String(error));
   } finally {
     release(ctx.home, name);
   }

@@ -271,6 +271,11 @@ export const ERROR_CODES = {
     status: 422,
     message: "Updating '{name}' failed at the step '{step}': {reason}. The previous version is kept.",
   },
+  update_needs_disk_space: {
+    status: 507,
+    message:
+      "Updating '{name}' needs {needed} free on the disk of the apps folder (twice its data/, {data}, for the copy, and {margin} kept for the gateway) and {free} is free; nothing was changed and the app keeps running. Free some space and try again.",
+  },
   app_restart_failed: { status: 422, message: "The backend of '{name}' could not be restarted: {reason}." },
   // faults
   storage_full: {

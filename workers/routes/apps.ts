@@ -723,6 +723,7 @@ export const appRoutes = [
       "app_update_name_mismatch",
       "update_unhealthy",
       "update_step_failed",
+      "update_needs_disk_space",
       "secret_store_unreadable",
       "mcp_json_unreadable",
       "bridge_unavailable",
