@@ -2,6 +2,11 @@
 // yes leaves behind. It decides nothing about who may answer: the worker applies the one
 // answer rule (workers/guards/approval-answer.ts) before it calls answer(). Time is always
 // the caller's `now`, so expiry follows the request's clock.
+//
+// A read never changes anything: an approval past its ttl reads as expired (reason ttl) from
+// the moment it passes it, and is written expired, with its approval.expired row, by the
+// store's alarm at that moment or by the next raise, whichever comes first. GET
+// /api/approvals used to expire and write rows itself, so reading the list changed state.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../workers/env";
 import { hexOf } from "../../workers/contracts/hex";
@@ -16,6 +21,7 @@ import {
   widensReach,
 } from "../../workers/contracts/approvals";
 import { APPROVAL_SCHEMA } from "./schema";
+import { audit } from "../../workers/audit";
 
 export interface RaiseInput {
   askedBy: string;
@@ -59,8 +65,15 @@ function newId(prefix: string): string {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-function approvalView(row: Row): ApprovalView {
+/** A pending approval past its ttl, which reads as expired before it is written so. */
+function isPastTtl(row: Row, now: number): boolean {
+  return row.state === "pending" && Number(row.expires_at) <= now;
+}
+
+/** The approval as it is at `now`: one past its ttl is expired (reason ttl) whether or not that is written yet. */
+function approvalView(row: Row, now: number): ApprovalView {
   const answered = row.answered_by === null ? null : String(row.answered_by);
+  const pastTtl = isPastTtl(row, now);
   return {
     id: String(row.id),
     asked_by: String(row.asked_by),
@@ -69,8 +82,8 @@ function approvalView(row: Row): ApprovalView {
     title: String(row.title),
     action: JSON.parse(String(row.action)) as ApprovalAction,
     scopes: JSON.parse(String(row.scopes)) as ApprovalScope[],
-    state: row.state as ApprovalState,
-    reason: row.reason === null ? null : String(row.reason),
+    state: pastTtl ? "expired" : (row.state as ApprovalState),
+    reason: pastTtl ? "ttl" : row.reason === null ? null : String(row.reason),
     created_at: iso(Number(row.created_at)),
     expires_at: iso(Number(row.expires_at)),
     answer:
@@ -109,6 +122,7 @@ export class ApprovalStore extends DurableObject<Env> {
     super(ctx, env);
     ctx.blockConcurrencyWhile(async () => {
       ctx.storage.sql.exec(APPROVAL_SCHEMA);
+      await this.scheduleExpiry();
     });
   }
 
@@ -127,17 +141,48 @@ export class ApprovalStore extends DurableObject<Env> {
     for (const resolve of waiting) resolve();
   }
 
-  private expire(id: string, reason: "ttl" | "limit"): ApprovalView {
+  private expire(id: string, reason: "ttl" | "limit", now: number): ApprovalView {
     this.sql("UPDATE approvals SET state = 'expired', reason = ? WHERE id = ? AND state = 'pending'", reason, id);
     this.wake(id);
-    return approvalView(this.row(id)!);
+    return approvalView(this.row(id)!, now);
   }
 
-  /** Expires every pending approval past its ttl; answers the ones it expired. */
-  async sweep(now: number): Promise<ApprovalView[]> {
+  /** Writes every pending approval past its ttl as expired; answers the ones it expired. */
+  private sweep(now: number): ApprovalView[] {
     return this.sql("SELECT id FROM approvals WHERE state = 'pending' AND expires_at <= ?", now).map((r) =>
-      this.expire(String(r.id), "ttl"),
+      this.expire(String(r.id), "ttl", now),
     );
+  }
+
+  /** The one place an expiry becomes a security-log row, whatever expired it (the alarm, a raise). */
+  private async recordExpired(expired: readonly ApprovalView[]): Promise<void> {
+    for (const a of expired) {
+      await audit(this.env, {
+        kind: "approval.expired",
+        outcome: "info",
+        subject: a.id,
+        detail: { reason: a.reason, asked_by: a.asked_by, kind: a.kind },
+      });
+    }
+  }
+
+  /** Sets the alarm for the moment the next pending approval passes its ttl (none when none waits). */
+  private async scheduleExpiry(): Promise<void> {
+    const next = this.sql("SELECT MIN(expires_at) AS next FROM approvals WHERE state = 'pending'")[0]?.next;
+    if (next === null || next === undefined) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(Number(next));
+  }
+
+  /** Writes what passed its ttl by now as expired, with its rows, and waits for the next (the alarm's work). */
+  async expireDue(now: number): Promise<ApprovalView[]> {
+    const expired = this.sweep(now);
+    await this.recordExpired(expired);
+    await this.scheduleExpiry();
+    return expired;
+  }
+
+  async alarm(): Promise<void> {
+    await this.expireDue(Date.now());
   }
 
   private liveGrant(askedBy: string, kind: string, scopes: readonly ApprovalScope[], now: number): Row | null {
@@ -157,7 +202,7 @@ export class ApprovalStore extends DurableObject<Env> {
    * approvals beyond MAX_PENDING_PER_ASKER expire with reason `limit`.
    */
   async raise(input: RaiseInput, now: number): Promise<RaiseResult> {
-    const expired = await this.sweep(now);
+    const expired = this.sweep(now);
     const id = newId("apr");
     // An ask that widens reach waits for the owner, whatever was granted before.
     const grant = widensReach(input.action) ? null : this.liveGrant(input.askedBy, input.kind, input.scopes, now);
@@ -187,10 +232,12 @@ export class ApprovalStore extends DurableObject<Env> {
         input.askedBy,
       );
       for (const old of pending.slice(0, Math.max(0, pending.length - MAX_PENDING_PER_ASKER)))
-        expired.push(this.expire(String(old.id), "limit"));
+        expired.push(this.expire(String(old.id), "limit", now));
     }
     this.prune(now);
-    return { approval: approvalView(this.row(id)!), grant: grant ? grantView(grant) : null, expired };
+    await this.recordExpired(expired);
+    await this.scheduleExpiry();
+    return { approval: approvalView(this.row(id)!, now), grant: grant ? grantView(grant) : null, expired };
   }
 
   /** Deletes settled approvals past SETTLED_RETENTION_MS or beyond MAX_SETTLED_APPROVALS (see there). */
@@ -208,12 +255,10 @@ export class ApprovalStore extends DurableObject<Env> {
     );
   }
 
-  /** One approval as it is now (past its ttl it reads as expired); null when there is none. */
+  /** One approval as it is at `now` (past its ttl it reads as expired; nothing is written); null when there is none. */
   async get(id: string, now: number): Promise<ApprovalView | null> {
     const row = this.row(id);
-    if (!row) return null;
-    if (row.state === "pending" && Number(row.expires_at) <= now) return this.expire(id, "ttl");
-    return approvalView(row);
+    return row ? approvalView(row, now) : null;
   }
 
   /** Waits up to `waitMs` for the approval to leave `pending`, then answers it as it is. */
@@ -241,14 +286,17 @@ export class ApprovalStore extends DurableObject<Env> {
    * after, so 500 newer approvals of another asker hid one still waiting for the owner.
    */
   async list(now: number, filter: { state?: ApprovalState; askedBy?: string } = {}): Promise<ApprovalView[]> {
-    await this.sweep(now);
+    // Read as at `now`: one past its ttl is listed with the settled ones, as expired.
+    const waiting = "(state = 'pending' AND expires_at > ?)";
+    const settledAt = "(state != 'pending' OR expires_at <= ?)";
     const asker = filter.askedBy === undefined ? "" : " AND asked_by = ?";
     const askerBinding = filter.askedBy === undefined ? [] : [filter.askedBy];
     const newestFirst = "ORDER BY created_at DESC, rowid DESC";
     const pending =
       filter.state === undefined || filter.state === "pending"
         ? this.sql(
-            `SELECT *, rowid AS row_order FROM approvals WHERE state = 'pending'${asker} ${newestFirst}`,
+            `SELECT *, rowid AS row_order FROM approvals WHERE ${waiting}${asker} ${newestFirst}`,
+            now,
             ...askerBinding,
           )
         : [];
@@ -257,20 +305,28 @@ export class ApprovalStore extends DurableObject<Env> {
         ? []
         : filter.state === undefined
           ? this.sql(
-              `SELECT *, rowid AS row_order FROM approvals WHERE state != 'pending'${asker} ${newestFirst} LIMIT ?`,
+              `SELECT *, rowid AS row_order FROM approvals WHERE ${settledAt}${asker} ${newestFirst} LIMIT ?`,
+              now,
               ...askerBinding,
               LIST_SETTLED_LIMIT,
             )
-          : this.sql(
-              `SELECT *, rowid AS row_order FROM approvals WHERE state = ?${asker} ${newestFirst} LIMIT ?`,
-              filter.state,
-              ...askerBinding,
-              LIST_SETTLED_LIMIT,
-            );
+          : filter.state === "expired"
+            ? this.sql(
+                `SELECT *, rowid AS row_order FROM approvals WHERE (state = 'expired' OR (state = 'pending' AND expires_at <= ?))${asker} ${newestFirst} LIMIT ?`,
+                now,
+                ...askerBinding,
+                LIST_SETTLED_LIMIT,
+              )
+            : this.sql(
+                `SELECT *, rowid AS row_order FROM approvals WHERE state = ?${asker} ${newestFirst} LIMIT ?`,
+                filter.state,
+                ...askerBinding,
+                LIST_SETTLED_LIMIT,
+              );
     const order = (r: Row) => [Number(r.created_at), Number(r.row_order)] as const;
     return [...pending, ...settled]
       .sort((a, b) => order(b)[0] - order(a)[0] || order(b)[1] - order(a)[1])
-      .map(approvalView);
+      .map((row) => approvalView(row, now));
   }
 
   /**
@@ -315,7 +371,7 @@ export class ApprovalStore extends DurableObject<Env> {
       id,
     );
     this.wake(id);
-    return { ok: true, approval: approvalView(this.row(id)!), grant };
+    return { ok: true, approval: approvalView(this.row(id)!, now), grant };
   }
 
   /** The grants that still answer: not revoked and not past their expiry. */

@@ -78,17 +78,6 @@ async function readerScope(req: AnyRequest): Promise<string | null> {
   return (await askerOf(req)).askedBy;
 }
 
-async function auditExpired(req: AnyRequest, expired: ApprovalView[]): Promise<void> {
-  for (const a of expired) {
-    await req.audit({
-      kind: "approval.expired",
-      outcome: "info",
-      subject: a.id,
-      detail: { reason: a.reason, asked_by: a.asked_by, kind: a.kind },
-    });
-  }
-}
-
 function sessionOf(principal: Principal): string | null {
   return principal.kind === "owner" ? principal.sessionId : null;
 }
@@ -188,7 +177,7 @@ export const approvalRoutes = [
         },
         req.now,
       );
-      await auditExpired(req as AnyRequest, raised.expired as ApprovalView[]);
+      // What this raise expired (past its ttl, or beyond the asker's limit) the store has written, rows included.
       const approval = raised.approval as ApprovalView;
       if (raised.grant) {
         await req.audit({
@@ -234,16 +223,14 @@ export const approvalRoutes = [
     internal: true,
     query: ListQuerySchema,
     contract:
-      "Approvals newest first (at most 500), optionally of one state: every one for the owner, its own for an app or internal process.",
+      "Approvals newest first (every pending one and the newest 500 others), optionally of one state: every one for the owner, its own for an app or internal process. Reading changes nothing: one past its ttl reads as expired (reason ttl), and the store writes it so, with its approval.expired row, when its ttl passes or at the next raise.",
     answer: {
       schema: z.strictObject({ approvals: z.array(ApprovalViewSchema), pending: z.number().int().min(0) }),
     },
     refuses: ["approvals_not_declared"],
     async handle(req) {
       const askedBy = await readerScope(req as AnyRequest);
-      const store = approvalStore(req.env);
-      await auditExpired(req as AnyRequest, (await store.sweep(req.now)) as ApprovalView[]);
-      const approvals = (await store.list(req.now, {
+      const approvals = (await approvalStore(req.env).list(req.now, {
         state: req.query.state,
         askedBy: askedBy ?? undefined,
       })) as ApprovalView[];
