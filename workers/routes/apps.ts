@@ -134,6 +134,21 @@ const BUNDLE_REFUSALS: ErrorCode[] = [
  * approvals it asked and grants it was given, so an app installed later under the same name
  * inherits none of them.
  */
+/**
+ * Puts back what an uninstall took before its files went: the app's jobs (from its record;
+ * their past fires are not kept) and, for an enabled app, its servers in mcp.json. Best
+ * effort: the refusal that called it is the answer, and a step that fails here is a line.
+ */
+async function undoUninstallStart(env: Env, record: AppRecord, now: number): Promise<void> {
+  await appRegistry(env)
+    .reconcileJobs(record.name, now)
+    .catch((error: unknown) => console.error("uninstall_undo_jobs_failed", record.name, String(error)));
+  if (record.enabled)
+    await registerMcpServers(env, record.name, record.manifest).catch((error: unknown) =>
+      console.error("uninstall_undo_mcp_failed", record.name, String(error)),
+    );
+}
+
 async function forgetRemovedApp(env: Env, name: string, now: number): Promise<{ approvals: number; grants: number }> {
   await appRegistry(env).remove(name);
   await sessions(env).revokeApp(name, now);
@@ -586,7 +601,7 @@ export const appRoutes = [
     internal: true,
     body: Empty,
     contract:
-      "Turns an app on and starts its backend; on an enabled app a no-op answering 200. The backend starts first: if the bridge cannot start it, the record is unchanged. 409 app_busy while another change of the app is under way.",
+      "Turns an app on and starts its backend; on an enabled app a no-op answering 200. All or nothing, least reversible last: its MCP servers are written to mcp.json, then its backend starts, then the record says enabled; a step that fails undoes the ones before it (a disabled app stays wholly off) and the record is unchanged. 409 app_busy while another change of the app is under way.",
     answer: { schema: SwitchedAnswer },
     refuses: ["app_not_found", "app_busy", "mcp_json_unreadable", "bridge_unavailable"],
     async handle(req) {
@@ -804,7 +819,7 @@ export const appRoutes = [
     internal: true,
     body: UninstallBody,
     contract:
-      'Uninstalls an app: stops it, revokes its tokens, removes its files; data/ is kept unless the body is exactly {"purge_data": true}. A native app is refused: disable it instead.',
+      'Uninstalls an app: stops it, revokes its tokens, removes its files; data/ is kept unless the body is exactly {"purge_data": true}. All or nothing up to its files: its servers leave mcp.json, its jobs are removed, then the bridge runs its hook, stops it and removes its files, and only then is its record forgotten; a refusal before the files go (mcp.json unreadable, parked data in the way, the bridge unreachable) puts its servers and jobs back and leaves the app as it was. A native app is refused: disable it instead.',
     answer: { schema: z.strictObject({ removed: z.string(), data_kept: z.boolean() }) },
     refuses: [
       "app_not_found",
@@ -820,23 +835,33 @@ export const appRoutes = [
       const purgeData = req.body.purge_data === true;
       return auditedRefusal(req, "app_uninstall_refused", record.name, () =>
         withTransition(req, record.name, "uninstall", async () => {
-          // Teardown order (UNIN-02): its jobs go first, in one transaction, so none fires at a
-          // removed app; then its servers leave mcp.json; then hook, backend and files.
-          const jobsRemoved = await appRegistry(req.env).removeJobs(record.name);
+          // Teardown order, least reversible last: its servers leave mcp.json (put back at once);
+          // its jobs go in one transaction, before its hook, backend and files, so none fires at
+          // a removed app (UNIN-02); then the bridge's hook, backend and files; the record last.
+          // A refusal before the files go puts the servers and jobs back: the app is left whole.
+          // (mcp.json went after the jobs: an unreadable mcp.json left an installed app without them.)
           await deregisterMcpServers(req.env, record.name, record.manifest);
-          const removed = await bridgeCall(
-            req.env,
-            "POST /apps/remove",
-            {
-              name: record.name,
-              purgeData,
-              manifest: record.manifest,
-              version: record.version,
-              consentDigest: record.consentDigest,
-              installId: req.body.install_id,
-            },
-            120_000,
-          );
+          let jobsRemoved: number;
+          let removed: { uninstallHook: string | null };
+          try {
+            jobsRemoved = await appRegistry(req.env).removeJobs(record.name);
+            removed = await bridgeCall(
+              req.env,
+              "POST /apps/remove",
+              {
+                name: record.name,
+                purgeData,
+                manifest: record.manifest,
+                version: record.version,
+                consentDigest: record.consentDigest,
+                installId: req.body.install_id,
+              },
+              120_000,
+            );
+          } catch (error) {
+            await undoUninstallStart(req.env, record, req.now);
+            throw error;
+          }
           const forgotten = await forgetRemovedApp(req.env, record.name, req.now);
           await closeAppSockets(req.env, record.name);
           await bridgeCall(req.env, "POST /apps/transition-commit", { name: record.name }, 60_000);
