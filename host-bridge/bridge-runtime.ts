@@ -16,7 +16,7 @@ import { recoverTransitions, type PendingRecovery } from "./install/recover-tran
 import { journalQuestion, TransitionSettlement } from "./install/transition-settlement";
 import { listUiFiles } from "./install/ui-files";
 import { recoverNativeResyncs, resyncNativeApp } from "./install/native-resync";
-import { venvPython } from "./install/install-dependencies";
+import { appInterpreter } from "./sandbox/app-interpreter";
 import { sandboxAvailability, type SandboxAvailability } from "./sandbox/bubblewrap";
 import { boundsAvailability, removeStaleGroups, type BoundsAvailability } from "./sandbox/bounds";
 import { EgressBrokers } from "./egress/brokers";
@@ -69,9 +69,8 @@ export function backendCommand(
   manifest: AppManifest,
 ): { command: string; args: string[]; healthCheck?: string } {
   const backend = manifest.backend!;
-  const usesVenv = (backend.command === "python" || backend.command === "python3") && existsSync(venvPython(appDir));
   return {
-    command: usesVenv ? venvPython(appDir) : backend.command,
+    command: appInterpreter(appDir, backend.command),
     args: [...(backend.args ?? [])],
     healthCheck: backend.healthCheck,
   };

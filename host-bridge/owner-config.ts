@@ -6,8 +6,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import {
+  DEFAULT_NPM_REGISTRY,
   DEFAULT_SESSION_TTL_S,
   OWNER_SETTINGS,
+  packageSourceUrlRefusal,
   PROXY_TIMEOUT_RANGE_S,
   SANDBOX_MEMORY_MB_RANGE,
   SANDBOX_STORAGE_MB_RANGE,
@@ -102,6 +104,15 @@ export const OwnerConfigSchema = z.object({
     })
     .default({ response_timeout_s: 30 }),
   updates: z.object({ auto: z.enum(["off", "staged"]).default("off") }).default({ auto: "off" }),
+  install: z
+    .object({
+      /** Where `apps add npm:` resolves packages and the sandboxed installer fetches them. */
+      npm_registry: z
+        .string()
+        .refine((value) => packageSourceUrlRefusal(value) === null, "must be an http:// or https:// URL")
+        .default(DEFAULT_NPM_REGISTRY),
+    })
+    .default({ npm_registry: DEFAULT_NPM_REGISTRY }),
 });
 export type OwnerConfig = z.infer<typeof OwnerConfigSchema>;
 

@@ -9,6 +9,7 @@ const STEPS = [
   ["consent", "Consent"],
   ["python_dependencies", "Python dependencies"],
   ["npm_packages", "npm packages"],
+  ["npm_closure", "Pinned npm closure"],
   ["install_hook", "Install hook"],
   ["verify", "Verify"],
   ["move_into_place", "Move into place"],

@@ -16,7 +16,7 @@ import { commandHint } from "./invocation";
 
 const EXIT_REFUSED = 3;
 
-function emitError(
+export function emitError(
   envelope: { error: { code: string; message: string; path?: string } },
   json: boolean,
   status: number,
@@ -84,6 +84,8 @@ export async function runAppsInstall(
   home: string,
   folder: string,
   values: ConsentOptions & { "adopt-data"?: boolean },
+  /** The words that install these bytes again with --consent (default `apps install <folder>`). */
+  retryWords?: string[],
 ): Promise<number> {
   const json = Boolean(values.json);
   const source = resolve(folder);
@@ -97,7 +99,7 @@ export async function runAppsInstall(
         {
           error: {
             code: "consent_required",
-            message: `Nothing installed. To install exactly these bytes run: ${commandHint("apps", "install", source, "--consent", reviewed.body.digest)}`,
+            message: `Nothing installed. To install exactly these bytes run: ${commandHint(...(retryWords ?? ["apps", "install", source]), "--consent", reviewed.body.digest)}`,
           },
         },
         json,

@@ -19,16 +19,19 @@ export interface StringFlag<T = string> {
   help: string;
   /** Checks and converts the text; without it the text is the value. */
   parse?: (text: string) => ParsedValue<T>;
+  /** May be given more than once: the value is the list of every one, in order. */
+  repeatable?: true;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a row's flags may convert to any type
 export type FlagSpec = BooleanFlag | StringFlag<any>;
 
-type FlagValue<F> = F extends BooleanFlag
+type OneFlagValue<F> = F extends BooleanFlag
   ? boolean
   : F extends { parse: (text: string) => ParsedValue<infer T> }
     ? T
     : string;
+type FlagValue<F> = F extends { repeatable: true } ? OneFlagValue<F>[] : OneFlagValue<F>;
 export type FlagValues<F extends Record<string, FlagSpec>> = { [K in keyof F]?: FlagValue<F[K]> };
 
 export interface ArgSpec {

@@ -6,6 +6,8 @@ import { runApprovalsAnswer, runApprovalsGrants, runApprovalsList, runApprovalsR
 import { runAppsDev } from "./app-dev";
 import { runAppsNew } from "./app-scaffold";
 import { runAppAction, runAppsInstall, runAppsList, runAppsPreview, runAppsPurge, runAppsUpdate } from "./apps";
+import { runAppsAdd } from "./apps-add";
+import { parseEnvAssignment } from "../sources/npm-app";
 import { checkTable, defineCommand, jsonFlag, type CommandSpec } from "./command-table";
 import { runDoctor } from "./doctor";
 import { countValue, digestValue, durationValue, oneOf, portValue, timeValue } from "./flag-values";
@@ -17,6 +19,7 @@ import {
   runSecuritySeed,
   runSecurityVerify,
   runSecurityWitness,
+  runSecurityAdmit,
 } from "./security";
 import {
   runConfigGet,
@@ -204,6 +207,18 @@ export const COMMANDS: readonly CommandSpec[] = checkTable([
     run: ({ flags, args }, { home }) => runSecurityWitness(home, args[0], flags),
   }),
   defineCommand({
+    words: ["security", "admit"],
+    summary: "As a witness: admit a log, so its checkpoints are cosigned here.",
+    details: [
+      "The log's owner reads its public key from `security checkpoint --json` (or the FILE.pub it wrote)",
+      "and hands it to you; only admitted logs are cosigned, at most 100.",
+    ],
+    args: [{ name: "public-key", help: "the log's checkpoint public key, or a file holding it" }],
+    flags: { json: jsonFlag },
+    reads: false,
+    run: ({ flags, args }, { home }) => runSecurityAdmit(home, args[0], flags),
+  }),
+  defineCommand({
     words: ["security", "acknowledge"],
     summary: "Record that you know the security-log anchor was lost (doctor stops failing).",
     args: [],
@@ -262,6 +277,28 @@ export const COMMANDS: readonly CommandSpec[] = checkTable([
     exclusive: [["consent", "yes"]],
     reads: false,
     run: ({ flags, args }, { home }) => runAppsInstall(home, args[0], flags),
+  }),
+  defineCommand({
+    words: ["apps", "add"],
+    summary: "Install a published MCP server as a confined app: its whole closure pinned, reviewed and consented to.",
+    details: [
+      "Resolves the package from install.npm_registry, pins every package by its integrity and shows the review.",
+      "`${DATA}` in an --env value stands for the app's data folder as the server sees it.",
+    ],
+    args: [{ name: "source", help: "npm:<name>@<exact version>" }],
+    flags: {
+      ...consentFlags,
+      env: {
+        type: "string",
+        value: "NAME=VALUE",
+        help: "a variable for the server (repeatable); shown in the review and covered by the consent",
+        parse: parseEnvAssignment,
+        repeatable: true,
+      },
+    },
+    exclusive: [["consent", "yes"]],
+    reads: false,
+    run: ({ flags, args }, { home }) => runAppsAdd(home, args[0], flags),
   }),
   defineCommand({
     words: ["apps", "list"],

@@ -31,6 +31,7 @@ import { childLimits, readOwnerConfig } from "../owner-config";
 import { boundsAvailability } from "../sandbox/bounds";
 import { sandboxAvailability } from "../sandbox/bubblewrap";
 import { runMcpServer } from "../sandbox/run-mcp-server";
+import { appInterpreter } from "../sandbox/app-interpreter";
 import { isHeld, registerRun } from "../mcp/running-servers";
 import { parentEnvironment } from "../settings";
 import { callGateway, parseAnswer, type GatewayAnswer } from "./gateway-client";
@@ -231,7 +232,7 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
       {
         app: { name: app, appDir, dataDir: join(appDir, "data"), hasStorage: launch.hasStorage },
         server,
-        command: { file: launch.command, args: launch.args },
+        command: { file: appInterpreter(appDir, launch.command), args: launch.args },
         declaredEnv: launch.env,
         egress: grantPatterns(launch.network),
         stop: stopping.signal,

@@ -144,7 +144,9 @@ function parseRowArguments(spec: CommandSpec, tokens: readonly string[]): Parsed
     }
     const parsed = flag.parse ? flag.parse(text) : { ok: true as const, value: text };
     if (!parsed.ok) throw new UsageError(`--${flagName} ${JSON.stringify(text)} ${parsed.reason}`, spec.words);
-    flags[flagName] = parsed.value;
+    flags[flagName] = flag.repeatable
+      ? [...((flags[flagName] as unknown[] | undefined) ?? []), parsed.value]
+      : parsed.value;
   }
   for (const [a, b] of spec.exclusive ?? [])
     if (flags[a] !== undefined && flags[b] !== undefined)

@@ -51,6 +51,17 @@ function permissionLines(permissions: NonNullable<RenderableReview["permissions"
   });
 }
 
+function kib(bytes: unknown): string {
+  return typeof bytes === "number" ? `${(bytes / 1024).toFixed(1)} KiB` : "size unknown";
+}
+
+/** A server's variables: each NAME=VALUE the manifest sets (a record kept before values were shown: the names). */
+function envText(m: { env?: unknown; envNames?: readonly unknown[] | null }): string {
+  const env = m.env && typeof m.env === "object" ? Object.entries(m.env as Record<string, unknown>) : null;
+  if (env !== null) return env.length ? ` (env ${env.map(([k, v]) => `${t(k)}=${t(v)}`).join(", ")})` : "";
+  return (m.envNames ?? []).length ? ` (env ${t((m.envNames ?? []).join(", "))})` : "";
+}
+
 /** Renders a review as lines of text; no bundle string can add, end or rewrite a line. */
 export function reviewText(review: RenderableReview, digest: string): string {
   const lines: string[] = [];
@@ -69,6 +80,15 @@ export function reviewText(review: RenderableReview, digest: string): string {
   lines.push(`npm packages: ${list(review.npmPackages?.packages)}`);
   if (review.npmPackages?.note && (review.npmPackages.packages ?? []).length > 0)
     lines.push(`  ${t(review.npmPackages.note)}`);
+  const closure = review.npmClosure;
+  if (closure) {
+    lines.push(`Source: ${t(closure.source)} from ${t(closure.registry)}`);
+    lines.push(
+      `  ${t(closure.packages)} npm packages pinned by sha512 integrity, ${t(closure.bytes)} bytes of tarballs (${kib(closure.bytes)})`,
+    );
+    lines.push(`  Packages with install scripts or native build files (never run): ${list(closure.native)}`);
+    if (closure.note) lines.push(`  ${t(closure.note)}`);
+  }
   lines.push(`UI: ${t(review.ui?.entry ?? "none")}`);
   lines.push(`Backend process: ${commandLine(review.backend)}`);
   lines.push(`Install hook: ${commandLine(review.installHook)}`);
@@ -76,7 +96,7 @@ export function reviewText(review: RenderableReview, digest: string): string {
     `MCP servers (run in the app's sandbox): ${list(
       (review.mcpServers ?? []).map(
         (m) =>
-          `${t(m.name)}: ${m.url ? t(m.url) : commandLine({ command: m.command ?? "", args: m.args ?? [] })}${(m.envNames ?? []).length ? ` (env ${t((m.envNames ?? []).join(", "))})` : ""}`,
+          `${t(m.name)}: ${m.url ? t(m.url) : commandLine({ command: m.command ?? "", args: m.args ?? [] })}${envText(m)}`,
       ),
     )}`,
   );

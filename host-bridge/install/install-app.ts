@@ -18,12 +18,20 @@ import type { InstallReview } from "../../workers/contracts/install-review";
 import { HOOK_TIMEOUT_SECONDS } from "./review";
 import { installNpmPackages, installPythonDependencies, type InstallerContext } from "./install-dependencies";
 import { runHook, type HookContext } from "./run-hook";
+import { installNpmClosure } from "./install-npm-closure";
 import { adoptParkedData, parkData, parkedDataDir, parkedDataOf } from "./parked-data";
 import { listUiFiles } from "./ui-files";
 import { clearJournal, syncFolder, writeJournal } from "./transition-journal";
 
 export type InstallStep =
-  "stage" | "consent" | "python_dependencies" | "npm_packages" | "install_hook" | "verify" | "move_into_place";
+  | "stage"
+  | "consent"
+  | "python_dependencies"
+  | "npm_packages"
+  | "npm_closure"
+  | "install_hook"
+  | "verify"
+  | "move_into_place";
 
 export interface InstallProgressEvent {
   step: InstallStep;
@@ -164,6 +172,14 @@ export async function installApp(
       const result = await install(name, stagedDir, packages, ctx);
       if (!result.ok) throw stepFailure(step, result.reason);
       await note(step, "done");
+    }
+    if (manifest.dependencies?.npmClosure === true) {
+      await note("npm_closure", "started");
+      await installNpmClosure(name, stagedDir, ctx).catch(async (error: unknown) => {
+        await note("npm_closure", "failed", error instanceof Error ? error.message : String(error));
+        throw error;
+      });
+      await note("npm_closure", "done");
     }
 
     if (hasStorage) await mkdir(join(stagedDir, "data"), { recursive: true, mode: 0o700 });

@@ -12,7 +12,8 @@ import { grantPatterns, type HostPattern } from "../../workers/contracts/network
 
 export type InstallerContext = ConfinementContext;
 
-export type StepResult = { ok: true } | { ok: false; exitCode: number | null; timedOut: boolean; reason: string };
+export type StepResult =
+  { ok: true } | { ok: false; exitCode: number | null; timedOut: boolean; reason: string; lastLines?: string[] };
 
 const INSTALL_TIMEOUT_MS = 10 * 60 * 1000;
 
@@ -25,7 +26,8 @@ export function venvPython(appDir: string): string {
 const PYPI = grantPatterns(["pypi.org", "files.pythonhosted.org"]);
 const NPM_REGISTRY = grantPatterns(["registry.npmjs.org"]);
 
-async function installerRun(
+/** Runs one installer step confined: it may write only `output`, and reach only `egress`. */
+export async function installerRun(
   app: string,
   appDir: string,
   file: string,
@@ -55,6 +57,7 @@ async function installerRun(
     exitCode: result.exitCode,
     timedOut: result.timedOut,
     reason: tail ? `${result.reason}: ${tail}` : result.reason,
+    lastLines: result.lastLines,
   };
 }
 
@@ -98,7 +101,7 @@ export async function installPythonDependencies(
 }
 
 /** npm's own script: the copy beside the bridge's node, else the one `npm` on PATH points to. */
-function npmCli(pathEnv: string | undefined): string | undefined {
+export function npmCli(pathEnv: string | undefined): string | undefined {
   const beside = join(dirname(realpathSync(process.execPath)), "..", "lib", "node_modules", "npm", "bin", "npm-cli.js");
   if (existsSync(beside)) return beside;
   const onPath = findOnPath("npm", pathEnv);
@@ -151,7 +154,7 @@ export async function installNpmPackages(
 }
 
 /** The folder inside node_modules/ where npm runs (a dot name: no package is called that). */
-const NPM_PREFIX = ".personalclaw-npm";
+export const NPM_PREFIX = ".personalclaw-npm";
 
 /**
  * Moves what npm installed into node_modules/: a package replaces its namesake, and a folder
@@ -159,7 +162,7 @@ const NPM_PREFIX = ".personalclaw-npm";
  * bundle ships beside them stays. npm's record of the tree it made (`.package-lock.json`) stays
  * behind.
  */
-async function moveInstalled(from: string, to: string, grouped = false): Promise<void> {
+export async function moveInstalled(from: string, to: string, grouped = false): Promise<void> {
   for (const name of await readdir(from).catch(() => [] as string[])) {
     if (!grouped && name === ".package-lock.json") continue;
     if (!grouped && (name === ".bin" || name.startsWith("@"))) {

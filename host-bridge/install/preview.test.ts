@@ -250,6 +250,8 @@ describe("previewBundle review and digest", () => {
         command: "python3",
         args: ["handlers.py"],
         envNames: ["TOKEN_FILE"],
+        // The values too: the owner sees what each variable is set to, and the digest covers it.
+        env: { TOKEN_FILE: "x" },
         url: null,
       },
     ]);

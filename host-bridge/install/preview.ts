@@ -24,6 +24,8 @@ import {
   type StageOptions,
 } from "../staging/stage-bundle";
 import { buildReview } from "./review";
+import { closureOfStaged } from "./npm-closure-file";
+import { NPM_CLOSURE_FILE } from "../../workers/contracts/npm-closure";
 import { manifestAddressRefusal } from "../egress/manifest-addresses";
 import type { InstallReview } from "../../workers/contracts/install-review";
 
@@ -119,10 +121,12 @@ export function checkBundleRules(entries: readonly StagedEntry[], manifest: AppM
 export async function previewBundle(source: string, opts: PreviewOptions): Promise<PreviewResult> {
   const asStaged = scanAsStaged(opts.scan);
   let manifestBytes: Buffer | undefined;
+  let closureBytes: Buffer | undefined;
   const stage: StageOptions = {
     ...opts.stage,
     onFileStaged: (entry, bytes) => {
       if (entry.path === MANIFEST_PATH) manifestBytes = bytes;
+      if (entry.path === NPM_CLOSURE_FILE) closureBytes = bytes;
       asStaged.onFileStaged(entry, bytes);
     },
   };
@@ -163,6 +167,9 @@ export async function previewBundle(source: string, opts: PreviewOptions): Promi
     if (bundleRule) return bundleRule;
     const addressRule = manifestAddressRefusal(manifest);
     if (addressRule) return addressRule;
+    // A declared closure is read from the same bytes the digest covers; one that does not parse is refused here.
+    const closure = manifest.dependencies?.npmClosure === true ? closureOfStaged(staged.entries, closureBytes) : null;
+    if (closure !== null && !closure.ok) return closure;
 
     const scan = await scanStaged(stagedDir, staged.entries, manifest, {
       ...opts.scan,
@@ -177,7 +184,7 @@ export async function previewBundle(source: string, opts: PreviewOptions): Promi
     }
 
     const parked = opts.appsDir !== undefined ? await parkedDataOf(opts.appsDir, manifest.name) : null;
-    const review = buildReview(manifest, scan, opts.hookTimeoutSeconds, parked);
+    const review = buildReview(manifest, scan, opts.hookTimeoutSeconds, parked, closure?.closure ?? null);
     const listing = listingOfStaged(staged.entries);
     const digest = consentDigest(listing, review as unknown as Record<string, unknown>);
 

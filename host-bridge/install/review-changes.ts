@@ -9,6 +9,7 @@ const DISCLOSURE_FIELDS = [
   "scheduledJobs",
   "pythonPackages",
   "npmPackages",
+  "npmClosure",
   "ui",
   "backend",
   "installHook",

@@ -6,6 +6,7 @@ import { mcpDefinition } from "../../workers/contracts/mcp";
 import type { ParkedDataView } from "../../workers/contracts/parked-data";
 import type { ScanResult } from "../scan/scan-staged";
 import type { InstallReview } from "../../workers/contracts/install-review";
+import { npmClosureReview, type NpmClosure } from "../../workers/contracts/npm-closure";
 import { DEFAULT_HOOK_TIMEOUT_SECONDS } from "../settings";
 
 /** DESIGN.md: onInstall and onUninstall run bounded to 60 s; onUpdate is parsed, never run. */
@@ -50,6 +51,7 @@ export function buildReview(
   scan: ScanResult,
   hookTimeoutSeconds: number = HOOK_TIMEOUT_SECONDS,
   parked: ParkedDataView | null = null,
+  closure: NpmClosure | null = null,
 ): InstallReview {
   const p = manifest.permissions ?? {};
   // A routed job needs permissions.cron (issue 20); the agent-prompt form also an agent tier (CRON-02).
@@ -93,6 +95,7 @@ export function buildReview(
     })),
     pythonPackages: [...(manifest.dependencies?.pythonDependencies ?? [])],
     npmPackages: { packages: [...npm], note: npm.length > 0 ? NPM_NOTE : null },
+    npmClosure: closure ? npmClosureReview(closure) : null,
     ui: manifest.ui
       ? {
           entry: manifest.ui.entry ?? null,
@@ -111,7 +114,7 @@ export function buildReview(
     updateHook: { declared: manifest.setup?.onUpdate !== undefined, runs: false },
     mcpServers: Object.entries(manifest.mcpServers ?? {})
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([name]) => ({ name, ...mcpDefinition(manifest, name)! })),
+      .map(([name, server]) => ({ name, ...mcpDefinition(manifest, name)!, env: { ...(server.env ?? {}) } })),
     launches: (manifest.launches ?? []).map((l) => ({
       program: l.program,
       why: l.why,

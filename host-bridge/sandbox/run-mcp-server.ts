@@ -8,6 +8,7 @@
 import type { Readable, Writable } from "node:stream";
 import { buildChildEnv, credentialValuesOf, egressEnvironment } from "./child-env";
 import { createLogRelay } from "./log-relay";
+import { serverEnvironment } from "./server-env";
 import type { HostPattern } from "../../workers/contracts/network-grant";
 import { mcpServerFds, spawnChild } from "../supervisor/spawn-child";
 import { confineCommand, placeUnderBounds, type ConfinementContext } from "./run-confined";
@@ -85,7 +86,7 @@ export async function runMcpServer(
     passthrough: ctx.passthrough,
     sandboxed,
   });
-  const env: Record<string, string> = { ...run.declaredEnv, ...allowlisted };
+  const env = serverEnvironment(run.declaredEnv, allowlisted, run.app);
   const brokerKey = `${run.app.name}:mcp:${run.server}:${process.pid}`;
   let egressSocket: string | undefined;
   if (sandboxed && run.egress.length > 0 && ctx.egress) {

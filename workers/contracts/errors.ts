@@ -409,6 +409,29 @@ export const ERROR_CODES = {
   },
   cli_internal_error: { status: 500, message: "`{command}` failed unexpectedly ({reason}); {details}." },
   app_folder_not_empty: { status: 409, message: "{path} exists and is not empty; pick a new folder with --dir." },
+  // Package sources: `apps add npm:<name>@<version>` (host-bridge/sources/).
+  source_spec_invalid: {
+    status: 400,
+    message: "'{spec}' is not a source `apps add` reads: {reason}.",
+  },
+  source_unreachable: { status: 502, message: "The package source {source} could not be read: {reason}." },
+  source_address_refused: {
+    status: 403,
+    message:
+      "The package source {source} resolves to {address} ({range}); only a public address, or a local one the owner named as the source itself, is reached.",
+  },
+  npm_package_not_found: { status: 404, message: "The npm source has no package '{name}'." },
+  npm_version_not_found: {
+    status: 404,
+    message: "The npm source has no version of '{name}' that satisfies '{range}' (needed by {by}).",
+  },
+  npm_package_invalid: { status: 422, message: "The npm package {package} cannot be installed here: {reason}." },
+  npm_integrity_mismatch: {
+    status: 422,
+    message:
+      "The bytes of the npm package {package} are not the bytes pinned by its integrity {integrity}; nothing was installed.",
+  },
+  npm_closure_invalid: { status: 422, message: "npm-closure.json is not a pinned npm closure: {reason}." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -3,6 +3,7 @@
 // consent digest covers it, and the CLI and the dashboard render it: one schema for all three,
 // so the owner's yes is to exactly these fields. Imports nothing but zod.
 import { z } from "zod";
+import { NpmClosureReviewSchema } from "./npm-closure";
 
 export const ReviewVerdictSchema = z.enum(["clean", "warning", "dangerous"]);
 export type ReviewVerdict = z.infer<typeof ReviewVerdictSchema>;
@@ -63,6 +64,8 @@ export const InstallReviewSchema = z.object({
   ),
   pythonPackages: z.array(z.string()),
   npmPackages: z.object({ packages: z.array(z.string()), note: z.string().nullable() }),
+  /** The pinned closure of an app generated from an npm package (npm-closure.json); null for any other app. */
+  npmClosure: NpmClosureReviewSchema.nullable(),
   ui: z
     .object({
       entry: z.string().nullable(),
@@ -81,6 +84,8 @@ export const InstallReviewSchema = z.object({
       command: z.string().nullable(),
       args: z.array(z.string()),
       envNames: z.array(z.string()),
+      /** The values the manifest sets (`${DATA}` stands for the app's data folder as the server sees it). */
+      env: z.record(z.string(), z.string()),
       url: z.string().nullable(),
     }),
   ),

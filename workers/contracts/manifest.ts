@@ -374,6 +374,15 @@ export const DependenciesSchema = z.object({
       byDefault: "none",
     })
     .optional(),
+  npmClosure: z
+    .literal(true)
+    .meta({
+      description:
+        "Install exactly the npm packages pinned in the app's `npm-closure.json` (each with its place, tarball URL and sha512 integrity), with `npm ci` exactness, in the sandbox with install scripts off; `apps add npm:` writes it.",
+      owner: "The source, the package count and size, and which packages carry native code.",
+      byDefault: "no closure",
+    })
+    .optional(),
 });
 
 /** setup hooks: onUpdate is parsed and validated but never executed (MAN-12). */

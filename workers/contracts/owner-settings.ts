@@ -22,13 +22,34 @@ export const PROXY_TIMEOUT_RANGE_S = { min: 1, max: 300 } as const;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** The npm registry `apps add npm:` uses unless the owner named another (install.npm_registry). */
+export const DEFAULT_NPM_REGISTRY = "https://registry.npmjs.org";
+
+/**
+ * Why a text is not a package source's URL, or null: http(s) only, no login in it (it would be
+ * shown in every review), no query or fragment, at most 2048 characters.
+ */
+export function packageSourceUrlRefusal(value: unknown): string | null {
+  const expected = "an http:// or https:// URL without a login, query or fragment";
+  if (typeof value !== "string" || value.length > 2048) return expected;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return expected;
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") return expected;
+  if (url.username !== "" || url.password !== "" || url.search !== "" || url.hash !== "") return expected;
+  return null;
+}
+
 export type SettingValue = string | number | string[];
 
 /** One editable setting. `loosens` says whether going from `from` to `to` loosens security. */
 export interface SettingSpec {
   path: string;
   /** How the value is written: a whole number, one of a list of words, a list of names, or a text. */
-  type: "integer" | "enum" | "name_list" | "host";
+  type: "integer" | "enum" | "name_list" | "host" | "url";
   default: SettingValue;
   /** What the setting does, as the owner reads it in Settings and `personalclaw config get`. */
   meaning: string;
@@ -221,6 +242,19 @@ export const OWNER_SETTINGS: readonly SettingSpec[] = [
     applies: "next_start",
   },
   {
+    path: "install.npm_registry",
+    type: "url",
+    default: DEFAULT_NPM_REGISTRY,
+    meaning:
+      "The npm registry `apps add npm:` resolves packages from and the sandboxed installer fetches their pinned tarballs from (a corporate mirror, say). An address of this machine or your network is reached only when this URL names it.",
+    security: true,
+    // A new source of the code apps run: any change is the owner's to consent to.
+    loosens: (from, to) => from !== to,
+    consent: "npm_registry_change",
+    title: "Take npm packages from another registry",
+    applies: "next_start",
+  },
+  {
     path: "updates.auto",
     type: "enum",
     values: ["off", "staged"],
@@ -263,6 +297,8 @@ export function settingValueRefusal(spec: SettingSpec, value: unknown): string |
         : `one of ${spec.values!.map((v) => `"${v}"`).join(", ")}`;
     case "host":
       return typeof value === "string" && /^[A-Za-z0-9.:-]{1,253}$/.test(value) ? null : "an IP address or host name";
+    case "url":
+      return packageSourceUrlRefusal(value);
     case "name_list": {
       const item = spec.item!;
       if (!Array.isArray(value)) return `a list of names, each ${item.what}`;
@@ -298,7 +334,7 @@ export function describeSettingValue(spec: SettingSpec, value: SettingValue): st
 /** The schema as data, for GET /api/config/personalclaw, the dashboard and the CLI. */
 export const SettingDescriptionSchema = z.object({
   path: z.string(),
-  type: z.enum(["integer", "enum", "name_list", "host"]),
+  type: z.enum(["integer", "enum", "name_list", "host", "url"]),
   default: z.union([z.string(), z.number(), z.array(z.string())]),
   meaning: z.string(),
   unit: z.string().optional(),

@@ -1,0 +1,132 @@
+// Turns a resolved npm package into an ordinary app folder: a generated app.json and the pinned
+// npm-closure.json, nothing else. From there it is previewed, reviewed, consented to and
+// installed like every app (one install path). The manifest grants the least a published MCP
+// server needs: its own data/ (HOME and the XDG folders point inside it, so a server that writes
+// ~/.something keeps it), no network, and one stdio server running the package's program with
+// node from the pinned node_modules. The folder's bytes depend only on the closure and the
+// owner's --env values, so resolving the same source again gives the same consent digest.
+import { createHash } from "node:crypto";
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
+import { posix } from "node:path";
+import { join } from "node:path";
+import { APP_NAME_PATTERN } from "../../workers/contracts/app-name";
+import { GatewayError } from "../../workers/contracts/errors";
+import { NPM_CLOSURE_FILE, type NpmClosure } from "../../workers/contracts/npm-closure";
+import { DATA_PLACEHOLDER } from "../sandbox/server-env";
+
+/** HOME and the XDG base folders inside data/: state a server keeps under ~ survives restarts and updates. */
+export const DATA_HOME_ENV: Readonly<Record<string, string>> = {
+  HOME: DATA_PLACEHOLDER,
+  XDG_CONFIG_HOME: `${DATA_PLACEHOLDER}/.config`,
+  XDG_DATA_HOME: `${DATA_PLACEHOLDER}/.local/share`,
+  XDG_STATE_HOME: `${DATA_PLACEHOLDER}/.local/state`,
+  XDG_CACHE_HOME: `${DATA_PLACEHOLDER}/.cache`,
+};
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** The app name an npm package becomes: its name without the scope, in kebab-case. */
+export function appNameOfPackage(name: string): string {
+  const bare = name.replace(/^@[^/]+\//, "");
+  const kebab = bare
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 64)
+    .replace(/-+$/, "");
+  if (!APP_NAME_PATTERN.test(kebab))
+    throw new GatewayError("npm_package_invalid", { vars: { package: name, reason: "no app name can be made of it" } });
+  return kebab;
+}
+
+/** Parses `NAME=VALUE`; the value may hold ${DATA}. */
+export function parseEnvAssignment(
+  text: string,
+): { ok: true; value: [string, string] } | { ok: false; reason: string } {
+  const eq = text.indexOf("=");
+  const name = eq < 0 ? text : text.slice(0, eq);
+  if (eq < 0 || !ENV_NAME.test(name)) return { ok: false, reason: "is not NAME=VALUE (a variable name, then =)" };
+  const value = text.slice(eq + 1);
+  if (value.length > 4096) return { ok: false, reason: "has a value longer than 4096 characters" };
+  return { ok: true, value: [name, value] };
+}
+
+/** The program the package runs: its one bin, or the one named after the package. */
+function programOf(closure: NpmClosure): string {
+  const root = closure.packages.find((p) => p.path === `node_modules/${closure.root.name}`)!;
+  const id = `${closure.root.name}@${closure.root.version}`;
+  const bins = Object.entries(root.bin ?? {});
+  const bare = closure.root.name.replace(/^@[^/]+\//, "");
+  const chosen = bins.length === 1 ? bins[0] : bins.find(([name]) => name === bare);
+  if (!chosen)
+    throw new GatewayError("npm_package_invalid", {
+      vars: {
+        package: id,
+        reason:
+          bins.length === 0
+            ? "it declares no program (package.json bin) to run as an MCP server"
+            : `it declares several programs (${bins.map(([n]) => n).join(", ")}) and none is named after it`,
+      },
+    });
+  const file = posix.normalize(chosen[1]);
+  if (file.startsWith("/") || file === ".." || file.startsWith("../"))
+    throw new GatewayError("npm_package_invalid", {
+      vars: { package: id, reason: `its program ${chosen[1]} leaves the package` },
+    });
+  return `${root.path}/${file}`;
+}
+
+export interface GeneratedApp {
+  name: string;
+  manifest: Record<string, unknown>;
+  files: Record<string, string>;
+}
+
+/** The generated app's files for a closure and the owner's --env values. */
+export function generateNpmApp(
+  closure: NpmClosure,
+  description: string | null,
+  env: ReadonlyArray<[string, string]>,
+): GeneratedApp {
+  const name = appNameOfPackage(closure.root.name);
+  const serverEnv: Record<string, string> = { ...DATA_HOME_ENV };
+  for (const [key, value] of env) serverEnv[key] = value;
+  const manifest: Record<string, unknown> = {
+    name,
+    version: closure.root.version,
+    displayName: closure.root.name,
+    description: (description ?? `The MCP server of npm:${closure.root.name}@${closure.root.version}`).slice(0, 500),
+    permissions: { storage: true, network: false },
+    dependencies: { npmClosure: true },
+    mcpServers: {
+      [name]: { command: "node", args: [programOf(closure)], env: serverEnv },
+    },
+  };
+  return {
+    name,
+    manifest,
+    files: {
+      "app.json": `${JSON.stringify(manifest, null, 2)}\n`,
+      [NPM_CLOSURE_FILE]: `${JSON.stringify(closure, null, 2)}\n`,
+    },
+  };
+}
+
+/**
+ * Writes the generated app into `<quarantine>/sources/<content hash>` (written beside, then
+ * renamed into place) and answers the folder. The same bytes always land in the same folder.
+ */
+export async function writeGeneratedApp(quarantineRoot: string, app: GeneratedApp): Promise<string> {
+  const hash = createHash("sha256");
+  for (const [path, text] of Object.entries(app.files).sort()) hash.update(`${path}\0${text}\0`);
+  const sources = join(quarantineRoot, "sources");
+  const folder = join(sources, `${app.name}-${hash.digest("hex").slice(0, 16)}`);
+  const building = `${folder}.${process.pid}.tmp`;
+  await mkdir(sources, { recursive: true, mode: 0o700 });
+  await rm(building, { recursive: true, force: true });
+  await mkdir(building, { mode: 0o755 });
+  for (const [path, text] of Object.entries(app.files)) await writeFile(join(building, path), text, { mode: 0o644 });
+  await rm(folder, { recursive: true, force: true });
+  await rename(building, folder);
+  return folder;
+}

@@ -1,0 +1,282 @@
+// Resolves an npm package at an exact version and its whole dependency closure from the owner's
+// npm source, and pins every package: its place in node_modules, its tarball URL and its sha512
+// integrity, checked here against the tarball's own bytes. Only metadata and tarball bytes are
+// read; nothing of any package runs on the host (the installer later fetches the same tarballs
+// again, confined, and npm refuses any byte that differs from the pin).
+//
+// Ranges are matched by npm's own semver, preferring the `latest` tag when it satisfies (as npm
+// does). Placement: a dependency is reused where Node's resolution would find it already (the
+// nearest node_modules up the path holding the name, if its version satisfies), hoisted to the
+// top when no package of that name is there yet, and otherwise nested under the package that
+// needs it, where only that package and its own dependencies see it.
+import { createHash } from "node:crypto";
+import semver from "semver";
+import { GatewayError } from "../../workers/contracts/errors";
+import type { NpmClosure, PinnedNpmPackage } from "../../workers/contracts/npm-closure";
+import { NpmClosureSchema, NpmPackageNameSchema } from "../../workers/contracts/npm-closure";
+import { vettedFetch, type VettedFetchOptions } from "./vetted-fetch";
+
+/** A packument larger than this is refused (the abbreviated form of the largest packages is a few MiB). */
+const MAX_PACKUMENT_BYTES = 64 * 1024 * 1024;
+const MAX_TARBALL_BYTES = 256 * 1024 * 1024;
+const MAX_PACKAGES = 5000;
+const TARBALLS_IN_FLIGHT = 6;
+// npm's abbreviated metadata: what an install needs, a fraction of the full document.
+const PACKUMENT_ACCEPT = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*";
+
+interface VersionMeta {
+  name?: unknown;
+  version?: unknown;
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  bin?: unknown;
+  license?: unknown;
+  description?: unknown;
+  hasInstallScript?: unknown;
+  gypfile?: unknown;
+  scripts?: Record<string, unknown>;
+  dist?: { tarball?: unknown; integrity?: unknown };
+}
+
+interface Packument {
+  "dist-tags"?: Record<string, string>;
+  versions?: Record<string, VersionMeta>;
+}
+
+export interface ResolveOptions {
+  /** The owner's npm source (install.npm_registry). */
+  registry: string;
+  name: string;
+  version: string;
+  resolve?: VettedFetchOptions["resolve"];
+}
+
+export interface ResolvedNpmPackage {
+  closure: NpmClosure;
+  /** The root package's own description, for the generated app's manifest. */
+  description: string | null;
+}
+
+function registryBase(registry: string): string {
+  return registry.endsWith("/") ? registry : `${registry}/`;
+}
+
+/** The packument URL of `name`: a scope's slash is escaped, as npm asks for it. */
+export function packumentUrl(registry: string, name: string): string {
+  return new URL(name.replace("/", "%2f"), registryBase(registry)).toString();
+}
+
+/** The sha512 member of an SRI string (npm may list sha1 beside it), or null. */
+function sha512Of(integrity: unknown): string | null {
+  if (typeof integrity !== "string") return null;
+  return integrity.split(/\s+/).find((part) => part.startsWith("sha512-")) ?? null;
+}
+
+const describe = (name: string, version?: string) => (version ? `${name}@${version}` : name);
+
+function isNative(meta: VersionMeta): boolean {
+  const scripts = meta.scripts ?? {};
+  return (
+    meta.hasInstallScript === true ||
+    meta.gypfile === true ||
+    ["preinstall", "install", "postinstall"].some((s) => typeof scripts[s] === "string")
+  );
+}
+
+function binOf(name: string, bin: unknown): Record<string, string> | undefined {
+  if (typeof bin === "string") return { [name.replace(/^@[^/]+\//, "")]: bin };
+  if (bin && typeof bin === "object" && !Array.isArray(bin)) {
+    const entries = Object.entries(bin as Record<string, unknown>).filter(
+      (e): e is [string, string] => typeof e[1] === "string",
+    );
+    return entries.length > 0 ? Object.fromEntries(entries) : undefined;
+  }
+  return undefined;
+}
+
+/** The node_modules folders Node searches from a package at `path`, nearest first. */
+function searchedFolders(path: string): string[] {
+  const folders: string[] = [];
+  let at = path;
+  for (;;) {
+    folders.push(`${at}/node_modules/`);
+    const cut = at.lastIndexOf("/node_modules/");
+    if (cut < 0) break;
+    at = at.slice(0, cut);
+  }
+  folders.push("node_modules/");
+  return folders;
+}
+
+/** Resolves and pins `name@version` and everything it depends on; refusals are GatewayErrors naming the package. */
+export async function resolveNpmClosure(opts: ResolveOptions): Promise<ResolvedNpmPackage> {
+  const fetchOpts = { source: opts.registry, ...(opts.resolve ? { resolve: opts.resolve } : {}) };
+  const packuments = new Map<string, Promise<Packument>>();
+  const packumentOf = (name: string): Promise<Packument> => {
+    let known = packuments.get(name);
+    if (!known) {
+      known = (async () => {
+        const answer = await vettedFetch(packumentUrl(opts.registry, name), {
+          ...fetchOpts,
+          maxBytes: MAX_PACKUMENT_BYTES,
+          accept: PACKUMENT_ACCEPT,
+        });
+        if (answer.status === 404) throw new GatewayError("npm_package_not_found", { vars: { name } });
+        if (answer.status !== 200)
+          throw new GatewayError("source_unreachable", {
+            vars: { source: opts.registry, reason: `it answered ${answer.status} for ${name}` },
+          });
+        try {
+          return JSON.parse(answer.bytes.toString("utf8")) as Packument;
+        } catch {
+          throw new GatewayError("source_unreachable", {
+            vars: { source: opts.registry, reason: `its metadata of ${name} is not JSON` },
+          });
+        }
+      })();
+      packuments.set(name, known);
+    }
+    return known;
+  };
+
+  const pick = async (name: string, range: string, by: string): Promise<VersionMeta & { version: string }> => {
+    if (!NpmPackageNameSchema.safeParse(name).success)
+      throw new GatewayError("npm_package_invalid", { vars: { package: name, reason: "it is not an npm name" } });
+    if (semver.validRange(range) === null)
+      throw new GatewayError("npm_package_invalid", {
+        vars: {
+          package: by,
+          reason: `it depends on ${name} as '${range}', which is not a registry version range (a URL, git or file dependency is not installed)`,
+        },
+      });
+    const packument = await packumentOf(name);
+    const versions = Object.keys(packument.versions ?? {});
+    const latest = packument["dist-tags"]?.latest;
+    const chosen =
+      latest !== undefined && versions.includes(latest) && semver.satisfies(latest, range)
+        ? latest
+        : semver.maxSatisfying(versions, range);
+    if (chosen === null) throw new GatewayError("npm_version_not_found", { vars: { name, range, by } });
+    return { ...packument.versions![chosen]!, version: chosen };
+  };
+
+  const root = await pick(opts.name, opts.version, "the command line");
+  const nodes = new Map<string, { meta: VersionMeta & { version: string }; name: string; optional: boolean }>();
+  const queue: string[] = [];
+  const rootPath = `node_modules/${opts.name}`;
+  nodes.set(rootPath, { meta: root, name: opts.name, optional: false });
+  queue.push(rootPath);
+  while (queue.length > 0) {
+    const path = queue.shift()!;
+    const node = nodes.get(path)!;
+    const by = describe(node.name, node.meta.version);
+    const wanted: Array<[string, string, boolean]> = [
+      ...Object.entries(node.meta.dependencies ?? {}).map(([n, r]): [string, string, boolean] => [n, r, false]),
+      ...Object.entries(node.meta.optionalDependencies ?? {}).map(([n, r]): [string, string, boolean] => [n, r, true]),
+    ];
+    for (const [name, range, optional] of wanted) {
+      let place: string | null = null;
+      let satisfied = false;
+      for (const folder of searchedFolders(path)) {
+        const found = nodes.get(`${folder}${name}`);
+        if (!found) continue;
+        if (semver.satisfies(found.meta.version, range)) satisfied = true;
+        // Another version is what Node would find first from here: this one goes beside the package.
+        else place = `${path}/node_modules/${name}`;
+        break;
+      }
+      if (satisfied) continue;
+      place ??= `node_modules/${name}`;
+      if (nodes.has(place))
+        throw new GatewayError("npm_package_invalid", {
+          vars: { package: by, reason: `it needs two versions of ${name} in one place` },
+        });
+      const meta = await pick(name, range, by);
+      nodes.set(place, { meta, name, optional: optional || node.optional });
+      queue.push(place);
+      if (nodes.size > MAX_PACKAGES)
+        throw new GatewayError("npm_package_invalid", {
+          vars: {
+            package: describe(opts.name, root.version),
+            reason: `its closure has more than ${MAX_PACKAGES} packages`,
+          },
+        });
+    }
+  }
+
+  const placed = [...nodes.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const packages: PinnedNpmPackage[] = new Array(placed.length);
+  let next = 0;
+  const pinOne = async () => {
+    while (next < placed.length) {
+      const index = next++;
+      const [path, { meta, name, optional }] = placed[index]!;
+      packages[index] = await pin(path, name, meta, optional, opts.registry, fetchOpts);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(TARBALLS_IN_FLIGHT, placed.length) }, pinOne));
+
+  const closure = NpmClosureSchema.safeParse({
+    registry: opts.registry,
+    root: { name: opts.name, version: root.version },
+    packages,
+  });
+  if (!closure.success)
+    throw new GatewayError("npm_package_invalid", {
+      vars: { package: describe(opts.name, root.version), reason: closure.error.issues[0]!.message },
+    });
+  return { closure: closure.data, description: typeof root.description === "string" ? root.description : null };
+}
+
+/** Fetches one tarball and pins it, refusing it when its bytes are not the ones its integrity names. */
+async function pin(
+  path: string,
+  name: string,
+  meta: VersionMeta & { version: string },
+  optional: boolean,
+  registry: string,
+  fetchOpts: Pick<VettedFetchOptions, "source" | "resolve">,
+): Promise<PinnedNpmPackage> {
+  const id = describe(name, meta.version);
+  const integrity = sha512Of(meta.dist?.integrity);
+  const tarball = meta.dist?.tarball;
+  if (integrity === null)
+    throw new GatewayError("npm_package_invalid", {
+      vars: { package: id, reason: "its metadata has no sha512 integrity" },
+    });
+  if (typeof tarball !== "string" || !URL.canParse(tarball))
+    throw new GatewayError("npm_package_invalid", { vars: { package: id, reason: "its metadata names no tarball" } });
+  // Everything comes from the one source the owner named: the installer's grant names only it.
+  if (new URL(tarball).origin !== new URL(registry).origin)
+    throw new GatewayError("npm_package_invalid", {
+      vars: { package: id, reason: `its tarball is on ${new URL(tarball).origin}, not on the npm source ${registry}` },
+    });
+  const answer = await vettedFetch(tarball, { ...fetchOpts, maxBytes: MAX_TARBALL_BYTES });
+  if (answer.status !== 200)
+    throw new GatewayError("source_unreachable", {
+      vars: { source: registry, reason: `it answered ${answer.status} for the tarball of ${id}` },
+    });
+  const actual = `sha512-${createHash("sha512").update(answer.bytes).digest("base64")}`;
+  if (actual !== integrity)
+    throw new GatewayError("npm_integrity_mismatch", {
+      vars: { package: id, integrity },
+      detail: { package: id, integrity, actual },
+    });
+  const bin = binOf(name, meta.bin);
+  const pinned: PinnedNpmPackage = {
+    path,
+    name,
+    version: meta.version,
+    resolved: tarball,
+    integrity,
+    size: answer.bytes.length,
+    native: isNative(meta),
+  };
+  if (meta.dependencies && Object.keys(meta.dependencies).length > 0) pinned.dependencies = { ...meta.dependencies };
+  if (meta.optionalDependencies && Object.keys(meta.optionalDependencies).length > 0)
+    pinned.optionalDependencies = { ...meta.optionalDependencies };
+  if (bin) pinned.bin = bin;
+  if (typeof meta.license === "string") pinned.license = meta.license.slice(0, 256);
+  if (optional) pinned.optional = true;
+  return pinned;
+}
