@@ -1,6 +1,6 @@
-// `personalclaw security events|verify|acknowledge|checkpoint|seed|witness`.
+// `personalclaw security events|verify|acknowledge|checkpoint|seed|witness|admit`.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { CheckpointExportSchema } from "../../workers/contracts/security-event";
+import { CheckpointExportSchema, WitnessAdmittedSchema } from "../../workers/contracts/security-event";
 import { CHECKPOINT_KIND, openCheckpoint, splitNote, verifyCosignature } from "../../durable/security-log/checkpoint";
 import { cosignatureFromRow, provesCheckpoint } from "../../durable/security-log/extends-checkpoint";
 import {
@@ -15,7 +15,7 @@ import { readAnchor } from "../sel-anchor";
 import { readStoredRows, securityLogFile } from "../sel-offline";
 import { sealedSeedPath, unsealSeed } from "../sel-seed";
 import { postToWitness, readWitnessConfig, writeWitnessConfig } from "../sel-witness";
-import { callGateway } from "./gateway-client";
+import { asOwnerSession, callGateway, parseAnswer } from "./gateway-client";
 import { safeLine } from "../../workers/contracts/text-safety";
 import { printRefusal } from "./print";
 import { httpUrlValue } from "./flag-values";
@@ -296,5 +296,27 @@ export async function runSecurityWitness(home: string, url: string, values: { js
     process.stdout.write(
       `${posted.witness} cosigned checkpoint ${checkpoint.seq}; every new checkpoint goes to ${url} while the gateway runs.\n`,
     );
+  return 0;
+}
+
+/**
+ * `personalclaw security admit <KEY|FILE>`: as a witness, admits the log whose checkpoints that
+ * verifier key signs (its owner reads it from `security checkpoint --json`, or FILE.pub), so
+ * `security witness` from that log is cosigned here. The gateway takes the admission only from
+ * an owner session (never the internal credential), so the CLI makes one with the local secret.
+ */
+export async function runSecurityAdmit(home: string, key: string, values: { json?: boolean }): Promise<number> {
+  const publicKey = existsSync(key) ? readFileSync(key, "utf8").trim() : key.trim();
+  const answer = await asOwnerSession(home, "security-admit", (call) =>
+    call("POST", "/api/security/witness/admitted", { public_key: publicKey }),
+  );
+  const parsed = parseAnswer(answer, WitnessAdmittedSchema);
+  if (!parsed.ok) return printRefusal(parsed.answer, Boolean(values.json));
+  const admitted = parsed.body;
+  process.stdout.write(
+    values.json
+      ? `${JSON.stringify(admitted)}\n`
+      : `Admitted the log ${safeLine(admitted.origin)}: this gateway now cosigns its checkpoints (${admitted.admitted_logs} of at most 100 logs admitted).\n`,
+  );
   return 0;
 }
