@@ -953,6 +953,12 @@ export const appRoutes = [
       else {
         outcome = "finish";
         if (record && record.lifecycle !== "locked" && record.consentDigest === body.consentDigest) {
+          // Its servers leave mcp.json here too (safe to repeat): a refused uninstall puts them
+          // back, and a request that died after the folder left answers like a refusal. An
+          // unreadable mcp.json must not hold the removal (or a start) back: it is a line.
+          await deregisterMcpServers(req.env, name.data, record.manifest).catch((error: unknown) =>
+            console.error("uninstall_settle_mcp_failed", name.data, String(error)),
+          );
           await forgetRemovedApp(req.env, name.data, req.now);
         }
       }
