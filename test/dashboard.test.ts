@@ -261,6 +261,7 @@ describe("the dashboard in Chromium", () => {
       ["consent", "done"],
       ["python_dependencies", "skipped"],
       ["npm_packages", "skipped"],
+      ["npm_closure", "skipped"],
       ["install_hook", "skipped"],
       ["verify", "done"],
       ["move_into_place", "done"],

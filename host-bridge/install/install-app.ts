@@ -180,7 +180,7 @@ export async function installApp(
         throw error;
       });
       await note("npm_closure", "done");
-    }
+    } else await note("npm_closure", "skipped");
 
     if (hasStorage) await mkdir(join(stagedDir, "data"), { recursive: true, mode: 0o700 });
     const hook = manifest.setup?.onInstall;
