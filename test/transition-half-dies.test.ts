@@ -62,8 +62,13 @@ async function expectSettled(gw: RunningGateway, version: string, n: number): Pr
   const mcp = JSON.parse(readFileSync(join(gw.home, "mcp.json"), "utf8")) as { mcpServers: Json };
   expect(Object.keys(mcp.mcpServers).filter((key) => key.startsWith(`${APP}:`))).toEqual([`${APP}:rows-${n}`]);
   await waitHealthy(gw, version);
+  // The lock is released just after the journal goes; then the app takes a transition again.
   // The secret opens for the new install: the backend (restarted, so it opens it afresh) has it.
-  const restarted = await post(gw, `/api/apps/${APP}/restart`, {});
+  const restarted = await eventually(
+    () => post(gw, `/api/apps/${APP}/restart`, {}),
+    (answer) => answer.status !== 409,
+    5_000,
+  );
   expect(restarted.status, JSON.stringify(restarted.body)).toBe(200);
   await waitHealthy(gw, version);
   const served = await proxied(gw);
