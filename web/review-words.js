@@ -80,6 +80,12 @@ export const GRANT_WORDS = [
     "label": "Reaches hosts (enforced)",
     "meaning": "The hosts the app's processes may reach, enforced by its own egress broker: `false` for no network, or patterns such as `api.example.com` (port 443), `api.example.com:8443`, `*.example.com` (subdomains, not the apex), `203.0.113.7:80`, `host:*` (any port). A name that resolves to a local or metadata address is refused.",
     "kind": "hosts"
+  },
+  {
+    "field": "folders",
+    "label": "Asks for folders you choose",
+    "meaning": "Folders the app asks the owner for. The app sees nothing of the owner's files until the owner grants a folder to a need (`personalclaw apps folders`); the folder then appears, alone, at `/folders/<name>` in every process of the app (backend and MCP servers, never hooks or installers), read-only unless the need says `read-write` and the owner chose so.",
+    "kind": "list"
   }
 ];
 

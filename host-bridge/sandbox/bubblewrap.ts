@@ -70,6 +70,8 @@ export interface WrapOptions {
   blockFd?: number;
   /** The private /tmp's size in bytes: its share of the app's storage limit (storage-limit.ts storageShares). */
   tmpSizeBytes?: number;
+  /** The owner's granted folders, opened by the bridge and on these descriptors of the child (granted-folders.ts). */
+  folders?: ReadonlyArray<{ need: string; fd: number; writable: boolean }>;
 }
 
 /** The namespace and process flags every sandbox uses, the probe included. */
@@ -241,6 +243,7 @@ export function wrapInSandbox(
     readOnly: [...new Set(readOnly)],
     home: opts.home,
     ...(opts.tmpSizeBytes !== undefined ? { tmpSizeBytes: opts.tmpSizeBytes } : {}),
+    ...(opts.folders ? { folders: opts.folders } : {}),
     ...(doors
       ? {
           launcher: {

@@ -5,10 +5,12 @@
 // projects); a list of what a child needs cannot miss anything it does not name.
 import { lstatSync, readlinkSync } from "node:fs";
 import path from "node:path";
+import { FOLDER_NEED_PATTERN, FOLDERS_INSIDE, folderInside } from "../../workers/contracts/folder-grants.js";
 
 export type MountStep =
   | { kind: "ro-bind"; source: string; target: string; why: string; optional?: boolean }
   | { kind: "bind"; source: string; target: string; why: string }
+  | { kind: "bind-fd"; fd: number; target: string; why: string; writable: boolean }
   | { kind: "symlink"; linkTarget: string; target: string; why: string }
   | { kind: "dir"; target: string; why: string; mode?: number }
   | { kind: "tmpfs"; target: string; why: string; mode?: number; size?: number }
@@ -75,6 +77,11 @@ export interface MountPlanOptions {
   etc?: readonly string[];
   /** The private /tmp's size in bytes (its share of the app's storage limit, storage-limit.ts); unset: the kernel's default. */
   tmpSizeBytes?: number;
+  /**
+   * Folders the owner granted, each already opened and checked by the bridge
+   * (granted-folders.ts) and passed to bwrap on descriptor `fd`: bound at /folders/<need>.
+   */
+  folders?: ReadonlyArray<{ need: string; fd: number; writable: boolean }>;
 }
 
 function kindOf(p: string): "dir" | "link" | "file" | "missing" {
@@ -182,6 +189,24 @@ export function planMounts(opts: MountPlanOptions): MountStep[] {
     steps.push({ kind: "bind", source, target: source, why: "the app's own writable folder" });
   }
 
+  // 6b. The owner's granted folders, by descriptor: never the host path (which could have become a
+  //     link since the bridge checked it), never at the host path (an app learns nothing of where
+  //     the owner keeps it), read-only unless granted read-write.
+  if (opts.folders && opts.folders.length > 0) {
+    steps.push({ kind: "dir", target: FOLDERS_INSIDE, why: "the owner's granted folders", mode: 0o755 });
+    for (const folder of opts.folders) {
+      if (!FOLDER_NEED_PATTERN.test(folder.need) || !Number.isInteger(folder.fd) || folder.fd < 3)
+        throw new TypeError(`not a granted folder: ${JSON.stringify(folder)}`);
+      steps.push({
+        kind: "bind-fd",
+        fd: folder.fd,
+        target: folderInside(folder.need),
+        why: folder.writable ? "a folder the owner granted read-write" : "a folder the owner granted read-only",
+        writable: folder.writable,
+      });
+    }
+  }
+
   // 7. The launcher (the namespace's only way in and out) and the app's own broker socket:
   //    bound as single entries, so the app can neither replace them nor see another app's.
   if (opts.launcher) {
@@ -252,6 +277,9 @@ export function mountArgs(plan: readonly MountStep[]): string[] {
         break;
       case "bind":
         args.push("--bind", step.source, step.target);
+        break;
+      case "bind-fd":
+        args.push(step.writable ? "--bind-fd" : "--ro-bind-fd", String(step.fd), step.target);
         break;
       case "symlink":
         args.push("--symlink", step.linkTarget, step.target);

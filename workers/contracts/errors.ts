@@ -141,6 +141,43 @@ export const ERROR_CODES = {
   },
   app_exists: { status: 409, message: "An app named '{name}' is already installed." },
   app_not_found: { status: 404, message: "No app named '{name}' is installed." },
+  // Folder grants (folder-grants.ts): what the owner may share with an app, checked by the bridge.
+  folder_need_not_declared: { status: 404, message: "The app '{name}' declares no folder need '{need}'." },
+  folder_grant_not_found: { status: 404, message: "The app '{name}' has no folder granted for '{need}'." },
+  folder_grant_wider_than_need: {
+    status: 422,
+    message: "The need '{need}' asks only to read: its folder can be granted read-only, never read-write.",
+  },
+  folder_path_invalid: {
+    status: 422,
+    message: "The folder '{path}' is not an absolute path without '.' or '..' parts.",
+  },
+  folder_path_missing: { status: 422, message: "There is no folder at '{path}'." },
+  folder_path_not_a_folder: { status: 422, message: "'{path}' is not a folder; only a folder can be granted." },
+  folder_path_link: {
+    status: 422,
+    message:
+      "'{path}' passes through the link '{link}'; a link is never followed into a grant: choose the folder by its real path.",
+  },
+  folder_path_refused: { status: 422, message: "The folder '{path}' cannot be granted to an app: {reason}." },
+  folder_path_whole_home: {
+    status: 422,
+    message:
+      "'{path}' is a whole home folder: grant a folder inside it, or choose the whole home explicitly (whole_home, --whole-home).",
+  },
+  folder_path_not_owned: {
+    status: 422,
+    message: "The folder '{path}' belongs to another user; only a folder of the gateway's owner can be granted.",
+  },
+  folder_path_unreachable: {
+    status: 422,
+    message:
+      "The app's processes run as '{user}', which cannot {access} '{path}'; PersonalClaw never changes a folder's owner or mode: give '{user}' that access yourself, or choose another folder.",
+  },
+  folder_grant_changed: {
+    status: 409,
+    message: "The folder granted for '{need}' cannot be used at this start: {reason}.",
+  },
   app_disabled: { status: 409, message: "The app '{name}' is disabled; enable it first." },
   app_locked: {
     status: 400,

@@ -50,6 +50,11 @@ export const InstallReviewSchema = z.object({
     approvals: z.boolean(),
     agent: z.enum(["text", "read", "tools"]).nullable(),
     network: z.object({ hosts: z.array(z.string()), enforced: z.literal(true), note: z.string() }),
+    /**
+     * The folders it asks for (permissions.folders), one "name (access): why" each; absent when it
+     * asks for none, so the review and digest of an app without needs are what they were.
+     */
+    folders: z.array(z.string()).optional(),
   }),
   scheduledJobs: z.array(
     z.object({

@@ -200,6 +200,32 @@ describe("validateManifest", () => {
     );
   });
 
+  it("accepts folder needs and refuses a need name that is not a path segment or that collides with another", () => {
+    const folders = [
+      { name: "documents", why: "indexes your notes", access: "read" },
+      { name: "out_put", why: "writes reports", access: "read-write" },
+    ];
+    const ok = validateManifest({ ...base, permissions: { folders } }, opts);
+    expect(ok.ok && ok.manifest.permissions?.folders).toEqual(folders);
+    expect(
+      refusedWith({ ...base, permissions: { folders: [{ name: "../up", why: "x", access: "read" }] } }),
+    ).toMatchObject({ code: "manifest_invalid", field: "permissions.folders[0].name" });
+    expect(
+      refusedWith({ ...base, permissions: { folders: [{ name: "docs", why: "x", access: "write" }] } }).field,
+    ).toBe("permissions.folders[0].access");
+    expect(
+      refusedWith({
+        ...base,
+        permissions: {
+          folders: [
+            { name: "my-docs", why: "x", access: "read" },
+            { name: "my_docs", why: "y", access: "read" },
+          ],
+        },
+      }),
+    ).toMatchObject({ code: "manifest_invalid", field: "permissions.folders" });
+  });
+
   it("refuses native: true from anywhere but the native folder, naming the field", () => {
     expect(refusedWith({ ...base, native: true })).toMatchObject({ code: "manifest_native_refused", field: "native" });
     expect(validateManifest({ ...base, native: true }, { ...opts, fromNativeFolder: true }).ok).toBe(true);

@@ -3,6 +3,7 @@
 // true/false and a list is a list (never coerced: iterating "*" as characters would widen a
 // grant), and unknown top-level keys are kept for display but never trusted.
 import { z } from "zod";
+import { FOLDER_NEED_PATTERN, FolderAccessSchema, folderEnvName } from "./folder-grants";
 import { NetworkGrantSchema } from "./network-grant";
 import { GatewayError, type ErrorCode } from "./errors";
 import { settingAt } from "./owner-settings";
@@ -147,6 +148,23 @@ export function configGrantPaths(grant: ConfigGrant | undefined): { read: string
   return { read: [...new Set([...(grant.read ?? []), ...write])], write };
 }
 
+/** A folder the app asks the owner for: the owner chooses which, and it appears at /folders/<name>. */
+export const FolderNeedSchema = z
+  .object({
+    name: z.string().regex(FOLDER_NEED_PATTERN, "must be 1 to 64 letters, digits, - or _").meta({
+      description:
+        "The need's name: the folder appears at `/folders/<name>` and in `PERSONALCLAW_FOLDER_<NAME>` (upper-cased, `-` as `_`).",
+      owner: "The name.",
+    }),
+    why: shortText(500).meta({ description: "Why the app needs a folder.", owner: "The reason." }),
+    access: FolderAccessSchema.meta({
+      description:
+        "`read` or `read-write`: the most the owner may grant. The owner may always grant less (read-only), never more.",
+      owner: "The most it may get.",
+    }),
+  })
+  .strict();
+
 export const PermissionsSchema = z.object({
   api: stringList
     .meta({
@@ -253,6 +271,18 @@ export const PermissionsSchema = z.object({
     byDefault: "no network",
     review: "Reaches hosts (enforced)",
   }).optional(),
+  // Enforced by the mount plan: nothing is visible until the owner grants a folder to a need.
+  folders: z
+    .array(FolderNeedSchema)
+    .max(16)
+    .meta({
+      description:
+        "Folders the app asks the owner for. The app sees nothing of the owner's files until the owner grants a folder to a need (`personalclaw apps folders`); the folder then appears, alone, at `/folders/<name>` in every process of the app (backend and MCP servers, never hooks or installers), read-only unless the need says `read-write` and the owner chose so.",
+      owner: "Every need, its reason and its most access.",
+      byDefault: "none",
+      review: "Asks for folders you choose",
+    })
+    .optional(),
 });
 
 /** A job's route: an absolute path on the app's own backend, plain like the health path. */
@@ -797,6 +827,10 @@ function checkSemanticRules(m: AppManifest): ManifestRefusal | null {
     if (nextFireAfter(schedule, Date.UTC(2000, 0, 1)) === null)
       return invalid(`crons[${i}].schedule`, "the schedule never fires");
   }
+  // Two needs whose environment names collide (`a-b` and `a_b`) would name one variable twice.
+  const folderEnvs = (m.permissions?.folders ?? []).map((need) => folderEnvName(need.name));
+  if (new Set(folderEnvs).size !== folderEnvs.length)
+    return invalid("permissions.folders", "two folder needs have the same name (case and - or _ aside)");
   const jobNames = (m.crons ?? []).map((j) => j.name);
   if (new Set(jobNames).size !== jobNames.length) return invalid("crons", "two jobs have the same name");
   for (const [name, server] of Object.entries(m.mcpServers ?? {})) {

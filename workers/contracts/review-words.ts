@@ -35,7 +35,9 @@ function metaOf(schema: z.ZodType): GrantMeta {
   return (inner.meta() ?? {}) as GrantMeta;
 }
 
-function kindOf(schema: z.ZodType): GrantValueKind {
+function kindOf(field: z.ZodType): GrantValueKind {
+  // An optional review field (one absent when nothing is asked) reads as what it holds.
+  const schema = field instanceof z.ZodOptional ? (field.unwrap() as z.ZodType) : field;
   if (schema instanceof z.ZodArray) return "list";
   if (schema instanceof z.ZodBoolean) return "flag";
   if (schema instanceof z.ZodObject) return "hosts";
