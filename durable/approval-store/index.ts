@@ -154,14 +154,20 @@ export class ApprovalStore extends DurableObject<Env> {
     );
   }
 
-  /** The one place an expiry becomes a security-log row, whatever expired it (the alarm, a raise). */
+  /**
+   * The one place an expiry becomes a security-log row, whatever expired it (the alarm, a raise).
+   * One pushed out by the per-asker limit is the asker's excess refused: an asker raising at
+   * will causes one per raise, so those are counted in the log's windows per asker, like any
+   * refusal an app can cause at volume, instead of one row each.
+   */
   private async recordExpired(expired: readonly ApprovalView[]): Promise<void> {
     for (const a of expired) {
       await audit(this.env, {
         kind: "approval.expired",
-        outcome: "info",
+        outcome: a.reason === "limit" ? "refused" : "info",
         subject: a.id,
         detail: { reason: a.reason, asked_by: a.asked_by, kind: a.kind },
+        ...(a.reason === "limit" ? { group: a.asked_by } : {}),
       });
     }
   }
