@@ -8,6 +8,8 @@ import { join } from "node:path";
 import { GatewayError } from "../../workers/contracts/errors";
 import { ParkedDataSchema, type ParkedData, type ParkedDataView } from "../../workers/contracts/parked-data";
 import { parseStrictJson } from "../../workers/contracts/strict-json";
+import { writePrivateFile } from "../private-file";
+import { syncFolder } from "./transition-journal";
 
 const PARKED_RE = /^\.([a-z0-9]+(?:-[a-z0-9]+)*)\.data$/;
 const MAX_RECORD_BYTES = 4096;
@@ -75,20 +77,11 @@ export async function listParkedData(appsDir: string): Promise<ParkedDataView[]>
 export async function parkData(appsDir: string, dataDir: string, record: ParkedData): Promise<void> {
   const parked = parkedDataDir(appsDir, record.name);
   if (existsSync(parked)) throw new GatewayError("parked_data_exists", { vars: { name: record.name } });
-  const text = `${JSON.stringify(ParkedDataSchema.parse(record))}\n`;
-  const temporary = `${parkedRecordPath(appsDir, record.name)}.${process.pid}.tmp`;
-  const fh = await open(
-    temporary,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-    0o600,
-  );
-  try {
-    await fh.writeFile(text);
-  } finally {
-    await fh.close();
-  }
-  await rename(temporary, parkedRecordPath(appsDir, record.name));
+  // The record is on disk (file and folder flushed) before the data moves, and the move is
+  // flushed too: after a power cut, parked data is never without the record that names it.
+  writePrivateFile(parkedRecordPath(appsDir, record.name), `${JSON.stringify(ParkedDataSchema.parse(record))}\n`);
   await rename(dataDir, parked);
+  await syncFolder(appsDir);
 }
 
 /** Moves the parked data of `name` to `intoDataDir` (which must not exist) and drops its record. */
