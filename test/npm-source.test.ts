@@ -5,16 +5,71 @@
 // official MCP SDK client started from mcp.json as an agent starts it.
 //
 // Homes live under /var/tmp, not /tmp: the sandbox gives every child a private /tmp.
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, startGateway, type RunningGateway } from "./helpers/gateway";
-import { startNpmRegistry, type NpmRegistryStandIn } from "./helpers/npm-registry";
+import { NPM_FIXTURES, startNpmRegistry, tarballFile, type NpmRegistryStandIn } from "./helpers/npm-registry";
 // @ts-expect-error a bundled ES module without types
 import { Client, StdioClientTransport } from "./fixtures/mcp-client-sdk.mjs";
 
 const SPEC = "npm:@modelcontextprotocol/server-memory@2025.8.4";
+const NEXT_SPEC = "npm:@modelcontextprotocol/server-memory@2025.8.5";
 const APP = "server-memory";
+const MEMORY_ENV = "MEMORY_FILE_PATH=${DATA}/memory.jsonl";
+
+/** A tarball of `files` under npm's `package/` folder, made with tar as npm pack makes one. */
+function packTarball(dir: string, files: Record<string, string>): Buffer {
+  rmSync(dir, { recursive: true, force: true });
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(dir, "package", path, ".."), { recursive: true });
+    writeFileSync(join(dir, "package", path), text);
+  }
+  execFileSync("tar", ["-czf", join(dir, "out.tgz"), "-C", dir, "package"]);
+  return readFileSync(join(dir, "out.tgz"));
+}
+
+/**
+ * Publishes server-memory 2025.8.5 on the stand-in: the published 2025.8.4 code, which now also
+ * depends on pc-probe-native@1.0.0, a package with a postinstall script (never run by the
+ * installer). Its closure differs from the installed one in the root's version, one added package
+ * and one new install script.
+ */
+function publishNextRelease(registry: NpmRegistryStandIn, workDir: string): void {
+  const probe = {
+    name: "pc-probe-native",
+    version: "1.0.0",
+    main: "index.js",
+    scripts: { postinstall: "node -e \"require('fs').writeFileSync('ran-postinstall','')\"" },
+  };
+  registry.publish(
+    probe,
+    packTarball(join(workDir, "probe"), {
+      "package.json": JSON.stringify(probe),
+      "index.js": "module.exports = 1;\n",
+    }),
+  );
+  const released = join(workDir, "server-memory");
+  rmSync(released, { recursive: true, force: true });
+  mkdirSync(released, { recursive: true });
+  const published = join(NPM_FIXTURES, "tarballs", tarballFile("@modelcontextprotocol/server-memory", "2025.8.4"));
+  execFileSync("tar", ["-xzf", published, "-C", released]);
+  const manifestPath = join(released, "package", "package.json");
+  const manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
+  manifest.version = "2025.8.5";
+  manifest.dependencies = { ...manifest.dependencies, "pc-probe-native": "1.0.0" };
+  writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
+  execFileSync("tar", ["-czf", join(released, "out.tgz"), "-C", released, "package"]);
+  const packument = JSON.parse(
+    readFileSync(join(NPM_FIXTURES, "packuments", "@modelcontextprotocol__server-memory.json"), "utf8"),
+  );
+  const { dist: _dist, ...meta } = packument.versions["2025.8.4"];
+  registry.publish(
+    { ...meta, version: "2025.8.5", dependencies: manifest.dependencies },
+    readFileSync(join(released, "out.tgz")),
+  );
+}
 
 describe("apps add npm: a published MCP server installs pinned, consented and confined", () => {
   let root: string;
@@ -130,4 +185,44 @@ describe("apps add npm: a published MCP server installs pinned, consented and co
     expect(envelope.error.code).toBe("app_exists");
     expect(envelope.error.message).toContain("apps update");
   });
+
+  it("apps update from a new release shows the closure's diff and changes nothing without consent", async () => {
+    publishNextRelease(registry, join(root, "release"));
+    const shown = await cli(["apps", "update", APP, NEXT_SPEC, "--env", MEMORY_ENV]);
+    expect(shown.code, shown.stderr).toBe(1);
+    expect(shown.stderr).toContain(`Source: ${NEXT_SPEC} from ${registry.url}`);
+    expect(shown.stderr).toContain(`changed npm closure: ${SPEC} -> ${NEXT_SPEC}`);
+    expect(shown.stderr).toContain("added: pc-probe-native@1.0.0");
+    expect(shown.stderr).toContain("other versions: @modelcontextprotocol/server-memory 2025.8.4 -> 2025.8.5");
+    expect(shown.stderr).toContain("new install scripts or native build files (never run): pc-probe-native@1.0.0");
+    expect(shown.stderr).toContain("consent_required");
+    // The retry names the source, not the generated folder (which is gone by then).
+    expect(shown.stderr).toMatch(/apps update server-memory npm:@modelcontextprotocol\/server-memory@2025\.8\.5 --env/);
+    const listed = await cli(["apps", "list", "--json"]);
+    const app = JSON.parse(listed.stdout).apps.find((a: { name: string }) => a.name === APP);
+    expect(app.version).toBe("2025.8.4");
+  }, 120_000);
+
+  it("with consent the update installs the new closure confined, without its install script, and the server serves the kept data", async () => {
+    const updated = await cli(["apps", "update", APP, NEXT_SPEC, "--env", MEMORY_ENV, "--yes"]);
+    expect(updated.code, updated.stderr).toBe(0);
+    expect(updated.stderr).toContain("npm closure: done");
+    expect(updated.stdout).toContain(`Updated ${APP} to 2025.8.5`);
+    const appDir = join(home, "apps", APP);
+    const installedRoot = JSON.parse(
+      readFileSync(join(appDir, "node_modules", "@modelcontextprotocol", "server-memory", "package.json"), "utf8"),
+    );
+    expect(installedRoot.version).toBe("2025.8.5");
+    expect(existsSync(join(appDir, "node_modules", "pc-probe-native", "index.js"))).toBe(true);
+    expect(existsSync(join(appDir, "node_modules", "pc-probe-native", "ran-postinstall"))).toBe(false);
+    const client = await connect();
+    try {
+      const tools = (await client.listTools()).tools.map((t: { name: string }) => t.name);
+      expect(tools).toEqual(expect.arrayContaining(["create_entities", "read_graph", "search_nodes"]));
+      const result = await client.callTool({ name: "read_graph", arguments: {} });
+      expect((result.content as Array<{ text: string }>)[0]!.text).toContain("kept across restarts");
+    } finally {
+      await client.close();
+    }
+  }, 300_000);
 });

@@ -2,7 +2,8 @@
 // and its whole closure from the owner's npm source (install.npm_registry), pins every package,
 // generates an ordinary app in the quarantine (host-bridge/sources/npm-app.ts) and installs it
 // through the one install path: the gateway's review, the consent digest, the confined install.
-// Nothing of the package runs here; only its metadata and tarball bytes are read.
+// `apps update <name> npm:...` re-resolves and updates the same way. Nothing of the package runs
+// here; only its metadata and tarball bytes are read.
 import { rm } from "node:fs/promises";
 import semver from "semver";
 import { GatewayError } from "../../workers/contracts/errors";
@@ -11,7 +12,7 @@ import { readOwnerConfig } from "../owner-config";
 import { generateNpmApp, writeGeneratedApp } from "../sources/npm-app";
 import { resolveNpmClosure } from "../sources/npm-resolve";
 import { NpmPackageNameSchema } from "../../workers/contracts/npm-closure";
-import { emitError, runAppsInstall, type ConsentOptions } from "./apps";
+import { emitError, runAppsInstall, runAppsUpdate, type ConsentOptions } from "./apps";
 import { callGateway } from "./gateway-client";
 import { commandHint } from "./invocation";
 
@@ -38,10 +39,28 @@ export interface AddOptions extends ConsentOptions {
   env?: Array<[string, string]>;
 }
 
-/** `apps add`: resolve, generate, then the review and install every app gets. */
-export async function runAppsAdd(home: string, spec: string, values: AddOptions): Promise<number> {
-  const json = Boolean(values.json);
-  const fail = (error: GatewayError) =>
+/** True when an `apps update` argument names a package source rather than a folder. */
+export function isSourceSpec(text: string): boolean {
+  return text.startsWith("npm:");
+}
+
+/** Resolves the source and writes the generated app into the quarantine; answers its name and folder. */
+async function generateFromSource(
+  home: string,
+  spec: string,
+  env: ReadonlyArray<[string, string]>,
+): Promise<{ name: string; folder: string }> {
+  const source = parseSourceSpec(spec);
+  const config = readOwnerConfig(home);
+  if (!config.ok) throw new GatewayError("config_file_invalid", { vars: { reason: config.reason } });
+  const registry = config.config.install.npm_registry;
+  const resolved = await resolveNpmClosure({ registry, name: source.name, version: source.version });
+  const app = generateNpmApp(resolved.closure, resolved.description, env);
+  return { name: app.name, folder: await writeGeneratedApp(homePaths(home).quarantine, app) };
+}
+
+function failWith(json: boolean) {
+  return (error: GatewayError) =>
     emitError(
       {
         error: {
@@ -55,26 +74,62 @@ export async function runAppsAdd(home: string, spec: string, values: AddOptions)
       json,
       error.status,
     );
+}
+
+function envWords(env: ReadonlyArray<[string, string]>): string[] {
+  return env.flatMap(([name, value]) => ["--env", `${name}=${value}`]);
+}
+
+/** `apps add`: resolve, generate, then the review and install every app gets. */
+export async function runAppsAdd(home: string, spec: string, values: AddOptions): Promise<number> {
+  const fail = failWith(Boolean(values.json));
   let folder: string | null = null;
   try {
-    const source = parseSourceSpec(spec);
-    const config = readOwnerConfig(home);
-    if (!config.ok) throw new GatewayError("config_file_invalid", { vars: { reason: config.reason } });
-    const registry = config.config.install.npm_registry;
-    const resolved = await resolveNpmClosure({ registry, name: source.name, version: source.version });
-    const app = generateNpmApp(resolved.closure, resolved.description, values.env ?? []);
+    const generated = await generateFromSource(home, spec, values.env ?? []);
+    folder = generated.folder;
     // A second add of an installed name is an update, which keeps data/ and shows what changes.
     const installed = await callGateway(home, "apps-add", "GET", "/api/apps");
-    if (installed.status === 200 && (installed.body?.apps ?? []).some((a: { name: string }) => a.name === app.name))
+    if (
+      installed.status === 200 &&
+      (installed.body?.apps ?? []).some((a: { name: string }) => a.name === generated.name)
+    )
       throw new GatewayError("app_exists", {
-        message: `An app named '${app.name}' is already installed; to change its version run: ${commandHint("apps", "update", app.name, "<folder>")} (or uninstall it first).`,
-        detail: { name: app.name },
+        message: `An app named '${generated.name}' is already installed; to change its version run: ${commandHint("apps", "update", generated.name, "npm:<name>@<version>")} (or uninstall it first).`,
+        detail: { name: generated.name },
       });
-    folder = await writeGeneratedApp(homePaths(home).quarantine, app);
-    const envWords = (values.env ?? []).flatMap(([name, value]) => ["--env", `${name}=${value}`]);
-    return await runAppsInstall(home, folder, values, ["apps", "add", spec, ...envWords]);
+    return await runAppsInstall(home, folder, values, ["apps", "add", spec, ...envWords(values.env ?? [])]);
   } catch (error) {
     if (error instanceof GatewayError) return fail(error);
+    throw error;
+  } finally {
+    if (folder !== null) await rm(folder, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `apps update <name> npm:<name>@<version>`: re-resolves the source, generates the app again and
+ * updates through the one update path: the review against the consented one (the closure's
+ * diff among its changes), consent when anything changed, the confined install of the closure.
+ */
+export async function runAppsUpdateFromSource(
+  home: string,
+  name: string,
+  spec: string,
+  values: AddOptions,
+): Promise<number> {
+  let folder: string | null = null;
+  try {
+    const generated = await generateFromSource(home, spec, values.env ?? []);
+    folder = generated.folder;
+    return await runAppsUpdate(home, name, folder, values, [
+      "apps",
+      "update",
+      name,
+      spec,
+      ...envWords(values.env ?? []),
+    ]);
+  } catch (error) {
+    if (error instanceof GatewayError) return failWith(Boolean(values.json))(error);
     throw error;
   } finally {
     if (folder !== null) await rm(folder, { recursive: true, force: true });

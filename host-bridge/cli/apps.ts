@@ -11,6 +11,7 @@ import { callGateway, GatewayNotRunning, type GatewayAnswer } from "./gateway-cl
 import { safeLine } from "../../workers/contracts/text-safety";
 import { safeRow } from "./print";
 import { reviewText } from "./review-text";
+import { closureDiffText } from "./closure-diff-text";
 import { packageRoot, packageVersion } from "./package-facts";
 import { commandHint } from "./invocation";
 
@@ -149,6 +150,8 @@ export async function runAppsInstall(
 
 /** One change of the update's review against the consented one, as a line. */
 export function changeLine(change: { field: string; before: unknown; after: unknown }): string {
+  const closure = change.field === "npmClosure" ? closureDiffText(change.before, change.after) : null;
+  if (closure !== null) return closure;
   const text = (value: unknown) => safeLine(JSON.stringify(value) ?? "null").slice(0, 200);
   return `  changed ${safeLine(change.field)}: ${text(change.before)} -> ${text(change.after)}\n`;
 }
@@ -159,6 +162,8 @@ export async function runAppsUpdate(
   name: string,
   folder: string,
   values: ConsentOptions,
+  /** The words that update to these bytes again with --consent (default `apps update <name> <folder>`). */
+  retryWords?: string[],
 ): Promise<number> {
   const json = Boolean(values.json);
   const source = resolve(folder);
@@ -176,7 +181,7 @@ export async function runAppsUpdate(
           {
             error: {
               code: "consent_required",
-              message: `Nothing updated. To update to exactly these bytes run: ${commandHint("apps", "update", name, source, "--consent", reviewed.body.digest)}`,
+              message: `Nothing updated. To update to exactly these bytes run: ${commandHint(...(retryWords ?? ["apps", "update", name, source]), "--consent", reviewed.body.digest)}`,
             },
           },
           json,

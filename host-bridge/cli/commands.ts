@@ -6,7 +6,7 @@ import { runApprovalsAnswer, runApprovalsGrants, runApprovalsList, runApprovalsR
 import { runAppsDev } from "./app-dev";
 import { runAppsNew } from "./app-scaffold";
 import { runAppAction, runAppsInstall, runAppsList, runAppsPreview, runAppsPurge, runAppsUpdate } from "./apps";
-import { runAppsAdd } from "./apps-add";
+import { isSourceSpec, runAppsAdd, runAppsUpdateFromSource } from "./apps-add";
 import { parseEnvAssignment } from "../sources/npm-app";
 import { checkTable, defineCommand, jsonFlag, type CommandSpec } from "./command-table";
 import { runDoctor } from "./doctor";
@@ -32,6 +32,7 @@ import {
 import { startGateway } from "./start";
 import { runStatus, runVersion } from "./status";
 import { runStop } from "./stop";
+import { UsageError } from "./usage-error";
 import { runRotateKey, runToken } from "./token";
 
 const consentFlags = {
@@ -43,6 +44,15 @@ const consentFlags = {
   },
   yes: { type: "boolean", help: "consent to the review just shown (refused if the folder changes meanwhile)" },
   json: jsonFlag,
+} as const;
+
+/** A variable for a generated MCP server, `NAME=VALUE`, repeatable. */
+const envFlag = {
+  type: "string",
+  value: "NAME=VALUE",
+  help: "a variable for the server (repeatable); shown in the review and covered by the consent",
+  parse: parseEnvAssignment,
+  repeatable: true,
 } as const;
 
 function appAction(action: "enable" | "disable" | "restart", summary: string): CommandSpec {
@@ -288,13 +298,7 @@ export const COMMANDS: readonly CommandSpec[] = checkTable([
     args: [{ name: "source", help: "npm:<name>@<exact version>" }],
     flags: {
       ...consentFlags,
-      env: {
-        type: "string",
-        value: "NAME=VALUE",
-        help: "a variable for the server (repeatable); shown in the review and covered by the consent",
-        parse: parseEnvAssignment,
-        repeatable: true,
-      },
+      env: envFlag,
     },
     exclusive: [["consent", "yes"]],
     reads: false,
@@ -313,16 +317,24 @@ export const COMMANDS: readonly CommandSpec[] = checkTable([
   }),
   defineCommand({
     words: ["apps", "update"],
-    summary: "Update an app from a folder; kept only if the new backend is healthy.",
-    details: ["No consent is asked when nothing you consented to changes."],
+    summary: "Update an app from a folder or its source; kept only if the new backend is healthy.",
+    details: [
+      "No consent is asked when nothing you consented to changes.",
+      "From npm:<name>@<version> the source is resolved again and the review lists the closure's changes.",
+    ],
     args: [
       { name: "name", help: "the installed app" },
-      { name: "folder", help: "the folder with its new version" },
+      { name: "folder", help: "the folder with its new version, or npm:<name>@<exact version>" },
     ],
-    flags: consentFlags,
+    flags: { ...consentFlags, env: { ...envFlag, help: `${envFlag.help} (with npm: only)` } },
     exclusive: [["consent", "yes"]],
     reads: false,
-    run: ({ flags, args }, { home }) => runAppsUpdate(home, args[0], args[1], flags),
+    run: ({ flags, args }, { home }) => {
+      if (isSourceSpec(args[1])) return runAppsUpdateFromSource(home, args[0], args[1], flags);
+      if (flags.env?.length)
+        throw new UsageError("--env applies to an update from npm:<name>@<version>", ["apps", "update"]);
+      return runAppsUpdate(home, args[0], args[1], flags);
+    },
   }),
   appAction("enable", "Enable an app and start its backend."),
   appAction("disable", "Disable an app: its backend stops and its tokens are revoked."),

@@ -18,7 +18,7 @@ import type { InstallReview } from "../../workers/contracts/install-review";
 import { HOOK_TIMEOUT_SECONDS } from "./review";
 import { installNpmPackages, installPythonDependencies, type InstallerContext } from "./install-dependencies";
 import { runHook, type HookContext } from "./run-hook";
-import { installNpmClosure } from "./install-npm-closure";
+import { npmClosureStep } from "./install-npm-closure";
 import { adoptParkedData, parkData, parkedDataDir, parkedDataOf } from "./parked-data";
 import { listUiFiles } from "./ui-files";
 import { clearJournal, syncFolder, writeJournal } from "./transition-journal";
@@ -173,14 +173,7 @@ export async function installApp(
       if (!result.ok) throw stepFailure(step, result.reason);
       await note(step, "done");
     }
-    if (manifest.dependencies?.npmClosure === true) {
-      await note("npm_closure", "started");
-      await installNpmClosure(name, stagedDir, ctx).catch(async (error: unknown) => {
-        await note("npm_closure", "failed", error instanceof Error ? error.message : String(error));
-        throw error;
-      });
-      await note("npm_closure", "done");
-    } else await note("npm_closure", "skipped");
+    await npmClosureStep(name, stagedDir, manifest, ctx, note);
 
     if (hasStorage) await mkdir(join(stagedDir, "data"), { recursive: true, mode: 0o700 });
     const hook = manifest.setup?.onInstall;

@@ -6,6 +6,7 @@
 import { lstat, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { GatewayError } from "../../workers/contracts/errors";
+import type { AppManifest } from "../../workers/contracts/manifest";
 import { NPM_CLOSURE_FILE, type NpmClosure } from "../../workers/contracts/npm-closure";
 import { parseHostPattern, type HostPattern } from "../../workers/contracts/network-grant";
 import { closureLockfile, closurePackageJson, packageWithIntegrity } from "../sources/npm-lockfile";
@@ -110,4 +111,25 @@ export async function installNpmClosure(app: string, appDir: string, ctx: Instal
   } finally {
     await rm(prefix, { recursive: true, force: true });
   }
+}
+
+/**
+ * The npm_closure step of an install and of an update, the one place both call: an app that
+ * pins a closure gets it installed into the staged copy (an update's new copy starts without
+ * node_modules, so skipping it would leave its servers nothing to run), any other app skips it.
+ */
+export async function npmClosureStep(
+  app: string,
+  stagedDir: string,
+  manifest: AppManifest,
+  ctx: InstallerContext,
+  note: (step: "npm_closure", status: "started" | "done" | "failed" | "skipped", message?: string) => Promise<void>,
+): Promise<void> {
+  if (manifest.dependencies?.npmClosure !== true) return note("npm_closure", "skipped");
+  await note("npm_closure", "started");
+  await installNpmClosure(app, stagedDir, ctx).catch(async (error: unknown) => {
+    await note("npm_closure", "failed", error instanceof Error ? error.message : String(error));
+    throw error;
+  });
+  await note("npm_closure", "done");
 }

@@ -6,7 +6,8 @@ import { mcpDefinition } from "../../workers/contracts/mcp";
 import type { ParkedDataView } from "../../workers/contracts/parked-data";
 import type { ScanResult } from "../scan/scan-staged";
 import type { InstallReview } from "../../workers/contracts/install-review";
-import { npmClosureReview, type NpmClosure } from "../../workers/contracts/npm-closure";
+import { closurePinsText, npmClosureReview, type NpmClosure } from "../../workers/contracts/npm-closure";
+import { createHash } from "node:crypto";
 import { DEFAULT_HOOK_TIMEOUT_SECONDS } from "../settings";
 
 import { folderNeedWords } from "../../workers/contracts/folder-grants";
@@ -97,7 +98,9 @@ export function buildReview(
     })),
     pythonPackages: [...(manifest.dependencies?.pythonDependencies ?? [])],
     npmPackages: { packages: [...npm], note: npm.length > 0 ? NPM_NOTE : null },
-    npmClosure: closure ? npmClosureReview(closure) : null,
+    npmClosure: closure
+      ? npmClosureReview(closure, createHash("sha256").update(closurePinsText(closure)).digest("hex"))
+      : null,
     ui: manifest.ui
       ? {
           entry: manifest.ui.entry ?? null,

@@ -14,6 +14,7 @@ import { uiFolderOf, type AppManifest } from "../../workers/contracts/manifest";
 import { HOOK_TIMEOUT_SECONDS } from "./review";
 import type { InstallReview, ReviewChange } from "../../workers/contracts/install-review";
 import { installNpmPackages, installPythonDependencies } from "./install-dependencies";
+import { npmClosureStep } from "./install-npm-closure";
 import { runHook } from "./run-hook";
 import { listUiFiles } from "./ui-files";
 import { checkRecordable, stageOrRefuse, type InstallContext, type InstallProgressEvent } from "./install-app";
@@ -199,6 +200,7 @@ export async function updateApp(
       if (!result.ok) throw stepFailure(name, "npm_packages", result.reason);
       await note("npm_packages", "done");
     } else await note("npm_packages", "skipped");
+    await npmClosureStep(name, stagedDir, manifest, ctx, note);
 
     // Room for the copy of data/ (update-room.ts), measured before anything is stopped.
     await note("disk_space", "started");

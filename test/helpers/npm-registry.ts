@@ -3,6 +3,7 @@
 // registry's own shapes (GET /<name> with a scope's slash escaped, GET <dist.tarball>), on a
 // loopback address the test configures as install.npm_registry. Tarballs are served from a
 // working copy, so a test may change one byte of one and see it refused.
+import { createHash } from "node:crypto";
 import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -25,6 +26,12 @@ export interface NpmRegistryStandIn {
   tamper(name: string, version: string, afterFetches?: number): void;
   /** Serves the vendored bytes again. */
   restore(name: string, version: string): void;
+  /**
+   * Publishes one more version: `meta` is its packument entry (name, version, dependencies...),
+   * `tarball` its bytes; the stand-in fills in dist (tarball URL and sha512 integrity) as a
+   * registry does, so a test can make a release the vendored fixtures do not have.
+   */
+  publish(meta: { name: string; version: string } & Record<string, unknown>, tarball: Buffer): void;
   close(): Promise<void>;
 }
 
@@ -102,6 +109,13 @@ export async function startNpmRegistry(host = "127.0.0.2"): Promise<NpmRegistryS
       if (afterFetches === 0) return flipped(name, version);
       tarballKeys.set(tarballFile(name, version), [name, version]);
       pendingTamper.set(tarballFile(name, version), afterFetches);
+    },
+    publish(meta, tarball) {
+      writeFileSync(join(served, tarballFile(meta.name, meta.version)), tarball);
+      const integrity = `sha512-${createHash("sha512").update(tarball).digest("base64")}`;
+      const packument = packuments.get(meta.name) ?? { name: meta.name, versions: {} };
+      packument.versions[meta.version] = { ...meta, dist: { tarball: "", integrity } } as never;
+      packuments.set(meta.name, packument);
     },
     restore(name, version) {
       pendingTamper.delete(tarballFile(name, version));

@@ -80,6 +80,11 @@ export const NpmClosureReviewSchema = z.object({
   pinned: z.array(z.string()),
   /** Packages that declare install scripts or ship native build files (none of it runs at install). */
   native: z.array(z.string()),
+  /**
+   * sha256 of every pin (place and integrity), computed by the bridge: the same versions with
+   * other bytes change the review, so an update that re-pins them asks consent.
+   */
+  pinsSha256: z.string().optional(),
   note: z.string(),
 });
 export type NpmClosureReview = z.infer<typeof NpmClosureReviewSchema>;
@@ -87,8 +92,16 @@ export type NpmClosureReview = z.infer<typeof NpmClosureReviewSchema>;
 export const NPM_CLOSURE_NOTE =
   "Every package is pinned by its sha512 integrity; the installer fetches exactly these tarballs from this registry in the sandbox, refuses any byte that differs, and runs no install script.";
 
-/** What the review shows of a closure. */
-export function npmClosureReview(closure: NpmClosure): NpmClosureReview {
+/** The text whose sha256 is the review's pinsSha256: one line per package, `<path> <integrity>`, sorted. */
+export function closurePinsText(closure: NpmClosure): string {
+  return closure.packages
+    .map((pkg) => `${pkg.path} ${pkg.integrity}\n`)
+    .sort()
+    .join("");
+}
+
+/** What the review shows of a closure; `pinsSha256` is the sha256 of closurePinsText (the kernel does not hash). */
+export function npmClosureReview(closure: NpmClosure, pinsSha256?: string): NpmClosureReview {
   return {
     source: `npm:${closure.root.name}@${closure.root.version}`,
     registry: closure.registry,
@@ -97,6 +110,64 @@ export function npmClosureReview(closure: NpmClosure): NpmClosureReview {
     bytes: closure.packages.reduce((sum, pkg) => sum + pkg.size, 0),
     pinned: [...new Set(closure.packages.map((pkg) => `${pkg.name}@${pkg.version}`))].sort(),
     native: closure.packages.filter((pkg) => pkg.native).map((pkg) => `${pkg.name}@${pkg.version}`),
+    ...(pinsSha256 !== undefined ? { pinsSha256 } : {}),
     note: NPM_CLOSURE_NOTE,
+  };
+}
+
+/** What an update changes in a closure, as the owner reads it before consenting. */
+export interface NpmClosureDiff {
+  /** `npm:<name>@<version>` before and after; null where there was (or is) no closure. */
+  source: { before: string | null; after: string | null };
+  registry: { before: string | null; after: string | null };
+  /** Packages only the new closure has, and only the old one had, as `name@version`. */
+  added: string[];
+  removed: string[];
+  /** Packages both have at other versions. */
+  changed: Array<{ name: string; before: string[]; after: string[] }>;
+  /** Packages with install scripts or native build files the old closure did not have. */
+  newNative: string[];
+  /** The same packages at the same versions, pinned to other bytes. */
+  repinned: boolean;
+}
+
+function versionsByName(pinned: readonly string[]): Map<string, string[]> {
+  const byName = new Map<string, string[]>();
+  for (const id of pinned) {
+    const at = id.lastIndexOf("@");
+    const name = id.slice(0, at);
+    byName.set(name, [...(byName.get(name) ?? []), id.slice(at + 1)]);
+  }
+  return byName;
+}
+
+/** The diff of two closure reviews (an installed app's and its update's). */
+export function npmClosureDiff(before: NpmClosureReview | null, after: NpmClosureReview | null): NpmClosureDiff {
+  const old = versionsByName(before?.pinned ?? []);
+  const next = versionsByName(after?.pinned ?? []);
+  const added: string[] = [];
+  const removed: string[] = [];
+  const changed: NpmClosureDiff["changed"] = [];
+  for (const [name, versions] of next) {
+    const was = old.get(name);
+    if (!was) added.push(...versions.map((v) => `${name}@${v}`));
+    else if (was.join() !== versions.join()) changed.push({ name, before: was, after: versions });
+  }
+  for (const [name, versions] of old) if (!next.has(name)) removed.push(...versions.map((v) => `${name}@${v}`));
+  const wasNative = new Set(before?.native ?? []);
+  return {
+    source: { before: before?.source ?? null, after: after?.source ?? null },
+    registry: { before: before?.registry ?? null, after: after?.registry ?? null },
+    added,
+    removed,
+    changed,
+    newNative: (after?.native ?? []).filter((id) => !wasNative.has(id)),
+    repinned:
+      added.length === 0 &&
+      removed.length === 0 &&
+      changed.length === 0 &&
+      before?.pinsSha256 !== undefined &&
+      after?.pinsSha256 !== undefined &&
+      before.pinsSha256 !== after.pinsSha256,
   };
 }
