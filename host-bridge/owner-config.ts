@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import {
   DEFAULT_NPM_REGISTRY,
+  DEFAULT_PYPI_INDEX,
   DEFAULT_SESSION_TTL_S,
   OWNER_SETTINGS,
   packageSourceUrlRefusal,
@@ -111,8 +112,13 @@ export const OwnerConfigSchema = z.object({
         .string()
         .refine((value) => packageSourceUrlRefusal(value) === null, "must be an http:// or https:// URL")
         .default(DEFAULT_NPM_REGISTRY),
+      /** Where `apps add pypi:` resolves projects and fetches their wheels. */
+      pypi_index: z
+        .string()
+        .refine((value) => packageSourceUrlRefusal(value) === null, "must be an http:// or https:// URL")
+        .default(DEFAULT_PYPI_INDEX),
     })
-    .default({ npm_registry: DEFAULT_NPM_REGISTRY }),
+    .default({ npm_registry: DEFAULT_NPM_REGISTRY, pypi_index: DEFAULT_PYPI_INDEX }),
 });
 export type OwnerConfig = z.infer<typeof OwnerConfigSchema>;
 

@@ -1,4 +1,5 @@
-// `personalclaw apps add npm:<name>@<exact version> [--env NAME=VALUE ...]`: resolves the package
+// `personalclaw apps add npm:<name>@<exact version> [--env NAME=VALUE ...]` (or
+// `pypi:<name>==<exact version>`, host-bridge/sources/pypi-*.ts): resolves the package
 // and its whole closure from the owner's npm source (install.npm_registry), pins every package,
 // generates an ordinary app in the quarantine (host-bridge/sources/npm-app.ts) and installs it
 // through the one install path: the gateway's review, the consent digest, the confined install.
@@ -9,21 +10,33 @@ import semver from "semver";
 import { GatewayError } from "../../workers/contracts/errors";
 import { homePaths } from "../home";
 import { readOwnerConfig } from "../owner-config";
-import { generateNpmApp, writeGeneratedApp } from "../sources/npm-app";
+import { generateNpmApp, writeGeneratedApp, type GeneratedApp } from "../sources/npm-app";
+import { generatePypiApp } from "../sources/pypi-app";
+import { resolvePypiClosure } from "../sources/pypi-resolve";
+import { releaseOf } from "../sources/python-versions";
 import { resolveNpmClosure } from "../sources/npm-resolve";
 import { NpmPackageNameSchema } from "../../workers/contracts/npm-closure";
 import { emitError, runAppsInstall, runAppsUpdate, type ConsentOptions } from "./apps";
 import { callGateway } from "./gateway-client";
 import { commandHint } from "./invocation";
 
-export type SourceSpec = { kind: "npm"; name: string; version: string };
+export type SourceSpec = { kind: "npm" | "pypi"; name: string; version: string };
 
-/** Reads `npm:<name>@<exact version>`; anything else is refused with the reason. */
+/** Reads `npm:<name>@<exact version>` or `pypi:<name>==<exact version>`; anything else is refused with the reason. */
 export function parseSourceSpec(spec: string): SourceSpec {
   const invalid = (reason: string) =>
     new GatewayError("source_spec_invalid", { vars: { spec: spec.slice(0, 300), reason } });
+  if (spec.startsWith("pypi:")) {
+    const m = /^pypi:([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==(.+)$/.exec(spec);
+    if (!m) throw invalid("write pypi:<name>==<exact version>");
+    // An exact release only, as for npm: the owner consents to one release.
+    if (releaseOf(m[2]!) === null) throw invalid(`'${m[2]}' is not an exact release such as 1.2.3`);
+    return { kind: "pypi", name: m[1]!, version: m[2]! };
+  }
   if (!spec.startsWith("npm:"))
-    throw invalid("this version reads npm:<name>@<exact version> (pypi:, .mcpb and registry: are not read yet)");
+    throw invalid(
+      "this version reads npm:<name>@<exact version> and pypi:<name>==<exact version> (.mcpb and registry: are not read yet)",
+    );
   const rest = spec.slice(4);
   const at = rest.lastIndexOf("@");
   if (at <= 0) throw invalid("it names no version: write npm:<name>@<exact version>");
@@ -41,7 +54,7 @@ export interface AddOptions extends ConsentOptions {
 
 /** True when an `apps update` argument names a package source rather than a folder. */
 export function isSourceSpec(text: string): boolean {
-  return text.startsWith("npm:");
+  return text.startsWith("npm:") || text.startsWith("pypi:");
 }
 
 /** Resolves the source and writes the generated app into the quarantine; answers its name and folder. */
@@ -53,9 +66,15 @@ async function generateFromSource(
   const source = parseSourceSpec(spec);
   const config = readOwnerConfig(home);
   if (!config.ok) throw new GatewayError("config_file_invalid", { vars: { reason: config.reason } });
-  const registry = config.config.install.npm_registry;
-  const resolved = await resolveNpmClosure({ registry, name: source.name, version: source.version });
-  const app = generateNpmApp(resolved.closure, resolved.description, env);
+  let app: GeneratedApp;
+  if (source.kind === "pypi") {
+    const index = config.config.install.pypi_index;
+    app = generatePypiApp(await resolvePypiClosure({ index, name: source.name, version: source.version }), env);
+  } else {
+    const registry = config.config.install.npm_registry;
+    const resolved = await resolveNpmClosure({ registry, name: source.name, version: source.version });
+    app = generateNpmApp(resolved.closure, resolved.description, env);
+  }
   return { name: app.name, folder: await writeGeneratedApp(homePaths(home).quarantine, app) };
 }
 
@@ -94,7 +113,7 @@ export async function runAppsAdd(home: string, spec: string, values: AddOptions)
       (installed.body?.apps ?? []).some((a: { name: string }) => a.name === generated.name)
     )
       throw new GatewayError("app_exists", {
-        message: `An app named '${generated.name}' is already installed; to change its version run: ${commandHint("apps", "update", generated.name, "npm:<name>@<version>")} (or uninstall it first).`,
+        message: `An app named '${generated.name}' is already installed; to change its version run: ${commandHint("apps", "update", generated.name, spec.startsWith("pypi:") ? "pypi:<name>==<version>" : "npm:<name>@<version>")} (or uninstall it first).`,
         detail: { name: generated.name },
       });
     return await runAppsInstall(home, folder, values, ["apps", "add", spec, ...envWords(values.env ?? [])]);

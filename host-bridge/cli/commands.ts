@@ -292,10 +292,11 @@ export const COMMANDS: readonly CommandSpec[] = checkTable([
     words: ["apps", "add"],
     summary: "Install a published MCP server as a confined app: its whole closure pinned, reviewed and consented to.",
     details: [
-      "Resolves the package from install.npm_registry, pins every package by its integrity and shows the review.",
+      "Resolves the package from install.npm_registry, pins every package by its integrity and shows the review;",
+      "a pypi: project comes from install.pypi_index, every wheel of its closure pinned by its sha256.",
       "`${DATA}` in an --env value stands for the app's data folder as the server sees it.",
     ],
-    args: [{ name: "source", help: "npm:<name>@<exact version>" }],
+    args: [{ name: "source", help: "npm:<name>@<exact version> or pypi:<name>==<exact version>" }],
     flags: {
       ...consentFlags,
       env: envFlag,
@@ -320,11 +321,14 @@ export const COMMANDS: readonly CommandSpec[] = checkTable([
     summary: "Update an app from a folder or its source; kept only if the new backend is healthy.",
     details: [
       "No consent is asked when nothing you consented to changes.",
-      "From npm:<name>@<version> the source is resolved again and the review lists the closure's changes.",
+      "From npm: or pypi: the source is resolved again; for npm: the review lists the closure's changes.",
     ],
     args: [
       { name: "name", help: "the installed app" },
-      { name: "folder", help: "the folder with its new version, or npm:<name>@<exact version>" },
+      {
+        name: "folder",
+        help: "the folder with its new version, npm:<name>@<exact version> or pypi:<name>==<exact version>",
+      },
     ],
     flags: { ...consentFlags, env: { ...envFlag, help: `${envFlag.help} (with npm: only)` } },
     exclusive: [["consent", "yes"]],

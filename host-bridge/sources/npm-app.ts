@@ -79,7 +79,8 @@ function programOf(closure: NpmClosure): string {
 export interface GeneratedApp {
   name: string;
   manifest: Record<string, unknown>;
-  files: Record<string, string>;
+  /** Path inside the app folder (a `wheels/` file included) -> its text or bytes. */
+  files: Record<string, string | Uint8Array>;
 }
 
 /** The generated app's files for a closure and the owner's --env values. */
@@ -125,7 +126,10 @@ export async function writeGeneratedApp(quarantineRoot: string, app: GeneratedAp
   await mkdir(sources, { recursive: true, mode: 0o700 });
   await rm(building, { recursive: true, force: true });
   await mkdir(building, { mode: 0o755 });
-  for (const [path, text] of Object.entries(app.files)) await writeFile(join(building, path), text, { mode: 0o644 });
+  for (const [path, text] of Object.entries(app.files)) {
+    await mkdir(join(building, path, ".."), { recursive: true, mode: 0o755 });
+    await writeFile(join(building, path), text, { mode: 0o644 });
+  }
   await rm(folder, { recursive: true, force: true });
   await rename(building, folder);
   return folder;

@@ -469,6 +469,16 @@ export const ERROR_CODES = {
       "The bytes of the npm package {package} are not the bytes pinned by its integrity {integrity}; nothing was installed.",
   },
   npm_closure_invalid: { status: 422, message: "npm-closure.json is not a pinned npm closure: {reason}." },
+  pypi_package_not_found: { status: 404, message: "The PyPI index has no project '{name}'." },
+  pypi_version_not_found: {
+    status: 404,
+    message: "The PyPI index has no pure-Python wheel of '{name}' that satisfies '{range}' (needed by {by}).",
+  },
+  pypi_package_invalid: { status: 422, message: "The Python package {package} cannot be installed here: {reason}." },
+  pypi_hash_mismatch: {
+    status: 422,
+    message: "The bytes of the wheel {file} are not the bytes its index pins (sha256 {sha256}); nothing was installed.",
+  },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -25,6 +25,9 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** The npm registry `apps add npm:` uses unless the owner named another (install.npm_registry). */
 export const DEFAULT_NPM_REGISTRY = "https://registry.npmjs.org";
 
+/** The PyPI simple index `apps add pypi:` uses unless the owner named another (install.pypi_index). */
+export const DEFAULT_PYPI_INDEX = "https://pypi.org/simple/";
+
 /**
  * Why a text is not a package source's URL, or null: http(s) only, no login in it (it would be
  * shown in every review), no query or fragment, at most 2048 characters.
@@ -252,6 +255,19 @@ export const OWNER_SETTINGS: readonly SettingSpec[] = [
     loosens: (from, to) => from !== to,
     consent: "npm_registry_change",
     title: "Take npm packages from another registry",
+    applies: "next_start",
+  },
+  {
+    path: "install.pypi_index",
+    type: "url",
+    default: DEFAULT_PYPI_INDEX,
+    meaning:
+      "The Python package index (PEP 691 JSON simple API) `apps add pypi:` resolves projects from and fetches their sha256-pinned wheels from (a corporate mirror, say). An address of this machine or your network is reached only when this URL names it.",
+    security: true,
+    // A new source of the code apps run: any change is the owner's to consent to.
+    loosens: (from, to) => from !== to,
+    consent: "pypi_index_change",
+    title: "Take Python packages from another index",
     applies: "next_start",
   },
   {
