@@ -37,6 +37,8 @@ import { TransitionProgress } from "./transition-progress";
 import { appOperations } from "./operations/app-operations";
 import { backendOperations } from "./operations/backend-operations";
 import { ownerOperations } from "./operations/owner-operations";
+import { folderOperations } from "./operations/folder-operations";
+import type { FolderGrant } from "../workers/contracts/folder-grants";
 
 export interface BridgeRuntimeOptions {
   paths: HomePaths;
@@ -292,6 +294,20 @@ export class BridgeRuntime {
     return opened.env;
   }
 
+  /**
+   * The folders the owner granted the app, as its record holds them now (asked at every start,
+   * so a revoked grant is gone at the next one). A gateway that cannot answer means no folders:
+   * the backend starts seeing less, never more.
+   */
+  async foldersFor(name: string): Promise<FolderGrant[]> {
+    try {
+      return (await callGatewayRoute(this.opts.callGateway, "appFolderGrants", undefined, name)).folders;
+    } catch (error) {
+      this.opts.log(`bridge: ${name}'s folder grants could not be read, it starts without them: ${String(error)}`);
+      return [];
+    }
+  }
+
   async startBackend(
     name: string,
     manifest: AppManifest,
@@ -323,6 +339,7 @@ export class BridgeRuntime {
       backend: backendCommand(appDir, manifest),
       network,
       secrets: await this.secretsFor(name, manifest, digest),
+      folders: await this.foldersFor(name),
     });
     if (!result.ok) {
       this.opts.log(`bridge: ${name}'s backend did not start: ${result.code} ${result.reason}`);
@@ -414,7 +431,12 @@ export class BridgeRuntime {
 
   /** The bridge's internal operations: one handler per bridge contract row, each request parsed with its row. */
   operations(): Map<string, BridgeOperation> {
-    return bridgeOperationRegistry({ ...appOperations(this), ...backendOperations(this), ...ownerOperations(this) });
+    return bridgeOperationRegistry({
+      ...appOperations(this),
+      ...backendOperations(this),
+      ...ownerOperations(this),
+      ...folderOperations(this),
+    });
   }
 
   async stopAll(): Promise<void> {

@@ -25,6 +25,7 @@ import { McpServers } from "./mcp-servers";
 import type { McpLaunchVerdict } from "./jobs-and-mcp";
 import type { JobView } from "../../workers/contracts/scheduled-jobs";
 import { isolateProbe, registryEpoch } from "../change-epoch";
+import type { FolderGrant } from "../../workers/contracts/folder-grants";
 
 /** The sender platform events come from; no app can be named so (the name pattern has no `@`). */
 const PLATFORM_SENDER = "@platform";
@@ -161,6 +162,24 @@ export class AppRegistry extends DurableObject<Env> {
   /** Releases the lock `token` holds; a lock another transition took since is left alone. */
   async endTransition(name: string, token: string): Promise<void> {
     this.transitions.end(name, token);
+  }
+
+  /** Records the owner's folder for one need, replacing an earlier one; null for an unknown app. */
+  async setFolderGrant(name: string, grant: FolderGrant): Promise<FolderGrant[] | null> {
+    const record = this.records.get(name);
+    if (!record) return null;
+    const folderGrants = [...(record.folderGrants ?? []).filter((g) => g.need !== grant.need), grant];
+    this.write({ ...record, folderGrants });
+    return folderGrants;
+  }
+
+  /** Forgets the folder of one need; answers the grant that was taken back, or null when there was none. */
+  async revokeFolderGrant(name: string, need: string): Promise<FolderGrant | null> {
+    const record = this.records.get(name);
+    const revoked = record?.folderGrants?.find((g) => g.need === need);
+    if (!record || !revoked) return null;
+    this.write({ ...record, folderGrants: record.folderGrants!.filter((g) => g.need !== need) });
+    return revoked;
   }
 
   async setBackend(name: string, status: BackendStatus, secret?: string): Promise<boolean> {
@@ -310,8 +329,13 @@ export class AppRegistry extends DurableObject<Env> {
   }
 
   /** Whether a running server may go on; else why not (MCP-01). */
-  async mcpAlive(app: string, server: string, consent: string | null): Promise<McpAliveAnswer> {
-    return this.mcp.alive(this.records.get(app), app, server, consent);
+  async mcpAlive(
+    app: string,
+    server: string,
+    consent: string | null,
+    folders: string | null = null,
+  ): Promise<McpAliveAnswer> {
+    return this.mcp.alive(this.records.get(app), app, server, consent, folders);
   }
 
   /** Records how a start went: a failure counts towards the limit, a start that answered clears it. */

@@ -14,6 +14,12 @@ import {
 } from "../../workers/contracts/mcp";
 import { grantPatterns } from "../../workers/contracts/network-grant";
 import type { McpLaunchVerdict } from "./jobs-and-mcp";
+import { effectiveGrants, folderGrantsStamp, type FolderGrant } from "../../workers/contracts/folder-grants";
+
+/** The grants a start of the app's children applies: the record's, for the needs its manifest still declares. */
+function appFolders(record: AppRecord): FolderGrant[] {
+  return effectiveGrants(record.manifest.permissions?.folders, record.folderGrants);
+}
 
 interface McpRow {
   ownerEnabled: boolean;
@@ -173,6 +179,8 @@ export class McpServers {
             : [],
         startId,
         consentDigest: record.consentDigest,
+        folders: appFolders(record),
+        foldersStamp: folderGrantsStamp(appFolders(record)),
       },
     };
   }
@@ -182,12 +190,23 @@ export class McpServers {
    * was started for (`consent`: an update may change its definition, storage and hosts, which a
    * running server keeps from its start), and the server on; else why not (MCP-01).
    */
-  alive(record: AppRecord | undefined, app: string, server: string, consent: string | null): McpAliveAnswer {
+  alive(
+    record: AppRecord | undefined,
+    app: string,
+    server: string,
+    consent: string | null,
+    folders: string | null = null,
+  ): McpAliveAnswer {
     if (!record || !mcpDefinition(record.manifest, server))
       return { alive: false, reason: "the app is no longer installed" };
     if (!record.enabled) return { alive: false, reason: "the app was disabled" };
     if (consent !== null && consent !== record.consentDigest)
       return { alive: false, reason: "the app was updated; an agent starts it again as the new version" };
+    if (folders !== null && folders !== folderGrantsStamp(appFolders(record)))
+      return {
+        alive: false,
+        reason: "the owner changed the app's folders; an agent starts it again with the new view",
+      };
     if (this.row(mcpKey(app, server))?.ownerEnabled === false)
       return { alive: false, reason: "the owner turned the server off" };
     return { alive: true, reason: null };

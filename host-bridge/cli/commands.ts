@@ -10,6 +10,7 @@ import { isSourceSpec, runAppsAdd, runAppsUpdateFromSource } from "./apps-add";
 import { parseEnvAssignment } from "../sources/npm-app";
 import { checkTable, defineCommand, jsonFlag, type CommandSpec } from "./command-table";
 import { runDoctor } from "./doctor";
+import { runAppsFolders } from "./folders";
 import { countValue, digestValue, durationValue, oneOf, portValue, timeValue } from "./flag-values";
 import { runAppsJobs, runMcpList, runMcpPath, runMcpRetry, runMcpRun } from "./mcp";
 import {
@@ -366,6 +367,34 @@ export const COMMANDS: readonly CommandSpec[] = checkTable([
     flags: { json: jsonFlag },
     reads: true,
     run: ({ flags, args }, { home }) => runAppsJobs(home, args[0], flags),
+  }),
+  defineCommand({
+    words: ["apps", "folders"],
+    summary: "An app's folder needs and the folders you granted; grant one (set) or take it back (revoke).",
+    details: [
+      "apps folders APP: each need, where it appears inside (/folders/NEED) and the folder granted to it.",
+      "apps folders APP set NEED PATH: grant PATH to NEED, read-only unless --read-write (only where the need allows it).",
+      "apps folders APP revoke NEED: take it back. Either one restarts a running backend and ends running MCP servers.",
+      "A link, `/`, a system folder, the PersonalClaw home or a folder holding it is refused; a whole home folder only with --whole-home.",
+    ],
+    args: [
+      { name: "app", help: "the installed app" },
+      { name: "action", help: "set or revoke (none: list)", optional: true },
+      { name: "need", help: "the need's name, as the app declares it", optional: true },
+      { name: "path", help: "set: the folder to grant", optional: true },
+    ],
+    flags: {
+      "read-write": { type: "boolean", help: "set: grant read-write (the need must allow it)" },
+      "whole-home": { type: "boolean", help: "set: you mean to grant a whole home folder" },
+      json: jsonFlag,
+    },
+    reads: false,
+    run: ({ flags, args }, { home }) =>
+      runAppsFolders(home, args, {
+        json: flags.json,
+        readWrite: flags["read-write"],
+        wholeHome: flags["whole-home"],
+      }),
   }),
   defineCommand({
     words: ["mcp", "path"],

@@ -217,7 +217,7 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
       home,
       `mcp:${app}:${server}`,
       "GET",
-      `/api/internal/mcp/${app}/${server}/alive?consent=${encodeURIComponent(launch.consentDigest)}`,
+      `/api/internal/mcp/${app}/${server}/alive?consent=${encodeURIComponent(launch.consentDigest)}${launch.foldersStamp ? `&folders=${encodeURIComponent(launch.foldersStamp)}` : ""}`,
     )
       .then((answer) => {
         const verdict = parseAnswer(answer, McpAliveAnswerSchema);
@@ -235,6 +235,7 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
         command: { file: appInterpreter(appDir, launch.command), args: launch.args },
         declaredEnv: launch.env,
         egress: grantPatterns(launch.network),
+        folders: launch.folders ?? [],
         stop: stopping.signal,
         onSpawned: (pid) => record.serverSpawned(pid),
         onStorageLimit: (usedBytes, dataBytes) => {

@@ -9,8 +9,8 @@ import type { InstallReview } from "../../workers/contracts/install-review";
 import { closurePinsText, npmClosureReview, type NpmClosure } from "../../workers/contracts/npm-closure";
 import { createHash } from "node:crypto";
 import { DEFAULT_HOOK_TIMEOUT_SECONDS } from "../settings";
-
 import { folderNeedWords } from "../../workers/contracts/folder-grants";
+
 /** DESIGN.md: onInstall and onUninstall run bounded to 60 s; onUpdate is parsed, never run. */
 export const HOOK_TIMEOUT_SECONDS = DEFAULT_HOOK_TIMEOUT_SECONDS;
 
@@ -85,8 +85,8 @@ export function buildReview(
       approvals: p.approvals === true,
       agent: p.agent ?? null,
       network: { hosts: Array.isArray(p.network) ? [...p.network] : [], enforced: true, note: NETWORK_NOTE },
-    },
       ...(p.folders?.length ? { folders: p.folders.map(folderNeedWords) } : {}),
+    },
     scheduledJobs: (manifest.crons ?? []).map((c) => ({
       name: c.name,
       schedule: c.schedule,

@@ -15,12 +15,22 @@ export function backendOperations(rt: BridgeRuntime): HandlersUnder<"/backends/"
     "POST /backends/restart": async ({ body: { name, manifest, digest } }) => {
       if (digest !== undefined) rt.digests.set(name, digest);
       if (!rt.supervisor.status(name)) return rt.startBackend(name, manifest as AppManifest, digest);
-      // A restart opens the secrets again, so one assigned since the last start arrives now.
+      // A restart opens the secrets and reads the folder grants again, so a change since the last start applies now.
       const restarted = await rt.supervisor.restart(
         name,
         await rt.secretsFor(name, manifest as AppManifest, digest ?? rt.digests.get(name)),
+        await rt.foldersFor(name),
       );
-      if (!restarted.ok) throw new GatewayError("app_restart_failed", { vars: { name, reason: restarted.reason } });
+      if (!restarted.ok) {
+        // A refused start is evidence, as at a first start (a granted folder swapped for a link, say).
+        await rt.reporting.audit({
+          kind: "backend_start_refused",
+          outcome: "refused",
+          subject: name,
+          detail: { code: restarted.code },
+        });
+        throw new GatewayError("app_restart_failed", { vars: { name, reason: restarted.reason } });
+      }
       await rt.report(name, rt.supervisor.status(name)!);
       return { started: true };
     },

@@ -80,6 +80,8 @@ export function confineCommand(
     cwd: string;
     command: { file: string; args: string[] };
     egressSocket?: string;
+    /** Granted folders on the child's descriptors (granted-folders.ts folderMounts); never for hooks or installers. */
+    folders?: ReadonlyArray<{ need: string; fd: number; writable: boolean }>;
     groupName: string;
     pathEnv: string | undefined;
   },
@@ -98,6 +100,7 @@ export function confineCommand(
       ownerHome: ctx.ownerHome,
       pathEnv: opts.pathEnv,
       ...(opts.egressSocket ? { egressSocket: opts.egressSocket } : {}),
+      ...(opts.folders ? { folders: opts.folders } : {}),
       bwrapPath: ctx.sandbox.path,
       tmpSizeBytes: storageShares(ctx.limits.storageBytes).tmpBytes,
       userNamespace: ctx.sandbox.userNamespace,

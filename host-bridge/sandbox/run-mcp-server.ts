@@ -14,6 +14,14 @@ import { mcpServerFds, spawnChild } from "../supervisor/spawn-child";
 import { confineCommand, placeUnderBounds, type ConfinementContext } from "./run-confined";
 import { signalProcessGroup } from "../process-group";
 import { storageLimitReason, storageShares, watchStorage } from "./storage-limit";
+import {
+  closeGrantedFolders,
+  folderEnvironment,
+  folderMounts,
+  openGrantedFolders,
+  withFolderDescriptors,
+} from "./granted-folders";
+import type { FolderGrant } from "../../workers/contracts/folder-grants";
 
 export interface McpServerRun {
   app: { name: string; appDir: string; dataDir: string; hasStorage: boolean };
@@ -23,6 +31,8 @@ export interface McpServerRun {
   declaredEnv: Record<string, string>;
   /** The hosts its egress broker lets it reach (none: no network at all). */
   egress: readonly HostPattern[];
+  /** The folders the owner granted the app: checked and opened again here, bound at /folders/<need>. */
+  folders?: readonly FolderGrant[];
   /** Aborted when the server must end (its app was disabled or updated, a signal): its whole group is killed. */
   stop?: AbortSignal;
   /** Told the server's pid (the leader of its process group) once it is spawned. */
@@ -87,6 +97,17 @@ export async function runMcpServer(
     sandboxed,
   });
   const env = serverEnvironment(run.declaredEnv, allowlisted, run.app);
+  // A granted folder that is no longer the one the owner chose refuses the start (granted-folders.ts).
+  const granted = openGrantedFolders(run.folders ?? [], {
+    home: ctx.home,
+    ownerHome: ctx.ownerHome,
+    identity: ctx.sandbox.childIdentity ?? null,
+  });
+  if (!granted.ok) {
+    report({ ok: false, exitCode: null, reason: `${granted.code}: ${granted.reason}` });
+    return 1;
+  }
+  Object.assign(env, folderEnvironment(granted.folders, sandboxed));
   const brokerKey = `${run.app.name}:mcp:${run.server}:${process.pid}`;
   let egressSocket: string | undefined;
   if (sandboxed && run.egress.length > 0 && ctx.egress) {
@@ -101,17 +122,20 @@ export async function runMcpServer(
     cwd: run.app.appDir,
     command: run.command,
     egressSocket,
+    folders: folderMounts(granted.folders),
     groupName: `${run.app.name}-mcp`,
     // The bridge's PATH, never one the manifest declared: it picks what runs, and realPython runs it on the host.
     pathEnv: allowlisted.PATH,
   });
   if (!confined.ok) {
+    closeGrantedFolders(granted.folders);
     report({ ok: false, exitCode: null, reason: confined.reason });
     return 1;
   }
   const { cmd, group, useGroup } = confined;
 
   if (run.stop?.aborted) {
+    closeGrantedFolders(granted.folders);
     if (egressSocket) await ctx.egress?.stop(brokerKey);
     return stoppedBeforeStart();
   }
@@ -119,8 +143,14 @@ export async function runMcpServer(
   // 4. Spawn, least reversible last.
   const child = spawnChild(
     { ...cmd, cwd: run.app.appDir },
-    { env, stdio: mcpServerFds(sandboxed, useGroup), boxed: sandboxed, log: ctx.log },
+    {
+      env,
+      stdio: withFolderDescriptors(mcpServerFds(sandboxed, useGroup), sandboxed ? granted.folders : []),
+      boxed: sandboxed,
+      log: ctx.log,
+    },
   );
+  closeGrantedFolders(granted.folders);
 
   // Its stderr reaches the agent line by line as the bridge log gets a backend's: every value
   // it was handed and every credential shape masked, escapes made visible, each line tagged

@@ -58,6 +58,16 @@ import {
   type StorageWatch,
 } from "../sandbox/storage-limit.js";
 
+import {
+  closeGrantedFolders,
+  folderEnvironment,
+  folderMounts,
+  openGrantedFolders,
+  withFolderDescriptors,
+  type OpenedFolder,
+} from "../sandbox/granted-folders.js";
+import type { FolderGrant } from "../../workers/contracts/folder-grants.js";
+
 export type SupervisorLogLevel = "debug" | "info" | "warning" | "error";
 
 export interface BackendSpec {
@@ -73,6 +83,8 @@ export interface BackendSpec {
   network?: readonly HostPattern[] | "all";
   /** The secrets the owner assigned, opened for this start: environment name → value; masked in its log by value. */
   secrets?: Readonly<Record<string, string>>;
+  /** The folders the owner granted (effectiveGrants of the record's): checked and opened again at every run. */
+  folders?: readonly FolderGrant[];
 }
 
 export interface BackendSupervisorOptions {
@@ -129,7 +141,8 @@ export type StartResult =
         | "app_secret_unwritable"
         | "backend_already_running"
         | "backend_spawn_failed"
-        | "backend_slots_exhausted";
+        | "backend_slots_exhausted"
+        | "folder_grant_changed";
       reason: string;
       cause?: unknown;
     };
@@ -332,16 +345,18 @@ export class BackendSupervisor {
   async restart(
     name: string,
     secrets?: Readonly<Record<string, string>>,
+    folders?: readonly FolderGrant[],
   ): Promise<{ ok: true } | Extract<StartResult, { ok: false }>> {
     const t = this.tracked.get(name);
     if (!t) return { ok: false, code: "backend_spawn_failed", reason: "it was never started by this gateway" };
     await this.stop(name);
     if (secrets !== undefined) t.spec = { ...t.spec, secrets };
+    if (folders !== undefined) t.spec = { ...t.spec, folders };
     t.restarts += 1;
     t.failedStarts = 0;
     const launched = await this.launch(t);
     if (!launched.ok) {
-      t.reason = `restart failed: ${launched.reason}`;
+      t.reason = `restart failed: ${launched.code}: ${launched.reason}`;
       this.emit(t);
     }
     return launched;
@@ -531,15 +546,26 @@ export class BackendSupervisor {
     const bounds = this.bounds();
     const group = this.createBoundsGroup(t.spec, sandbox.availability, bounds);
     if (!group.ok) return group;
-    const stdio = closeInheritedFds(sandbox.availability !== null, group.group !== null);
+    const granted = this.openFolders(t.spec, sandbox.availability);
+    if (!granted.ok) {
+      group.group?.remove();
+      return granted;
+    }
+    const stdio = withFolderDescriptors(
+      closeInheritedFds(sandbox.availability !== null, group.group !== null),
+      sandbox.availability !== null ? granted.folders : [],
+    );
     const env = this.childEnvironment(t, address.port, sandbox.availability !== null);
+    Object.assign(env, folderEnvironment(granted.folders, sandbox.availability !== null));
     const egress = await this.startEgressBroker(t.spec, sandbox.availability, env);
     if (!egress.ok) {
+      closeGrantedFolders(granted.folders);
       group.group?.remove();
       return egress;
     }
     const listener = await this.openSlot(sandbox.availability, address.slot);
     if (!listener.ok) {
+      closeGrantedFolders(granted.folders);
       group.group?.remove();
       return listener;
     }
@@ -547,6 +573,7 @@ export class BackendSupervisor {
       port: address.port,
       egressSocket: egress.socket,
       blocked: group.group !== null,
+      folders: folderMounts(granted.folders),
     });
     const child = spawnChild(command, {
       env,
@@ -554,6 +581,8 @@ export class BackendSupervisor {
       boxed: sandbox.availability !== null,
       log: (line) => this.log("warning", line),
     });
+    // bwrap holds the folders now (its binds are made from its own copies of the descriptors).
+    closeGrantedFolders(granted.folders);
     // The child holds the listening socket now: it moves to the slot's path, and the bridge lets go of it.
     listener.listener?.handOver();
     this.trackRun(t, generation, child, { env, port: address.port, slot: address.slot, group: group.group });
@@ -649,6 +678,25 @@ export class BackendSupervisor {
     }).env;
   }
 
+  /**
+   * The owner's granted folders, checked and opened again for this run: one that is no longer
+   * the folder the owner chose (swapped for a link, gone, opened up to nobody no more) refuses
+   * the start with folder_grant_changed rather than run without it or with something else.
+   */
+  private openFolders(
+    spec: BackendSpec,
+    sandbox: SandboxAvailability | null,
+  ): { ok: true; folders: OpenedFolder[] } | LaunchRefusal {
+    const opened = openGrantedFolders(spec.folders ?? [], {
+      home: this.opts.home,
+      ownerHome: this.opts.ownerHome,
+      identity: sandbox?.childIdentity ?? null,
+    });
+    if (opened.ok) return opened;
+    this.log("error", `app ${spec.name} backend not started: ${opened.reason}`);
+    return { ok: false, code: opened.code, reason: opened.reason };
+  }
+
   /** A confined backend with a network grant reaches out only through its own broker; without one it has no network. */
   private async startEgressBroker(
     spec: BackendSpec,
@@ -685,7 +733,12 @@ export class BackendSupervisor {
     env: Record<string, string>,
     sandbox: SandboxAvailability | null,
     bounds: BoundsAvailability,
-    run: { port: number; egressSocket: string | undefined; blocked: boolean },
+    run: {
+      port: number;
+      egressSocket: string | undefined;
+      blocked: boolean;
+      folders: ReturnType<typeof folderMounts>;
+    },
   ) {
     const plain = { file: spec.backend.command, args: [...(spec.backend.args ?? [])], cwd: spec.appDir };
     if (!sandbox) return plain;
@@ -708,6 +761,7 @@ export class BackendSupervisor {
           : {}),
       },
       ...(run.egressSocket ? { egressSocket: run.egressSocket } : {}),
+      folders: run.folders,
       bwrapPath: sandbox.path,
       tmpSizeBytes: storageShares(this.opts.limits.storageBytes).tmpBytes,
       userNamespace: sandbox.userNamespace,
@@ -969,7 +1023,7 @@ export class BackendSupervisor {
       t.restarts += 1;
       void this.launch(t).then((launched) => {
         if (!launched.ok) {
-          t.reason = `restart failed: ${launched.reason}`;
+          t.reason = `restart failed: ${launched.code}: ${launched.reason}`;
           this.log("error", `app ${t.spec.name} backend ${t.reason}`);
           this.emit(t);
         }

@@ -2,6 +2,7 @@
 // bridge keeps the bytes; nothing else keeps a second record.
 import { z } from "zod";
 import type { AppManifest } from "./manifest";
+import type { FolderGrant } from "./folder-grants";
 
 export const BackendStatusSchema = z.object({
   running: z.boolean(),
@@ -46,6 +47,8 @@ export interface AppRecord {
    * so its first update always asks for consent.
    */
   review?: Record<string, unknown>;
+  /** The folders the owner granted to the app's declared needs (folder-grants.ts); only the owner changes them. */
+  folderGrants?: FolderGrant[];
 }
 
 /** The UI file list as the bridge answers it: names inside the UI folder, sha256 hex values. */

@@ -10,6 +10,7 @@ import { AppLogAnswerSchema, AppLogRequestSchema } from "./app-log";
 import { BackendStatusSchema, UiFilesSchema } from "./app-record";
 import { InstallReviewSchema, ReviewChangeSchema } from "./install-review";
 import { McpRegistrationSchema } from "./mcp";
+import { FolderGrantSchema, FolderResolvedSchema, FolderResolveRequestSchema } from "./folder-grants";
 import { SettingWriteSchema, SettingWrittenSchema, SettingsDocumentSchema } from "./owner-settings";
 import { ParkedDataViewSchema } from "./parked-data";
 import {
@@ -178,6 +179,8 @@ export const BRIDGE_OPERATIONS = {
   "POST /backends/start": { method: "POST", request: BackendStartRequest, answer: BackendStarted },
   "POST /backends/restart": { method: "POST", request: BackendStartRequest, answer: BackendStarted },
   "POST /backends/stop": { method: "POST", request: NameRequest, answer: z.object({ stopped: z.literal(true) }) },
+  // A folder the owner chose for an app: the bridge walks it without following links and answers its real path, or refuses.
+  "POST /folders/resolve": { method: "POST", request: FolderResolveRequestSchema, answer: FolderResolvedSchema },
   // The owner's settings: read from config.json as it is now, written for the next start.
   "POST /config/read": { method: "POST", request: Empty, answer: SettingsDocumentSchema },
   "POST /config/write": { method: "POST", request: SettingWriteSchema, answer: SettingWrittenSchema },
@@ -289,6 +292,13 @@ export const GATEWAY_CALLBACKS = {
     answer: z.object({
       apps: z.array(z.object({ name: z.string(), manifest: AnyObject, digest: z.string().optional() })),
     }),
+  },
+  // The folders a start of the app's backend binds: the record's grants the manifest still declares.
+  appFolderGrants: {
+    method: "GET",
+    path: "/api/internal/apps/:name/folders",
+    request: NoBody,
+    answer: z.object({ folders: z.array(FolderGrantSchema) }),
   },
   backendsReported: {
     method: "POST",

@@ -27,11 +27,11 @@ export const FolderGrantSchema = z
   .strict();
 export type FolderGrant = z.infer<typeof FolderGrantSchema>;
 
-/** PUT /api/apps/:name/folders/:need: the folder the owner chooses; read-write only when asked for. */
+/** PUT /api/apps/:name/folders/:need: the folder the owner chooses; read-only unless read-write is asked for. */
 export const FolderGrantRequestSchema = z
   .object({
     path: z.string().min(1).max(4096),
-    read_only: z.boolean().optional(),
+    access: FolderAccessSchema.optional(),
     /** The owner's explicit choice of a whole home folder (still refused when it holds the PersonalClaw home). */
     whole_home: z.boolean().optional(),
   })
@@ -80,6 +80,20 @@ export function effectiveGrants(
     if (most === undefined) return [];
     return [{ ...grant, access: most === "read" ? "read" : grant.access }];
   });
+}
+
+/**
+ * A short stamp of the grants a start applied: `mcp run` names it when it asks whether its
+ * server may go on, and a change of the app's folders since ends the server (its view is fixed
+ * at its start). Not a secret and not an integrity check: a change detector over owner data.
+ */
+export function folderGrantsStamp(grants: readonly FolderGrant[]): string {
+  const text = JSON.stringify(
+    [...grants].sort((a, b) => a.need.localeCompare(b.need)).map((g) => [g.need, g.path, g.access]),
+  );
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i += 1) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return `${grants.length}-${hash.toString(16).padStart(8, "0")}`;
 }
 
 /** How the review shows one need: "name (access): why", the words the consent digest covers. */

@@ -2,6 +2,7 @@
 // under in <home>/mcp.json, and the messages the CLI's `mcp run`, the bridge and the gateway
 // exchange about them. Shared by workers/, durable/ and host-bridge/; imports nothing but zod.
 import { z } from "zod";
+import { FolderGrantSchema } from "./folder-grants";
 import { canonicalJson } from "./canonical-json";
 import { sha256Hex } from "./hex";
 import { mcpRemoteHost, type AppManifest } from "./manifest";
@@ -91,11 +92,16 @@ export const McpLaunchAnswerSchema = z.object({
   startId: z.string(),
   /** The install the owner consented to that this start runs: an update ends the server (alive). */
   consentDigest: z.string(),
+  /** The folders the owner granted the app (bound at /folders/<need>), and their stamp: a change ends the server (alive). */
+  folders: z.array(FolderGrantSchema).optional(),
+  foldersStamp: z.string().optional(),
 });
 export type McpLaunchAnswer = z.infer<typeof McpLaunchAnswerSchema>;
 
 /** What `mcp run` names when it asks whether its server may go on: the install it was started for. */
-export const McpAliveQuerySchema = z.object({ consent: z.string().max(200).optional() }).strict();
+export const McpAliveQuerySchema = z
+  .object({ consent: z.string().max(200).optional(), folders: z.string().max(64).optional() })
+  .strict();
 
 /** The outcome of one start, reported by `mcp run` (POST /api/internal/mcp/:app/:server/started). */
 export const McpStartReportSchema = z

@@ -196,7 +196,7 @@ function injectedRecordFailure(req: RouteRequest<unknown, unknown>): void {
  * Runs one transition of an app under its lock (LIFE-01): a second transition meanwhile is
  * refused with 409 app_busy (retryable) and changes nothing.
  */
-async function withTransition<T>(
+export async function withTransition<T>(
   req: RouteRequest<unknown, unknown>,
   name: string,
   kind: string,

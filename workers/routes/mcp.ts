@@ -133,12 +133,12 @@ export const mcpRoutes = [
     internal: true,
     query: McpAliveQuerySchema,
     contract:
-      "`mcp run` asks every few seconds whether its server may go on (?consent= the install it was started for): false once the app is disabled, uninstalled or updated or the owner turned the server off, and it then ends the server (MCP-01: the connection closes).",
+      "`mcp run` asks every few seconds whether its server may go on (?consent= the install it was started for, ?folders= the stamp of the folder grants it started with): false once the app is disabled, uninstalled or updated, its folders changed, or the owner turned the server off, and it then ends the server (MCP-01: the connection closes).",
     answer: { schema: z.strictObject({ alive: z.boolean(), reason: z.string().nullable() }) },
     refuses: [],
     async handle(req) {
       const { app, server } = req.params as { app: string; server: string };
-      return appRegistry(req.env).mcpAlive(app, server, req.query.consent ?? null);
+      return appRegistry(req.env).mcpAlive(app, server, req.query.consent ?? null, req.query.folders ?? null);
     },
   }),
   route({

@@ -3,6 +3,7 @@
 // come from it; nothing keeps a second list.
 import { z } from "zod";
 import { appRoutes } from "./apps";
+import { folderRoutes } from "./folders";
 import { approvalRoutes } from "./approvals";
 import { appProxyRoutes } from "./app-proxy";
 import { messagingRoutes } from "./messaging";
@@ -22,6 +23,7 @@ const baseRows: ReadonlyArray<AnyRouteRow> = [
   ...securityRoutes,
   ...messagingRoutes,
   ...appRoutes,
+  ...folderRoutes,
   ...appProxyRoutes,
   ...approvalRoutes,
   ...settingsRoutes,
