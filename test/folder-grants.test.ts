@@ -3,7 +3,8 @@
 // need it declared; then exactly that folder, at /folders/<need>, read-only unless granted
 // read-write; a grant of `/`, the gateway's home, another app's folder, a link or `..` is
 // refused with its code; revoking restarts the backend without it; every change is a
-// security-log row with the path; an app's token reaches none of these routes.
+// security-log row with the path; an app's token reaches none of these routes; an MCP server
+// sees the same grants and ends when they change.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   chmodSync,
@@ -17,7 +18,8 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { errorCode, gatewayPerSuite, repoRoot, runCli, type RunningGateway } from "./helpers/gateway";
+import { spawn } from "node:child_process";
+import { cliPath, errorCode, gatewayPerSuite, repoRoot, runCli, type RunningGateway } from "./helpers/gateway";
 import { getFromBackend, install, waitForRow } from "./helpers/backends";
 import type { BackendStatus } from "../workers/contracts/app-record";
 
@@ -53,6 +55,31 @@ async function probe(gw: RunningGateway, row: BackendStatus, path: string) {
   const answer = await getFromBackend(gw.home, row, `/probe?path=${encodeURIComponent(path)}`);
   expect(answer.status).toBe(200);
   return JSON.parse(answer.body) as { read: unknown; list: unknown; write: unknown };
+}
+
+/** `personalclaw mcp run` of the app's server, as an agent starts it. */
+function startMcp(gw: RunningGateway) {
+  const child = spawn(process.execPath, [cliPath, "mcp", "run", APP, "lister", "--home", gw.home], {
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  return { process: child, exited, stderr: () => stderr };
+}
+
+/** Sends one line to the server and answers the JSON line it writes back. */
+async function askMcp(server: ReturnType<typeof startMcp>, path: string): Promise<Record<string, unknown>> {
+  const line = new Promise<string>((resolve, reject) => {
+    let out = "";
+    server.process.stdout!.on("data", (c: Buffer) => {
+      out += c.toString("utf8");
+      if (out.includes("\n")) resolve(out.split("\n")[0]!);
+    });
+    void server.exited.then((code) => reject(new Error(`mcp run exited ${code}: ${server.stderr()}`)));
+  });
+  server.process.stdin!.write(`${path}\n`);
+  return JSON.parse(await line) as Record<string, unknown>;
 }
 
 beforeAll(() => {
@@ -181,6 +208,38 @@ describe("folder grants", () => {
     expect((await probe(gw, row, "/folders/documents")).write).toBe("EROFS");
   });
 
+  it("an MCP server sees the same grants, and ends once they change; its next start has the new view", async () => {
+    const first = startMcp(gw);
+    try {
+      const seen = await askMcp(first, privateDir);
+      expect(seen).toEqual({
+        folders: ["documents", "outbox"],
+        documents: ["report.txt", "to-diary"],
+        asked: "ENOENT",
+        env: { PERSONALCLAW_FOLDER_DOCUMENTS: "/folders/documents", PERSONALCLAW_FOLDER_OUTBOX: "/folders/outbox" },
+      });
+      const revoked = await gw.fetch(`/api/apps/${APP}/folders/outbox`, {
+        method: "DELETE",
+        headers: json,
+        body: "{}",
+      });
+      expect(revoked.status).toBe(200);
+      row = await healthyAfter(gw, row.startedAt);
+      // mcp run asks whether it may go on every 2 s; the changed grants end it.
+      const code = await Promise.race([first.exited, new Promise((r) => setTimeout(() => r("still running"), 10_000))]);
+      expect(code).not.toBe("still running");
+      expect(first.stderr()).toContain("the owner changed the app's folders");
+    } finally {
+      first.process.kill("SIGKILL");
+    }
+    const second = startMcp(gw);
+    try {
+      expect((await askMcp(second, "/folders/outbox")).folders).toEqual(["documents"]);
+    } finally {
+      second.process.kill("SIGKILL");
+    }
+  });
+
   it("revoking restarts the backend without the folder, and is logged with the path", async () => {
     const before = row.startedAt;
     const revoked = await runCli(["apps", "folders", APP, "revoke", "documents", "--json", "--home", gw.home]);
@@ -191,9 +250,12 @@ describe("folder grants", () => {
     });
     row = await healthyAfter(gw, before);
     expect((await probe(gw, row, "/folders/documents")).list).toBe("ENOENT");
-    expect((await probe(gw, row, "/folders")).list).toEqual(["outbox"]);
+    expect((await probe(gw, row, "/folders")).list).toBe("ENOENT");
     const rows = await events(gw, "folder_revoked");
-    expect(rows.map((r) => [r.subject, r.detail.need, r.detail.path])).toEqual([[APP, "documents", docs]]);
+    expect(rows.map((r) => [r.subject, r.detail.need, r.detail.path]).sort()).toEqual([
+      [APP, "documents", docs],
+      [APP, "outbox", outbox],
+    ]);
     const again = await runCli(["apps", "folders", APP, "revoke", "documents", "--json", "--home", gw.home]);
     expect(again.code).toBe(1);
     expect(JSON.parse(again.stdout).error.code).toBe("folder_grant_not_found");
