@@ -185,6 +185,13 @@ describe("folder grants", () => {
     expect(granted.map((r) => [r.subject, r.detail.need, r.detail.path, r.detail.access])).toEqual([
       [APP, "documents", docs, "read"],
     ]);
+    // The app's row says what is granted, never where it is on the host (an app reads its own row).
+    const view = await (await gw.fetch(`/api/apps/${APP}`)).json();
+    expect(view.folders).toEqual([
+      { need: "documents", granted: true, access: "read" },
+      { need: "outbox", granted: false, access: null },
+    ]);
+    expect(JSON.stringify(view)).not.toContain(docs);
   });
 
   it("a read-write grant, given only when asked for, takes the app's writes", async () => {

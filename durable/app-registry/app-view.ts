@@ -2,10 +2,12 @@
 // grants, both derived from the record alone (nativeness from its origin, never the manifest).
 import type { AppGrants, AppRecord, AppView, BackendStatus } from "../../workers/contracts/app-record";
 import { configGrantPaths } from "../../workers/contracts/manifest";
+import { effectiveGrants } from "../../workers/contracts/folder-grants";
 
 /** The record as `GET /api/apps` shows it, with the backend the bridge last reported. */
 export function appView(record: AppRecord, backend: BackendStatus | undefined): AppView {
   const manifest = record.manifest;
+  const granted = effectiveGrants(manifest.permissions?.folders, record.folderGrants);
   return {
     name: record.name,
     displayName: record.displayName,
@@ -21,6 +23,10 @@ export function appView(record: AppRecord, backend: BackendStatus | undefined): 
     hasBackend: Boolean(manifest.backend),
     ui: manifest.ui?.entry ? { entry: manifest.ui.entry, revision: record.uiRevision } : null,
     backend: manifest.backend ? (backend ?? null) : null,
+    folders: (manifest.permissions?.folders ?? []).map((need) => {
+      const grant = granted.find((g) => g.need === need.name);
+      return { need: need.name, granted: grant !== undefined, access: grant?.access ?? null };
+    }),
   };
 }
 

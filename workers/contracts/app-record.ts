@@ -70,6 +70,14 @@ export const AppViewSchema = z.strictObject({
   hasBackend: z.boolean(),
   ui: z.object({ entry: z.string(), revision: z.string().nullable() }).nullable(),
   backend: BackendStatusSchema.nullable(),
+  /**
+   * Each folder need and whether the owner granted a folder to it, at what access. Not the
+   * folder's host path: an app reads its own row, and it learns of a grant only /folders/<need>.
+   * The owner reads the paths at GET /api/apps/:name/folders.
+   */
+  folders: z.array(
+    z.strictObject({ need: z.string(), granted: z.boolean(), access: z.enum(["read", "read-write"]).nullable() }),
+  ),
 });
 export type AppView = z.infer<typeof AppViewSchema>;
 
