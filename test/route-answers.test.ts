@@ -91,6 +91,8 @@ describe("every route answers what its row declares", () => {
       "/api/apps/:name/jobs": { path: `/api/apps/${MCP_APP}/jobs` },
       "/api/apps/:name/consent": { path: `/api/apps/${APP}/consent` },
       "/api/apps/:name/logs": { path: `/api/apps/${APP}/logs?lines=20` },
+      "/api/apps/:name/folders": { path: `/api/apps/${APP}/folders` },
+      "/api/internal/apps/:name/folders": { path: `/api/internal/apps/${APP}/folders`, init: asInternal },
       "/api/internal/apps/startable": { path: "/api/internal/apps/startable", init: asInternal },
       "/api/approvals": { path: "/api/approvals" },
       "/api/approvals/grants": { path: "/api/approvals/grants" },
