@@ -7,39 +7,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { launchChromium } from "./helpers/browser";
-import { mkdirSync, readFileSync } from "node:fs";
+import { seriousViolations } from "./helpers/axe";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { removeHome, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 import { install, waitForRow } from "./helpers/backends";
 
 const SHOTS = join(repoRoot, "test-artifacts", "screenshots");
-const AXE_SOURCE = readFileSync(join(repoRoot, "node_modules", "axe-core", "axe.min.js"), "utf8");
 const HOSTILE = `<img src=x onerror="window.__pwned=1"><b>bold</b>`;
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: Array<{ target: string[] }>;
-}
-
-/**
- * Runs axe-core in the page (injected through the debugging protocol, which the page's CSP
- * does not govern; the page itself never loads it) and answers its serious and critical
- * violations, each as "rule: help @ targets".
- */
-async function seriousViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  const violations = (await page.evaluate(async () => {
-    const axe = (
-      window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: unknown }> } }
-    ).axe;
-    return (await axe.run(document, { resultTypes: ["violations"] })).violations;
-  })) as AxeViolation[];
-  return violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.id}: ${v.help} @ ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-}
 
 describe("every dashboard page, for accessibility", () => {
   let gw: RunningGateway;

@@ -1,6 +1,6 @@
 // One app's page: its status and backend (restarts, last exit), the live last lines of its
 // backend log with search, what the owner consented to, data an earlier install left parked,
-// its MCP servers and jobs, and Update, Restart, Enable/Disable and Uninstall.
+// the folders granted to it, its MCP servers and jobs, and Update, Restart, Enable/Disable and Uninstall.
 import { el, errorNotice, infoNotice, replaceChildren } from "./element.js";
 import { formatRelative, formatTime } from "./format.js";
 import { installReview } from "./install-review.js";
@@ -8,6 +8,7 @@ import { backendSummary, openLink, requiresLine } from "./apps-section.js";
 import { uninstallControl } from "./uninstall-control.js";
 import { updateControl } from "./update-control.js";
 import { jobsPart, mcpServersPart } from "./app-extensions.js";
+import { foldersPart } from "./folders-part.js";
 
 const LOG_POLL_MS = 3000;
 const LOG_LINES = 200;
@@ -39,6 +40,8 @@ export function appDetailPage(api, name, changed) {
   const consentHost = el("div", {}, el("p", { class: "muted", text: "Loading…" }));
   const parkedHost = el("div", {});
   const extensionsHost = el("div", {});
+  // A grant restarts the backend: the summary above is read again after one.
+  const folders = foldersPart(api, name, () => refresh({ keepNotices: true, statusOnly: true }));
   let pollTimer = null;
   let isShown = false;
   let lastQuery = "";
@@ -78,6 +81,7 @@ export function appDetailPage(api, name, changed) {
       el("h3", { id: "app-consent-title", text: "What you consented to" }),
       consentHost,
     ),
+    folders.section,
     el(
       "section",
       { class: "detail-part", "aria-labelledby": "app-parked-title" },
@@ -264,7 +268,8 @@ export function appDetailPage(api, name, changed) {
     // An open Update form or Uninstall question survives a live re-read.
     const open = toolbar.querySelector("[data-control] form, [data-uninstall] input");
     if (!open) replaceChildren(toolbar, controls(app));
-    if (!opts.statusOnly) await Promise.all([readLog(), readConsent(), readParked(), readExtensions()]);
+    if (!opts.statusOnly)
+      await Promise.all([readLog(), readConsent(), readParked(), readExtensions(), folders.refresh()]);
   }
 
   function poll() {
