@@ -284,4 +284,14 @@ describe("folder grants", () => {
     const rows = await events(gw, "backend_start_refused");
     expect(rows.some((r) => r.subject === APP && r.detail.code === "folder_grant_changed")).toBe(true);
   });
+
+  it("uninstalling forgets every grant: installed again, the app has none and sees no folder", async () => {
+    const uninstalled = await runCli(["apps", "uninstall", APP, "--json", "--home", gw.home]);
+    expect(uninstalled.code, uninstalled.stdout + uninstalled.stderr).toBe(0);
+    await install(gw.home, fixture);
+    const listed = await (await gw.fetch(`/api/apps/${APP}/folders`)).json();
+    expect(listed.folders.map((f: any) => f.grant)).toEqual([null, null]);
+    row = await healthyAfter(gw, null);
+    expect((await probe(gw, row, "/folders")).list).toBe("ENOENT");
+  });
 });
