@@ -146,6 +146,14 @@ export class BridgeRuntime {
       gatewayPort: opts.gatewayPort,
       bounds: this.bounds,
       limits: childLimits(opts.config),
+      // A restart the watchdog could not make is evidence, as a refused first start is.
+      onRestartRefused: (name, code) =>
+        void this.reporting.audit({
+          kind: "backend_start_refused",
+          outcome: "refused",
+          subject: name,
+          detail: { code },
+        }),
       onLimit: (name, hit, limits, usedBytes) =>
         void this.reporting.audit({
           kind: "app_limit_reached",

@@ -268,6 +268,31 @@ describe("folder grants", () => {
     expect(JSON.parse(again.stdout).error.code).toBe("folder_grant_not_found");
   });
 
+  it("a granted folder swapped for a link while the backend runs is refused when the watchdog restarts it, and logged", async () => {
+    const chosen = join(owner, "Watched");
+    mkdirSync(chosen, { mode: 0o755 });
+    chmodSync(chosen, 0o755);
+    const set = await runCli(["apps", "folders", APP, "set", "documents", chosen, "--json", "--home", gw.home]);
+    expect(set.code, set.stdout + set.stderr).toBe(0);
+    row = await healthyAfter(gw, row.startedAt);
+    renameSync(chosen, `${chosen}.old`);
+    symlinkSync(privateDir, chosen);
+    await getFromBackend(gw.home, row, "/exit");
+    const refused = await waitForRow(gw, APP, (r) => (r.reason ?? "").includes("folder_grant_changed"));
+    expect(refused?.running).toBe(false);
+    await expect
+      .poll(async () => (await events(gw, "backend_start_refused")).filter((r) => r.subject === APP).length)
+      .toBe(1);
+    // Taken back, the app starts again, without the folder.
+    expect(
+      (await gw.fetch(`/api/apps/${APP}/folders/documents`, { method: "DELETE", headers: json, body: "{}" })).status,
+    ).toBe(200);
+    const restarted = await gw.fetch(`/api/apps/${APP}/restart`, { method: "POST", headers: json, body: "{}" });
+    expect(restarted.status).toBe(200);
+    row = await healthyAfter(gw, refused?.startedAt ?? null);
+    expect((await probe(gw, row, "/folders")).list).toBe("ENOENT");
+  });
+
   it("a granted folder swapped for a link before a start is refused at that start, on the row and in the log", async () => {
     const swapped = join(owner, "Swapped");
     mkdirSync(swapped, { mode: 0o755 });

@@ -102,6 +102,8 @@ export interface BackendSupervisorOptions {
   limits?: Limits;
   /** Called when a backend reaches one of its limits (the bridge writes a security-log row); storage names what data/ held. */
   onLimit?: (name: string, hit: LimitHit, limits: Limits, usedBytes?: number) => void;
+  /** Called when the watchdog's restart of a backend is refused (a granted folder swapped for a link, say): a security-log row. */
+  onRestartRefused?: (name: string, code: string) => void;
   /** The environment the bridge was launched with; only the allowlist reaches a child. */
   parentEnv: Readonly<Record<string, string | undefined>>;
   /** sandbox.env_passthrough from the operator's config.json. */
@@ -226,10 +228,14 @@ function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T
 /** Supervises app backends; one instance per bridge. */
 export class BackendSupervisor {
   private readonly opts: Required<
-    Omit<BackendSupervisorOptions, "onChange" | "log" | "workspace" | "gatewayPort" | "bounds" | "onLimit" | "egress">
+    Omit<
+      BackendSupervisorOptions,
+      "onChange" | "log" | "workspace" | "gatewayPort" | "bounds" | "onLimit" | "onRestartRefused" | "egress"
+    >
   > &
     Pick<BackendSupervisorOptions, "workspace" | "gatewayPort" | "bounds" | "egress">;
   private readonly onLimit: (name: string, hit: LimitHit, limits: Limits, usedBytes?: number) => void;
+  private readonly onRestartRefused: (name: string, code: string) => void;
   private readonly tracked = new Map<string, Tracked>();
   private readonly held = new Set<string>();
   private readonly warnedHealthPaths = new Set<string>();
@@ -267,6 +273,7 @@ export class BackendSupervisor {
     };
     this.onChange = options.onChange ?? (() => {});
     this.onLimit = options.onLimit ?? (() => {});
+    this.onRestartRefused = options.onRestartRefused ?? (() => {});
     this.log = options.log ?? (() => {});
     this.bridgeStartTime = readProcStat(process.pid)?.startTime ?? "";
   }
@@ -1025,6 +1032,7 @@ export class BackendSupervisor {
         if (!launched.ok) {
           t.reason = `restart failed: ${launched.code}: ${launched.reason}`;
           this.log("error", `app ${t.spec.name} backend ${t.reason}`);
+          this.onRestartRefused(t.spec.name, launched.code);
           this.emit(t);
         }
       });
