@@ -121,6 +121,10 @@ export const SET_FOR_BACKEND: readonly ChildVariable[] = [
     why: "only when the app declares `permissions.network` hosts: its egress relay, and Node's preload that routes `http`, `https` and `fetch` through it",
   },
   {
+    name: "PERSONALCLAW_FOLDER_<NEED>",
+    why: "for each need in `permissions.folders` the owner granted a folder to (the name upper-cased, `-` as `_`): `/folders/<need>`, where that folder appears, read-only unless granted read-write; the app's MCP servers get it too",
+  },
+  {
     name: "each assigned secret",
     why: "under the name the manifest's `secrets` declared, once the owner assigned one",
   },
