@@ -32,6 +32,7 @@ const MANIFEST = {
     appMessaging: ["welcome", "notes-*"],
     approvals: true,
     network: ["api.example.com", "files.example.org:8443"],
+    folders: [{ name: "notes", why: "indexes your notes", access: "read-write" }],
   },
   crons: [{ name: "tick", schedule: "0 3 * * *", route: "/jobs/tick", timeoutSeconds: 10 }],
   mcpServers: { notes: { command: "node", args: ["mcp.mjs"], env: { NOTES_MODE: "plain" } } },
