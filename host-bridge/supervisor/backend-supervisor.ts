@@ -624,6 +624,11 @@ export class BackendSupervisor {
         code: "backend_slots_exhausted",
         reason: errorMessage("backend_slots_exhausted", { slots: BACKEND_SLOTS }),
       };
+    // Claimed now, not when the child runs: a start awaits several steps before it spawns, and
+    // a second app starting meanwhile (every app at a gateway start) would pick the same free
+    // slot, so both listened at one socket path and the gateway sent one app's requests and
+    // job fires to the other's backend (whose verifier refused them: 401).
+    t.slot = slot;
     return { ok: true, port: CONFINED_BACKEND_PORT, slot };
   }
 
