@@ -408,6 +408,18 @@ describe("BackendSupervisor", () => {
     expect(await sup.start(spec)).toMatchObject({ ok: false, code: "backend_already_running" });
   });
 
+  it("backends started at once each get a socket slot of their own", async () => {
+    // A gateway start starts every enabled app at once; a slot chosen but not yet claimed was
+    // taken twice, and one app's requests reached the other's backend.
+    const { sup } = makeSupervisor();
+    const specs = [makeApp("healthy.mjs"), makeApp("healthy.mjs"), makeApp("healthy.mjs")];
+    const started = await Promise.all(specs.map((spec) => sup.start(spec)));
+    const slots = started.map((s) => (s.ok ? s.slot : null));
+    expect(slots.every((slot) => slot !== null)).toBe(true);
+    expect(new Set(slots).size).toBe(specs.length);
+    for (const spec of specs) expect(await sup.waitForHealth(spec.name)).toBe(true);
+  });
+
   it("stopAll stops every backend concurrently within its budget, stubborn ones included", async () => {
     const { sup } = makeSupervisor({ stopGraceMs: 5_000, stopAllBudgetMs: 3_500 });
     const a = makeApp("healthy.mjs");
