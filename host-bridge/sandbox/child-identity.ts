@@ -6,7 +6,8 @@
 // with root's rights, keeps only CAP_SETUID/SETGID/SETPCAP, and the system's `setpriv` drops
 // to that user, its groups, every capability and the bounding set before the app's program
 // runs. As any other owner, a child runs as the owner, mapped through a user namespace.
-import { lchownSync, lstatSync, readdirSync, readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, lchownSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { findSetpriv } from "../supervisor/workerd-supervisor";
 import { GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME } from "../../workers/contracts/backend-slots";
@@ -82,17 +83,20 @@ export function dropPrivilegeArgs(identity: ChildIdentity): string[] {
 
 /**
  * Makes every entry under the folders a child may write owned by `identity`, so it can write
- * its data/ (and an installer its output). Entries already owned are left as they are, so a
- * start over an unchanged data/ costs one lstat per entry. Links are changed themselves, never
- * followed: a link an app left in data/ cannot hand it a file outside.
+ * its data/ (and an installer its output). Threat: the walk runs as root while another of the
+ * app's children (an MCP server an agent runs) may be writing the same data/: a folder swapped
+ * for a link between reading it and descending into it would lead root's chown outside data/
+ * (/etc). So the walk is coreutils' `chown -R -P -h`, which descends through directory
+ * descriptors (openat, O_NOFOLLOW) and changes links themselves, never what they name.
  */
 export function handOverWritable(folders: readonly string[], identity: ChildIdentity): void {
-  const visit = (entry: string) => {
-    const st = lstatSync(entry);
-    if (st.uid !== identity.uid || st.gid !== identity.gid) lchownSync(entry, identity.uid, identity.gid);
-    if (st.isDirectory()) for (const name of readdirSync(entry)) visit(path.join(entry, name));
-  };
-  for (const folder of folders) visit(folder);
+  if (folders.length === 0) return;
+  const chown = ["/usr/bin/chown", "/bin/chown"].find((file) => existsSync(file));
+  if (!chown) throw new Error("chown (coreutils) is missing from /usr/bin and /bin");
+  execFileSync(chown, ["-R", "-P", "-h", `${identity.uid}:${identity.gid}`, "--", ...folders], {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { PATH: "/usr/bin:/bin" },
+  });
 }
 
 /**
