@@ -6,32 +6,17 @@
 import { readFileSync, rmSync, mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repoRoot, startGateway, type RunningGateway } from "./helpers/gateway";
+import { eventually, repoRoot, startGateway, workerdPidOf, type RunningGateway } from "./helpers/gateway";
 import { install, waitForRow } from "./helpers/backends";
 
 const APP = "slow-job";
 const fixture = join(repoRoot, "test", "fixtures", "backend-apps", APP);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Run {
   scheduledFor: string;
   outcome: string;
   status: number | null;
   error: string | null;
-}
-
-function workerdPid(home: string): number {
-  return (JSON.parse(readFileSync(join(home, "gateway.json"), "utf8")) as { workerdPid: number }).workerdPid;
-}
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = await read().catch(() => undefined as T);
-  while (!(value !== undefined && done(value)) && Date.now() < deadline) {
-    await sleep(100);
-    value = await read().catch(() => undefined as T);
-  }
-  return value;
 }
 
 describe("a job fire in flight when workerd dies", () => {
@@ -76,7 +61,7 @@ describe("a job fire in flight when workerd dies", () => {
     expect(job.history).toEqual([]);
     const due = Date.parse(job.nextFire);
     const firing = fireAt(due + 1_000);
-    const started = await until(
+    const started = await eventually(
       async () => ((await (await gw.fetch(`/apps/${APP}/api/started`)).json()) as { started: number }).started,
       (n) => n >= 1,
       20_000,
@@ -85,15 +70,15 @@ describe("a job fire in flight when workerd dies", () => {
     // In flight: the owner sees it running.
     expect((await history()).history).toMatchObject([{ outcome: "running", scheduledFor: job.nextFire }]);
 
-    const killed = workerdPid(gw.home);
+    const killed = workerdPidOf(gw.home);
     process.kill(killed, "SIGKILL");
     await firing;
-    const after = await until(
+    const after = await eventually(
       () => history(),
       (j) => j.history[0]?.outcome !== "running",
       30_000,
     );
-    expect(workerdPid(gw.home)).not.toBe(killed);
+    expect(workerdPidOf(gw.home)).not.toBe(killed);
     expect(after.history).toHaveLength(1);
     expect(after.history[0]).toMatchObject({ outcome: "interrupted", status: null, scheduledFor: job.nextFire });
     expect(after.history[0]!.error).toMatch(/stopped .* before the backend answered/);

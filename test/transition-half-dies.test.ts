@@ -9,7 +9,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { makeHome, removeHome, startGateway, type RunningGateway } from "./helpers/gateway";
+import { eventually, makeHome, removeHome, startGateway, workerdPidOf, type RunningGateway } from "./helpers/gateway";
 import { install } from "./helpers/backends";
 import {
   APP,
@@ -35,20 +35,6 @@ function versionOf(root: string, n: number): Promise<string> {
     secrets,
     mcpServers: { [`rows-${n}`]: { command: "python3", args: ["server.py"] } },
   });
-}
-
-function workerdPid(home: string): number {
-  return (JSON.parse(readFileSync(join(home, "gateway.json"), "utf8")) as { workerdPid: number }).workerdPid;
-}
-
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = await read().catch(() => undefined as T);
-  while (!(value !== undefined && done(value)) && Date.now() < deadline) {
-    await sleep(100);
-    value = await read().catch(() => undefined as T);
-  }
-  return value;
 }
 
 /** The record, the folder, the secret, mcp.json, the journal and the lock agree on `version`. */
@@ -116,7 +102,7 @@ describe("workerd alone dies during an update", () => {
         () => null,
       );
       await waitForPause(home, `update:${point}`);
-      const killed = workerdPid(home);
+      const killed = workerdPidOf(home);
       process.kill(killed, "SIGKILL");
       await pending;
       rmSync(join(home, "test-pause-at"), { force: true });
@@ -130,7 +116,7 @@ describe("workerd alone dies during an update", () => {
         30_000,
       );
       expect(record?.version, `after a kill at ${point}`).toBe(version);
-      expect(workerdPid(home)).not.toBe(killed);
+      expect(workerdPidOf(home)).not.toBe(killed);
       await expectSettled(gw, version, next);
       expect(Date.now() - settledIn).toBeLessThan(30_000);
       const updated = await securityRows(gw, ["app_updated"]);

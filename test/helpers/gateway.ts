@@ -3,7 +3,7 @@
 // (test/build/personalclaw.mjs: the injectable clock and /api/test/* compiled in); one-shot
 // commands run the shipped CLI unless a test asks for the test build's.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -189,4 +189,24 @@ export function rawRequest(
     req.on("error", reject);
     req.end(opts.body);
   });
+}
+
+/** The pid of the workerd the gateway runs now, from its gateway.json (the bridge restarts it). */
+export function workerdPidOf(home: string): number {
+  return (JSON.parse(readFileSync(join(home, "gateway.json"), "utf8")) as { workerdPid: number }).workerdPid;
+}
+
+/** Reads until `done` holds or the time is up (a read that throws counts as not yet); answers the last value read. */
+export async function eventually<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs: number,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = await read().catch(() => undefined as T);
+  while (!(value !== undefined && done(value)) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    value = await read().catch(() => undefined as T);
+  }
+  return value;
 }
