@@ -5,6 +5,7 @@ export default defineConfig({
   define: { TEST_BUILD: "false" },
   test: {
     include: [
+      "kernel/**/*.test.ts",
       "workers/**/*.test.ts",
       "durable/**/*.test.ts",
       "host-bridge/**/*.test.ts",

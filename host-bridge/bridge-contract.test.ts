@@ -2,12 +2,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { BRIDGE_OPERATIONS } from "../workers/contracts/bridge-operations";
+import { BRIDGE_OPERATIONS } from "../kernel/contracts/bridge-operations";
 import { bridgeOperationRegistry, type BridgeHandlers } from "./bridge-contract";
 import { BridgeRuntime } from "./bridge-runtime";
 import { ensureHome } from "./home";
 import { readOwnerConfig } from "./owner-config";
-import { GatewayError } from "../workers/contracts/errors";
+import { GatewayError } from "../kernel/contracts/errors";
 
 describe("the bridge contract", () => {
   let home: string;

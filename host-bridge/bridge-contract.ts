@@ -1,9 +1,9 @@
-// The bridge's side of the bridge contract (workers/contracts/bridge-operations.ts): the
+// The bridge's side of the bridge contract (kernel/contracts/bridge-operations.ts): the
 // operation registry is built from one handler per contract row, each request is parsed with
 // its row's schema before its handler sees it, and every call back into the gateway has its
 // answer parsed with its row's schema.
 import type { z } from "zod";
-import { GatewayError } from "../workers/contracts/errors";
+import { GatewayError } from "../kernel/contracts/errors";
 import {
   BRIDGE_OPERATIONS,
   GATEWAY_CALLBACKS,
@@ -13,7 +13,7 @@ import {
   type GatewayCallbackAnswer,
   type GatewayCallbackName,
   type GatewayCallbackRequest,
-} from "../workers/contracts/bridge-operations";
+} from "../kernel/contracts/bridge-operations";
 import type { BridgeOperation, ReceivedBridgeRequest } from "./server";
 
 /** One handler per contract row: a row without a handler, or a handler without a row, does not type-check. */

@@ -1,7 +1,7 @@
 // What the bridge tells the gateway on its own: security-log rows written as the bridge's own
 // work, and each backend's status as it changes. Nothing here decides; a report that cannot be
 // delivered is logged, never retried into a flood.
-import type { BackendReport } from "../workers/contracts/bridge-operations";
+import type { BackendReport } from "../kernel/contracts/bridge-operations";
 import type { EgressDecision } from "./egress/broker";
 import { callGatewayRoute, type CallGateway } from "./bridge-contract";
 import type { BridgeRefusal } from "./server";

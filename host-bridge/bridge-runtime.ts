@@ -6,8 +6,8 @@ import { homedir } from "node:os";
 import { existsSync, readdirSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { CORE_FEATURES } from "../workers/contracts/core";
-import { uiFolderOf, type AppManifest } from "../workers/contracts/manifest";
+import { CORE_FEATURES } from "../kernel/contracts/core";
+import { uiFolderOf, type AppManifest } from "../kernel/contracts/manifest";
 import { reservedAppNames } from "./reserved-app-names";
 import type { BridgeOperation, BridgeRefusal } from "./server";
 import { previewBundle, type PreviewOptions } from "./install/preview";
@@ -20,12 +20,12 @@ import { appInterpreter } from "./sandbox/app-interpreter";
 import { sandboxAvailability, type SandboxAvailability } from "./sandbox/bubblewrap";
 import { boundsAvailability, removeStaleGroups, type BoundsAvailability } from "./sandbox/bounds";
 import { EgressBrokers } from "./egress/brokers";
-import { grantPatterns, type HostPattern } from "../workers/contracts/network-grant";
+import { grantPatterns, type HostPattern } from "../kernel/rules/network-grant";
 import type {
   GatewayCallbackAnswer,
   GatewayCallbackName,
   GatewayCallbackRequest,
-} from "../workers/contracts/bridge-operations";
+} from "../kernel/contracts/bridge-operations";
 import { BackendSupervisor, type SupervisedBackendStatus } from "./supervisor/backend-supervisor";
 import type { HomePaths } from "./home";
 import { childLimits, type OwnerConfig } from "./owner-config";
@@ -38,7 +38,7 @@ import { appOperations } from "./operations/app-operations";
 import { backendOperations } from "./operations/backend-operations";
 import { ownerOperations } from "./operations/owner-operations";
 import { folderOperations } from "./operations/folder-operations";
-import type { FolderGrant } from "../workers/contracts/folder-grants";
+import type { FolderGrant } from "../kernel/contracts/folder-grants";
 
 export interface BridgeRuntimeOptions {
   paths: HomePaths;

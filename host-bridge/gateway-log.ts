@@ -7,7 +7,7 @@
 // to gateway.log.1 (and .1 to .2, and so on); the oldest of GATEWAY_LOG_KEPT is dropped. A
 // gateway that runs for weeks with a chatty backend never fills the owner's disk with its log.
 import { closeSync, fstatSync, ftruncateSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
-import { storageFullReason } from "../workers/contracts/storage-full";
+import { storageFullReason } from "../kernel/contracts/storage-full";
 
 /** How long the log writes to stderr before it tries the file again. */
 export const GATEWAY_LOG_RETRY_MS = 5_000;

@@ -16,7 +16,7 @@ import {
   GATEWAY_SOCKET_FOLDER,
   GATEWAY_SOCKET_NAME,
   slotSocketName,
-} from "../workers/contracts/backend-slots";
+} from "../kernel/contracts/backend-slots";
 import { writePrivateFile } from "./private-file";
 import { storeFolder } from "./durable-object-stores";
 import { freshSeed } from "./sel-seed";

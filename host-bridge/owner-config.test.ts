@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { readOwnerConfig, sessionTtlInForce, settingsDocument, writeOwnerSetting } from "./owner-config";
-import { revisionOf } from "../workers/contracts/revision";
+import { revisionOf } from "../kernel/contracts/revision";
 
 describe("config.json writes", () => {
   let home: string;

@@ -1,6 +1,6 @@
 // The owner's <home>/config.json: settings only the owner writes (never an app's manifest).
 // Its editable paths, their bounds and defaults come from the one list in
-// workers/contracts/owner-settings.ts; this file is the schema of the file as a whole and the
+// kernel/contracts/owner-settings.ts; this file is the schema of the file as a whole and the
 // only code that reads or writes it.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -24,11 +24,11 @@ import {
   type SettingsDocument,
   type SettingValue,
   type SettingWrite,
-} from "../workers/contracts/owner-settings";
-import { revisionOf } from "../workers/contracts/revision";
-import { GatewayError } from "../workers/contracts/errors";
+} from "../kernel/contracts/owner-settings";
+import { revisionOf } from "../kernel/contracts/revision";
+import { GatewayError } from "../kernel/contracts/errors";
 import { writePrivateFile } from "./private-file";
-import { APP_NAME_PATTERN } from "../workers/contracts/app-name";
+import { APP_NAME_PATTERN } from "../kernel/rules/app-name";
 import type { Limits } from "./sandbox/bounds";
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/);

@@ -14,7 +14,7 @@ import {
   SecurityLogHeadAnswerSchema,
   type SecurityLogAnchor,
   type AnchorStanding,
-} from "../workers/contracts/security-event";
+} from "../kernel/contracts/security-event";
 import { writePrivateFile } from "./private-file";
 
 export const ANCHOR_INTERVAL_MS = 2_000;

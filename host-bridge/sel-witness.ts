@@ -10,7 +10,7 @@ import {
   WitnessConfigSchema,
   type CheckpointExportAnswer,
   type WitnessConfig,
-} from "../workers/contracts/security-event";
+} from "../kernel/contracts/security-event";
 import { splitNote, verifyCosignature } from "../durable/security-log/checkpoint";
 import { writePrivateFile } from "./private-file";
 import type { CallGateway } from "./bridge-contract";

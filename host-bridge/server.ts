@@ -3,8 +3,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { timingSafeEqual } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import { GatewayError } from "../workers/contracts/errors";
-import { storageFullReason } from "../workers/contracts/storage-full";
+import { GatewayError } from "../kernel/contracts/errors";
+import { storageFullReason } from "../kernel/contracts/storage-full";
 
 /** A request as the server received it, before its contract row parses the body. */
 export interface ReceivedBridgeRequest {

@@ -4,7 +4,7 @@
 // added one, and a sealed copy among them outlived the secret it was made from.
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { APP_NAME_PATTERN } from "../workers/contracts/app-name";
+import { APP_NAME_PATTERN } from "../kernel/rules/app-name";
 import { homePaths } from "./home";
 import { sweepStagingFiles } from "./private-file";
 import { secretStorePaths } from "./secrets/secret-store";

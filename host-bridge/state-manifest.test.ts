@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { STORE_IDENTITY_CLAIM, STORE_IDENTITY_SCHEMA } from "../workers/contracts/store-identity";
+import { STORE_IDENTITY_CLAIM, STORE_IDENTITY_SCHEMA } from "../kernel/contracts/store-identity";
 import { findStateLoss, readStateManifest, writeStateManifest } from "./state-manifest";
 
 const homes: string[] = [];

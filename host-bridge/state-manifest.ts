@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { z } from "zod";
-import { STORE_IDENTITY_READ, STORE_IDENTITY_TABLE } from "../workers/contracts/store-identity";
+import { STORE_IDENTITY_READ, STORE_IDENTITY_TABLE } from "../kernel/contracts/store-identity";
 import { writePrivateFile } from "./private-file";
 
 export const StoreCensusSchema = z.object({ storeId: z.string().nullable(), rows: z.number().int().min(0) });

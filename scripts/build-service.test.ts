@@ -31,7 +31,7 @@ describe("the build", () => {
       // scripts/ is copied (build.mjs finds the tree from its own path); the sources are linked.
       cpSync(join(root, "scripts"), join(tree, "scripts"), { recursive: true });
       cpSync(join(root, "package.json"), join(tree, "package.json"));
-      for (const name of ["workers", "durable", "host-bridge", "test", "node_modules"])
+      for (const name of ["kernel", "workers", "durable", "host-bridge", "test", "node_modules"])
         symlinkSync(join(root, name), join(tree, name));
       const out = execFileSync(
         process.execPath,

@@ -10,7 +10,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { execFileSync } from "node:child_process";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const SOURCES = ["workers", "durable", "host-bridge", "scripts", "test/build", "package.json"];
+const SOURCES = ["kernel", "workers", "durable", "host-bridge", "scripts", "test/build", "package.json"];
 const STAMP = join(root, "dist", ".build-stamp");
 
 function newestMtime(path) {

@@ -1,5 +1,5 @@
 // One runtime per folder: workers/ and durable/ run in workerd and never import node:*;
-// host-bridge/ is Node and never imports cloudflare:*; workers/contracts/ imports only zod
+// host-bridge/ is Node and never imports cloudflare:*; kernel/ imports only zod
 // and its own files. And one direction inside the worker: the guards and the proxy sit below
 // the route handlers, so neither imports from workers/routes/. Fails with the offending file and line.
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -11,7 +11,7 @@ const rules = [
   { dir: "workers", forbidden: /^node:|^(fs|path|child_process|os|crypto|http|net)$/, why: "workers/ runs in workerd" },
   { dir: "durable", forbidden: /^node:|^(fs|path|child_process|os|crypto|http|net)$/, why: "durable/ runs in workerd" },
   { dir: "host-bridge", forbidden: /^cloudflare:/, why: "host-bridge/ runs in Node" },
-  { dir: "workers/contracts", forbidden: /^(?!zod$|\.\/)/, why: "contracts import nothing but zod" },
+  { dir: "kernel", forbidden: /^(?!zod$|\.\/|\.\.\/(contracts|crypto|text|time|rules)\/)/, why: "the kernel imports nothing but zod" },
   { dir: "workers/guards", forbidden: /(^|\/)routes\//, why: "guards/ sit below routes/" },
   { dir: "workers/proxy", forbidden: /(^|\/)routes\//, why: "proxy/ sits below routes/" },
 ];

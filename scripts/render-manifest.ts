@@ -3,7 +3,7 @@
 // live on the schema (`.meta`), so the reference cannot drift from what the gateway parses; a
 // test compares the committed file with a fresh render byte for byte.
 import { z } from "zod";
-import { AppManifestSchema } from "../workers/contracts/manifest";
+import { AppManifestSchema } from "../kernel/contracts/manifest";
 
 interface JsonSchema {
   type?: string;
@@ -24,7 +24,7 @@ interface JsonSchema {
   description?: string;
   owner?: string;
   byDefault?: string;
-  /** The label the install reviews show before a grant (workers/contracts/review-words.ts). */
+  /** The label the install reviews show before a grant (kernel/contracts/review-words.ts). */
   review?: string;
 }
 

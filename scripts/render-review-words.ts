@@ -2,7 +2,7 @@
 // dashboard is plain scripts served as they are, so it reads the words every review uses from
 // this generated module instead of a copy of its own. A test compares the committed file with a
 // fresh render byte for byte, so the dashboard cannot drift from the terminal or the schema.
-import { FINDINGS_WORDS, GRANT_WORDS } from "../workers/contracts/review-words";
+import { FINDINGS_WORDS, GRANT_WORDS } from "../kernel/contracts/review-words";
 
 export function renderReviewWords(): string {
   const grants = GRANT_WORDS.map(({ field, label, meaning, kind }) => ({ field, label, meaning, kind }));

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot, startGateway, type RunningGateway } from "./helpers/gateway";
 import { backendOf, getFromBackend, install, waitForRow } from "./helpers/backends";
-import type { BackendStatus } from "../workers/contracts/app-record";
+import type { BackendStatus } from "../kernel/contracts/app-record";
 import { plantCredentialStores } from "./fixtures/hostile/credential-stores";
 
 const fixtureApps = join(repoRoot, "test", "fixtures", "backend-apps");

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BridgeReporting } from "../host-bridge/bridge-reporting";
 import { callGateway } from "../host-bridge/cli/gateway-client";
 import { startBroker, type EgressBroker } from "../host-bridge/egress/broker";
-import { parseHostPattern, type HostPattern } from "../workers/contracts/network-grant";
+import { parseHostPattern, type HostPattern } from "../kernel/rules/network-grant";
 import { gatewayPerSuite, runCli, type RunningGateway } from "./helpers/gateway";
 
 const FLOOD = 2000;

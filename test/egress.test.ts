@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { BackendStatus } from "../workers/contracts/app-record";
+import type { BackendStatus } from "../kernel/contracts/app-record";
 import { repoRoot, startGateway, type RunningGateway } from "./helpers/gateway";
 import { getFromBackend, install, waitForRow } from "./helpers/backends";
 

@@ -21,7 +21,7 @@ import { join } from "node:path";
 import { spawn } from "node:child_process";
 import { cliPath, errorCode, gatewayPerSuite, repoRoot, runCli, type RunningGateway } from "./helpers/gateway";
 import { getFromBackend, install, waitForRow } from "./helpers/backends";
-import type { BackendStatus } from "../workers/contracts/app-record";
+import type { BackendStatus } from "../kernel/contracts/app-record";
 
 const APP = "folder-reader";
 const fixture = join(repoRoot, "test", "fixtures", "backend-apps", APP);

@@ -9,8 +9,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { launchChromium } from "./helpers/browser";
 import { makeHome, removeHome, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
-import { FINDINGS_WORDS, GRANT_WORDS } from "../workers/contracts/review-words";
-import { InstallReviewSchema, type InstallReview } from "../workers/contracts/install-review";
+import { FINDINGS_WORDS, GRANT_WORDS } from "../kernel/contracts/review-words";
+import { InstallReviewSchema, type InstallReview } from "../kernel/contracts/install-review";
 
 const MANIFEST = {
   name: "every-grant",

@@ -1,4 +1,4 @@
-// Renders an install review (InstallReviewSchema, workers/contracts/install-review.ts) in the order the owner must read
+// Renders an install review (InstallReviewSchema, kernel/contracts/install-review.ts) in the order the owner must read
 // it: what the app needs first, what it is granted (network hosts, enforced), what runs
 // (backend, UI, hooks), what the scan found, and the digest the Install button consents to.
 // Every field is read defensively: a review from a newer gateway still renders.

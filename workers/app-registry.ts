@@ -4,8 +4,8 @@
 // Object call: a kept read is used only while AppRegistry's change epoch is the one it was
 // read under, and every write bumps that epoch in the same turn (kept-reads.ts), so a
 // disable, an uninstall, a health change or a new secret is seen by the very next request.
-import { GatewayError } from "./contracts/errors";
-import type { AppGrants, AppRecord, ProxyTarget } from "./contracts/app-record";
+import { GatewayError } from "../kernel/contracts/errors";
+import type { AppGrants, AppRecord, ProxyTarget } from "../kernel/contracts/app-record";
 import type { Env } from "./env";
 import { registryEpoch } from "../durable/change-epoch";
 import { keptReads, sharedEpochProof } from "./kept-reads";

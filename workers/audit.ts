@@ -1,6 +1,6 @@
 // Step 7: security decisions become rows of the SecurityLog Durable Object.
 import type { Env } from "./env";
-import type { AppendResult, SecurityEventInput } from "./contracts/security-event";
+import type { AppendResult, SecurityEventInput } from "../kernel/contracts/security-event";
 import { emitEvent } from "./events";
 
 export interface AuditInput {

@@ -1,13 +1,13 @@
 // The gateway's calls to the host bridge: loopback only, with the internal credential and
 // the work named, each one a row of the bridge contract whose answer schema parses what
 // comes back, like any other boundary.
-import { GatewayError } from "./contracts/errors";
+import { GatewayError } from "../kernel/contracts/errors";
 import {
   BRIDGE_OPERATIONS,
   type BridgeAnswer,
   type BridgeOperationName,
   type BridgeRequest,
-} from "./contracts/bridge-operations";
+} from "../kernel/contracts/bridge-operations";
 import type { Env } from "./env";
 
 /** Calls one bridge operation; a bridge error envelope is re-raised with its code, anything else is bridge_unavailable. */

@@ -43,6 +43,6 @@ export interface Env {
   PROXY_TIMEOUT_S: string;
   /** logs.security_retention_days of this start: sealed security-log segments older than this are removed. */
   SEL_RETENTION_DAYS: string;
-  /** Confined backends' socket slots (workers/contracts/backend-slots.ts), each an external service over a UNIX socket. */
+  /** Confined backends' socket slots (kernel/contracts/backend-slots.ts), each an external service over a UNIX socket. */
   [slot: `APP_SLOT_${number}`]: Fetcher;
 }

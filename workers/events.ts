@@ -1,8 +1,8 @@
 // The one door platform events leave through (EVT-01, WS-02): a handler names a classified
-// event (the type admits only names in contracts/event-names.ts) and its identifiers; the
+// event (the type admits only names in kernel/rules/event-names.ts) and its identifiers; the
 // EventHub fans it out through its one filter and into subscribed apps' inboxes.
 import type { Env } from "./env";
-import type { EventData, EventName } from "./contracts/event-names";
+import type { EventData, EventName } from "../kernel/rules/event-names";
 import { securityLog } from "./audit";
 
 /** The one EventHub instance of this gateway. */

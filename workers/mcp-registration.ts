@@ -1,8 +1,8 @@
 // The worker's door to the bridge's mcp.json writer: an app's declared servers are written on
 // install and enable and removed on disable and uninstall (MCP-01, C-12). The bridge owns the
 // file; the registry owns each server's switch and start record.
-import type { AppManifest } from "./contracts/manifest";
-import type { McpRegistration } from "./contracts/mcp";
+import type { AppManifest } from "../kernel/contracts/manifest";
+import type { McpRegistration } from "../kernel/contracts/mcp";
 import { bridgeCall } from "./bridge-client";
 import type { Env } from "./env";
 import { appRegistry } from "./app-registry";

@@ -1,8 +1,8 @@
 // Step 6's input half: every body and query is read once, capped, parsed strictly and
 // checked against the route's zod schema before a handler sees it.
 import type { z } from "zod";
-import { GatewayError } from "./contracts/errors";
-import { parseStrictJson } from "./contracts/strict-json";
+import { GatewayError } from "../kernel/contracts/errors";
+import { parseStrictJson } from "../kernel/text/strict-json";
 
 export const API_BODY_LIMIT = 1024 * 1024;
 

@@ -2,7 +2,7 @@
 // who may call it, what it accepts and what it promises — is data in its row.
 import type { Context } from "hono";
 import type { z } from "zod";
-import type { ErrorCode } from "./contracts/errors";
+import type { ErrorCode } from "../kernel/contracts/errors";
 import type { Env } from "./env";
 import type { Principal } from "./guards/principal";
 import type { ParsedRequest } from "./guards/parsed-request";

@@ -11,7 +11,7 @@ import {
   type LinkResult,
   type MintedToken,
   type SessionView,
-} from "./contracts/session";
+} from "../kernel/contracts/session";
 import type { Env } from "./env";
 import { sessionsEpoch } from "../durable/change-epoch";
 import { keptReads, sharedEpochProof } from "./kept-reads";

@@ -8,7 +8,7 @@ import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { Hono } from "hono";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { signProxyRequest } from "../../workers/contracts/proxy-signature";
+import { signProxyRequest } from "../../kernel/crypto/proxy-signature";
 import {
   createVerifier,
   honoVerifier,

@@ -249,7 +249,7 @@ export async function backendSlotSocket(scratch, home, slot) {
     const outfile = join(scratch, "slot-placement.mjs");
     await build({
       stdin: {
-        contents: `export { runtimeDir } from "./host-bridge/home.ts";\nexport { slotSocketName } from "./workers/contracts/backend-slots.ts";`,
+        contents: `export { runtimeDir } from "./host-bridge/home.ts";\nexport { slotSocketName } from "./kernel/contracts/backend-slots.ts";`,
         resolveDir: repoRoot,
         loader: "ts",
       },

@@ -10,7 +10,7 @@ import { parseRequest } from "../../workers/guards/parsed-request";
 import { checkHost, checkOrigin, hostsOf } from "../../workers/guards/host-origin";
 import { checkRequestFraming } from "../../workers/guards/request-framing";
 import { forwardableRequestHeaders } from "../../workers/proxy/forward-headers";
-import { signProxyRequest, wireTarget } from "../../workers/contracts/proxy-signature";
+import { signProxyRequest, wireTarget } from "../../kernel/crypto/proxy-signature";
 import { backendAnswerHeaders, inertAnswer } from "../../workers/proxy/backend-answer-headers";
 
 const ENV = { GATEWAY_PORT: "8080", ALLOWED_HOSTS: "" };

@@ -1,7 +1,7 @@
 // The bench's append measurement on the product's security-log core over in-memory SQLite.
 import { describe, expect, it } from "vitest";
 import { SecurityLogCore } from "../../durable/security-log/log-core";
-import { GatewayError } from "../../workers/contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import { memorySql } from "../../test/helpers/memory-sql";
 import { benchAppend } from "./sel-append";
 

@@ -5,7 +5,7 @@
 // It lives here, not in the SecurityLog class: the product ships no measurement hooks.
 import { canonicalRowBody } from "../../durable/security-log/chain-mac";
 import { UNCHAINED_COLUMNS, unchainedBindings, type SecurityLogCore } from "../../durable/security-log/log-core";
-import { GatewayError } from "../../workers/contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 
 export const MAX_BENCH_ROWS = 100_000;
 

@@ -1,5 +1,5 @@
 // Each app's own config document, replaced only at the revision its writer read.
-import { revisionOf } from "../../workers/contracts/revision";
+import { revisionOf } from "../../kernel/contracts/revision";
 
 export class AppConfigs {
   constructor(private readonly sql: SqlStorage) {}

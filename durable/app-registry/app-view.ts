@@ -1,8 +1,8 @@
 // What AppRegistry answers about one record: the dashboard's view and the permission gate's
 // grants, both derived from the record alone (nativeness from its origin, never the manifest).
-import type { AppGrants, AppRecord, AppView, BackendStatus } from "../../workers/contracts/app-record";
-import { configGrantPaths } from "../../workers/contracts/manifest";
-import { effectiveGrants } from "../../workers/contracts/folder-grants";
+import type { AppGrants, AppRecord, AppView, BackendStatus } from "../../kernel/contracts/app-record";
+import { configGrantPaths } from "../../kernel/contracts/manifest";
+import { effectiveGrants } from "../../kernel/contracts/folder-grants";
 
 /** The record as `GET /api/apps` shows it, with the backend the bridge last reported. */
 export function appView(record: AppRecord, backend: BackendStatus | undefined): AppView {

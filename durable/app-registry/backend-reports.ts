@@ -1,7 +1,7 @@
 // The backends the host bridge reported during this gateway start, with each one's proxy
 // secret. They are stored (workerd unloads an idle object, and the proxy must still find a
 // healthy backend afterwards) and cleared when a new start begins, since its backends are new.
-import type { BackendStatus } from "../../workers/contracts/app-record";
+import type { BackendStatus } from "../../kernel/contracts/app-record";
 import { registryEpoch } from "../change-epoch";
 
 export class BackendReports {

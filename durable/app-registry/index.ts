@@ -4,13 +4,13 @@
 // This class is the one owner of these tables (schema.ts); each concern is one module beside it.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../workers/env";
-import type { AppGrants, AppRecord, AppView, BackendStatus, ProxyTarget } from "../../workers/contracts/app-record";
+import type { AppGrants, AppRecord, AppView, BackendStatus, ProxyTarget } from "../../kernel/contracts/app-record";
 import {
   BACKEND_RESPONSE_TIMEOUT_CEILING_S,
   BACKEND_RESPONSE_TIMEOUT_DEFAULT_S,
-} from "../../workers/contracts/manifest";
-import { mcpDefinition, type McpAliveAnswer, type McpServerView } from "../../workers/contracts/mcp";
-import { isAppDeclarable } from "../../workers/contracts/event-names";
+} from "../../kernel/contracts/manifest";
+import { mcpDefinition, type McpAliveAnswer, type McpServerView } from "../../kernel/contracts/mcp";
+import { isAppDeclarable } from "../../kernel/rules/event-names";
 import { fireJob } from "../../workers/proxy/fire-job";
 import { claimStoreIdentity } from "../store-identity";
 import { APP_REGISTRY_SCHEMA } from "./schema";
@@ -23,9 +23,9 @@ import { Inboxes, type DeliveryResult } from "./inboxes";
 import { JobSchedule } from "./job-schedule";
 import { McpServers } from "./mcp-servers";
 import type { McpLaunchVerdict } from "./jobs-and-mcp";
-import type { JobView } from "../../workers/contracts/scheduled-jobs";
+import type { JobView } from "../../kernel/contracts/scheduled-jobs";
 import { isolateProbe, registryEpoch } from "../change-epoch";
-import type { FolderGrant } from "../../workers/contracts/folder-grants";
+import type { FolderGrant } from "../../kernel/contracts/folder-grants";
 
 /** The sender platform events come from; no app can be named so (the name pattern has no `@`). */
 const PLATFORM_SENDER = "@platform";

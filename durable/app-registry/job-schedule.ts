@@ -3,11 +3,11 @@
 // fire one job twice. A fire is in the history from before its request goes out ("running"),
 // so one that workerd's death cut short is found by the next instance of the object and kept
 // as "interrupted" instead of vanishing.
-import type { AppRecord } from "../../workers/contracts/app-record";
-import { JOB_TIMEOUT_DEFAULT_S } from "../../workers/contracts/manifest";
-import { nextFireAfter, parseCronSchedule } from "../../workers/contracts/cron-schedule";
+import type { AppRecord } from "../../kernel/contracts/app-record";
+import { JOB_TIMEOUT_DEFAULT_S } from "../../kernel/contracts/manifest";
+import { nextFireAfter, parseCronSchedule } from "../../kernel/time/cron-schedule";
 import { JOB_RUNS_KEPT } from "./jobs-and-mcp";
-import type { JobRun, JobView } from "../../workers/contracts/scheduled-jobs";
+import type { JobRun, JobView } from "../../kernel/contracts/scheduled-jobs";
 
 /** What an interrupted fire's row says: the gateway cannot know whether the backend finished the job. */
 export const INTERRUPTED_FIRE =

@@ -1,7 +1,7 @@
 // What AppRegistry answers about MCP server launches, and how many fires of a job it keeps
 // (the job views themselves cross to the CLI, so their schema is a contract).
-import type { ErrorCode } from "../../workers/contracts/errors";
-import type { McpLaunchAnswer } from "../../workers/contracts/mcp";
+import type { ErrorCode } from "../../kernel/contracts/errors";
+import type { McpLaunchAnswer } from "../../kernel/contracts/mcp";
 
 /** Each job keeps its last 50 fires. */
 export const JOB_RUNS_KEPT = 50;

@@ -1,7 +1,7 @@
 // The MCP servers installed apps register: the owner's switch of each, its failed starts and
 // last start, and the one start under way (MCP-01/04/05/07). What a server is comes from the
 // record's manifest; only its state lives here.
-import type { AppRecord } from "../../workers/contracts/app-record";
+import type { AppRecord } from "../../kernel/contracts/app-record";
 import {
   MCP_FAILED_STARTS_LIMIT,
   MCP_FIRST_START_MS,
@@ -11,10 +11,10 @@ import {
   type McpAliveAnswer,
   type McpServerView,
   type McpStart,
-} from "../../workers/contracts/mcp";
-import { grantPatterns } from "../../workers/contracts/network-grant";
+} from "../../kernel/contracts/mcp";
+import { grantPatterns } from "../../kernel/rules/network-grant";
 import type { McpLaunchVerdict } from "./jobs-and-mcp";
-import { effectiveGrants, folderGrantsStamp, type FolderGrant } from "../../workers/contracts/folder-grants";
+import { effectiveGrants, folderGrantsStamp, type FolderGrant } from "../../kernel/contracts/folder-grants";
 
 /** The grants a start of the app's children applies: the record's, for the needs its manifest still declares. */
 function appFolders(record: AppRecord): FolderGrant[] {

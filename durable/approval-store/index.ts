@@ -9,7 +9,7 @@
 // /api/approvals used to expire and write rows itself, so reading the list changed state.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../workers/env";
-import { hexOf } from "../../workers/contracts/hex";
+import { hexOf } from "../../kernel/crypto/hex";
 import {
   MAX_PENDING_PER_ASKER,
   SCOPE_LIFETIME_MS,
@@ -19,7 +19,7 @@ import {
   type ApprovalView,
   type GrantView,
   widensReach,
-} from "../../workers/contracts/approvals";
+} from "../../kernel/contracts/approvals";
 import { APPROVAL_SCHEMA } from "./schema";
 import { audit } from "../../workers/audit";
 

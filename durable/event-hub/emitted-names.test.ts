@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { EVENT_CLASSES } from "../../workers/contracts/event-names";
+import { EVENT_CLASSES } from "../../kernel/rules/event-names";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -21,6 +21,7 @@ function sources(folder: string): string[] {
 function emittedNames(): Map<string, string> {
   const found = new Map<string, string>();
   for (const file of [
+    ...sources(join(root, "kernel")),
     ...sources(join(root, "workers")),
     ...sources(join(root, "durable")),
     ...sources(join(root, "host-bridge")),

@@ -1,6 +1,6 @@
 // The one per-socket filter every frame passes (WS-02/07/08/14). Pure: given what a socket
 // was granted when it connected, what its app declares now, and the frame, whether to send it.
-import { classOf, isAppDeclarable, type EventFrame } from "../../workers/contracts/event-names";
+import { classOf, isAppDeclarable, type EventFrame } from "../../kernel/rules/event-names";
 
 /** The header the worker hands a socket's connect-time scope in (the worker builds that request; no client reaches the hub). */
 export const HUB_SCOPE_HEADER = "x-personalclaw-hub-scope";

@@ -4,7 +4,7 @@
 // (event-scope.ts). The worker authorizes the upgrade; this object is reachable only from it.
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../workers/env";
-import { EVENTS_SUBPROTOCOL, HUB_CLOSE, isAppDeclarable, type EventFrame } from "../../workers/contracts/event-names";
+import { EVENTS_SUBPROTOCOL, HUB_CLOSE, isAppDeclarable, type EventFrame } from "../../kernel/rules/event-names";
 import { recordAudit } from "../../workers/audit";
 import { appRegistry, grantsOf } from "../../workers/app-registry";
 import { claimStoreIdentity } from "../store-identity";

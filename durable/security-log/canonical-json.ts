@@ -1,6 +1,6 @@
 // Turning caller input into plain JSON before it is MACed with the one canonical form in
-// workers/contracts/canonical-json.ts (re-exported here for the log's modules).
-export { canonicalJson } from "../../workers/contracts/canonical-json";
+// kernel/crypto/canonical-json.ts (re-exported here for the log's modules).
+export { canonicalJson } from "../../kernel/crypto/canonical-json";
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };

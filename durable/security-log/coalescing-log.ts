@@ -1,15 +1,15 @@
 // The security log as callers reach it: the chained core with refusals counted, not copied
 // (refusal-windows.ts holds the rule). The one chokepoint every row passes — the worker's
 // audit step and the bridge's internal append alike — so no caller keeps a dedupe of its own.
-import { GatewayError } from "../../workers/contracts/errors";
-import { storageFullReason } from "../../workers/contracts/storage-full";
+import { GatewayError } from "../../kernel/contracts/errors";
+import { storageFullReason } from "../../kernel/contracts/storage-full";
 import type {
   AppendResult,
   RotateResult,
   RetentionResult,
   SecurityEventPage,
   VerifyResult,
-} from "../../workers/contracts/security-event";
+} from "../../kernel/contracts/security-event";
 import { MAX_APPEND_BATCH, SecurityLogCore, type PreparedEvent, type SqlPort } from "./log-core";
 import { isCounted, RefusalWindows } from "./refusal-windows";
 

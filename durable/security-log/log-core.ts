@@ -2,8 +2,8 @@
 // (ctx.storage.sql) and in Node tests (an in-memory SQLite). One writer: every write goes
 // through one promise queue, so rows get gapless seqs and each mac chains on the last; an
 // append that finds the queue empty is written at once, in its caller's turn.
-import { GatewayError } from "../../workers/contracts/errors";
-import { hexOf } from "../../workers/contracts/hex";
+import { GatewayError } from "../../kernel/contracts/errors";
+import { hexOf } from "../../kernel/crypto/hex";
 import {
   SecurityEventInputSchema,
   SecurityEventQuerySchema,
@@ -19,7 +19,7 @@ import {
   type SecurityLogAnchor,
   type AnchorStanding,
   type WitnessAdmitted,
-} from "../../workers/contracts/security-event";
+} from "../../kernel/contracts/security-event";
 import { canonicalJson, toJsonValue, type JsonObject } from "./canonical-json";
 import {
   canonicalRowBody,
@@ -31,7 +31,7 @@ import {
   type ChainedFields,
   type StoredRow,
 } from "./chain-mac";
-import { maskCredentialShapes } from "../../workers/contracts/text-safety";
+import { maskCredentialShapes } from "../../kernel/text/text-safety";
 import { redactDetail, redactPrincipal, redactSubject, truncateText, maskOrWithhold, type TextMasker } from "./redact";
 import { CHECKPOINT_SCHEMA_STATEMENTS, EPOCH_SCHEMA_STATEMENTS, SCHEMA_STATEMENTS } from "./schema";
 import { removalFromRow, ROTATED_KIND, SEGMENT_REMOVED_KIND, verifyChain } from "./verify-chain";

@@ -9,7 +9,7 @@ import {
   maskExactValues,
   MASK,
   MIN_SECRET_CHARS,
-} from "../../workers/contracts/text-safety";
+} from "../../kernel/text/text-safety";
 import { setMember, type JsonObject, type JsonValue } from "./canonical-json";
 
 /** What a masked value becomes: the one marker of the text-safety module. */

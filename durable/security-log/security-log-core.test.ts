@@ -2,7 +2,7 @@
 // port the Durable Object gives it; tampering is done with raw SQL, as an attacker with the
 // database file would.
 import { describe, expect, it } from "vitest";
-import { GatewayError } from "../../workers/contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import { canonicalRowBody, GENESIS_PREV_MAC, macMatches, sealRow, type StoredRow } from "./chain-mac";
 import { SecurityLogCore, type LogLimits } from "./log-core";
 import { memorySql } from "../../test/helpers/memory-sql";

@@ -14,13 +14,13 @@ import type {
   SecurityLogHead,
   SecurityLogSegment,
   VerifyResult,
-} from "../../workers/contracts/security-event";
+} from "../../kernel/contracts/security-event";
 import type { Env } from "../../workers/env";
 import { SecurityLogCore, SEL_CHECKPOINTS, type CheckpointExport, type SqlPort } from "./log-core";
 import { EPOCH_MS } from "./epoch-key";
-import { GatewayError, type ErrorCode } from "../../workers/contracts/errors";
+import { GatewayError, type ErrorCode } from "../../kernel/contracts/errors";
 import type { WitnessAnswer } from "./witness";
-import type { CosignatureRecord, WitnessAdmitted } from "../../workers/contracts/security-event";
+import type { CosignatureRecord, WitnessAdmitted } from "../../kernel/contracts/security-event";
 import { CoalescingLog } from "./coalescing-log";
 
 function storageSqlPort(ctx: DurableObjectState): SqlPort {

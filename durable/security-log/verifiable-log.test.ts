@@ -2,8 +2,8 @@
 // behind the same SQL port the Durable Object gives the log. Tampering is raw SQL, done the
 // way an attacker holding the database file and the log's current key would.
 import { describe, expect, it } from "vitest";
-import { GatewayError } from "../../workers/contracts/errors";
-import { hexOf } from "../../workers/contracts/hex";
+import { GatewayError } from "../../kernel/contracts/errors";
+import { hexOf } from "../../kernel/crypto/hex";
 import { canonicalRowBody, sealRow, type StoredRow } from "./chain-mac";
 import { SecurityLogCore, type CoreOptions } from "./log-core";
 import { memorySql } from "../../test/helpers/memory-sql";

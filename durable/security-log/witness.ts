@@ -4,10 +4,10 @@
 // owner's admission is the only way in: were any caller able to register a log, 100 made-up
 // logs would fill the witness and every real one would be refused. It keeps one checkpoint per
 // origin for at most MAX_WITNESSED_LOGS admitted logs; its refusals are the route's rows.
-import { GatewayError } from "../../workers/contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import { cosign, openCheckpoint, parseVerifierKey, verifierKey, type SigningKey } from "./checkpoint";
 import type { SqlPort } from "./log-core";
-import type { WitnessAdmitted } from "../../workers/contracts/security-event";
+import type { WitnessAdmitted } from "../../kernel/contracts/security-event";
 
 export const MAX_WITNESSED_LOGS = 100;
 

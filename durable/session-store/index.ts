@@ -3,10 +3,10 @@
 // once a minute per session, so the request path never pays a storage write.
 import { claimStoreIdentity } from "../store-identity";
 import { isolateProbe, sessionsEpoch } from "../change-epoch";
-import { storageFullReason } from "../../workers/contracts/storage-full";
+import { storageFullReason } from "../../kernel/contracts/storage-full";
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../workers/env";
-import { hexOf, sha256Hex } from "../../workers/contracts/hex";
+import { hexOf, sha256Hex } from "../../kernel/crypto/hex";
 import {
   APP_TOKEN_TTL_MS,
   BROWSER_SESSION_TTL_MS,
@@ -19,7 +19,7 @@ import {
   type RefusalReason,
   type SessionKind,
   type SessionView,
-} from "../../workers/contracts/session";
+} from "../../kernel/contracts/session";
 import { ENDED_ADDED_COLUMNS, SESSION_ADDED_COLUMNS, SESSION_SCHEMA } from "./schema";
 
 // The first address is the bound address: where a link was first opened, where a browser signed in.

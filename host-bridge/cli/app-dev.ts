@@ -7,7 +7,7 @@
 import { watch } from "node:fs";
 import { resolve, sep } from "node:path";
 import { createInterface } from "node:readline";
-import { safeLine } from "../../workers/contracts/text-safety";
+import { safeLine } from "../../kernel/text/text-safety";
 import { changeLine, preview, runAppsInstall, runAppsUpdate } from "./apps";
 import { callGateway, GatewayNotRunning, type GatewayAnswer } from "./gateway-client";
 import { commandHint } from "./invocation";

@@ -4,8 +4,8 @@
 // folder beside the target and renamed into place: a failure leaves nothing half made.
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
-import { AppManifestSchema } from "../../workers/contracts/manifest";
-import { GatewayError } from "../../workers/contracts/errors";
+import { AppManifestSchema } from "../../kernel/contracts/manifest";
+import { GatewayError } from "../../kernel/contracts/errors";
 import { reservedAppNames } from "../reserved-app-names";
 import { commandHint } from "./invocation";
 import { appTemplatesFolder, nodeSdkFolder, packageRoot, pythonVerifierFile } from "./package-facts";

@@ -7,8 +7,8 @@ import {
   GrantViewSchema,
   type ApprovalView,
   type GrantView,
-} from "../../workers/contracts/approvals";
-import { safeLine } from "../../workers/contracts/text-safety";
+} from "../../kernel/contracts/approvals";
+import { safeLine } from "../../kernel/text/text-safety";
 import { asOwnerSession, parseAnswer, type GatewayAnswer } from "./gateway-client";
 import { printRefusal } from "./print";
 

@@ -7,7 +7,7 @@
 // here; only its metadata and tarball bytes are read.
 import { rm } from "node:fs/promises";
 import semver from "semver";
-import { GatewayError } from "../../workers/contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import { homePaths } from "../home";
 import { readOwnerConfig } from "../owner-config";
 import { generateNpmApp, writeGeneratedApp, type GeneratedApp } from "../sources/npm-app";
@@ -15,7 +15,7 @@ import { generatePypiApp } from "../sources/pypi-app";
 import { resolvePypiClosure } from "../sources/pypi-resolve";
 import { releaseOf } from "../sources/python-versions";
 import { resolveNpmClosure } from "../sources/npm-resolve";
-import { NpmPackageNameSchema } from "../../workers/contracts/npm-closure";
+import { NpmPackageNameSchema } from "../../kernel/contracts/npm-closure";
 import { emitError, runAppsInstall, runAppsUpdate, type ConsentOptions } from "./apps";
 import { callGateway } from "./gateway-client";
 import { commandHint } from "./invocation";

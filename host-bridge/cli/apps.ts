@@ -2,13 +2,13 @@
 // installable, 3 refused, 1 any other failure; --json prints the answer or the error envelope.
 import { resolve } from "node:path";
 import { randomBytes } from "node:crypto";
-import { CORE_FEATURES } from "../../workers/contracts/core";
+import { CORE_FEATURES } from "../../kernel/contracts/core";
 import { reservedAppNames } from "../reserved-app-names";
 import { readSettings } from "../settings";
 import { homePaths } from "../home";
 import { previewBundle } from "../install/preview";
 import { callGateway, GatewayNotRunning, type GatewayAnswer } from "./gateway-client";
-import { safeLine } from "../../workers/contracts/text-safety";
+import { safeLine } from "../../kernel/text/text-safety";
 import { safeRow } from "./print";
 import { reviewText } from "./review-text";
 import { closureDiffText } from "./closure-diff-text";

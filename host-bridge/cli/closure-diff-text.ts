@@ -2,8 +2,8 @@
 // it moves between, the packages added and removed, the versions that change, the install
 // scripts or native code it brings, and a re-pin of the same versions to other bytes. Package
 // names and versions come from a registry: each goes through safeLine.
-import { npmClosureDiff, NpmClosureReviewSchema } from "../../workers/contracts/npm-closure";
-import { safeLine } from "../../workers/contracts/text-safety";
+import { npmClosureDiff, NpmClosureReviewSchema } from "../../kernel/contracts/npm-closure";
+import { safeLine } from "../../kernel/text/text-safety";
 
 const MAX_LISTED = 50;
 

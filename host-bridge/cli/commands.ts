@@ -1,7 +1,7 @@
 // The CLI's command table: one row per command. main.ts parses argv against it, --help and
 // docs/cli.md are rendered from it; a command exists only once it has a row here.
-import { APPROVAL_SCOPES } from "../../workers/contracts/approvals";
-import { SecurityOutcomeSchema } from "../../workers/contracts/security-event";
+import { APPROVAL_SCOPES } from "../../kernel/contracts/approvals";
+import { SecurityOutcomeSchema } from "../../kernel/contracts/security-event";
 import { runApprovalsAnswer, runApprovalsGrants, runApprovalsList, runApprovalsRevoke } from "./approvals";
 import { runAppsDev } from "./app-dev";
 import { runAppsNew } from "./app-scaffold";

@@ -1,7 +1,7 @@
 // `personalclaw doctor [--json]`: one row per thing this machine and home need, each
 // ok/warn/fail with a sentence saying how to fix it. Exit 1 when a row fails.
 import { existsSync, statSync } from "node:fs";
-import { authModeInForce } from "../../workers/contracts/auth-mode";
+import { authModeInForce } from "../../kernel/contracts/auth-mode";
 import { homePaths } from "../home";
 import { childLimits, readOwnerConfig, sessionTtlInForce } from "../owner-config";
 import { sandboxAvailability, type SandboxAvailability } from "../sandbox/bubblewrap";

@@ -1,5 +1,5 @@
 // The value types CLI flags take, each refusing bad text with a reason the usage error quotes.
-import { parseTtl } from "../../workers/contracts/session";
+import { parseTtl } from "../../kernel/contracts/session";
 import type { ParsedValue } from "./command-table";
 
 /** A TCP port, 0 (pick a free one) to 65535. */

@@ -8,8 +8,8 @@ import { z } from "zod";
 import { callGateway, parseAnswer } from "./gateway-client";
 import { printRefusal } from "./print";
 import { UsageError } from "./usage-error";
-import { safeLine } from "../../workers/contracts/text-safety";
-import { FolderGrantSchema, FolderListingSchema } from "../../workers/contracts/folder-grants";
+import { safeLine } from "../../kernel/text/text-safety";
+import { FolderGrantSchema, FolderListingSchema } from "../../kernel/contracts/folder-grants";
 
 const WORDS = ["apps", "folders"] as const;
 const Applied = z.object({ backend: z.string(), mcp_servers: z.string() }).passthrough();

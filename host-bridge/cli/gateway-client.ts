@@ -4,7 +4,7 @@
 import { request } from "node:http";
 import { readFileSync } from "node:fs";
 import { homePaths } from "../home";
-import { GatewayError } from "../../workers/contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import { readLiveGateway } from "./gateway-file";
 import { z } from "zod";
 import { commandHint, homeInProse } from "./invocation";

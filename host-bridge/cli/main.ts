@@ -3,9 +3,9 @@
 // --json) and an exit status; a stack trace only under PERSONALCLAW_DEBUG=1.
 import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { GatewayError } from "../../workers/contracts/errors";
-import { storageFullReason } from "../../workers/contracts/storage-full";
-import { safeLine, safeLines } from "../../workers/contracts/text-safety";
+import { GatewayError } from "../../kernel/contracts/errors";
+import { storageFullReason } from "../../kernel/contracts/storage-full";
+import { safeLine, safeLines } from "../../kernel/text/text-safety";
 import { homePaths } from "../home";
 import { readSettings, type Settings } from "../settings";
 import type { FlagSpec, FlagValues } from "./command-table";

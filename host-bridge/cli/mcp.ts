@@ -12,9 +12,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { AppManifestSchema } from "../../workers/contracts/manifest";
+import { AppManifestSchema } from "../../kernel/contracts/manifest";
 import { z } from "zod";
-import { JobViewSchema } from "../../workers/contracts/scheduled-jobs";
+import { JobViewSchema } from "../../kernel/contracts/scheduled-jobs";
 import {
   McpAliveAnswerSchema,
   McpLaunchAnswerSchema,
@@ -22,9 +22,9 @@ import {
   mcpDefinition,
   mcpDefinitionDigest,
   MCP_FIRST_START_MS,
-} from "../../workers/contracts/mcp";
-import { grantPatterns } from "../../workers/contracts/network-grant";
-import { safeLine } from "../../workers/contracts/text-safety";
+} from "../../kernel/contracts/mcp";
+import { grantPatterns } from "../../kernel/rules/network-grant";
+import { safeLine } from "../../kernel/text/text-safety";
 import { EgressBrokers } from "../egress/brokers";
 import { homePaths, releaseRuntimeDir, runtimeDir } from "../home";
 import { childLimits, readOwnerConfig } from "../owner-config";

@@ -1,7 +1,7 @@
 // How CLI commands report a gateway refusal (the sentence on stderr, or the envelope as JSON)
 // and print rows of app data: every field an app or a gateway answer controls goes through the
 // one text-safety module, so a version or a name cannot rewrite the line it is on.
-import { safeLine } from "../../workers/contracts/text-safety";
+import { safeLine } from "../../kernel/text/text-safety";
 import type { GatewayAnswer } from "./gateway-client";
 
 /** Prints a failed answer; returns the exit status for it. */

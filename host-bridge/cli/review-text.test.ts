@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { reviewText } from "./review-text";
-import { GRANT_WORDS } from "../../workers/contracts/review-words";
-import { InstallReviewSchema } from "../../workers/contracts/install-review";
+import { GRANT_WORDS } from "../../kernel/contracts/review-words";
+import { InstallReviewSchema } from "../../kernel/contracts/install-review";
 
 // Every string a bundle supplies, each carrying a CR, an ANSI line erase, C0 and C1
 // controls, a bidi override and a newline: the forgeries issue 12 reproduced.

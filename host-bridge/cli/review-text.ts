@@ -2,9 +2,9 @@
 // grants and runs, then the findings and the digest the owner consents to. Every string
 // the bundle supplied goes through safeLine: a CR, an ANSI erase or a bidi override in a
 // manifest field could otherwise rewrite a line above it ("Backend process: none").
-import type { InstallReview } from "../../workers/contracts/install-review";
-import { escapeControls, safeLine } from "../../workers/contracts/text-safety";
-import { FINDINGS_WORDS, GRANT_WORDS } from "../../workers/contracts/review-words";
+import type { InstallReview } from "../../kernel/contracts/install-review";
+import { escapeControls, safeLine } from "../../kernel/text/text-safety";
+import { FINDINGS_WORDS, GRANT_WORDS } from "../../kernel/contracts/review-words";
 
 const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
 

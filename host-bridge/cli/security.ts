@@ -1,6 +1,6 @@
 // `personalclaw security events|verify|acknowledge|checkpoint|seed|witness|admit`.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { CheckpointExportSchema, WitnessAdmittedSchema } from "../../workers/contracts/security-event";
+import { CheckpointExportSchema, WitnessAdmittedSchema } from "../../kernel/contracts/security-event";
 import { CHECKPOINT_KIND, openCheckpoint, splitNote, verifyCosignature } from "../../durable/security-log/checkpoint";
 import { cosignatureFromRow, provesCheckpoint } from "../../durable/security-log/extends-checkpoint";
 import {
@@ -16,7 +16,7 @@ import { readStoredRows, securityLogFile } from "../sel-offline";
 import { sealedSeedPath, unsealSeed } from "../sel-seed";
 import { postToWitness, readWitnessConfig, writeWitnessConfig } from "../sel-witness";
 import { asOwnerSession, callGateway, parseAnswer } from "./gateway-client";
-import { safeLine } from "../../workers/contracts/text-safety";
+import { safeLine } from "../../kernel/text/text-safety";
 import { printRefusal } from "./print";
 import { httpUrlValue } from "./flag-values";
 import { UsageError } from "./usage-error";

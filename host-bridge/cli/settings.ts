@@ -6,14 +6,14 @@ import { z } from "zod";
 import { callGateway, parseAnswer, type GatewayAnswer } from "./gateway-client";
 import { commandHint } from "./invocation";
 import { printRefusal, safeRow } from "./print";
-import { safeLine } from "../../workers/contracts/text-safety";
-import { SettingChangedAnswerSchema, SettingsAnswerSchema, settingAt } from "../../workers/contracts/owner-settings";
+import { safeLine } from "../../kernel/text/text-safety";
+import { SettingChangedAnswerSchema, SettingsAnswerSchema, settingAt } from "../../kernel/contracts/owner-settings";
 import {
   SecretAssignedAnswerSchema,
   SecretDeletedAnswerSchema,
   SecretStoredAnswerSchema,
   SecretsAnswerSchema,
-} from "../../workers/contracts/secrets";
+} from "../../kernel/contracts/secrets";
 
 function leaf(config: Record<string, unknown>, path: string): unknown {
   return path

@@ -2,8 +2,8 @@
 // line. Ctrl-C (or SIGTERM) stops backends, then workerd, then the bridge, within 10 s.
 import { existsSync, readdirSync, realpathSync } from "node:fs";
 import type { ResultPromise } from "execa";
-import { authModeInForce } from "../../workers/contracts/auth-mode";
-import { safeLines } from "../../workers/contracts/text-safety";
+import { authModeInForce } from "../../kernel/contracts/auth-mode";
+import { safeLines } from "../../kernel/text/text-safety";
 import { openGatewayDoor } from "../sandbox/child-identity";
 import {
   clearGatewaySocket,
@@ -33,7 +33,7 @@ import {
   restartRecordedAnchor,
   writeStateManifest,
 } from "../state-manifest";
-import { storageFullReason } from "../../workers/contracts/storage-full";
+import { storageFullReason } from "../../kernel/contracts/storage-full";
 import { keepStorageReserve } from "../storage-reserve";
 import { BridgeRuntime } from "../bridge-runtime";
 import { readOwnerConfig, sessionTtlInForce } from "../owner-config";

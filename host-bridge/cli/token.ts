@@ -1,5 +1,5 @@
 // `personalclaw token [--ttl D]` and `personalclaw auth rotate-key`.
-import { MintedTokenAnswerSchema } from "../../workers/contracts/session";
+import { MintedTokenAnswerSchema } from "../../kernel/contracts/session";
 import { callGateway, parseAnswer } from "./gateway-client";
 import { commandHint } from "./invocation";
 import { printRefusal } from "./print";

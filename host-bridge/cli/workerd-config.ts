@@ -11,7 +11,7 @@ import {
   GATEWAY_SOCKET_NAME,
   slotBinding,
   slotSocketName,
-} from "../../workers/contracts/backend-slots";
+} from "../../kernel/contracts/backend-slots";
 import { DURABLE_OBJECT_CLASSES } from "../durable-object-stores";
 
 export interface WorkerdConfigInput {

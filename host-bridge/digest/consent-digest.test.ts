@@ -2,7 +2,7 @@ import { chmod, mkdtemp, mkdir, rm, symlink, writeFile } from "node:fs/promises"
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { canonicalJson } from "../../workers/contracts/canonical-json";
+import { canonicalJson } from "../../kernel/crypto/canonical-json";
 import { canonicalListing } from "./canonical-listing";
 import { consentDigest } from "./consent-digest";
 

@@ -2,7 +2,7 @@
 // listing of the staged tree AND the review they were shown. Any changed byte, link, mode
 // class or review line gives another digest, so a stale consent cannot install new content.
 import { createHash } from "node:crypto";
-import { canonicalJson } from "../../workers/contracts/canonical-json";
+import { canonicalJson } from "../../kernel/crypto/canonical-json";
 import type { ListingEntry } from "./canonical-listing";
 
 const DIGEST_FORMAT = "personalclaw-consent-v1";

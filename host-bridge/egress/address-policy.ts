@@ -7,7 +7,7 @@
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import ipaddr from "ipaddr.js";
-import type { HostPattern } from "../../workers/contracts/network-grant";
+import type { HostPattern } from "../../kernel/rules/network-grant";
 
 export type AddressVerdict = { ok: true; address: string } | { ok: false; range: string };
 

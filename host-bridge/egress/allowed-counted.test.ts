@@ -13,8 +13,8 @@ import { CoalescingLog } from "../../durable/security-log/coalescing-log";
 import { SecurityLogCore } from "../../durable/security-log/log-core";
 import { ALLOWED_COUNTED_KIND, REFUSALS_COUNTED_KIND } from "../../durable/security-log/refusal-windows";
 import { memorySql } from "../../test/helpers/memory-sql";
-import { parseHostPattern, type HostPattern } from "../../workers/contracts/network-grant";
-import type { SecurityEventRow } from "../../workers/contracts/security-event";
+import { parseHostPattern, type HostPattern } from "../../kernel/rules/network-grant";
+import type { SecurityEventRow } from "../../kernel/contracts/security-event";
 import { BridgeReporting } from "../bridge-reporting";
 import { startBroker, type EgressBroker } from "./broker";
 

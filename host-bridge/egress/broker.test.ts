@@ -6,7 +6,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseHostPattern, type HostPattern } from "../../workers/contracts/network-grant";
+import { parseHostPattern, type HostPattern } from "../../kernel/rules/network-grant";
 import { startBroker, type EgressBroker, type EgressDecision } from "./broker";
 import { canonicalAddress, vetAddress } from "./address-policy";
 

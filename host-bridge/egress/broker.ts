@@ -13,7 +13,7 @@ import { lookup } from "node:dns/promises";
 import { chmodSync, rmSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
-import { grantAllows, type HostPattern } from "../../workers/contracts/network-grant";
+import { grantAllows, type HostPattern } from "../../kernel/rules/network-grant";
 import { canonicalAddress, canonicalGrant, vetAddress } from "./address-policy";
 
 export type EgressCode =

@@ -2,7 +2,7 @@
 // socket in the runtime folder. Opened before the child starts, closed when it ends.
 import { createHash } from "node:crypto";
 import path from "node:path";
-import type { HostPattern } from "../../workers/contracts/network-grant";
+import type { HostPattern } from "../../kernel/rules/network-grant";
 import { startBroker, type EgressBroker, type EgressDecision } from "./broker";
 
 export class EgressBrokers {

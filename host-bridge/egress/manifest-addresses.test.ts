@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { AppManifest } from "../../workers/contracts/manifest";
+import type { AppManifest } from "../../kernel/contracts/manifest";
 import { previewBundle } from "../install/preview";
 import { McpJson } from "../mcp/mcp-json";
 

@@ -5,8 +5,8 @@
 // any sandbox: `https://169.254.169.254/` under a grant of `169.254.169.254:443` reached the
 // cloud metadata service. Both are vetted here at preview (so at install and update too) by
 // the broker's own rule (address-policy.ts).
-import { mcpRemoteHost, type AppManifest } from "../../workers/contracts/manifest";
-import { parseHostPattern } from "../../workers/contracts/network-grant";
+import { mcpRemoteHost, type AppManifest } from "../../kernel/contracts/manifest";
+import { parseHostPattern } from "../../kernel/rules/network-grant";
 import { refuse, type Refusal } from "../staging/refusal";
 import { canonicalAddress, vetAddress } from "./address-policy";
 

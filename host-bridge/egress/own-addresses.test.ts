@@ -11,7 +11,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseHostPattern, type HostPattern } from "../../workers/contracts/network-grant";
+import { parseHostPattern, type HostPattern } from "../../kernel/rules/network-grant";
 import { canonicalAddress, ownAddresses } from "./address-policy";
 import { startBroker, type EgressDecision } from "./broker";
 

@@ -3,7 +3,7 @@
 // keeps the review it had, and an update that adds a need or widens one to read-write asks
 // for consent again.
 import { describe, expect, it } from "vitest";
-import { AppManifestSchema, type AppManifest } from "../../workers/contracts/manifest";
+import { AppManifestSchema, type AppManifest } from "../../kernel/contracts/manifest";
 import { buildReview } from "./review";
 import { updateNeedsConsent } from "./update-app";
 

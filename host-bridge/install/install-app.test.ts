@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { GatewayError } from "../../workers/contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import { installApp, removeAppFiles, type InstallContext } from "./install-app";
 import { clearJournal } from "./transition-journal";
 import { parkedDataDir, parkedRecordPath } from "./parked-data";

@@ -6,15 +6,15 @@
 // folder, no record, no stuck name, and the error names the step (issue 11 item 6).
 import { existsSync } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
-import { AppManifestSchema, uiFolderOf } from "../../workers/contracts/manifest";
-import type { ParkedDataView } from "../../workers/contracts/parked-data";
-import { parseStrictJson } from "../../workers/contracts/strict-json";
+import { AppManifestSchema, uiFolderOf } from "../../kernel/contracts/manifest";
+import type { ParkedDataView } from "../../kernel/contracts/parked-data";
+import { parseStrictJson } from "../../kernel/text/strict-json";
 import { join } from "node:path";
-import { storageFullReason } from "../../workers/contracts/storage-full";
-import { GatewayError } from "../../workers/contracts/errors";
-import type { AppManifest } from "../../workers/contracts/manifest";
+import { storageFullReason } from "../../kernel/contracts/storage-full";
+import { GatewayError } from "../../kernel/contracts/errors";
+import type { AppManifest } from "../../kernel/contracts/manifest";
 import { previewBundle, type PreviewOptions } from "./preview";
-import type { InstallReview } from "../../workers/contracts/install-review";
+import type { InstallReview } from "../../kernel/contracts/install-review";
 import { HOOK_TIMEOUT_SECONDS } from "./review";
 import { installNpmPackages, installPythonDependencies, type InstallerContext } from "./install-dependencies";
 import { runHook, type HookContext } from "./run-hook";

@@ -8,7 +8,7 @@ import { lstat, mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { findOnPath, realPython } from "../sandbox/interpreter";
 import { runConfined, type ConfinementContext } from "../sandbox/run-confined";
-import { grantPatterns, type HostPattern } from "../../workers/contracts/network-grant";
+import { grantPatterns, type HostPattern } from "../../kernel/rules/network-grant";
 
 export type InstallerContext = ConfinementContext;
 

@@ -5,10 +5,10 @@
 // pinned integrity; that refusal is answered with a code naming the package.
 import { lstat, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { GatewayError } from "../../workers/contracts/errors";
-import type { AppManifest } from "../../workers/contracts/manifest";
-import { NPM_CLOSURE_FILE, type NpmClosure } from "../../workers/contracts/npm-closure";
-import { parseHostPattern, type HostPattern } from "../../workers/contracts/network-grant";
+import { GatewayError } from "../../kernel/contracts/errors";
+import type { AppManifest } from "../../kernel/contracts/manifest";
+import { NPM_CLOSURE_FILE, type NpmClosure } from "../../kernel/contracts/npm-closure";
+import { parseHostPattern, type HostPattern } from "../../kernel/rules/network-grant";
 import { closureLockfile, closurePackageJson, packageWithIntegrity } from "../sources/npm-lockfile";
 import { installerRun, moveInstalled, npmCli, NPM_PREFIX, type InstallerContext } from "./install-dependencies";
 import { parseNpmClosure } from "./npm-closure-file";

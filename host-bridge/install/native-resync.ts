@@ -10,7 +10,7 @@ import { constants, existsSync, readdirSync } from "node:fs";
 import { mkdir, open, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { parseStrictJson } from "../../workers/contracts/strict-json";
+import { parseStrictJson } from "../../kernel/text/strict-json";
 import { journalDir, syncFolder } from "./transition-journal";
 import { pauseAtNamedStep } from "./test-pause";
 

@@ -2,8 +2,8 @@
 // staging read (so the review and the digest describe the same bytes) and the installer reads it
 // from the staged copy whose digest the owner consented to. A closure that does not parse is
 // refused, never installed in part.
-import { NPM_CLOSURE_FILE, NpmClosureSchema, type NpmClosure } from "../../workers/contracts/npm-closure";
-import { parseStrictJson } from "../../workers/contracts/strict-json";
+import { NPM_CLOSURE_FILE, NpmClosureSchema, type NpmClosure } from "../../kernel/contracts/npm-closure";
+import { parseStrictJson } from "../../kernel/text/strict-json";
 import type { StagedEntry } from "../staging/stage-bundle";
 import { refuse, type Refusal } from "../staging/refusal";
 

@@ -2,8 +2,8 @@
 // re-pin of the same versions to other bytes included, and the diff says what changed. The
 // reviews are built by the bridge's own buildReview, as a preview builds them.
 import { describe, expect, it } from "vitest";
-import { npmClosureDiff, type NpmClosure } from "../../workers/contracts/npm-closure";
-import { AppManifestSchema } from "../../workers/contracts/manifest";
+import { npmClosureDiff, type NpmClosure } from "../../kernel/contracts/npm-closure";
+import { AppManifestSchema } from "../../kernel/contracts/manifest";
 import { buildReview } from "./review";
 import { updateNeedsConsent } from "./update-app";
 

@@ -5,9 +5,9 @@
 import { constants, existsSync } from "node:fs";
 import { lstat, open, readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { GatewayError } from "../../workers/contracts/errors";
-import { ParkedDataSchema, type ParkedData, type ParkedDataView } from "../../workers/contracts/parked-data";
-import { parseStrictJson } from "../../workers/contracts/strict-json";
+import { GatewayError } from "../../kernel/contracts/errors";
+import { ParkedDataSchema, type ParkedData, type ParkedDataView } from "../../kernel/contracts/parked-data";
+import { parseStrictJson } from "../../kernel/text/strict-json";
 import { writePrivateFile } from "../private-file";
 import { syncFolder } from "./transition-journal";
 

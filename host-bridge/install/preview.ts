@@ -7,8 +7,8 @@
 // same listing from a staged folder). Install stages its own copy and proceeds only if its
 // digest is the one consented to; a staged copy not kept, or any refusal, is removed.
 import { rm } from "node:fs/promises";
-import { uiFolderOf, validateManifest, type AppManifest } from "../../workers/contracts/manifest";
-import { parseStrictJson } from "../../workers/contracts/strict-json";
+import { uiFolderOf, validateManifest, type AppManifest } from "../../kernel/contracts/manifest";
+import { parseStrictJson } from "../../kernel/text/strict-json";
 import type { StagedEntry } from "../staging/stage-bundle";
 import { parkedDataOf } from "./parked-data";
 import { listingOfStaged, type ListingEntry } from "../digest/canonical-listing";
@@ -25,9 +25,9 @@ import {
 } from "../staging/stage-bundle";
 import { buildReview } from "./review";
 import { closureOfStaged } from "./npm-closure-file";
-import { NPM_CLOSURE_FILE } from "../../workers/contracts/npm-closure";
+import { NPM_CLOSURE_FILE } from "../../kernel/contracts/npm-closure";
 import { manifestAddressRefusal } from "../egress/manifest-addresses";
-import type { InstallReview } from "../../workers/contracts/install-review";
+import type { InstallReview } from "../../kernel/contracts/install-review";
 
 // A manifest is a few KiB; a larger one is refused rather than parsed (staging shows it whole).
 const MAX_MANIFEST_BYTES = SHOWN_UP_TO_BYTES;

@@ -2,7 +2,7 @@
 // review that grants or runs something — prerequisites, each permission (network hosts
 // included), jobs, packages, UI, backend, hooks, MCP servers, launches, writes, the secrets it
 // asks for and the scan's findings. The app's name, version, wording and the parked-data note are not disclosure.
-import type { InstallReview, ReviewChange } from "../../workers/contracts/install-review";
+import type { InstallReview, ReviewChange } from "../../kernel/contracts/install-review";
 
 const DISCLOSURE_FIELDS = [
   "prerequisites",

@@ -1,15 +1,15 @@
 // The install review: what installing an app grants and runs, in the order the consent dialog
 // shows it (INST-12, MAN-07..09). It is built only from the validated manifest and the scan of
 // the staged bytes, and the consent digest covers it, so the owner's yes is to these words.
-import { configGrantPaths, JOB_TIMEOUT_DEFAULT_S, type AppManifest } from "../../workers/contracts/manifest";
-import { mcpDefinition } from "../../workers/contracts/mcp";
-import type { ParkedDataView } from "../../workers/contracts/parked-data";
+import { configGrantPaths, JOB_TIMEOUT_DEFAULT_S, type AppManifest } from "../../kernel/contracts/manifest";
+import { mcpDefinition } from "../../kernel/contracts/mcp";
+import type { ParkedDataView } from "../../kernel/contracts/parked-data";
 import type { ScanResult } from "../scan/scan-staged";
-import type { InstallReview } from "../../workers/contracts/install-review";
-import { closurePinsText, npmClosureReview, type NpmClosure } from "../../workers/contracts/npm-closure";
+import type { InstallReview } from "../../kernel/contracts/install-review";
+import { closurePinsText, npmClosureReview, type NpmClosure } from "../../kernel/contracts/npm-closure";
 import { createHash } from "node:crypto";
 import { DEFAULT_HOOK_TIMEOUT_SECONDS } from "../settings";
-import { folderNeedWords } from "../../workers/contracts/folder-grants";
+import { folderNeedWords } from "../../kernel/contracts/folder-grants";
 
 /** DESIGN.md: onInstall and onUninstall run bounded to 60 s; onUpdate is parsed, never run. */
 export const HOOK_TIMEOUT_SECONDS = DEFAULT_HOOK_TIMEOUT_SECONDS;

@@ -7,9 +7,9 @@ import { link, mkdir, open, rename, rm } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { z } from "zod";
-import { parseStrictJson } from "../../workers/contracts/strict-json";
-import { ParkedDataViewSchema } from "../../workers/contracts/parked-data";
-import { ReadyUpdateSchema } from "../../workers/contracts/bridge-operations";
+import { parseStrictJson } from "../../kernel/text/strict-json";
+import { ParkedDataViewSchema } from "../../kernel/contracts/parked-data";
+import { ReadyUpdateSchema } from "../../kernel/contracts/bridge-operations";
 
 export const JournalSchema = z.discriminatedUnion("op", [
   z.object({

@@ -10,7 +10,7 @@
 // workerd restart for whatever journals are left, once the operations in flight have ended.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { z } from "zod";
-import type { JournalQuestionSchema } from "../../workers/contracts/bridge-operations";
+import type { JournalQuestionSchema } from "../../kernel/contracts/bridge-operations";
 import { callGatewayRoute, type CallGateway } from "../bridge-contract";
 import { settleOne, type RecoveryContext } from "./recover-transitions";
 import { listJournals, readJournal, type Journal } from "./transition-journal";

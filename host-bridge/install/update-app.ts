@@ -9,10 +9,10 @@
 import { existsSync } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { GatewayError } from "../../workers/contracts/errors";
-import { uiFolderOf, type AppManifest } from "../../workers/contracts/manifest";
+import { GatewayError } from "../../kernel/contracts/errors";
+import { uiFolderOf, type AppManifest } from "../../kernel/contracts/manifest";
 import { HOOK_TIMEOUT_SECONDS } from "./review";
-import type { InstallReview, ReviewChange } from "../../workers/contracts/install-review";
+import type { InstallReview, ReviewChange } from "../../kernel/contracts/install-review";
 import { installNpmPackages, installPythonDependencies } from "./install-dependencies";
 import { npmClosureStep } from "./install-npm-closure";
 import { runHook } from "./run-hook";
@@ -21,9 +21,9 @@ import { checkRecordable, stageOrRefuse, type InstallContext, type InstallProgre
 import { holdAndStop, release } from "../mcp/running-servers";
 import { copyAppData, DataChangedDuringCopy } from "./copy-app-data";
 import { clearJournal, syncFolder, writeJournal } from "./transition-journal";
-import type { ReadyUpdate } from "../../workers/contracts/bridge-operations";
+import type { ReadyUpdate } from "../../kernel/contracts/bridge-operations";
 import { reviewChanges } from "./review-changes";
-import { storageFullReason } from "../../workers/contracts/storage-full";
+import { storageFullReason } from "../../kernel/contracts/storage-full";
 import { mebibytes, UPDATE_ROOM_MARGIN_BYTES, updateRoom } from "./update-room";
 
 /** DESIGN.md: an update is kept only when its backend answers its health check within 30 s. */

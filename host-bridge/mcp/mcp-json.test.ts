@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { GatewayError } from "../../workers/contracts/errors";
-import { AppManifestSchema, type AppManifest } from "../../workers/contracts/manifest";
+import { GatewayError } from "../../kernel/contracts/errors";
+import { AppManifestSchema, type AppManifest } from "../../kernel/contracts/manifest";
 import { McpJson } from "./mcp-json";
 
 const manifest = (extra: Record<string, unknown>): AppManifest =>

@@ -6,10 +6,10 @@
 // a rename, so a reader never sees half a file; a file that is not a JSON object is never
 // overwritten (it is somebody's, and rewriting it would lose what they wrote).
 import { existsSync, lstatSync, readFileSync } from "node:fs";
-import { GatewayError } from "../../workers/contracts/errors";
-import type { AppManifest } from "../../workers/contracts/manifest";
-import { grantPatterns, grantAllows } from "../../workers/contracts/network-grant";
-import { mcpDefinition, mcpKey, remoteServerHost, type McpRegistration } from "../../workers/contracts/mcp";
+import { GatewayError } from "../../kernel/contracts/errors";
+import type { AppManifest } from "../../kernel/contracts/manifest";
+import { grantPatterns, grantAllows } from "../../kernel/rules/network-grant";
+import { mcpDefinition, mcpKey, remoteServerHost, type McpRegistration } from "../../kernel/contracts/mcp";
 import { writePrivateFile } from "../private-file";
 import { remoteServerHostRefusal } from "../egress/manifest-addresses";
 

@@ -2,9 +2,9 @@
 // commit steps, parked data, native-app proofs and transition progress.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { GatewayError } from "../../workers/contracts/errors";
-import type { AppManifest } from "../../workers/contracts/manifest";
-import type { InstallReview } from "../../workers/contracts/install-review";
+import { GatewayError } from "../../kernel/contracts/errors";
+import type { AppManifest } from "../../kernel/contracts/manifest";
+import type { InstallReview } from "../../kernel/contracts/install-review";
 import { previewBundle } from "../install/preview";
 import { installApp, removeAppFiles, undoInstall } from "../install/install-app";
 import { commitUpdate, undoUpdate, updateApp, updateNeedsConsent } from "../install/update-app";

@@ -1,8 +1,8 @@
 // The bridge's /backends/ and /mcp/ operations: starting, restarting and stopping app
 // backends, and writing the entries of <home>/mcp.json (docs/mcp-servers.md) that exactly the
 // named manifest declares.
-import { GatewayError } from "../../workers/contracts/errors";
-import type { AppManifest } from "../../workers/contracts/manifest";
+import { GatewayError } from "../../kernel/contracts/errors";
+import type { AppManifest } from "../../kernel/contracts/manifest";
 import type { HandlersUnder } from "../bridge-contract";
 import type { BridgeRuntime } from "../bridge-runtime";
 

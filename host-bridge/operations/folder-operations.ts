@@ -1,6 +1,6 @@
 // The bridge's /folders/ operation: the check of a folder the owner chooses for an app, made
 // where the files are (granted-folders.ts). The gateway records only what this answers.
-import { GatewayError } from "../../workers/contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import { checkGrantableFolder } from "../sandbox/granted-folders";
 import type { HandlersUnder } from "../bridge-contract";
 import type { BridgeRuntime } from "../bridge-runtime";

@@ -1,7 +1,7 @@
 // The bridge's operations on what the owner keeps under the home: config.json (read as it is
 // now, written for the next start; the running supervisor keeps this start's), the sealed
 // secrets (values come in and are sealed; nothing answers one back) and the log's anchor.
-import { GatewayError } from "../../workers/contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import { readOwnerConfig, settingsDocument, writeOwnerSetting } from "../owner-config";
 import { readAnchor } from "../sel-anchor";
 import type { HandlersUnder } from "../bridge-contract";

@@ -24,7 +24,7 @@ import {
   spawnChild,
 } from "../supervisor/spawn-child.js";
 import { seccompProgram } from "./seccomp-filter.js";
-import { slotSocketName } from "../../workers/contracts/backend-slots.js";
+import { slotSocketName } from "../../kernel/contracts/backend-slots.js";
 import { plantCredentialStores } from "../../test/fixtures/hostile/credential-stores.js";
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../test/fixtures/backends");

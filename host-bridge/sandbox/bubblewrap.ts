@@ -6,7 +6,7 @@
 // is wrapped here; there is no second way to build a sandbox.
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { errorMessage } from "../../workers/contracts/errors.js";
+import { errorMessage } from "../../kernel/contracts/errors.js";
 import { findOnPath, interpreterMounts, isNodeProgram, resolveProgram } from "./interpreter";
 import { packageRoot } from "../package-root";
 import { EGRESS_PROXY_PORT, INSIDE_DIR, mountArgs, planMounts, SYSTEM_FOLDERS, type MountStep } from "./mount-plan";

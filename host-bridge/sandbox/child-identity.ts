@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, lchownSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { findSetpriv } from "../supervisor/workerd-supervisor";
-import { GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME } from "../../workers/contracts/backend-slots";
+import { GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME } from "../../kernel/contracts/backend-slots";
 
 /** The host user a root gateway's children run as. */
 export interface ChildIdentity {

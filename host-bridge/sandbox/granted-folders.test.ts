@@ -27,7 +27,7 @@ import {
   type FolderCheckContext,
   type OpenedFolder,
 } from "./granted-folders.js";
-import type { FolderGrant } from "../../workers/contracts/folder-grants.js";
+import type { FolderGrant } from "../../kernel/contracts/folder-grants.js";
 import { plantCredentialStores } from "../../test/fixtures/hostile/credential-stores.js";
 
 let root: string;

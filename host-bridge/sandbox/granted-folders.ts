@@ -9,13 +9,13 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, realpathSync, type Stats } from "node:fs";
 import path from "node:path";
 import type { StdioOptions } from "node:child_process";
-import { errorMessage, type ErrorCode } from "../../workers/contracts/errors.js";
+import { errorMessage, type ErrorCode } from "../../kernel/contracts/errors.js";
 import {
   folderEnvName,
   folderInside,
   type FolderAccess,
   type FolderGrant,
-} from "../../workers/contracts/folder-grants.js";
+} from "../../kernel/contracts/folder-grants.js";
 import { openedPath } from "../opened-path";
 import { withDescriptor } from "../supervisor/spawn-child";
 import type { ChildIdentity } from "./child-identity";

@@ -10,7 +10,7 @@ import {
   escapeControls,
   maskSafeCut,
   maskWordsAtCut,
-} from "../../workers/contracts/text-safety.js";
+} from "../../kernel/text/text-safety.js";
 
 export type RelayLevel = "info" | "warning";
 export type RelaySink = (level: RelayLevel, line: string) => void;

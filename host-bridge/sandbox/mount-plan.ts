@@ -5,7 +5,7 @@
 // projects); a list of what a child needs cannot miss anything it does not name.
 import { lstatSync, readlinkSync } from "node:fs";
 import path from "node:path";
-import { FOLDER_NEED_PATTERN, FOLDERS_INSIDE, folderInside } from "../../workers/contracts/folder-grants.js";
+import { FOLDER_NEED_PATTERN, FOLDERS_INSIDE, folderInside } from "../../kernel/contracts/folder-grants.js";
 
 export type MountStep =
   | { kind: "ro-bind"; source: string; target: string; why: string; optional?: boolean }

@@ -6,7 +6,7 @@ import type { ChildProcess } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Writable } from "node:stream";
 import { buildChildEnv, credentialValuesOf, egressEnvironment, type ChildKind } from "./child-env";
-import type { HostPattern } from "../../workers/contracts/network-grant";
+import type { HostPattern } from "../../kernel/rules/network-grant";
 import type { EgressBrokers } from "../egress/brokers";
 import { wrapInSandbox, type SandboxAvailability, type SandboxMode } from "./bubblewrap";
 import {

@@ -9,7 +9,7 @@ import type { Readable, Writable } from "node:stream";
 import { buildChildEnv, credentialValuesOf, egressEnvironment } from "./child-env";
 import { createLogRelay } from "./log-relay";
 import { serverEnvironment } from "./server-env";
-import type { HostPattern } from "../../workers/contracts/network-grant";
+import type { HostPattern } from "../../kernel/rules/network-grant";
 import { mcpServerFds, spawnChild } from "../supervisor/spawn-child";
 import { confineCommand, placeUnderBounds, type ConfinementContext } from "./run-confined";
 import { signalProcessGroup } from "../process-group";
@@ -21,7 +21,7 @@ import {
   openGrantedFolders,
   withFolderDescriptors,
 } from "./granted-folders";
-import type { FolderGrant } from "../../workers/contracts/folder-grants";
+import type { FolderGrant } from "../../kernel/contracts/folder-grants";
 
 export interface McpServerRun {
   app: { name: string; appDir: string; dataDir: string; hasStorage: boolean };

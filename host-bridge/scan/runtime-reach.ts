@@ -3,7 +3,7 @@
 // simple (relative imports/requires, local Python modules, HTML src/href, script arguments):
 // when it cannot tell, a code file that is not a test file is presumed to run.
 import path from "node:path/posix";
-import type { AppManifest } from "../../workers/contracts/manifest";
+import type { AppManifest } from "../../kernel/contracts/manifest";
 import { couldMatch } from "./required-literals";
 
 /** What the scanner extracted from one file, for the follow. */

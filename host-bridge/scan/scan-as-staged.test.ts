@@ -5,7 +5,7 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeSandbox, type Sandbox } from "../../test/fixtures/hostile/sandbox";
-import { validateManifest, type AppManifest } from "../../workers/contracts/manifest";
+import { validateManifest, type AppManifest } from "../../kernel/contracts/manifest";
 import { SHOWN_UP_TO_BYTES, stageBundle, type StagedEntry } from "../staging/stage-bundle";
 import { scanAsStaged } from "./scan-as-staged";
 import { scanStaged, type ScanOptions } from "./scan-staged";

@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeSandbox, type Sandbox } from "../../test/fixtures/hostile/sandbox";
-import { validateManifest, type AppManifest } from "../../workers/contracts/manifest";
+import { validateManifest, type AppManifest } from "../../kernel/contracts/manifest";
 import { stageBundle } from "../staging/stage-bundle";
 import { SCAN_RULES } from "./rules";
 import { scanStaged, type ScanOptions } from "./scan-staged";

@@ -5,7 +5,7 @@ import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import path from "node:path";
 import posix from "node:path/posix";
-import type { AppManifest } from "../../workers/contracts/manifest";
+import type { AppManifest } from "../../kernel/contracts/manifest";
 import { FILES_IN_FLIGHT, mapInOrder } from "../staging/bounded-parallel";
 import type { StagedEntry } from "../staging/stage-bundle";
 import { isRequirementsFile, SCAN_RULES, type ScanRule, type Severity } from "./rules";

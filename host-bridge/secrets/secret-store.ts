@@ -9,10 +9,10 @@ import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { GatewayError } from "../../workers/contracts/errors";
-import { SECRET_NAME, type SecretConsumer, type SecretListing } from "../../workers/contracts/secrets";
+import { GatewayError } from "../../kernel/contracts/errors";
+import { SECRET_NAME, type SecretConsumer, type SecretListing } from "../../kernel/contracts/secrets";
 import { makePrivateFolder, removePrivateFile, syncFolder, writePrivateFile } from "../private-file";
-import { APP_NAME_PATTERN } from "../../workers/contracts/app-name";
+import { APP_NAME_PATTERN } from "../../kernel/rules/app-name";
 
 const KEY_BYTES = 32;
 const NONCE_BYTES = 12;

@@ -9,9 +9,9 @@ import { createHash } from "node:crypto";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { posix } from "node:path";
 import { join } from "node:path";
-import { APP_NAME_PATTERN } from "../../workers/contracts/app-name";
-import { GatewayError } from "../../workers/contracts/errors";
-import { NPM_CLOSURE_FILE, type NpmClosure } from "../../workers/contracts/npm-closure";
+import { APP_NAME_PATTERN } from "../../kernel/rules/app-name";
+import { GatewayError } from "../../kernel/contracts/errors";
+import { NPM_CLOSURE_FILE, type NpmClosure } from "../../kernel/contracts/npm-closure";
 import { DATA_PLACEHOLDER } from "../sandbox/server-env";
 
 /** HOME and the XDG base folders inside data/: state a server keeps under ~ survives restarts and updates. */

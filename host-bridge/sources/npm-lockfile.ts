@@ -2,7 +2,7 @@
 // the app's npm-closure.json and nothing else: every package at its pinned place, from its
 // pinned URL, with its pinned integrity. npm ci installs exactly the lockfile's tree or fails,
 // and refuses a tarball whose bytes do not match its integrity (EINTEGRITY).
-import type { NpmClosure } from "../../workers/contracts/npm-closure";
+import type { NpmClosure } from "../../kernel/contracts/npm-closure";
 
 /** The name the rendered root package carries (a private package no registry is asked about). */
 const ROOT_NAME = "personalclaw-npm-closure";

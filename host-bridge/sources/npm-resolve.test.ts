@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GatewayError } from "../../workers/contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import { NPM_FIXTURES, startNpmRegistry, tarballFile, type NpmRegistryStandIn } from "../../test/helpers/npm-registry";
 import { closureLockfile } from "./npm-lockfile";
 import { resolveNpmClosure } from "./npm-resolve";

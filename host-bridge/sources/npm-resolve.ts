@@ -11,9 +11,9 @@
 // needs it, where only that package and its own dependencies see it.
 import { createHash } from "node:crypto";
 import semver from "semver";
-import { GatewayError } from "../../workers/contracts/errors";
-import type { NpmClosure, PinnedNpmPackage } from "../../workers/contracts/npm-closure";
-import { NpmClosureSchema, NpmPackageNameSchema } from "../../workers/contracts/npm-closure";
+import { GatewayError } from "../../kernel/contracts/errors";
+import type { NpmClosure, PinnedNpmPackage } from "../../kernel/contracts/npm-closure";
+import { NpmClosureSchema, NpmPackageNameSchema } from "../../kernel/contracts/npm-closure";
 import { vettedFetch, type VettedFetchOptions } from "./vetted-fetch";
 
 /** A packument larger than this is refused (the abbreviated form of the largest packages is a few MiB). */

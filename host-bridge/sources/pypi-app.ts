@@ -4,7 +4,7 @@
 // from and its sha256, and run-server.py, which runs the project's console script. The manifest
 // grants what npm-app.ts grants: its own data/ (HOME and XDG_* inside it), no network, one stdio
 // server run by the app's venv python (sandbox/app-interpreter.ts).
-import { GatewayError } from "../../workers/contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import { appNameOfPackage, DATA_HOME_ENV, type GeneratedApp } from "./npm-app";
 import type { ResolvedPypiProject } from "./pypi-resolve";
 

@@ -5,7 +5,7 @@
 // it. Every fetch goes under the egress address rules (vetted-fetch.ts). What this does not read
 // (a wheel with native code, an environment marker other than an extra) is refused, naming it.
 import { createHash } from "node:crypto";
-import { GatewayError } from "../../workers/contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import { compareReleases, normalizedProjectName, releaseOf, satisfies } from "./python-versions";
 import { vettedFetch } from "./vetted-fetch";
 import { consoleScripts, requiresDist, wheelEntryText } from "./wheel-metadata";

@@ -9,7 +9,7 @@ import { lookup } from "node:dns/promises";
 import http from "node:http";
 import https from "node:https";
 import { isIP } from "node:net";
-import { GatewayError } from "../../workers/contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import { canonicalAddress, vetAddress } from "../egress/address-policy";
 
 export interface VettedFetchOptions {

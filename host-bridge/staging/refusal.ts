@@ -1,6 +1,6 @@
 // Expected failures of staging, scanning and preview are values, not exceptions: a refusal
 // carries a registered code, the registry's sentence, and the bundle path it names.
-import { errorMessage, type ErrorCode } from "../../workers/contracts/errors";
+import { errorMessage, type ErrorCode } from "../../kernel/contracts/errors";
 
 export type Refusal = {
   ok: false;

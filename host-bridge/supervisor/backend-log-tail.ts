@@ -5,8 +5,8 @@
 // one. Lines are masked and escaped before the search runs: a search on the raw text would
 // answer whether a masked credential is there.
 import { open } from "node:fs/promises";
-import { safeLine } from "../../workers/contracts/text-safety.js";
-import type { AppLogAnswer, AppLogRequest } from "../../workers/contracts/app-log.js";
+import { safeLine } from "../../kernel/text/text-safety.js";
+import type { AppLogAnswer, AppLogRequest } from "../../kernel/contracts/app-log.js";
 import { rotatedLogPath } from "../gateway-log";
 
 /** How much of the log's end is read. */

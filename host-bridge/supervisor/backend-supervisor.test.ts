@@ -16,7 +16,7 @@ import http from "node:http";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { slotSocketName } from "../../workers/contracts/backend-slots";
+import { slotSocketName } from "../../kernel/contracts/backend-slots";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   BackendSupervisor,

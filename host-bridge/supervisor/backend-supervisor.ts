@@ -1,14 +1,14 @@
 // Runs app backends as supervised children (BACK-01..08, 13..15, 19, 21): each gets its own
 // port, secret, allowlisted env and sandbox; health is a standing, reversible observation; a
 // backend that exits on its own is restarted with backoff unless held or failing to start.
-import type { BackendStatus as ReportedBackendStatus } from "../../workers/contracts/app-record";
+import type { BackendStatus as ReportedBackendStatus } from "../../kernel/contracts/app-record";
 import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { errorMessage } from "../../workers/contracts/errors.js";
-import { MIN_SECRET_CHARS } from "../../workers/contracts/text-safety.js";
+import { errorMessage } from "../../kernel/contracts/errors.js";
+import { MIN_SECRET_CHARS } from "../../kernel/text/text-safety.js";
 import {
   sandboxAvailability,
   sandboxRefusal,
@@ -39,8 +39,8 @@ import { pickFreePort } from "../free-port.js";
 import { signalProcessGroup } from "../process-group.js";
 import { isAcceptableHealthPath, probeHealth, type HealthEndpoint } from "./health-probe.js";
 import { openSlotListener, SLOT_LISTEN_FD, withListener, type SlotListener } from "./slot-listener.js";
-import { BACKEND_SLOTS, GATEWAY_SOCKET_FOLDER, slotSocketName } from "../../workers/contracts/backend-slots.js";
-import type { HostPattern } from "../../workers/contracts/network-grant.js";
+import { BACKEND_SLOTS, GATEWAY_SOCKET_FOLDER, slotSocketName } from "../../kernel/contracts/backend-slots.js";
+import type { HostPattern } from "../../kernel/rules/network-grant.js";
 import type { EgressBrokers } from "../egress/brokers.js";
 import { egressEnvironment } from "../sandbox/child-env.js";
 import { readProcStat } from "./process-identity.js";
@@ -49,7 +49,7 @@ import { removeRunRecord, writeRunRecord } from "./run-records.js";
 import { handOverEntry } from "../sandbox/child-identity.js";
 import { closeInheritedFds, SANDBOX_BLOCK_FD, SANDBOX_INFO_FD, spawnChild } from "./spawn-child.js";
 import type { Writable } from "node:stream";
-import { APP_NAME_PATTERN } from "../../workers/contracts/app-name";
+import { APP_NAME_PATTERN } from "../../kernel/rules/app-name";
 import {
   folderBytes,
   storageLimitReason,
@@ -66,7 +66,7 @@ import {
   withFolderDescriptors,
   type OpenedFolder,
 } from "../sandbox/granted-folders.js";
-import type { FolderGrant } from "../../workers/contracts/folder-grants.js";
+import type { FolderGrant } from "../../kernel/contracts/folder-grants.js";
 
 export type SupervisorLogLevel = "debug" | "info" | "warning" | "error";
 

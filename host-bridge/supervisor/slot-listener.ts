@@ -7,7 +7,7 @@ import { mkdirSync, renameSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import type { StdioOptions } from "node:child_process";
-import { slotSocketName } from "../../workers/contracts/backend-slots";
+import { slotSocketName } from "../../kernel/contracts/backend-slots";
 import { withDescriptor } from "./spawn-child";
 
 /** The descriptor the launcher inside the sandbox accepts the gateway's connections on. */

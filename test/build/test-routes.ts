@@ -1,7 +1,7 @@
 // Routes only the test build serves (test/build/worker.ts adds them to the route table): the
 // shipped worker has no row for them, so a real gateway answers 404 not_found.
 import { z } from "zod";
-import { signProxyRequest } from "../../workers/contracts/proxy-signature";
+import { signProxyRequest } from "../../kernel/crypto/proxy-signature";
 import { route } from "../../workers/route-row";
 import { eventHub } from "../../workers/events";
 

@@ -1,12 +1,12 @@
 // Reading app backends' rows and installing bundles through the real CLI, for suites that
 // start a real gateway.
 import { expect } from "vitest";
-import type { BackendStatus } from "../../workers/contracts/app-record";
+import type { BackendStatus } from "../../kernel/contracts/app-record";
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { runCli, type RunningGateway } from "./gateway";
 import { runtimeDir } from "../../host-bridge/home";
-import { slotSocketName } from "../../workers/contracts/backend-slots";
+import { slotSocketName } from "../../kernel/contracts/backend-slots";
 
 /** The backend part of an app's row as the owner reads it. */
 export async function backendOf(gw: RunningGateway, name: string): Promise<BackendStatus | null> {

@@ -1,6 +1,6 @@
 // The app permission gate's whole rule, pure: given a route's authorization, the path, the
 // app and its grants, why the app may not take the route (or null when it may).
-import type { AppGrants } from "../contracts/app-record";
+import type { AppGrants } from "../../kernel/contracts/app-record";
 import type { Authorization } from "../authorization";
 import { isOwnerOnly } from "./route-authz";
 

@@ -5,7 +5,7 @@
 // `/api/ws`, and the `permissions.api` prefixes it declared — matched on the pathname only,
 // at a path boundary. Every refusal goes to the security log, grouped by app, route pattern
 // and reason; the log counts identical ones in one row (durable/security-log/refusal-windows.ts).
-import { GatewayError } from "../contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import type { Env } from "../env";
 import { audit } from "../audit";
 import { grantsOf } from "../app-registry";

@@ -8,7 +8,7 @@
 // the door only an app token counts; an owner credential (session cookie, owner Bearer,
 // sign-in link) or the internal credential is refused, and a request without an app token is
 // anonymous.
-import { GatewayError } from "../contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import type { ParsedRequest } from "./parsed-request";
 
 const cameThroughDoor = new WeakSet<Request>();

@@ -1,6 +1,6 @@
 // The one parse of Authorization and of the session cookie, case by case.
 import { describe, expect, it } from "vitest";
-import { GatewayError } from "../contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import { parseAuthorization, sessionCookieHeaders, sessionCookieOf, subprotocolBearer } from "./credentials";
 
 function refusalOf(value: string): string | null {

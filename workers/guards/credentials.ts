@@ -4,9 +4,9 @@
 // for the events socket only, the subprotocol `personalclaw.bearer.<token>`. Another
 // Authorization scheme is ignored (AUTH-14). Each carrier is parsed once, in
 // parsed-request.ts, and every reader takes that one parse.
-import { GatewayError, type ErrorCode } from "../contracts/errors";
-import type { RefusalReason } from "../contracts/session";
-import { BEARER_SUBPROTOCOL_PREFIX } from "../contracts/event-names";
+import { GatewayError, type ErrorCode } from "../../kernel/contracts/errors";
+import type { RefusalReason } from "../../kernel/contracts/session";
+import { BEARER_SUBPROTOCOL_PREFIX } from "../../kernel/rules/event-names";
 
 export interface PresentedCredentials {
   cookie: string | null;

@@ -1,7 +1,7 @@
 // Step 1 of every request. The Host check is what defeats DNS rebinding: a page on
 // evil.example that re-points its name at 127.0.0.1 still sends `Host: evil.example`.
 // The Origin check stops another site's page from writing through the owner's browser.
-import { GatewayError } from "../contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import type { ParsedRequest } from "./parsed-request";
 import { isAppBackendPath, isGatewayApiPath } from "./request-path";
 

@@ -1,7 +1,7 @@
 // The gateway's own processes (host bridge, CLI) call it with X-Internal-Secret. The
 // credential opens only the routes whose row lists it, matched whole, and every call must
 // name its work so the security log can say whose work it was (INT-03..06).
-import { GatewayError } from "../contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import type { Env } from "../env";
 import type { RouteRow } from "../route-row";
 import { audit } from "../audit";

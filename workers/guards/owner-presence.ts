@@ -1,8 +1,8 @@
 // Owner presence (AUTH-26): a sign-in from the last 10 minutes, or the machine's local
 // secret presented from a loopback address. Minting a lasting credential needs one, and so
 // does a yes that widens an app's reach or leaves a lasting grant behind.
-import { GatewayError } from "../contracts/errors";
-import { PRESENCE_WINDOW_MS } from "../contracts/session";
+import { GatewayError } from "../../kernel/contracts/errors";
+import { PRESENCE_WINDOW_MS } from "../../kernel/contracts/session";
 import { equalsInConstantTime } from "./constant-time";
 import type { RouteRequest } from "../route-row";
 import { clientAddress } from "./client-address";

@@ -1,7 +1,7 @@
 // One parsed request, read once by the first step. The host/origin guard, the router's
 // authorization step, the credential reader and the proxy all take this one value, so no two
 // of them can read a different path, Authorization header or session cookie.
-import { GatewayError } from "../contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import {
   parseAuthorization,
   sessionCookieOf,

@@ -1,5 +1,5 @@
 // Step 3: who is asking. Every later decision keys off this one value.
-import type { GatewayError } from "../contracts/errors";
+import type { GatewayError } from "../../kernel/contracts/errors";
 
 export type Principal =
   | { kind: "owner"; sessionId: string | null; signedInAt: number; via: "cookie" | "bearer" | "link" | "auth-off" }

@@ -1,7 +1,7 @@
 // Step 3: turns the presented credentials into one principal through SessionStore.
-import { GatewayError } from "../contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import type { Env } from "../env";
-import { authModeInForce } from "../contracts/auth-mode";
+import { authModeInForce } from "../../kernel/contracts/auth-mode";
 import { browserRefusal, type PresentedCredentials } from "./credentials";
 import type { OwnerPrincipal, Principal } from "./principal";
 import { sessions } from "../sessions";

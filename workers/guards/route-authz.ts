@@ -1,6 +1,6 @@
 // Step 4: every route's row decides who may call it. An owner-only row refuses every app
 // whatever its manifest declared or its path names (C-1, C-15); a bootstrap row needs no principal.
-import { GatewayError } from "../contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import type { Authorization } from "../authorization";
 import { browserRefusal } from "./credentials";
 import type { Principal } from "./principal";

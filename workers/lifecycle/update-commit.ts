@@ -4,9 +4,9 @@
 // may repeat what a request that died part way had done. The bridge's own commit (dropping the
 // rollback copy and the journal) comes after all of them, so until every step has run the
 // journal is there for the next settlement to finish.
-import type { AppRecord } from "../contracts/app-record";
-import type { ReadyUpdate } from "../contracts/bridge-operations";
-import { AppManifestSchema, type AppManifest } from "../contracts/manifest";
+import type { AppRecord } from "../../kernel/contracts/app-record";
+import type { ReadyUpdate } from "../../kernel/contracts/bridge-operations";
+import { AppManifestSchema, type AppManifest } from "../../kernel/contracts/manifest";
 import { appRegistry } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
 import { emitEvent } from "../events";

@@ -3,7 +3,7 @@
 // X-PersonalClaw-Job naming the job. Reached the way the proxy reaches the backend (its socket
 // slot when confined). Expected failures are results: the caller keeps each one in the history.
 import { addAppCredentials } from "./signed-send";
-import type { ProxyTarget } from "../contracts/app-record";
+import type { ProxyTarget } from "../../kernel/contracts/app-record";
 import type { Env } from "../env";
 import { sessions } from "../sessions";
 import { backendTransport } from "./forward";

@@ -2,10 +2,10 @@
 // loopback at `/api/<tail>` with the query exactly as sent, carrying the app's own token and
 // a signature over exactly the target and body the backend receives. Nothing is ever sent
 // unsigned: an app without a current secret has no healthy backend.
-import { GatewayError } from "../contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import type { Env } from "../env";
-import type { ProxyTarget } from "../contracts/app-record";
-import { slotBinding } from "../contracts/backend-slots";
+import type { ProxyTarget } from "../../kernel/contracts/app-record";
+import { slotBinding } from "../../kernel/contracts/backend-slots";
 import { appNotFound, proxyTargetOf } from "../app-registry";
 import { sessions } from "../sessions";
 import { readCappedBody } from "../read-input";

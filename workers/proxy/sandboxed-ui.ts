@@ -4,7 +4,7 @@
 // no cookie, and the gateway refuses its cross-site calls to /api/*. The page acts only with
 // the app token the owner's redirect handed it (`?app_token=`), through CORS answers that
 // name the opaque origin "null" and never allow credentials.
-import { GatewayError } from "../contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 
 /** The CSP of every app UI file: its own files and the gateway, in a sandbox with no origin. */
 export const SANDBOXED_UI_CSP =

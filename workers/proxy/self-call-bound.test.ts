@@ -1,6 +1,6 @@
 // The bound on an app's own calls through its proxy.
 import { describe, expect, it } from "vitest";
-import { GatewayError } from "../contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import { SELF_CALL_LIMIT, enterSelfCall, releasedWhenDone } from "./self-call-bound";
 
 function codeOf(work: () => unknown): string | null {

@@ -6,7 +6,7 @@
 // until its answer's body ends, and a chain of nested calls is that many calls in flight at
 // once. Past the limit the call is refused (508 `app_proxy_loop`) and the chain unwinds.
 // workerd runs the gateway in one isolate, so this module's memory is the gateway's.
-import { GatewayError } from "../contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 
 /** How many of an app's calls through its own proxy may be in flight at once. */
 export const SELF_CALL_LIMIT = 8;

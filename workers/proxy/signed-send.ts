@@ -3,8 +3,8 @@
 // name, the signature over exactly the target and body sent (proxy-signature.ts), the hop
 // count, and a wait bounded up to the answer's start (PROXY: a hung or SIGSTOPped backend must
 // not hold a request forever; a streamed body may then take as long as it takes).
-import { GatewayError } from "../contracts/errors";
-import { PROXY_SIGNATURE_HEADER, signProxyRequest, wireTarget } from "../contracts/proxy-signature";
+import { GatewayError } from "../../kernel/contracts/errors";
+import { PROXY_SIGNATURE_HEADER, signProxyRequest, wireTarget } from "../../kernel/crypto/proxy-signature";
 import { forwardableRequestHeaders } from "./forward-headers";
 
 /** How a backend is reached: the origin its URLs are built on and the fetch that reaches it. */

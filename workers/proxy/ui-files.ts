@@ -6,10 +6,10 @@
 // that list, and a file that is not in it, or whose bytes changed, is the one 404. Nothing
 // under data/ or outside the UI folder is ever in the list. Every answer says no-cache,
 // nosniff and the sandboxing CSP; the only CORS answer names the sandboxed page's opaque origin.
-import { GatewayError } from "../contracts/errors";
-import { sha256Hex } from "../contracts/hex";
-import type { AppRecord } from "../contracts/app-record";
-import { uiFolderOf } from "../contracts/manifest";
+import { GatewayError } from "../../kernel/contracts/errors";
+import { sha256Hex } from "../../kernel/crypto/hex";
+import type { AppRecord } from "../../kernel/contracts/app-record";
+import { uiFolderOf } from "../../kernel/contracts/manifest";
 import type { Env } from "../env";
 import { contentTypeOf } from "../content-type";
 import { isAmbiguousPath } from "./app-target";

@@ -1,7 +1,7 @@
 // `/apps/<name>/api/*` (the signed reverse proxy, callable by the owner and by the app
 // itself only) and `/apps/<name>/...` (the app's UI, served sandboxed: see proxy/sandboxed-ui.ts).
-import { GatewayError } from "../contracts/errors";
-import type { AppRecord } from "../contracts/app-record";
+import { GatewayError } from "../../kernel/contracts/errors";
+import type { AppRecord } from "../../kernel/contracts/app-record";
 import { proxyTargetOf, requireRecord } from "../app-registry";
 import { forwardToBackend } from "../proxy/forward";
 import { refuseCrossSite, serveUiFile } from "../proxy/ui-files";

@@ -5,7 +5,7 @@
 // matching question at once; grants are listed and revocable.
 import { emitEvent } from "../events";
 import { z } from "zod";
-import { GatewayError } from "../contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import {
   ApproveBodySchema,
   DEFAULT_APPROVAL_TTL_MS,
@@ -20,7 +20,7 @@ import {
   type ApprovalScope,
   type ApprovalView,
   type GrantView,
-} from "../contracts/approvals";
+} from "../../kernel/contracts/approvals";
 import { approvalStore } from "../approvals";
 import { grantsOf } from "../app-registry";
 import { answerRefusal, ANSWER_REFUSAL_TEXT } from "../guards/approval-answer";

@@ -4,10 +4,10 @@
 
 import { closeAppSockets, emitEvent } from "../events";
 import { z } from "zod";
-import { ErrorEnvelopeSchema, GatewayError, type ErrorCode } from "../contracts/errors";
-import { AppViewSchema, type AppRecord } from "../contracts/app-record";
-import { McpRegistrationSchema } from "../contracts/mcp";
-import { AppManifestSchema, type AppManifest } from "../contracts/manifest";
+import { ErrorEnvelopeSchema, GatewayError, type ErrorCode } from "../../kernel/contracts/errors";
+import { AppViewSchema, type AppRecord } from "../../kernel/contracts/app-record";
+import { McpRegistrationSchema } from "../../kernel/contracts/mcp";
+import { AppManifestSchema, type AppManifest } from "../../kernel/contracts/manifest";
 import { appNotFound, appRegistry, readRecord, requireRecord } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
 import {
@@ -17,19 +17,19 @@ import {
   JournalQuestionSchema,
   NativeAppsReportSchema,
   type ReadyUpdate,
-} from "../contracts/bridge-operations";
-import { JobViewSchema } from "../contracts/scheduled-jobs";
-import { APP_LOG_MAX_LINES, AppLogAnswerSchema } from "../contracts/app-log";
-import { InstallReviewSchema } from "../contracts/install-review";
-import { safeLine } from "../contracts/text-safety";
+} from "../../kernel/contracts/bridge-operations";
+import { JobViewSchema } from "../../kernel/contracts/scheduled-jobs";
+import { APP_LOG_MAX_LINES, AppLogAnswerSchema } from "../../kernel/contracts/app-log";
+import { InstallReviewSchema } from "../../kernel/contracts/install-review";
+import { safeLine } from "../../kernel/text/text-safety";
 import { sessions } from "../sessions";
 import { approvalStore } from "../approvals";
-import { requireIfMatch } from "../contracts/revision";
+import { requireIfMatch } from "../../kernel/contracts/revision";
 import type { Env } from "../env";
 import { route, type RouteRequest } from "../route-row";
 import { deregisterMcpServers, registerMcpServers } from "../mcp-registration";
 import { completeUpdate, recordUpdate, uiRevisionOf } from "../lifecycle/update-commit";
-import { APP_NAME_PATTERN } from "../contracts/app-name";
+import { APP_NAME_PATTERN } from "../../kernel/rules/app-name";
 
 const AppLogQuerySchema = z
   .object({

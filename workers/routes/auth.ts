@@ -2,7 +2,7 @@
 // and sign-out, and replacing the signing key.
 import { emitEvent } from "../events";
 import { z } from "zod";
-import { GatewayError } from "../contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import {
   describeDuration,
   describeSignInLink,
@@ -13,14 +13,14 @@ import {
   parseTtl,
   TokenQuerySchema,
   type SessionView,
-} from "../contracts/session";
+} from "../../kernel/contracts/session";
 import { assertOwnerPresence } from "../guards/owner-presence";
 import { sessionCookieHeaders } from "../guards/credentials";
 import type { Principal } from "../guards/principal";
 import { sessions } from "../sessions";
-import { describeUserAgent } from "../contracts/user-agent";
-import { MintedTokenAnswerSchema } from "../contracts/session";
-import { safeLine } from "../contracts/text-safety";
+import { describeUserAgent } from "../../kernel/text/user-agent";
+import { MintedTokenAnswerSchema } from "../../kernel/contracts/session";
+import { safeLine } from "../../kernel/text/text-safety";
 import { route, type RouteRequest } from "../route-row";
 
 /** One row of the Devices list. */

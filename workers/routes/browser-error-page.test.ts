@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GatewayError } from "../contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import { browserErrorPage, isPageNavigation } from "./browser-error-page";
 
 const NAVIGATE = {

@@ -3,8 +3,8 @@
 // Scripts, fetch and XHR keep the envelope. The page is static and inert: no script at all,
 // a CSP that allows only the dashboard's stylesheet, and every text passed through the
 // text-safety rule, because a message may quote a path or an app name an attacker chose.
-import type { GatewayError } from "../contracts/errors";
-import { safeHtmlText } from "../contracts/text-safety";
+import type { GatewayError } from "../../kernel/contracts/errors";
+import { safeHtmlText } from "../../kernel/text/text-safety";
 import { isAppBackendPath, isGatewayApiPath } from "../guards/request-path";
 
 const PAGE_CSP =

@@ -4,7 +4,7 @@
 // in error.detail; a client that asks the owner itself sends `X-PersonalClaw-Consent: ask`
 // and gets the same body as a 200 marked `X-PersonalClaw-Consent-Asked: 1` (a question,
 // never a success). A write that only tightens asks nothing.
-import { GatewayError } from "../contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 
 export const CONSENT_HEADER = "X-PersonalClaw-Consent";
 export const CONSENT_ASKED_HEADER = "X-PersonalClaw-Consent-Asked";

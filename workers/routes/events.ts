@@ -2,8 +2,8 @@
 // The route decides who is connecting and what it may hear at connect time; the EventHub holds
 // the socket and filters every frame (durable/event-hub).
 import { z } from "zod";
-import { GatewayError } from "../contracts/errors";
-import { EVENTS_SUBPROTOCOL } from "../contracts/event-names";
+import { GatewayError } from "../../kernel/contracts/errors";
+import { EVENTS_SUBPROTOCOL } from "../../kernel/rules/event-names";
 import { emitEvent, eventHub } from "../events";
 import { hostsOf, isOwnOrigin } from "../guards/host-origin";
 import type { Principal } from "../guards/principal";
@@ -15,7 +15,7 @@ import {
   type SocketScope,
 } from "../../durable/event-hub/event-scope";
 import { route, type RouteRequest } from "../route-row";
-import { InstallProgressEventSchema } from "../contracts/bridge-operations";
+import { InstallProgressEventSchema } from "../../kernel/contracts/bridge-operations";
 
 /**
  * WebSockets are not covered by CORS: a page on any site may open one to the gateway, and the

@@ -6,8 +6,8 @@
 // liveness check (the stamp of their grants no longer matches), so the agent's next connect
 // gets the new view.
 import { z } from "zod";
-import { GatewayError } from "../contracts/errors";
-import { AppViewSchema, type AppRecord } from "../contracts/app-record";
+import { GatewayError } from "../../kernel/contracts/errors";
+import { AppViewSchema, type AppRecord } from "../../kernel/contracts/app-record";
 import {
   effectiveGrants,
   folderInside,
@@ -17,7 +17,7 @@ import {
   type FolderAccess,
   type FolderGrant,
   type FolderListing,
-} from "../contracts/folder-grants";
+} from "../../kernel/contracts/folder-grants";
 import { appRegistry, requireRecord } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
 import { assertOwnerPresence } from "../guards/owner-presence";

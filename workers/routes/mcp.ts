@@ -3,7 +3,7 @@
 // the manifest the owner consented to is the only way a server comes to exist. `mcp run` (the
 // command mcp.json names) asks the internal launch route before it starts anything.
 import { z } from "zod";
-import { GatewayError } from "../contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import {
   McpAliveQuerySchema,
   McpLaunchAnswerSchema,
@@ -11,7 +11,7 @@ import {
   McpServerViewSchema,
   McpStartReportSchema,
   mcpKey,
-} from "../contracts/mcp";
+} from "../../kernel/contracts/mcp";
 import { appRegistry, readRecord } from "../app-registry";
 import { flagMcpServer } from "../mcp-registration";
 import { route } from "../route-row";

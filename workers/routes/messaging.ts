@@ -2,12 +2,12 @@
 // `appMessaging` list names the target (a trailing `*` is a name prefix). `@platform` is a
 // reserved sender no app can be.
 import { z } from "zod";
-import { GatewayError } from "../contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import { appNotFound, appRegistry, grantsOf } from "../app-registry";
 import type { Principal } from "../guards/principal";
 import { route } from "../route-row";
 import { INBOX_LIMITS } from "../../durable/app-registry/limits";
-import { APP_NAME_PATTERN } from "../contracts/app-name";
+import { APP_NAME_PATTERN } from "../../kernel/rules/app-name";
 
 const MessageBody = z.object({ to: z.string().regex(APP_NAME_PATTERN), body: z.unknown() }).strict();
 const InboxAnswer = z.strictObject({

@@ -3,7 +3,7 @@
 // it, whether the internal credential opens it, and whether it reads a body or a query. A row
 // lists only what its own handler adds, so this is the one place these are written down.
 import { z } from "zod";
-import type { ErrorCode } from "../contracts/errors";
+import type { ErrorCode } from "../../kernel/contracts/errors";
 import type { Authorization } from "../authorization";
 
 /** The fields of a route row the pipeline's refusals follow from. */

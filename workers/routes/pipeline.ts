@@ -2,8 +2,8 @@
 // host/origin guard -> credential selection -> principal -> route authorization -> app
 // permission gate -> handler with parsed input -> audit. Each step is one named module.
 import { Hono } from "hono";
-import { GatewayError } from "../contracts/errors";
-import { storageFullReason } from "../contracts/storage-full";
+import { GatewayError } from "../../kernel/contracts/errors";
+import { storageFullReason } from "../../kernel/contracts/storage-full";
 import type { Env } from "../env";
 import { audit } from "../audit";
 import { checkHost, checkOrigin, hostsOf } from "../guards/host-origin";

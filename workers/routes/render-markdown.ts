@@ -1,5 +1,5 @@
 // docs/api-routes.md, rendered from the route table.
-import { ERROR_CODES, type ErrorCode } from "../contracts/errors";
+import { ERROR_CODES, type ErrorCode } from "../../kernel/contracts/errors";
 import type { AnyRouteRow } from "../route-row";
 import { EVERY_ROUTE_REFUSALS } from "./pipeline-refusals";
 import { describeRoutes, type RouteDescription } from "./table";

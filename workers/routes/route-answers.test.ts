@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ERROR_CODES } from "../contracts/errors";
+import { ERROR_CODES } from "../../kernel/contracts/errors";
 import { EVERY_ROUTE_REFUSALS, pipelineRefusals } from "./pipeline-refusals";
 import { routeTable, type RouteTable } from "../../test/helpers/route-table";
 

@@ -5,7 +5,7 @@
 // its backend receives it as an environment variable at its next start. Rows name secrets,
 // never values; a value passes through this worker only in the PUT body on its way to the bridge.
 import { z } from "zod";
-import { GatewayError } from "../contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import {
   isReservedSecretName,
   SECRET_NAME,
@@ -16,13 +16,13 @@ import {
   SecretStoredAnswerSchema,
   SecretsAnswerSchema,
   type SecretConsumer,
-} from "../contracts/secrets";
+} from "../../kernel/contracts/secrets";
 import { appRegistry, readRecord, requireRecord } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
 import type { Env } from "../env";
 import { assertOwnerPresence } from "../guards/owner-presence";
 import { route } from "../route-row";
-import { APP_NAME_PATTERN } from "../contracts/app-name";
+import { APP_NAME_PATTERN } from "../../kernel/rules/app-name";
 
 /** The name in the path, refused before anything else happens (SECR-02 reserved prefixes). */
 function secretName(raw: string): string {

@@ -16,11 +16,11 @@ import {
   WitnessRequestSchema,
   WitnessAdmitRequestSchema,
   WitnessAdmittedSchema,
-} from "../contracts/security-event";
+} from "../../kernel/contracts/security-event";
 import { announceAppended, securityLog } from "../audit";
 import { bridgeCall } from "../bridge-client";
 import { route } from "../route-row";
-import { GatewayError } from "../contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import { refusalGroup, refusalSubject } from "../refusal-group";
 
 const EventsQuerySchema = z

@@ -1,5 +1,5 @@
 // The owner's settings in config.json (CFG-01..06, GRANT-01), read and written through the host
-// bridge: every editable path is one entry of workers/contracts/owner-settings.ts and nothing
+// bridge: every editable path is one entry of kernel/contracts/owner-settings.ts and nothing
 // else has a write surface. A write that loosens security asks through the consent protocol
 // (consent.ts) and then needs the owner present (AUTH-26); nothing is written before both. An
 // app reaches only the paths its manifest declared in permissions.config, and never a security
@@ -8,7 +8,7 @@
 // names one sandbox path and takes the same rule through the same function.
 import { emitEvent } from "../events";
 import { z } from "zod";
-import { ErrorEnvelopeSchema, GatewayError, type ErrorCode } from "../contracts/errors";
+import { ErrorEnvelopeSchema, GatewayError, type ErrorCode } from "../../kernel/contracts/errors";
 import {
   describeSetting,
   describeSettingValue,
@@ -23,9 +23,9 @@ import {
   type SettingSpec,
   type SettingValue,
   type SettingWrite,
-} from "../contracts/owner-settings";
-import { revisionNamedBy, revisionOf } from "../contracts/revision";
-import { parseTtl } from "../contracts/session";
+} from "../../kernel/contracts/owner-settings";
+import { revisionNamedBy, revisionOf } from "../../kernel/contracts/revision";
+import { parseTtl } from "../../kernel/contracts/session";
 import { grantsOf } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
 import type { Env } from "../env";

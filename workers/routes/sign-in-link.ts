@@ -2,7 +2,7 @@
 // for a browser session in the HttpOnly cookie, and the browser is redirected to the same
 // URL without the token so it never stays in the address bar, history or a Referer.
 import { emitEvent } from "../events";
-import { GatewayError } from "../contracts/errors";
+import { GatewayError } from "../../kernel/contracts/errors";
 import { audit } from "../audit";
 import { browserRefusal, sessionCookieHeaders } from "../guards/credentials";
 import { clientAddress } from "../guards/client-address";

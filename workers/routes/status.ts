@@ -1,6 +1,6 @@
 // Status of this gateway. Never implicit for an app (PERM-20): an app reaches it only when
 // its manifest declares /api/status.
-import { authModeInForce } from "../contracts/auth-mode";
+import { authModeInForce } from "../../kernel/contracts/auth-mode";
 import { z } from "zod";
 import { appCounts } from "../app-registry";
 import { route } from "../route-row";

@@ -4,7 +4,7 @@
 // the owner's credential and the app's permissions first (PROXY-11, PROXY-15). It does
 // not encrypt loopback and does not resist a process that can read the app's secret.
 //
-// Format (workers/contracts/proxy-signature.ts is the source of truth; the reasons are in
+// Format (kernel/crypto/proxy-signature.ts is the source of truth; the reasons are in
 // docs/design/proxy-signature.md):
 //   X-PersonalClaw-Proxy: <ts>:<nonce>:<hmac_hex>
 //   nonce    = 32 lower-case hex characters, fresh random bits for every request

@@ -1,7 +1,7 @@
 // The verifier's own API, without HTTP. The HTTP behaviour shared with the Python SDK is in
 // ../signed-backends.test.ts.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { signProxyRequest } from "../../../workers/contracts/proxy-signature";
+import { signProxyRequest } from "../../../kernel/crypto/proxy-signature";
 import { loadVectors } from "../test-vectors";
 import { createVerifier } from "./index.js";
 

@@ -5,7 +5,7 @@
 // message parses it (the bridge its requests, the worker its answers). Imports nothing but zod
 // and its sibling contracts.
 import { z } from "zod";
-import { APP_NAME_PATTERN } from "./app-name";
+import { APP_NAME_PATTERN } from "../rules/app-name";
 import { AppLogAnswerSchema, AppLogRequestSchema } from "./app-log";
 import { BackendStatusSchema, UiFilesSchema } from "./app-record";
 import { InstallReviewSchema, ReviewChangeSchema } from "./install-review";

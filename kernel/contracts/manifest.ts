@@ -4,13 +4,13 @@
 // grant), and unknown top-level keys are kept for display but never trusted.
 import { z } from "zod";
 import { FOLDER_NEED_PATTERN, FolderAccessSchema, folderEnvName } from "./folder-grants";
-import { NetworkGrantSchema } from "./network-grant";
+import { NetworkGrantSchema } from "../rules/network-grant";
 import { GatewayError, type ErrorCode } from "./errors";
 import { settingAt } from "./owner-settings";
 import { declaredSecretNameRefusal } from "./secrets";
-import { nextFireAfter, parseCronSchedule } from "./cron-schedule";
-import { AppNameSchema } from "./app-name";
-import { EVENT_CLASSES } from "./event-names";
+import { nextFireAfter, parseCronSchedule } from "../time/cron-schedule";
+import { AppNameSchema } from "../rules/app-name";
+import { EVENT_CLASSES } from "../rules/event-names";
 
 const shortText = (max: number) => z.string().min(1).max(max);
 

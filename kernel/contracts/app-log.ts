@@ -1,7 +1,7 @@
 // The bridge operation that reads an app backend's last log lines for the dashboard's App
 // detail page: request and answer, one schema each, imported by both sides.
 import { z } from "zod";
-import { APP_NAME_PATTERN } from "./app-name";
+import { APP_NAME_PATTERN } from "../rules/app-name";
 
 /** At most this many lines are answered, and searched for, at once. */
 export const APP_LOG_MAX_LINES = 500;

@@ -5,8 +5,8 @@
 // a path that is not here has no write surface at all.
 import { z } from "zod";
 import { MAX_TTL_MS } from "./session";
-import { APP_NAME_PATTERN } from "./app-name";
-import { bindHostWidens } from "./bind-host-reach";
+import { APP_NAME_PATTERN } from "../rules/app-name";
+import { bindHostWidens } from "../rules/bind-host-reach";
 
 export const SANDBOX_PROCESSES_RANGE = { min: 16, max: 65_536 } as const;
 export const SANDBOX_MEMORY_MB_RANGE = { min: 64, max: 1_048_576 } as const;

@@ -2,7 +2,7 @@
 // process. A value travels one way only — from the owner, through the gateway, to the host
 // bridge, which seals it; no schema here carries a value back.
 import { z } from "zod";
-import { APP_NAME_PATTERN } from "./app-name";
+import { APP_NAME_PATTERN } from "../rules/app-name";
 
 /** A secret's name is also the environment variable its app receives, so it is one. */
 export const SECRET_NAME = /^[A-Z][A-Z0-9_]{0,63}$/;

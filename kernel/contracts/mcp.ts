@@ -3,8 +3,8 @@
 // exchange about them. Shared by workers/, durable/ and host-bridge/; imports nothing but zod.
 import { z } from "zod";
 import { FolderGrantSchema } from "./folder-grants";
-import { canonicalJson } from "./canonical-json";
-import { sha256Hex } from "./hex";
+import { canonicalJson } from "../crypto/canonical-json";
+import { sha256Hex } from "../crypto/hex";
 import { mcpRemoteHost, type AppManifest } from "./manifest";
 
 /** After this many failed starts in a row a server is not started again until the owner retries (MCP-04). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { bindHostWidens, bindReach } from "./bind-host-reach";
-import { settingAt } from "./owner-settings";
+import { settingAt } from "../contracts/owner-settings";
 
 // One value of each reach, narrowest first: loopback, one LAN address, every IPv4 interface, every interface.
 const LATTICE = ["127.0.0.1", "192.168.1.20", "0.0.0.0", "::"] as const;

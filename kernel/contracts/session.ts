@@ -1,6 +1,6 @@
 // Contracts between the worker and the SessionStore Durable Object.
 import { z } from "zod";
-import { escapeControls } from "./text-safety";
+import { escapeControls } from "../text/text-safety";
 
 export const SIGN_OUT_REASONS = [
   "signed_out",

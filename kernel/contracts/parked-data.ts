@@ -3,7 +3,7 @@
 // and takes it only when the owner says so. The host bridge writes and reads the file; the
 // gateway shows it; both parse it with this one schema.
 import { z } from "zod";
-import { APP_NAME_PATTERN } from "./app-name";
+import { APP_NAME_PATTERN } from "../rules/app-name";
 
 export const ParkedDataSchema = z
   .object({

@@ -1,8 +1,8 @@
 // Whole-document writes are revision-guarded (CONV-08): a read returns `revision`, a write
 // must send If-Match with it, so two editors never silently overwrite each other.
-import { canonicalJson } from "./canonical-json";
+import { canonicalJson } from "../crypto/canonical-json";
 import { GatewayError } from "./errors";
-import { hexOf } from "./hex";
+import { hexOf } from "../crypto/hex";
 
 /** The revision of a document: a digest of its editable content only. */
 export async function revisionOf(document: unknown): Promise<string> {
