@@ -11,7 +11,11 @@ const rules = [
   { dir: "workers", forbidden: /^node:|^(fs|path|child_process|os|crypto|http|net)$/, why: "workers/ runs in workerd" },
   { dir: "durable", forbidden: /^node:|^(fs|path|child_process|os|crypto|http|net)$/, why: "durable/ runs in workerd" },
   { dir: "host-bridge", forbidden: /^cloudflare:/, why: "host-bridge/ runs in Node" },
-  { dir: "kernel", forbidden: /^(?!zod$|\.\/|\.\.\/(contracts|crypto|text|time|rules)\/)/, why: "the kernel imports nothing but zod" },
+  {
+    dir: "kernel",
+    forbidden: /^(?!zod$|\.\/|\.\.\/(contracts|crypto|text|time|rules)\/)/,
+    why: "the kernel imports nothing but zod",
+  },
   { dir: "workers/guards", forbidden: /(^|\/)routes\//, why: "guards/ sit below routes/" },
   { dir: "workers/proxy", forbidden: /(^|\/)routes\//, why: "proxy/ sits below routes/" },
 ];

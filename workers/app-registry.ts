@@ -6,14 +6,10 @@
 // disable, an uninstall, a health change or a new secret is seen by the very next request.
 import { GatewayError } from "../kernel/contracts/errors";
 import type { AppGrants, AppRecord, ProxyTarget } from "../kernel/contracts/app-record";
-import type { Env } from "./env";
+import type { Env } from "../durable/env";
 import { registryEpoch } from "../durable/change-epoch";
+import { appRegistry } from "../durable/instances";
 import { keptReads, sharedEpochProof } from "./kept-reads";
-
-/** The one AppRegistry instance of this gateway. */
-export function appRegistry(env: Env) {
-  return env.APPS.get(env.APPS.idFromName("apps"));
-}
 
 /** The refusal for a name no installed app has; the name comes from the request, so it is cut to 80 characters. */
 export function appNotFound(name: string): GatewayError {

@@ -8,7 +8,7 @@ import {
   type BridgeOperationName,
   type BridgeRequest,
 } from "../kernel/contracts/bridge-operations";
-import type { Env } from "./env";
+import type { Env } from "../durable/env";
 
 /** Calls one bridge operation; a bridge error envelope is re-raised with its code, anything else is bridge_unavailable. */
 export async function bridgeCall<N extends BridgeOperationName>(

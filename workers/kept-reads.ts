@@ -4,7 +4,7 @@
 // reflect, so a change is seen by the very next request. Nothing is kept until the object has
 // shown, once per isolate, that it shares this module instance and so its epoch.
 import { isolateProbe, type ChangeEpoch } from "../durable/change-epoch";
-import type { Env } from "./env";
+import type { Env } from "../durable/env";
 
 /** An object that can say whether it sees the caller's isolate probe. */
 interface ProbedObject {

@@ -1,11 +1,11 @@
 // The worker's door to the bridge's mcp.json writer: an app's declared servers are written on
 // install and enable and removed on disable and uninstall (MCP-01, C-12). The bridge owns the
 // file; the registry owns each server's switch and start record.
+import { appRegistry } from "../durable/instances";
 import type { AppManifest } from "../kernel/contracts/manifest";
 import type { McpRegistration } from "../kernel/contracts/mcp";
 import { bridgeCall } from "./bridge-client";
-import type { Env } from "./env";
-import { appRegistry } from "./app-registry";
+import type { Env } from "../durable/env";
 
 /**
  * Writes the app's servers into mcp.json; the owner's switch of each is carried as `disabled`.

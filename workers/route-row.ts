@@ -3,10 +3,10 @@
 import type { Context } from "hono";
 import type { z } from "zod";
 import type { ErrorCode } from "../kernel/contracts/errors";
-import type { Env } from "./env";
+import type { Env } from "../durable/env";
 import type { Principal } from "./guards/principal";
 import type { ParsedRequest } from "./guards/parsed-request";
-import type { AuditInput } from "./audit";
+import type { AuditInput } from "../durable/security-log/audit";
 import type { Authorization } from "./authorization";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";

@@ -12,8 +12,9 @@ import {
   type MintedToken,
   type SessionView,
 } from "../kernel/contracts/session";
-import type { Env } from "./env";
+import type { Env } from "../durable/env";
 import { sessionsEpoch } from "../durable/change-epoch";
+import { sessionStore } from "../durable/instances";
 import { keptReads, sharedEpochProof } from "./kept-reads";
 
 const RECHECK_MS = 60_000;
@@ -28,16 +29,12 @@ const MAX_KEPT = 2_000;
 const verified = new Map<string, { result: Extract<CheckResult, { ok: true }>; checkedAt: number }>();
 const appTokens = new Map<string, { token: string; expiresAt: number; epoch: string }>();
 
-function store(env: Env) {
-  return env.SESSIONS.get(env.SESSIONS.idFromName("sessions"));
-}
-
 // Every session the store holds (the clock of 0 leaves none out), kept until the store changes;
 // each caller then leaves out what has expired by its own clock, as the store's list(now) does.
 const keptSessions = keptReads<SessionView[]>(
   sessionsEpoch,
-  sharedEpochProof(store),
-  async (env) => (await store(env).list(0)) as SessionView[],
+  sharedEpochProof(sessionStore),
+  async (env) => (await sessionStore(env).list(0)) as SessionView[],
 );
 
 function forgetAll(): void {
@@ -61,7 +58,7 @@ export function sessions(env: Env) {
       const kept = verified.get(token);
       if (kept && kept.result.session.expiresAt > now && now - kept.checkedAt < RECHECK_MS && now >= kept.checkedAt)
         return kept.result;
-      const result = (await store(env).check(token, now)) as CheckResult;
+      const result = (await sessionStore(env).check(token, now)) as CheckResult;
       if (result.ok) {
         if (verified.size >= MAX_KEPT) verified.clear();
         verified.set(token, { result, checkedAt: now });
@@ -76,7 +73,7 @@ export function sessions(env: Env) {
       const kept = appTokens.get(app);
       if (kept && kept.epoch === epoch && kept.expiresAt - now > APP_TOKEN_TTL_MS / 2) return kept.token;
       const minted = await changing(
-        async () => (await store(env).appToken(app, now)) as { token: string; expiresAt: number },
+        async () => (await sessionStore(env).appToken(app, now)) as { token: string; expiresAt: number },
       );
       appTokens.set(app, { token: minted.token, expiresAt: minted.expiresAt, epoch });
       return minted.token;
@@ -87,14 +84,14 @@ export function sessions(env: Env) {
     openLink: (token: string, address: string, userAgent: string | null, now: number) =>
       changing(
         async () =>
-          (await store(env).openLink(token, address, now, browserSessionTtlMs(env), userAgent)) as LinkResult & {
+          (await sessionStore(env).openLink(token, address, now, browserSessionTtlMs(env), userAgent)) as LinkResult & {
             evicted?: SessionView[];
           },
       ),
     mintToken: (issuer: string, ttlMs: number, now: number) =>
       changing(
         async () =>
-          (await store(env).mintToken(issuer, ttlMs, now)) as MintedToken & {
+          (await sessionStore(env).mintToken(issuer, ttlMs, now)) as MintedToken & {
             evicted: SessionView[];
             superseded: SessionView[];
           },
@@ -104,10 +101,11 @@ export function sessions(env: Env) {
       currentId: string | null,
       targetId: string | null,
       now: number,
-    ) => changing(async () => (await store(env).signOut(scope, currentId, targetId, now)) as SessionView[]),
+    ) => changing(async () => (await sessionStore(env).signOut(scope, currentId, targetId, now)) as SessionView[]),
     rename: (id: string, name: string | null, now: number) =>
-      changing(async () => (await store(env).rename(id, name, now)) as SessionView | null),
-    rotateKey: (now: number) => changing(async () => (await store(env).rotateKey(now)) as number),
-    revokeApp: (app: string, now: number) => changing(async () => (await store(env).revokeApp(app, now)) as number),
+      changing(async () => (await sessionStore(env).rename(id, name, now)) as SessionView | null),
+    rotateKey: (now: number) => changing(async () => (await sessionStore(env).rotateKey(now)) as number),
+    revokeApp: (app: string, now: number) =>
+      changing(async () => (await sessionStore(env).revokeApp(app, now)) as number),
   };
 }

@@ -3,7 +3,7 @@
 // secret the bridge reports, its inbox, its transition lock, its jobs and its MCP servers.
 // This class is the one owner of these tables (schema.ts); each concern is one module beside it.
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../../workers/env";
+import type { Env } from "../env";
 import type { AppGrants, AppRecord, AppView, BackendStatus, ProxyTarget } from "../../kernel/contracts/app-record";
 import {
   BACKEND_RESPONSE_TIMEOUT_CEILING_S,
@@ -11,7 +11,7 @@ import {
 } from "../../kernel/contracts/manifest";
 import { mcpDefinition, type McpAliveAnswer, type McpServerView } from "../../kernel/contracts/mcp";
 import { isAppDeclarable } from "../../kernel/rules/event-names";
-import { fireJob } from "../../workers/proxy/fire-job";
+import { jobFirer } from "./job-firer";
 import { claimStoreIdentity } from "../store-identity";
 import { APP_REGISTRY_SCHEMA } from "./schema";
 import { appGrants, appView } from "./app-view";
@@ -296,7 +296,7 @@ export class AppRegistry extends DurableObject<Env> {
       isEnabled: (app) => this.records.get(app)?.enabled === true,
       heldBy: (app) => this.transitions.heldBy(app, Date.now()),
       isInstalled: (app) => this.records.has(app),
-      fire: async (app, request) => fireJob(this.env, (await this.proxyTarget(app))!, { app, ...request }),
+      fire: async (app, request) => jobFirer()(this.env, (await this.proxyTarget(app))!, { app, ...request }),
     });
   }
 

@@ -8,7 +8,7 @@
 // store's alarm at that moment or by the next raise, whichever comes first. GET
 // /api/approvals used to expire and write rows itself, so reading the list changed state.
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../../workers/env";
+import type { Env } from "../env";
 import { hexOf } from "../../kernel/crypto/hex";
 import {
   MAX_PENDING_PER_ASKER,
@@ -21,7 +21,7 @@ import {
   widensReach,
 } from "../../kernel/contracts/approvals";
 import { APPROVAL_SCHEMA } from "./schema";
-import { audit } from "../../workers/audit";
+import { audit } from "../security-log/audit";
 
 export interface RaiseInput {
   askedBy: string;

@@ -2,11 +2,11 @@
 // with WebSocket hibernation (the socket survives the object being evicted; its scope rides in
 // the socket's attachment), and every frame to every socket passes the one filter
 // (event-scope.ts). The worker authorizes the upgrade; this object is reachable only from it.
+import { appRegistry } from "../instances";
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../../workers/env";
+import type { Env } from "../env";
 import { EVENTS_SUBPROTOCOL, HUB_CLOSE, isAppDeclarable, type EventFrame } from "../../kernel/rules/event-names";
-import { recordAudit } from "../../workers/audit";
-import { appRegistry, grantsOf } from "../../workers/app-registry";
+import { recordAudit } from "../security-log/audit";
 import { claimStoreIdentity } from "../store-identity";
 import { FIRST_WINDOW_MS } from "../security-log/refusal-windows";
 import {
@@ -186,7 +186,7 @@ export class EventHub extends DurableObject<Env> {
   }
 
   private async readDeclaration(app: string): Promise<CurrentDeclaration | null> {
-    const grants = await grantsOf(this.env, app);
+    const grants = await appRegistry(this.env).grants(app);
     const current = grants === null ? null : { enabled: grants.enabled, events: grants.events ?? [] };
     this.declarations.set(app, current);
     return current;

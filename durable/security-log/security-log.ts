@@ -15,7 +15,7 @@ import type {
   SecurityLogSegment,
   VerifyResult,
 } from "../../kernel/contracts/security-event";
-import type { Env } from "../../workers/env";
+import type { Env } from "../env";
 import { SecurityLogCore, SEL_CHECKPOINTS, type CheckpointExport, type SqlPort } from "./log-core";
 import { EPOCH_MS } from "./epoch-key";
 import { GatewayError, type ErrorCode } from "../../kernel/contracts/errors";

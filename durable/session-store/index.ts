@@ -5,7 +5,7 @@ import { claimStoreIdentity } from "../store-identity";
 import { isolateProbe, sessionsEpoch } from "../change-epoch";
 import { storageFullReason } from "../../kernel/contracts/storage-full";
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../../workers/env";
+import type { Env } from "../env";
 import { hexOf, sha256Hex } from "../../kernel/crypto/hex";
 import {
   APP_TOKEN_TTL_MS,

@@ -29,3 +29,20 @@ export const JobViewSchema = z.strictObject({
   history: z.array(JobRunSchema),
 });
 export type JobView = z.infer<typeof JobViewSchema>;
+
+export interface JobFire {
+  app: string;
+  job: string;
+  route: string;
+  timeoutMs: number;
+  /** When the schedule said it should fire (epoch ms), sent in the body. */
+  scheduledFor: number;
+}
+
+export interface JobOutcome {
+  outcome: "ok" | "failed";
+  status: number | null;
+  durationMs: number;
+  /** The first line of what went wrong: the answer's first line on a non-2xx, or the transport's reason. */
+  error: string | null;
+}

@@ -1,9 +1,9 @@
 // Routes only the test build serves (test/build/worker.ts adds them to the route table): the
 // shipped worker has no row for them, so a real gateway answers 404 not_found.
+import { eventHub } from "../../durable/instances";
 import { z } from "zod";
 import { signProxyRequest } from "../../kernel/crypto/proxy-signature";
 import { route } from "../../workers/route-row";
-import { eventHub } from "../../workers/events";
 
 export const testRoutes = [
   route({

@@ -6,8 +6,8 @@
 // at a path boundary. Every refusal goes to the security log, grouped by app, route pattern
 // and reason; the log counts identical ones in one row (durable/security-log/refusal-windows.ts).
 import { GatewayError } from "../../kernel/contracts/errors";
-import type { Env } from "../env";
-import { audit } from "../audit";
+import type { Env } from "../../durable/env";
+import { audit } from "../../durable/security-log/audit";
 import { grantsOf } from "../app-registry";
 import type { AnyRouteRow } from "../route-row";
 import type { Principal } from "./principal";

@@ -2,9 +2,9 @@
 // credential opens only the routes whose row lists it, matched whole, and every call must
 // name its work so the security log can say whose work it was (INT-03..06).
 import { GatewayError } from "../../kernel/contracts/errors";
-import type { Env } from "../env";
+import type { Env } from "../../durable/env";
 import type { RouteRow } from "../route-row";
-import { audit } from "../audit";
+import { audit } from "../../durable/security-log/audit";
 import { equalsInConstantTime } from "./constant-time";
 import type { Principal } from "./principal";
 import { refusalGroup } from "../refusal-group";

@@ -1,6 +1,6 @@
 // Step 3: turns the presented credentials into one principal through SessionStore.
 import { GatewayError } from "../../kernel/contracts/errors";
-import type { Env } from "../env";
+import type { Env } from "../../durable/env";
 import { authModeInForce } from "../../kernel/contracts/auth-mode";
 import { browserRefusal, type PresentedCredentials } from "./credentials";
 import type { OwnerPrincipal, Principal } from "./principal";

@@ -4,12 +4,12 @@
 // may repeat what a request that died part way had done. The bridge's own commit (dropping the
 // rollback copy and the journal) comes after all of them, so until every step has run the
 // journal is there for the next settlement to finish.
+import { appRegistry } from "../../durable/instances";
 import type { AppRecord } from "../../kernel/contracts/app-record";
 import type { ReadyUpdate } from "../../kernel/contracts/bridge-operations";
 import { AppManifestSchema, type AppManifest } from "../../kernel/contracts/manifest";
-import { appRegistry } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
-import { emitEvent } from "../events";
+import { emitEvent } from "../../durable/event-hub/emit";
 import { registerMcpServers } from "../mcp-registration";
 import type { RouteRequest } from "../route-row";
 

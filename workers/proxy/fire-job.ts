@@ -4,29 +4,13 @@
 // slot when confined). Expected failures are results: the caller keeps each one in the history.
 import { addAppCredentials } from "./signed-send";
 import type { ProxyTarget } from "../../kernel/contracts/app-record";
-import type { Env } from "../env";
+import type { JobFire, JobOutcome } from "../../kernel/contracts/scheduled-jobs";
+import type { Env } from "../../durable/env";
 import { sessions } from "../sessions";
 import { backendTransport } from "./forward";
 
 /** The header that tells a backend a request is a scheduled job's fire, and which job. */
 export const JOB_HEADER = "X-PersonalClaw-Job";
-
-export interface JobFire {
-  app: string;
-  job: string;
-  route: string;
-  timeoutMs: number;
-  /** When the schedule said it should fire (epoch ms), sent in the body. */
-  scheduledFor: number;
-}
-
-export interface JobOutcome {
-  outcome: "ok" | "failed";
-  status: number | null;
-  durationMs: number;
-  /** The first line of what went wrong: the answer's first line on a non-2xx, or the transport's reason. */
-  error: string | null;
-}
 
 function firstLine(text: string): string | null {
   const line = text.split(/\r?\n/).find((l) => l.trim() !== "");

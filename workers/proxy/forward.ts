@@ -3,7 +3,7 @@
 // a signature over exactly the target and body the backend receives. Nothing is ever sent
 // unsigned: an app without a current secret has no healthy backend.
 import { GatewayError } from "../../kernel/contracts/errors";
-import type { Env } from "../env";
+import type { Env } from "../../durable/env";
 import type { ProxyTarget } from "../../kernel/contracts/app-record";
 import { slotBinding } from "../../kernel/contracts/backend-slots";
 import { appNotFound, proxyTargetOf } from "../app-registry";

@@ -10,7 +10,7 @@ import { GatewayError } from "../../kernel/contracts/errors";
 import { sha256Hex } from "../../kernel/crypto/hex";
 import type { AppRecord } from "../../kernel/contracts/app-record";
 import { uiFolderOf } from "../../kernel/contracts/manifest";
-import type { Env } from "../env";
+import type { Env } from "../../durable/env";
 import { contentTypeOf } from "../content-type";
 import { isAmbiguousPath } from "./app-target";
 import { SANDBOXED_UI_CSP, allowSandboxedUi } from "./sandboxed-ui";

@@ -7,7 +7,7 @@ import { forwardToBackend } from "../proxy/forward";
 import { refuseCrossSite, serveUiFile } from "../proxy/ui-files";
 import { route, type HttpMethod } from "../route-row";
 import { sessions } from "../sessions";
-import type { Env } from "../env";
+import type { Env } from "../../durable/env";
 import { SANDBOXED_UI_PREFLIGHT, readableBySandboxedUi } from "../proxy/sandboxed-ui";
 import { SELF_CALL_LIMIT } from "../proxy/self-call-bound";
 

@@ -3,7 +3,8 @@
 // every door, by the one rule in guards/approval-answer.ts. A yes may leave a scoped grant
 // (an hour, 30 days, always) for the same asker and kind of action, which answers the next
 // matching question at once; grants are listed and revocable.
-import { emitEvent } from "../events";
+import { approvalStore } from "../../durable/instances";
+import { emitEvent } from "../../durable/event-hub/emit";
 import { z } from "zod";
 import { GatewayError } from "../../kernel/contracts/errors";
 import {
@@ -21,7 +22,6 @@ import {
   type ApprovalView,
   type GrantView,
 } from "../../kernel/contracts/approvals";
-import { approvalStore } from "../approvals";
 import { grantsOf } from "../app-registry";
 import { answerRefusal, ANSWER_REFUSAL_TEXT } from "../guards/approval-answer";
 import { assertOwnerPresence } from "../guards/owner-presence";

@@ -2,13 +2,14 @@
 // disable and uninstall are owner-only; an app may read its own row. The host bridge does
 // the file and process work; AppRegistry holds the one record of each install.
 
-import { closeAppSockets, emitEvent } from "../events";
+import { appRegistry, approvalStore } from "../../durable/instances";
+import { closeAppSockets, emitEvent } from "../../durable/event-hub/emit";
 import { z } from "zod";
 import { ErrorEnvelopeSchema, GatewayError, type ErrorCode } from "../../kernel/contracts/errors";
 import { AppViewSchema, type AppRecord } from "../../kernel/contracts/app-record";
 import { McpRegistrationSchema } from "../../kernel/contracts/mcp";
 import { AppManifestSchema, type AppManifest } from "../../kernel/contracts/manifest";
-import { appNotFound, appRegistry, readRecord, requireRecord } from "../app-registry";
+import { appNotFound, readRecord, requireRecord } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
 import {
   BackendReportSchema,
@@ -23,9 +24,8 @@ import { APP_LOG_MAX_LINES, AppLogAnswerSchema } from "../../kernel/contracts/ap
 import { InstallReviewSchema } from "../../kernel/contracts/install-review";
 import { safeLine } from "../../kernel/text/text-safety";
 import { sessions } from "../sessions";
-import { approvalStore } from "../approvals";
 import { requireIfMatch } from "../../kernel/contracts/revision";
-import type { Env } from "../env";
+import type { Env } from "../../durable/env";
 import { route, type RouteRequest } from "../route-row";
 import { deregisterMcpServers, registerMcpServers } from "../mcp-registration";
 import { completeUpdate, recordUpdate, uiRevisionOf } from "../lifecycle/update-commit";

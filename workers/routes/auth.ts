@@ -1,6 +1,6 @@
 // Sign-in routes (AUTH-*): minting tokens with owner presence, the startup link, devices
 // and sign-out, and replacing the signing key.
-import { emitEvent } from "../events";
+import { emitEvent } from "../../durable/event-hub/emit";
 import { z } from "zod";
 import { GatewayError } from "../../kernel/contracts/errors";
 import {

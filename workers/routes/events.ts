@@ -1,10 +1,11 @@
 // Live events (WS-01..14): the one socket route and the bridge's door for install progress.
 // The route decides who is connecting and what it may hear at connect time; the EventHub holds
 // the socket and filters every frame (durable/event-hub).
+import { eventHub } from "../../durable/instances";
 import { z } from "zod";
 import { GatewayError } from "../../kernel/contracts/errors";
 import { EVENTS_SUBPROTOCOL } from "../../kernel/rules/event-names";
-import { emitEvent, eventHub } from "../events";
+import { emitEvent } from "../../durable/event-hub/emit";
 import { hostsOf, isOwnOrigin } from "../guards/host-origin";
 import type { Principal } from "../guards/principal";
 import { principalLabel } from "../guards/principal";

@@ -5,6 +5,7 @@
 // backend restarts at once with the new view, and running MCP servers end at their next
 // liveness check (the stamp of their grants no longer matches), so the agent's next connect
 // gets the new view.
+import { appRegistry } from "../../durable/instances";
 import { z } from "zod";
 import { GatewayError } from "../../kernel/contracts/errors";
 import { AppViewSchema, type AppRecord } from "../../kernel/contracts/app-record";
@@ -18,7 +19,7 @@ import {
   type FolderGrant,
   type FolderListing,
 } from "../../kernel/contracts/folder-grants";
-import { appRegistry, requireRecord } from "../app-registry";
+import { requireRecord } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
 import { assertOwnerPresence } from "../guards/owner-presence";
 import { route, type RouteRequest } from "../route-row";

@@ -2,6 +2,7 @@
 // a server entry is a command PersonalClaw starts, so an app can never add or change one here;
 // the manifest the owner consented to is the only way a server comes to exist. `mcp run` (the
 // command mcp.json names) asks the internal launch route before it starts anything.
+import { appRegistry } from "../../durable/instances";
 import { z } from "zod";
 import { GatewayError } from "../../kernel/contracts/errors";
 import {
@@ -12,7 +13,7 @@ import {
   McpStartReportSchema,
   mcpKey,
 } from "../../kernel/contracts/mcp";
-import { appRegistry, readRecord } from "../app-registry";
+import { readRecord } from "../app-registry";
 import { flagMcpServer } from "../mcp-registration";
 import { route } from "../route-row";
 

@@ -1,9 +1,10 @@
 // App messaging (GRANT-10, EVT-04): an app delivers to another app's inbox only when its
 // `appMessaging` list names the target (a trailing `*` is a name prefix). `@platform` is a
 // reserved sender no app can be.
+import { appRegistry } from "../../durable/instances";
 import { z } from "zod";
 import { GatewayError } from "../../kernel/contracts/errors";
-import { appNotFound, appRegistry, grantsOf } from "../app-registry";
+import { appNotFound, grantsOf } from "../app-registry";
 import type { Principal } from "../guards/principal";
 import { route } from "../route-row";
 import { INBOX_LIMITS } from "../../durable/app-registry/limits";

@@ -4,8 +4,8 @@
 import { Hono } from "hono";
 import { GatewayError } from "../../kernel/contracts/errors";
 import { storageFullReason } from "../../kernel/contracts/storage-full";
-import type { Env } from "../env";
-import { audit } from "../audit";
+import type { Env } from "../../durable/env";
+import { audit } from "../../durable/security-log/audit";
 import { checkHost, checkOrigin, hostsOf } from "../guards/host-origin";
 import { checkRequestFraming } from "../guards/request-framing";
 import { parseRequest, presentedCredentials, type ParsedRequest } from "../guards/parsed-request";

@@ -4,6 +4,7 @@
 // manifest's `secrets`; the bridge seals a copy bound to that app and its consent digest, and
 // its backend receives it as an environment variable at its next start. Rows name secrets,
 // never values; a value passes through this worker only in the PUT body on its way to the bridge.
+import { appRegistry } from "../../durable/instances";
 import { z } from "zod";
 import { GatewayError } from "../../kernel/contracts/errors";
 import {
@@ -17,9 +18,9 @@ import {
   SecretsAnswerSchema,
   type SecretConsumer,
 } from "../../kernel/contracts/secrets";
-import { appRegistry, readRecord, requireRecord } from "../app-registry";
+import { readRecord, requireRecord } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
-import type { Env } from "../env";
+import type { Env } from "../../durable/env";
 import { assertOwnerPresence } from "../guards/owner-presence";
 import { route } from "../route-row";
 import { APP_NAME_PATTERN } from "../../kernel/rules/app-name";

@@ -1,5 +1,6 @@
 // The security event log's routes (SEL-*). Reads and rotation are owner-only: an app token
 // is refused whatever its manifest says. The host bridge appends through its own route.
+import { securityLog } from "../../durable/instances";
 import { z } from "zod";
 import {
   AppendResultSchema,
@@ -17,7 +18,7 @@ import {
   WitnessAdmitRequestSchema,
   WitnessAdmittedSchema,
 } from "../../kernel/contracts/security-event";
-import { announceAppended, securityLog } from "../audit";
+import { announceAppended } from "../../durable/security-log/audit";
 import { bridgeCall } from "../bridge-client";
 import { route } from "../route-row";
 import { GatewayError } from "../../kernel/contracts/errors";

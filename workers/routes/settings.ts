@@ -6,7 +6,7 @@
 // setting. Every change is a security-log row with from → to. A change applies at the next
 // `personalclaw start`. PATCH /api/settings/sandbox is a thin alias kept for older clients: it
 // names one sandbox path and takes the same rule through the same function.
-import { emitEvent } from "../events";
+import { emitEvent } from "../../durable/event-hub/emit";
 import { z } from "zod";
 import { ErrorEnvelopeSchema, GatewayError, type ErrorCode } from "../../kernel/contracts/errors";
 import {
@@ -28,7 +28,7 @@ import { revisionNamedBy, revisionOf } from "../../kernel/contracts/revision";
 import { parseTtl } from "../../kernel/contracts/session";
 import { grantsOf } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
-import type { Env } from "../env";
+import type { Env } from "../../durable/env";
 import { assertOwnerPresence } from "../guards/owner-presence";
 import { consentGate, type SettingChange } from "./consent";
 import { route, type RouteRequest } from "../route-row";

@@ -1,9 +1,9 @@
 // The browser's entry link (AUTH-08): `?token=` is exchanged, on whatever path it arrives,
 // for a browser session in the HttpOnly cookie, and the browser is redirected to the same
 // URL without the token so it never stays in the address bar, history or a Referer.
-import { emitEvent } from "../events";
+import { emitEvent } from "../../durable/event-hub/emit";
 import { GatewayError } from "../../kernel/contracts/errors";
-import { audit } from "../audit";
+import { audit } from "../../durable/security-log/audit";
 import { browserRefusal, sessionCookieHeaders } from "../guards/credentials";
 import { clientAddress } from "../guards/client-address";
 import { presentedCredentials } from "../guards/parsed-request";

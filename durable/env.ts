@@ -1,10 +1,10 @@
 // Every binding the gateway worker reads, declared once. The CLI's workerd config
 // (host-bridge/cli/workerd-config.ts) is what fills them; nothing else reads `env`.
-import type { SecurityLog } from "../durable/security-log/security-log";
-import type { SessionStore } from "../durable/session-store/index";
-import type { AppRegistry } from "../durable/app-registry/index";
-import type { ApprovalStore } from "../durable/approval-store/index";
-import type { EventHub } from "../durable/event-hub/index";
+import type { SecurityLog } from "./security-log/security-log";
+import type { SessionStore } from "./session-store/index";
+import type { AppRegistry } from "./app-registry/index";
+import type { ApprovalStore } from "./approval-store/index";
+import type { EventHub } from "./event-hub/index";
 
 export interface Env {
   /** Durable Object namespace holding sessions, sign-in links and the signing key. */

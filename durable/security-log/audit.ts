@@ -1,7 +1,8 @@
 // Step 7: security decisions become rows of the SecurityLog Durable Object.
-import type { Env } from "./env";
-import type { AppendResult, SecurityEventInput } from "../kernel/contracts/security-event";
-import { emitEvent } from "./events";
+import type { Env } from "../env";
+import type { AppendResult, SecurityEventInput } from "../../kernel/contracts/security-event";
+import { emitEvent } from "../event-hub/emit";
+import { securityLog } from "../instances";
 
 export interface AuditInput {
   kind: string;
@@ -13,11 +14,6 @@ export interface AuditInput {
   secrets?: string[];
   /** For a refusal: what identical ones share (refusal-group.ts); the subject when absent. */
   group?: string;
-}
-
-/** The one SecurityLog instance of this gateway. */
-export function securityLog(env: Env) {
-  return env.SECURITY_LOG.get(env.SECURITY_LOG.idFromName("security-log"));
 }
 
 /** Appends one row without announcing it; the principal defaults to the gateway itself. */

@@ -1,14 +1,9 @@
 // The one door platform events leave through (EVT-01, WS-02): a handler names a classified
 // event (the type admits only names in kernel/rules/event-names.ts) and its identifiers; the
 // EventHub fans it out through its one filter and into subscribed apps' inboxes.
-import type { Env } from "./env";
-import type { EventData, EventName } from "../kernel/rules/event-names";
-import { securityLog } from "./audit";
-
-/** The one EventHub instance of this gateway. */
-export function eventHub(env: Env) {
-  return env.EVENTS.get(env.EVENTS.idFromName("events"));
-}
+import type { Env } from "../env";
+import type { EventData, EventName } from "../../kernel/rules/event-names";
+import { eventHub, securityLog } from "../instances";
 
 /** Keeps only identifier-like scalars (EVT-03): a string over 200 characters is prose, not an id, and is dropped. */
 export function identifiersOnly(data: Record<string, unknown>): EventData {
