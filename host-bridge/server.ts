@@ -5,6 +5,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { GatewayError } from "../kernel/contracts/errors";
 import { storageFullReason } from "../kernel/contracts/storage-full";
+import { namedWork } from "../kernel/contracts/internal-work";
 
 /** A request as the server received it, before its contract row parses the body. */
 export interface ReceivedBridgeRequest {
@@ -68,7 +69,7 @@ export async function startBridgeServer(
       return refuse("internal_secret_invalid");
     const operation = operations.get(`${req.method} ${path}`);
     if (!operation) return refuse("internal_route_refused");
-    const work = String(req.headers["x-session-key"] ?? "");
+    const work = namedWork((name) => req.headers[name] as string | undefined);
     if (!work) return refuse("internal_call_names_no_work");
     const caller = new AbortController();
     res.once("close", () => {

@@ -18,7 +18,7 @@ function raise(gw: RunningGateway, work: string, title: string, now?: number): P
     headers: {
       ...json,
       "x-internal-secret": secret,
-      "x-session-key": work,
+      "x-personalclaw-work": work,
       ...(now === undefined ? {} : { "x-test-now": String(now) }),
     },
     body: JSON.stringify({

@@ -29,7 +29,7 @@ function asAsker(gw: RunningGateway, now?: number): Record<string, string> {
   return {
     "content-type": "application/json",
     "x-internal-secret": readFileSync(join(gw.home, ".local_secret"), "utf8").trim(),
-    "x-session-key": ASKER,
+    "x-personalclaw-work": ASKER,
     ...(now === undefined ? {} : { "x-test-now": String(now) }),
   };
 }

@@ -88,7 +88,7 @@ describe("an app backend's door with PERSONALCLAW_AUTH_MODE=none", () => {
     const carriers: Array<Record<string, string>> = [
       { authorization: `Bearer ${gw.token}` },
       { cookie: `pc_token_${gw.port}=${gw.token}` },
-      { "x-internal-secret": secret, "x-session-key": "bridge" },
+      { "x-internal-secret": secret, "x-personalclaw-work": "bridge" },
       { "x-local-secret": secret },
     ];
     for (const headers of carriers) {

@@ -346,7 +346,7 @@ describe("browser pages, devices and app logs", () => {
       headers: {
         host: `127.0.0.1:${gw.port}`,
         "x-internal-secret": secret,
-        "x-session-key": "test",
+        "x-personalclaw-work": "test",
         "x-local-secret": secret,
       },
     });

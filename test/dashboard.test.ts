@@ -166,7 +166,7 @@ describe("the dashboard in Chromium", () => {
     const appended = await gw.fetch("/api/internal/sel/append", {
       method: "POST",
       owner: false,
-      headers: { "x-internal-secret": secret, "x-session-key": "bridge", "content-type": "application/json" },
+      headers: { "x-internal-secret": secret, "x-personalclaw-work": "bridge", "content-type": "application/json" },
       body: JSON.stringify({
         kind: "dashboard_escape_probe",
         principal: "app:evil",

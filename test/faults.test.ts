@@ -78,7 +78,7 @@ function internalCall(gw: RunningGateway, method: string, path: string, body?: u
     headers: {
       Host: `127.0.0.1:${gw.port}`,
       "X-Internal-Secret": secret,
-      "X-Session-Key": "cli:faults-test",
+      "X-PersonalClaw-Work": "cli:faults-test",
       ...(payload === undefined ? {} : { "Content-Type": "application/json" }),
     },
     body: payload,

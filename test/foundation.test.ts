@@ -199,18 +199,18 @@ describe("a started gateway", () => {
     const secret = readFileSync(join(gw.home, ".local_secret"), "utf8").trim();
     const outside = await gw.fetch("/api/auth/sessions", {
       owner: false,
-      headers: { "x-internal-secret": secret, "x-session-key": "test" },
+      headers: { "x-internal-secret": secret, "x-personalclaw-work": "test" },
     });
     expect(outside.status).toBe(403);
     expect(await errorCode(outside)).toBe("internal_route_refused");
     const unknown = await gw.fetch("/api/no/such/route", {
       owner: false,
-      headers: { "x-internal-secret": secret, "x-session-key": "test" },
+      headers: { "x-internal-secret": secret, "x-personalclaw-work": "test" },
     });
     expect(await errorCode(unknown)).toBe("internal_route_refused");
     const wrong = await gw.fetch("/api/status", {
       owner: false,
-      headers: { "x-internal-secret": "0".repeat(64), "x-session-key": "test" },
+      headers: { "x-internal-secret": "0".repeat(64), "x-personalclaw-work": "test" },
     });
     expect(wrong.status).toBe(403);
     expect(await errorCode(wrong)).toBe("internal_secret_invalid");
@@ -218,9 +218,20 @@ describe("a started gateway", () => {
     expect(await errorCode(noWork)).toBe("internal_call_names_no_work");
     const ok = await gw.fetch("/api/status", {
       owner: false,
-      headers: { "x-internal-secret": secret, "x-session-key": "test" },
+      headers: { "x-internal-secret": secret, "x-personalclaw-work": "test" },
     });
     expect(ok.status).toBe(200);
+    // The header's earlier name still names the work, on both sides of the internal hop.
+    const earlier = await gw.fetch("/api/status", {
+      owner: false,
+      headers: { "x-internal-secret": secret, "x-session-key": "test" },
+    });
+    expect(earlier.status).toBe(200);
+    const file = JSON.parse(readFileSync(join(gw.home, "gateway.json"), "utf8"));
+    const bridge = await fetch(`http://127.0.0.1:${file.bridgePort}/sel/anchor`, {
+      headers: { "x-internal-secret": secret, "x-session-key": "test" },
+    });
+    expect(bridge.status).toBe(200);
   });
 
   it("has a host bridge that refuses a missing and a wrong credential", async () => {
@@ -229,14 +240,16 @@ describe("a started gateway", () => {
     const missing = await fetch(bridge);
     expect(missing.status).toBe(403);
     expect(await errorCode(missing)).toBe("internal_secret_invalid");
-    const wrong = await fetch(bridge, { headers: { "x-internal-secret": "f".repeat(64), "x-session-key": "test" } });
+    const wrong = await fetch(bridge, {
+      headers: { "x-internal-secret": "f".repeat(64), "x-personalclaw-work": "test" },
+    });
     expect(wrong.status).toBe(403);
     const secret = readFileSync(join(gw.home, ".local_secret"), "utf8").trim();
-    const right = await fetch(bridge, { headers: { "x-internal-secret": secret, "x-session-key": "test" } });
+    const right = await fetch(bridge, { headers: { "x-internal-secret": secret, "x-personalclaw-work": "test" } });
     expect(right.status).toBe(200);
     const outside = await fetch(`http://127.0.0.1:${file.bridgePort}/apps/not-an-operation`, {
       method: "POST",
-      headers: { "x-internal-secret": secret, "x-session-key": "test" },
+      headers: { "x-internal-secret": secret, "x-personalclaw-work": "test" },
     });
     expect(outside.status).toBe(403);
     expect(await errorCode(outside)).toBe("internal_route_refused");

@@ -559,7 +559,7 @@ describe("the native-record route and app inboxes", () => {
       headers: {
         host: `127.0.0.1:${gw.port}`,
         "x-internal-secret": internalSecret,
-        "x-session-key": "bridge",
+        "x-personalclaw-work": "bridge",
         "content-type": "application/json",
       },
       body: JSON.stringify(body),

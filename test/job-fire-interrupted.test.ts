@@ -37,7 +37,7 @@ describe("a job fire in flight when workerd dies", () => {
         headers: {
           "x-test-now": String(now),
           "x-internal-secret": readFileSync(join(gw.home, ".local_secret"), "utf8").trim(),
-          "x-session-key": "cli:test-clock",
+          "x-personalclaw-work": "cli:test-clock",
         },
       })
       .catch(() => null);

@@ -126,7 +126,7 @@ describe("what the worker keeps never outlives the change behind it", () => {
     const secret = readFileSync(join(gw.home, ".local_secret"), "utf8").trim();
     const minted = await gw.fetch("/api/token/local?ttl=7d", {
       owner: false,
-      headers: { "x-internal-secret": secret, "x-session-key": "test", "x-local-secret": secret },
+      headers: { "x-internal-secret": secret, "x-personalclaw-work": "test", "x-local-secret": secret },
     });
     expect(minted.status).toBe(200);
     const token = ((await minted.json()) as { token: string }).token;

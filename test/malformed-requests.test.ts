@@ -107,7 +107,7 @@ describe("malformed requests against every route", () => {
         if (variant.contentType) headers["content-type"] = variant.contentType;
         if (row.internal || row.authz.kind === "internal-only") {
           headers["x-internal-secret"] = localSecret(gw);
-          headers["x-session-key"] = "malformed";
+          headers["x-personalclaw-work"] = "malformed";
         }
         const hasBody = variant.body !== undefined && row.method !== "GET" && row.method !== "HEAD";
         let status: number;

@@ -97,7 +97,7 @@ describe("app MCP servers and scheduled jobs", () => {
         : {
             "x-test-now": String(now),
             "x-internal-secret": readFileSync(join(home, ".local_secret"), "utf8").trim(),
-            "x-session-key": "cli:test-clock",
+            "x-personalclaw-work": "cli:test-clock",
           };
     const answer = await gw.fetch("/api/apps/mcp-notes/jobs", { headers, owner: now === undefined });
     expect(answer.status, await answer.clone().text()).toBe(200);

@@ -44,7 +44,7 @@ describe("a flood of refused requests", () => {
           const i = next++;
           const response = await gw.fetch(`/api/flood-${i}/x${i}?n=${i}`, {
             owner: false,
-            headers: { "x-internal-secret": `wrong-${i}`, "x-session-key": "flood" },
+            headers: { "x-internal-secret": `wrong-${i}`, "x-personalclaw-work": "flood" },
           });
           await response.arrayBuffer();
           if (response.status === 403) refused += 1;

@@ -37,7 +37,7 @@ async function append(gw: RunningGateway, kind: string, subject: string) {
   const answer = await gw.fetch("/api/internal/sel/append", {
     method: "POST",
     owner: false,
-    headers: { "x-internal-secret": secret, "x-session-key": "bridge", "content-type": "application/json" },
+    headers: { "x-internal-secret": secret, "x-personalclaw-work": "bridge", "content-type": "application/json" },
     body: JSON.stringify({ kind, principal: "owner", outcome: "allowed", subject }),
   });
   expect(answer.status).toBe(200);

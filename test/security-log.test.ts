@@ -31,7 +31,7 @@ async function internalAppend(gw: RunningGateway, event: Record<string, unknown>
   return gw.fetch("/api/internal/sel/append", {
     method: "POST",
     owner: false,
-    headers: { "x-internal-secret": secret, "x-session-key": "bridge", "content-type": "application/json" },
+    headers: { "x-internal-secret": secret, "x-personalclaw-work": "bridge", "content-type": "application/json" },
     body: JSON.stringify(event),
   });
 }
@@ -91,7 +91,7 @@ describe("the security log of a running gateway", () => {
     });
     await gw.fetch("/api/status", {
       owner: false,
-      headers: { "x-internal-secret": internal, "x-session-key": "probe" },
+      headers: { "x-internal-secret": internal, "x-personalclaw-work": "probe" },
     });
     await gw.fetch(`/api/auth/sessions?token=${bearer}`, { owner: false });
     await gw.fetch("/api/status", { headers: { authorization: `Bearer ${bearer}` } });

@@ -16,7 +16,7 @@ function localSecret(gw: RunningGateway): string {
 async function mint(gw: RunningGateway, ttl = "7d"): Promise<string> {
   const response = await gw.fetch(`/api/token/local?ttl=${ttl}`, {
     owner: false,
-    headers: { "x-internal-secret": localSecret(gw), "x-session-key": "test", "x-local-secret": localSecret(gw) },
+    headers: { "x-internal-secret": localSecret(gw), "x-personalclaw-work": "test", "x-local-secret": localSecret(gw) },
   });
   expect(response.status).toBe(200);
   return (await response.json()).token;

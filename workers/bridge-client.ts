@@ -9,6 +9,7 @@ import {
   type BridgeRequest,
 } from "../kernel/contracts/bridge-operations";
 import type { Env } from "../durable/env";
+import { WORK_HEADER } from "../kernel/contracts/internal-work";
 
 /** Calls one bridge operation; a bridge error envelope is re-raised with its code, anything else is bridge_unavailable. */
 export async function bridgeCall<N extends BridgeOperationName>(
@@ -25,7 +26,7 @@ export async function bridgeCall<N extends BridgeOperationName>(
       method: contract.method,
       headers: {
         "X-Internal-Secret": env.INTERNAL_SECRET,
-        "X-Session-Key": "gateway",
+        [WORK_HEADER]: "gateway",
         "Content-Type": "application/json",
       },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -35,6 +36,7 @@ export async function bridgeCall<N extends BridgeOperationName>(
   } catch (error) {
     throw new GatewayError("bridge_unavailable", {
       vars: { reason: error instanceof Error ? error.message : String(error) },
+      cause: error,
     });
   }
   const payload = (await response.json().catch(() => null)) as unknown;

@@ -61,7 +61,7 @@ export async function startPersonalclaw(home, cli = cliPath, extraEnv = {}) {
       const answer = await httpGet(
         port,
         "/api/status",
-        { host: `127.0.0.1:${port}`, "x-internal-secret": secret, "x-session-key": "cli:bench" },
+        { host: `127.0.0.1:${port}`, "x-internal-secret": secret, "x-personalclaw-work": "cli:bench" },
         1_000,
       );
       if (answer.status !== 200) return false;

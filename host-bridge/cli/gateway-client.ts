@@ -8,6 +8,7 @@ import { GatewayError } from "../../kernel/contracts/errors";
 import { readLiveGateway } from "./gateway-file";
 import { z } from "zod";
 import { commandHint, homeInProse } from "./invocation";
+import { WORK_HEADER } from "../../kernel/contracts/internal-work";
 
 /** An answer as it came. Commands read it through parseAnswer; the ones that do not yet still index it loosely. */
 export interface GatewayAnswer {
@@ -147,7 +148,7 @@ export async function callGateway(
     path,
     {
       "X-Internal-Secret": gateway.secret,
-      "X-Session-Key": `cli:${work}`,
+      [WORK_HEADER]: `cli:${work}`,
       // The local secret proves the owner is at this machine (AUTH-26, C-18).
       ...(options.provePresence ? { "X-Local-Secret": gateway.secret } : {}),
       ...options.headers,
@@ -171,7 +172,7 @@ export async function asOwnerSession<T>(
   const gateway = runningGateway(home);
   const minted = await send(home, gateway.port, "GET", "/api/token/local?ttl=5m", {
     "X-Internal-Secret": gateway.secret,
-    "X-Session-Key": `cli:${work}`,
+    [WORK_HEADER]: `cli:${work}`,
     "X-Local-Secret": gateway.secret,
   });
   const token = parseAnswer(minted, MintedTokenSchema);

@@ -56,6 +56,7 @@ async function vettedAddress(url: URL, opts: VettedFetchOptions): Promise<string
   } catch (error) {
     throw new GatewayError("source_unreachable", {
       vars: { source: url.origin, reason: `its name does not resolve (${(error as Error).message})` },
+      cause: error,
     });
   }
   let refused: { address: string; range: string } | null = null;

@@ -28,7 +28,7 @@ export const ERROR_CODES = {
   },
   internal_route_refused: { status: 403, message: "The internal credential does not open {method} {path}." },
   internal_secret_invalid: { status: 403, message: "The internal credential is not the one this start issued." },
-  internal_call_names_no_work: { status: 403, message: "An internal call must name its work in X-Session-Key." },
+  internal_call_names_no_work: { status: 403, message: "An internal call must name its work in X-PersonalClaw-Work." },
   internal_only_route: { status: 403, message: "{method} {path} is for the gateway's own processes only." },
   bridge_unavailable: { status: 502, message: "The host bridge did not answer: {reason}." },
   // App bundles: manifest validation, staging, scan and preview (host-bridge/staging, scan, install).
@@ -497,6 +497,7 @@ export function errorMessage(code: ErrorCode, vars: Record<string, string | numb
 
 /** The one error type: a stable code, its status, a sentence and optional detail. */
 export class GatewayError extends Error {
+  override readonly name = "GatewayError";
   readonly code: ErrorCode;
   readonly status: number;
   readonly detail: unknown;
@@ -509,9 +510,11 @@ export class GatewayError extends Error {
       message?: string;
       detail?: unknown;
       headers?: Record<string, string>;
+      /** The failure this one reports (a thrown error, a refused answer): kept for logs and stack traces, never sent. */
+      cause?: unknown;
     } = {},
   ) {
-    super(opts.message ?? errorMessage(code, opts.vars));
+    super(opts.message ?? errorMessage(code, opts.vars), opts.cause === undefined ? undefined : { cause: opts.cause });
     this.code = code;
     this.status = ERROR_CODES[code].status;
     this.detail = opts.detail;

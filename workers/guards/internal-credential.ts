@@ -8,6 +8,7 @@ import { audit } from "../../durable/security-log/audit";
 import { equalsInConstantTime } from "./constant-time";
 import type { Principal } from "./principal";
 import { refusalGroup } from "../refusal-group";
+import { namedWork } from "../../kernel/contracts/internal-work";
 
 const WORK_NAME = /^[a-z][a-z0-9._:-]{0,63}$/i;
 
@@ -28,7 +29,7 @@ export async function internalPrincipal(
   };
   if (!row?.internal) throw await refuse("internal_route_refused");
   if (!equalsInConstantTime(presented, env.INTERNAL_SECRET)) throw await refuse("internal_secret_invalid");
-  const work = request.headers.get("x-session-key") ?? "";
+  const work = namedWork((name) => request.headers.get(name));
   if (!WORK_NAME.test(work)) throw await refuse("internal_call_names_no_work");
   return { kind: "internal", work };
 }

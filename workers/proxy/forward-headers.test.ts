@@ -10,6 +10,7 @@ describe("the client's headers a backend receives", () => {
       ["Cookie", "pc_session=owner"],
       ["X-Internal-Secret", "s"],
       ["X-Local-Secret", "s"],
+      ["X-PersonalClaw-Work", "cli:x"],
       ["X-Session-Key", "cli:x"],
       ["Host", "127.0.0.1:1"],
       ["Content-Length", "0"],
