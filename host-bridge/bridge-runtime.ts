@@ -20,7 +20,7 @@ import { appInterpreter } from "./sandbox/app-interpreter";
 import { sandboxAvailability, type SandboxAvailability } from "./sandbox/bubblewrap";
 import { boundsAvailability, removeStaleGroups, type BoundsAvailability } from "./sandbox/bounds";
 import { EgressBrokers } from "./egress/brokers";
-import { grantPatterns, type HostPattern } from "../kernel/rules/network-grant";
+import { appNetworkGrant, grantPatterns, type HostPattern } from "../kernel/rules/network-grant";
 import type {
   GatewayCallbackAnswer,
   GatewayCallbackName,
@@ -370,7 +370,7 @@ export class BridgeRuntime {
   /** The hosts an app's backend may reach: its consented grant, or any public host when the owner set it so in config.json. */
   private networkOf(name: string, manifest: AppManifest): readonly HostPattern[] | "all" {
     if (this.opts.config.sandbox.network_all.includes(name)) return "all";
-    return grantPatterns(manifest.permissions?.network);
+    return grantPatterns(appNetworkGrant(manifest));
   }
 
   /**

@@ -12,7 +12,7 @@ import {
   type McpServerView,
   type McpStart,
 } from "../../kernel/contracts/mcp";
-import { grantPatterns } from "../../kernel/rules/network-grant";
+import { appNetworkGrant } from "../../kernel/rules/network-grant";
 import type { McpLaunchVerdict } from "./jobs-and-mcp";
 import { effectiveGrants, folderGrantsStamp, type FolderGrant } from "../../kernel/contracts/folder-grants";
 
@@ -173,10 +173,7 @@ export class McpServers {
         args: consented.args,
         env: { ...(declared.env ?? {}) },
         hasStorage: record.manifest.permissions?.storage === true,
-        network:
-          grantPatterns(record.manifest.permissions?.network).length > 0
-            ? [...(record.manifest.permissions!.network as string[])]
-            : [],
+        network: appNetworkGrant(record.manifest),
         startId,
         consentDigest: record.consentDigest,
         folders: appFolders(record),

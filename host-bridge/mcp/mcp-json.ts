@@ -8,7 +8,7 @@
 import { existsSync, lstatSync, readFileSync } from "node:fs";
 import { GatewayError } from "../../kernel/contracts/errors";
 import type { AppManifest } from "../../kernel/contracts/manifest";
-import { grantPatterns, grantAllows } from "../../kernel/rules/network-grant";
+import { appNetworkGrant, grantPatterns, grantAllows } from "../../kernel/rules/network-grant";
 import { mcpDefinition, mcpKey, remoteServerHost, type McpRegistration } from "../../kernel/contracts/mcp";
 import { writePrivateFile } from "../private-file";
 import { remoteServerHostRefusal } from "../egress/manifest-addresses";
@@ -102,7 +102,7 @@ export class McpJson {
           result.removed.push(key);
         }
       }
-      const grant = grantPatterns(manifest.permissions?.network);
+      const grant = grantPatterns(appNetworkGrant(manifest));
       for (const server of [...declared].sort()) {
         const key = mcpKey(name, server);
         const definition = mcpDefinition(manifest, server)!;

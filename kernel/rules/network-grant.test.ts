@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { grantAllows, grantPatterns, NetworkGrantSchema, parseHostPattern } from "./network-grant";
+import { appNetworkGrant, grantAllows, grantPatterns, NetworkGrantSchema, parseHostPattern } from "./network-grant";
 
 describe("network grant", () => {
   it.each([
@@ -48,5 +48,18 @@ describe("network grant", () => {
     expect(grantAllows(p, "exact.test", 8080)).not.toBeNull();
     expect(grantAllows(p, "exact.test", 443)).toBeNull();
     expect(grantPatterns(false)).toEqual([]);
+  });
+
+  it("an app's grant is its manifest's consented hosts, and none for false, absent or a malformed entry", () => {
+    expect(appNetworkGrant({ permissions: { network: ["api.example.com", "*.example.org:8443"] } })).toEqual([
+      "api.example.com",
+      "*.example.org:8443",
+    ]);
+    expect(appNetworkGrant({ permissions: { network: false } })).toEqual([]);
+    expect(appNetworkGrant({ permissions: {} })).toEqual([]);
+    expect(appNetworkGrant({})).toEqual([]);
+    expect(appNetworkGrant({ permissions: { network: ["ok.example", " spaced.example", 7, "*."] } })).toEqual([
+      "ok.example",
+    ]);
   });
 });

@@ -66,6 +66,17 @@ const HostPatternText = z.string().superRefine((value, ctx) => {
 export const NetworkGrantSchema = z.union([z.literal(false), z.array(HostPatternText).max(64)]);
 export type NetworkGrant = z.infer<typeof NetworkGrantSchema>;
 
+/**
+ * The hosts an app's children may reach, as the owner consented to them: the manifest's
+ * `permissions.network` (none for false or absent). The one reading of an app's grant: the
+ * backend's broker, an MCP server's launch and the owner's http MCP entries all take it from here.
+ */
+export function appNetworkGrant(manifest: { permissions?: { network?: unknown } }): string[] {
+  const grant = manifest.permissions?.network;
+  if (!Array.isArray(grant)) return [];
+  return grant.filter((text): text is string => typeof text === "string" && !("error" in parseHostPattern(text)));
+}
+
 /** The patterns of a grant (none for false or absent). */
 export function grantPatterns(grant: NetworkGrant | undefined): HostPattern[] {
   if (!Array.isArray(grant)) return [];
