@@ -6,7 +6,7 @@
 // failing however many rows follow. A missing or unreadable anchor is never silently
 // recreated: start records it (sel_anchor_unacknowledged.json, a security-log row) and doctor
 // fails until the owner runs `personalclaw security acknowledge`.
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import {
@@ -16,6 +16,7 @@ import {
   type AnchorStanding,
 } from "../kernel/contracts/security-event";
 import { writePrivateFile } from "./private-file";
+import { readPrivateRecordFile } from "./private-record";
 
 export const ANCHOR_INTERVAL_MS = 2_000;
 
@@ -55,16 +56,9 @@ export function unacknowledgedAnchorPath(home: string): string {
 }
 
 export function readUnacknowledgedAnchor(home: string): UnacknowledgedAnchor | null {
-  try {
-    const parsed = UnacknowledgedAnchorSchema.safeParse(
-      JSON.parse(readFileSync(unacknowledgedAnchorPath(home), "utf8")),
-    );
-    return parsed.success ? parsed.data : { since: "unknown", reason: "the record of it is unreadable" };
-  } catch {
-    return existsSync(unacknowledgedAnchorPath(home))
-      ? { since: "unknown", reason: "the record of it is unreadable" }
-      : null;
-  }
+  const read = readPrivateRecordFile(unacknowledgedAnchorPath(home), UnacknowledgedAnchorSchema);
+  if (read.found === "none") return null;
+  return read.found === "record" ? read.value : { since: "unknown", reason: "the record of it is unreadable" };
 }
 
 export function recordUnacknowledgedAnchor(home: string, reason: string): UnacknowledgedAnchor {

@@ -3,7 +3,6 @@
 // checkpoint and answers a cosignature. The cosignature is checked against the key the witness
 // answered when the owner configured it, then recorded in the log (a sel.cosigned row). The
 // witness keeps its own copy, out of reach of whoever takes this machine.
-import { readFileSync } from "node:fs";
 import {
   CheckpointExportSchema,
   WitnessAnswerSchema,
@@ -15,17 +14,13 @@ import { splitNote, verifyCosignature } from "../durable/security-log/checkpoint
 import { writePrivateFile } from "./private-file";
 import type { CallGateway } from "./bridge-contract";
 import { z } from "zod";
+import { readPrivateRecord } from "./private-record";
 
 export const WITNESS_INTERVAL_MS = 5_000;
 const WITNESS_TIMEOUT_MS = 10_000;
 
 export function readWitnessConfig(path: string): WitnessConfig | null {
-  try {
-    const parsed = WitnessConfigSchema.safeParse(JSON.parse(readFileSync(path, "utf8")));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
+  return readPrivateRecord(path, WitnessConfigSchema);
 }
 
 export function writeWitnessConfig(path: string, config: WitnessConfig): void {

@@ -3,12 +3,13 @@
 // a store the manifest knows missing, empty or replaced refuses, naming it, unless the owner
 // accepts the loss (`--accept-state-loss`, which writes a security-log row). Lost state is
 // then noticed instead of silently starting over with no sessions, apps or history.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { z } from "zod";
 import { STORE_IDENTITY_READ, STORE_IDENTITY_TABLE } from "../kernel/contracts/store-identity";
 import { writePrivateFile } from "./private-file";
+import { readPrivateRecord } from "./private-record";
 
 export const StoreCensusSchema = z.object({ storeId: z.string().nullable(), rows: z.number().int().min(0) });
 export const StateManifestSchema = z.object({
@@ -74,12 +75,7 @@ export function takeCensus(stateDir: string, namespaces: readonly string[]): Rec
 }
 
 export function readStateManifest(home: string): StateManifest | null {
-  try {
-    const parsed = StateManifestSchema.safeParse(JSON.parse(readFileSync(stateManifestPath(home), "utf8")));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
+  return readPrivateRecord(stateManifestPath(home), StateManifestSchema);
 }
 
 /** Writes what the stores hold now; a store that cannot be read keeps its last known census. */

@@ -1,11 +1,12 @@
 // <home>/gateway.json: how every CLI command finds the running gateway of a home. The record
 // names the CLI process and its workerd by pid, start time and executable, so a pid the
 // kernel reused for an unrelated process is never taken for the gateway (never signalled).
-import { readFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { z } from "zod";
 import type { HomePaths } from "../home";
 import { writePrivateFile } from "../private-file";
 import { identityOf, isRecordedProcessAlive } from "../supervisor/process-identity";
+import { readPrivateRecord } from "../private-record";
 
 export const GatewayFileSchema = z.object({
   pid: z.number().int(),
@@ -44,12 +45,7 @@ export function thisProcessIdentity(): { pid: number; pidStartTime: string | nul
 
 /** The recorded gateway, or null when there is none or the file is unreadable. */
 export function readGatewayFile(paths: HomePaths): GatewayFile | null {
-  try {
-    const parsed = GatewayFileSchema.safeParse(JSON.parse(readFileSync(paths.gatewayFile, "utf8")));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
+  return readPrivateRecord(paths.gatewayFile, GatewayFileSchema);
 }
 
 /** The recorded gateway when its CLI process is provably alive; null for none or a stale record. */

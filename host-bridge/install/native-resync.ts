@@ -10,9 +10,9 @@ import { constants, existsSync, readdirSync } from "node:fs";
 import { mkdir, open, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { parseStrictJson } from "../../kernel/text/strict-json";
 import { journalDir, syncFolder } from "./transition-journal";
 import { pauseAtNamedStep } from "./test-pause";
+import { readPrivateRecord } from "../private-record";
 
 const NativeResyncJournalSchema = z.strictObject({
   op: z.literal("native-resync"),
@@ -134,20 +134,5 @@ export async function recoverNativeResyncs(ctx: NativeResyncContext): Promise<vo
 }
 
 async function readNativeJournal(path: string): Promise<NativeResyncJournal | null> {
-  let fh;
-  try {
-    fh = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return null;
-  }
-  try {
-    const st = await fh.stat();
-    if (!st.isFile() || st.size > 16 * 1024) return null;
-    const parsed = parseStrictJson(await fh.readFile("utf8"));
-    if (!parsed.ok) return null;
-    const journal = NativeResyncJournalSchema.safeParse(parsed.value);
-    return journal.success ? journal.data : null;
-  } finally {
-    await fh.close();
-  }
+  return readPrivateRecord(path, NativeResyncJournalSchema, 16 * 1024);
 }

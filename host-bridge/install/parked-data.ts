@@ -2,14 +2,14 @@
 // apps/.<name>.data/ and writes apps/.<name>.data.json (0600) naming the install it came from:
 // name, version, consent digest and date. A later install of the name shows that record in its
 // review and adopts the data only with the owner's explicit {"adopt_data": true}.
-import { constants, existsSync } from "node:fs";
-import { lstat, open, readdir, rename, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { lstat, readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { GatewayError } from "../../kernel/contracts/errors";
 import { ParkedDataSchema, type ParkedData, type ParkedDataView } from "../../kernel/contracts/parked-data";
-import { parseStrictJson } from "../../kernel/text/strict-json";
 import { writePrivateFile } from "../private-file";
 import { syncFolder } from "./transition-journal";
+import { readPrivateRecord } from "../private-record";
 
 const PARKED_RE = /^\.([a-z0-9]+(?:-[a-z0-9]+)*)\.data$/;
 const MAX_RECORD_BYTES = 4096;
@@ -26,22 +26,8 @@ export function parkedRecordPath(appsDir: string, name: string): string {
 
 /** Reads the record without following a link; null when it is missing, a link or not a valid record. */
 async function readParkedRecord(appsDir: string, name: string): Promise<ParkedData | null> {
-  let fh;
-  try {
-    fh = await open(parkedRecordPath(appsDir, name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return null;
-  }
-  try {
-    const st = await fh.stat();
-    if (!st.isFile() || st.size > MAX_RECORD_BYTES) return null;
-    const parsed = parseStrictJson(await fh.readFile("utf8"));
-    if (!parsed.ok) return null;
-    const record = ParkedDataSchema.safeParse(parsed.value);
-    return record.success && record.data.name === name ? record.data : null;
-  } finally {
-    await fh.close();
-  }
+  const record = readPrivateRecord(parkedRecordPath(appsDir, name), ParkedDataSchema, MAX_RECORD_BYTES);
+  return record?.name === name ? record : null;
 }
 
 /** The parked data of `name`, or null when none is parked. */

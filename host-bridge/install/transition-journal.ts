@@ -7,9 +7,9 @@ import { link, mkdir, open, rename, rm } from "node:fs/promises";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { z } from "zod";
-import { parseStrictJson } from "../../kernel/text/strict-json";
 import { ParkedDataViewSchema } from "../../kernel/contracts/parked-data";
 import { ReadyUpdateSchema } from "../../kernel/contracts/bridge-operations";
+import { readPrivateRecord } from "../private-record";
 
 export const JournalSchema = z.discriminatedUnion("op", [
   z.object({
@@ -120,22 +120,8 @@ export async function clearJournal(home: string, name: string): Promise<void> {
 
 /** The journal of `name`, or null. */
 export async function readJournal(home: string, name: string): Promise<Journal | null> {
-  let fh;
-  try {
-    fh = await open(journalPath(home, name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return null;
-  }
-  try {
-    const st = await fh.stat();
-    if (!st.isFile() || st.size > MAX_JOURNAL_BYTES) return null;
-    const parsed = parseStrictJson(await fh.readFile("utf8"));
-    if (!parsed.ok) return null;
-    const journal = JournalSchema.safeParse(parsed.value);
-    return journal.success && journal.data.name === name ? journal.data : null;
-  } finally {
-    await fh.close();
-  }
+  const journal = readPrivateRecord(journalPath(home, name), JournalSchema, MAX_JOURNAL_BYTES);
+  return journal?.name === name ? journal : null;
 }
 
 /** Every journal left under the home, by app name (temporary files of a torn write are removed). */

@@ -13,6 +13,7 @@ import { GatewayError } from "../../kernel/contracts/errors";
 import { SECRET_NAME, type SecretConsumer, type SecretListing } from "../../kernel/contracts/secrets";
 import { makePrivateFolder, removePrivateFile, syncFolder, writePrivateFile } from "../private-file";
 import { APP_NAME_PATTERN } from "../../kernel/rules/app-name";
+import { readPrivateRecord } from "../private-record";
 
 const KEY_BYTES = 32;
 const NONCE_BYTES = 12;
@@ -82,16 +83,8 @@ function unreadable(reason: string): GatewayError {
 
 /** A plain file, never followed through a link someone planted in the home. */
 function readSealed(path: string): SealedFile | null {
-  if (!existsSync(path)) return null;
-  if (!lstatSync(path).isFile()) return null;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, "utf8"));
-  } catch {
-    return null; // an unreadable or altered file opens for nobody, and breaks no listing
-  }
-  const parsed = SealedFileSchema.safeParse(raw);
-  return parsed.success ? parsed.data : null;
+  // An unreadable or altered file opens for nobody, and breaks no listing.
+  return readPrivateRecord(path, SealedFileSchema);
 }
 
 function writeSealed(path: string, file: SealedFile): void {
