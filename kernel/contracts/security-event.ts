@@ -107,6 +107,12 @@ export const SecurityEventQuerySchema = z.object({
 });
 export type SecurityEventQuery = z.input<typeof SecurityEventQuerySchema>;
 
+/** The same filter as URL query text (`GET /api/security/events?...`): numbers arrive as text, nothing else is accepted. */
+export const SecurityEventQueryTextSchema = SecurityEventQuerySchema.extend({
+  before_seq: z.coerce.number().int().min(1).optional(),
+  limit: z.coerce.number().int().min(1).max(MAX_QUERY_LIMIT).optional(),
+}).strict();
+
 export const SecurityEventPageSchema = z.object({
   events: z.array(SecurityEventRowSchema),
   next_before_seq: z.number().int().nullable(),

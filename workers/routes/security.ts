@@ -12,8 +12,7 @@ import {
   VerifyResultSchema,
   WitnessAnswerSchema,
   SecurityEventInputSchema,
-  SecurityOutcomeSchema,
-  MAX_QUERY_LIMIT,
+  SecurityEventQueryTextSchema,
   WitnessRequestSchema,
   WitnessAdmitRequestSchema,
   WitnessAdmittedSchema,
@@ -23,20 +22,6 @@ import { bridgeCall } from "../bridge-client";
 import { route } from "../route-row";
 import { GatewayError } from "../../kernel/contracts/errors";
 import { refusalGroup, refusalSubject } from "../refusal-group";
-
-const EventsQuerySchema = z
-  .object({
-    kind: z.string().max(80).optional(),
-    principal: z.string().max(160).optional(),
-    outcome: SecurityOutcomeSchema.optional(),
-    since: z
-      .string()
-      .refine((text) => !Number.isNaN(Date.parse(text)), "since must be an ISO-8601 time")
-      .optional(),
-    before_seq: z.coerce.number().int().min(1).optional(),
-    limit: z.coerce.number().int().min(1).max(MAX_QUERY_LIMIT).optional(),
-  })
-  .strict();
 
 const HeadQuerySchema = z
   .object({
@@ -61,7 +46,7 @@ export const securityRoutes = [
     family: "security-log",
     authz: { kind: "owner" },
     internal: true,
-    query: EventsQuerySchema,
+    query: SecurityEventQueryTextSchema,
     contract: "Security events newest first, filtered by kind, principal, outcome and since; paged by before_seq.",
     answer: { schema: SecurityEventPageSchema },
     refuses: [],
