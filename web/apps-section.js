@@ -58,6 +58,16 @@ export function requiresLine(requires) {
 
 /** Builds the Apps section; `statusChanged()` refreshes the header counts. */
 export function appsSection(api, statusChanged) {
+  const apps = { api, statusChanged, mcpRows: [] };
+  Object.assign(
+    apps,
+    appsLayout(() => refresh(apps)),
+  );
+  return { section: apps.section, refresh: (opts) => refresh(apps, opts) };
+}
+
+/** The section's frame: heading with Refresh, notices, the list (still loading) and the Install link. */
+function appsLayout(onRefresh) {
   const notices = el("div", { class: "notices", "aria-live": "polite" });
   const listHost = el("div", { class: "section-body" }, el("p", { class: "muted", text: "Loading apps…" }));
   const section = el(
@@ -67,176 +77,186 @@ export function appsSection(api, statusChanged) {
       "div",
       { class: "section-head" },
       el("h2", { id: "apps-title", tabindex: "-1", text: "Apps" }),
-      el("button", { type: "button", text: "Refresh", onClick: () => refresh() }),
+      el("button", { type: "button", text: "Refresh", onClick: () => onRefresh() }),
     ),
     notices,
     listHost,
     el("p", {}, el("a", { class: "button-link", href: "#/install", text: "Install an app" })),
   );
+  return { notices, listHost, section };
+}
 
-  async function setEnabled(app, enable) {
-    const answer = await api.post(`/api/apps/${encodeURIComponent(app.name)}/${enable ? "enable" : "disable"}`, {});
-    if (!answer.ok) {
-      if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
-      return;
-    }
-    replaceChildren(notices, infoNotice(`${app.displayName || app.name} is ${enable ? "enabled" : "disabled"}.`));
-    await refresh({ keepNotices: true });
-    statusChanged();
+async function setEnabled(apps, app, enable) {
+  const { api, notices } = apps;
+  const answer = await api.post(`/api/apps/${encodeURIComponent(app.name)}/${enable ? "enable" : "disable"}`, {});
+  if (!answer.ok) {
+    if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
+    return;
   }
+  replaceChildren(notices, infoNotice(`${app.displayName || app.name} is ${enable ? "enabled" : "disabled"}.`));
+  await refresh(apps, { keepNotices: true });
+  apps.statusChanged();
+}
 
-  async function restart(app) {
-    const answer = await api.post(`/api/apps/${encodeURIComponent(app.name)}/restart`, {});
-    if (!answer.ok) {
-      if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
-      return;
-    }
-    replaceChildren(notices, infoNotice(`${app.displayName || app.name}'s backend was restarted.`));
-    await refresh({ keepNotices: true });
+async function restart(apps, app) {
+  const { api, notices } = apps;
+  const answer = await api.post(`/api/apps/${encodeURIComponent(app.name)}/restart`, {});
+  if (!answer.ok) {
+    if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
+    return;
   }
+  replaceChildren(notices, infoNotice(`${app.displayName || app.name}'s backend was restarted.`));
+  await refresh(apps, { keepNotices: true });
+}
 
-  /** Answers true when the app is gone, so its control need not ask again. */
-  async function uninstall(app, purgeData) {
-    const answer = await api.delete(`/api/apps/${encodeURIComponent(app.name)}`, purgeData ? { purge_data: true } : {});
-    if (!answer.ok) {
-      if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
-      return false;
-    }
-    const isDataKept = answer.data.data_kept === true;
-    replaceChildren(
-      notices,
-      el(
-        "p",
-        { class: "notice notice-info", role: "status", "data-uninstalled": app.name },
-        `Uninstalled ${app.displayName || app.name}: `,
-        el("strong", { text: isDataKept ? "data kept" : "data deleted" }),
-        ".",
-      ),
-    );
-    await refresh({ keepNotices: true });
-    statusChanged();
-    section.querySelector("#apps-title")?.focus();
-    return true;
+/** Answers true when the app is gone, so its control need not ask again. */
+async function uninstall(apps, app, purgeData) {
+  const { api, notices } = apps;
+  const answer = await api.delete(`/api/apps/${encodeURIComponent(app.name)}`, purgeData ? { purge_data: true } : {});
+  if (!answer.ok) {
+    if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
+    return false;
   }
+  const isDataKept = answer.data.data_kept === true;
+  replaceChildren(
+    notices,
+    el(
+      "p",
+      { class: "notice notice-info", role: "status", "data-uninstalled": app.name },
+      `Uninstalled ${app.displayName || app.name}: `,
+      el("strong", { text: isDataKept ? "data kept" : "data deleted" }),
+      ".",
+    ),
+  );
+  await refresh(apps, { keepNotices: true });
+  apps.statusChanged();
+  apps.section.querySelector("#apps-title")?.focus();
+  return true;
+}
 
-  let mcpRows = [];
+function appItem(apps, app) {
+  const name = typeof app.name === "string" ? app.name : "?";
+  const label = app.displayName && app.displayName !== name ? `${app.displayName} (${name})` : name;
+  const enabled = app.enabled === true;
+  const facts = [
+    app.version ? `version ${app.version}` : null,
+    app.origin ?? null,
+    app.lifecycle === "locked" ? "locked" : null,
+  ]
+    .filter(Boolean)
+    .join(" · ");
+  const backend = app.backend && typeof app.backend === "object" ? app.backend : null;
+  const lastLines = list(backend?.lastLines);
+  return el(
+    "li",
+    { class: "app", "data-app": name },
+    el(
+      "div",
+      { class: "app-head" },
+      el("h3", { class: "app-name" }, el("a", { href: `#/apps/${encodeURIComponent(name)}`, text: label })),
+      el("span", {
+        class: `badge ${enabled ? "badge-ok" : "badge-neutral"}`,
+        text: enabled ? "enabled" : "disabled",
+      }),
+      app.native ? el("span", { class: "badge badge-neutral", text: "native" }) : null,
+    ),
+    facts ? el("p", { class: "muted", text: facts }) : null,
+    requiresLine(app.requires),
+    el("p", { class: "backend" }, "Backend: ", backendSummary(backend, app.hasBackend === true)),
+    lastLines.length
+      ? el(
+          "details",
+          {},
+          el("summary", { text: "Last log lines" }),
+          el("pre", { class: "log", text: lastLines.join("\n") }),
+        )
+      : null,
+    mcpServersPart(
+      apps.api,
+      apps.mcpRows.filter((row) => row.app === name),
+      () => refresh(apps, { keepNotices: true }),
+    ),
+    jobsPart(apps.api, name),
+    appToolbar(apps, app, name, enabled),
+  );
+}
 
-  function appItem(app) {
-    const name = typeof app.name === "string" ? app.name : "?";
-    const label = app.displayName && app.displayName !== name ? `${app.displayName} (${name})` : name;
-    const enabled = app.enabled === true;
-    const facts = [
-      app.version ? `version ${app.version}` : null,
-      app.origin ?? null,
-      app.lifecycle === "locked" ? "locked" : null,
-    ]
-      .filter(Boolean)
-      .join(" · ");
-    const backend = app.backend && typeof app.backend === "object" ? app.backend : null;
-    const lastLines = list(backend?.lastLines);
-    return el(
-      "li",
-      { class: "app", "data-app": name },
-      el(
-        "div",
-        { class: "app-head" },
-        el("h3", { class: "app-name" }, el("a", { href: `#/apps/${encodeURIComponent(name)}`, text: label })),
-        el("span", {
-          class: `badge ${enabled ? "badge-ok" : "badge-neutral"}`,
-          text: enabled ? "enabled" : "disabled",
-        }),
-        app.native ? el("span", { class: "badge badge-neutral", text: "native" }) : null,
-      ),
-      facts ? el("p", { class: "muted", text: facts }) : null,
-      requiresLine(app.requires),
-      el("p", { class: "backend" }, "Backend: ", backendSummary(backend, app.hasBackend === true)),
-      lastLines.length
-        ? el(
-            "details",
-            {},
-            el("summary", { text: "Last log lines" }),
-            el("pre", { class: "log", text: lastLines.join("\n") }),
-          )
-        : null,
-      mcpServersPart(
-        api,
-        mcpRows.filter((row) => row.app === name),
-        () => refresh({ keepNotices: true }),
-      ),
-      jobsPart(api, name),
-      el(
-        "div",
-        { class: "toolbar" },
-        el("button", {
+/** An app's buttons: Enable/Disable, Open, Restart, Update and Uninstall, as far as they apply. */
+function appToolbar(apps, app, name, enabled) {
+  return el(
+    "div",
+    { class: "toolbar" },
+    el("button", {
+      type: "button",
+      text: enabled ? "Disable" : "Enable",
+      "aria-label": `${enabled ? "Disable" : "Enable"} ${name}`,
+      onClick: () => setEnabled(apps, app, !enabled),
+    }),
+    app.ui && enabled ? openLink(name, app.ui) : null,
+    app.hasBackend && enabled
+      ? el("button", {
           type: "button",
-          text: enabled ? "Disable" : "Enable",
-          "aria-label": `${enabled ? "Disable" : "Enable"} ${name}`,
-          onClick: () => setEnabled(app, !enabled),
+          text: "Restart",
+          "aria-label": `Restart ${name}`,
+          onClick: () => restart(apps, app),
+        })
+      : null,
+    // A native (locked) app cannot be updated or uninstalled, only disabled; the gateway refuses it too.
+    app.lifecycle === "locked"
+      ? null
+      : updateControl(apps.api, name, async (message) => {
+          replaceChildren(apps.notices, infoNotice(message));
+          await refresh(apps, { keepNotices: true });
+          apps.statusChanged();
         }),
-        app.ui && enabled ? openLink(name, app.ui) : null,
-        app.hasBackend && enabled
-          ? el("button", {
-              type: "button",
-              text: "Restart",
-              "aria-label": `Restart ${name}`,
-              onClick: () => restart(app),
-            })
-          : null,
-        // A native (locked) app cannot be updated or uninstalled, only disabled; the gateway refuses it too.
-        app.lifecycle === "locked"
-          ? null
-          : updateControl(api, name, async (message) => {
-              replaceChildren(notices, infoNotice(message));
-              await refresh({ keepNotices: true });
-              statusChanged();
-            }),
-        app.lifecycle === "locked" ? null : uninstallControl(name, (purgeData) => uninstall(app, purgeData)),
-      ),
-    );
-  }
+    app.lifecycle === "locked" ? null : uninstallControl(name, (purgeData) => uninstall(apps, app, purgeData)),
+  );
+}
 
-  async function refresh(opts = {}) {
-    const answer = await api.get("/api/apps");
-    if (!opts.keepNotices) replaceChildren(notices);
-    if (!answer.ok) {
-      if (answer.isAuthRequired) return;
-      replaceChildren(
-        listHost,
-        answer.status === 404 && answer.code === "not_found"
-          ? el("p", { class: "muted", text: "This gateway does not list apps yet." })
-          : errorNotice(answer),
-      );
-      return;
-    }
-    const apps = list(answer.data.apps);
-    const mcp = await api.get("/api/mcp");
-    mcpRows = mcp.ok ? list(mcp.data.servers) : [];
-    // A refresh (a live frame, say) must not throw away what the owner is in the middle of: an
-    // open Update form or review, or an Uninstall question, moves into the new list as it is.
-    const open = [...listHost.querySelectorAll("[data-control], [data-uninstall]")].filter((control) =>
-      control.querySelector("form, input, .update-review > *"),
-    );
+async function refresh(apps, opts = {}) {
+  const { api, notices, listHost } = apps;
+  const answer = await api.get("/api/apps");
+  if (!opts.keepNotices) replaceChildren(notices);
+  if (!answer.ok) {
+    if (answer.isAuthRequired) return;
     replaceChildren(
       listHost,
-      apps.length === 0
-        ? el(
-            "div",
-            { class: "empty-state" },
-            el("p", { text: "No apps installed yet." }),
-            el("p", {
-              class: "muted",
-              text: "Install one from a folder on this machine: you review what it gets before anything is installed.",
-            }),
-          )
-        : el("ul", { class: "app-list" }, apps.map(appItem)),
+      answer.status === 404 && answer.code === "not_found"
+        ? el("p", { class: "muted", text: "This gateway does not list apps yet." })
+        : errorNotice(answer),
     );
-    for (const control of open) {
-      const key = control.dataset.control
-        ? `[data-control="${CSS.escape(control.dataset.control)}"]`
-        : `[data-uninstall="${CSS.escape(control.dataset.uninstall)}"]`;
-      listHost.querySelector(key)?.replaceWith(control);
-    }
+    return;
   }
-
-  return { section, refresh };
+  const installed = list(answer.data.apps);
+  const mcp = await api.get("/api/mcp");
+  apps.mcpRows = mcp.ok ? list(mcp.data.servers) : [];
+  // A refresh (a live frame, say) must not throw away what the owner is in the middle of: an
+  // open Update form or review, or an Uninstall question, moves into the new list as it is.
+  const open = [...listHost.querySelectorAll("[data-control], [data-uninstall]")].filter((control) =>
+    control.querySelector("form, input, .update-review > *"),
+  );
+  replaceChildren(
+    listHost,
+    installed.length === 0
+      ? el(
+          "div",
+          { class: "empty-state" },
+          el("p", { text: "No apps installed yet." }),
+          el("p", {
+            class: "muted",
+            text: "Install one from a folder on this machine: you review what it gets before anything is installed.",
+          }),
+        )
+      : el(
+          "ul",
+          { class: "app-list" },
+          installed.map((app) => appItem(apps, app)),
+        ),
+  );
+  for (const control of open) {
+    const key = control.dataset.control
+      ? `[data-control="${CSS.escape(control.dataset.control)}"]`
+      : `[data-uninstall="${CSS.escape(control.dataset.uninstall)}"]`;
+    listHost.querySelector(key)?.replaceWith(control);
+  }
 }

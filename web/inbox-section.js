@@ -20,6 +20,19 @@ function timeText(value) {
 
 /** Builds the Inbox section; `countBadge` is the nav's badge, kept to the pending count. */
 export function inboxSection(api, countBadge) {
+  const inbox = { api, countBadge, shown: "", timer: null };
+  Object.assign(
+    inbox,
+    inboxLayout(() => refresh(inbox, { force: true })),
+  );
+  function start() {
+    if (inbox.timer === null) inbox.timer = setInterval(() => refresh(inbox), POLL_MS);
+  }
+  return { section: inbox.section, refresh: (opts) => refresh(inbox, opts), start };
+}
+
+/** The section's frame: heading with its count and Refresh, notices, the approvals and the grants. */
+function inboxLayout(onRefresh) {
   const notices = el("div", { class: "notices", "aria-live": "polite" });
   const count = el("span", {
     class: "badge badge-neutral",
@@ -36,198 +49,201 @@ export function inboxSection(api, countBadge) {
       "div",
       { class: "section-head" },
       el("h2", { id: "inbox-title" }, "Inbox", count),
-      el("button", { type: "button", text: "Refresh", onClick: () => refresh({ force: true }) }),
+      el("button", { type: "button", text: "Refresh", onClick: () => onRefresh() }),
     ),
     notices,
     list,
     el("h3", { text: "Standing answers" }),
     grants,
   );
-  let shown = "";
-  let timer = null;
+  return { notices, count, list, grants, section };
+}
 
-  function setCount(n) {
-    count.textContent = String(n);
-    count.className = `badge ${n > 0 ? "badge-warn" : "badge-neutral"}`;
-    if (countBadge) {
-      countBadge.textContent = String(n);
-      countBadge.className = `badge ${n > 0 ? "badge-warn" : "badge-neutral"}`;
-      countBadge.hidden = n === 0;
-    }
+function setCount(inbox, n) {
+  const { count, countBadge } = inbox;
+  count.textContent = String(n);
+  count.className = `badge ${n > 0 ? "badge-warn" : "badge-neutral"}`;
+  if (countBadge) {
+    countBadge.textContent = String(n);
+    countBadge.className = `badge ${n > 0 ? "badge-warn" : "badge-neutral"}`;
+    countBadge.hidden = n === 0;
   }
+}
 
-  async function answer(approval, path, body, doneText) {
-    const result = await api.post(`/api/approvals/${encodeURIComponent(approval.id)}/${path}`, body);
-    if (!result.ok) {
-      if (!result.isAuthRequired) replaceChildren(notices, errorNotice(result));
-      return;
-    }
-    replaceChildren(notices, infoNotice(doneText));
-    await refresh({ force: true, keepNotices: true });
+async function answer(inbox, approval, path, body, doneText) {
+  const result = await inbox.api.post(`/api/approvals/${encodeURIComponent(approval.id)}/${path}`, body);
+  if (!result.ok) {
+    if (!result.isAuthRequired) replaceChildren(inbox.notices, errorNotice(result));
+    return;
   }
+  replaceChildren(inbox.notices, infoNotice(doneText));
+  await refresh(inbox, { force: true, keepNotices: true });
+}
 
-  function card(approval) {
-    const action = approval.action && typeof approval.action === "object" ? approval.action : {};
-    const scopes = Array.isArray(approval.scopes) ? approval.scopes : ["once"];
-    const title = typeof approval.title === "string" ? approval.title : "";
-    return el(
-      "article",
-      { class: "approval", "data-approval-id": approval.id, "aria-label": `Approval: ${title}` },
-      el("h3", { class: "approval-title", text: title }),
-      el(
-        "dl",
-        { class: "terms" },
-        el(
-          "div",
-          {},
-          el("dt", { text: "Who asks" }),
-          el("dd", { class: "mono", "data-field": "asked-by", text: approval.asked_by ?? "" }),
-        ),
-        el("div", {}, el("dt", { text: "Kind of action" }), el("dd", { class: "mono", text: approval.kind ?? "" })),
-        el(
-          "div",
-          {},
-          el("dt", { text: "What would happen" }),
-          el(
-            "dd",
-            { "data-field": "action" },
-            el("code", { text: `${action.route ?? ""} ${action.target ?? ""}`.trim() }),
-            action.summary ? el("div", { text: action.summary }) : null,
-          ),
-        ),
-        el(
-          "div",
-          {},
-          el("dt", { text: "Arguments digest" }),
-          el("dd", { class: "mono wrap", text: action.arguments_digest ?? "" }),
-        ),
-        action.widens_reach === true
-          ? el(
-              "div",
-              {},
-              el("dt", { text: "Reach" }),
-              el("dd", {}, el("span", { class: "badge badge-warn", text: "widens what the app can reach" })),
-            )
-          : null,
-        el(
-          "div",
-          {},
-          el("dt", { text: "Asked" }),
-          el("dd", {}, timeText(approval.created_at), " · expires ", timeText(approval.expires_at)),
-        ),
-      ),
-      el(
-        "div",
-        { class: "toolbar" },
-        ANSWERS.filter((a) => scopes.includes(a.scope)).map((a) =>
-          el("button", {
-            type: "button",
-            class: a.scope === "once" ? "button-primary" : null,
-            "data-scope": a.scope,
-            text: a.label,
-            onClick: () => answer(approval, "approve", { scope: a.scope }, `Approved: ${title}`),
-          }),
-        ),
+function card(inbox, approval) {
+  const action = approval.action && typeof approval.action === "object" ? approval.action : {};
+  const scopes = Array.isArray(approval.scopes) ? approval.scopes : ["once"];
+  const title = typeof approval.title === "string" ? approval.title : "";
+  return el(
+    "article",
+    { class: "approval", "data-approval-id": approval.id, "aria-label": `Approval: ${title}` },
+    el("h3", { class: "approval-title", text: title }),
+    approvalTerms(approval, action),
+    el(
+      "div",
+      { class: "toolbar" },
+      ANSWERS.filter((a) => scopes.includes(a.scope)).map((a) =>
         el("button", {
           type: "button",
-          class: "button-danger",
-          "data-action": "deny",
-          text: "Deny",
-          onClick: () => answer(approval, "deny", {}, `Denied: ${title}`),
+          class: a.scope === "once" ? "button-primary" : null,
+          "data-scope": a.scope,
+          text: a.label,
+          onClick: () => answer(inbox, approval, "approve", { scope: a.scope }, `Approved: ${title}`),
         }),
       ),
-    );
-  }
-
-  function grantRow(grant) {
-    return el(
-      "tr",
-      { "data-grant-id": grant.id },
-      el("td", { class: "mono", text: grant.asked_by ?? "" }),
-      el("td", { class: "mono", text: grant.kind ?? "" }),
-      el("td", {
-        text:
-          grant.scope === "always"
-            ? "always"
-            : grant.scope === "1h"
-              ? "for an hour"
-              : grant.scope === "30d"
-                ? "for 30 days"
-                : String(grant.scope ?? ""),
+      el("button", {
+        type: "button",
+        class: "button-danger",
+        "data-action": "deny",
+        text: "Deny",
+        onClick: () => answer(inbox, approval, "deny", {}, `Denied: ${title}`),
       }),
-      el("td", {}, grant.expires_at ? timeText(grant.expires_at) : "until revoked"),
+    ),
+  );
+}
+
+/** Who asks, what kind of action, exactly what would happen, whether it widens reach, and when. */
+function approvalTerms(approval, action) {
+  return el(
+    "dl",
+    { class: "terms" },
+    el(
+      "div",
+      {},
+      el("dt", { text: "Who asks" }),
+      el("dd", { class: "mono", "data-field": "asked-by", text: approval.asked_by ?? "" }),
+    ),
+    el("div", {}, el("dt", { text: "Kind of action" }), el("dd", { class: "mono", text: approval.kind ?? "" })),
+    el(
+      "div",
+      {},
+      el("dt", { text: "What would happen" }),
       el(
-        "td",
-        { class: "actions" },
-        el("button", {
-          type: "button",
-          text: "Revoke",
-          "aria-label": `Revoke ${grant.kind} for ${grant.asked_by}`,
-          onClick: async () => {
-            const result = await api.delete(`/api/approvals/grants/${encodeURIComponent(grant.id)}`, {});
-            if (!result.ok) {
-              if (!result.isAuthRequired) replaceChildren(notices, errorNotice(result));
-              return;
-            }
-            replaceChildren(notices, infoNotice(`Revoked: ${grant.asked_by} asks again for ${grant.kind}.`));
-            await refresh({ force: true, keepNotices: true });
-          },
-        }),
+        "dd",
+        { "data-field": "action" },
+        el("code", { text: `${action.route ?? ""} ${action.target ?? ""}`.trim() }),
+        action.summary ? el("div", { text: action.summary }) : null,
       ),
-    );
-  }
+    ),
+    el(
+      "div",
+      {},
+      el("dt", { text: "Arguments digest" }),
+      el("dd", { class: "mono wrap", text: action.arguments_digest ?? "" }),
+    ),
+    action.widens_reach === true
+      ? el(
+          "div",
+          {},
+          el("dt", { text: "Reach" }),
+          el("dd", {}, el("span", { class: "badge badge-warn", text: "widens what the app can reach" })),
+        )
+      : null,
+    el(
+      "div",
+      {},
+      el("dt", { text: "Asked" }),
+      el("dd", {}, timeText(approval.created_at), " · expires ", timeText(approval.expires_at)),
+    ),
+  );
+}
 
-  async function refresh(opts = {}) {
-    const [pending, standing] = await Promise.all([
-      api.get("/api/approvals?state=pending"),
-      api.get("/api/approvals/grants"),
-    ]);
-    if (!pending.ok || !standing.ok) {
-      const failed = pending.ok ? standing : pending;
-      if (!failed.isAuthRequired) replaceChildren(list, errorNotice(failed));
-      return;
-    }
-    if (!opts.keepNotices && opts.force) replaceChildren(notices);
-    const approvals = Array.isArray(pending.data.approvals) ? pending.data.approvals : [];
-    const live = Array.isArray(standing.data.grants) ? standing.data.grants : [];
-    setCount(approvals.length);
-    // Rebuilt only when something changed, so a poll never moves the owner's focus.
-    const shownIds = JSON.stringify([approvals.map((a) => a.id), live.map((g) => g.id)]);
-    if (shownIds === shown && !opts.force) return;
-    shown = shownIds;
-    replaceChildren(
-      list,
-      approvals.length === 0 ? el("p", { class: "muted", text: "Nothing is waiting for you." }) : approvals.map(card),
-    );
-    replaceChildren(
-      grants,
-      live.length === 0
-        ? el("p", { class: "muted", text: "No standing answers." })
-        : el(
-            "div",
-            { class: "table-wrap" },
-            el(
-              "table",
-              { class: "grants-table" },
-              el("caption", { class: "visually-hidden", text: "Standing answers to approvals" }),
-              el(
-                "thead",
-                {},
-                el(
-                  "tr",
-                  {},
-                  ["Who asks", "Kind of action", "Scope", "Ends", ""].map((h) => el("th", { scope: "col", text: h })),
-                ),
-              ),
-              el("tbody", {}, live.map(grantRow)),
-            ),
-          ),
-    );
-  }
+function scopeText(scope) {
+  if (scope === "always") return "always";
+  if (scope === "1h") return "for an hour";
+  if (scope === "30d") return "for 30 days";
+  return String(scope ?? "");
+}
 
-  function start() {
-    if (timer === null) timer = setInterval(() => refresh(), POLL_MS);
-  }
+function grantRow(inbox, grant) {
+  return el(
+    "tr",
+    { "data-grant-id": grant.id },
+    el("td", { class: "mono", text: grant.asked_by ?? "" }),
+    el("td", { class: "mono", text: grant.kind ?? "" }),
+    el("td", { text: scopeText(grant.scope) }),
+    el("td", {}, grant.expires_at ? timeText(grant.expires_at) : "until revoked"),
+    el(
+      "td",
+      { class: "actions" },
+      el("button", {
+        type: "button",
+        text: "Revoke",
+        "aria-label": `Revoke ${grant.kind} for ${grant.asked_by}`,
+        onClick: async () => {
+          const result = await inbox.api.delete(`/api/approvals/grants/${encodeURIComponent(grant.id)}`, {});
+          if (!result.ok) {
+            if (!result.isAuthRequired) replaceChildren(inbox.notices, errorNotice(result));
+            return;
+          }
+          replaceChildren(inbox.notices, infoNotice(`Revoked: ${grant.asked_by} asks again for ${grant.kind}.`));
+          await refresh(inbox, { force: true, keepNotices: true });
+        },
+      }),
+    ),
+  );
+}
 
-  return { section, refresh, start };
+function grantsTable(inbox, live) {
+  if (live.length === 0) return el("p", { class: "muted", text: "No standing answers." });
+  return el(
+    "div",
+    { class: "table-wrap" },
+    el(
+      "table",
+      { class: "grants-table" },
+      el("caption", { class: "visually-hidden", text: "Standing answers to approvals" }),
+      el(
+        "thead",
+        {},
+        el(
+          "tr",
+          {},
+          ["Who asks", "Kind of action", "Scope", "Ends", ""].map((h) => el("th", { scope: "col", text: h })),
+        ),
+      ),
+      el(
+        "tbody",
+        {},
+        live.map((grant) => grantRow(inbox, grant)),
+      ),
+    ),
+  );
+}
+
+async function refresh(inbox, opts = {}) {
+  const [pending, standing] = await Promise.all([
+    inbox.api.get("/api/approvals?state=pending"),
+    inbox.api.get("/api/approvals/grants"),
+  ]);
+  if (!pending.ok || !standing.ok) {
+    const failed = pending.ok ? standing : pending;
+    if (!failed.isAuthRequired) replaceChildren(inbox.list, errorNotice(failed));
+    return;
+  }
+  if (!opts.keepNotices && opts.force) replaceChildren(inbox.notices);
+  const approvals = Array.isArray(pending.data.approvals) ? pending.data.approvals : [];
+  const live = Array.isArray(standing.data.grants) ? standing.data.grants : [];
+  setCount(inbox, approvals.length);
+  // Rebuilt only when something changed, so a poll never moves the owner's focus.
+  const shownIds = JSON.stringify([approvals.map((a) => a.id), live.map((g) => g.id)]);
+  if (shownIds === inbox.shown && !opts.force) return;
+  inbox.shown = shownIds;
+  replaceChildren(
+    inbox.list,
+    approvals.length === 0
+      ? el("p", { class: "muted", text: "Nothing is waiting for you." })
+      : approvals.map((approval) => card(inbox, approval)),
+  );
+  replaceChildren(inbox.grants, grantsTable(inbox, live));
 }

@@ -7,6 +7,17 @@ import { installFailureNotice, installProgressView, newInstallId, withInstallPro
 
 /** Builds the Install page; `installed()` runs after an install succeeded (lists and counts re-read). */
 export function installPage(api, installed) {
+  // `reviewed` is {source, digest} of the review on screen.
+  const page = { api, installed, reviewed: null };
+  Object.assign(
+    page,
+    installLayout(() => preview(page)),
+  );
+  return { section: page.section };
+}
+
+/** The page's frame: the folder form, then notices, progress and review, each still empty. */
+function installLayout(onPreview) {
   const pathInput = el("input", {
     id: "install-path",
     name: "source",
@@ -20,15 +31,13 @@ export function installPage(api, installed) {
   const reviewHost = el("div", { class: "review-host" });
   const progressHost = el("div", { class: "progress-host" });
   const previewButton = el("button", { type: "submit", text: "Preview" });
-  let reviewed = null; // {source, digest} of the review on screen
-
   const installForm = el(
     "form",
     {
       class: "install-form",
       onSubmit: (event) => {
         event.preventDefault();
-        preview();
+        onPreview();
       },
     },
     el("h3", { text: "From a folder" }),
@@ -41,7 +50,6 @@ export function installPage(api, installed) {
       previewButton,
     ),
   );
-
   const section = el(
     "section",
     { class: "card", id: "install", "aria-labelledby": "install-title" },
@@ -51,123 +59,131 @@ export function installPage(api, installed) {
     progressHost,
     reviewHost,
   );
+  return { pathInput, installNotices, reviewHost, progressHost, previewButton, section };
+}
 
-  function showReview(source, review, digest, warning) {
-    reviewed = { source, digest };
-    const installButton = el("button", {
-      type: "button",
-      class: "button-primary",
-      text: "Install",
-      onClick: () => install(),
-    });
-    replaceChildren(
-      reviewHost,
-      warning ? el("p", { class: "notice notice-warn", role: "alert", text: warning }) : null,
-      installReview(review, digest),
-      el(
-        "div",
-        { class: "toolbar" },
-        installButton,
-        el("button", {
-          type: "button",
-          text: "Cancel",
-          onClick: () => {
-            reviewed = null;
-            replaceChildren(reviewHost);
-            pathInput.focus();
-          },
-        }),
-      ),
-    );
-  }
-
-  function showRefusal(answer) {
-    const detail = answer.detail && typeof answer.detail === "object" ? answer.detail : null;
-    const findings = detail?.findings ?? detail?.review?.findings;
-    replaceChildren(installNotices, errorNotice(answer));
-    replaceChildren(
-      reviewHost,
-      findings
-        ? el("div", { class: "review" }, findingsPart(findings, detail?.verdict ?? detail?.review?.verdict))
-        : null,
-    );
-  }
-
-  async function preview() {
-    const source = pathInput.value.trim();
-    if (source === "") return;
-    previewButton.disabled = true;
-    replaceChildren(installNotices, el("p", { class: "muted", role: "status", text: "Scanning the folder…" }));
-    replaceChildren(reviewHost);
-    replaceChildren(progressHost);
-    reviewed = null;
-    const answer = await api.post("/api/apps/preview", { source });
-    previewButton.disabled = false;
-    if (!answer.ok) {
-      if (!answer.isAuthRequired) showRefusal(answer);
-      return;
-    }
-    replaceChildren(installNotices);
-    const review = answer.data.review && typeof answer.data.review === "object" ? answer.data.review : {};
-    showReview(source, review, answer.data.digest);
-    reviewHost.querySelector(".review-title")?.setAttribute("tabindex", "-1");
-    reviewHost.querySelector(".review-title")?.focus();
-  }
-
-  async function install() {
-    if (reviewed === null) return;
-    const { source, digest } = reviewed;
-    // Kept data is adopted only with the owner's explicit tick (adopt_data: true).
-    const adoptData = reviewHost.querySelector("input.adopt-data")?.checked === true;
-    for (const button of reviewHost.querySelectorAll("button")) button.disabled = true;
-    replaceChildren(installNotices, el("p", { class: "muted", role: "status", text: "Installing…" }));
-    const installId = newInstallId();
-    const progress = installProgressView(source);
-    replaceChildren(progressHost, progress.node);
-    const { answer, steps } = await withInstallProgress(api, installId, progress.update, () =>
-      api.post("/api/apps", {
-        source,
-        consent: digest,
-        install_id: installId,
-        ...(adoptData ? { adopt_data: true } : {}),
+function showReview(page, source, review, digest, warning) {
+  const { reviewHost } = page;
+  page.reviewed = { source, digest };
+  const installButton = el("button", {
+    type: "button",
+    class: "button-primary",
+    text: "Install",
+    onClick: () => install(page),
+  });
+  replaceChildren(
+    reviewHost,
+    warning ? el("p", { class: "notice notice-warn", role: "alert", text: warning }) : null,
+    installReview(review, digest),
+    el(
+      "div",
+      { class: "toolbar" },
+      installButton,
+      el("button", {
+        type: "button",
+        text: "Cancel",
+        onClick: () => {
+          page.reviewed = null;
+          replaceChildren(reviewHost);
+          page.pathInput.focus();
+        },
       }),
-    );
-    const failedStep = progress.finish(answer, steps);
-    if (answer.ok) {
-      reviewed = null;
-      replaceChildren(reviewHost);
-      const name = answer.data?.app?.name ?? answer.data?.name ?? source;
-      replaceChildren(
-        installNotices,
-        el(
-          "p",
-          { class: "notice notice-info", role: "status" },
-          `Installed ${name}.`,
-          " ",
-          el("a", { href: `#/apps/${encodeURIComponent(name)}`, text: `Open the page of ${name}` }),
-        ),
-      );
-      pathInput.value = "";
-      await installed();
-      return;
-    }
-    if (answer.isAuthRequired) return;
-    if (answer.code === "consent_required" && answer.detail && typeof answer.detail === "object") {
-      // The bytes or the review changed since the preview: show what would be installed now.
-      const review =
-        answer.detail.review && typeof answer.detail.review === "object" ? answer.detail.review : answer.detail;
-      replaceChildren(installNotices, installFailureNotice(answer, failedStep));
-      showReview(
-        source,
-        review,
-        answer.detail.digest,
-        "What would be installed changed since the preview. Read this review again; Install now consents to it.",
-      );
-      return;
-    }
-    for (const button of reviewHost.querySelectorAll("button")) button.disabled = false;
-    replaceChildren(installNotices, installFailureNotice(answer, failedStep));
-  }
+    ),
+  );
+}
 
-  return { section };
+function showRefusal(page, answer) {
+  const detail = answer.detail && typeof answer.detail === "object" ? answer.detail : null;
+  const findings = detail?.findings ?? detail?.review?.findings;
+  replaceChildren(page.installNotices, errorNotice(answer));
+  replaceChildren(
+    page.reviewHost,
+    findings
+      ? el("div", { class: "review" }, findingsPart(findings, detail?.verdict ?? detail?.review?.verdict))
+      : null,
+  );
+}
+
+async function preview(page) {
+  const { installNotices, reviewHost, previewButton } = page;
+  const source = page.pathInput.value.trim();
+  if (source === "") return;
+  previewButton.disabled = true;
+  replaceChildren(installNotices, el("p", { class: "muted", role: "status", text: "Scanning the folder…" }));
+  replaceChildren(reviewHost);
+  replaceChildren(page.progressHost);
+  page.reviewed = null;
+  const answer = await page.api.post("/api/apps/preview", { source });
+  previewButton.disabled = false;
+  if (!answer.ok) {
+    if (!answer.isAuthRequired) showRefusal(page, answer);
+    return;
+  }
+  replaceChildren(installNotices);
+  const review = answer.data.review && typeof answer.data.review === "object" ? answer.data.review : {};
+  showReview(page, source, review, answer.data.digest);
+  reviewHost.querySelector(".review-title")?.setAttribute("tabindex", "-1");
+  reviewHost.querySelector(".review-title")?.focus();
+}
+
+async function install(page) {
+  const { api, installNotices, reviewHost } = page;
+  if (page.reviewed === null) return;
+  const { source, digest } = page.reviewed;
+  // Kept data is adopted only with the owner's explicit tick (adopt_data: true).
+  const adoptData = reviewHost.querySelector("input.adopt-data")?.checked === true;
+  for (const button of reviewHost.querySelectorAll("button")) button.disabled = true;
+  replaceChildren(installNotices, el("p", { class: "muted", role: "status", text: "Installing…" }));
+  const installId = newInstallId();
+  const progress = installProgressView(source);
+  replaceChildren(page.progressHost, progress.node);
+  const { answer, steps } = await withInstallProgress(api, installId, progress.update, () =>
+    api.post("/api/apps", {
+      source,
+      consent: digest,
+      install_id: installId,
+      ...(adoptData ? { adopt_data: true } : {}),
+    }),
+  );
+  const failedStep = progress.finish(answer, steps);
+  if (answer.ok) {
+    await showInstalled(page, answer, source);
+    return;
+  }
+  if (answer.isAuthRequired) return;
+  if (answer.code === "consent_required" && answer.detail && typeof answer.detail === "object") {
+    // The bytes or the review changed since the preview: show what would be installed now.
+    const review =
+      answer.detail.review && typeof answer.detail.review === "object" ? answer.detail.review : answer.detail;
+    replaceChildren(installNotices, installFailureNotice(answer, failedStep));
+    showReview(
+      page,
+      source,
+      review,
+      answer.detail.digest,
+      "What would be installed changed since the preview. Read this review again; Install now consents to it.",
+    );
+    return;
+  }
+  for (const button of reviewHost.querySelectorAll("button")) button.disabled = false;
+  replaceChildren(installNotices, installFailureNotice(answer, failedStep));
+}
+
+/** After a successful install: the review goes, a link to the app's page shows, and the lists are re-read. */
+async function showInstalled(page, answer, source) {
+  page.reviewed = null;
+  replaceChildren(page.reviewHost);
+  const name = answer.data?.app?.name ?? answer.data?.name ?? source;
+  replaceChildren(
+    page.installNotices,
+    el(
+      "p",
+      { class: "notice notice-info", role: "status" },
+      `Installed ${name}.`,
+      " ",
+      el("a", { href: `#/apps/${encodeURIComponent(name)}`, text: `Open the page of ${name}` }),
+    ),
+  );
+  page.pathInput.value = "";
+  await page.installed();
 }

@@ -6,8 +6,43 @@ import { el, errorNotice, infoNotice, replaceChildren } from "./element.js";
 
 /** Builds the Secrets section. */
 export function secretsSection(api) {
+  const secrets = { api };
+  Object.assign(
+    secrets,
+    secretsLayout(
+      () => refresh(secrets),
+      (name, input) => store(secrets, name, input),
+    ),
+  );
+  return { section: secrets.section, refresh: () => refresh(secrets) };
+}
+
+/** The section's frame: heading with Refresh, what a value becomes, notices, the Store form and the body. */
+function secretsLayout(onRefresh, onStore) {
   const notices = el("div", { class: "notices", "aria-live": "polite" });
   const body = el("div", { class: "section-body" }, el("p", { class: "muted", text: "Loading secrets…" }));
+  const section = el(
+    "section",
+    { class: "card", id: "secrets", "aria-labelledby": "secrets-title" },
+    el(
+      "div",
+      { class: "section-head" },
+      el("h2", { id: "secrets-title", text: "Secrets" }),
+      el("button", { type: "button", text: "Refresh", onClick: () => onRefresh() }),
+    ),
+    el("p", {
+      class: "muted",
+      text: "Values are sealed on this computer and never shown again. An app gets a secret you assign to it as an environment variable when its backend starts.",
+    }),
+    notices,
+    storeForm(onStore),
+    body,
+  );
+  return { notices, body, section };
+}
+
+/** The Store form: a name and a password field; `onStore(name, valueInput)` sends it. */
+function storeForm(onStore) {
   const nameInput = el("input", {
     type: "text",
     id: "secret-name",
@@ -21,203 +56,198 @@ export function secretsSection(api) {
     autocomplete: "new-password",
     spellcheck: "false",
   });
-  const section = el(
-    "section",
-    { class: "card", id: "secrets", "aria-labelledby": "secrets-title" },
-    el(
-      "div",
-      { class: "section-head" },
-      el("h2", { id: "secrets-title", text: "Secrets" }),
-      el("button", { type: "button", text: "Refresh", onClick: () => refresh() }),
-    ),
-    el("p", {
-      class: "muted",
-      text: "Values are sealed on this computer and never shown again. An app gets a secret you assign to it as an environment variable when its backend starts.",
-    }),
-    notices,
-    el(
-      "form",
-      {
-        class: "inline-form",
-        id: "secret-form",
-        onSubmit: (event) => {
-          event.preventDefault();
-          store(nameInput.value.trim(), valueInput);
-        },
+  return el(
+    "form",
+    {
+      class: "inline-form",
+      id: "secret-form",
+      onSubmit: (event) => {
+        event.preventDefault();
+        onStore(nameInput.value.trim(), valueInput);
       },
-      el("label", { for: "secret-name", text: "Name" }),
-      nameInput,
-      el("label", { for: "secret-value", text: "Value" }),
-      valueInput,
-      el("button", { type: "submit", text: "Store" }),
-    ),
-    body,
+    },
+    el("label", { for: "secret-name", text: "Name" }),
+    nameInput,
+    el("label", { for: "secret-value", text: "Value" }),
+    valueInput,
+    el("button", { type: "submit", text: "Store" }),
   );
+}
 
-  async function store(name, input) {
-    const value = input.value;
-    // The field is emptied before the answer arrives, whatever it says.
-    input.value = "";
-    if (name === "" || value === "") return replaceChildren(notices, infoNotice("Give the secret a name and a value."));
-    const answer = await api.put(`/api/secrets/${encodeURIComponent(name)}`, { value });
-    if (!answer.ok) {
-      if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
-      return;
-    }
-    replaceChildren(notices, infoNotice(`${answer.data.replaced ? "Replaced" : "Stored"} ${name}.`));
-    await refresh();
+async function store(secrets, name, input) {
+  const { notices } = secrets;
+  const value = input.value;
+  // The field is emptied before the answer arrives, whatever it says.
+  input.value = "";
+  if (name === "" || value === "") return replaceChildren(notices, infoNotice("Give the secret a name and a value."));
+  const answer = await secrets.api.put(`/api/secrets/${encodeURIComponent(name)}`, { value });
+  if (!answer.ok) {
+    if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
+    return;
   }
+  replaceChildren(notices, infoNotice(`${answer.data.replaced ? "Replaced" : "Stored"} ${name}.`));
+  await refresh(secrets);
+}
 
-  async function act(method, path, payload, doneText) {
-    const answer = await api[method](path, payload);
-    if (!answer.ok) {
-      if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
-      return;
-    }
-    replaceChildren(notices, infoNotice(doneText));
-    await refresh();
+async function act(secrets, method, path, payload, doneText) {
+  const answer = await secrets.api[method](path, payload);
+  if (!answer.ok) {
+    if (!answer.isAuthRequired) replaceChildren(secrets.notices, errorNotice(answer));
+    return;
   }
+  replaceChildren(secrets.notices, infoNotice(doneText));
+  await refresh(secrets);
+}
 
-  function secretRow(secret) {
-    const replaceInput = el("input", {
-      type: "password",
-      autocomplete: "new-password",
-      "aria-label": `New value for ${secret.name}`,
-    });
-    const users = secret.used_by.map((u) => (u.as === secret.name ? u.app : `${u.app} (as ${u.as})`)).join(", ");
-    return el(
-      "tr",
-      { "data-secret": secret.name },
-      el("th", { scope: "row" }, el("code", { text: secret.name })),
-      el("td", { text: secret.stored ? "stored" : "not stored" }),
-      el("td", { "data-used-by": "", text: users || "no app" }),
+function secretRow(secrets, secret) {
+  const replaceInput = el("input", {
+    type: "password",
+    autocomplete: "new-password",
+    "aria-label": `New value for ${secret.name}`,
+  });
+  const users = secret.used_by.map((u) => (u.as === secret.name ? u.app : `${u.app} (as ${u.as})`)).join(", ");
+  return el(
+    "tr",
+    { "data-secret": secret.name },
+    el("th", { scope: "row" }, el("code", { text: secret.name })),
+    el("td", { text: secret.stored ? "stored" : "not stored" }),
+    el("td", { "data-used-by": "", text: users || "no app" }),
+    el(
+      "td",
+      {},
       el(
-        "td",
-        {},
-        el(
-          "span",
-          { class: "inline-form" },
-          replaceInput,
-          el("button", { type: "button", text: "Replace", onClick: () => store(secret.name, replaceInput) }),
-        ),
-        el("button", {
-          type: "button",
-          class: "button-danger",
-          text: "Delete",
-          onClick: () =>
-            act("delete", `/api/secrets/${encodeURIComponent(secret.name)}`, {}, `Deleted ${secret.name}.`),
-        }),
+        "span",
+        { class: "inline-form" },
+        replaceInput,
+        el("button", { type: "button", text: "Replace", onClick: () => store(secrets, secret.name, replaceInput) }),
       ),
-    );
-  }
+      el("button", {
+        type: "button",
+        class: "button-danger",
+        text: "Delete",
+        onClick: () =>
+          act(secrets, "delete", `/api/secrets/${encodeURIComponent(secret.name)}`, {}, `Deleted ${secret.name}.`),
+      }),
+    ),
+  );
+}
 
-  function declaredRow(declared, stored) {
-    const choice = el(
-      "select",
-      { "aria-label": `Secret for ${declared.app} ${declared.name}` },
-      stored.map((name) =>
-        el("option", { value: name, selected: name === (declared.assigned ?? declared.name), text: name }),
-      ),
-    );
-    return el(
-      "tr",
-      { "data-declared": `${declared.app}:${declared.name}` },
-      el("th", { scope: "row", text: declared.app }),
-      el("td", {}, el("code", { text: declared.name }), " ", el("span", { class: "muted", text: declared.why })),
-      el("td", { text: declared.assigned ? `has ${declared.assigned}` : "not assigned" }),
-      el(
-        "td",
-        {},
-        stored.length === 0
-          ? el("span", { class: "muted", text: "Store a secret first." })
-          : el(
-              "span",
-              { class: "inline-form" },
-              choice,
-              el("button", {
-                type: "button",
-                text: "Assign",
-                onClick: () =>
-                  act(
-                    "post",
-                    `/api/secrets/${encodeURIComponent(choice.value)}/assign`,
-                    { app: declared.app, as: declared.name },
-                    `${declared.app} gets ${choice.value} as ${declared.name} at its next start.`,
-                  ),
-              }),
-            ),
-        declared.assigned
-          ? el("button", {
+function declaredRow(secrets, declared, stored) {
+  const choice = el(
+    "select",
+    { "aria-label": `Secret for ${declared.app} ${declared.name}` },
+    stored.map((name) =>
+      el("option", { value: name, selected: name === (declared.assigned ?? declared.name), text: name }),
+    ),
+  );
+  return el(
+    "tr",
+    { "data-declared": `${declared.app}:${declared.name}` },
+    el("th", { scope: "row", text: declared.app }),
+    el("td", {}, el("code", { text: declared.name }), " ", el("span", { class: "muted", text: declared.why })),
+    el("td", { text: declared.assigned ? `has ${declared.assigned}` : "not assigned" }),
+    el(
+      "td",
+      {},
+      stored.length === 0
+        ? el("span", { class: "muted", text: "Store a secret first." })
+        : el(
+            "span",
+            { class: "inline-form" },
+            choice,
+            el("button", {
               type: "button",
-              text: "Take back",
+              text: "Assign",
               onClick: () =>
                 act(
+                  secrets,
                   "post",
-                  `/api/secrets/${encodeURIComponent(declared.assigned)}/unassign`,
+                  `/api/secrets/${encodeURIComponent(choice.value)}/assign`,
                   { app: declared.app, as: declared.name },
-                  `Took ${declared.name} back from ${declared.app}.`,
+                  `${declared.app} gets ${choice.value} as ${declared.name} at its next start.`,
                 ),
-            })
-          : null,
+            }),
+          ),
+      declared.assigned
+        ? el("button", {
+            type: "button",
+            text: "Take back",
+            onClick: () =>
+              act(
+                secrets,
+                "post",
+                `/api/secrets/${encodeURIComponent(declared.assigned)}/unassign`,
+                { app: declared.app, as: declared.name },
+                `Took ${declared.name} back from ${declared.app}.`,
+              ),
+          })
+        : null,
+    ),
+  );
+}
+
+function secretsTable(secrets, rows) {
+  if (rows.length === 0) return el("p", { class: "muted", text: "No secrets are stored." });
+  return el(
+    "table",
+    { class: "secrets-table" },
+    el(
+      "thead",
+      {},
+      el(
+        "tr",
+        {},
+        el("th", { text: "Name" }),
+        el("th", { text: "State" }),
+        el("th", { text: "Used by" }),
+        el("th", { text: "Change" }),
       ),
-    );
-  }
+    ),
+    el(
+      "tbody",
+      {},
+      rows.map((secret) => secretRow(secrets, secret)),
+    ),
+  );
+}
 
-  async function refresh() {
-    const answer = await api.get("/api/secrets");
-    if (!answer.ok) {
-      if (!answer.isAuthRequired) replaceChildren(body, errorNotice(answer));
-      return;
-    }
-    const { secrets, declared } = answer.data;
-    const stored = secrets.filter((s) => s.stored).map((s) => s.name);
-    replaceChildren(
-      body,
-      secrets.length === 0
-        ? el("p", { class: "muted", text: "No secrets are stored." })
-        : el(
-            "table",
-            { class: "secrets-table" },
-            el(
-              "thead",
-              {},
-              el(
-                "tr",
-                {},
-                el("th", { text: "Name" }),
-                el("th", { text: "State" }),
-                el("th", { text: "Used by" }),
-                el("th", { text: "Change" }),
-              ),
-            ),
-            el("tbody", {}, secrets.map(secretRow)),
-          ),
-      el("h3", { text: "Apps asking for secrets" }),
-      declared.length === 0
-        ? el("p", { class: "muted", text: "No installed app asks for a secret." })
-        : el(
-            "table",
-            { class: "declared-table" },
-            el(
-              "thead",
-              {},
-              el(
-                "tr",
-                {},
-                el("th", { text: "App" }),
-                el("th", { text: "Asks for" }),
-                el("th", { text: "Now" }),
-                el("th", { text: "Assign" }),
-              ),
-            ),
-            el(
-              "tbody",
-              {},
-              declared.map((d) => declaredRow(d, stored)),
-            ),
-          ),
-    );
-  }
+function declaredTable(secrets, declared, stored) {
+  if (declared.length === 0) return el("p", { class: "muted", text: "No installed app asks for a secret." });
+  return el(
+    "table",
+    { class: "declared-table" },
+    el(
+      "thead",
+      {},
+      el(
+        "tr",
+        {},
+        el("th", { text: "App" }),
+        el("th", { text: "Asks for" }),
+        el("th", { text: "Now" }),
+        el("th", { text: "Assign" }),
+      ),
+    ),
+    el(
+      "tbody",
+      {},
+      declared.map((d) => declaredRow(secrets, d, stored)),
+    ),
+  );
+}
 
-  return { section, refresh };
+async function refresh(secrets) {
+  const answer = await secrets.api.get("/api/secrets");
+  if (!answer.ok) {
+    if (!answer.isAuthRequired) replaceChildren(secrets.body, errorNotice(answer));
+    return;
+  }
+  const { secrets: rows, declared } = answer.data;
+  const stored = rows.filter((s) => s.stored).map((s) => s.name);
+  replaceChildren(
+    secrets.body,
+    secretsTable(secrets, rows),
+    el("h3", { text: "Apps asking for secrets" }),
+    declaredTable(secrets, declared, stored),
+  );
 }

@@ -34,55 +34,22 @@ function eventRow(event) {
     }),
   );
 }
-
 /** Builds the Security log section. */
 export function securityLogSection(api) {
-  const kindInput = el("input", {
-    id: "event-kind",
-    name: "kind",
-    type: "text",
-    list: "event-kinds",
-    autocomplete: "off",
-    spellcheck: "false",
-    placeholder: "all kinds",
-    maxlength: "80",
-  });
-  const kindList = el("datalist", { id: "event-kinds" });
-  const knownKinds = new Set();
+  const log = { api, knownKinds: new Set(), activeKind: "" };
+  Object.assign(log, securityLogLayout(log));
+  return { section: log.section, refresh: () => load(log) };
+}
+
+/** The section's frame: heading with Verify and Refresh, the verify result, the filter and the events. */
+function securityLogLayout(log) {
   const notices = el("div", { class: "notices" });
   const verifyResult = el("div", { class: "verify-result", "aria-live": "polite" });
   const rows = el("tbody");
   const more = el("div", { class: "toolbar" });
   const summary = el("p", { class: "muted", "aria-live": "polite" });
-  let activeKind = "";
-
-  const filterForm = el(
-    "form",
-    {
-      class: "inline-form",
-      onSubmit: (event) => {
-        event.preventDefault();
-        activeKind = kindInput.value.trim();
-        load();
-      },
-    },
-    el("label", { for: "event-kind", text: "Kind" }),
-    kindInput,
-    kindList,
-    el("button", { type: "submit", text: "Filter" }),
-    el("button", {
-      type: "button",
-      text: "Show all",
-      onClick: () => {
-        kindInput.value = "";
-        activeKind = "";
-        load();
-      },
-    }),
-  );
-
-  const verifyButton = el("button", { type: "button", text: "Verify chain", onClick: () => verify() });
-
+  const filter = filterForm(log);
+  const verifyButton = el("button", { type: "button", text: "Verify chain", onClick: () => verify(log) });
   const section = el(
     "section",
     { class: "card", id: "security-log", "aria-labelledby": "security-log-title" },
@@ -94,117 +61,164 @@ export function securityLogSection(api) {
         "div",
         { class: "toolbar" },
         verifyButton,
-        el("button", { type: "button", text: "Refresh", onClick: () => load() }),
+        el("button", { type: "button", text: "Refresh", onClick: () => load(log) }),
       ),
     ),
     verifyResult,
-    filterForm,
+    filter.form,
     notices,
     summary,
-    el(
-      "div",
-      { class: "table-wrap" },
-      el(
-        "table",
-        { class: "events-table" },
-        el("caption", { class: "visually-hidden", text: "Security events, newest first" }),
-        el(
-          "thead",
-          {},
-          el(
-            "tr",
-            {},
-            ["Seq", "Time", "Kind", "Principal", "Outcome", "Subject", "Detail"].map((h) =>
-              el("th", { scope: "col", text: h }),
-            ),
-          ),
-        ),
-        rows,
-      ),
-    ),
+    eventsTable(rows),
     more,
   );
+  return { kindList: filter.kindList, notices, verifyResult, rows, more, summary, verifyButton, section };
+}
 
-  function query(beforeSeq) {
-    const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
-    if (activeKind !== "") params.set("kind", activeKind);
-    if (beforeSeq !== undefined) params.set("before_seq", String(beforeSeq));
-    return `/api/security/events?${params}`;
-  }
+/** The kind filter: a kind (suggested from the kinds seen so far), Filter and Show all. */
+function filterForm(log) {
+  const kindInput = el("input", {
+    id: "event-kind",
+    name: "kind",
+    type: "text",
+    list: "event-kinds",
+    autocomplete: "off",
+    spellcheck: "false",
+    placeholder: "all kinds",
+    maxlength: "80",
+  });
+  const kindList = el("datalist", { id: "event-kinds" });
+  const form = el(
+    "form",
+    {
+      class: "inline-form",
+      onSubmit: (event) => {
+        event.preventDefault();
+        log.activeKind = kindInput.value.trim();
+        load(log);
+      },
+    },
+    el("label", { for: "event-kind", text: "Kind" }),
+    kindInput,
+    kindList,
+    el("button", { type: "submit", text: "Filter" }),
+    el("button", {
+      type: "button",
+      text: "Show all",
+      onClick: () => {
+        kindInput.value = "";
+        log.activeKind = "";
+        load(log);
+      },
+    }),
+  );
+  return { form, kindList };
+}
 
-  function rememberKinds(events) {
-    let grew = false;
-    for (const e of events) {
-      if (typeof e.kind === "string" && !knownKinds.has(e.kind)) {
-        knownKinds.add(e.kind);
-        grew = true;
-      }
-    }
-    if (grew)
-      replaceChildren(
-        kindList,
-        [...knownKinds].sort().map((k) => el("option", { value: k })),
-      );
-  }
-
-  async function load(beforeSeq) {
-    const answer = await api.get(query(beforeSeq));
-    replaceChildren(notices);
-    if (!answer.ok) {
-      if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
-      return;
-    }
-    const events = Array.isArray(answer.data.events) ? answer.data.events : [];
-    rememberKinds(events);
-    if (beforeSeq === undefined) rows.replaceChildren();
-    for (const e of events) rows.append(eventRow(e));
-    const shown = rows.children.length;
-    summary.textContent =
-      shown === 0
-        ? activeKind
-          ? `No events of kind ${activeKind}.`
-          : "No events yet."
-        : `${shown} ${shown === 1 ? "event" : "events"}${activeKind ? ` of kind ${activeKind}` : ""}, newest first.`;
-    const next = answer.data.next_before_seq;
-    replaceChildren(
-      more,
-      typeof next === "number"
-        ? el("button", { type: "button", text: "Load older events", onClick: () => load(next) })
-        : null,
-    );
-  }
-
-  async function verify() {
-    verifyButton.disabled = true;
-    replaceChildren(verifyResult, el("p", { class: "muted", text: "Verifying…" }));
-    const answer = await api.get("/api/security/events/verify");
-    verifyButton.disabled = false;
-    if (!answer.ok) {
-      replaceChildren(verifyResult, answer.isAuthRequired ? null : errorNotice(answer));
-      return;
-    }
-    const r = answer.data;
-    const counts = `${r.checked ?? "?"} events in ${r.segments ?? "?"} ${r.segments === 1 ? "segment" : "segments"}`;
-    replaceChildren(
-      verifyResult,
-      r.ok === true
-        ? el(
-            "p",
-            { class: "notice notice-ok", role: "status", "data-verify": "ok" },
-            el("strong", { text: "Chain ok" }),
-            `: ${counts} verified, nothing edited, removed, reordered or truncated.`,
-          )
-        : el(
-            "p",
-            { class: "notice notice-error", role: "alert", "data-verify": "broken" },
-            el("strong", { text: "Chain broken" }),
-            typeof r.first_bad_seq === "number" ? ` at seq ${r.first_bad_seq}` : "",
-            r.reason ? ": " : "",
-            r.reason ? el("code", { text: r.reason }) : null,
-            ` (${counts} checked).`,
+function eventsTable(rows) {
+  return el(
+    "div",
+    { class: "table-wrap" },
+    el(
+      "table",
+      { class: "events-table" },
+      el("caption", { class: "visually-hidden", text: "Security events, newest first" }),
+      el(
+        "thead",
+        {},
+        el(
+          "tr",
+          {},
+          ["Seq", "Time", "Kind", "Principal", "Outcome", "Subject", "Detail"].map((h) =>
+            el("th", { scope: "col", text: h }),
           ),
-    );
-  }
+        ),
+      ),
+      rows,
+    ),
+  );
+}
 
-  return { section, refresh: () => load() };
+function query(log, beforeSeq) {
+  const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  if (log.activeKind !== "") params.set("kind", log.activeKind);
+  if (beforeSeq !== undefined) params.set("before_seq", String(beforeSeq));
+  return `/api/security/events?${params}`;
+}
+
+function rememberKinds(log, events) {
+  const { knownKinds } = log;
+  let grew = false;
+  for (const e of events) {
+    if (typeof e.kind === "string" && !knownKinds.has(e.kind)) {
+      knownKinds.add(e.kind);
+      grew = true;
+    }
+  }
+  if (grew)
+    replaceChildren(
+      log.kindList,
+      [...knownKinds].sort().map((k) => el("option", { value: k })),
+    );
+}
+
+async function load(log, beforeSeq) {
+  const { rows, activeKind } = log;
+  const answer = await log.api.get(query(log, beforeSeq));
+  replaceChildren(log.notices);
+  if (!answer.ok) {
+    if (!answer.isAuthRequired) replaceChildren(log.notices, errorNotice(answer));
+    return;
+  }
+  const events = Array.isArray(answer.data.events) ? answer.data.events : [];
+  rememberKinds(log, events);
+  if (beforeSeq === undefined) rows.replaceChildren();
+  for (const e of events) rows.append(eventRow(e));
+  const shown = rows.children.length;
+  log.summary.textContent =
+    shown === 0
+      ? activeKind
+        ? `No events of kind ${activeKind}.`
+        : "No events yet."
+      : `${shown} ${shown === 1 ? "event" : "events"}${activeKind ? ` of kind ${activeKind}` : ""}, newest first.`;
+  const next = answer.data.next_before_seq;
+  replaceChildren(
+    log.more,
+    typeof next === "number"
+      ? el("button", { type: "button", text: "Load older events", onClick: () => load(log, next) })
+      : null,
+  );
+}
+
+async function verify(log) {
+  const { verifyButton, verifyResult } = log;
+  verifyButton.disabled = true;
+  replaceChildren(verifyResult, el("p", { class: "muted", text: "Verifying…" }));
+  const answer = await log.api.get("/api/security/events/verify");
+  verifyButton.disabled = false;
+  if (!answer.ok) {
+    replaceChildren(verifyResult, answer.isAuthRequired ? null : errorNotice(answer));
+    return;
+  }
+  replaceChildren(verifyResult, verifyNotice(answer.data));
+}
+
+/** What the chain check found: ok with its counts, or broken where and why. */
+function verifyNotice(r) {
+  const counts = `${r.checked ?? "?"} events in ${r.segments ?? "?"} ${r.segments === 1 ? "segment" : "segments"}`;
+  return r.ok === true
+    ? el(
+        "p",
+        { class: "notice notice-ok", role: "status", "data-verify": "ok" },
+        el("strong", { text: "Chain ok" }),
+        `: ${counts} verified, nothing edited, removed, reordered or truncated.`,
+      )
+    : el(
+        "p",
+        { class: "notice notice-error", role: "alert", "data-verify": "broken" },
+        el("strong", { text: "Chain broken" }),
+        typeof r.first_bad_seq === "number" ? ` at seq ${r.first_bad_seq}` : "",
+        r.reason ? ": " : "",
+        r.reason ? el("code", { text: r.reason }) : null,
+        ` (${counts} checked).`,
+      );
 }

@@ -17,6 +17,16 @@ function describeValue(spec, value) {
 
 /** Builds the Settings section. */
 export function settingsSection(api) {
+  const settings = { api };
+  Object.assign(
+    settings,
+    settingsLayout(() => refresh(settings)),
+  );
+  return { section: settings.section, refresh: () => refresh(settings) };
+}
+
+/** The section's frame: heading with Refresh, where changes go, notices, the consent dialog's place, the body. */
+function settingsLayout(onRefresh) {
   const notices = el("div", { class: "notices", "aria-live": "polite" });
   const dialogHost = el("div", { class: "consent-host" });
   const body = el("div", { class: "section-body" }, el("p", { class: "muted", text: "Loading settings…" }));
@@ -27,187 +37,192 @@ export function settingsSection(api) {
       "div",
       { class: "section-head" },
       el("h2", { id: "settings-title", text: "Settings" }),
-      el("button", { type: "button", text: "Refresh", onClick: () => refresh() }),
+      el("button", { type: "button", text: "Refresh", onClick: () => onRefresh() }),
     ),
     el("p", { class: "muted", text: "Changes are written to config.json and apply at the next `personalclaw start`." }),
     notices,
     dialogHost,
     body,
   );
+  return { notices, dialogHost, body, section };
+}
 
-  /** The consent dialog for one loosening write: Allow resends it with confirm, Cancel writes nothing. */
-  function askConsent(question, write) {
-    const detail = question.detail ?? {};
-    const allow = el("button", {
-      type: "button",
-      class: "button-danger",
-      "data-consent": "allow",
-      text: "Allow",
-      onClick: async () => {
-        replaceChildren(dialogHost);
-        await send({ ...write, confirm: true });
-      },
-    });
-    const dialog = el(
+/** The consent dialog for one loosening write: Allow resends it with confirm, Cancel writes nothing. */
+function askConsent(settings, question, write) {
+  const { notices, dialogHost } = settings;
+  const detail = question.detail ?? {};
+  const allow = el("button", {
+    type: "button",
+    class: "button-danger",
+    "data-consent": "allow",
+    text: "Allow",
+    onClick: async () => {
+      replaceChildren(dialogHost);
+      await send(settings, { ...write, confirm: true });
+    },
+  });
+  const dialog = el(
+    "div",
+    {
+      class: "consent-dialog card",
+      role: "alertdialog",
+      "aria-labelledby": "consent-title",
+      "aria-describedby": "consent-change",
+      "data-consent-field": detail.field ?? "",
+    },
+    el("h3", { id: "consent-title", text: detail.title ?? "This change loosens security" }),
+    el("p", { id: "consent-change", class: "consent-change", text: detail.change ?? "" }),
+    detail.caution ? el("p", { class: "consent-caution notice notice-error", text: detail.caution }) : null,
+    el("p", { class: "muted", text: "Nothing has been written. Allow it only if you meant to make this change." }),
+    el(
       "div",
-      {
-        class: "consent-dialog card",
-        role: "alertdialog",
-        "aria-labelledby": "consent-title",
-        "aria-describedby": "consent-change",
-        "data-consent-field": detail.field ?? "",
-      },
-      el("h3", { id: "consent-title", text: detail.title ?? "This change loosens security" }),
-      el("p", { id: "consent-change", class: "consent-change", text: detail.change ?? "" }),
-      detail.caution ? el("p", { class: "consent-caution notice notice-error", text: detail.caution }) : null,
-      el("p", { class: "muted", text: "Nothing has been written. Allow it only if you meant to make this change." }),
-      el(
-        "div",
-        { class: "toolbar" },
-        allow,
-        " ",
-        el("button", {
-          type: "button",
-          "data-consent": "cancel",
-          text: "Cancel",
-          onClick: () => {
-            replaceChildren(dialogHost);
-            replaceChildren(notices, infoNotice("Nothing was changed."));
-          },
-        }),
-      ),
+      { class: "toolbar" },
+      allow,
+      " ",
+      el("button", {
+        type: "button",
+        "data-consent": "cancel",
+        text: "Cancel",
+        onClick: () => {
+          replaceChildren(dialogHost);
+          replaceChildren(notices, infoNotice("Nothing was changed."));
+        },
+      }),
+    ),
+  );
+  replaceChildren(dialogHost, dialog);
+  allow.focus();
+}
+
+async function send(settings, write) {
+  const { notices } = settings;
+  const answer = await settings.api.patch("/api/config/personalclaw", write);
+  if (answer.ok) {
+    replaceChildren(
+      notices,
+      infoNotice(`${write.path} saved; it applies ${answer.data.applies ?? "at the next start"}.`),
     );
-    replaceChildren(dialogHost, dialog);
-    allow.focus();
+    await refresh(settings);
+    return;
   }
+  if (answer.isConsentQuestion) return askConsent(settings, answer, write);
+  if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
+}
 
-  async function send(write) {
-    const answer = await api.patch("/api/config/personalclaw", write);
-    if (answer.ok) {
-      replaceChildren(
-        notices,
-        infoNotice(`${write.path} saved; it applies ${answer.data.applies ?? "at the next start"}.`),
-      );
-      await refresh();
-      return;
-    }
-    if (answer.isConsentQuestion) return askConsent(answer, write);
-    if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
+function editor(settings, spec, value) {
+  const id = `setting-${spec.path.replace(/[^a-z0-9]/gi, "-")}`;
+  if (spec.type === "name_list") return nameListEditor(settings, spec, value, id);
+  let input;
+  if (spec.type === "enum") {
+    input = el(
+      "select",
+      { id, "aria-label": spec.path },
+      spec.values.map((v) => el("option", { value: v, selected: v === value, text: v })),
+    );
+  } else if (spec.type === "integer") {
+    input = el("input", { type: "number", id, "aria-label": spec.path, min: spec.min, max: spec.max, step: 1 });
+    input.value = String(value);
+  } else {
+    input = el("input", { type: "text", id, "aria-label": spec.path, autocomplete: "off" });
+    input.value = String(value);
   }
+  const save = () =>
+    send(settings, { path: spec.path, value: spec.type === "integer" ? Number(input.value) : input.value });
+  return el("span", { class: "inline-form" }, input, el("button", { type: "button", text: "Save", onClick: save }));
+}
 
-  function editor(spec, value) {
-    const id = `setting-${spec.path.replace(/[^a-z0-9]/gi, "-")}`;
-    if (spec.type === "name_list") {
-      const input = el("input", {
-        type: "text",
-        id,
-        autocomplete: "off",
-        "aria-label": `Add to ${spec.path}`,
-        placeholder: spec.item ?? "name",
-      });
-      return el(
-        "div",
-        { class: "list-editor" },
+/** A list of names edited one name at a time: Remove beside each, Add for a new one. */
+function nameListEditor(settings, spec, value, id) {
+  const input = el("input", {
+    type: "text",
+    id,
+    autocomplete: "off",
+    "aria-label": `Add to ${spec.path}`,
+    placeholder: spec.item ?? "name",
+  });
+  return el(
+    "div",
+    { class: "list-editor" },
+    el(
+      "ul",
+      { class: "name-list" },
+      value.map((name) =>
         el(
-          "ul",
-          { class: "name-list" },
-          value.map((name) =>
-            el(
-              "li",
-              {},
-              el("code", { text: name }),
-              " ",
-              el("button", {
-                type: "button",
-                text: "Remove",
-                "aria-label": `Remove ${name}`,
-                onClick: () => send({ path: spec.path, remove: name }),
-              }),
-            ),
-          ),
-        ),
-        el(
-          "span",
-          { class: "inline-form" },
-          input,
+          "li",
+          {},
+          el("code", { text: name }),
+          " ",
           el("button", {
             type: "button",
-            text: "Add",
-            onClick: () => input.value.trim() && send({ path: spec.path, add: input.value.trim() }),
+            text: "Remove",
+            "aria-label": `Remove ${name}`,
+            onClick: () => send(settings, { path: spec.path, remove: name }),
           }),
         ),
-      );
-    }
-    let input;
-    if (spec.type === "enum") {
-      input = el(
-        "select",
-        { id, "aria-label": spec.path },
-        spec.values.map((v) => el("option", { value: v, selected: v === value, text: v })),
-      );
-    } else if (spec.type === "integer") {
-      input = el("input", { type: "number", id, "aria-label": spec.path, min: spec.min, max: spec.max, step: 1 });
-      input.value = String(value);
-    } else {
-      input = el("input", { type: "text", id, "aria-label": spec.path, autocomplete: "off" });
-      input.value = String(value);
-    }
-    const save = () => send({ path: spec.path, value: spec.type === "integer" ? Number(input.value) : input.value });
-    return el("span", { class: "inline-form" }, input, el("button", { type: "button", text: "Save", onClick: save }));
-  }
-
-  function row(spec, value) {
-    const bounds =
-      spec.min !== undefined ? ` Between ${describeValue(spec, spec.min)} and ${describeValue(spec, spec.max)}.` : "";
-    return el(
-      "tr",
-      { "data-setting": spec.path },
-      el(
-        "th",
-        { scope: "row" },
-        el("code", { text: spec.path }),
-        spec.security ? el("span", { class: "badge badge-warn", text: "security" }) : null,
       ),
+    ),
+    el(
+      "span",
+      { class: "inline-form" },
+      input,
+      el("button", {
+        type: "button",
+        text: "Add",
+        onClick: () => input.value.trim() && send(settings, { path: spec.path, add: input.value.trim() }),
+      }),
+    ),
+  );
+}
+
+function row(settings, spec, value) {
+  const bounds =
+    spec.min !== undefined ? ` Between ${describeValue(spec, spec.min)} and ${describeValue(spec, spec.max)}.` : "";
+  return el(
+    "tr",
+    { "data-setting": spec.path },
+    el(
+      "th",
+      { scope: "row" },
+      el("code", { text: spec.path }),
+      spec.security ? el("span", { class: "badge badge-warn", text: "security" }) : null,
+    ),
+    el(
+      "td",
+      {},
+      el("p", { class: "setting-meaning", text: `${spec.meaning}${bounds}` }),
       el(
-        "td",
+        "p",
+        { class: "muted setting-value" },
+        "Now: ",
+        el("span", { "data-value": "", text: describeValue(spec, value) }),
+      ),
+    ),
+    el("td", {}, editor(settings, spec, value)),
+  );
+}
+
+async function refresh(settings) {
+  const answer = await settings.api.get("/api/config/personalclaw");
+  if (!answer.ok) {
+    if (!answer.isAuthRequired) replaceChildren(settings.body, errorNotice(answer));
+    return;
+  }
+  const { config, schema } = answer.data;
+  replaceChildren(
+    settings.body,
+    el(
+      "table",
+      { class: "settings-table" },
+      el(
+        "thead",
         {},
-        el("p", { class: "setting-meaning", text: `${spec.meaning}${bounds}` }),
-        el(
-          "p",
-          { class: "muted setting-value" },
-          "Now: ",
-          el("span", { "data-value": "", text: describeValue(spec, value) }),
-        ),
+        el("tr", {}, el("th", { text: "Setting" }), el("th", { text: "Meaning" }), el("th", { text: "Change" })),
       ),
-      el("td", {}, editor(spec, value)),
-    );
-  }
-
-  async function refresh() {
-    const answer = await api.get("/api/config/personalclaw");
-    if (!answer.ok) {
-      if (!answer.isAuthRequired) replaceChildren(body, errorNotice(answer));
-      return;
-    }
-    const { config, schema } = answer.data;
-    replaceChildren(
-      body,
       el(
-        "table",
-        { class: "settings-table" },
-        el(
-          "thead",
-          {},
-          el("tr", {}, el("th", { text: "Setting" }), el("th", { text: "Meaning" }), el("th", { text: "Change" })),
-        ),
-        el(
-          "tbody",
-          {},
-          schema.map((spec) => row(spec, valueAt(config, spec.path))),
-        ),
+        "tbody",
+        {},
+        schema.map((spec) => row(settings, spec, valueAt(config, spec.path))),
       ),
-    );
-  }
-
-  return { section, refresh };
+    ),
+  );
 }
