@@ -23,7 +23,7 @@ import { requireRecord } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
 import { assertOwnerPresence } from "../guards/owner-presence";
 import { route, type RouteRequest } from "../route-row";
-import { withTransition } from "./apps";
+import { withTransition } from "../lifecycle/transition-lock";
 
 const Empty = z.object({}).strict();
 

@@ -3,6 +3,7 @@
 // come from it; nothing keeps a second list.
 import { z } from "zod";
 import { appRoutes } from "./apps";
+import { appCallbackRoutes } from "./app-callbacks";
 import { folderRoutes } from "./folders";
 import { approvalRoutes } from "./approvals";
 import { appProxyRoutes } from "./app-proxy";
@@ -23,6 +24,7 @@ const baseRows: ReadonlyArray<AnyRouteRow> = [
   ...securityRoutes,
   ...messagingRoutes,
   ...appRoutes,
+  ...appCallbackRoutes,
   ...folderRoutes,
   ...appProxyRoutes,
   ...approvalRoutes,
