@@ -15,9 +15,8 @@ import { GatewayError } from "../../kernel/contracts/errors";
 import type { AppManifest } from "../../kernel/contracts/manifest";
 import { previewBundle, type PreviewOptions } from "./preview";
 import type { InstallReview } from "../../kernel/contracts/install-review";
-import { HOOK_TIMEOUT_SECONDS } from "./review";
 import { installNpmPackages, installPythonDependencies, type InstallerContext } from "./install-dependencies";
-import { runHook, type HookContext } from "./run-hook";
+import { installHookStep, type HookContext } from "./run-hook";
 import { npmClosureStep } from "./install-npm-closure";
 import { adoptParkedData, parkData, parkedDataDir, parkedDataOf } from "./parked-data";
 import { listUiFiles } from "./ui-files";
@@ -98,6 +97,11 @@ function stepFailure(step: InstallStep, reason: string): GatewayError {
   return new GatewayError("install_step_failed", { vars: { step, reason }, detail: { step } });
 }
 
+/** A bundle staged into quarantine and previewed, kept there for the steps that follow. */
+export type StagedBundle = Extract<Awaited<ReturnType<typeof previewBundle>>, { ok: true }>;
+
+type InstallNote = (step: InstallStep, status: InstallProgressEvent["status"], message?: string) => Promise<void>;
+
 /**
  * The first step of an install and of an update: stage and scan `source` into quarantine (kept
  * there for the steps that follow), or refuse with the staging's own code, naming the path.
@@ -106,7 +110,7 @@ export async function stageOrRefuse(
   source: string,
   ctx: Pick<InstallContext, "preview" | "appsDir">,
   note: (step: "stage", status: InstallProgressEvent["status"], message?: string) => Promise<void>,
-): Promise<Extract<Awaited<ReturnType<typeof previewBundle>>, { ok: true }>> {
+): Promise<StagedBundle> {
   await note("stage", "started");
   const staged = await previewBundle(source, { ...ctx.preview, appsDir: ctx.appsDir, keepStaged: true });
   if (!staged.ok) {
@@ -120,6 +124,31 @@ export async function stageOrRefuse(
   return staged;
 }
 
+/**
+ * The verify step of an install and of an update, the one place both call: the install steps ran
+ * after staging, so the UI folder is listed again (no link may have been planted) and hashed, and
+ * the record is checked; the refusal is answered, for the caller to note.
+ */
+export async function verifyStaged(
+  manifest: AppManifest,
+  stagedDir: string,
+): Promise<{ ok: true; uiFiles: Record<string, string> } | { ok: false; error: GatewayError }> {
+  const uiFolder = uiFolderOf(manifest);
+  const listed = uiFolder === null ? { ok: true as const, files: {} } : await listUiFiles(stagedDir, uiFolder);
+  if (!listed.ok) {
+    return {
+      ok: false,
+      error: new GatewayError(listed.code, {
+        message: listed.message,
+        detail: { step: "verify", path: listed.path, field: listed.field },
+      }),
+    };
+  }
+  const unrecordable = checkRecordable(manifest, listed.files);
+  if (unrecordable) return { ok: false, error: unrecordable };
+  return { ok: true, uiFiles: listed.files };
+}
+
 /** Installs `source` if it still matches `consent`; throws a GatewayError naming the step otherwise. */
 export async function installApp(
   source: string,
@@ -129,146 +158,170 @@ export async function installApp(
   progress: (event: InstallProgressEvent) => void | Promise<void>,
   opts: InstallOptions = {},
 ): Promise<InstalledApp> {
-  const note = async (step: InstallStep, status: InstallProgressEvent["status"], message?: string) =>
+  const note: InstallNote = async (step, status, message) =>
     progress({ step, status, at: new Date().toISOString(), message });
   const staged = await stageOrRefuse(source, ctx, note);
   const stagedDir = staged.stagedDir!;
   try {
-    if (consent !== staged.digest) {
-      await note("consent", "failed", "the consent does not match these bytes");
-      throw new GatewayError("consent_required", { detail: { review: staged.review, digest: staged.digest } });
-    }
     const { manifest } = staged;
-    const name = manifest.name;
-    const appDir = join(ctx.appsDir, name);
-    if (takenNames.has(name) || existsSync(appDir)) throw new GatewayError("app_exists", { vars: { name } });
-    const hasStorage = manifest.permissions?.storage === true;
-    // Kept data is adopted only with the owner's explicit yes, and only by an app that has a data/.
-    const parked = await parkedDataOf(ctx.appsDir, name);
-    if (opts.adoptData === true) {
-      if (!parked) throw new GatewayError("parked_data_not_found", { vars: { name } });
-      if (!hasStorage)
-        throw new GatewayError("parked_data_not_adoptable", {
-          vars: { name, reason: "this bundle does not declare permissions.storage" },
-        });
-    }
-    const adopting = opts.adoptData === true ? parked : null;
-    await note("consent", "done");
-
-    const packageSteps = [
-      {
-        step: "python_dependencies",
-        packages: manifest.dependencies?.pythonDependencies ?? [],
-        install: installPythonDependencies,
-      },
-      { step: "npm_packages", packages: manifest.dependencies?.npmPackages ?? [], install: installNpmPackages },
-    ] as const;
-    for (const { step, packages, install } of packageSteps) {
-      if (packages.length === 0) {
-        await note(step, "skipped");
-        continue;
-      }
-      await note(step, "started", packages.join(", "));
-      const result = await install(name, stagedDir, packages, ctx);
-      if (!result.ok) throw stepFailure(step, result.reason);
-      await note(step, "done");
-    }
-    await npmClosureStep(name, stagedDir, manifest, ctx, note);
-
-    if (hasStorage) await mkdir(join(stagedDir, "data"), { recursive: true, mode: 0o700 });
-    const hook = manifest.setup?.onInstall;
-    if (hook) {
-      await note("install_hook", "started");
-      // The cap the review showed is the cap applied.
-      const seconds = ctx.preview.hookTimeoutSeconds ?? HOOK_TIMEOUT_SECONDS;
-      const result = await runHook(
-        hook,
-        { name, appDir: stagedDir, dataDir: join(stagedDir, "data"), hasStorage },
-        ctx,
-        seconds,
-      );
-      if (!result.ok) {
-        await note("install_hook", "failed", result.reason);
-        throw result.timedOut
-          ? new GatewayError("install_hook_timeout", { vars: { seconds }, detail: { step: "install_hook" } })
-          : new GatewayError("install_hook_failed", {
-              vars: { reason: result.reason },
-              detail: { step: "install_hook" },
-            });
-      }
-      await note("install_hook", "done");
-    } else await note("install_hook", "skipped");
-
-    // Everything the record needs is checked before the first move. The install steps ran
-    // after staging, so the UI folder is listed again here: no link may have been planted.
-    await note("verify", "started");
-    const uiFolder = uiFolderOf(manifest);
-    const listed = uiFolder === null ? { ok: true as const, files: {} } : await listUiFiles(stagedDir, uiFolder);
-    if (!listed.ok) {
-      await note("verify", "failed", listed.message);
-      throw new GatewayError(listed.code, {
-        message: listed.message,
-        detail: { step: "verify", path: listed.path, field: listed.field },
-      });
-    }
-    const unrecordable = checkRecordable(manifest, listed.files);
-    if (unrecordable) {
-      await note("verify", "failed", unrecordable.message);
-      throw unrecordable;
-    }
-    await note("verify", "done");
-
-    await note("move_into_place", "started");
-    // The journal comes first: a crash after the move leaves a folder the gateway may not have
-    // recorded yet, and the next start decides from the record whether to keep it or undo it.
-    if (
-      !(await writeJournal(
-        ctx.home,
-        { op: "install", name, digest: staged.digest, adoptedData: adopting, startedAt: new Date().toISOString() },
-        { exclusive: true },
-      ))
-    ) {
-      throw new GatewayError("app_exists", { vars: { name } });
-    }
-    // A concurrent install of the same name may have moved in since the check above: the
-    // rename then fails rather than replace it, and this install answers app_exists.
-    try {
-      await rename(stagedDir, appDir);
-      await syncFolder(ctx.appsDir);
-    } catch (error) {
-      await clearJournal(ctx.home, name);
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === "ENOTEMPTY" || code === "EEXIST") throw new GatewayError("app_exists", { vars: { name } });
-      throw error;
-    }
-    try {
-      if (adopting) {
-        await rm(join(appDir, "data"), { recursive: true, force: true });
-        await adoptParkedData(ctx.appsDir, name, join(appDir, "data"));
-      }
-      await opts.afterMove?.(appDir);
-    } catch (error) {
-      await undoInstall(ctx.appsDir, name, adopting);
-      await clearJournal(ctx.home, name);
-      await note("move_into_place", "failed", error instanceof Error ? error.message : String(error));
-      if (error instanceof GatewayError) throw error;
-      throw stepFailure("move_into_place", error instanceof Error ? error.message : String(error));
-    }
-    await note("move_into_place", "done");
-    return {
-      manifest,
-      review: staged.review,
-      digest: staged.digest,
-      appDir,
-      uiFiles: listed.files,
-      adoptedData: adopting,
-    };
+    const adopting = await consentStep(staged, consent, takenNames, ctx.appsDir, opts, note);
+    await packageSteps(manifest, stagedDir, ctx, note);
+    await npmClosureStep(manifest.name, stagedDir, manifest, ctx, note);
+    await hookStep(manifest, stagedDir, ctx, note);
+    // Everything the record needs is checked before the first move.
+    const uiFiles = await verifyStep(manifest, stagedDir, note);
+    const appDir = await moveIntoPlaceStep(staged, adopting, ctx, opts, note);
+    return { manifest, review: staged.review, digest: staged.digest, appDir, uiFiles, adoptedData: adopting };
   } catch (error) {
     await rm(stagedDir, { recursive: true, force: true });
     const full = error instanceof GatewayError ? null : storageFullReason(error);
     if (full !== null) throw new GatewayError("storage_full", { vars: { reason: full }, detail: { step: "install" } });
     throw error;
   }
+}
+
+/**
+ * consent: the staged bytes hash to the digest the owner consented to, the name is free, and
+ * kept data is adopted only with the owner's explicit yes and only by an app that has a data/.
+ * Answers the parked data this install adopts, or null.
+ */
+async function consentStep(
+  staged: StagedBundle,
+  consent: string | undefined,
+  takenNames: ReadonlySet<string>,
+  appsDir: string,
+  opts: InstallOptions,
+  note: InstallNote,
+): Promise<ParkedDataView | null> {
+  if (consent !== staged.digest) {
+    await note("consent", "failed", "the consent does not match these bytes");
+    throw new GatewayError("consent_required", { detail: { review: staged.review, digest: staged.digest } });
+  }
+  const { manifest } = staged;
+  const name = manifest.name;
+  if (takenNames.has(name) || existsSync(join(appsDir, name))) throw new GatewayError("app_exists", { vars: { name } });
+  const parked = await parkedDataOf(appsDir, name);
+  if (opts.adoptData === true) {
+    if (!parked) throw new GatewayError("parked_data_not_found", { vars: { name } });
+    if (manifest.permissions?.storage !== true)
+      throw new GatewayError("parked_data_not_adoptable", {
+        vars: { name, reason: "this bundle does not declare permissions.storage" },
+      });
+  }
+  await note("consent", "done");
+  return opts.adoptData === true ? parked : null;
+}
+
+/** python_dependencies, then npm_packages: each installed confined into the staged copy, or skipped when none. */
+async function packageSteps(
+  manifest: AppManifest,
+  stagedDir: string,
+  ctx: InstallContext,
+  note: InstallNote,
+): Promise<void> {
+  const steps = [
+    {
+      step: "python_dependencies",
+      packages: manifest.dependencies?.pythonDependencies ?? [],
+      install: installPythonDependencies,
+    },
+    { step: "npm_packages", packages: manifest.dependencies?.npmPackages ?? [], install: installNpmPackages },
+  ] as const;
+  for (const { step, packages, install } of steps) {
+    if (packages.length === 0) {
+      await note(step, "skipped");
+      continue;
+    }
+    await note(step, "started", packages.join(", "));
+    const result = await install(manifest.name, stagedDir, packages, ctx);
+    if (!result.ok) throw stepFailure(step, result.reason);
+    await note(step, "done");
+  }
+}
+
+/** install_hook: data/ is made for an app with storage, then onInstall runs (installHookStep). */
+async function hookStep(
+  manifest: AppManifest,
+  stagedDir: string,
+  ctx: InstallContext,
+  note: InstallNote,
+): Promise<void> {
+  if (manifest.permissions?.storage === true) await mkdir(join(stagedDir, "data"), { recursive: true, mode: 0o700 });
+  const hook = await installHookStep(manifest, stagedDir, ctx, note);
+  if (hook.ok) return;
+  await note("install_hook", "failed", hook.reason);
+  throw hook.timedOut
+    ? new GatewayError("install_hook_timeout", { vars: { seconds: hook.seconds }, detail: { step: "install_hook" } })
+    : new GatewayError("install_hook_failed", { vars: { reason: hook.reason }, detail: { step: "install_hook" } });
+}
+
+/** verify (verifyStaged); answers the UI files to record. */
+async function verifyStep(
+  manifest: AppManifest,
+  stagedDir: string,
+  note: InstallNote,
+): Promise<Record<string, string>> {
+  await note("verify", "started");
+  const verified = await verifyStaged(manifest, stagedDir);
+  if (!verified.ok) {
+    await note("verify", "failed", verified.error.message);
+    throw verified.error;
+  }
+  await note("verify", "done");
+  return verified.uiFiles;
+}
+
+/**
+ * move_into_place: the journal, one rename from quarantine into apps/<name>, then the adopted
+ * data and the caller's afterMove; a failure after the rename is undone. Answers the app folder.
+ */
+async function moveIntoPlaceStep(
+  staged: StagedBundle,
+  adopting: ParkedDataView | null,
+  ctx: InstallContext,
+  opts: InstallOptions,
+  note: InstallNote,
+): Promise<string> {
+  const name = staged.manifest.name;
+  const appDir = join(ctx.appsDir, name);
+  await note("move_into_place", "started");
+  // The journal comes first: a crash after the move leaves a folder the gateway may not have
+  // recorded yet, and the next start decides from the record whether to keep it or undo it.
+  if (
+    !(await writeJournal(
+      ctx.home,
+      { op: "install", name, digest: staged.digest, adoptedData: adopting, startedAt: new Date().toISOString() },
+      { exclusive: true },
+    ))
+  ) {
+    throw new GatewayError("app_exists", { vars: { name } });
+  }
+  // A concurrent install of the same name may have moved in since the check above: the
+  // rename then fails rather than replace it, and this install answers app_exists.
+  try {
+    await rename(staged.stagedDir!, appDir);
+    await syncFolder(ctx.appsDir);
+  } catch (error) {
+    await clearJournal(ctx.home, name);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOTEMPTY" || code === "EEXIST") throw new GatewayError("app_exists", { vars: { name } });
+    throw error;
+  }
+  try {
+    if (adopting) {
+      await rm(join(appDir, "data"), { recursive: true, force: true });
+      await adoptParkedData(ctx.appsDir, name, join(appDir, "data"));
+    }
+    await opts.afterMove?.(appDir);
+  } catch (error) {
+    await undoInstall(ctx.appsDir, name, adopting);
+    await clearJournal(ctx.home, name);
+    await note("move_into_place", "failed", error instanceof Error ? error.message : String(error));
+    if (error instanceof GatewayError) throw error;
+    throw stepFailure("move_into_place", error instanceof Error ? error.message : String(error));
+  }
+  await note("move_into_place", "done");
+  return appDir;
 }
 
 /**

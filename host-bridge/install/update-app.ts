@@ -10,14 +10,18 @@ import { existsSync } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { GatewayError } from "../../kernel/contracts/errors";
-import { uiFolderOf, type AppManifest } from "../../kernel/contracts/manifest";
-import { HOOK_TIMEOUT_SECONDS } from "./review";
+import type { AppManifest } from "../../kernel/contracts/manifest";
 import type { InstallReview, ReviewChange } from "../../kernel/contracts/install-review";
 import { installNpmPackages, installPythonDependencies } from "./install-dependencies";
 import { npmClosureStep } from "./install-npm-closure";
-import { runHook } from "./run-hook";
-import { listUiFiles } from "./ui-files";
-import { checkRecordable, stageOrRefuse, type InstallContext, type InstallProgressEvent } from "./install-app";
+import { installHookStep } from "./run-hook";
+import {
+  stageOrRefuse,
+  verifyStaged,
+  type InstallContext,
+  type InstallProgressEvent,
+  type StagedBundle,
+} from "./install-app";
 import { holdAndStop, release } from "../mcp/running-servers";
 import { copyAppData, DataChangedDuringCopy } from "./copy-app-data";
 import { clearJournal, syncFolder, writeJournal } from "./transition-journal";
@@ -132,6 +136,33 @@ export async function undoUpdate(
   if (old.enabled && old.manifest.backend) await backend.start(name, old.manifest);
 }
 
+type UpdateNote = (step: string, status: InstallProgressEvent["status"], message?: string) => Promise<void>;
+
+/** The journal of one update, written again as it gets further (venv/ moved, then ready). */
+type UpdateJournal = (more: { venvMoved: boolean; ready?: ReadyUpdate }) => Promise<unknown>;
+
+/** How far an update got: what its rollback undoes, and the step its error names. */
+interface UpdateReach {
+  /** The step under way, named by whatever error ends the update. */
+  step: string;
+  journaled: boolean;
+  oldStopped: boolean;
+  venvMoved: boolean;
+}
+
+/** One update under way: what its steps share. */
+interface UpdateRun {
+  name: string;
+  appDir: string;
+  stagedDir: string;
+  manifest: AppManifest;
+  installed: InstalledCopy;
+  ctx: InstallContext & { home: string };
+  backend: BackendControl;
+  note: UpdateNote;
+  reached: UpdateReach;
+}
+
 /** Updates the installed app `name` from `source`; throws a GatewayError naming the step, after putting the old version back. */
 export async function updateApp(
   name: string,
@@ -145,197 +176,260 @@ export async function updateApp(
       InstallProgressEvent | { step: string; status: InstallProgressEvent["status"]; at: string; message?: string },
   ) => void | Promise<void>,
 ): Promise<UpdatedApp> {
-  // The step under way, named by whatever error ends the update.
-  let step = "stage";
-  const note = async (noted: string, status: InstallProgressEvent["status"], message?: string) => {
-    if (status === "started") step = noted;
+  const reached: UpdateReach = { step: "stage", journaled: false, oldStopped: false, venvMoved: false };
+  const note: UpdateNote = async (noted, status, message) => {
+    if (status === "started") reached.step = noted;
     return progress({ step: noted, status, at: new Date().toISOString(), message });
   };
   const appDir = join(ctx.appsDir, name);
   const staged = await stageOrRefuse(source, ctx, note);
-  const stagedDir = staged.stagedDir!;
   const { manifest } = staged;
-  let journaled = false;
-  let oldStopped = false;
-  let venvMoved = false;
+  const run: UpdateRun = {
+    name,
+    appDir,
+    stagedDir: staged.stagedDir!,
+    manifest,
+    installed,
+    ctx,
+    backend,
+    note,
+    reached,
+  };
   try {
-    if (manifest.name !== name)
-      throw new GatewayError("app_update_name_mismatch", { vars: { name, found: manifest.name } });
-    if (!existsSync(appDir)) throw stepFailure(name, "stage", "the installed folder is missing");
-    const { needed, changes } = updateNeedsConsent(installed.review, staged.review);
-    if (consent !== undefined ? consent !== staged.digest : needed) {
-      await note("consent", "failed", "the update changes what the app gets or does not scan clean");
-      throw new GatewayError("consent_required", { detail: { review: staged.review, digest: staged.digest, changes } });
-    }
-    await note("consent", "done", needed ? "consented" : "no change to what the app gets");
-
+    const changes = await consentStep(run, staged, consent);
     // From here on a crash leaves something the next start must finish or undo.
-    // The journal as this update has got: written again when venv/ moves and once it is ready.
-    const startedAt = new Date().toISOString();
-    const journal = (more: { venvMoved: boolean; ready?: ReadyUpdate }) =>
-      writeJournal(ctx.home, {
-        op: "update",
-        name,
-        fromDigest: installed.digest,
-        toDigest: staged.digest,
-        stagedDir,
-        startedAt,
-        ...more,
-      });
+    const journal = updateJournal(run, staged.digest);
     await journal({ venvMoved: false });
-    journaled = true;
-
-    const keepVenv = samePythonDependencies(installed.manifest, manifest) && existsSync(join(appDir, "venv"));
-    const python = manifest.dependencies?.pythonDependencies ?? [];
-    if (python.length > 0 && !keepVenv) {
-      await note("python_dependencies", "started", python.join(", "));
-      const result = await installPythonDependencies(name, stagedDir, python, ctx);
-      if (!result.ok) throw stepFailure(name, "python_dependencies", result.reason);
-      await note("python_dependencies", "done");
-    } else await note("python_dependencies", "skipped", keepVenv ? "unchanged: venv/ is moved across" : undefined);
-    const npm = manifest.dependencies?.npmPackages ?? [];
-    if (npm.length > 0) {
-      await note("npm_packages", "started", npm.join(", "));
-      const result = await installNpmPackages(name, stagedDir, npm, ctx);
-      if (!result.ok) throw stepFailure(name, "npm_packages", result.reason);
-      await note("npm_packages", "done");
-    } else await note("npm_packages", "skipped");
-    await npmClosureStep(name, stagedDir, manifest, ctx, note);
-
-    // Room for the copy of data/ (update-room.ts), measured before anything is stopped.
-    await note("disk_space", "started");
-    const room = await updateRoom(join(appDir, "data"), ctx.appsDir);
-    if (room.freeBytes < room.neededBytes)
-      throw new GatewayError("update_needs_disk_space", {
-        vars: {
-          name,
-          needed: mebibytes(room.neededBytes),
-          data: mebibytes(room.dataBytes),
-          margin: mebibytes(UPDATE_ROOM_MARGIN_BYTES),
-          free: mebibytes(room.freeBytes),
-        },
-        detail: {
-          step: "disk_space",
-          needed_bytes: room.neededBytes,
-          data_bytes: room.dataBytes,
-          free_bytes: room.freeBytes,
-        },
-      });
-    await note("disk_space", "done", `${mebibytes(room.neededBytes)} needed, ${mebibytes(room.freeBytes)} free`);
-
-    // Unload (UPD-08, BACK-24): the old backend is stopped, and its MCP servers stopped and
-    // held back until the update is over, before its data is copied.
-    await note("stop_old", "started");
-    oldStopped = true;
-    await backend.stop(name);
-    const mcpStopped = await holdAndStop(ctx.home, name);
-    await note("stop_old", "done", mcpStopped > 0 ? `${mcpStopped} MCP server run(s) ended` : undefined);
-
-    await note("copy_data", "started");
-    const hasStorage = manifest.permissions?.storage === true;
-    await rm(join(stagedDir, "data"), { recursive: true, force: true });
-    if (existsSync(join(appDir, "data"))) {
-      const copied = await copyAppData(join(appDir, "data"), join(stagedDir, "data")).catch((error: unknown) => {
-        throw error instanceof DataChangedDuringCopy ? stepFailure(name, "copy_data", error.message) : error;
-      });
-      await note("copy_data", "done", `${copied.databases.length} database(s), ${copied.files} other file(s)`);
-    } else {
-      if (hasStorage) await mkdir(join(stagedDir, "data"), { recursive: true, mode: 0o700 });
-      await note("copy_data", "skipped");
-    }
-
-    await note("keep_rollback", "started");
-    await rm(rollbackDir(ctx.appsDir, name), { recursive: true, force: true });
-    await rename(appDir, rollbackDir(ctx.appsDir, name));
-    await syncFolder(ctx.appsDir);
-    await note("keep_rollback", "done");
-
-    if (keepVenv) {
-      await note("move_venv", "started");
-      await journal({ venvMoved: true });
-      venvMoved = true;
-      await rename(join(rollbackDir(ctx.appsDir, name), "venv"), join(stagedDir, "venv"));
-      await note("move_venv", "done");
-    } else await note("move_venv", "skipped");
-
-    const hook = manifest.setup?.onInstall;
-    if (hook) {
-      await note("install_hook", "started");
-      const seconds = ctx.preview.hookTimeoutSeconds ?? HOOK_TIMEOUT_SECONDS;
-      const result = await runHook(
-        hook,
-        { name, appDir: stagedDir, dataDir: join(stagedDir, "data"), hasStorage },
-        ctx,
-        seconds,
-      );
-      if (!result.ok)
-        throw stepFailure(name, "install_hook", result.timedOut ? `it ran longer than ${seconds} s` : result.reason);
-      await note("install_hook", "done");
-    } else await note("install_hook", "skipped");
-
-    await note("verify", "started");
-    const uiFolder = uiFolderOf(manifest);
-    const listed = uiFolder === null ? { ok: true as const, files: {} } : await listUiFiles(stagedDir, uiFolder);
-    if (!listed.ok)
-      throw new GatewayError(listed.code, {
-        message: listed.message,
-        detail: { step: "verify", path: listed.path, field: listed.field },
-      });
-    const unrecordable = checkRecordable(manifest, listed.files);
-    if (unrecordable) throw unrecordable;
-    await note("verify", "done");
-
-    await note("move_into_place", "started");
-    await rename(stagedDir, appDir);
-    await syncFolder(ctx.appsDir);
-    await note("move_into_place", "done");
-
-    const runsBackend = installed.enabled && manifest.backend !== undefined;
-    if (runsBackend) {
-      await note("health", "started");
-      const healthy = await backend.startHealthy(name, manifest, UPDATE_HEALTH_SECONDS * 1000);
-      if (!healthy.ok)
-        throw new GatewayError("update_unhealthy", {
-          vars: { name, reason: healthy.reason },
-          detail: { step: "health" },
-        });
-    }
+    reached.journaled = true;
+    const keepVenv = await packageSteps(run);
+    await npmClosureStep(name, run.stagedDir, manifest, ctx, note);
+    await diskSpaceStep(run);
+    await stopOldStep(run);
+    await copyDataStep(run);
+    await keepRollbackStep(run);
+    await moveVenvStep(run, keepVenv, journal);
+    await hookStep(run);
+    const uiFiles = await verifyStep(run);
+    await moveIntoPlaceStep(run);
+    const runsBackend = await healthStep(run);
     const updated = {
       manifest,
       review: staged.review,
       digest: staged.digest,
-      uiFiles: listed.files,
+      uiFiles,
       changes,
-      venvMoved,
+      venvMoved: reached.venvMoved,
     };
     // The new version serves and writes data/ from now on: whoever settles this journal records
     // it forward, so nothing it writes is ever undone (transition-settlement.ts).
-    await journal({ venvMoved, ready: { ...updated, source, previousManifest: installed.manifest } });
+    await journal({
+      venvMoved: reached.venvMoved,
+      ready: { ...updated, source, previousManifest: installed.manifest },
+    });
     if (runsBackend) await note("health", "done");
     else await note("health", "skipped", installed.enabled ? "no backend" : "the app is disabled");
     return updated;
   } catch (error) {
-    const failedAt = step;
-    if (journaled) {
-      await note("rollback", "started", error instanceof Error ? error.message : String(error));
-      if (oldStopped) await backend.stop(name);
-      await restoreRollback(ctx.appsDir, name, stagedDir, venvMoved);
-      await clearJournal(ctx.home, name);
-      if (oldStopped && installed.enabled && installed.manifest.backend) await backend.start(name, installed.manifest);
-      await note("rollback", "done");
-    } else {
-      await rm(stagedDir, { recursive: true, force: true });
-    }
-    if (error instanceof GatewayError) throw error;
-    // A full disk is what every other write answers it with (507 storage_full), naming the step.
-    const full = storageFullReason(error);
-    if (full !== null)
-      throw new GatewayError("storage_full", {
-        vars: { reason: `${full} at the update's step '${failedAt}'; the previous version is kept` },
-        detail: { step: failedAt },
-      });
-    throw stepFailure(name, failedAt, error instanceof Error ? error.message : String(error));
+    throw await rollBack(run, error);
   } finally {
     release(ctx.home, name);
   }
+}
+
+/**
+ * consent: the staged bundle is this app, its folder is there, and the owner consented to these
+ * bytes, or the update changes nothing of what the app gets and scans clean. Answers the changes.
+ */
+async function consentStep(run: UpdateRun, staged: StagedBundle, consent: string | undefined): Promise<ReviewChange[]> {
+  const { name, manifest } = run;
+  if (manifest.name !== name)
+    throw new GatewayError("app_update_name_mismatch", { vars: { name, found: manifest.name } });
+  if (!existsSync(run.appDir)) throw stepFailure(name, "stage", "the installed folder is missing");
+  const { needed, changes } = updateNeedsConsent(run.installed.review, staged.review);
+  if (consent !== undefined ? consent !== staged.digest : needed) {
+    await run.note("consent", "failed", "the update changes what the app gets or does not scan clean");
+    throw new GatewayError("consent_required", { detail: { review: staged.review, digest: staged.digest, changes } });
+  }
+  await run.note("consent", "done", needed ? "consented" : "no change to what the app gets");
+  return changes;
+}
+
+/** The update's journal, started now: written first before anything of the installed app changes. */
+function updateJournal(run: UpdateRun, toDigest: string): UpdateJournal {
+  const startedAt = new Date().toISOString();
+  return (more) =>
+    writeJournal(run.ctx.home, {
+      op: "update",
+      name: run.name,
+      fromDigest: run.installed.digest,
+      toDigest,
+      stagedDir: run.stagedDir,
+      startedAt,
+      ...more,
+    });
+}
+
+/**
+ * python_dependencies (a new venv only when they changed: otherwise the old venv/ is moved
+ * across), then npm_packages. Answers whether the old venv/ is kept.
+ */
+async function packageSteps(run: UpdateRun): Promise<boolean> {
+  const { name, stagedDir, manifest, ctx, note } = run;
+  const keepVenv = samePythonDependencies(run.installed.manifest, manifest) && existsSync(join(run.appDir, "venv"));
+  const python = manifest.dependencies?.pythonDependencies ?? [];
+  if (python.length > 0 && !keepVenv) {
+    await note("python_dependencies", "started", python.join(", "));
+    const result = await installPythonDependencies(name, stagedDir, python, ctx);
+    if (!result.ok) throw stepFailure(name, "python_dependencies", result.reason);
+    await note("python_dependencies", "done");
+  } else await note("python_dependencies", "skipped", keepVenv ? "unchanged: venv/ is moved across" : undefined);
+  const npm = manifest.dependencies?.npmPackages ?? [];
+  if (npm.length > 0) {
+    await note("npm_packages", "started", npm.join(", "));
+    const result = await installNpmPackages(name, stagedDir, npm, ctx);
+    if (!result.ok) throw stepFailure(name, "npm_packages", result.reason);
+    await note("npm_packages", "done");
+  } else await note("npm_packages", "skipped");
+  return keepVenv;
+}
+
+/** disk_space: room for the copy of data/ (update-room.ts), measured before anything is stopped. */
+async function diskSpaceStep({ name, appDir, ctx, note }: UpdateRun): Promise<void> {
+  await note("disk_space", "started");
+  const room = await updateRoom(join(appDir, "data"), ctx.appsDir);
+  if (room.freeBytes < room.neededBytes)
+    throw new GatewayError("update_needs_disk_space", {
+      vars: {
+        name,
+        needed: mebibytes(room.neededBytes),
+        data: mebibytes(room.dataBytes),
+        margin: mebibytes(UPDATE_ROOM_MARGIN_BYTES),
+        free: mebibytes(room.freeBytes),
+      },
+      detail: {
+        step: "disk_space",
+        needed_bytes: room.neededBytes,
+        data_bytes: room.dataBytes,
+        free_bytes: room.freeBytes,
+      },
+    });
+  await note("disk_space", "done", `${mebibytes(room.neededBytes)} needed, ${mebibytes(room.freeBytes)} free`);
+}
+
+/**
+ * stop_old (UPD-08, BACK-24): the old backend is stopped, and its MCP servers stopped and held
+ * back until the update is over, before its data is copied.
+ */
+async function stopOldStep(run: UpdateRun): Promise<void> {
+  await run.note("stop_old", "started");
+  run.reached.oldStopped = true;
+  await run.backend.stop(run.name);
+  const mcpStopped = await holdAndStop(run.ctx.home, run.name);
+  await run.note("stop_old", "done", mcpStopped > 0 ? `${mcpStopped} MCP server run(s) ended` : undefined);
+}
+
+/** copy_data: the new copy gets its own copy of data/ (copy-app-data.ts), or an empty one when it has storage. */
+async function copyDataStep({ name, appDir, stagedDir, manifest, note }: UpdateRun): Promise<void> {
+  await note("copy_data", "started");
+  const hasStorage = manifest.permissions?.storage === true;
+  await rm(join(stagedDir, "data"), { recursive: true, force: true });
+  if (existsSync(join(appDir, "data"))) {
+    const copied = await copyAppData(join(appDir, "data"), join(stagedDir, "data")).catch((error: unknown) => {
+      throw error instanceof DataChangedDuringCopy ? stepFailure(name, "copy_data", error.message) : error;
+    });
+    await note("copy_data", "done", `${copied.databases.length} database(s), ${copied.files} other file(s)`);
+  } else {
+    if (hasStorage) await mkdir(join(stagedDir, "data"), { recursive: true, mode: 0o700 });
+    await note("copy_data", "skipped");
+  }
+}
+
+/** keep_rollback: the old folder, whole, moves to apps/.<name>.rollback. */
+async function keepRollbackStep({ name, appDir, ctx, note }: UpdateRun): Promise<void> {
+  await note("keep_rollback", "started");
+  await rm(rollbackDir(ctx.appsDir, name), { recursive: true, force: true });
+  await rename(appDir, rollbackDir(ctx.appsDir, name));
+  await syncFolder(ctx.appsDir);
+  await note("keep_rollback", "done");
+}
+
+/** move_venv: the kept venv/ moves into the new copy, journaled first so a rollback brings it back. */
+async function moveVenvStep(run: UpdateRun, keepVenv: boolean, journal: UpdateJournal): Promise<void> {
+  if (!keepVenv) return run.note("move_venv", "skipped");
+  await run.note("move_venv", "started");
+  await journal({ venvMoved: true });
+  run.reached.venvMoved = true;
+  await rename(join(rollbackDir(run.ctx.appsDir, run.name), "venv"), join(run.stagedDir, "venv"));
+  await run.note("move_venv", "done");
+}
+
+/** install_hook: onInstall runs on the new copy (installHookStep). */
+async function hookStep({ name, stagedDir, manifest, ctx, note }: UpdateRun): Promise<void> {
+  const hook = await installHookStep(manifest, stagedDir, ctx, note);
+  if (!hook.ok)
+    throw stepFailure(name, "install_hook", hook.timedOut ? `it ran longer than ${hook.seconds} s` : hook.reason);
+}
+
+/** verify (verifyStaged); answers the UI files to record. */
+async function verifyStep({ stagedDir, manifest, note }: UpdateRun): Promise<Record<string, string>> {
+  await note("verify", "started");
+  const verified = await verifyStaged(manifest, stagedDir);
+  if (!verified.ok) throw verified.error;
+  await note("verify", "done");
+  return verified.uiFiles;
+}
+
+/** move_into_place: the new copy is renamed to apps/<name>. */
+async function moveIntoPlaceStep({ appDir, stagedDir, ctx, note }: UpdateRun): Promise<void> {
+  await note("move_into_place", "started");
+  await rename(stagedDir, appDir);
+  await syncFolder(ctx.appsDir);
+  await note("move_into_place", "done");
+}
+
+/**
+ * health: an enabled app's new backend is started and kept only when it answers its health
+ * check within 30 s. Answers whether a backend was started (its step is noted done once ready).
+ */
+async function healthStep({ name, manifest, installed, backend, note }: UpdateRun): Promise<boolean> {
+  const runsBackend = installed.enabled && manifest.backend !== undefined;
+  if (!runsBackend) return false;
+  await note("health", "started");
+  const healthy = await backend.startHealthy(name, manifest, UPDATE_HEALTH_SECONDS * 1000);
+  if (!healthy.ok)
+    throw new GatewayError("update_unhealthy", {
+      vars: { name, reason: healthy.reason },
+      detail: { step: "health" },
+    });
+  return true;
+}
+
+/**
+ * rollback: once the journal was written, the old version comes back (and its backend, if it was
+ * stopped); before that, only the staged copy goes. Answers the error the update ends with,
+ * naming the step it failed at.
+ */
+async function rollBack(run: UpdateRun, error: unknown): Promise<unknown> {
+  const { name, ctx, installed, backend, note, reached } = run;
+  const failedAt = reached.step;
+  if (reached.journaled) {
+    await note("rollback", "started", error instanceof Error ? error.message : String(error));
+    if (reached.oldStopped) await backend.stop(name);
+    await restoreRollback(ctx.appsDir, name, run.stagedDir, reached.venvMoved);
+    await clearJournal(ctx.home, name);
+    if (reached.oldStopped && installed.enabled && installed.manifest.backend)
+      await backend.start(name, installed.manifest);
+    await note("rollback", "done");
+  } else {
+    await rm(run.stagedDir, { recursive: true, force: true });
+  }
+  if (error instanceof GatewayError) return error;
+  // A full disk is what every other write answers it with (507 storage_full), naming the step.
+  const full = storageFullReason(error);
+  if (full !== null)
+    return new GatewayError("storage_full", {
+      vars: { reason: `${full} at the update's step '${failedAt}'; the previous version is kept` },
+      detail: { step: failedAt },
+    });
+  return stepFailure(name, failedAt, error instanceof Error ? error.message : String(error));
 }

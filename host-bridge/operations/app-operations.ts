@@ -13,7 +13,9 @@ import { listParkedData, parkedDataDir, purgeParkedData } from "../install/parke
 import { runHook } from "../install/run-hook";
 import { readBackendLog } from "../supervisor/backend-log-tail";
 import type { HandlersUnder } from "../bridge-contract";
+import type { BridgeParsedRequest } from "../../kernel/contracts/bridge-operations";
 import type { BridgeRuntime } from "../bridge-runtime";
+import type { ProgressSink } from "../transition-progress";
 
 function refusalError(refusal: {
   code: string;
@@ -45,28 +47,12 @@ export function appOperations(rt: BridgeRuntime): HandlersUnder<"/apps/"> {
       const { needed, changes } = updateNeedsConsent(installedReview as InstallReview | null, result.review);
       return { review: result.review, digest: result.digest, changes, consentNeeded: needed };
     },
-    "POST /apps/install": async ({ body: request, caller }) => {
-      const installed = await rt.settlement.track(
+    "POST /apps/install": async ({ body, caller }) =>
+      rt.settlement.track(
         caller,
-        (result) => result?.manifest.name ?? null,
-        () =>
-          installApp(
-            request.source,
-            request.consent,
-            new Set(request.takenNames),
-            rt.hookContext(),
-            rt.progress.sink("install", request.installId),
-            { adoptData: request.adoptData === true },
-          ),
-      );
-      return {
-        manifest: installed.manifest,
-        review: installed.review,
-        digest: installed.digest,
-        uiFiles: installed.uiFiles,
-        adoptedData: installed.adoptedData,
-      };
-    },
+        (answer) => answer?.manifest.name ?? null,
+        () => installFromRequest(rt, body),
+      ),
     "POST /apps/install-undo": async ({ body: { name, adoptedData } }) => {
       await rt.stopBackend(name);
       await undoInstall(paths.apps, name, adoptedData);
@@ -80,35 +66,12 @@ export function appOperations(rt: BridgeRuntime): HandlersUnder<"/apps/"> {
       else await clearJournal(paths.home, name);
       return { committed: true };
     },
-    "POST /apps/update": async ({ body: request, caller }) => {
-      const installed = {
-        ...request.installed,
-        manifest: request.installed.manifest as AppManifest,
-        review: request.installed.review as InstallReview | null,
-      };
-      const updated = await rt.settlement.track(
+    "POST /apps/update": async ({ body, caller }) =>
+      rt.settlement.track(
         caller,
-        () => request.name,
-        () =>
-          updateApp(
-            request.name,
-            request.source,
-            request.consent,
-            installed,
-            rt.hookContext(),
-            rt.backendControl(),
-            rt.progress.sink("update", request.installId),
-          ),
-      );
-      return {
-        manifest: updated.manifest,
-        review: updated.review,
-        digest: updated.digest,
-        uiFiles: updated.uiFiles,
-        changes: updated.changes,
-        venvMoved: updated.venvMoved,
-      };
-    },
+        () => body.name,
+        () => updateFromRequest(rt, body),
+      ),
     "POST /apps/update-undo": async ({ body: { name, installed } }) => {
       await undoUpdate(
         paths.home,
@@ -134,60 +97,128 @@ export function appOperations(rt: BridgeRuntime): HandlersUnder<"/apps/"> {
       return proof;
     },
     "POST /apps/install-progress": async ({ body: { id } }) => ({ steps: rt.progress.steps(id) }),
-    "POST /apps/remove": async ({ body: { name, purgeData, manifest, version, consentDigest, installId }, caller }) =>
+    "POST /apps/remove": async ({ body, caller }) =>
       rt.settlement.track(
         caller,
-        () => name,
-        async () => {
-          const note = rt.progress.sink("uninstall", installId);
-          // Checked before anything is torn down: parking over an earlier install's data would destroy it.
-          if (!purgeData && existsSync(join(paths.apps, name, "data")) && existsSync(parkedDataDir(paths.apps, name))) {
-            throw new GatewayError("parked_data_exists", { vars: { name } });
-          }
-          // Teardown order (UNIN-02): the uninstall hook, then the backend, then the files.
-          const hook = (manifest as AppManifest | undefined)?.setup?.onUninstall;
-          const appDir = join(paths.apps, name);
-          let hookResult: string | null = null;
-          await note({ step: "uninstall_hook", status: hook ? "started" : "skipped", at: now() });
-          if (hook && existsSync(appDir)) {
-            const result = await runHook(
-              hook,
-              {
-                name,
-                appDir,
-                dataDir: join(appDir, "data"),
-                hasStorage: (manifest as AppManifest).permissions?.storage === true,
-              },
-              rt.hookContext(),
-              rt.opts.hookTimeoutSeconds,
-              { KEEP_DATA: purgeData ? "0" : "1", PURGE_DATA: purgeData ? "1" : "0" },
-            );
-            hookResult = result.ok ? "ok" : result.reason;
-            if (!result.ok)
-              rt.opts.log(`bridge: ${name}'s uninstall hook failed (${result.reason}); removing it anyway`);
-          }
-          await note({ step: "stop_backend", status: "started", at: now() });
-          await rt.stopBackend(name);
-          // The journal before the folder leaves: the next start finishes a removal a crash cut short.
-          const trashDir = join(paths.quarantine, `${name}.removing-${Date.now()}`);
-          await writeJournal(paths.home, {
-            op: "uninstall",
-            name,
-            purgeData,
-            version,
-            consentDigest,
-            trashDir,
-            startedAt: now(),
-          });
-          await note({ step: "remove_files", status: "started", at: now() });
-          await removeAppFiles(paths.apps, name, purgeData, { version, consentDigest }, trashDir);
-          await note({ step: "remove_files", status: "done", at: now() });
-          // Its sealed copies of the owner's secrets go with it (a recovery that finishes this
-          // removal does the same: recover-transitions.ts); the owner's own stored copies stay.
-          rt.secrets.forgetApp(name);
-          rt.digests.delete(name);
-          return { removed: true, uninstallHook: hookResult };
-        },
+        () => body.name,
+        () => removeApp(rt, body),
       ),
   };
+}
+
+/** Installs the consented bundle (install-app.ts) and answers what the gateway records. */
+async function installFromRequest(rt: BridgeRuntime, request: BridgeParsedRequest<"POST /apps/install">) {
+  const installed = await installApp(
+    request.source,
+    request.consent,
+    new Set(request.takenNames),
+    rt.hookContext(),
+    rt.progress.sink("install", request.installId),
+    { adoptData: request.adoptData === true },
+  );
+  return {
+    manifest: installed.manifest,
+    review: installed.review,
+    digest: installed.digest,
+    uiFiles: installed.uiFiles,
+    adoptedData: installed.adoptedData,
+  };
+}
+
+/** Updates an installed app (update-app.ts) and answers what the gateway records. */
+async function updateFromRequest(rt: BridgeRuntime, request: BridgeParsedRequest<"POST /apps/update">) {
+  const installed = {
+    ...request.installed,
+    manifest: request.installed.manifest as AppManifest,
+    review: request.installed.review as InstallReview | null,
+  };
+  const updated = await updateApp(
+    request.name,
+    request.source,
+    request.consent,
+    installed,
+    rt.hookContext(),
+    rt.backendControl(),
+    rt.progress.sink("update", request.installId),
+  );
+  return {
+    manifest: updated.manifest,
+    review: updated.review,
+    digest: updated.digest,
+    uiFiles: updated.uiFiles,
+    changes: updated.changes,
+    venvMoved: updated.venvMoved,
+  };
+}
+
+type RemoveRequest = BridgeParsedRequest<"POST /apps/remove">;
+
+/**
+ * Removes an installed app in its teardown order (UNIN-02): the uninstall hook, then the
+ * backend, then the files (journaled first), then its sealed copies of the owner's secrets.
+ */
+async function removeApp(
+  rt: BridgeRuntime,
+  { name, purgeData, manifest, version, consentDigest, installId }: RemoveRequest,
+): Promise<{ removed: true; uninstallHook: string | null }> {
+  const { paths } = rt.opts;
+  const note = rt.progress.sink("uninstall", installId);
+  // Checked before anything is torn down: parking over an earlier install's data would destroy it.
+  if (!purgeData && existsSync(join(paths.apps, name, "data")) && existsSync(parkedDataDir(paths.apps, name))) {
+    throw new GatewayError("parked_data_exists", { vars: { name } });
+  }
+  const hookResult = await uninstallHookStep(rt, name, manifest as AppManifest | undefined, purgeData, note);
+  await note({ step: "stop_backend", status: "started", at: now() });
+  await rt.stopBackend(name);
+  // The journal before the folder leaves: the next start finishes a removal a crash cut short.
+  const trashDir = join(paths.quarantine, `${name}.removing-${Date.now()}`);
+  await writeJournal(paths.home, {
+    op: "uninstall",
+    name,
+    purgeData,
+    version,
+    consentDigest,
+    trashDir,
+    startedAt: now(),
+  });
+  await note({ step: "remove_files", status: "started", at: now() });
+  await removeAppFiles(paths.apps, name, purgeData, { version, consentDigest }, trashDir);
+  await note({ step: "remove_files", status: "done", at: now() });
+  // Its sealed copies of the owner's secrets go with it (a recovery that finishes this
+  // removal does the same: recover-transitions.ts); the owner's own stored copies stay.
+  rt.secrets.forgetApp(name);
+  rt.digests.delete(name);
+  return { removed: true, uninstallHook: hookResult };
+}
+
+/**
+ * uninstall_hook: the manifest's onUninstall runs confined in the installed folder, told
+ * whether its data is kept; a failure is logged and the removal goes on. Answers "ok", the
+ * failure's reason, or null when no hook ran.
+ */
+async function uninstallHookStep(
+  rt: BridgeRuntime,
+  name: string,
+  manifest: AppManifest | undefined,
+  purgeData: boolean,
+  note: ProgressSink,
+): Promise<string | null> {
+  const hook = manifest?.setup?.onUninstall;
+  const appDir = join(rt.opts.paths.apps, name);
+  await note({ step: "uninstall_hook", status: hook ? "started" : "skipped", at: now() });
+  if (!hook || !existsSync(appDir)) return null;
+  const result = await runHook(
+    hook,
+    {
+      name,
+      appDir,
+      dataDir: join(appDir, "data"),
+      hasStorage: (manifest as AppManifest).permissions?.storage === true,
+    },
+    rt.hookContext(),
+    rt.opts.hookTimeoutSeconds,
+    { KEEP_DATA: purgeData ? "0" : "1", PURGE_DATA: purgeData ? "1" : "0" },
+  );
+  if (!result.ok) rt.opts.log(`bridge: ${name}'s uninstall hook failed (${result.reason}); removing it anyway`);
+  return result.ok ? "ok" : result.reason;
 }
