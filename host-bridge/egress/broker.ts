@@ -157,189 +157,233 @@ export interface EgressBroker {
   close(): Promise<void>;
 }
 
-/** Starts the broker of one app; its socket is made 0600 before it is handed to the sandbox. */
-export function startBroker(opts: BrokerOptions): Promise<EgressBroker> {
-  const maxTunnels = opts.maxTunnels ?? 64;
-  const connectTimeoutMs = opts.connectTimeoutMs ?? 10_000;
-  const resolve = opts.resolve ?? systemResolve;
-  const grant = opts.grant === "all" ? "all" : canonicalGrant(opts.grant);
-  const open = new Set<net.Socket>();
-  let tunnels = 0;
-
-  const decide = (target: Target, outcome: "allowed" | "refused", extra: Partial<EgressDecision> = {}) =>
-    opts.onDecision({ app: opts.app, host: target.host, port: target.port, outcome, ...extra });
-
-  /** A refusal answered on a raw socket: a CONNECT, or a request Node could not parse. */
-  const rawAnswer =
-    (socket: net.Socket): Answer =>
-    (code, reason) => {
-      const body = refusalBody(code, reason);
-      const [status, text] = STATUS[code];
-      if (!socket.writable) return void socket.destroy();
-      socket.end(
-        `HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain\r\nX-PersonalClaw-Egress: ${code}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-      );
-    };
-
-  /** A refusal answered through Node's response to a parsed request. */
-  const responseAnswer =
-    (res: http.ServerResponse): Answer =>
-    (code, reason) => {
-      if (res.headersSent) return void res.destroy();
-      const body = refusalBody(code, reason);
-      res.writeHead(STATUS[code][0], {
-        "Content-Type": "text/plain",
-        "X-PersonalClaw-Egress": code,
-        "Content-Length": Buffer.byteLength(body),
-        Connection: "close",
-      });
-      res.end(body);
-    };
-
-  const refuse = (answer: Answer, target: Target, code: EgressCode, reason: string, address?: string) => {
-    decide(target, "refused", { code, reason, ...(address !== undefined ? { address } : {}) });
-    answer(code, reason);
+/** A refusal answered on a raw socket: a CONNECT, or a request Node could not parse. */
+function rawAnswer(socket: net.Socket): Answer {
+  return (code, reason) => {
+    const body = refusalBody(code, reason);
+    const [status, text] = STATUS[code];
+    if (!socket.writable) return void socket.destroy();
+    socket.end(
+      `HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain\r\nX-PersonalClaw-Egress: ${code}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   };
+}
 
-  /** The address to dial for `target`, or null once refused (decision and answer made). */
-  const admit = async (target: Target, answer: Answer): Promise<string | null> => {
-    const literal = canonicalAddress(target.host);
-    const matched = grant === "all" ? null : grantAllows(grant, literal ?? target.host, target.port);
-    if (grant !== "all" && !matched) {
-      refuse(answer, target, "egress_not_declared", `${target.host}:${target.port} is not in the app's network grant`);
-      return null;
-    }
-    if (tunnels >= maxTunnels) {
-      refuse(answer, target, "egress_busy", `the app already has ${maxTunnels} connections open`);
-      return null;
-    }
-    let candidates: string[];
-    if (literal !== null) candidates = [literal];
-    else {
-      try {
-        candidates = await resolve(target.host);
-      } catch (error) {
-        const why = (error as NodeJS.ErrnoException).code ?? "lookup failed";
-        refuse(answer, target, "egress_unresolvable", `${target.host} does not resolve (${why})`);
-        return null;
-      }
-    }
-    // A name is never trusted to stay public: each address it resolves to is vetted, and only
-    // an address literal the grant itself names may be local.
-    const explicit = matched?.kind === "ip";
-    let refusedRange = "";
-    for (const candidate of candidates) {
-      const verdict = vetAddress(candidate, explicit);
-      if (verdict.ok) return verdict.address;
-      refusedRange = `${candidate} is ${verdict.range}`;
-    }
+/** A refusal answered through Node's response to a parsed request. */
+function responseAnswer(res: http.ServerResponse): Answer {
+  return (code, reason) => {
+    if (res.headersSent) return void res.destroy();
+    const body = refusalBody(code, reason);
+    res.writeHead(STATUS[code][0], {
+      "Content-Type": "text/plain",
+      "X-PersonalClaw-Egress": code,
+      "Content-Length": Buffer.byteLength(body),
+      Connection: "close",
+    });
+    res.end(body);
+  };
+}
+
+/** One app's broker while it runs: its settings, its open sockets and its connections counted. */
+interface BrokerState {
+  app: string;
+  grant: readonly HostPattern[] | "all";
+  maxTunnels: number;
+  connectTimeoutMs: number;
+  resolve: (host: string) => Promise<string[]>;
+  onDecision: (decision: EgressDecision) => void;
+  /** Every socket of the broker, destroyed when it closes. */
+  open: Set<net.Socket>;
+  /** Dialled connections still open, against maxTunnels. */
+  tunnels: number;
+}
+
+function decide(
+  broker: BrokerState,
+  target: Target,
+  outcome: "allowed" | "refused",
+  extra: Partial<EgressDecision> = {},
+): void {
+  broker.onDecision({ app: broker.app, host: target.host, port: target.port, outcome, ...extra });
+}
+
+/** Records the refusal as a decision and answers it. */
+function refuse(
+  broker: BrokerState,
+  answer: Answer,
+  target: Target,
+  code: EgressCode,
+  reason: string,
+  address?: string,
+): void {
+  decide(broker, target, "refused", { code, reason, ...(address !== undefined ? { address } : {}) });
+  answer(code, reason);
+}
+
+/**
+ * The address to dial for `target`, or null once refused (decision and answer made): the grant
+ * names it, the app has a connection to spare, and it resolves to an address an app may reach.
+ */
+async function admit(broker: BrokerState, target: Target, answer: Answer): Promise<string | null> {
+  const { grant } = broker;
+  const literal = canonicalAddress(target.host);
+  const matched = grant === "all" ? null : grantAllows(grant, literal ?? target.host, target.port);
+  if (grant !== "all" && !matched) {
     refuse(
+      broker,
       answer,
       target,
-      "egress_address_refused",
-      `${target.host} resolves only to addresses an app may not reach (${refusedRange})`,
-      candidates[0],
+      "egress_not_declared",
+      `${target.host}:${target.port} is not in the app's network grant`,
     );
     return null;
-  };
-
-  /**
-   * Dials the vetted address; counts as one of the app's connections until it closes. Calls
-   * `connected` with the socket once it is up (the allowed decision), or refuses with
-   * egress_connect_failed when it cannot be.
-   */
-  const dial = (target: Target, address: string, answer: Answer, connected: (upstream: net.Socket) => void) => {
-    tunnels += 1;
-    const upstream = net.connect({ host: address, port: target.port, family: net.isIPv6(address) ? 6 : 4 });
-    open.add(upstream);
-    let up = false;
-    const timer = setTimeout(() => upstream.destroy(new Error("connect timed out")), connectTimeoutMs);
-    upstream.once("close", () => {
-      clearTimeout(timer);
-      tunnels -= 1;
-      open.delete(upstream);
-    });
-    upstream.on("error", (error) => {
-      if (!up)
-        refuse(
-          answer,
-          target,
-          "egress_connect_failed",
-          `${target.host}:${target.port} (${address}): ${error.message}`,
-          address,
-        );
-    });
-    upstream.once("connect", () => {
-      up = true;
-      clearTimeout(timer);
-      decide(target, "allowed", { address });
-      connected(upstream);
-    });
-    return upstream;
-  };
-
-  const onConnect = async (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
-    open.add(client);
-    client.once("close", () => open.delete(client));
-    client.on("error", () => client.destroy());
-    const target = connectTarget(req.url ?? "");
-    if (!target) {
-      const nobody = { host: "-", port: 0 };
-      return refuse(rawAnswer(client), nobody, "egress_bad_request", NOT_A_PROXY_REQUEST);
+  }
+  if (broker.tunnels >= broker.maxTunnels) {
+    refuse(broker, answer, target, "egress_busy", `the app already has ${broker.maxTunnels} connections open`);
+    return null;
+  }
+  let candidates: string[];
+  if (literal !== null) candidates = [literal];
+  else {
+    try {
+      candidates = await broker.resolve(target.host);
+    } catch (error) {
+      const why = (error as NodeJS.ErrnoException).code ?? "lookup failed";
+      refuse(broker, answer, target, "egress_unresolvable", `${target.host} does not resolve (${why})`);
+      return null;
     }
-    // Held while the target is vetted: what the app sends after its head waits for the tunnel.
-    client.pause();
-    const answer = rawAnswer(client);
-    const address = await admit(target, answer);
-    if (address === null || client.destroyed) return void client.resume();
-    const upstream = dial(target, address, answer, (socket) => {
-      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-      if (head.length > 0) socket.write(head);
-      client.pipe(socket);
-      socket.pipe(client);
-      client.resume();
-    });
-    upstream.on("error", () => client.destroy());
-    client.once("close", () => upstream.destroy());
-  };
+  }
+  // A name is never trusted to stay public: each address it resolves to is vetted, and only
+  // an address literal the grant itself names may be local.
+  const explicit = matched?.kind === "ip";
+  let refusedRange = "";
+  for (const candidate of candidates) {
+    const verdict = vetAddress(candidate, explicit);
+    if (verdict.ok) return verdict.address;
+    refusedRange = `${candidate} is ${verdict.range}`;
+  }
+  refuse(
+    broker,
+    answer,
+    target,
+    "egress_address_refused",
+    `${target.host} resolves only to addresses an app may not reach (${refusedRange})`,
+    candidates[0],
+  );
+  return null;
+}
 
-  const onRequest = async (req: http.IncomingMessage, res: http.ServerResponse) => {
-    const answer = responseAnswer(res);
-    req.pause();
-    const target = forwardTarget(req.url ?? "");
-    if (!target) {
-      refuse(answer, { host: "-", port: 0 }, "egress_bad_request", NOT_A_PROXY_REQUEST);
-      return void req.resume();
-    }
-    const address = await admit(target, answer);
-    if (address === null || req.socket.destroyed) return void req.resume();
-    const upstream = dial(target, address, answer, (socket) => {
-      let forwarded: http.ClientRequest;
-      try {
-        forwarded = http.request({
-          createConnection: () => socket,
-          method: req.method,
-          path: `${target.url.pathname}${target.url.search}`,
-          headers: upstreamHeaders(req, target.url.host),
-          setHost: false,
-        });
-      } catch {
-        // Node writes no request it would not parse back (a header value it finds invalid).
-        socket.destroy();
-        return void res.destroy();
-      }
-      forwarded.on("response", (reply) => {
-        res.writeHead(reply.statusCode ?? 502, reply.statusMessage, downstreamHeaders(reply));
-        reply.pipe(res);
+/**
+ * Dials the vetted address; counts as one of the app's connections until it closes. Calls
+ * `connected` with the socket once it is up (the allowed decision), or refuses with
+ * egress_connect_failed when it cannot be.
+ */
+function dial(
+  broker: BrokerState,
+  target: Target,
+  address: string,
+  answer: Answer,
+  connected: (upstream: net.Socket) => void,
+): net.Socket {
+  broker.tunnels += 1;
+  const upstream = net.connect({ host: address, port: target.port, family: net.isIPv6(address) ? 6 : 4 });
+  broker.open.add(upstream);
+  let up = false;
+  const timer = setTimeout(() => upstream.destroy(new Error("connect timed out")), broker.connectTimeoutMs);
+  upstream.once("close", () => {
+    clearTimeout(timer);
+    broker.tunnels -= 1;
+    broker.open.delete(upstream);
+  });
+  upstream.on("error", (error) => {
+    if (!up)
+      refuse(
+        broker,
+        answer,
+        target,
+        "egress_connect_failed",
+        `${target.host}:${target.port} (${address}): ${error.message}`,
+        address,
+      );
+  });
+  upstream.once("connect", () => {
+    up = true;
+    clearTimeout(timer);
+    decide(broker, target, "allowed", { address });
+    connected(upstream);
+  });
+  return upstream;
+}
+
+/** `CONNECT host:port`: once admitted and dialled, a tunnel of bytes both ways. */
+async function tunnel(broker: BrokerState, req: http.IncomingMessage, client: net.Socket, head: Buffer) {
+  broker.open.add(client);
+  client.once("close", () => broker.open.delete(client));
+  client.on("error", () => client.destroy());
+  const target = connectTarget(req.url ?? "");
+  if (!target) {
+    const nobody = { host: "-", port: 0 };
+    return refuse(broker, rawAnswer(client), nobody, "egress_bad_request", NOT_A_PROXY_REQUEST);
+  }
+  // Held while the target is vetted: what the app sends after its head waits for the tunnel.
+  client.pause();
+  const answer = rawAnswer(client);
+  const address = await admit(broker, target, answer);
+  if (address === null || client.destroyed) return void client.resume();
+  const upstream = dial(broker, target, address, answer, (socket) => {
+    client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+    if (head.length > 0) socket.write(head);
+    client.pipe(socket);
+    socket.pipe(client);
+    client.resume();
+  });
+  upstream.on("error", () => client.destroy());
+  client.once("close", () => upstream.destroy());
+}
+
+/**
+ * An absolute-form `http://` request: once admitted and dialled, sent upstream as Node writes it
+ * from the parsed message (upstreamHeaders), and the answer relayed back less its hop headers.
+ */
+async function forward(broker: BrokerState, req: http.IncomingMessage, res: http.ServerResponse) {
+  const answer = responseAnswer(res);
+  req.pause();
+  const target = forwardTarget(req.url ?? "");
+  if (!target) {
+    refuse(broker, answer, { host: "-", port: 0 }, "egress_bad_request", NOT_A_PROXY_REQUEST);
+    return void req.resume();
+  }
+  const address = await admit(broker, target, answer);
+  if (address === null || req.socket.destroyed) return void req.resume();
+  const upstream = dial(broker, target, address, answer, (socket) => {
+    let forwarded: http.ClientRequest;
+    try {
+      forwarded = http.request({
+        createConnection: () => socket,
+        method: req.method,
+        path: `${target.url.pathname}${target.url.search}`,
+        headers: upstreamHeaders(req, target.url.host),
+        setHost: false,
       });
-      // Once connected, a failure is the upstream's: the app sees its answer end, not a refusal.
-      forwarded.on("error", () => res.destroy());
-      req.pipe(forwarded);
-      req.resume();
+    } catch {
+      // Node writes no request it would not parse back (a header value it finds invalid).
+      socket.destroy();
+      return void res.destroy();
+    }
+    forwarded.on("response", (reply) => {
+      res.writeHead(reply.statusCode ?? 502, reply.statusMessage, downstreamHeaders(reply));
+      reply.pipe(res);
     });
-    res.once("close", () => upstream.destroy());
-  };
+    // Once connected, a failure is the upstream's: the app sees its answer end, not a refusal.
+    forwarded.on("error", () => res.destroy());
+    req.pipe(forwarded);
+    req.resume();
+  });
+  res.once("close", () => upstream.destroy());
+}
 
+/** The broker's HTTP server: Node's parser in front of `tunnel` and `forward`, failing closed. */
+function proxyServer(broker: BrokerState): http.Server {
   const server = http.createServer({
     maxHeaderSize: HEAD_LIMIT,
     headersTimeout: HEAD_TIMEOUT_MS,
@@ -350,16 +394,16 @@ export function startBroker(opts: BrokerOptions): Promise<EgressBroker> {
     requireHostHeader: false,
   });
   server.on("connection", (socket: net.Socket) => {
-    open.add(socket);
-    socket.once("close", () => open.delete(socket));
+    broker.open.add(socket);
+    socket.once("close", () => broker.open.delete(socket));
   });
   // A failure nothing above expected (the interfaces unreadable, say) drops the connection:
   // the broker fails closed, and never takes the bridge down with it.
   server.on("connect", (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
-    onConnect(req, client, head).catch(() => client.destroy());
+    tunnel(broker, req, client, head).catch(() => client.destroy());
   });
   server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
-    onRequest(req, res).catch(() => res.destroy());
+    forward(broker, req, res).catch(() => res.destroy());
   });
   // What Node's parser refused, and a head that did not arrive in time.
   server.on("clientError", (error: NodeJS.ErrnoException, socket: net.Socket) => {
@@ -370,9 +414,24 @@ export function startBroker(opts: BrokerOptions): Promise<EgressBroker> {
         ? `the request head is longer than ${HEAD_LIMIT} bytes`
         : `${NOT_A_PROXY_REQUEST} (${error.code ?? "unreadable"})`;
     const nobody = { host: "-", port: 0 };
-    refuse(rawAnswer(socket), nobody, "egress_bad_request", reason);
+    refuse(broker, rawAnswer(socket), nobody, "egress_bad_request", reason);
   });
+  return server;
+}
 
+/** Starts the broker of one app; its socket is made 0600 before it is handed to the sandbox. */
+export function startBroker(opts: BrokerOptions): Promise<EgressBroker> {
+  const broker: BrokerState = {
+    app: opts.app,
+    grant: opts.grant === "all" ? "all" : canonicalGrant(opts.grant),
+    maxTunnels: opts.maxTunnels ?? 64,
+    connectTimeoutMs: opts.connectTimeoutMs ?? 10_000,
+    resolve: opts.resolve ?? systemResolve,
+    onDecision: opts.onDecision,
+    open: new Set<net.Socket>(),
+    tunnels: 0,
+  };
+  const server = proxyServer(broker);
   return new Promise((resolvePromise, reject) => {
     rmSync(opts.socketPath, { force: true });
     server.once("error", reject);
@@ -382,7 +441,7 @@ export function startBroker(opts: BrokerOptions): Promise<EgressBroker> {
         socketPath: opts.socketPath,
         close: () =>
           new Promise<void>((done) => {
-            for (const socket of open) socket.destroy();
+            for (const socket of broker.open) socket.destroy();
             server.close(() => done());
           }),
       });

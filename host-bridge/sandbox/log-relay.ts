@@ -42,7 +42,10 @@ export interface LogRelay {
   setTag(tag: string): void;
 }
 
-const NO_WORD_CUT: Readonly<{ leading: boolean; trailing: boolean }> = { leading: false, trailing: false };
+/** Which ends of a piece cut a word through (that word is masked on that side). */
+type WordCut = Readonly<{ leading: boolean; trailing: boolean }>;
+
+const NO_WORD_CUT: WordCut = { leading: false, trailing: false };
 
 /** Creates the relay for one process: one rate limit shared by its stdout and stderr. */
 export function createLogRelay(opts: LogRelayOptions): LogRelay {
@@ -110,50 +113,21 @@ export function createLogRelay(opts: LogRelayOptions): LogRelay {
   return {
     attach(stream, level) {
       const decoder = new StringDecoder("utf8");
-      let pending = "";
-      // The last cut went through a word: the word the rest begins with is masked too.
-      let wordCut = false;
-      const push = (text: string) => {
-        pending += text;
-        for (;;) {
-          const nl = pending.indexOf("\n");
-          const lineEnd = nl === -1 ? pending.length : nl;
-          if (lineEnd > maxChars) {
-            // A line longer than a piece, ended or not, is cut: never inside a secret, nor inside
-            // a word when the piece has a break; a piece that is one word is cut at the limit
-            // and the word masked on both sides. Each piece is masked on its own, and none is
-            // longer than the limit, so no masker runs over more than one piece at a time.
-            const line = pending.slice(0, lineEnd);
-            const cut = maskSafeCut(line, maxChars, opts.secrets, nl !== -1);
-            if (cut === null) break;
-            // A handed-over value that spans the whole of an ended line: the line goes out whole, below.
-            if (cut < line.length) {
-              const leading = wordCut;
-              wordCut = cutsThroughWord(line, cut);
-              emit(level, line.slice(0, cut), { leading, trailing: wordCut }, ` [line cut at ${cut} characters]`);
-              pending = pending.slice(cut);
-              continue;
-            }
-          }
-          if (nl === -1) break;
-          let line = pending.slice(0, nl);
-          pending = pending.slice(nl + 1);
-          if (line.endsWith("\r")) line = line.slice(0, -1);
-          emit(level, line, { leading: wordCut, trailing: false });
-          wordCut = false;
-        }
-      };
+      const lines = createLineSplitter(maxChars, opts.secrets, (piece, cutWords, note) =>
+        emit(level, piece, cutWords, note),
+      );
       ends.push(
         new Promise<void>((resolve) => {
           // 'data' keeps the stream flowing: the pipe is read as fast as the child writes.
-          stream.on("data", (chunk: Buffer | string) => push(typeof chunk === "string" ? chunk : decoder.write(chunk)));
+          stream.on("data", (chunk: Buffer | string) =>
+            lines.push(typeof chunk === "string" ? chunk : decoder.write(chunk)),
+          );
           let done = false;
           const finish = () => {
             if (done) return;
             done = true;
-            push(decoder.end());
-            if (pending.length > 0) emit(level, pending, { leading: wordCut, trailing: false });
-            pending = "";
+            lines.push(decoder.end());
+            lines.end();
             resolve();
           };
           stream.once("end", finish);
@@ -170,6 +144,56 @@ export function createLogRelay(opts: LogRelayOptions): LogRelay {
     },
     setTag(next) {
       tag = next;
+    },
+  };
+}
+
+/**
+ * Splits one stream's text into lines and hands each to `emit`. A line longer than `maxChars`,
+ * ended or not, is cut: never inside a secret, nor inside a word when the piece has a break; a
+ * piece that is one word is cut at the limit and the word masked on both sides. Each piece is
+ * masked on its own, and none is longer than the limit, so no masker runs over more than one
+ * piece at a time.
+ */
+function createLineSplitter(
+  maxChars: number,
+  secrets: readonly string[],
+  emit: (piece: string, cutWords: WordCut, note?: string) => void,
+): { push(text: string): void; end(): void } {
+  let pending = "";
+  // The last cut went through a word: the word the rest begins with is masked too.
+  let wordCut = false;
+  return {
+    push(text) {
+      pending += text;
+      for (;;) {
+        const nl = pending.indexOf("\n");
+        const lineEnd = nl === -1 ? pending.length : nl;
+        if (lineEnd > maxChars) {
+          const line = pending.slice(0, lineEnd);
+          const cut = maskSafeCut(line, maxChars, secrets, nl !== -1);
+          if (cut === null) break;
+          // A handed-over value that spans the whole of an ended line: the line goes out whole, below.
+          if (cut < line.length) {
+            const leading = wordCut;
+            wordCut = cutsThroughWord(line, cut);
+            emit(line.slice(0, cut), { leading, trailing: wordCut }, ` [line cut at ${cut} characters]`);
+            pending = pending.slice(cut);
+            continue;
+          }
+        }
+        if (nl === -1) break;
+        let line = pending.slice(0, nl);
+        pending = pending.slice(nl + 1);
+        if (line.endsWith("\r")) line = line.slice(0, -1);
+        emit(line, { leading: wordCut, trailing: false });
+        wordCut = false;
+      }
+    },
+    /** The trailing partial line, if any. */
+    end() {
+      if (pending.length > 0) emit(pending, { leading: wordCut, trailing: false });
+      pending = "";
     },
   };
 }

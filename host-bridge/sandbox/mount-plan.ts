@@ -116,20 +116,37 @@ export function planMounts(opts: MountPlanOptions): MountStep[] {
   }
   const appDir = path.resolve(opts.appDir);
   const home = path.resolve(opts.home);
-  const steps: MountStep[] = [];
+  return withSearchableParents([
+    ...systemFolderMounts(opts.system ?? SYSTEM_FOLDERS),
+    ...etcMounts(opts.etc ?? ETC_ENTRIES),
+    ...kernelInterfaceMounts(opts.tmpSizeBytes),
+    privateScratchMount(opts.tmpSizeBytes),
+    ...interpreterPrefixMounts(opts.readOnly, home, appDir),
+    ...appFolderMounts(appDir, opts.writable),
+    ...grantedFolderMounts(opts.folders ?? []),
+    ...launcherMounts(opts.launcher),
+    // 8. Last: the root itself read-only, so the child cannot create files beside the mounts.
+    { kind: "remount-ro", target: "/", why: "nothing writable but what step 6 bound" },
+  ]);
+}
 
-  // 1. Programs and libraries, read-only. On a merged-/usr system /bin is a link to usr/bin.
-  for (const folder of opts.system ?? SYSTEM_FOLDERS) {
+/** 1. Programs and libraries, read-only. On a merged-/usr system /bin is a link to usr/bin. */
+function systemFolderMounts(system: readonly string[]): MountStep[] {
+  const steps: MountStep[] = [];
+  for (const folder of system) {
     const kind = kindOf(folder);
     if (kind === "link")
       steps.push({ kind: "symlink", linkTarget: readlinkSync(folder), target: folder, why: "merged /usr link" });
     else if (kind === "dir")
       steps.push({ kind: "ro-bind", source: folder, target: folder, why: "system programs and libraries" });
   }
+  return steps;
+}
 
-  // 2. The few files of /etc a program needs; a link (resolv.conf into /run) is bound as its target's content.
-  steps.push({ kind: "dir", target: "/etc", why: "an /etc with only what programs need" });
-  for (const entry of opts.etc ?? ETC_ENTRIES) {
+/** 2. The few files of /etc a program needs; a link (resolv.conf into /run) is bound as its target's content. */
+function etcMounts(etc: readonly string[]): MountStep[] {
+  const steps: MountStep[] = [{ kind: "dir", target: "/etc", why: "an /etc with only what programs need" }];
+  for (const entry of etc) {
     const source = path.join("/etc", entry);
     steps.push({
       kind: "ro-bind",
@@ -139,19 +156,24 @@ export function planMounts(opts: MountPlanOptions): MountStep[] {
       optional: true,
     });
   }
+  return steps;
+}
 
-  // 3. Kernel interfaces: a minimal /dev (null, zero, random, tty, shm) and the child's own /proc.
-  //    The kernel's writable settings in /proc are covered read-only for every child, whoever runs
-  //    the gateway: bwrap covers them only when its own write test passes, which it does not for
-  //    root, and a write to /proc/sys/kernel/core_pattern is a way to run code as host root.
-  steps.push({ kind: "dev", target: "/dev", why: "minimal device nodes" });
+/**
+ * 3. Kernel interfaces: a minimal /dev (null, zero, random, tty, shm) and the child's own /proc.
+ *    The kernel's writable settings in /proc are covered read-only for every child, whoever runs
+ *    the gateway: bwrap covers them only when its own write test passes, which it does not for
+ *    root, and a write to /proc/sys/kernel/core_pattern is a way to run code as host root.
+ */
+function kernelInterfaceMounts(tmpSizeBytes: number | undefined): MountStep[] {
+  const steps: MountStep[] = [{ kind: "dev", target: "/dev", why: "minimal device nodes" }];
   // Bounded like /tmp: its pages are memory, but without a size it is one more place to fill.
   steps.push({
     kind: "tmpfs",
     target: "/dev/shm",
     why: "shared memory any user of the box may use",
     mode: 0o1777,
-    ...(opts.tmpSizeBytes !== undefined ? { size: opts.tmpSizeBytes } : {}),
+    ...(tmpSizeBytes !== undefined ? { size: tmpSizeBytes } : {}),
   });
   steps.push({ kind: "proc", target: "/proc", why: "the child's own pid namespace" });
   for (const entry of KERNEL_SETTINGS_IN_PROC)
@@ -162,80 +184,94 @@ export function planMounts(opts: MountPlanOptions): MountStep[] {
       why: "the kernel's settings, read-only",
       optional: true,
     });
+  return steps;
+}
 
-  // 4. Private scratch: nothing of the host's /tmp (sockets, other programs' files) is visible.
-  //    Bounded: it counts towards the app's storage limit, and the kernel refuses a write past it.
-  steps.push({
+/**
+ * 4. Private scratch: nothing of the host's /tmp (sockets, other programs' files) is visible.
+ *    Bounded: it counts towards the app's storage limit, and the kernel refuses a write past it.
+ */
+function privateScratchMount(tmpSizeBytes: number | undefined): MountStep {
+  return {
     kind: "tmpfs",
     target: "/tmp",
     why: "private scratch, also HOME and TMPDIR",
     mode: 0o1777,
-    ...(opts.tmpSizeBytes !== undefined ? { size: opts.tmpSizeBytes } : {}),
-  });
+    ...(tmpSizeBytes !== undefined ? { size: tmpSizeBytes } : {}),
+  };
+}
 
-  // 5. The interpreter's real prefix when it is not a system one (pyenv, nvm, a venv's base).
-  for (const folder of opts.readOnly) {
+/** 5. The interpreter's real prefix when it is not a system one (pyenv, nvm, a venv's base). */
+function interpreterPrefixMounts(readOnly: readonly string[], home: string, appDir: string): MountStep[] {
+  return readOnly.map((folder) => {
     const source = path.resolve(folder);
     assertKeepsHomeHidden(source, home, appDir);
-    steps.push({ kind: "ro-bind", source, target: source, why: "the interpreter's own prefix" });
-  }
+    return { kind: "ro-bind", source, target: source, why: "the interpreter's own prefix" };
+  });
+}
 
-  // 6. The app's own folder read-only, then the folders it may write.
-  steps.push({ kind: "ro-bind", source: appDir, target: appDir, why: "the app's installed copy" });
-  for (const folder of opts.writable) {
+/** 6. The app's own folder read-only, then the folders it may write. */
+function appFolderMounts(appDir: string, writable: readonly string[]): MountStep[] {
+  const steps: MountStep[] = [{ kind: "ro-bind", source: appDir, target: appDir, why: "the app's installed copy" }];
+  for (const folder of writable) {
     const source = path.resolve(folder);
     if (!isInside(source, appDir) || source === appDir)
       throw new TypeError(`a writable folder must lie inside the app folder: ${source}`);
     steps.push({ kind: "bind", source, target: source, why: "the app's own writable folder" });
   }
+  return steps;
+}
 
-  // 6b. The owner's granted folders, by descriptor: never the host path (which could have become a
-  //     link since the bridge checked it), never at the host path (an app learns nothing of where
-  //     the owner keeps it), read-only unless granted read-write.
-  if (opts.folders && opts.folders.length > 0) {
-    steps.push({ kind: "dir", target: FOLDERS_INSIDE, why: "the owner's granted folders", mode: 0o755 });
-    for (const folder of opts.folders) {
-      if (!FOLDER_NEED_PATTERN.test(folder.need) || !Number.isInteger(folder.fd) || folder.fd < 3)
-        throw new TypeError(`not a granted folder: ${JSON.stringify(folder)}`);
-      steps.push({
-        kind: "bind-fd",
-        fd: folder.fd,
-        target: folderInside(folder.need),
-        why: folder.writable ? "a folder the owner granted read-write" : "a folder the owner granted read-only",
-        writable: folder.writable,
-      });
-    }
+/**
+ * 6b. The owner's granted folders, by descriptor: never the host path (which could have become a
+ *     link since the bridge checked it), never at the host path (an app learns nothing of where
+ *     the owner keeps it), read-only unless granted read-write.
+ */
+function grantedFolderMounts(folders: NonNullable<MountPlanOptions["folders"]>): MountStep[] {
+  if (folders.length === 0) return [];
+  const steps: MountStep[] = [{ kind: "dir", target: FOLDERS_INSIDE, why: "the owner's granted folders", mode: 0o755 }];
+  for (const folder of folders) {
+    if (!FOLDER_NEED_PATTERN.test(folder.need) || !Number.isInteger(folder.fd) || folder.fd < 3)
+      throw new TypeError(`not a granted folder: ${JSON.stringify(folder)}`);
+    steps.push({
+      kind: "bind-fd",
+      fd: folder.fd,
+      target: folderInside(folder.need),
+      why: folder.writable ? "a folder the owner granted read-write" : "a folder the owner granted read-only",
+      writable: folder.writable,
+    });
   }
+  return steps;
+}
 
-  // 7. The launcher (the namespace's only way in and out) and the app's own broker socket:
-  //    bound as single entries, so the app can neither replace them nor see another app's.
-  if (opts.launcher) {
-    steps.push({ kind: "dir", target: INSIDE_DIR, why: "the launcher's folder" });
+/**
+ * 7. The launcher (the namespace's only way in and out) and the app's own broker socket:
+ *    bound as single entries, so the app can neither replace them nor see another app's.
+ */
+function launcherMounts(launcher: MountPlanOptions["launcher"]): MountStep[] {
+  if (!launcher) return [];
+  const steps: MountStep[] = [{ kind: "dir", target: INSIDE_DIR, why: "the launcher's folder" }];
+  steps.push({
+    kind: "ro-bind",
+    source: path.resolve(launcher.libDir),
+    target: `${INSIDE_DIR}/lib`,
+    why: "the launcher and the Node egress preload",
+  });
+  if (launcher.gatewaySocketDir)
     steps.push({
       kind: "ro-bind",
-      source: path.resolve(opts.launcher.libDir),
-      target: `${INSIDE_DIR}/lib`,
-      why: "the launcher and the Node egress preload",
+      source: path.resolve(launcher.gatewaySocketDir),
+      target: `${INSIDE_DIR}/gateway`,
+      why: "the gateway's socket, for calls back to the gateway",
     });
-    if (opts.launcher.gatewaySocketDir)
-      steps.push({
-        kind: "ro-bind",
-        source: path.resolve(opts.launcher.gatewaySocketDir),
-        target: `${INSIDE_DIR}/gateway`,
-        why: "the gateway's socket, for calls back to the gateway",
-      });
-    if (opts.launcher.egressSocket)
-      steps.push({
-        kind: "ro-bind",
-        source: path.resolve(opts.launcher.egressSocket),
-        target: `${INSIDE_DIR}/egress.sock`,
-        why: "the app's egress broker",
-      });
-  }
-
-  // 8. Last: the root itself read-only, so the child cannot create files beside the mounts.
-  steps.push({ kind: "remount-ro", target: "/", why: "nothing writable but what step 6 bound" });
-  return withSearchableParents(steps);
+  if (launcher.egressSocket)
+    steps.push({
+      kind: "ro-bind",
+      source: path.resolve(launcher.egressSocket),
+      target: `${INSIDE_DIR}/egress.sock`,
+      why: "the app's egress broker",
+    });
+  return steps;
 }
 
 /**

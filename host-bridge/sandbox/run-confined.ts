@@ -121,9 +121,11 @@ export function confineCommand(
   }
 }
 
-/** Runs `run` confined to its end or its time cap; the sandbox missing is a refusal, not a fallback. */
-export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Promise<ConfinedResult> {
-  const failed = (reason: string, more: Partial<Extract<ConfinedResult, { ok: false }>> = {}): ConfinedResult => ({
+type ConfinedFailure = Extract<ConfinedResult, { ok: false }>;
+
+/** A run that did not succeed: no exit code, signal, limit or output unless `more` gives them. */
+function failedRun(reason: string, more: Partial<ConfinedFailure> = {}): ConfinedResult {
+  return {
     ok: false,
     exitCode: null,
     signal: null,
@@ -132,10 +134,29 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
     reason,
     lastLines: [],
     ...more,
+  };
+}
+
+/** How a child ended: its exit code and signal, or the error that kept it from starting. */
+export interface ChildEnd {
+  code: number | null;
+  signal: string | null;
+  error?: string;
+}
+
+/** Resolves once `child` has exited or failed to start; never rejects. */
+export function childEnd(child: ChildProcess): Promise<ChildEnd> {
+  return new Promise((resolve) => {
+    child.once("exit", (code, signal) => resolve({ code, signal }));
+    child.once("error", (err) => resolve({ code: null, signal: null, error: err.message }));
   });
+}
+
+/** Runs `run` confined to its end or its time cap; the sandbox missing is a refusal, not a fallback. */
+export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Promise<ConfinedResult> {
   const sandboxed = ctx.sandboxMode === "on";
   if (sandboxed && !ctx.sandbox.ok)
-    return failed(`sandbox_unavailable: ${ctx.sandbox.reason ?? "bwrap is unavailable"}`);
+    return failedRun(`sandbox_unavailable: ${ctx.sandbox.reason ?? "bwrap is unavailable"}`);
 
   // 1. The environment: an allowlist, HOME and TMPDIR in the private /tmp.
   const { env: allowlisted } = buildChildEnv(ctx.parentEnv, {
@@ -164,7 +185,7 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
     groupName: run.app.name,
     pathEnv: env.PATH,
   });
-  if (!confined.ok) return failed(confined.reason);
+  if (!confined.ok) return failedRun(confined.reason);
   const { cmd, group, useGroup } = confined;
 
   // 4. Spawn, least reversible last.
@@ -179,22 +200,50 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
   });
   if (child.stdout) relay.attach(child.stdout, "info");
   if (child.stderr) relay.attach(child.stderr, "warning");
-  const exited = new Promise<{ code: number | null; signal: string | null; error?: string }>((resolve) => {
-    child.once("exit", (code, signal) => resolve({ code, signal }));
-    child.once("error", (err) => resolve({ code: null, signal: null, error: err.message }));
-  });
+  const exited = childEnd(child);
 
   if (group) {
     const refused = await placeUnderBounds(child, group, exited);
-    if (refused !== null) return failed(refused);
+    if (refused !== null) return failedRun(refused);
   }
 
+  const { end, timedOut, limitsReached } = await watchToEnd(child, group, exited, run, ctx);
+  if (egressSocket) await ctx.egress?.stop(brokerKey);
+  await Promise.race([relay.finished(), sleep(500)]);
+  const lastLines = relay.lastLines();
+
+  if (end.error) return failedRun(`could not be started: ${end.error}`, { lastLines });
+  if (end.code === 0 && !timedOut) return { ok: true, exitCode: 0, lastLines };
+  const reached = limitsReached.map((hit) => LIMIT_WORDS[hit]).join(" and ");
+  const reason = timedOut
+    ? `timed out after ${Math.round(run.timeoutMs / 1000)} s`
+    : reached
+      ? `stopped at ${reached} (${describeLimits(ctx.limits)})`
+      : end.signal
+        ? `killed by ${end.signal}`
+        : `exit status ${end.code}`;
+  if (reached) ctx.log(`${run.tag}: ${reason}`);
+  return { ok: false, exitCode: end.code, signal: end.signal, timedOut, limitsReached, reason, lastLines };
+}
+
+/**
+ * Waits for a confined child's end while three watches may end it first: its time cap, a
+ * process limit reached (a bomb, not a slow step: ended at once rather than at the cap) and
+ * data/ grown past its share of the storage limit. Once it has ended, anything it left in its
+ * group goes with it and the group is removed. Answers the end and which watch ended it.
+ */
+async function watchToEnd(
+  child: ChildProcess,
+  group: ChildGroup | null,
+  exited: Promise<ChildEnd>,
+  run: ConfinedRun,
+  ctx: ConfinementContext,
+): Promise<{ end: ChildEnd; timedOut: boolean; limitsReached: LimitHit[] }> {
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
     signalProcessGroup(child.pid, "SIGKILL");
   }, run.timeoutMs);
-  // A process limit reached is a bomb, not a slow step: end it at once rather than at the cap.
   let limitWatch = true;
   const watchLimits = async () => {
     while (limitWatch && group) {
@@ -207,7 +256,6 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
     }
   };
   void watchLimits();
-  // data/ grown past its share of the storage limit: ended at once too.
   let storageReached = false;
   const storage = run.app.hasStorage
     ? watchStorage({
@@ -226,22 +274,7 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
   signalProcessGroup(child.pid, "SIGKILL"); // anything it left in its group goes with it
   const limitsReached: LimitHit[] = [...(group?.hits() ?? []), ...(storageReached ? (["storage"] as const) : [])];
   group?.remove();
-  if (egressSocket) await ctx.egress?.stop(brokerKey);
-  await Promise.race([relay.finished(), sleep(500)]);
-  const lastLines = relay.lastLines();
-
-  if (end.error) return failed(`could not be started: ${end.error}`, { lastLines });
-  if (end.code === 0 && !timedOut) return { ok: true, exitCode: 0, lastLines };
-  const reached = limitsReached.map((hit) => LIMIT_WORDS[hit]).join(" and ");
-  const reason = timedOut
-    ? `timed out after ${Math.round(run.timeoutMs / 1000)} s`
-    : reached
-      ? `stopped at ${reached} (${describeLimits(ctx.limits)})`
-      : end.signal
-        ? `killed by ${end.signal}`
-        : `exit status ${end.code}`;
-  if (reached) ctx.log(`${run.tag}: ${reason}`);
-  return { ok: false, exitCode: end.code, signal: end.signal, timedOut, limitsReached, reason, lastLines };
+  return { end, timedOut, limitsReached };
 }
 
 /**

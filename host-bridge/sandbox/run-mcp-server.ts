@@ -5,13 +5,14 @@
 // child byte for byte), its working directory is the app's folder (MCP-03), it has no time
 // cap, and a start is over once it first answers (or exits before it did). A silent first start
 // (a package runner installing) is never cut off (MCP-05).
+import type { ChildProcess } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { buildChildEnv, credentialValuesOf, egressEnvironment } from "./child-env";
-import { createLogRelay } from "./log-relay";
+import { createLogRelay, type LogRelay } from "./log-relay";
 import { serverEnvironment } from "./server-env";
 import type { HostPattern } from "../../kernel/rules/network-grant";
 import { mcpServerFds, spawnChild } from "../supervisor/spawn-child";
-import { confineCommand, placeUnderBounds, type ConfinementContext } from "./run-confined";
+import { childEnd, confineCommand, placeUnderBounds, type ChildEnd, type ConfinementContext } from "./run-confined";
 import { signalProcessGroup } from "../process-group";
 import { storageLimitReason, storageShares, watchStorage } from "./storage-limit";
 import {
@@ -20,6 +21,7 @@ import {
   folderMounts,
   openGrantedFolders,
   withFolderDescriptors,
+  type OpenedFolder,
 } from "./granted-folders";
 import type { FolderGrant } from "../../kernel/contracts/folder-grants";
 
@@ -72,48 +74,20 @@ export async function runMcpServer(
     reported = true;
     onStart(outcome);
   };
-  // A stop asked for while it was being set up (an update holding its app) holds: nothing starts.
-  const stoppedBeforeStart = () => {
-    report({ ok: false, exitCode: null, reason: "stopped before it started" });
+  const notStarted = (reason: string) => {
+    report({ ok: false, exitCode: null, reason });
     return 1;
   };
-  if (run.stop?.aborted) return stoppedBeforeStart();
+  // A stop asked for while it was being set up (an update holding its app) holds: nothing starts.
+  if (run.stop?.aborted) return notStarted("stopped before it started");
   const sandboxed = ctx.sandboxMode === "on";
-  if (sandboxed && !ctx.sandbox.ok) {
-    report({
-      ok: false,
-      exitCode: null,
-      reason: `sandbox_unavailable: ${ctx.sandbox.reason ?? "bwrap is unavailable"}`,
-    });
-    return 1;
-  }
+  if (sandboxed && !ctx.sandbox.ok)
+    return notStarted(`sandbox_unavailable: ${ctx.sandbox.reason ?? "bwrap is unavailable"}`);
 
   // 1. The environment: the allowlist, then the manifest's own values, then the egress relay.
-  const { env: allowlisted } = buildChildEnv(ctx.parentEnv, {
-    kind: "mcp",
-    app: { name: run.app.name, hasStorage: run.app.hasStorage, dataDir: run.app.dataDir },
-    home: ctx.home,
-    passthrough: ctx.passthrough,
-    sandboxed,
-  });
-  const env = serverEnvironment(run.declaredEnv, allowlisted, run.app);
-  // A granted folder that is no longer the one the owner chose refuses the start (granted-folders.ts).
-  const granted = openGrantedFolders(run.folders ?? [], {
-    home: ctx.home,
-    ownerHome: ctx.ownerHome,
-    identity: ctx.sandbox.childIdentity ?? null,
-  });
-  if (!granted.ok) {
-    report({ ok: false, exitCode: null, reason: `${granted.code}: ${granted.reason}` });
-    return 1;
-  }
-  Object.assign(env, folderEnvironment(granted.folders, sandboxed));
-  const brokerKey = `${run.app.name}:mcp:${run.server}:${process.pid}`;
-  let egressSocket: string | undefined;
-  if (sandboxed && run.egress.length > 0 && ctx.egress) {
-    egressSocket = await ctx.egress.start(brokerKey, run.app.name, run.egress);
-    Object.assign(env, egressEnvironment());
-  }
+  const prepared = await serverEnvironmentStep(run, ctx, sandboxed);
+  if (!prepared.ok) return notStarted(prepared.reason);
+  const { env, pathEnv, folders, brokerKey, egressSocket } = prepared;
 
   // 2-3. The filesystem view (its app folder read-only, its working directory), namespaces and bounds.
   const confined = confineCommand(ctx, {
@@ -122,22 +96,20 @@ export async function runMcpServer(
     cwd: run.app.appDir,
     command: run.command,
     egressSocket,
-    folders: folderMounts(granted.folders),
+    folders: folderMounts(folders),
     groupName: `${run.app.name}-mcp`,
-    // The bridge's PATH, never one the manifest declared: it picks what runs, and realPython runs it on the host.
-    pathEnv: allowlisted.PATH,
+    pathEnv,
   });
   if (!confined.ok) {
-    closeGrantedFolders(granted.folders);
-    report({ ok: false, exitCode: null, reason: confined.reason });
-    return 1;
+    closeGrantedFolders(folders);
+    return notStarted(confined.reason);
   }
   const { cmd, group, useGroup } = confined;
 
   if (run.stop?.aborted) {
-    closeGrantedFolders(granted.folders);
+    closeGrantedFolders(folders);
     if (egressSocket) await ctx.egress?.stop(brokerKey);
-    return stoppedBeforeStart();
+    return notStarted("stopped before it started");
   }
 
   // 4. Spawn, least reversible last.
@@ -145,73 +117,22 @@ export async function runMcpServer(
     { ...cmd, cwd: run.app.appDir },
     {
       env,
-      stdio: withFolderDescriptors(mcpServerFds(sandboxed, useGroup), sandboxed ? granted.folders : []),
+      stdio: withFolderDescriptors(mcpServerFds(sandboxed, useGroup), sandboxed ? folders : []),
       boxed: sandboxed,
       log: ctx.log,
     },
   );
-  closeGrantedFolders(granted.folders);
-
-  // Its stderr reaches the agent line by line as the bridge log gets a backend's: every value
-  // it was handed and every credential shape masked, escapes made visible, each line tagged
-  // with the server so none passes for the gateway's own, a flood rate limited.
-  const relay = createLogRelay({
-    tag: `${run.app.name}:${run.server}`,
-    sink: (_level, line) => io.stderr.write(`${line}\n`),
-    secrets: credentialValuesOf(env),
-    burst: STDERR_BURST,
-    perSecond: STDERR_PER_SECOND,
-  });
-  if (child.stderr) relay.attach(child.stderr, "info");
-  child.stdout?.on("data", (chunk: Buffer) => {
-    report({ ok: true });
-    io.stdout.write(chunk);
-  });
-  if (child.stdin) {
-    io.stdin.pipe(child.stdin);
-    child.stdin.on("error", () => {});
-  }
-  const exited = new Promise<{ code: number | null; signal: string | null; error?: string }>((resolve) => {
-    child.once("exit", (code, signal) => resolve({ code, signal }));
-    child.once("error", (err) => resolve({ code: null, signal: null, error: err.message }));
-  });
-  // The caller turns its signals into `stop` (mcp run: SIGTERM and SIGINT, for its whole life).
-  const stop = () => signalProcessGroup(child.pid, "SIGKILL");
-  run.stop?.addEventListener("abort", stop, { once: true });
-  if (run.stop?.aborted) stop();
-  // Only once it can be stopped is the server announced; a failure to note it stops nothing.
-  if (child.pid !== undefined) {
-    try {
-      run.onSpawned?.(child.pid);
-    } catch (error) {
-      ctx.log(`${run.app.name}:${run.server}: could not record the server's process group: ${String(error)}`);
-    }
-  }
+  closeGrantedFolders(folders);
+  const relay = relayServerIo(child, run, io, credentialValuesOf(env), report);
+  const exited = childEnd(child);
+  const stop = stoppableServer(child, run, ctx);
 
   if (group) {
     const refused = await placeUnderBounds(child, group, exited);
-    if (refused !== null) {
-      report({ ok: false, exitCode: null, reason: refused });
-      return 1;
-    }
+    if (refused !== null) return notStarted(refused);
   }
 
-  // data/ grown past its share of the app's storage limit: the server is ended, as a backend is.
-  const { dataBytes } = storageShares(ctx.limits.storageBytes);
-  let storageUsed: number | null = null;
-  const storage = run.app.hasStorage
-    ? watchStorage({
-        dataDir: run.app.dataDir,
-        dataBytes,
-        onExceeded: (used) => {
-          storageUsed = used;
-          stop();
-          run.onStorageLimit?.(used, dataBytes);
-        },
-      })
-    : null;
-  const end = await exited;
-  storage?.stop();
+  const { end, storageUsed, dataBytes } = await watchServerToEnd(child, exited, run, ctx, stop);
   io.stdin.unpipe(child.stdin ?? undefined);
   signalProcessGroup(child.pid, "SIGKILL");
   group?.remove();
@@ -232,4 +153,132 @@ export async function runMcpServer(
   if (storageUsed !== null) ctx.log(`${run.app.name}:${run.server}: ${why}`);
   report({ ok: false, exitCode, reason: why });
   return exitCode ?? 1;
+}
+
+/**
+ * Step 1 of a server: the allowlist, then the manifest's own values, then the granted folders
+ * (opened here, each checked again: one that is no longer the folder the owner chose refuses
+ * the start, granted-folders.ts) and the egress relay of its own broker. `pathEnv` is the
+ * bridge's PATH, never one the manifest declared: it picks what runs, and realPython runs it on
+ * the host.
+ */
+async function serverEnvironmentStep(
+  run: McpServerRun,
+  ctx: ConfinementContext,
+  sandboxed: boolean,
+): Promise<
+  | {
+      ok: true;
+      env: Record<string, string>;
+      pathEnv: string | undefined;
+      folders: OpenedFolder[];
+      brokerKey: string;
+      egressSocket: string | undefined;
+    }
+  | { ok: false; reason: string }
+> {
+  const { env: allowlisted } = buildChildEnv(ctx.parentEnv, {
+    kind: "mcp",
+    app: { name: run.app.name, hasStorage: run.app.hasStorage, dataDir: run.app.dataDir },
+    home: ctx.home,
+    passthrough: ctx.passthrough,
+    sandboxed,
+  });
+  const env = serverEnvironment(run.declaredEnv, allowlisted, run.app);
+  const granted = openGrantedFolders(run.folders ?? [], {
+    home: ctx.home,
+    ownerHome: ctx.ownerHome,
+    identity: ctx.sandbox.childIdentity ?? null,
+  });
+  if (!granted.ok) return { ok: false, reason: `${granted.code}: ${granted.reason}` };
+  Object.assign(env, folderEnvironment(granted.folders, sandboxed));
+  const brokerKey = `${run.app.name}:mcp:${run.server}:${process.pid}`;
+  let egressSocket: string | undefined;
+  if (sandboxed && run.egress.length > 0 && ctx.egress) {
+    egressSocket = await ctx.egress.start(brokerKey, run.app.name, run.egress);
+    Object.assign(env, egressEnvironment());
+  }
+  return { ok: true, env, pathEnv: allowlisted.PATH, folders: granted.folders, brokerKey, egressSocket };
+}
+
+/**
+ * The server's stdio: its stdout reaches the agent byte for byte (its first byte is the start
+ * answered), the agent's stdin reaches it, and its stderr reaches the agent line by line as the
+ * bridge log gets a backend's: every value it was handed and every credential shape masked,
+ * escapes made visible, each line tagged with the server so none passes for the gateway's own, a
+ * flood rate limited.
+ */
+function relayServerIo(
+  child: ChildProcess,
+  run: McpServerRun,
+  io: McpServerIo,
+  secrets: string[],
+  report: (outcome: McpStartOutcome) => void,
+): LogRelay {
+  const relay = createLogRelay({
+    tag: `${run.app.name}:${run.server}`,
+    sink: (_level, line) => io.stderr.write(`${line}\n`),
+    secrets,
+    burst: STDERR_BURST,
+    perSecond: STDERR_PER_SECOND,
+  });
+  if (child.stderr) relay.attach(child.stderr, "info");
+  child.stdout?.on("data", (chunk: Buffer) => {
+    report({ ok: true });
+    io.stdout.write(chunk);
+  });
+  if (child.stdin) {
+    io.stdin.pipe(child.stdin);
+    child.stdin.on("error", () => {});
+  }
+  return relay;
+}
+
+/**
+ * Makes the spawned server stoppable by `run.stop` (its whole process group is killed), then
+ * announces its pid: only once it can be stopped is it announced, and a failure to note it
+ * stops nothing. Answers the stop.
+ */
+function stoppableServer(child: ChildProcess, run: McpServerRun, ctx: ConfinementContext): () => void {
+  // The caller turns its signals into `stop` (mcp run: SIGTERM and SIGINT, for its whole life).
+  const stop = () => signalProcessGroup(child.pid, "SIGKILL");
+  run.stop?.addEventListener("abort", stop, { once: true });
+  if (run.stop?.aborted) stop();
+  if (child.pid !== undefined) {
+    try {
+      run.onSpawned?.(child.pid);
+    } catch (error) {
+      ctx.log(`${run.app.name}:${run.server}: could not record the server's process group: ${String(error)}`);
+    }
+  }
+  return stop;
+}
+
+/**
+ * Waits for the server's end; data/ grown past its share of the app's storage limit ends it
+ * first, as a backend is ended. Answers the end and, when the limit ended it, what data/ used.
+ */
+async function watchServerToEnd(
+  child: ChildProcess,
+  exited: Promise<ChildEnd>,
+  run: McpServerRun,
+  ctx: ConfinementContext,
+  stop: () => void,
+): Promise<{ end: ChildEnd; storageUsed: number | null; dataBytes: number }> {
+  const { dataBytes } = storageShares(ctx.limits.storageBytes);
+  let storageUsed: number | null = null;
+  const storage = run.app.hasStorage
+    ? watchStorage({
+        dataDir: run.app.dataDir,
+        dataBytes,
+        onExceeded: (used) => {
+          storageUsed = used;
+          stop();
+          run.onStorageLimit?.(used, dataBytes);
+        },
+      })
+    : null;
+  const end = await exited;
+  storage?.stop();
+  return { end, storageUsed, dataBytes };
 }

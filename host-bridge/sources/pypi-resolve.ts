@@ -80,78 +80,124 @@ function requirementOf(line: string, by: string): { name: string; specifier: str
   return { name: normalizedProjectName(m[1]!), specifier: m[3] ?? "" };
 }
 
+/** The owner's package index as this resolution reads it: every fetch under the egress address rules. */
+interface IndexReader {
+  index: string;
+  /** The index URL ending in '/', for project pages relative to it. */
+  base: string;
+  fetchOpts: { source: string; resolve?: (host: string) => Promise<string[]> };
+}
+
+/** The files a project's PEP 691 page lists, their URLs made absolute. */
+async function indexFilesOf(reader: IndexReader, name: string): Promise<IndexFile[]> {
+  const page = new URL(`${name}/`, reader.base).toString();
+  const answer = await vettedFetch(page, { ...reader.fetchOpts, maxBytes: MAX_PAGE_BYTES, accept: SIMPLE_JSON });
+  if (answer.status === 404) throw new GatewayError("pypi_package_not_found", { vars: { name } });
+  if (answer.status !== 200)
+    throw new GatewayError("source_unreachable", {
+      vars: { source: reader.index, reason: `it answered ${answer.status} for ${name}` },
+    });
+  let files: unknown;
+  try {
+    files = (JSON.parse(answer.bytes.toString("utf8")) as { files?: unknown }).files;
+  } catch {
+    throw new GatewayError("source_unreachable", {
+      vars: { source: reader.index, reason: `its page of ${name} is not PEP 691 JSON` },
+    });
+  }
+  if (!Array.isArray(files))
+    throw new GatewayError("source_unreachable", {
+      vars: { source: reader.index, reason: `its page of ${name} lists no files` },
+    });
+  return (files as IndexFile[]).map((f) => ({ ...f, url: new URL(String(f.url), page).toString() }));
+}
+
+/**
+ * The newest pure-Python wheel of `name` that `specifier` allows and that is not yanked; a range
+ * never picks a pre-release or any version this does not order. Null when there is none.
+ */
+function chooseWheel(
+  files: IndexFile[],
+  name: string,
+  specifier: string,
+  by: string,
+): { file: IndexFile; version: string } | null {
+  const candidates = files
+    .filter((f) => !f.yanked)
+    .map((f) => ({ file: f, wheel: pureWheel(String(f.filename)) }))
+    .filter((c) => c.wheel !== null && c.wheel.name === name)
+    .filter((c) => {
+      const ok = satisfies(c.wheel!.version, specifier);
+      if (ok === null)
+        throw new GatewayError("pypi_package_invalid", {
+          vars: { package: by, reason: `it requires ${name} as '${specifier}', which this version does not read` },
+        });
+      return ok && (releaseOf(c.wheel!.version) !== null || specifier.trim().startsWith("=="));
+    })
+    .sort((a, b) => compareReleases(releaseOf(b.wheel!.version) ?? [], releaseOf(a.wheel!.version) ?? []));
+  const chosen = candidates[0];
+  return chosen ? { file: chosen.file, version: chosen.wheel!.version } : null;
+}
+
+/** Pins one project: the wheel chosen, fetched, and its bytes checked against the sha256 the index publishes. */
+async function pinWheel(reader: IndexReader, name: string, specifier: string, by: string): Promise<PinnedWheel> {
+  const chosen = chooseWheel(await indexFilesOf(reader, name), name, specifier, by);
+  if (!chosen) throw new GatewayError("pypi_version_not_found", { vars: { name, range: specifier || "any", by } });
+  const { file, version } = chosen;
+  const sha256 = file.hashes?.sha256;
+  const id = `${name}==${version}`;
+  if (typeof sha256 !== "string" || !/^[0-9a-f]{64}$/.test(sha256))
+    throw new GatewayError("pypi_package_invalid", {
+      vars: { package: id, reason: `the index publishes no sha256 for ${file.filename}` },
+    });
+  const answer = await vettedFetch(file.url, { ...reader.fetchOpts, maxBytes: MAX_WHEEL_BYTES });
+  if (answer.status !== 200)
+    throw new GatewayError("source_unreachable", {
+      vars: { source: new URL(file.url).origin, reason: `it answered ${answer.status} for ${file.filename}` },
+    });
+  if (createHash("sha256").update(answer.bytes).digest("hex") !== sha256)
+    throw new GatewayError("pypi_hash_mismatch", {
+      vars: { file: file.filename, sha256 },
+      detail: { package: id, file: file.filename },
+    });
+  return { name, version, file: file.filename, url: file.url, sha256, size: answer.bytes.length, bytes: answer.bytes };
+}
+
+/**
+ * What a pinned wheel says of itself, read from the zip without running anything of it: its
+ * METADATA, and for the root its console scripts and summary.
+ */
+function readWheelMetadata(
+  wheel: PinnedWheel,
+  isRoot: boolean,
+): { metadata: string; scripts: Record<string, string>; summary: string | null } {
+  const id = `${wheel.name}==${wheel.version}`;
+  let metadata: string | null;
+  let scripts: Record<string, string> = {};
+  let summary: string | null = null;
+  try {
+    metadata = wheelEntryText(wheel.bytes, /^[^/]+\.dist-info\/METADATA$/);
+    if (isRoot) {
+      scripts = consoleScripts(wheelEntryText(wheel.bytes, /^[^/]+\.dist-info\/entry_points\.txt$/));
+      summary = /^Summary:\s*(.*)$/m.exec(metadata ?? "")?.[1]?.trim() || null;
+    }
+  } catch (error) {
+    throw new GatewayError("pypi_package_invalid", {
+      vars: { package: id, reason: `its wheel cannot be read (${(error as Error).message})` },
+    });
+  }
+  if (metadata === null)
+    throw new GatewayError("pypi_package_invalid", { vars: { package: id, reason: "its wheel has no METADATA" } });
+  return { metadata, scripts, summary };
+}
+
 /** Resolves and pins `name==version` and everything it requires; refusals are GatewayErrors naming the package. */
 export async function resolvePypiClosure(opts: PypiResolveOptions): Promise<ResolvedPypiProject> {
-  const fetchOpts = { source: opts.index, ...(opts.resolve ? { resolve: opts.resolve } : {}) };
-  const base = opts.index.endsWith("/") ? opts.index : `${opts.index}/`;
-  const filesOf = async (name: string): Promise<IndexFile[]> => {
-    const page = new URL(`${name}/`, base).toString();
-    const answer = await vettedFetch(page, { ...fetchOpts, maxBytes: MAX_PAGE_BYTES, accept: SIMPLE_JSON });
-    if (answer.status === 404) throw new GatewayError("pypi_package_not_found", { vars: { name } });
-    if (answer.status !== 200)
-      throw new GatewayError("source_unreachable", {
-        vars: { source: opts.index, reason: `it answered ${answer.status} for ${name}` },
-      });
-    let files: unknown;
-    try {
-      files = (JSON.parse(answer.bytes.toString("utf8")) as { files?: unknown }).files;
-    } catch {
-      throw new GatewayError("source_unreachable", {
-        vars: { source: opts.index, reason: `its page of ${name} is not PEP 691 JSON` },
-      });
-    }
-    if (!Array.isArray(files))
-      throw new GatewayError("source_unreachable", {
-        vars: { source: opts.index, reason: `its page of ${name} lists no files` },
-      });
-    return (files as IndexFile[]).map((f) => ({ ...f, url: new URL(String(f.url), page).toString() }));
+  const reader: IndexReader = {
+    index: opts.index,
+    base: opts.index.endsWith("/") ? opts.index : `${opts.index}/`,
+    fetchOpts: { source: opts.index, ...(opts.resolve ? { resolve: opts.resolve } : {}) },
   };
-
-  const pin = async (name: string, specifier: string, by: string): Promise<PinnedWheel> => {
-    const candidates = (await filesOf(name))
-      .filter((f) => !f.yanked)
-      .map((f) => ({ file: f, wheel: pureWheel(String(f.filename)) }))
-      .filter((c) => c.wheel !== null && c.wheel.name === name)
-      .filter((c) => {
-        const ok = satisfies(c.wheel!.version, specifier);
-        if (ok === null)
-          throw new GatewayError("pypi_package_invalid", {
-            vars: { package: by, reason: `it requires ${name} as '${specifier}', which this version does not read` },
-          });
-        // A range never picks a pre-release or any version this does not order.
-        return ok && (releaseOf(c.wheel!.version) !== null || specifier.trim().startsWith("=="));
-      })
-      .sort((a, b) => compareReleases(releaseOf(b.wheel!.version) ?? [], releaseOf(a.wheel!.version) ?? []));
-    const chosen = candidates[0];
-    if (!chosen) throw new GatewayError("pypi_version_not_found", { vars: { name, range: specifier || "any", by } });
-    const { file } = chosen;
-    const sha256 = file.hashes?.sha256;
-    const id = `${name}==${chosen.wheel!.version}`;
-    if (typeof sha256 !== "string" || !/^[0-9a-f]{64}$/.test(sha256))
-      throw new GatewayError("pypi_package_invalid", {
-        vars: { package: id, reason: `the index publishes no sha256 for ${file.filename}` },
-      });
-    const answer = await vettedFetch(file.url, { ...fetchOpts, maxBytes: MAX_WHEEL_BYTES });
-    if (answer.status !== 200)
-      throw new GatewayError("source_unreachable", {
-        vars: { source: new URL(file.url).origin, reason: `it answered ${answer.status} for ${file.filename}` },
-      });
-    if (createHash("sha256").update(answer.bytes).digest("hex") !== sha256)
-      throw new GatewayError("pypi_hash_mismatch", {
-        vars: { file: file.filename, sha256 },
-        detail: { package: id, file: file.filename },
-      });
-    return {
-      name,
-      version: chosen.wheel!.version,
-      file: file.filename,
-      url: file.url,
-      sha256,
-      size: answer.bytes.length,
-      bytes: answer.bytes,
-    };
-  };
-
   const rootName = normalizedProjectName(opts.name);
   if (!PROJECT_NAME.test(opts.name))
     throw new GatewayError("pypi_package_invalid", {
@@ -180,24 +226,16 @@ export async function resolvePypiClosure(opts: PypiResolveOptions): Promise<Reso
       throw new GatewayError("pypi_package_invalid", {
         vars: { package: `pypi:${opts.name}`, reason: `its closure has more than ${MAX_WHEELS} projects` },
       });
-    const wheel = await pin(next.name, next.specifier, next.by);
+    const wheel = await pinWheel(reader, next.name, next.specifier, next.by);
     pinned.set(next.name, wheel);
-    const id = `${wheel.name}==${wheel.version}`;
-    let metadata: string | null;
-    try {
-      metadata = wheelEntryText(wheel.bytes, /^[^/]+\.dist-info\/METADATA$/);
-      if (next.name === rootName) {
-        rootScripts = consoleScripts(wheelEntryText(wheel.bytes, /^[^/]+\.dist-info\/entry_points\.txt$/));
-        summary = /^Summary:\s*(.*)$/m.exec(metadata ?? "")?.[1]?.trim() || null;
-      }
-    } catch (error) {
-      throw new GatewayError("pypi_package_invalid", {
-        vars: { package: id, reason: `its wheel cannot be read (${(error as Error).message})` },
-      });
+    const isRoot = next.name === rootName;
+    const read = readWheelMetadata(wheel, isRoot);
+    if (isRoot) {
+      rootScripts = read.scripts;
+      summary = read.summary;
     }
-    if (metadata === null)
-      throw new GatewayError("pypi_package_invalid", { vars: { package: id, reason: "its wheel has no METADATA" } });
-    for (const line of requiresDist(metadata)) {
+    const id = `${wheel.name}==${wheel.version}`;
+    for (const line of requiresDist(read.metadata)) {
       const requirement = requirementOf(line, id);
       if (requirement) queue.push({ ...requirement, by: id });
     }
