@@ -178,7 +178,9 @@ describe("egress broker", () => {
       expect.objectContaining({ outcome: "refused", code: "egress_bad_request" }),
     ]);
   });
+});
 
+describe("egress broker: smuggled bytes, oversized heads and its connection cap", () => {
   it("never lets bytes after a request's end reach upstream as a request of their own", async () => {
     // The proxy reads where the body ends as Node does; what follows is the app's next request
     // to the proxy (origin-form here: refused), never raw bytes on the upstream connection.

@@ -126,7 +126,9 @@ describe("copyAppData", () => {
     expect(copied).toBeGreaterThan(0);
     expect([...seen].filter((name) => /secret-client|owner-link|shadow/.test(name))).toEqual([]);
   });
+});
 
+describe("copyAppData: sparse files and databases still being written", () => {
   it("keeps a sparse file sparse: a file truncated to 1 GiB costs the copy no disk", async () => {
     const root = await mkdtemp(join(tmpdir(), "pc-data-sparse-"));
     roots.push(root);

@@ -259,7 +259,9 @@ describe("previewBundle review and digest", () => {
     expect(r.review.writes).toEqual([{ path: "~/.cache/clean-ok", why: "thumbnails" }]);
     expect(r.review.unrecognisedManifestKeys).toEqual(["storeCopy"]);
   });
+});
 
+describe("previewBundle digest", () => {
   it("an identical tree in another location gives the same digest; one changed byte gives another", async () => {
     const a = await sandbox("scan-clean-ok");
     const b = await sandbox("scan-clean-ok");

@@ -237,7 +237,9 @@ describe("wrapInSandbox", () => {
       for (const server of servers) server.close();
     }
   });
+});
 
+describe("wrapInSandbox: interpreters and #! lines", () => {
   it("an interpreter under the owner's home gets its bin/ and lib/ shown, and nothing else of the home", async () => {
     const nvm = path.join(ownerHome, ".nvm", "versions", "node", "v20.0.0");
     const pathEnv = `${path.join(nvm, "bin")}:/usr/bin:/bin`;
@@ -301,7 +303,9 @@ describe("wrapInSandbox", () => {
     const plain = wrapInSandbox({ file: "./plain", args: [], cwd: appDir }, wrapOpts());
     expect(plain.args).toContain(path.join(prefix, "bin"));
   });
+});
 
+describe("wrapInSandbox: what the child may write", () => {
   it("only data/ and the private /tmp are writable; the root, the app folder and /etc are not", async () => {
     const target = path.join(dataDir, "w.txt");
     const outside = path.join(appDir, "w.txt");
@@ -342,7 +346,9 @@ describe("wrapInSandbox", () => {
       wrapInSandbox({ file: "/bin/true", args: [], cwd: appDir }, wrapOpts({ writable: [ownerHome] })),
     ).toThrow(/inside the app folder/);
   });
+});
 
+describe("wrapInSandbox: namespaces", () => {
   it("the child has no capabilities and its own pid namespace", async () => {
     const cmd = wrapInSandbox(
       { file: "/bin/sh", args: ["-c", "grep CapEff /proc/self/status; ls /proc | grep -c '^[0-9]'"], cwd: appDir },
@@ -414,7 +420,9 @@ describe("wrapInSandbox", () => {
       child.kill("SIGKILL");
     }
   });
+});
 
+describe("wrapInSandbox: lifetime, bounds and the command line", () => {
   it("a sandboxed child dies when the process that started bwrap is killed", async () => {
     copyFileSync(path.join(fixtures, "healthy.mjs"), path.join(appDir, "healthy.mjs"));
     const socketPath = path.join(root, "run", "standin.sock");

@@ -108,7 +108,9 @@ describe("buildChildEnv", () => {
     for (const value of [parent.SLACK_BOT_TOKEN, parent.OPENAI_API_KEY, parent.AWS_SECRET_ACCESS_KEY])
       expect(text).not.toContain(value);
   });
+});
 
+describe("buildChildEnv: passthrough, storage, secrets and installers", () => {
   it("an operator-declared name passes unchanged, but a floor name never does", () => {
     const { env, withheld } = buildChildEnv(
       parent,

@@ -62,7 +62,9 @@ describe("createLogRelay", () => {
     expect(got).toHaveLength(3);
     expect(got[0]).toContain("[line cut at 100 characters]");
   });
+});
 
+describe("createLogRelay: cutting a long line", () => {
   it("never cuts a long line inside a secret: the value is masked whether it arrived whole or in two writes across the cut", async () => {
     const secret = "SuperSecretValue12345XYZ";
     for (const [first, second] of [
@@ -137,7 +139,9 @@ describe("createLogRelay", () => {
       expect(got.every((text) => text.length <= 8192 + 80)).toBe(true);
     }
   });
+});
 
+describe("createLogRelay: no part of a credential at a cut", () => {
   it("leaves no 6 characters of a credential at any cut: Bearer's space, a password holding ';', a value after '=', a key's header", async () => {
     const { generateKeyPairSync } = await import("node:crypto");
     const token = "Zq8xR2mN5pL7vT1wK4yH9c"; // an opaque Bearer token: no shape of its own
@@ -223,7 +227,9 @@ describe("createLogRelay", () => {
     await relay.finished();
     expect(got).toEqual(["t: joined: ***, alone: ***"]);
   });
+});
 
+describe("createLogRelay: secrets of several lines", () => {
   it("masks each line of a secret of several lines: the relay masks line by line, where the whole value never appears", async () => {
     const secret = "first-half-of-cred-XyZ\nsecond-half-of-cred-AbC\r\n}";
     const got: string[] = [];
