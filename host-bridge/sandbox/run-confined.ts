@@ -173,6 +173,10 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
     egressSocket = await ctx.egress.start(brokerKey, run.app.name, run.egress);
     Object.assign(env, egressEnvironment());
   }
+  // The run's broker ends with the run, whichever step ends it.
+  const stopBroker = async () => {
+    if (egressSocket) await ctx.egress?.stop(brokerKey);
+  };
 
   // 2-3. The filesystem view, namespaces and bounds.
   const writable = [...run.writable, ...(run.app.hasStorage ? [run.app.dataDir] : [])];
@@ -185,7 +189,10 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
     groupName: run.app.name,
     pathEnv: env.PATH,
   });
-  if (!confined.ok) return failedRun(confined.reason);
+  if (!confined.ok) {
+    await stopBroker();
+    return failedRun(confined.reason);
+  }
   const { cmd, group, useGroup } = confined;
 
   // 4. Spawn, least reversible last.
@@ -204,11 +211,14 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
 
   if (group) {
     const refused = await placeUnderBounds(child, group, exited);
-    if (refused !== null) return failedRun(refused);
+    if (refused !== null) {
+      await stopBroker();
+      return failedRun(refused);
+    }
   }
 
   const { end, timedOut, limitsReached } = await watchToEnd(child, group, exited, run, ctx);
-  if (egressSocket) await ctx.egress?.stop(brokerKey);
+  await stopBroker();
   await Promise.race([relay.finished(), sleep(500)]);
   const lastLines = relay.lastLines();
 

@@ -88,6 +88,10 @@ export async function runMcpServer(
   const prepared = await serverEnvironmentStep(run, ctx, sandboxed);
   if (!prepared.ok) return notStarted(prepared.reason);
   const { env, pathEnv, folders, brokerKey, egressSocket } = prepared;
+  // The run's broker ends with the run, whichever step ends it.
+  const stopBroker = async () => {
+    if (egressSocket) await ctx.egress?.stop(brokerKey);
+  };
 
   // 2-3. The filesystem view (its app folder read-only, its working directory), namespaces and bounds.
   const confined = confineCommand(ctx, {
@@ -102,13 +106,14 @@ export async function runMcpServer(
   });
   if (!confined.ok) {
     closeGrantedFolders(folders);
+    await stopBroker();
     return notStarted(confined.reason);
   }
   const { cmd, group, useGroup } = confined;
 
   if (run.stop?.aborted) {
     closeGrantedFolders(folders);
-    if (egressSocket) await ctx.egress?.stop(brokerKey);
+    await stopBroker();
     return notStarted("stopped before it started");
   }
 
@@ -129,14 +134,17 @@ export async function runMcpServer(
 
   if (group) {
     const refused = await placeUnderBounds(child, group, exited);
-    if (refused !== null) return notStarted(refused);
+    if (refused !== null) {
+      await stopBroker();
+      return notStarted(refused);
+    }
   }
 
   const { end, storageUsed, dataBytes } = await watchServerToEnd(child, exited, run, ctx, stop);
   io.stdin.unpipe(child.stdin ?? undefined);
   signalProcessGroup(child.pid, "SIGKILL");
   group?.remove();
-  if (egressSocket) await ctx.egress?.stop(brokerKey);
+  await stopBroker();
   // Its last lines, once the pipe has drained (a moment at most: its whole group is gone).
   await Promise.race([relay.finished(), new Promise((resolve) => setTimeout(resolve, STDERR_DRAIN_MS).unref())]);
   const lines = relay
