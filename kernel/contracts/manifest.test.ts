@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { compareVersions, isEscapingResourcePath, validateManifest, type ValidateManifestOptions } from "./manifest";
+import { isEscapingResourcePath, validateManifest, type ValidateManifestOptions } from "./manifest";
+import { compareVersions } from "./manifest-versions";
 import { derivedReservedAppNames } from "../../test/helpers/route-table";
 
 // The reserved names are the route table's own, never a set of this test's (issue 33).
