@@ -4,7 +4,8 @@
 // the chain costs.
 // It lives here, not in the SecurityLog class: the product ships no measurement hooks.
 import { canonicalRowBody } from "../../durable/security-log/chain-mac";
-import { UNCHAINED_COLUMNS, unchainedBindings, type SecurityLogCore } from "../../durable/security-log/log-core";
+import type { SecurityLogCore } from "../../durable/security-log/log-core";
+import { UNCHAINED_COLUMNS, unchainedBindings } from "../../durable/security-log/stored-rows";
 import { GatewayError } from "../../kernel/contracts/errors";
 
 export const MAX_BENCH_ROWS = 100_000;

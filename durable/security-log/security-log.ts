@@ -16,7 +16,8 @@ import type {
   VerifyResult,
 } from "../../kernel/contracts/security-event";
 import type { Env } from "../env";
-import { SecurityLogCore, SEL_CHECKPOINTS, type CheckpointExport, type SqlPort } from "./log-core";
+import { SecurityLogCore, SEL_CHECKPOINTS, type SqlPort } from "./log-core";
+import type { CheckpointExport } from "./log-checkpoints";
 import { EPOCH_MS } from "./epoch-key";
 import { GatewayError, type ErrorCode } from "../../kernel/contracts/errors";
 import type { WitnessAnswer } from "./witness";
