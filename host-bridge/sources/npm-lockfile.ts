@@ -18,6 +18,8 @@ export function closureLockfile(closure: NpmClosure): string {
   };
   for (const pkg of closure.packages) {
     packages[pkg.path] = {
+      // An alias's entry names the package its folder holds, as npm writes it.
+      ...(pkg.alias ? { name: pkg.name } : {}),
       version: pkg.version,
       resolved: pkg.resolved,
       integrity: pkg.integrity,
@@ -25,6 +27,7 @@ export function closureLockfile(closure: NpmClosure): string {
       ...(pkg.optional ? { optional: true } : {}),
       ...(pkg.dependencies ? { dependencies: pkg.dependencies } : {}),
       ...(pkg.optionalDependencies ? { optionalDependencies: pkg.optionalDependencies } : {}),
+      ...(pkg.peerDependencies ? { peerDependencies: pkg.peerDependencies } : {}),
       ...(pkg.bin ? { bin: pkg.bin } : {}),
       ...(pkg.native ? { hasInstallScript: true } : {}),
     };

@@ -64,6 +64,33 @@ describe("resolving an npm package's closure from the owner's source", () => {
     );
   });
 
+  it("places an npm: alias under the alias's folder and installs a peer where its package finds it (server-filesystem)", async () => {
+    const FILESYSTEM = "@modelcontextprotocol/server-filesystem";
+    const { closure } = await resolveNpmClosure({ registry: registry.url, name: FILESYSTEM, version: "2025.3.28" });
+    const at = (path: string) => closure.packages.find((p) => p.path === path);
+    // @isaacs/cliui depends on "string-width-cjs": "npm:string-width@^4.2.0", and two more such aliases.
+    for (const [folder, name, major] of [
+      ["string-width-cjs", "string-width", "4."],
+      ["strip-ansi-cjs", "strip-ansi", "6."],
+      ["wrap-ansi-cjs", "wrap-ansi", "7."],
+    ] as const) {
+      const aliased = closure.packages.find((p) => p.path.endsWith(`node_modules/${folder}`));
+      expect(aliased, folder).toMatchObject({ name, alias: true });
+      expect(aliased!.version.startsWith(major)).toBe(true);
+    }
+    // zod-to-json-schema names zod as a peer: a zod its range accepts is where it looks.
+    expect(at("node_modules/zod-to-json-schema")!.peerDependencies).toEqual({ zod: "^3.25.28 || ^4" });
+    expect(at("node_modules/zod")!.version).toBe("3.25.76");
+    for (const pkg of closure.packages) {
+      const bytes = readFileSync(join(NPM_FIXTURES, "tarballs", tarballFile(pkg.name, pkg.version)));
+      expect(pkg.integrity).toBe(`sha512-${createHash("sha512").update(bytes).digest("base64")}`);
+    }
+    const lock = JSON.parse(closureLockfile(closure));
+    expect(lock.packages["node_modules/string-width-cjs"].name).toBe("string-width");
+    expect(lock.packages["node_modules/string-width"].name).toBeUndefined();
+    expect(lock.packages["node_modules/zod-to-json-schema"].peerDependencies).toEqual({ zod: "^3.25.28 || ^4" });
+  });
+
   it("resolving the same source twice gives the same closure byte for byte", async () => {
     const a = await resolveNpmClosure({ registry: registry.url, name: MEMORY, version: VERSION });
     const b = await resolveNpmClosure({ registry: registry.url, name: MEMORY, version: VERSION });

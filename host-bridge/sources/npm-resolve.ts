@@ -8,7 +8,10 @@
 // does). Placement: a dependency is reused where Node's resolution would find it already (the
 // nearest node_modules up the path holding the name, if its version satisfies), hoisted to the
 // top when no package of that name is there yet, and otherwise nested under the package that
-// needs it, where only that package and its own dependencies see it.
+// needs it, where only that package and its own dependencies see it. An alias
+// (`"string-width-cjs": "npm:string-width@^4.2.0"`) places the named package under the alias's
+// folder, as npm does; a peer dependency npm would install (one not marked optional) is placed
+// like a dependency, where the package that names it finds it.
 import { createHash } from "node:crypto";
 import semver from "semver";
 import { GatewayError } from "../../kernel/contracts/errors";
@@ -29,6 +32,8 @@ interface VersionMeta {
   version?: unknown;
   dependencies?: Record<string, string>;
   optionalDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: unknown }>;
   bin?: unknown;
   license?: unknown;
   description?: unknown;
@@ -108,6 +113,24 @@ function searchedFolders(path: string): string[] {
   return folders;
 }
 
+/** What a dependency entry asks for: the package (its real name, for an `npm:` alias) and the range. */
+function wantedPackage(folder: string, spec: string): { name: string; range: string } {
+  const alias = /^npm:((?:@[^/@]+\/)?[^@]+)@(.+)$/.exec(spec) ?? /^npm:((?:@[^/@]+\/)?[^@]+)$/.exec(spec);
+  return alias ? { name: alias[1]!, range: alias[2] ?? "*" } : { name: folder, range: spec };
+}
+
+/** The dependencies npm installs for a package: its own, its optional ones, and its peers not marked optional. */
+function wantedOf(meta: VersionMeta): Array<{ folder: string; spec: string; optional: boolean }> {
+  const peers = Object.entries(meta.peerDependencies ?? {}).filter(
+    ([name]) => meta.peerDependenciesMeta?.[name]?.optional !== true,
+  );
+  return [
+    ...Object.entries(meta.dependencies ?? {}).map(([folder, spec]) => ({ folder, spec, optional: false })),
+    ...peers.map(([folder, spec]) => ({ folder, spec, optional: false })),
+    ...Object.entries(meta.optionalDependencies ?? {}).map(([folder, spec]) => ({ folder, spec, optional: true })),
+  ];
+}
+
 /** Resolves and pins `name@version` and everything it depends on; refusals are GatewayErrors naming the package. */
 export async function resolveNpmClosure(opts: ResolveOptions): Promise<ResolvedNpmPackage> {
   const fetchOpts = { source: opts.registry, ...(opts.resolve ? { resolve: opts.resolve } : {}) };
@@ -170,26 +193,27 @@ export async function resolveNpmClosure(opts: ResolveOptions): Promise<ResolvedN
     const path = queue.shift()!;
     const node = nodes.get(path)!;
     const by = describe(node.name, node.meta.version);
-    const wanted: Array<[string, string, boolean]> = [
-      ...Object.entries(node.meta.dependencies ?? {}).map(([n, r]): [string, string, boolean] => [n, r, false]),
-      ...Object.entries(node.meta.optionalDependencies ?? {}).map(([n, r]): [string, string, boolean] => [n, r, true]),
-    ];
-    for (const [name, range, optional] of wanted) {
+    const seen = new Set<string>();
+    for (const { folder: dependency, spec, optional } of wantedOf(node.meta)) {
+      // A name listed twice (a peer it also depends on) is placed once, by its first entry.
+      if (seen.has(dependency)) continue;
+      seen.add(dependency);
+      const { name, range } = wantedPackage(dependency, spec);
       let place: string | null = null;
       let satisfied = false;
       for (const folder of searchedFolders(path)) {
-        const found = nodes.get(`${folder}${name}`);
+        const found = nodes.get(`${folder}${dependency}`);
         if (!found) continue;
-        if (semver.satisfies(found.meta.version, range)) satisfied = true;
+        if (found.name === name && semver.satisfies(found.meta.version, range)) satisfied = true;
         // Another version is what Node would find first from here: this one goes beside the package.
-        else place = `${path}/node_modules/${name}`;
+        else place = `${path}/node_modules/${dependency}`;
         break;
       }
       if (satisfied) continue;
-      place ??= `node_modules/${name}`;
+      place ??= `node_modules/${dependency}`;
       if (nodes.has(place))
         throw new GatewayError("npm_package_invalid", {
-          vars: { package: by, reason: `it needs two versions of ${name} in one place` },
+          vars: { package: by, reason: `it needs two versions of ${dependency} in one place` },
         });
       const meta = await pick(name, range, by);
       nodes.set(place, { meta, name, optional: optional || node.optional });
@@ -273,6 +297,11 @@ async function pin(
     native: isNative(meta),
   };
   if (meta.dependencies && Object.keys(meta.dependencies).length > 0) pinned.dependencies = { ...meta.dependencies };
+  const peers = Object.entries(meta.peerDependencies ?? {}).filter(
+    ([peer]) => meta.peerDependenciesMeta?.[peer]?.optional !== true,
+  );
+  if (peers.length > 0) pinned.peerDependencies = Object.fromEntries(peers);
+  if (!path.endsWith(`node_modules/${name}`)) pinned.alias = true;
   if (meta.optionalDependencies && Object.keys(meta.optionalDependencies).length > 0)
     pinned.optionalDependencies = { ...meta.optionalDependencies };
   if (bin) pinned.bin = bin;

@@ -35,6 +35,10 @@ export const PinnedNpmPackageSchema = z
     size: z.number().int().nonnegative(),
     dependencies: RangeMapSchema.optional(),
     optionalDependencies: RangeMapSchema.optional(),
+    /** The peers npm installs for it (those not marked optional), placed where it finds them. */
+    peerDependencies: RangeMapSchema.optional(),
+    /** Its folder is an alias's name (`"string-width-cjs": "npm:string-width@^4"`), not its own. */
+    alias: z.literal(true).optional(),
     bin: z.record(z.string().max(214), z.string().max(1024)).optional(),
     license: z.string().max(256).optional(),
     /** npm's word for a package npm ci may skip when it does not fit this platform. */
@@ -59,8 +63,12 @@ export const NpmClosureSchema = z
     for (const [i, pkg] of closure.packages.entries()) {
       if (paths.has(pkg.path)) ctx.addIssue({ code: "custom", message: `${pkg.path} is pinned twice`, path: [i] });
       paths.add(pkg.path);
-      if (!pkg.path.endsWith(`node_modules/${pkg.name}`))
-        ctx.addIssue({ code: "custom", message: `${pkg.path} does not hold ${pkg.name}`, path: [i] });
+      if (pkg.path.endsWith(`node_modules/${pkg.name}`) === (pkg.alias === true))
+        ctx.addIssue({
+          code: "custom",
+          message: pkg.alias ? `${pkg.path} is not an alias of ${pkg.name}` : `${pkg.path} does not hold ${pkg.name}`,
+          path: [i],
+        });
       if (new URL(pkg.resolved).origin !== new URL(closure.registry).origin)
         ctx.addIssue({ code: "custom", message: `${pkg.name}'s tarball is not on the closure's registry`, path: [i] });
     }
