@@ -131,7 +131,7 @@ afterEach(async () => {
 
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-describe("BackendSupervisor", () => {
+describe("BackendSupervisor: start, stop and the watchdog", () => {
   it("starts a sandboxed backend that becomes healthy, with its secret written 0600 and its pid recorded", async () => {
     const { sup } = makeSupervisor();
     const spec = makeApp("healthy.mjs");
@@ -240,7 +240,9 @@ describe("BackendSupervisor", () => {
     await until("restarted after release", () => sup.status(spec.name)?.healthy === true);
     expect(sup.status(spec.name)?.restarts).toBe(1);
   });
+});
 
+describe("BackendSupervisor: health", () => {
   it("health is a standing observation: misses demote, the next success promotes", async () => {
     const { sup } = makeSupervisor();
     const spec = makeApp("healthy.mjs");
@@ -263,7 +265,9 @@ describe("BackendSupervisor", () => {
     expect(sup.status(spec.name)).toMatchObject({ running: true, healthy: false });
     expect(logs.filter((l) => l.msg.includes("healthCheck")).length).toBe(1);
   });
+});
 
+describe("BackendSupervisor: what a backend sees and prints", () => {
   it("the backend sees only allowlisted names; a floor name declared in passthrough is still withheld", async () => {
     const { sup, logs } = makeSupervisor();
     const spec = makeApp("print-env.mjs", { hasStorage: false });
@@ -373,7 +377,9 @@ describe("BackendSupervisor", () => {
     ).toBeGreaterThan(9_000);
     expect(sup.status(spec.name)?.lastLines).toContain("flood done");
   });
+});
 
+describe("BackendSupervisor: refused starts, socket slots and stopping every backend", () => {
   it("with bwrap missing from PATH a sandboxed start is refused with sandbox_unavailable and nothing is written", async () => {
     const bin = path.join(root, "bin-without-bwrap");
     mkdirSync(bin, { recursive: true });

@@ -1,0 +1,50 @@
+// What the gateway is told about a backend, and when: every change is reported through
+// onChange; a report that throws is logged, never thrown into the supervisor.
+import type { SupervisedBackendStatus } from "./backend-supervisor.js";
+import type { Supervision } from "./supervision.js";
+import type { Tracked } from "./tracked-backend.js";
+
+/** A backend's status as the gateway sees it, or null when the supervisor never started it. */
+export function statusOf(sup: Supervision, name: string): SupervisedBackendStatus | null {
+  const t = sup.tracked.get(name);
+  if (!t) return null;
+  const status: SupervisedBackendStatus = {
+    name,
+    running: t.running,
+    healthy: t.healthy,
+    pid: t.pid,
+    port: t.port,
+    slot: t.slot,
+    startedAt: t.startedAt,
+    restarts: t.restarts,
+    held: sup.held.has(name),
+    lastLines: t.relay?.lastLines() ?? [],
+    exit: t.exit,
+  };
+  if (t.reason !== undefined) status.reason = t.reason;
+  return status;
+}
+
+/** Reports the backend's status; resolves once the report is delivered (as far as onChange says). */
+export async function announce(sup: Supervision, t: Tracked): Promise<void> {
+  const status = statusOf(sup, t.spec.name);
+  if (!status) return;
+  t.reportedLastLine = status.lastLines.at(-1) ?? "";
+  t.reportedLineCount = status.lastLines.length;
+  try {
+    await sup.onChange(t.spec.name, status);
+  } catch (err) {
+    sup.log("error", `onChange for app ${t.spec.name} threw: ${String(err)}`);
+  }
+}
+
+/** Reports the backend's status without waiting for its delivery. */
+export function emit(sup: Supervision, t: Tracked): void {
+  void announce(sup, t);
+}
+
+/** True when the backend printed since its status was last reported. */
+export function linesMoved(t: Tracked): boolean {
+  const lines = t.relay?.lastLines() ?? [];
+  return (lines.at(-1) ?? "") !== t.reportedLastLine || lines.length !== t.reportedLineCount;
+}
