@@ -1,7 +1,8 @@
-// The shape of one row of the CLI's command table (commands.ts holds the rows). A row is the
-// whole truth about a command: the words that name it, its arguments, its flags with their
-// types and one-line help, whether it only reads, and its handler. Parsing, --help, the usage
-// lines and docs/cli.md all come from the rows; nothing keeps a second list.
+// The shape of one row of the CLI's command table (commands-*.ts hold the rows by command
+// family, commands.ts assembles them). A row is the whole truth about a command: the words that
+// name it, its arguments, its flags with their types and one-line help, whether it only reads,
+// and its handler. Parsing, --help, the usage lines and docs/cli.md all come from the rows;
+// nothing keeps a second list.
 import type { Settings } from "../settings";
 
 /** A parsed value or the reason the text is not one (the usage error names it). */

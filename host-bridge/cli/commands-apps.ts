@@ -1,0 +1,207 @@
+// The `apps` commands in the CLI's command table (commands.ts): write, preview, install, add,
+// update and remove apps, and look at their jobs and folders. Every command that installs
+// bytes takes the same consent flags.
+import { runAppsDev } from "./app-dev";
+import { runAppsNew } from "./app-scaffold";
+import { runAppAction, runAppsInstall, runAppsList, runAppsPreview, runAppsPurge, runAppsUpdate } from "./apps";
+import { isSourceSpec, runAppsAdd, runAppsUpdateFromSource } from "./apps-add";
+import { parseEnvAssignment } from "../sources/npm-app";
+import { defineCommand, jsonFlag, type CommandSpec } from "./command-table";
+import { runAppsFolders } from "./folders";
+import { countValue, digestValue } from "./flag-values";
+import { runAppsJobs } from "./mcp";
+import { UsageError } from "./usage-error";
+
+const consentFlags = {
+  consent: {
+    type: "string",
+    value: "DIGEST",
+    help: "consent to exactly the bytes with this digest (as `apps preview` prints it)",
+    parse: digestValue,
+  },
+  yes: { type: "boolean", help: "consent to the review just shown (refused if the folder changes meanwhile)" },
+  json: jsonFlag,
+} as const;
+
+/** A variable for a generated MCP server, `NAME=VALUE`, repeatable. */
+const envFlag = {
+  type: "string",
+  value: "NAME=VALUE",
+  help: "a variable for the server (repeatable); shown in the review and covered by the consent",
+  parse: parseEnvAssignment,
+  repeatable: true,
+} as const;
+
+function appAction(action: "enable" | "disable" | "restart", summary: string): CommandSpec {
+  return defineCommand({
+    words: ["apps", action],
+    summary,
+    args: [{ name: "name", help: "the installed app" }],
+    flags: { json: jsonFlag },
+    reads: false,
+    run: ({ flags, args }, { home }) => runAppAction(action, home, args[0], flags),
+  });
+}
+
+/** The apps commands, in the order help lists them. */
+export const APPS_COMMANDS: readonly CommandSpec[] = [
+  defineCommand({
+    words: ["apps", "new"],
+    summary: "Create a working app folder: manifest, a backend that verifies signed requests, a UI page, a test.",
+    details: ["The folder installs unchanged: `apps preview <folder>`, then `apps install <folder>`."],
+    args: [{ name: "name", help: "the app's name (kebab-case, as the manifest requires)" }],
+    flags: {
+      python: { type: "boolean", help: "a Python backend instead of a Node one" },
+      dir: { type: "string", value: "DIR", help: "the folder to create (default ./<name>)" },
+    },
+    reads: false,
+    run: ({ flags, args }) => runAppsNew(args[0], flags),
+  }),
+  defineCommand({
+    words: ["apps", "dev"],
+    summary: "Preview a folder, watch it, re-preview on each change and offer the install or update.",
+    details: [
+      "Every offer goes through the normal consent path: the review and its digest are shown and the",
+      "gateway installs only those bytes. Answer y to accept; --yes accepts each offer.",
+    ],
+    args: [{ name: "folder", help: "the app folder you are writing" }],
+    flags: {
+      yes: { type: "boolean", help: "accept each install or update without asking" },
+      "debounce-ms": {
+        type: "string",
+        value: "MS",
+        help: "how long the folder must be quiet before a re-preview (default 300)",
+        parse: countValue(60_000),
+      },
+    },
+    reads: false,
+    run: ({ flags, args }, { home }) => runAppsDev(home, args[0], flags),
+  }),
+  defineCommand({
+    words: ["apps", "preview"],
+    summary: "Review a folder: what it would get and run, and its consent digest (works without a running gateway).",
+    args: [{ name: "folder", help: "the app folder" }],
+    flags: { json: jsonFlag },
+    reads: true,
+    run: ({ flags, args }, { home }) => runAppsPreview(home, args[0], flags),
+  }),
+  defineCommand({
+    words: ["apps", "install"],
+    summary: "Install a folder after you consented to exactly its reviewed bytes.",
+    args: [{ name: "folder", help: "the app folder" }],
+    flags: {
+      ...consentFlags,
+      "adopt-data": { type: "boolean", help: "take over the data/ an earlier install of the name kept" },
+    },
+    exclusive: [["consent", "yes"]],
+    reads: false,
+    run: ({ flags, args }, { home }) => runAppsInstall(home, args[0], flags),
+  }),
+  defineCommand({
+    words: ["apps", "add"],
+    summary: "Install a published MCP server as a confined app: its whole closure pinned, reviewed and consented to.",
+    details: [
+      "Resolves the package from install.npm_registry, pins every package by its integrity and shows the review;",
+      "a pypi: project comes from install.pypi_index, every wheel of its closure pinned by its sha256.",
+      "`${DATA}` in an --env value stands for the app's data folder as the server sees it.",
+    ],
+    args: [{ name: "source", help: "npm:<name>@<exact version> or pypi:<name>==<exact version>" }],
+    flags: {
+      ...consentFlags,
+      env: envFlag,
+    },
+    exclusive: [["consent", "yes"]],
+    reads: false,
+    run: ({ flags, args }, { home }) => runAppsAdd(home, args[0], flags),
+  }),
+  defineCommand({
+    words: ["apps", "list"],
+    summary: "The installed apps: version, origin, enabled, backend health.",
+    args: [],
+    flags: {
+      parked: { type: "boolean", help: "list the kept data/ folders and whose install each is" },
+      json: jsonFlag,
+    },
+    reads: true,
+    run: ({ flags }, { home }) => runAppsList(home, flags),
+  }),
+  defineCommand({
+    words: ["apps", "update"],
+    summary: "Update an app from a folder or its source; kept only if the new backend is healthy.",
+    details: [
+      "No consent is asked when nothing you consented to changes.",
+      "From npm: or pypi: the source is resolved again; for npm: the review lists the closure's changes.",
+    ],
+    args: [
+      { name: "name", help: "the installed app" },
+      {
+        name: "folder",
+        help: "the folder with its new version, npm:<name>@<exact version> or pypi:<name>==<exact version>",
+      },
+    ],
+    flags: { ...consentFlags, env: { ...envFlag, help: `${envFlag.help} (with npm: only)` } },
+    exclusive: [["consent", "yes"]],
+    reads: false,
+    run: ({ flags, args }, { home }) => {
+      if (isSourceSpec(args[1])) return runAppsUpdateFromSource(home, args[0], args[1], flags);
+      if (flags.env?.length)
+        throw new UsageError("--env applies to an update from npm:<name>@<version>", ["apps", "update"]);
+      return runAppsUpdate(home, args[0], args[1], flags);
+    },
+  }),
+  appAction("enable", "Enable an app and start its backend."),
+  appAction("disable", "Disable an app: its backend stops and its tokens are revoked."),
+  appAction("restart", "Restart an app's backend."),
+  defineCommand({
+    words: ["apps", "uninstall"],
+    summary: "Uninstall an app; its data/ is kept unless --purge-data.",
+    args: [{ name: "name", help: "the installed app" }],
+    flags: { "purge-data": { type: "boolean", help: "delete its data/ too" }, json: jsonFlag },
+    reads: false,
+    run: ({ flags, args }, { home }) => runAppAction("uninstall", home, args[0], flags),
+  }),
+  defineCommand({
+    words: ["apps", "purge"],
+    summary: "Delete the kept data/ of an uninstalled name for good.",
+    args: [{ name: "name", help: "the name whose data/ was kept" }],
+    flags: { json: jsonFlag },
+    reads: false,
+    run: ({ flags, args }, { home }) => runAppsPurge(home, args[0], flags),
+  }),
+  defineCommand({
+    words: ["apps", "jobs"],
+    summary: "An app's scheduled jobs: next fires and history.",
+    args: [{ name: "name", help: "the installed app" }],
+    flags: { json: jsonFlag },
+    reads: true,
+    run: ({ flags, args }, { home }) => runAppsJobs(home, args[0], flags),
+  }),
+  defineCommand({
+    words: ["apps", "folders"],
+    summary: "An app's folder needs and the folders you granted; grant one (set) or take it back (revoke).",
+    details: [
+      "apps folders APP: each need, where it appears inside (/folders/NEED) and the folder granted to it.",
+      "apps folders APP set NEED PATH: grant PATH to NEED, read-only unless --read-write (only where the need allows it).",
+      "apps folders APP revoke NEED: take it back. Either one restarts a running backend and ends running MCP servers.",
+      "A link, `/`, a system folder, the PersonalClaw home or a folder holding it is refused; a whole home folder only with --whole-home.",
+    ],
+    args: [
+      { name: "app", help: "the installed app" },
+      { name: "action", help: "set or revoke (none: list)", optional: true },
+      { name: "need", help: "the need's name, as the app declares it", optional: true },
+      { name: "path", help: "set: the folder to grant", optional: true },
+    ],
+    flags: {
+      "read-write": { type: "boolean", help: "set: grant read-write (the need must allow it)" },
+      "whole-home": { type: "boolean", help: "set: you mean to grant a whole home folder" },
+      json: jsonFlag,
+    },
+    reads: false,
+    run: ({ flags, args }, { home }) =>
+      runAppsFolders(home, args, {
+        json: flags.json,
+        readWrite: flags["read-write"],
+        wholeHome: flags["whole-home"],
+      }),
+  }),
+];
