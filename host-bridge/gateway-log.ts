@@ -33,16 +33,95 @@ export interface GatewayLog {
   close: () => void;
 }
 
+/** Opens gateway.log for appending: whole lines, bounded by rotation, and a write that never throws (stderr while the disk refuses). */
 export function openGatewayLog(
   path: string,
   stderr: (text: string) => void = (text) => void process.stderr.write(text),
   now: () => number = Date.now,
   limits: GatewayLogLimits = { maxBytes: GATEWAY_LOG_MAX_BYTES, kept: GATEWAY_LOG_KEPT },
 ): GatewayLog {
-  let fd: number | null = null;
+  const file = openBoundedLogFile(path, stderr, now, limits);
   let degradedSince: number | null = null;
   let lastTry = 0;
   let lost = 0;
+  let retryTimer: NodeJS.Timeout | null = null;
+  const recover = (): boolean => {
+    lastTry = now();
+    try {
+      file.appendWhole(
+        `${new Date(now()).toISOString()} gateway.log is writable again; ${lost} line(s) went to stderr meanwhile\n`,
+      );
+    } catch (error) {
+      degrade(error);
+      return false;
+    }
+    degradedSince = null;
+    lost = 0;
+    if (retryTimer) clearInterval(retryTimer);
+    retryTimer = null;
+    return true;
+  };
+  const degrade = (error: unknown) => {
+    if (retryTimer === null) {
+      // Tried again on its own, so the file resumes even when no new line comes.
+      retryTimer = setInterval(recover, GATEWAY_LOG_RETRY_MS);
+      retryTimer.unref();
+    }
+    if (degradedSince === null) {
+      degradedSince = now();
+      const reason = storageFullReason(error) ?? (error as NodeJS.ErrnoException)?.code ?? String(error);
+      stderr(
+        `personalclaw: warning: ${path} cannot be written (${reason}); log lines go to stderr until it can be again.\n`,
+      );
+    }
+    file.drop();
+  };
+  return {
+    write(line) {
+      const text = line.endsWith("\n") ? line : `${line}\n`;
+      if (degradedSince !== null && now() - lastTry < GATEWAY_LOG_RETRY_MS) {
+        lost += 1;
+        stderr(text);
+        return;
+      }
+      if (degradedSince !== null && !recover()) {
+        lost += 1;
+        stderr(text);
+        return;
+      }
+      try {
+        file.appendWhole(text);
+      } catch (error) {
+        degrade(error);
+        lost += 1;
+        stderr(text);
+      }
+    },
+    isDegraded: () => degradedSince !== null,
+    close() {
+      if (retryTimer) clearInterval(retryTimer);
+      retryTimer = null;
+      file.close();
+    },
+  };
+}
+
+/** The log's file: only whole lines, and never past its bound while a rotation can be made. */
+interface BoundedLogFile {
+  /** Appends text whole, rotating first when it would take the file past its bound; throws when the disk refuses it, with any part written cut off again. */
+  appendWhole: (text: string) => void;
+  /** Lets go of the descriptor after a failure (a close that fails too is ignored); the next line opens the file again. */
+  drop: () => void;
+  close: () => void;
+}
+
+function openBoundedLogFile(
+  path: string,
+  stderr: (text: string) => void,
+  now: () => number,
+  limits: GatewayLogLimits,
+): BoundedLogFile {
+  let fd: number | null = null;
   let rotationFailedAt: number | null = null;
   const open = () => {
     if (fd === null) fd = openSync(path, "a", 0o600);
@@ -76,90 +155,38 @@ export function openGatewayLog(
     fd = null;
     return open();
   };
-  const appendWhole = (text: string) => {
-    const bytes = Buffer.from(text, "utf8");
-    let target = open();
-    let before = fstatSync(target).size;
-    if (before > 0 && before + bytes.length > limits.maxBytes) {
-      target = rotate(target);
-      before = fstatSync(target).size;
-    }
-    try {
-      let written = 0;
-      while (written < bytes.length) written += writeSync(target, bytes, written, bytes.length - written);
-    } catch (error) {
-      try {
-        ftruncateSync(target, before);
-      } catch {
-        // The disk refused the cut too; the next successful line starts after a partial one.
-      }
-      throw error;
-    }
-  };
-  let retryTimer: NodeJS.Timeout | null = null;
-  const recover = (): boolean => {
-    lastTry = now();
-    try {
-      appendWhole(
-        `${new Date(now()).toISOString()} gateway.log is writable again; ${lost} line(s) went to stderr meanwhile\n`,
-      );
-    } catch (error) {
-      degrade(error);
-      return false;
-    }
-    degradedSince = null;
-    lost = 0;
-    if (retryTimer) clearInterval(retryTimer);
-    retryTimer = null;
-    return true;
-  };
-  const degrade = (error: unknown) => {
-    if (retryTimer === null) {
-      // Tried again on its own, so the file resumes even when no new line comes.
-      retryTimer = setInterval(recover, GATEWAY_LOG_RETRY_MS);
-      retryTimer.unref();
-    }
-    if (degradedSince === null) {
-      degradedSince = now();
-      const reason = storageFullReason(error) ?? (error as NodeJS.ErrnoException)?.code ?? String(error);
-      stderr(
-        `personalclaw: warning: ${path} cannot be written (${reason}); log lines go to stderr until it can be again.\n`,
-      );
-    }
-    if (fd !== null) {
-      try {
-        closeSync(fd);
-      } catch {
-        // Already unusable.
-      }
-      fd = null;
-    }
-  };
   return {
-    write(line) {
-      const text = line.endsWith("\n") ? line : `${line}\n`;
-      if (degradedSince !== null && now() - lastTry < GATEWAY_LOG_RETRY_MS) {
-        lost += 1;
-        stderr(text);
-        return;
-      }
-      if (degradedSince !== null && !recover()) {
-        lost += 1;
-        stderr(text);
-        return;
+    appendWhole(text) {
+      const bytes = Buffer.from(text, "utf8");
+      let target = open();
+      let before = fstatSync(target).size;
+      if (before > 0 && before + bytes.length > limits.maxBytes) {
+        target = rotate(target);
+        before = fstatSync(target).size;
       }
       try {
-        appendWhole(text);
+        let written = 0;
+        while (written < bytes.length) written += writeSync(target, bytes, written, bytes.length - written);
       } catch (error) {
-        degrade(error);
-        lost += 1;
-        stderr(text);
+        try {
+          ftruncateSync(target, before);
+        } catch {
+          // The disk refused the cut too; the next successful line starts after a partial one.
+        }
+        throw error;
       }
     },
-    isDegraded: () => degradedSince !== null,
+    drop() {
+      if (fd !== null) {
+        try {
+          closeSync(fd);
+        } catch {
+          // Already unusable.
+        }
+        fd = null;
+      }
+    },
     close() {
-      if (retryTimer) clearInterval(retryTimer);
-      retryTimer = null;
       if (fd !== null) closeSync(fd);
       fd = null;
     },

@@ -2,7 +2,7 @@
 // ok/warn/fail with a sentence saying how to fix it. Exit 1 when a row fails.
 import { existsSync, statSync } from "node:fs";
 import { authModeInForce } from "../../kernel/contracts/auth-mode";
-import { homePaths } from "../home";
+import { homePaths, type HomePaths } from "../home";
 import { childLimits, readOwnerConfig, sessionTtlInForce } from "../owner-config";
 import { sandboxAvailability, type SandboxAvailability } from "../sandbox/bubblewrap";
 import { boundsAvailability, describeLimits } from "../sandbox/bounds";
@@ -56,68 +56,93 @@ function childUserRow(sandbox: SandboxAvailability): DoctorRow {
   };
 }
 
-/** Every doctor row for these settings. */
+/** Every doctor row for these settings, in the order doctor prints them. */
 export async function doctorRows(settings: Settings): Promise<DoctorRow[]> {
-  const rows: DoctorRow[] = [];
-  const [major, minor] = process.versions.node.split(".").map(Number);
-  rows.push(
-    major > 20 || (major === 20 && minor >= 19)
-      ? { name: "node", status: "ok", message: `Node ${process.versions.node}.` }
-      : {
-          name: "node",
-          status: "fail",
-          message: `Node ${process.versions.node} is too old; install Node 20.19 or newer.`,
-        },
-  );
-  const workerd = workerdVersion();
-  rows.push(
-    workerd !== null
-      ? { name: "workerd", status: "ok", message: `${workerd} at ${workerdBinary()}.` }
-      : {
-          name: "workerd",
-          status: "fail",
-          message: "The workerd binary is missing or cannot run; run `npm ci` in the PersonalClaw folder.",
-        },
-  );
+  const rows: DoctorRow[] = [nodeRow(), workerdRow()];
   // The same probe the supervisor asks before every start, so doctor cannot say ok while backends refuse.
   const sandbox = await sandboxAvailability(parentEnvironment().PATH);
-  rows.push(
-    sandbox.ok
-      ? {
-          name: "bubblewrap",
-          status: "ok",
-          message: `${sandbox.path} starts the confinement sandbox every app child runs in${sandbox.userNamespace ? " (own user namespace)" : ""}, with a seccomp filter.`,
-        }
-      : {
-          name: "bubblewrap",
-          status: "fail",
-          message: `${sandbox.reason ?? "bwrap cannot run"}; install it with \`apt-get install bubblewrap\` (app children refuse to start without it).`,
-        },
-  );
-  rows.push(childUserRow(sandbox));
+  rows.push(bubblewrapRow(sandbox), childUserRow(sandbox));
   const paths = homePaths(settings.home);
+  rows.push(...homeRows(paths));
+  rows.push(...configRows(readOwnerConfig(paths.home), paths.home));
+  const gateway = readLiveGateway(paths);
   rows.push(
+    gateway
+      ? { name: "gateway", status: "ok", message: `Running (pid ${gateway.pid}) at http://127.0.0.1:${gateway.port}/.` }
+      : { name: "gateway", status: "warn", message: `Not running; start it with: ${commandHint("start")}` },
+  );
+  rows.push(anchorRow(paths.home), setprivRow());
+  if (gateway) rows.push(await unrecordedAppsRow(paths.apps, paths.home));
+  if (TEST_BUILD) {
+    rows.push({
+      name: "test build",
+      status: "fail",
+      message:
+        "This is the test build: any caller can move the gateway's clock (and so outlive expiries); it is for the test suite only — run bin/personalclaw.mjs.",
+    });
+  }
+  rows.push(authModeRow(settings));
+  return rows;
+}
+
+function nodeRow(): DoctorRow {
+  const [major, minor] = process.versions.node.split(".").map(Number);
+  return major > 20 || (major === 20 && minor >= 19)
+    ? { name: "node", status: "ok", message: `Node ${process.versions.node}.` }
+    : {
+        name: "node",
+        status: "fail",
+        message: `Node ${process.versions.node} is too old; install Node 20.19 or newer.`,
+      };
+}
+
+function workerdRow(): DoctorRow {
+  const workerd = workerdVersion();
+  return workerd !== null
+    ? { name: "workerd", status: "ok", message: `${workerd} at ${workerdBinary()}.` }
+    : {
+        name: "workerd",
+        status: "fail",
+        message: "The workerd binary is missing or cannot run; run `npm ci` in the PersonalClaw folder.",
+      };
+}
+
+function bubblewrapRow(sandbox: SandboxAvailability): DoctorRow {
+  return sandbox.ok
+    ? {
+        name: "bubblewrap",
+        status: "ok",
+        message: `${sandbox.path} starts the confinement sandbox every app child runs in${sandbox.userNamespace ? " (own user namespace)" : ""}, with a seccomp filter.`,
+      }
+    : {
+        name: "bubblewrap",
+        status: "fail",
+        message: `${sandbox.reason ?? "bwrap cannot run"}; install it with \`apt-get install bubblewrap\` (app children refuse to start without it).`,
+      };
+}
+
+/** The home folder and the local secret: there (once started) and closed to everyone but the owner. */
+function homeRows(paths: HomePaths): DoctorRow[] {
+  return [
     modeRow("home", paths.home, 0o700, {
       name: "home",
       status: "warn",
       message: `${paths.home} does not exist yet; \`${commandHint("start")}\` creates it.`,
     }),
-  );
-  rows.push(
     modeRow("local secret", paths.localSecret, 0o600, {
       name: "local secret",
       status: "warn",
       message: `${paths.localSecret} does not exist yet; \`${commandHint("start")}\` writes it.`,
     }),
-  );
-  const config = readOwnerConfig(paths.home);
+  ];
+}
+
+/** What the owner's config.json sets: readable at all, the sandbox on, the session lifetime, the bounds. */
+function configRows(config: ReturnType<typeof readOwnerConfig>, home: string): DoctorRow[] {
   if (!config.ok)
-    rows.push({
-      name: "config",
-      status: "fail",
-      message: `${config.reason}; fix or remove ${paths.home}/config.json.`,
-    });
-  else if (config.config.sandbox.mode === "off") {
+    return [{ name: "config", status: "fail", message: `${config.reason}; fix or remove ${home}/config.json.` }];
+  const rows: DoctorRow[] = [];
+  if (config.config.sandbox.mode === "off") {
     rows.push({
       name: "sandbox",
       status: "warn",
@@ -131,80 +156,66 @@ export async function doctorRows(settings: Settings): Promise<DoctorRow[]> {
       message:
         "Every app child (backend, hook, installer) runs confined: it sees its own folder, the system's programs and a private /tmp, nothing of any home.",
     });
-  if (config.ok && sessionTtlInForce(config.config).capped) {
+  if (sessionTtlInForce(config.config).capped) {
     rows.push({
       name: "session lifetime",
       status: "warn",
       message: `auth.session_ttl in config.json is ${config.config.auth.session_ttl} s, above the 90-day limit: browser sign-ins last 90 days. Set it to 7776000 or less (\`${commandHint("config", "set", "auth.session_ttl", "30d")}\`).`,
     });
   }
-  if (config.ok) {
-    const preferred = config.config.sandbox.bounds;
-    const bounds = boundsAvailability(parentEnvironment().PATH, preferred === "auto" ? undefined : preferred);
-    const limits = describeLimits(childLimits(config.config));
-    const binds = bounds.mechanism !== "none" && bounds.processLimitBinds;
-    rows.push({
-      name: "bounds",
-      status: binds ? "ok" : "warn",
-      message: `${bounds.mechanism}: ${bounds.description}; each app child may use ${limits}.${binds ? "" : " Run as a user with systemd (systemd-run --user) or give the gateway a delegated cgroup to bound processes too."}`,
-    });
-  }
-  const gateway = readLiveGateway(paths);
-  rows.push(
-    gateway
-      ? { name: "gateway", status: "ok", message: `Running (pid ${gateway.pid}) at http://127.0.0.1:${gateway.port}/.` }
-      : { name: "gateway", status: "warn", message: `Not running; start it with: ${commandHint("start")}` },
-  );
-  const lostAnchor = readUnacknowledgedAnchor(paths.home);
-  rows.push(
-    lostAnchor === null
-      ? {
-          name: "security-log anchor",
-          status: "ok",
-          message: "The anchor outside the log has followed it since it was created.",
-        }
-      : {
-          name: "security-log anchor",
-          status: "fail",
-          message: `The anchor was ${lostAnchor.reason} at ${lostAnchor.since}: rows cut off the log before then cannot be detected. Run \`${commandHint("security", "acknowledge")}\` once you know why.`,
-        },
-  );
-  rows.push(
-    findSetpriv(parentEnvironment().PATH) !== null
-      ? {
-          name: "setpriv",
-          status: "ok",
-          message: "workerd is tied to the gateway process (PR_SET_PDEATHSIG) and dies with it.",
-        }
-      : {
-          name: "setpriv",
-          status: "warn",
-          message: "setpriv is missing: workerd may outlive a killed gateway; install util-linux.",
-        },
-  );
-  if (gateway) rows.push(await unrecordedAppsRow(paths.apps, paths.home));
-  if (TEST_BUILD) {
-    rows.push({
-      name: "test build",
-      status: "fail",
-      message:
-        "This is the test build: any caller can move the gateway's clock (and so outlive expiries); it is for the test suite only — run bin/personalclaw.mjs.",
-    });
-  }
-  const mode = authModeInForce({ AUTH_MODE_REQUESTED: settings.authModeRequested });
-  rows.push(
-    mode.warning
-      ? { name: "auth mode", status: "warn", message: mode.warning }
-      : {
-          name: "auth mode",
-          status: mode.mode === "none" ? "warn" : "ok",
-          message:
-            mode.mode === "none"
-              ? "none: anyone on this machine can act as the owner; the gateway binds loopback only."
-              : "local_token.",
-        },
-  );
+  const preferred = config.config.sandbox.bounds;
+  const bounds = boundsAvailability(parentEnvironment().PATH, preferred === "auto" ? undefined : preferred);
+  const limits = describeLimits(childLimits(config.config));
+  const binds = bounds.mechanism !== "none" && bounds.processLimitBinds;
+  rows.push({
+    name: "bounds",
+    status: binds ? "ok" : "warn",
+    message: `${bounds.mechanism}: ${bounds.description}; each app child may use ${limits}.${binds ? "" : " Run as a user with systemd (systemd-run --user) or give the gateway a delegated cgroup to bound processes too."}`,
+  });
   return rows;
+}
+
+function anchorRow(home: string): DoctorRow {
+  const lostAnchor = readUnacknowledgedAnchor(home);
+  return lostAnchor === null
+    ? {
+        name: "security-log anchor",
+        status: "ok",
+        message: "The anchor outside the log has followed it since it was created.",
+      }
+    : {
+        name: "security-log anchor",
+        status: "fail",
+        message: `The anchor was ${lostAnchor.reason} at ${lostAnchor.since}: rows cut off the log before then cannot be detected. Run \`${commandHint("security", "acknowledge")}\` once you know why.`,
+      };
+}
+
+function setprivRow(): DoctorRow {
+  return findSetpriv(parentEnvironment().PATH) !== null
+    ? {
+        name: "setpriv",
+        status: "ok",
+        message: "workerd is tied to the gateway process (PR_SET_PDEATHSIG) and dies with it.",
+      }
+    : {
+        name: "setpriv",
+        status: "warn",
+        message: "setpriv is missing: workerd may outlive a killed gateway; install util-linux.",
+      };
+}
+
+function authModeRow(settings: Settings): DoctorRow {
+  const mode = authModeInForce({ AUTH_MODE_REQUESTED: settings.authModeRequested });
+  return mode.warning
+    ? { name: "auth mode", status: "warn", message: mode.warning }
+    : {
+        name: "auth mode",
+        status: mode.mode === "none" ? "warn" : "ok",
+        message:
+          mode.mode === "none"
+            ? "none: anyone on this machine can act as the owner; the gateway binds loopback only."
+            : "local_token.",
+      };
 }
 
 export async function runDoctor(settings: Settings, values: { json?: boolean }): Promise<number> {

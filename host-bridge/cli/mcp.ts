@@ -18,6 +18,7 @@ import { JobViewSchema } from "../../kernel/contracts/scheduled-jobs";
 import {
   McpAliveAnswerSchema,
   McpLaunchAnswerSchema,
+  type McpLaunchAnswer,
   McpServerViewSchema,
   mcpDefinition,
   mcpDefinitionDigest,
@@ -157,25 +158,9 @@ async function askToLaunch(
   }
 }
 
-export async function runMcpRun(home: string, app: string, server: string): Promise<number> {
-  if (!AppManifestSchema.shape.name.safeParse(app).success || !SERVER_NAME.test(server))
-    throw new UsageError(`'mcp run' needs an app name and a server name it declares, not '${app}' '${server}'`, [
-      "mcp",
-      "run",
-    ]);
-  const answer = await askToLaunch(home, app, server, await definitionOnDisk(home, app, server));
-  if (answer.status !== 200) return fail(answer, false);
-  const launch = McpLaunchAnswerSchema.parse(answer.body);
-
-  const config = readOwnerConfig(home);
-  if (!config.ok) {
-    process.stderr.write(`personalclaw: ${safeLine(config.reason)}\n`);
-    return 1;
-  }
-  const parentEnv = parentEnvironment();
-  const paths = homePaths(home);
-  const runtime = runtimeDir(home, parentEnv.XDG_RUNTIME_DIR);
-  const egress = new EgressBrokers(runtime, (decision) => {
+/** The egress brokers of this run: the bridge's rule, each decision a security-log row through the gateway. */
+function reportedEgressBrokers(home: string, app: string, server: string, runtime: string): EgressBrokers {
+  return new EgressBrokers(runtime, (decision) => {
     const target = `${decision.host}:${decision.port}`;
     void callGateway(home, `mcp:${app}:${server}`, "POST", "/api/internal/sel/append", {
       kind: decision.outcome === "allowed" ? "egress_allowed" : (decision.code ?? "egress_refused"),
@@ -186,24 +171,22 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
       detail: { via: `mcp ${server}`, ...(decision.reason ? { reason: decision.reason } : {}) },
     }).catch(() => {});
   });
-  const preferred = config.config.sandbox.bounds;
-  const appDir = join(paths.apps, app);
-  let reported: Promise<unknown> = Promise.resolve();
-  let limitRow: Promise<unknown> = Promise.resolve();
-  // An update stops every server of its app before it copies data/ and holds new ones back
-  // until it is over (running-servers.ts): this run is recorded before it looks for the hold.
-  const record = registerRun(home, app, server);
-  if (record === null) {
-    process.stderr.write(`personalclaw: ${app} is being updated; start ${app}:${server} again once it is done\n`);
-    await egress.stopAll();
-    releaseRuntimeDir(runtime);
-    return 1;
-  }
-  // Disabling, uninstalling or updating the app, or the owner's off switch, ends a running
-  // server too (MCP-01): asked every few seconds; an unanswered question is not a no.
+}
+
+/**
+ * Disabling, uninstalling or updating the app, or the owner's off switch, ends a running
+ * server too (MCP-01): asked every few seconds; an unanswered question is not a no. SIGTERM
+ * (an update ending the app's servers) or SIGINT ends the server, and is never lost: one that
+ * comes while the server is still being set up keeps it from starting. `release` stops
+ * listening and asking.
+ */
+function endWhenNoLongerAllowed(
+  home: string,
+  app: string,
+  server: string,
+  launch: McpLaunchAnswer,
+): { signal: AbortSignal; release: () => void } {
   const stopping = new AbortController();
-  // SIGTERM (an update ending the app's servers) or SIGINT ends the server, and is never lost:
-  // one that comes while the server is still being set up keeps it from starting.
   const endFor = (reason: string) => {
     if (!stopping.signal.aborted) process.stderr.write(`personalclaw: ending ${app}:${server}: ${reason}\n`);
     stopping.abort();
@@ -225,6 +208,49 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
       })
       .catch(() => {});
   }, MCP_ALIVE_POLL_MS);
+  return {
+    signal: stopping.signal,
+    release: () => {
+      clearInterval(watch);
+      process.off("SIGTERM", onSignal);
+      process.off("SIGINT", onSignal);
+    },
+  };
+}
+
+export async function runMcpRun(home: string, app: string, server: string): Promise<number> {
+  if (!AppManifestSchema.shape.name.safeParse(app).success || !SERVER_NAME.test(server))
+    throw new UsageError(`'mcp run' needs an app name and a server name it declares, not '${app}' '${server}'`, [
+      "mcp",
+      "run",
+    ]);
+  const answer = await askToLaunch(home, app, server, await definitionOnDisk(home, app, server));
+  if (answer.status !== 200) return fail(answer, false);
+  const launch = McpLaunchAnswerSchema.parse(answer.body);
+
+  const config = readOwnerConfig(home);
+  if (!config.ok) {
+    process.stderr.write(`personalclaw: ${safeLine(config.reason)}\n`);
+    return 1;
+  }
+  const parentEnv = parentEnvironment();
+  const paths = homePaths(home);
+  const runtime = runtimeDir(home, parentEnv.XDG_RUNTIME_DIR);
+  const egress = reportedEgressBrokers(home, app, server, runtime);
+  const preferred = config.config.sandbox.bounds;
+  const appDir = join(paths.apps, app);
+  let reported: Promise<unknown> = Promise.resolve();
+  let limitRow: Promise<unknown> = Promise.resolve();
+  // An update stops every server of its app before it copies data/ and holds new ones back
+  // until it is over (running-servers.ts): this run is recorded before it looks for the hold.
+  const record = registerRun(home, app, server);
+  if (record === null) {
+    process.stderr.write(`personalclaw: ${app} is being updated; start ${app}:${server} again once it is done\n`);
+    await egress.stopAll();
+    releaseRuntimeDir(runtime);
+    return 1;
+  }
+  const stopping = endWhenNoLongerAllowed(home, app, server, launch);
   try {
     // The sandbox probe can take seconds on a loaded machine: a stop meanwhile kills it.
     const sandbox = await sandboxAvailability(parentEnv.PATH, stopping.signal);
@@ -272,9 +298,7 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
     );
   } finally {
     // Whatever ended it (the server, a stop, an error setting it up): nothing of it stays.
-    clearInterval(watch);
-    process.off("SIGTERM", onSignal);
-    process.off("SIGINT", onSignal);
+    stopping.release();
     record.end();
     await reported;
     await limitRow;
