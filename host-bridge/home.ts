@@ -20,7 +20,7 @@ import {
 import { writePrivateFile } from "./private-file";
 import { storeFolder } from "./durable-object-stores";
 import { freshSeed } from "./sel-seed";
-import { firstEpochKey } from "../durable/security-log/epoch-key";
+import { firstEpochKey } from "../kernel/chain/epoch-key";
 import { createHash, randomBytes } from "node:crypto";
 import { basename, dirname, join } from "node:path";
 import { tmpdir } from "node:os";

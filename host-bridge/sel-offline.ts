@@ -4,7 +4,7 @@
 // re-derives every epoch's key to recompute every mac. Read-only; works with the gateway
 // running or stopped.
 import Database from "better-sqlite3";
-import type { StoredRow } from "../durable/security-log/chain-mac";
+import type { StoredRow } from "../kernel/chain/chain-mac";
 
 export { securityLogFile } from "./home";
 

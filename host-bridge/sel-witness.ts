@@ -10,7 +10,7 @@ import {
   type CheckpointExportAnswer,
   type WitnessConfig,
 } from "../kernel/contracts/security-event";
-import { splitNote, verifyCosignature } from "../durable/security-log/checkpoint";
+import { splitNote, verifyCosignature } from "../kernel/chain/checkpoint";
 import { writePrivateFile } from "./private-file";
 import type { CallGateway } from "./bridge-contract";
 import { z } from "zod";

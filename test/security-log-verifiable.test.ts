@@ -17,8 +17,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { errorCode, makeHome, removeHome, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
-import { sealRow, type StoredRow } from "../durable/security-log/chain-mac";
-import { hexToBytes, importMacKey, seedFromVerificationCode } from "../durable/security-log/epoch-key";
+import { sealRow, type StoredRow } from "../kernel/chain/chain-mac";
+import { hexToBytes, importMacKey, seedFromVerificationCode } from "../kernel/chain/epoch-key";
 
 const PASSPHRASE = "correct horse battery staple";
 const homes: string[] = [];

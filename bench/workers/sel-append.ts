@@ -3,7 +3,7 @@
 // INSERT into a scratch table of the same shape without the HMAC chain) — the difference is what
 // the chain costs.
 // It lives here, not in the SecurityLog class: the product ships no measurement hooks.
-import { canonicalRowBody } from "../../durable/security-log/chain-mac";
+import { canonicalRowBody } from "../../kernel/chain/chain-mac";
 import type { SecurityLogCore } from "../../durable/security-log/log-core";
 import { UNCHAINED_COLUMNS, unchainedBindings } from "../../durable/security-log/stored-rows";
 import { GatewayError } from "../../kernel/contracts/errors";

@@ -3,7 +3,7 @@
 // carries each signed note, and the export the owner copies elsewhere. The root, the notes and
 // the keys themselves are checkpoint.ts.
 import { hexOf } from "../../kernel/crypto/hex";
-import { canonicalRowBody, sealRow, type StoredRow } from "./chain-mac";
+import { canonicalRowBody, sealRow, type StoredRow } from "../../kernel/chain/chain-mac";
 import {
   checkpointBody,
   CHECKPOINT_KIND,
@@ -18,7 +18,7 @@ import {
   toBase64,
   verifierKey,
   type SigningKey,
-} from "./checkpoint";
+} from "../../kernel/chain/checkpoint";
 import type { LogChain } from "./log-chain";
 import type { PreparedEvent, SqlPort } from "./log-core";
 import { newestRowOfKind, rowsInSeqOrder } from "./stored-rows";

@@ -21,11 +21,12 @@ import {
   type AnchorStanding,
   type WitnessAdmitted,
 } from "../../kernel/contracts/security-event";
-import { toJsonValue, type JsonObject } from "./canonical-json";
+import type { JsonObject } from "../../kernel/crypto/canonical-json";
+import { toJsonValue } from "./json-value";
 import { redactDetail, redactPrincipal, redactSubject, type TextMasker } from "./redact";
-import { removalFromRow, verifyChain } from "./verify-chain";
+import { removalFromRow, verifyChain } from "../../kernel/chain/verify-chain";
 import { admitWitnessLog, cosignAsWitness, witnessedCheckpoint, type WitnessAnswer } from "./witness";
-import { keysHeld, singleKey } from "./epoch-key";
+import { keysHeld, singleKey } from "../../kernel/chain/epoch-key";
 import { LogChain } from "./log-chain";
 import { isEpochDue, openEpochLocked } from "./log-epochs";
 import {

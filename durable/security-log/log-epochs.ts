@@ -3,8 +3,8 @@
 // the old key's bytes zeroed once the row opening the new epoch is written. The one-way step
 // itself is epoch-key.ts.
 import { hexOf } from "../../kernel/crypto/hex";
-import { sealRow, type MacKey } from "./chain-mac";
-import { EPOCH_KIND, importMacKey, stepEpochKey } from "./epoch-key";
+import { sealRow, type MacKey } from "../../kernel/chain/chain-mac";
+import { EPOCH_KIND, importMacKey, stepEpochKey } from "../../kernel/chain/epoch-key";
 import type { LogChain } from "./log-chain";
 import type { SqlPort } from "./log-core";
 

@@ -4,14 +4,14 @@
 // itself (sel.rotated, sel.segment_removed), so verification can tell a removal from a cut.
 import type { RetentionResult, RotateResult } from "../../kernel/contracts/security-event";
 import { maskCredentialShapes } from "../../kernel/text/text-safety";
-import { sealRow } from "./chain-mac";
-import { toBase64 } from "./checkpoint";
+import { sealRow } from "../../kernel/chain/chain-mac";
+import { toBase64 } from "../../kernel/chain/checkpoint";
 import type { LogChain } from "./log-chain";
 import { saveRoot } from "./log-checkpoints";
 import type { LogLimits } from "./log-core";
 import { nextEpoch } from "./log-epochs";
 import { maskOrWithhold, truncateText, type TextMasker } from "./redact";
-import { ROTATED_KIND, SEGMENT_REMOVED_KIND } from "./verify-chain";
+import { ROTATED_KIND, SEGMENT_REMOVED_KIND } from "../../kernel/chain/verify-chain";
 
 /** A sealed segment as the segments table holds it. */
 type SealedSegment = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { JsonObject } from "./canonical-json";
+import type { JsonObject } from "../../kernel/crypto/canonical-json";
 import { isCredentialKey, MAX_TEXT_CHARS, REDACTED, redactDetail, redactSubject, WITHHELD } from "./redact";
 
 describe("credential keys", () => {

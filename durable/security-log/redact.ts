@@ -10,7 +10,8 @@ import {
   MASK,
   MIN_SECRET_CHARS,
 } from "../../kernel/text/text-safety";
-import { setMember, type JsonObject, type JsonValue } from "./canonical-json";
+import type { JsonObject, JsonValue } from "../../kernel/crypto/canonical-json";
+import { setMember } from "./json-value";
 
 /** What a masked value becomes: the one marker of the text-safety module. */
 export const REDACTED = MASK;

@@ -21,7 +21,7 @@
 // Allowed events a process causes at will, one per action, are counted by the same rule
 // (issue 33 item 6): an app's every egress connection wrote its own `egress_allowed` row,
 // ~170 rows/s from one app. Their repeats become `sel.allowed_counted` rows (outcome allowed).
-import type { JsonObject } from "./canonical-json";
+import type { JsonObject } from "../../kernel/crypto/canonical-json";
 import type { SqlPort } from "./log-core";
 
 /** Kind of the row that carries the counted repeats of a refusal; written only by the log. */

@@ -3,12 +3,12 @@
 // database file would.
 import { describe, expect, it } from "vitest";
 import { GatewayError } from "../../kernel/contracts/errors";
-import { canonicalRowBody, GENESIS_PREV_MAC, macMatches, sealRow, type StoredRow } from "./chain-mac";
+import { canonicalRowBody, GENESIS_PREV_MAC, macMatches, sealRow, type StoredRow } from "../../kernel/chain/chain-mac";
 import { SecurityLogCore, type LogLimits } from "./log-core";
 import { memorySql } from "../../test/helpers/memory-sql";
 import { REDACTED, WITHHELD } from "./redact";
-import { ROTATED_KIND, SEGMENT_REMOVED_KIND, verifyChain } from "./verify-chain";
-import { hexToBytes, importMacKey, singleKey } from "./epoch-key";
+import { ROTATED_KIND, SEGMENT_REMOVED_KIND, verifyChain } from "../../kernel/chain/verify-chain";
+import { hexToBytes, importMacKey, singleKey } from "../../kernel/chain/epoch-key";
 import { CoalescingLog } from "./coalescing-log";
 import { REFUSALS_COUNTED_KIND } from "./refusal-windows";
 

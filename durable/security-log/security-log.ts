@@ -18,7 +18,7 @@ import type {
 import type { Env } from "../env";
 import { SecurityLogCore, SEL_CHECKPOINTS, type SqlPort } from "./log-core";
 import type { CheckpointExport } from "./log-checkpoints";
-import { EPOCH_MS } from "./epoch-key";
+import { EPOCH_MS } from "../../kernel/chain/epoch-key";
 import { GatewayError, type ErrorCode } from "../../kernel/contracts/errors";
 import type { WitnessAnswer } from "./witness";
 import type { CosignatureRecord, WitnessAdmitted } from "../../kernel/contracts/security-event";

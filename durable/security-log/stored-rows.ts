@@ -6,9 +6,9 @@ import type {
   SecurityEventQuerySchema,
   SecurityEventRow,
 } from "../../kernel/contracts/security-event";
-import { canonicalJson, type JsonObject } from "./canonical-json";
-import type { ChainedFields, SealedRow, StoredRow } from "./chain-mac";
-import { SEGMENT_REMOVED_KIND } from "./verify-chain";
+import { canonicalJson, type JsonObject } from "../../kernel/crypto/canonical-json";
+import type { ChainedFields, SealedRow, StoredRow } from "../../kernel/chain/chain-mac";
+import { SEGMENT_REMOVED_KIND } from "../../kernel/chain/verify-chain";
 import type { SqlBinding, SqlPort } from "./log-core";
 
 const VERIFY_PAGE_ROWS = 1000;

@@ -4,10 +4,10 @@
 import { describe, expect, it } from "vitest";
 import { GatewayError } from "../../kernel/contracts/errors";
 import { hexOf } from "../../kernel/crypto/hex";
-import { canonicalRowBody, sealRow, type StoredRow } from "./chain-mac";
+import { canonicalRowBody, sealRow, type StoredRow } from "../../kernel/chain/chain-mac";
 import { SecurityLogCore, type CoreOptions } from "./log-core";
 import { memorySql } from "../../test/helpers/memory-sql";
-import { verifyChain } from "./verify-chain";
+import { verifyChain } from "../../kernel/chain/verify-chain";
 import {
   EPOCH_KIND,
   firstEpochKey,
@@ -17,7 +17,7 @@ import {
   seedFromVerificationCode,
   stepEpochKey,
   verificationCode,
-} from "./epoch-key";
+} from "../../kernel/chain/epoch-key";
 import {
   CHECKPOINT_KIND,
   cosign,
@@ -27,8 +27,8 @@ import {
   splitNote,
   verifierKey,
   verifyCosignature,
-} from "./checkpoint";
-import { provesCheckpoint } from "./extends-checkpoint";
+} from "../../kernel/chain/checkpoint";
+import { provesCheckpoint } from "../../kernel/chain/extends-checkpoint";
 
 const SEED = "5e".repeat(32);
 /** What the bridge hands the log: the key of epoch 0, one step from the seed. */
@@ -428,7 +428,7 @@ describe("the witness", () => {
     const impostor = await generateSigningKey();
     const name = first.origin;
     const key = await importSigningKey(name, impostor.pkcs8, impostor.publicRaw);
-    const { signNote } = await import("./checkpoint");
+    const { signNote } = await import("../../kernel/chain/checkpoint");
     const forged = await signNote(splitNote(second.note)!.body, key);
     // Even a second key the owner admitted for the same origin is not the one the witness holds.
     await witness.log.admitWitnessLog(await verifierKey(name, impostor.publicRaw));

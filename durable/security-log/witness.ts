@@ -5,7 +5,7 @@
 // logs would fill the witness and every real one would be refused. It keeps one checkpoint per
 // origin for at most MAX_WITNESSED_LOGS admitted logs; its refusals are the route's rows.
 import { GatewayError } from "../../kernel/contracts/errors";
-import { cosign, openCheckpoint, parseVerifierKey, verifierKey, type SigningKey } from "./checkpoint";
+import { cosign, openCheckpoint, parseVerifierKey, verifierKey, type SigningKey } from "../../kernel/chain/checkpoint";
 import type { SqlPort } from "./log-core";
 import type { WitnessAdmitted } from "../../kernel/contracts/security-event";
 

@@ -1,15 +1,15 @@
 // `personalclaw security events|verify|acknowledge|checkpoint|seed|witness|admit`.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { CheckpointExportSchema, WitnessAdmittedSchema } from "../../kernel/contracts/security-event";
-import { CHECKPOINT_KIND, openCheckpoint, splitNote, verifyCosignature } from "../../durable/security-log/checkpoint";
-import { cosignatureFromRow, provesCheckpoint } from "../../durable/security-log/extends-checkpoint";
+import { CHECKPOINT_KIND, openCheckpoint, splitNote, verifyCosignature } from "../../kernel/chain/checkpoint";
+import { cosignatureFromRow, provesCheckpoint } from "../../kernel/chain/extends-checkpoint";
 import {
   keysFromFirstEpochKey,
   keysFromSeed,
   seedFromVerificationCode,
   verificationCode,
-} from "../../durable/security-log/epoch-key";
-import { verifyChain } from "../../durable/security-log/verify-chain";
+} from "../../kernel/chain/epoch-key";
+import { verifyChain } from "../../kernel/chain/verify-chain";
 import { homePaths } from "../home";
 import { readAnchor } from "../sel-anchor";
 import { readStoredRows, securityLogFile } from "../sel-offline";

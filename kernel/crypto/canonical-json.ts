@@ -8,6 +8,9 @@
 // out and an undefined array item is null. Non-finite numbers, functions, symbols and
 // bigints throw, so a document can never mean two different things.
 
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
 /** Serialises a JSON value canonically. */
 export function canonicalJson(value: unknown): string {
   if (value === null) return "null";

@@ -7,7 +7,7 @@
 // A boundary is the row before every `sel.checkpoint` and `sel.rotated` row. Anyone holding
 // the rows can recompute it without any key; equal roots mean equal rows (SHA-256 collision
 // resistance), which is what a checkpoint kept elsewhere needs to prove.
-import { hexOf } from "../../kernel/crypto/hex";
+import { hexOf } from "../crypto/hex";
 
 const encoder = new TextEncoder();
 

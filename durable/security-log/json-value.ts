@@ -1,9 +1,6 @@
 // Turning caller input into plain JSON before it is MACed with the one canonical form in
-// kernel/crypto/canonical-json.ts (re-exported here for the log's modules).
-export { canonicalJson } from "../../kernel/crypto/canonical-json";
-
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
-export type JsonObject = { [key: string]: JsonValue };
+// kernel/crypto/canonical-json.ts.
+import type { JsonObject, JsonValue } from "../../kernel/crypto/canonical-json";
 
 /** Deepest nesting kept in a detail; anything below is replaced by a marker, which also ends cycles. */
 export const MAX_DETAIL_DEPTH = 16;

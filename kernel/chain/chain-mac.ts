@@ -1,9 +1,9 @@
 // The HMAC chain: mac = hex(HMAC-SHA256(key, canonicalJson(row without mac))). The row holds
 // prev_mac, so each mac covers the one before it. Logs written before this form MACed
 // prev_mac ‖ canonicalJson(row without mac); their rows still verify (macMatches).
-import { canonicalJson, type JsonObject } from "./canonical-json";
-import { hmacSha256Into, type HmacKey } from "../../kernel/crypto/hmac-sha256";
-import { hexDigitsInto } from "../../kernel/crypto/hex";
+import { canonicalJson, type JsonObject } from "../crypto/canonical-json";
+import { hmacSha256Into, type HmacKey } from "../crypto/hmac-sha256";
+import { hexDigitsInto } from "../crypto/hex";
 
 /** A chain key prepared once for HMAC-SHA256 (its pad blocks compressed). */
 export type MacKey = HmacKey;

@@ -6,8 +6,8 @@
 // epoch's key and overwrites the previous one when it steps; the verifier re-derives every
 // epoch's key from the seed.
 import { isChainKeyHex, type MacKey } from "./chain-mac";
-import { hmacSha256, prepareHmacKey } from "../../kernel/crypto/hmac-sha256";
-import { hexOf } from "../../kernel/crypto/hex";
+import { hmacSha256, prepareHmacKey } from "../crypto/hmac-sha256";
+import { hexOf } from "../crypto/hex";
 
 /** The label of the one-way step; changing one byte would make every stepped row unverifiable. */
 export const EPOCH_STEP_LABEL = "personalclaw security log epoch step v1";

@@ -1,7 +1,7 @@
 // Chain verification: walks rows in seq order, recomputes every mac, checks every link, and
 // answers with the first row that is not what the log wrote. Pure: rows come from any
 // iterable, so the DO pages them from SQLite and tests hand in arrays.
-import type { SecurityLogAnchor, VerifyFailureReason, VerifyResult } from "../../kernel/contracts/security-event";
+import type { SecurityLogAnchor, VerifyFailureReason, VerifyResult } from "../contracts/security-event";
 import { GENESIS_PREV_MAC, macMatches, type StoredRow } from "./chain-mac";
 import { epochOpenedBy, type ChainKeys } from "./epoch-key";
 
