@@ -4,7 +4,14 @@
 // last; the log's one writer (log-core.ts) decides when.
 import { GatewayError } from "../../kernel/contracts/errors";
 import type { AppendResult } from "../../kernel/contracts/security-event";
-import { GENESIS_PREV_MAC, isChainKeyHex, sealRow, type ChainedFields, type MacKey, type SealedRow } from "../../kernel/chain/chain-mac";
+import {
+  GENESIS_PREV_MAC,
+  isChainKeyHex,
+  sealRow,
+  type ChainedFields,
+  type MacKey,
+  type SealedRow,
+} from "../../kernel/chain/chain-mac";
 import { hexToBytes, importMacKey } from "../../kernel/chain/epoch-key";
 import type { CoreOptions, PreparedEvent, SqlPort } from "./log-core";
 import { storedChainKey, storeFirstEpoch, type EpochState } from "./log-epochs";
