@@ -36,7 +36,10 @@ async function appTokenOf(gw: RunningGateway, name: string): Promise<string> {
 }
 
 const secretOf = (gw: RunningGateway) => readFileSync(join(gw.home, ".local_secret"), "utf8").trim();
-const internal = (gw: RunningGateway, work: string) => ({ "x-internal-secret": secretOf(gw), "x-personalclaw-work": work });
+const internal = (gw: RunningGateway, work: string) => ({
+  "x-internal-secret": secretOf(gw),
+  "x-personalclaw-work": work,
+});
 
 async function publish(gw: RunningGateway, text: string, now?: number, widens = false): Promise<Response> {
   return gw.fetch("/apps/approval-asker/api/publish", {

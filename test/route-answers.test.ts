@@ -38,7 +38,10 @@ async function expectDeclaredAnswer(method: string, pattern: string, response: R
 }
 
 const localSecret = (gw: RunningGateway) => readFileSync(join(gw.home, ".local_secret"), "utf8").trim();
-const internal = (gw: RunningGateway) => ({ "x-internal-secret": localSecret(gw), "x-personalclaw-work": "route-answers" });
+const internal = (gw: RunningGateway) => ({
+  "x-internal-secret": localSecret(gw),
+  "x-personalclaw-work": "route-answers",
+});
 
 async function appTokenOf(gw: RunningGateway, name: string): Promise<string> {
   const echo = (await (await gw.fetch(`/apps/${name}/api/echo`)).json()) as { headers: { authorization: string } };
