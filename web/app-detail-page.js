@@ -1,7 +1,7 @@
 // One app's page: its status and backend (restarts, last exit), the live last lines of its
 // backend log with search, what the owner consented to, data an earlier install left parked,
 // the folders granted to it, its MCP servers and jobs, and Update, Restart, Enable/Disable and Uninstall.
-import { el, errorNotice, infoNotice, replaceChildren } from "./element.js";
+import { el, errorNotice, infoNotice, listOf, replaceChildren } from "./element.js";
 import { formatRelative, formatTime } from "./format.js";
 import { installReview } from "./install-review.js";
 import { backendSummary, openLink, requiresLine } from "./apps-section.js";
@@ -12,7 +12,6 @@ import { foldersPart } from "./folders-part.js";
 
 const LOG_POLL_MS = 3000;
 const LOG_LINES = 200;
-const list = (value) => (Array.isArray(value) ? value : []);
 
 /** Builds the page of app `name`; `changed()` re-reads the Apps list and the header counts. */
 export function appDetailPage(api, name, changed) {
@@ -228,7 +227,7 @@ async function readLog(page) {
     if (!answer.isAuthRequired) replaceChildren(logState, errorNotice(answer));
     return;
   }
-  const lines = list(answer.data.lines).map(String);
+  const lines = listOf(answer.data.lines).map(String);
   // Keep the reader's place: follow the end only when they were already at it or the search changed.
   const wasAtEnd = logView.scrollTop + logView.clientHeight >= logView.scrollHeight - 4;
   logView.textContent = lines.join("\n");
@@ -266,7 +265,7 @@ async function readParked(page) {
     if (!answer.isAuthRequired) replaceChildren(parkedHost, errorNotice(answer));
     return;
   }
-  const mine = list(answer.data.parked).filter((p) => p.name === page.name);
+  const mine = listOf(answer.data.parked).filter((p) => p.name === page.name);
   replaceChildren(
     parkedHost,
     mine.length === 0
@@ -286,7 +285,7 @@ async function readParked(page) {
 async function readExtensions(page) {
   const { api, name } = page;
   const mcp = await api.get("/api/mcp");
-  const rows = mcp.ok ? list(mcp.data.servers).filter((row) => row.app === name) : [];
+  const rows = mcp.ok ? listOf(mcp.data.servers).filter((row) => row.app === name) : [];
   replaceChildren(
     page.extensionsHost,
     mcpServersPart(api, rows, () => readExtensions(page)),

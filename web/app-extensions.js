@@ -1,9 +1,7 @@
 // An app's extensions of the agent, on its row in Apps: the MCP servers it registers (state,
 // last start, Retry after three failed starts) and its scheduled jobs (schedule, next fire,
 // the fires kept). Text only: every value reaches the page as a text node (element.js).
-import { el, errorNotice, replaceChildren } from "./element.js";
-
-const list = (value) => (Array.isArray(value) ? value : []);
+import { el, errorNotice, listOf, replaceChildren } from "./element.js";
 
 const STATE_WORDS = {
   registered: "registered",
@@ -21,7 +19,7 @@ function lastStartText(start) {
 
 /** The MCP servers part of an app's row; `rows` are this app's rows of GET /api/mcp. `changed()` refreshes Apps. */
 export function mcpServersPart(api, rows, changed) {
-  const servers = list(rows);
+  const servers = listOf(rows);
   if (servers.length === 0) return null;
   const notices = el("div", { class: "notices", "aria-live": "polite" });
   async function act(server, path, body) {
@@ -81,7 +79,7 @@ export function jobsPart(api, appName) {
       if (!answer.isAuthRequired) replaceChildren(body, errorNotice(answer));
       return;
     }
-    const jobs = list(answer.data.jobs);
+    const jobs = listOf(answer.data.jobs);
     replaceChildren(
       body,
       jobs.length === 0
@@ -95,12 +93,12 @@ export function jobsPart(api, appName) {
                 { "data-job": job.name },
                 el("strong", { text: String(job.name) }),
                 ` ${job.schedule} (${job.timezone}) → POST ${job.route} · next fire: ${job.nextFire ?? (job.paused ? "none while the app is disabled" : "none")}`,
-                list(job.history).length === 0
+                listOf(job.history).length === 0
                   ? el("p", { class: "muted", text: "Not fired yet." })
                   : el(
                       "ul",
                       { class: "job-history" },
-                      list(job.history).map((run) =>
+                      listOf(job.history).map((run) =>
                         el("li", {
                           text: `${run.startedAt} ${run.outcome}${run.status !== null ? ` ${run.status}` : ""} in ${run.durationMs} ms${run.error ? ` — ${run.error}` : ""}`,
                         }),

@@ -1,6 +1,6 @@
 // Apps: a card per installed app with enable/disable, open, restart, update, uninstall and
 // backend health, each leading to the app's own page (app-detail-page.js).
-import { el, errorNotice, infoNotice, replaceChildren } from "./element.js";
+import { el, errorNotice, infoNotice, listOf, replaceChildren } from "./element.js";
 import { uninstallControl } from "./uninstall-control.js";
 import { updateControl } from "./update-control.js";
 import { jobsPart, mcpServersPart } from "./app-extensions.js";
@@ -15,8 +15,6 @@ export function openLink(name, ui) {
     "aria-label": `Open ${name}`,
   });
 }
-
-const list = (value) => (Array.isArray(value) ? value : []);
 
 /** The backend's state as badges and facts: running, healthy, pid, restarts, last exit. */
 export function backendSummary(backend, hasBackend) {
@@ -40,7 +38,7 @@ export function backendSummary(backend, hasBackend) {
 }
 
 export function requiresLine(requires) {
-  const items = list(requires);
+  const items = listOf(requires);
   if (items.length === 0) return null;
   return el(
     "p",
@@ -146,7 +144,7 @@ function appItem(apps, app) {
     .filter(Boolean)
     .join(" · ");
   const backend = app.backend && typeof app.backend === "object" ? app.backend : null;
-  const lastLines = list(backend?.lastLines);
+  const lastLines = listOf(backend?.lastLines);
   return el(
     "li",
     { class: "app", "data-app": name },
@@ -227,9 +225,9 @@ async function refresh(apps, opts = {}) {
     );
     return;
   }
-  const installed = list(answer.data.apps);
+  const installed = listOf(answer.data.apps);
   const mcp = await api.get("/api/mcp");
-  apps.mcpRows = mcp.ok ? list(mcp.data.servers) : [];
+  apps.mcpRows = mcp.ok ? listOf(mcp.data.servers) : [];
   // A refresh (a live frame, say) must not throw away what the owner is in the middle of: an
   // open Update form or review, or an Uninstall question, moves into the new list as it is.
   const open = [...listHost.querySelectorAll("[data-control], [data-uninstall]")].filter((control) =>

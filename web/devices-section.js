@@ -1,10 +1,9 @@
 // Devices: every owner sign-in — its name or browser and system, kind, first address, when
 // it was created and used — with naming, sign-out per row, sign out others and everywhere.
-import { el, errorNotice, infoNotice, replaceChildren } from "./element.js";
-import { formatRelative, formatTime } from "./format.js";
+import { el, errorNotice, infoNotice, replaceChildren, timeElement } from "./element.js";
 
 function timeCell(value) {
-  return el("td", {}, el("time", { datetime: value ?? "", title: formatTime(value), text: formatRelative(value) }));
+  return el("td", {}, timeElement(value));
 }
 
 /**

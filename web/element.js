@@ -1,5 +1,6 @@
 // Builds DOM nodes from data without ever parsing it as HTML: strings become text nodes and
 // attributes are set one by one, so a hostile app name or log line stays text (no XSS).
+import { formatRelative, formatTime } from "./format.js";
 
 /**
  * Creates an element. `props` keys: `class`, `text`, `on<Event>` handlers, `hidden`,
@@ -50,4 +51,14 @@ export function errorNotice(error) {
 /** A short confirmation or information line, announced politely. */
 export function infoNotice(text) {
   return el("p", { class: "notice notice-info", role: "status", text });
+}
+
+/** A <time> of an ISO time: relative text, the full time as its title. */
+export function timeElement(value) {
+  return el("time", { datetime: value ?? "", title: formatTime(value), text: formatRelative(value) });
+}
+
+/** The value when it is an array, else none: an answer's list field read without trusting its shape. */
+export function listOf(value) {
+  return Array.isArray(value) ? value : [];
 }

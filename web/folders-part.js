@@ -3,9 +3,7 @@
 // browser cannot open a folder picker on the gateway's machine (a page sees only the files the
 // browser hands it, not host paths), so the owner types the folder's full path; the gateway's
 // bridge checks it and refuses links, the PersonalClaw home, system folders and whole homes.
-import { el, errorNotice, infoNotice, replaceChildren } from "./element.js";
-
-const list = (value) => (Array.isArray(value) ? value : []);
+import { el, errorNotice, infoNotice, listOf, replaceChildren } from "./element.js";
 
 /** The Folders part of the app page of `appName`; answers {section, refresh}. `changed()` re-reads the page. */
 export function foldersPart(api, appName, changed) {
@@ -115,7 +113,7 @@ export function foldersPart(api, appName, changed) {
       if (!answer.isAuthRequired) replaceChildren(body, errorNotice(answer));
       return;
     }
-    const needs = list(answer.data.folders);
+    const needs = listOf(answer.data.folders);
     section.hidden = needs.length === 0;
     replaceChildren(body, el("ul", { class: "folder-needs" }, needs.map(needItem)));
   }

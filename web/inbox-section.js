@@ -1,8 +1,7 @@
 // Inbox: the approvals waiting for the owner, each with who asks and exactly what would
 // happen, answered once, for an hour, always, or denied; and the grants those answers left,
 // each revocable. Every asker-supplied string is set as text (element.js), never as HTML.
-import { el, errorNotice, infoNotice, replaceChildren } from "./element.js";
-import { formatRelative, formatTime } from "./format.js";
+import { el, errorNotice, infoNotice, replaceChildren, timeElement } from "./element.js";
 
 const POLL_MS = 5000;
 
@@ -13,10 +12,6 @@ const ANSWERS = [
   { scope: "30d", label: "Approve for 30 days" },
   { scope: "always", label: "Approve always" },
 ];
-
-function timeText(value) {
-  return el("time", { datetime: value ?? "", title: formatTime(value), text: formatRelative(value) });
-}
 
 /** Builds the Inbox section; `countBadge` is the nav's badge, kept to the pending count. */
 export function inboxSection(api, countBadge) {
@@ -153,7 +148,7 @@ function approvalTerms(approval, action) {
       "div",
       {},
       el("dt", { text: "Asked" }),
-      el("dd", {}, timeText(approval.created_at), " · expires ", timeText(approval.expires_at)),
+      el("dd", {}, timeElement(approval.created_at), " · expires ", timeElement(approval.expires_at)),
     ),
   );
 }
@@ -172,7 +167,7 @@ function grantRow(inbox, grant) {
     el("td", { class: "mono", text: grant.asked_by ?? "" }),
     el("td", { class: "mono", text: grant.kind ?? "" }),
     el("td", { text: scopeText(grant.scope) }),
-    el("td", {}, grant.expires_at ? timeText(grant.expires_at) : "until revoked"),
+    el("td", {}, grant.expires_at ? timeElement(grant.expires_at) : "until revoked"),
     el(
       "td",
       { class: "actions" },

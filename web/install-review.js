@@ -2,11 +2,9 @@
 // it: what the app needs first, what it is granted (network hosts, enforced), what runs
 // (backend, UI, hooks), what the scan found, and the digest the Install button consents to.
 // Every field is read defensively: a review from a newer gateway still renders.
-import { el } from "./element.js";
+import { el, listOf } from "./element.js";
 import { compactJson, formatCommand } from "./format.js";
 import { FINDINGS_WORDS, GRANT_WORDS } from "./review-words.js";
-
-const list = (value) => (Array.isArray(value) ? value : []);
 
 function part(title, ...content) {
   return el("section", { class: "review-part" }, el("h4", { text: title }), content);
@@ -53,7 +51,7 @@ function commandLine(c) {
 }
 
 function requiresPart(review) {
-  const items = list(review.prerequisites);
+  const items = listOf(review.prerequisites);
   return part(
     "Needs first",
     items.length === 0
@@ -94,7 +92,7 @@ function networkTerm(network) {
 function grantValue(kind, value) {
   if (kind === "flag") return value === true;
   if (kind === "tier") return value ?? null;
-  if (kind === "list") return list(value);
+  if (kind === "list") return listOf(value);
   return null;
 }
 
@@ -112,7 +110,7 @@ function permissionsPart(review) {
 
 /** Secrets the app asks for: each reaches it only if you assign one, as an environment variable at its start. */
 function secretsPart(review) {
-  const asked = list(review.secrets);
+  const asked = listOf(review.secrets);
   if (asked.length === 0) return null;
   return part(
     "Secrets it asks for",
@@ -146,7 +144,7 @@ function backendPart(review) {
 function uiPart(review) {
   const ui = review.ui;
   if (!ui) return part("UI", none("No UI."));
-  const pages = list(ui.pages).map((pg) => (pg.title ? `${pg.title} (${pg.entryPoint})` : pg.entryPoint));
+  const pages = listOf(ui.pages).map((pg) => (pg.title ? `${pg.title} (${pg.entryPoint})` : pg.entryPoint));
   return part(
     "UI",
     terms([
@@ -183,29 +181,29 @@ function otherPart(review) {
   const shown = terms([
     [
       "Scheduled jobs",
-      list(review.scheduledJobs).map(
+      listOf(review.scheduledJobs).map(
         (j) =>
           `${j.name} ${j.schedule}${j.timezone && j.timezone !== "UTC" ? ` ${j.timezone}` : ""}${j.route ? ` → POST ${j.route}` : ""}${j.enabled === false ? " (off)" : ""}${j.registers === false ? (j.route ? " — not registered: needs permissions.cron" : " — not registered: needs cron and an agent tier") : ""}`,
       ),
     ],
     [
       "MCP servers (run in the app's sandbox)",
-      list(review.mcpServers).map(
+      listOf(review.mcpServers).map(
         (s) =>
-          `${s.name}: ${s.url ? `${s.url} (remote)` : formatCommand(s.command, s.args)}${list(s.envNames).length ? ` (env ${s.envNames.join(", ")})` : ""}`,
+          `${s.name}: ${s.url ? `${s.url} (remote)` : formatCommand(s.command, s.args)}${listOf(s.envNames).length ? ` (env ${s.envNames.join(", ")})` : ""}`,
       ),
     ],
     [
       "Launches",
-      list(review.launches).map(
-        (l) => `${l.program} — ${l.why}${list(l.hosts).length ? ` (hosts ${l.hosts.join(", ")})` : ""}`,
+      listOf(review.launches).map(
+        (l) => `${l.program} — ${l.why}${listOf(l.hosts).length ? ` (hosts ${l.hosts.join(", ")})` : ""}`,
       ),
     ],
-    ["Writes", list(review.writes).map((w) => `${w.path} — ${w.why}`)],
-    ["Python packages", list(review.pythonPackages)],
-    ["npm packages", list(npm.packages)],
-    ["npm note", list(npm.packages).length ? (npm.note ?? null) : null],
-    ["Unrecognised manifest keys", list(review.unrecognisedManifestKeys)],
+    ["Writes", listOf(review.writes).map((w) => `${w.path} — ${w.why}`)],
+    ["Python packages", listOf(review.pythonPackages)],
+    ["npm packages", listOf(npm.packages)],
+    ["npm note", listOf(npm.packages).length ? (npm.note ?? null) : null],
+    ["Unrecognised manifest keys", listOf(review.unrecognisedManifestKeys)],
   ]);
   return shown ? part("Also", shown) : null;
 }
@@ -250,8 +248,8 @@ function findingsTable(caption, findings) {
 
 /** The findings part; exported so a refused preview (scan_dangerous) can show its findings. */
 export function findingsPart(findings, verdict) {
-  const runtime = list(findings?.runtime);
-  const tests = list(findings?.tests);
+  const runtime = listOf(findings?.runtime);
+  const tests = listOf(findings?.tests);
   const flat = Array.isArray(findings) ? findings : [];
   const tone = verdict === "clean" ? "ok" : verdict === "dangerous" ? "bad" : "warn";
   return part(
