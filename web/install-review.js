@@ -108,7 +108,7 @@ function permissionsPart(review) {
   return part("Permissions", shown ?? none("No permissions."), network ? terms([[networkWords.label, network]]) : null);
 }
 
-/** Secrets the app asks for: each reaches it only if you assign one, as an environment variable at its start. */
+/** Secrets the app asks for: each reaches it only if you assign one; who holds it and where it goes. */
 function secretsPart(review) {
   const asked = listOf(review.secrets);
   if (asked.length === 0) return null;
@@ -118,7 +118,14 @@ function secretsPart(review) {
       "ul",
       { class: "secrets-asked" },
       asked.map((s) =>
-        el("li", {}, el("code", { text: String(s?.name ?? "") }), " — ", el("span", { text: String(s?.why ?? "") })),
+        el(
+          "li",
+          { "data-holds-value": s?.appHoldsValue === true },
+          el("code", { text: String(s?.name ?? "") }),
+          " — ",
+          el("span", { text: String(s?.why ?? "") }),
+          s?.note ? el("p", { class: "secret-holding", text: String(s.note) }) : null,
+        ),
       ),
     ),
     el("p", {

@@ -118,3 +118,17 @@ describe("reviewText", () => {
     expect(text).toContain(`Consent digest: ${digest}`);
   });
 });
+
+describe("reviewText secrets", () => {
+  it("shows under each secret who holds it and where it goes, escaped", () => {
+    const text = reviewText(
+      {
+        ...review((field) => field),
+        secrets: [{ name: "KEY", why: "w", note: `The app never sees this value.${EVIL}` }],
+      },
+      "sha256:00",
+    );
+    expect(text).toContain("  KEY: The app never sees this value.");
+    expect(text).not.toContain("\nInstall hook: none");
+  });
+});

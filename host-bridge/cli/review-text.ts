@@ -110,6 +110,7 @@ export function reviewText(review: RenderableReview, digest: string): string {
   lines.push(
     `Secrets it asks for (given only if you assign one): ${list((review.secrets ?? []).map((s) => `${t(s.name)} (${t(s.why)})`))}`,
   );
+  for (const s of review.secrets ?? []) if (s.note) lines.push(`  ${t(s.name)}: ${t(s.note)}`);
   lines.push(`Writes outside its folder: ${list((review.writes ?? []).map((w) => w.path))}`);
   const runtime = review.findings?.runtime ?? [];
   const tests = review.findings?.tests ?? [];

@@ -10,6 +10,7 @@ import { closurePinsText, npmClosureReview, type NpmClosure } from "../../kernel
 import { createHash } from "node:crypto";
 import { DEFAULT_HOOK_TIMEOUT_SECONDS } from "../settings";
 import { folderNeedWords } from "../../kernel/contracts/folder-grants";
+import { secretDelivery, secretHoldingWords, secretPlaceWords } from "../../kernel/contracts/secret-delivery";
 
 /** DESIGN.md: onInstall and onUninstall run bounded to 60 s; onUpdate is parsed, never run. */
 export const HOOK_TIMEOUT_SECONDS = DEFAULT_HOOK_TIMEOUT_SECONDS;
@@ -129,7 +130,13 @@ export function buildReview(
       npmPackage: l.npmPackage ?? null,
     })),
     writes: (manifest.writes ?? []).map((w) => ({ path: w.path, why: w.why })),
-    secrets: (manifest.secrets ?? []).map((s) => ({ name: s.name, why: s.why })),
+    secrets: (manifest.secrets ?? []).map((s) => ({
+      name: s.name,
+      why: s.why,
+      appHoldsValue: secretDelivery(s) === "env",
+      sendsTo: s.use ? s.use.origins.map((origin) => ({ origin, place: secretPlaceWords(s.use!) })) : [],
+      note: secretHoldingWords(s),
+    })),
     findings: {
       runtime: scan.findings.filter((f) => f.runs),
       tests: scan.findings.filter((f) => !f.runs),

@@ -344,6 +344,11 @@ export const ERROR_CODES = {
     status: 422,
     message: "The manifest field '{field}' names {address}, an address no app may reach: {reason}.",
   },
+  manifest_secret_origin_not_granted: {
+    status: 422,
+    message: "The manifest field '{field}' sends a secret to {origin}, which permissions.network does not grant.",
+  },
+  secret_misdirected: { status: 403, message: "A secret's placeholder was sent where the secret does not go." },
   secret_name_invalid: {
     status: 400,
     message:

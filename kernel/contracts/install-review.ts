@@ -105,8 +105,21 @@ export const InstallReviewSchema = z.object({
     }),
   ),
   writes: z.array(z.object({ path: z.string(), why: z.string() })),
-  /** Secrets it asks for; each reaches it only if the owner assigns one (as an environment variable at its backend's start). */
-  secrets: z.array(z.object({ name: z.string(), why: z.string() })),
+  /**
+   * Secrets it asks for; each reaches it only if the owner assigns one. `appHoldsValue` is true
+   * when the app gets the value itself (delivery env), false when it gets a placeholder its
+   * broker replaces; `sendsTo` lists the origins that receive it and where; `note` says both.
+   * The three are absent from a review kept before secrets said where they go.
+   */
+  secrets: z.array(
+    z.object({
+      name: z.string(),
+      why: z.string(),
+      appHoldsValue: z.boolean().optional(),
+      sendsTo: z.array(z.object({ origin: z.string(), place: z.string() })).optional(),
+      note: z.string().optional(),
+    }),
+  ),
   findings: z.object({ runtime: z.array(ReviewFindingSchema), tests: z.array(ReviewFindingSchema) }),
   verdict: ReviewVerdictSchema,
   /**

@@ -3,6 +3,7 @@
 // PersonalClaw does not install and the secrets it asks for.
 import { z } from "zod";
 import { declaredSecretNameRefusal } from "./secrets";
+import { checkSecretUses, SecretDeliverySchema, SecretOriginUseSchema } from "./secret-delivery";
 import { shortText } from "./manifest-field-shapes";
 import { isNpmPackageName } from "./manifest-dependencies";
 import { invalidField, type ManifestRefusal } from "./manifest-refusal";
@@ -52,7 +53,7 @@ export const LaunchedProgramSchema = z.object({
     .optional(),
 });
 
-/** A secret the app asks the owner for: it arrives as the environment variable `name` at its backend's start. */
+/** A secret the app asks the owner for: the environment variable `name` holds it, or its placeholder when it declares where it is used. */
 export const DeclaredSecretSchema = z
   .object({
     name: z.string().min(1).max(64).meta({
@@ -61,6 +62,18 @@ export const DeclaredSecretSchema = z
       owner: "The name.",
     }),
     why: shortText(500).meta({ description: "Why the app needs it.", owner: "The reason." }),
+    use: SecretOriginUseSchema.meta({
+      description:
+        "Where the secret is used: the origins that receive it and the one place in a request it is written (`header` with `format`, `basic`, or `query`).",
+      owner: "Every origin and the place.",
+      byDefault: "not declared",
+    }).optional(),
+    delivery: SecretDeliverySchema.meta({
+      description:
+        "`placeholder`: the app gets a placeholder, its egress broker writes the value into requests to the declared origins only, and `PERSONALCLAW_ORIGIN_<name>` holds the `http://` base URL of the first origin. `env`: the app gets the value itself, and the review says it holds it.",
+      owner: "Whether the app holds the value.",
+      byDefault: "`placeholder` with `use`, `env` without",
+    }).optional(),
   })
   .strict();
 
@@ -82,7 +95,7 @@ export const PrerequisiteSchema = z.object({
   how: shortText(300).meta({ description: "How the owner gets it.", owner: "The instructions." }),
 });
 
-/** Refuses a secret name a loader or the bridge reads, and a name declared twice. */
+/** Refuses a secret name a loader or the bridge reads, a name declared twice, and a use its grant does not cover. */
 export function checkDeclaredSecrets(m: AppManifest): ManifestRefusal | null {
   const seen = new Set<string>();
   for (const [i, secret] of (m.secrets ?? []).entries()) {
@@ -91,7 +104,7 @@ export function checkDeclaredSecrets(m: AppManifest): ManifestRefusal | null {
     if (seen.has(secret.name)) return invalidField(`secrets[${i}].name`, `'${secret.name}' is declared twice`);
     seen.add(secret.name);
   }
-  return null;
+  return checkSecretUses(m.secrets ?? [], m.permissions?.network);
 }
 
 /** An npx launch names the package npx runs, with no version: consent says each start fetches the newest. */

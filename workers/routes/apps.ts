@@ -117,6 +117,7 @@ const BUNDLE_REFUSALS: ErrorCode[] = [
   "manifest_npm_not_registry",
   "manifest_config_security",
   "manifest_address_refused",
+  "manifest_secret_origin_not_granted",
   "app_name_reserved",
   "core_incompatible",
   "scan_dangerous",
