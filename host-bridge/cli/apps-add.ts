@@ -12,6 +12,8 @@ import { homePaths } from "../home";
 import { readOwnerConfig } from "../owner-config";
 import { generateNpmApp, writeGeneratedApp, type GeneratedApp } from "../sources/npm-app";
 import { generatePypiApp } from "../sources/pypi-app";
+import { generateMcpbApp } from "../sources/mcpb-app";
+import { isMcpbLocation, readMcpbSource } from "../sources/mcpb-fetch";
 import { resolvePypiClosure } from "../sources/pypi-resolve";
 import { releaseOf } from "../sources/python-versions";
 import { resolveNpmClosure } from "../sources/npm-resolve";
@@ -20,9 +22,9 @@ import { emitError, runAppsInstall, runAppsUpdate, type ConsentOptions } from ".
 import { callGateway } from "./gateway-client";
 import { commandHint } from "./invocation";
 
-export type SourceSpec = { kind: "npm" | "pypi"; name: string; version: string };
+export type SourceSpec = { kind: "npm" | "pypi"; name: string; version: string } | { kind: "mcpb"; location: string };
 
-/** Reads `npm:<name>@<exact version>` or `pypi:<name>==<exact version>`; anything else is refused with the reason. */
+/** Reads `npm:<name>@<exact version>`, `pypi:<name>==<exact version>` or an .mcpb path or URL; anything else is refused with the reason. */
 export function parseSourceSpec(spec: string): SourceSpec {
   const invalid = (reason: string) =>
     new GatewayError("source_spec_invalid", { vars: { spec: spec.slice(0, 300), reason } });
@@ -33,9 +35,10 @@ export function parseSourceSpec(spec: string): SourceSpec {
     if (releaseOf(m[2]!) === null) throw invalid(`'${m[2]}' is not an exact release such as 1.2.3`);
     return { kind: "pypi", name: m[1]!, version: m[2]! };
   }
+  if (!spec.startsWith("npm:") && isMcpbLocation(spec)) return { kind: "mcpb", location: spec };
   if (!spec.startsWith("npm:"))
     throw invalid(
-      "this version reads npm:<name>@<exact version> and pypi:<name>==<exact version> (.mcpb and registry: are not read yet)",
+      "this version reads npm:<name>@<exact version>, pypi:<name>==<exact version> and a path or https:// URL of an .mcpb bundle (registry: is not read yet)",
     );
   const rest = spec.slice(4);
   const at = rest.lastIndexOf("@");
@@ -54,7 +57,7 @@ export interface AddOptions extends ConsentOptions {
 
 /** True when an `apps update` argument names a package source rather than a folder. */
 export function isSourceSpec(text: string): boolean {
-  return text.startsWith("npm:") || text.startsWith("pypi:");
+  return text.startsWith("npm:") || text.startsWith("pypi:") || isMcpbLocation(text);
 }
 
 /** Resolves the source and writes the generated app into the quarantine; answers its name and folder. */
@@ -67,7 +70,9 @@ async function generateFromSource(
   const config = readOwnerConfig(home);
   if (!config.ok) throw new GatewayError("config_file_invalid", { vars: { reason: config.reason } });
   let app: GeneratedApp;
-  if (source.kind === "pypi") {
+  if (source.kind === "mcpb")
+    app = await generateMcpbApp(await readMcpbSource(source.location, process.cwd()), { env });
+  else if (source.kind === "pypi") {
     const index = config.config.install.pypi_index;
     app = generatePypiApp(await resolvePypiClosure({ index, name: source.name, version: source.version }), env);
   } else {
@@ -76,6 +81,12 @@ async function generateFromSource(
     app = generateNpmApp(resolved.closure, resolved.description, env);
   }
   return { name: app.name, folder: await writeGeneratedApp(homePaths(home).quarantine, app) };
+}
+
+/** The source form an `apps update` of the same kind takes, as the app_exists hint names it. */
+function updateSpecHint(spec: string): string {
+  if (isMcpbLocation(spec)) return "<bundle>.mcpb";
+  return spec.startsWith("pypi:") ? "pypi:<name>==<version>" : "npm:<name>@<version>";
 }
 
 function failWith(json: boolean) {
@@ -113,7 +124,7 @@ export async function runAppsAdd(home: string, spec: string, values: AddOptions)
       (installed.body?.apps ?? []).some((a: { name: string }) => a.name === generated.name)
     )
       throw new GatewayError("app_exists", {
-        message: `An app named '${generated.name}' is already installed; to change its version run: ${commandHint("apps", "update", generated.name, spec.startsWith("pypi:") ? "pypi:<name>==<version>" : "npm:<name>@<version>")} (or uninstall it first).`,
+        message: `An app named '${generated.name}' is already installed; to change its version run: ${commandHint("apps", "update", generated.name, updateSpecHint(spec))} (or uninstall it first).`,
         detail: { name: generated.name },
       });
     return await runAppsInstall(home, folder, values, ["apps", "add", spec, ...envWords(values.env ?? [])]);

@@ -103,9 +103,15 @@ export const APPS_COMMANDS: readonly CommandSpec[] = [
     details: [
       "Resolves the package from install.npm_registry, pins every package by its integrity and shows the review;",
       "a pypi: project comes from install.pypi_index, every wheel of its closure pinned by its sha256.",
+      "An .mcpb bundle (a path, or an https:// URL) is read whole and pinned by its sha256; the review says its signature state.",
       "`${DATA}` in an --env value stands for the app's data folder as the server sees it.",
     ],
-    args: [{ name: "source", help: "npm:<name>@<exact version> or pypi:<name>==<exact version>" }],
+    args: [
+      {
+        name: "source",
+        help: "npm:<name>@<exact version>, pypi:<name>==<exact version> or a path or https:// URL of an .mcpb bundle",
+      },
+    ],
     flags: {
       ...consentFlags,
       env: envFlag,

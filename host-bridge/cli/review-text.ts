@@ -5,6 +5,7 @@
 import type { InstallReview } from "../../kernel/contracts/install-review";
 import { escapeControls, safeLine } from "../../kernel/text/text-safety";
 import { FINDINGS_WORDS, GRANT_WORDS } from "../../kernel/contracts/review-words";
+import { MCPB_SIGNATURE_WORDS } from "../../kernel/contracts/mcpb-bundle";
 
 const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
 
@@ -62,6 +63,21 @@ function envText(m: { env?: unknown; envNames?: readonly unknown[] | null }): st
   return (m.envNames ?? []).length ? ` (env ${t((m.envNames ?? []).join(", "))})` : "";
 }
 
+/** The .mcpb bundle an app came from: the bytes pinned, what the bundle claims (marked as claims), the signature state. */
+function mcpbBundleLines(bundle: NonNullable<RenderableReview["mcpbBundle"]>): string[] {
+  const signature = bundle.signature === "signed-unverified" ? "signed-unverified" : "unsigned";
+  return [
+    `Source: .mcpb bundle ${t(bundle.source)}`,
+    // A hash is shown whole: t() would mask 64 hex characters as a credential.
+    `  sha256 ${escapeControls(String(bundle.sha256))}, ${t(bundle.bytes)} bytes; manifest_version ${t(bundle.manifestVersion)}; ${t(bundle.files)} files, ${t(bundle.unpackedBytes)} bytes unpacked`,
+    `  Publisher (as the bundle states it, not proven): ${t(bundle.author)}`,
+    `  Bundle: ${t(bundle.name)} ${t(bundle.version)} (${t(bundle.serverType)} server)`,
+    `  Compatibility: ${bundle.compatibility?.length ? bundle.compatibility.map(t).join("; ") : "none stated"}`,
+    `  Signature: ${MCPB_SIGNATURE_WORDS[signature]}`,
+    `  user_config: ${list((bundle.userConfig ?? []).map((u) => `${t(u.key)} (${t(u.type)}): ${t(u.becomes)}`))}`,
+  ];
+}
+
 /** Renders a review as lines of text; no bundle string can add, end or rewrite a line. */
 export function reviewText(review: RenderableReview, digest: string): string {
   const lines: string[] = [];
@@ -89,6 +105,7 @@ export function reviewText(review: RenderableReview, digest: string): string {
     lines.push(`  Packages with install scripts or native build files (never run): ${list(closure.native)}`);
     if (closure.note) lines.push(`  ${t(closure.note)}`);
   }
+  if (review.mcpbBundle) lines.push(...mcpbBundleLines(review.mcpbBundle));
   lines.push(`UI: ${t(review.ui?.entry ?? "none")}`);
   lines.push(`Backend process: ${commandLine(review.backend)}`);
   lines.push(`Install hook: ${commandLine(review.installHook)}`);

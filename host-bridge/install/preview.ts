@@ -27,6 +27,8 @@ import { buildReview } from "./review";
 import { closureOfStaged } from "./npm-closure-file";
 import { NPM_CLOSURE_FILE } from "../../kernel/contracts/npm-closure";
 import { manifestAddressRefusal } from "../egress/manifest-addresses";
+import { MCPB_BUNDLE_FILE } from "../../kernel/contracts/mcpb-bundle";
+import { mcpbBundleOfStaged } from "./mcpb-bundle-file";
 import type { InstallReview } from "../../kernel/contracts/install-review";
 
 // A manifest is a few KiB; a larger one is refused rather than parsed (staging shows it whole).
@@ -122,11 +124,13 @@ export async function previewBundle(source: string, opts: PreviewOptions): Promi
   const asStaged = scanAsStaged(opts.scan);
   let manifestBytes: Buffer | undefined;
   let closureBytes: Buffer | undefined;
+  let mcpbBundleBytes: Buffer | undefined;
   const stage: StageOptions = {
     ...opts.stage,
     onFileStaged: (entry, bytes) => {
       if (entry.path === MANIFEST_PATH) manifestBytes = bytes;
       if (entry.path === NPM_CLOSURE_FILE) closureBytes = bytes;
+      if (entry.path === MCPB_BUNDLE_FILE) mcpbBundleBytes = bytes;
       asStaged.onFileStaged(entry, bytes);
     },
   };
@@ -185,6 +189,10 @@ export async function previewBundle(source: string, opts: PreviewOptions): Promi
 
     const parked = opts.appsDir !== undefined ? await parkedDataOf(opts.appsDir, manifest.name) : null;
     const review = buildReview(manifest, scan, opts.hookTimeoutSeconds, parked, closure?.closure ?? null);
+    // The .mcpb bundle a generated app came from: its pinned sha256 and what it claims are shown and digested.
+    const bundleRecord = mcpbBundleOfStaged(source, opts.quarantineRoot, staged.entries, mcpbBundleBytes);
+    if (bundleRecord !== null && !bundleRecord.ok) return bundleRecord;
+    if (bundleRecord !== null) review.mcpbBundle = bundleRecord.record;
     const listing = listingOfStaged(staged.entries);
     const digest = consentDigest(listing, review as unknown as Record<string, unknown>);
 

@@ -19,6 +19,7 @@ const DISCLOSURE_FIELDS = [
   "writes",
   "secrets",
   "findings",
+  "mcpbBundle",
 ] as const;
 
 /** JSON with object keys sorted, so two equal values always compare equal. */

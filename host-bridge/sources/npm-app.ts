@@ -81,6 +81,8 @@ export interface GeneratedApp {
   manifest: Record<string, unknown>;
   /** Path inside the app folder (a `wheels/` file included) -> its text or bytes. */
   files: Record<string, string | Uint8Array>;
+  /** Files written with the executable bit (0o755); every other file is 0o644. */
+  executables?: readonly string[];
 }
 
 /** The generated app's files for a closure and the owner's --env values. */
@@ -119,7 +121,13 @@ export function generateNpmApp(
  */
 export async function writeGeneratedApp(quarantineRoot: string, app: GeneratedApp): Promise<string> {
   const hash = createHash("sha256");
-  for (const [path, text] of Object.entries(app.files).sort()) hash.update(`${path}\0${text}\0`);
+  const executable = new Set(app.executables ?? []);
+  // Sorted by path alone, and bytes hashed as bytes: a bundle's files are many and large.
+  for (const path of Object.keys(app.files).sort()) {
+    hash.update(`${path}\0${executable.has(path) ? "x" : "-"}\0`);
+    hash.update(app.files[path]!);
+    hash.update("\0");
+  }
   const sources = join(quarantineRoot, "sources");
   const folder = join(sources, `${app.name}-${hash.digest("hex").slice(0, 16)}`);
   const building = `${folder}.${process.pid}.tmp`;
@@ -128,7 +136,7 @@ export async function writeGeneratedApp(quarantineRoot: string, app: GeneratedAp
   await mkdir(building, { mode: 0o755 });
   for (const [path, text] of Object.entries(app.files)) {
     await mkdir(join(building, path, ".."), { recursive: true, mode: 0o755 });
-    await writeFile(join(building, path), text, { mode: 0o644 });
+    await writeFile(join(building, path), text, { mode: executable.has(path) ? 0o755 : 0o644 });
   }
   await rm(folder, { recursive: true, force: true });
   await rename(building, folder);

@@ -484,6 +484,13 @@ export const ERROR_CODES = {
     status: 422,
     message: "The bytes of the wheel {file} are not the bytes its index pins (sha256 {sha256}); nothing was installed.",
   },
+  // .mcpb bundles (host-bridge/sources/mcpb-*.ts).
+  mcpb_archive_invalid: { status: 422, message: "The .mcpb bundle cannot be read: {reason}." },
+  mcpb_entry_refused: { status: 422, message: "The .mcpb bundle's entry '{path}' is refused: {reason}." },
+  mcpb_too_large: { status: 422, message: "The .mcpb bundle is too large: {reason}." },
+  mcpb_manifest_invalid: { status: 422, message: "The .mcpb bundle's manifest.json cannot be used: {reason}." },
+  mcpb_manifest_version_unsupported: { status: 422, message: "The .mcpb manifest_version '{version}' is unknown." },
+  mcpb_user_config_refused: { status: 422, message: "The .mcpb user_config field '{field}' is refused: {reason}." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -4,6 +4,7 @@
 // so the owner's yes is to exactly these fields. Imports nothing but zod.
 import { z } from "zod";
 import { NpmClosureReviewSchema } from "./npm-closure";
+import { McpbBundleRecordSchema } from "./mcpb-bundle";
 
 export const ReviewVerdictSchema = z.enum(["clean", "warning", "dangerous"]);
 export type ReviewVerdict = z.infer<typeof ReviewVerdictSchema>;
@@ -136,6 +137,8 @@ export const InstallReviewSchema = z.object({
     .nullable(),
   /** Top-level manifest keys this core does not read: kept, shown, never trusted. */
   unrecognisedManifestKeys: z.array(z.string()),
+  /** The .mcpb bundle an app was generated from (mcpb-bundle.json); absent for any other app, whose digest stays as it was. */
+  mcpbBundle: McpbBundleRecordSchema.optional(),
 });
 export type InstallReview = z.infer<typeof InstallReviewSchema>;
 

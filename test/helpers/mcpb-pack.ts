@@ -1,0 +1,50 @@
+// Packs an .mcpb bundle the way the official packer (`mcpb pack`, @anthropic-ai/mcpb's
+// src/cli/pack.ts) does: fflate's zipSync at level 9, every file with os 3 (unix) and its
+// permission bits in the external attributes. The packer is not reachable offline; its zip
+// library is. Hostile variants (a link entry, a name that climbs out) are written with the same
+// library, as an attacker's tool would write them.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { zipSync, type Zippable } from "fflate";
+
+export interface PackedFile {
+  data: Uint8Array | string;
+  /** Permission bits (0o644 by default); a link entry gives its type bits too (0o120777). */
+  mode?: number;
+}
+
+/** A fixed time, so the same files always pack to the same bytes. */
+const MTIME = new Date("2025-06-01T00:00:00Z");
+
+/** The bundle's bytes: `files` by '/'-separated path, `manifest` as manifest.json. */
+export function packMcpb(manifest: unknown, files: Record<string, PackedFile>): Buffer {
+  const zippable: Zippable = {
+    "manifest.json": [Buffer.from(JSON.stringify(manifest, null, 2)), { os: 3, attrs: 0o644 << 16 }],
+  };
+  for (const [path, file] of Object.entries(files)) {
+    const data = typeof file.data === "string" ? Buffer.from(file.data) : file.data;
+    const mode = file.mode ?? 0o644;
+    // The packer writes the permission bits alone; a mode with type bits (a link) keeps them.
+    zippable[path] = [data, { os: 3, attrs: ((mode > 0o7777 ? mode : mode & 0o777) << 16) >>> 0 }];
+  }
+  return Buffer.from(zipSync(zippable, { level: 9, mtime: MTIME }));
+}
+
+/** Every file under `dir` as packer input, with its permission bits, paths prefixed by `prefix`. */
+export function filesUnder(dir: string, prefix: string): Record<string, PackedFile> {
+  const out: Record<string, PackedFile> = {};
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    const stat = statSync(path);
+    if (stat.isDirectory()) Object.assign(out, filesUnder(path, `${prefix}${name}/`));
+    else out[`${prefix}${name}`] = { data: readFileSync(path), mode: stat.mode & 0o777 };
+  }
+  return out;
+}
+
+/** Appends a signature block framed as `mcpb sign` frames one (the PKCS#7 bytes are not checked here). */
+export function appendSignatureBlock(bundle: Buffer, pkcs7: Buffer): Buffer {
+  const length = Buffer.alloc(4);
+  length.writeUInt32LE(pkcs7.length, 0);
+  return Buffer.concat([bundle, Buffer.from("MCPB_SIG_V1"), length, pkcs7, Buffer.from("MCPB_SIG_END")]);
+}
