@@ -18,6 +18,7 @@ const INTEGRATION = [
   "apps/sdk/python/python-sdk.test.ts",
   "apps/sdk/signed-backends.test.ts",
   "host-bridge/egress/own-addresses.test.ts",
+  "host-bridge/egress/secret-origin.test.ts",
   "host-bridge/gateway-log.test.ts",
   "host-bridge/install/copy-app-data.test.ts",
   "host-bridge/install/install-app.test.ts",

@@ -20,6 +20,9 @@ import { appInterpreter } from "./sandbox/app-interpreter";
 import { sandboxAvailability, type SandboxAvailability } from "./sandbox/bubblewrap";
 import { boundsAvailability, removeStaleGroups, type BoundsAvailability } from "./sandbox/bounds";
 import { EgressBrokers } from "./egress/brokers";
+import { originTrustOf } from "./egress/origin-tls";
+import type { BrokeredSecret } from "./egress/secret-placeholders";
+import { brokeredSecrets, placeholderSecretNames } from "./secrets/brokered-secrets";
 import { appNetworkGrant, grantPatterns, type HostPattern } from "../kernel/rules/network-grant";
 import type {
   GatewayCallbackAnswer,
@@ -136,7 +139,11 @@ export class BridgeRuntime {
     };
     const preferred = opts.config.sandbox.bounds;
     this.bounds = boundsAvailability(opts.parentEnv.PATH, preferred === "auto" ? undefined : preferred);
-    this.egress = new EgressBrokers(opts.runtimeDir, (decision) => void this.reporting.auditEgress(decision));
+    this.egress = new EgressBrokers(
+      opts.runtimeDir,
+      (decision) => void this.reporting.auditEgress(decision),
+      originTrustOf(opts.config.egress.extra_ca_certs, opts.parentEnv.SSL_CERT_FILE, opts.log),
+    );
     this.supervisor = new BackendSupervisor({
       home: opts.paths.home,
       runtimeDir: opts.runtimeDir,
@@ -276,7 +283,8 @@ export class BridgeRuntime {
    * open for exactly this app and consent digest is left out, and is a security-log row.
    */
   async secretsFor(name: string, manifest: AppManifest, digest: string | undefined): Promise<Record<string, string>> {
-    const declared = (manifest.secrets ?? []).map((s) => s.name);
+    const brokered = placeholderSecretNames(manifest);
+    const declared = (manifest.secrets ?? []).map((s) => s.name).filter((as) => !brokered.has(as));
     if (declared.length === 0 || digest === undefined) return {};
     let opened: { env: Record<string, string>; refused: string[] };
     try {
@@ -300,6 +308,26 @@ export class BridgeRuntime {
       });
     }
     return opened.env;
+  }
+
+  /** The secrets its broker writes for it, each read again at every request; a copy bound elsewhere is a row. */
+  async brokeredSecretsFor(name: string, manifest: AppManifest, digest: string | undefined): Promise<BrokeredSecret[]> {
+    if (digest === undefined) return [];
+    try {
+      const opened = brokeredSecrets(this.secrets, { app: name, digest }, manifest);
+      for (const as of opened.refused)
+        await this.reporting.audit({
+          kind: "secret_binding_refused",
+          outcome: "refused",
+          subject: name,
+          principal: "internal:bridge",
+          detail: { name: as },
+        });
+      return opened.secrets;
+    } catch (error) {
+      this.opts.log(`bridge: ${name}'s placeholder secrets could not be opened: ${String(error)}`);
+      return [];
+    }
   }
 
   /**
@@ -347,6 +375,7 @@ export class BridgeRuntime {
       backend: backendCommand(appDir, manifest),
       network,
       secrets: await this.secretsFor(name, manifest, digest),
+      brokered: await this.brokeredSecretsFor(name, manifest, digest),
       folders: await this.foldersFor(name),
     });
     if (!result.ok) {

@@ -99,6 +99,15 @@ export const OwnerConfigSchema = z.object({
         .default(365),
     })
     .default({ security_retention_days: 365 }),
+  egress: z
+    .object({
+      /** A PEM file of extra authorities a broker trusts for a secret's origin (origin-tls.ts); empty for none. */
+      extra_ca_certs: z
+        .string()
+        .regex(/^(\/[^\0]{0,4095})?$/, "must be an absolute path or empty")
+        .default(""),
+    })
+    .default({ extra_ca_certs: "" }),
   proxy: z
     .object({
       response_timeout_s: z.number().int().min(PROXY_TIMEOUT_RANGE_S.min).max(PROXY_TIMEOUT_RANGE_S.max).default(30),

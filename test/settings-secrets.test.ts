@@ -336,7 +336,15 @@ describe("config grants and secrets", () => {
     const { review } = await preview.json();
     expect(review.permissions.config).toEqual(["proxy.response_timeout_s", "updates.auto"]);
     expect(review.permissions.configWrite).toEqual(["updates.auto"]);
-    expect(review.secrets).toEqual([{ name: "WEATHER_API_KEY", why: "to ask the weather service for your forecast" }]);
+    expect(review.secrets).toEqual([
+      {
+        name: "WEATHER_API_KEY",
+        why: "to ask the weather service for your forecast",
+        appHoldsValue: true,
+        sendsTo: [],
+        note: "The app holds this value: it can send it to any host its network grant allows. Where it is sent is not declared.",
+      },
+    ]);
   });
 
   it("an app token reads only its declared paths and writes only what it declared for writing", async () => {

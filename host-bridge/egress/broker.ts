@@ -15,6 +15,10 @@ import http from "node:http";
 import net from "node:net";
 import { grantAllows, type HostPattern } from "../../kernel/rules/network-grant";
 import { canonicalAddress, canonicalGrant, vetAddress } from "./address-policy";
+import { loadOriginTrust, secureOrigin, type OriginTrust } from "./origin-tls";
+import type { PlacedSecret } from "./secret-placeholders";
+import { maskedAnswer, secretOriginOf, substituteSecrets, type Needle } from "./secret-substitution";
+import { downstreamHeaders, upstreamHeaders } from "./hop-headers";
 
 export type EgressCode =
   | "egress_not_declared"
@@ -22,7 +26,11 @@ export type EgressCode =
   | "egress_unresolvable"
   | "egress_connect_failed"
   | "egress_busy"
-  | "egress_bad_request";
+  | "egress_bad_request"
+  | "egress_tls_failed"
+  | "secret_misdirected"
+  | "secret_unavailable"
+  | "secret_answer_unmaskable";
 
 export interface EgressDecision {
   app: string;
@@ -45,6 +53,10 @@ export interface BrokerOptions {
   connectTimeoutMs?: number;
   /** Name resolution; the system resolver by default. */
   resolve?: (host: string) => Promise<string[]>;
+  /** The secrets it writes into requests to their origins, with this start's placeholders (secret-substitution.ts). */
+  secrets?: readonly PlacedSecret[];
+  /** The authorities a secret origin's certificate is verified against; the system's by default. */
+  trust?: OriginTrust;
 }
 
 const HEAD_LIMIT = 8 * 1024;
@@ -56,22 +68,12 @@ const STATUS: Record<EgressCode, [number, string]> = {
   egress_connect_failed: [502, "Bad Gateway"],
   egress_busy: [429, "Too Many Requests"],
   egress_bad_request: [400, "Bad Request"],
+  egress_tls_failed: [502, "Bad Gateway"],
+  secret_misdirected: [403, "Forbidden"],
+  secret_unavailable: [503, "Service Unavailable"],
+  secret_answer_unmaskable: [502, "Bad Gateway"],
 };
 const NOT_A_PROXY_REQUEST = "only CONNECT host:port and absolute http:// requests are proxied";
-/** Headers of one hop only: never passed on, in either direction. */
-const HOP_BY_HOP = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "expect",
-]);
-
 interface Target {
   host: string;
   port: number;
@@ -99,48 +101,6 @@ function forwardTarget(requestTarget: string): (Target & { url: URL }) | null {
   }
   if (url.protocol !== "http:" || url.username || url.password || !/^http:\/\//i.test(requestTarget)) return null;
   return { host: url.hostname.replace(/^\[|\]$/g, "").toLowerCase(), port: url.port ? Number(url.port) : 80, url };
-}
-
-/**
- * The request's headers for upstream, as name/value pairs: hop-by-hop ones and those its
- * Connection header names are dropped, and Host is the authority of the URL it was granted
- * and dialled for. The app's own Host never goes on: behind a granted address it would pick
- * another virtual host than the one the owner consented to.
- */
-function upstreamHeaders(req: http.IncomingMessage, authority: string): string[] {
-  const named = new Set(
-    (req.headers.connection ?? "")
-      .split(",")
-      .map((token) => token.trim().toLowerCase())
-      .filter(Boolean),
-  );
-  const out: string[] = ["Host", authority];
-  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
-    const name = req.rawHeaders[i]!;
-    const lower = name.toLowerCase();
-    if (lower === "host" || HOP_BY_HOP.has(lower) || named.has(lower)) continue;
-    out.push(name, req.rawHeaders[i + 1]!);
-  }
-  // Node decoded a chunked body; it goes on chunked again (a Content-Length one as it is).
-  if (req.headers["transfer-encoding"] !== undefined) out.push("Transfer-Encoding", "chunked");
-  return out;
-}
-
-/** The upstream answer's headers for the app: the same, less those of one hop. */
-function downstreamHeaders(res: http.IncomingMessage): string[] {
-  const named = new Set(
-    (res.headers.connection ?? "")
-      .split(",")
-      .map((token) => token.trim().toLowerCase())
-      .filter(Boolean),
-  );
-  const out: string[] = [];
-  for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
-    const lower = res.rawHeaders[i]!.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || named.has(lower)) continue;
-    out.push(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
-  }
-  return out;
 }
 
 function refusalBody(code: EgressCode, reason: string): string {
@@ -192,6 +152,8 @@ interface BrokerState {
   connectTimeoutMs: number;
   resolve: (host: string) => Promise<string[]>;
   onDecision: (decision: EgressDecision) => void;
+  secrets: readonly PlacedSecret[];
+  trust: OriginTrust | null;
   /** Every socket of the broker, destroyed when it closes. */
   open: Set<net.Socket>;
   /** Dialled connections still open, against maxTunnels. */
@@ -286,7 +248,12 @@ function dial(
   connected: (upstream: net.Socket) => void,
 ): net.Socket {
   broker.tunnels += 1;
-  const upstream = net.connect({ host: address, port: target.port, family: net.isIPv6(address) ? 6 : 4 });
+  const upstream = net.connect({
+    host: address,
+    port: target.port,
+    family: net.isIPv6(address) ? 6 : 4,
+    noDelay: true,
+  });
   broker.open.add(upstream);
   let up = false;
   const timer = setTimeout(() => upstream.destroy(new Error("connect timed out")), broker.connectTimeoutMs);
@@ -344,6 +311,9 @@ async function tunnel(broker: BrokerState, req: http.IncomingMessage, client: ne
 /**
  * An absolute-form `http://` request: once admitted and dialled, sent upstream as Node writes it
  * from the parsed message (upstreamHeaders), and the answer relayed back less its hop headers.
+ * A request for a secret's origin goes over TLS the broker opens to the origin's real port, its
+ * placeholders replaced and the answer masked; a placeholder sent anywhere else is refused
+ * before anything is dialled (secret-substitution.ts).
  */
 async function forward(broker: BrokerState, req: http.IncomingMessage, res: http.ServerResponse) {
   const answer = responseAnswer(res);
@@ -353,16 +323,25 @@ async function forward(broker: BrokerState, req: http.IncomingMessage, res: http
     refuse(broker, answer, { host: "-", port: 0 }, "egress_bad_request", NOT_A_PROXY_REQUEST);
     return void req.resume();
   }
-  const address = await admit(broker, target, answer);
+  const origin = secretOriginOf(broker.secrets, target);
+  const dialled = origin ? { host: target.host, port: origin.port } : target;
+  const authority = origin ? new URL(origin.origin).host : target.url.host;
+  const path = `${target.url.pathname}${target.url.search}`;
+  const plan = substituteSecrets(broker.secrets, origin, dialled, upstreamHeaders(req, authority), path);
+  if (!plan.ok) {
+    refuse(broker, answer, dialled, plan.code, plan.reason);
+    return void req.resume();
+  }
+  const address = await admit(broker, dialled, answer);
   if (address === null || req.socket.destroyed) return void req.resume();
-  const upstream = dial(broker, target, address, answer, (socket) => {
+  const send = (socket: net.Socket) => {
     let forwarded: http.ClientRequest;
     try {
       forwarded = http.request({
         createConnection: () => socket,
         method: req.method,
-        path: `${target.url.pathname}${target.url.search}`,
-        headers: upstreamHeaders(req, target.url.host),
+        path: plan.path,
+        headers: plan.headers,
         setHost: false,
       });
     } catch {
@@ -370,16 +349,37 @@ async function forward(broker: BrokerState, req: http.IncomingMessage, res: http
       socket.destroy();
       return void res.destroy();
     }
-    forwarded.on("response", (reply) => {
-      res.writeHead(reply.statusCode ?? 502, reply.statusMessage, downstreamHeaders(reply));
-      reply.pipe(res);
-    });
+    forwarded.on("response", (reply) => relayAnswer(broker, { res, answer, target: dialled }, reply, plan.needles));
     // Once connected, a failure is the upstream's: the app sees its answer end, not a refusal.
     forwarded.on("error", () => res.destroy());
     req.pipe(forwarded);
     req.resume();
+  };
+  const upstream = dial(broker, dialled, address, answer, (socket) => {
+    if (!origin) return send(socket);
+    secureOrigin(socket, origin.host, (broker.trust ??= loadOriginTrust({ extraCaFile: "" }))).then(send, (error) => {
+      const reason = `${origin.origin} (${address}): ${(error as Error).message}`;
+      refuse(broker, answer, dialled, "egress_tls_failed", reason, address);
+      req.resume();
+    });
   });
   res.once("close", () => upstream.destroy());
+}
+
+/** The upstream's answer to the app: as it came, less its hop headers, with every needle masked. */
+function relayAnswer(
+  broker: BrokerState,
+  to: { res: http.ServerResponse; answer: Answer; target: Target },
+  reply: http.IncomingMessage,
+  needles: readonly Needle[],
+): void {
+  const masked = maskedAnswer(reply, downstreamHeaders(reply), needles);
+  if (!masked.ok) {
+    reply.destroy();
+    return refuse(broker, to.answer, to.target, "secret_answer_unmaskable", masked.reason);
+  }
+  to.res.writeHead(reply.statusCode ?? 502, masked.statusMessage, masked.headers);
+  masked.body.pipe(to.res);
 }
 
 /** The broker's HTTP server: Node's parser in front of `tunnel` and `forward`, failing closed. */
@@ -428,6 +428,8 @@ export function startBroker(opts: BrokerOptions): Promise<EgressBroker> {
     connectTimeoutMs: opts.connectTimeoutMs ?? 10_000,
     resolve: opts.resolve ?? systemResolve,
     onDecision: opts.onDecision,
+    secrets: opts.secrets ?? [],
+    trust: opts.trust ?? null,
     open: new Set<net.Socket>(),
     tunnels: 0,
   };

@@ -20,6 +20,7 @@ export function backendOperations(rt: BridgeRuntime): HandlersUnder<"/backends/"
         name,
         await rt.secretsFor(name, manifest as AppManifest, digest ?? rt.digests.get(name)),
         await rt.foldersFor(name),
+        await rt.brokeredSecretsFor(name, manifest as AppManifest, digest ?? rt.digests.get(name)),
       );
       if (!restarted.ok) {
         // A refused start is evidence, as at a first start (a granted folder swapped for a link, say).

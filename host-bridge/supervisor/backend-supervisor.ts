@@ -16,6 +16,7 @@ import type { FolderGrant } from "../../kernel/contracts/folder-grants.js";
 import { sandboxRefusal, type SandboxMode } from "../sandbox/bubblewrap.js";
 import type { BoundsAvailability, LimitHit, Limits } from "../sandbox/bounds.js";
 import type { EgressBrokers } from "../egress/brokers.js";
+import type { BrokeredSecret } from "../egress/secret-placeholders.js";
 import { launchRun } from "./launch.js";
 import { probeSandbox } from "./launch-steps.js";
 import { reapOrphans, type ReapReport } from "./reap-orphans.js";
@@ -40,6 +41,8 @@ export interface BackendSpec {
   network?: readonly HostPattern[] | "all";
   /** The secrets the owner assigned, opened for this start: environment name → value; masked in its log by value. */
   secrets?: Readonly<Record<string, string>>;
+  /** The secrets its egress broker writes for it: the backend gets a new placeholder for each at every run, never the value. */
+  brokered?: readonly BrokeredSecret[];
   /** The folders the owner granted (effectiveGrants of the record's): checked and opened again at every run. */
   folders?: readonly FolderGrant[];
 }
@@ -162,19 +165,21 @@ export class BackendSupervisor {
 
   /**
    * Restarts a backend on the owner's request: stopped (SIGTERM, then SIGKILL after the grace)
-   * and started again with the same command and secret; it counts as a revival. `secrets` and
-   * `folders`, when given, replace the ones it starts with.
+   * and started again with the same command and secret; it counts as a revival. `secrets`,
+   * `folders` and `brokered`, when given, replace the ones it starts with.
    */
   async restart(
     name: string,
     secrets?: Readonly<Record<string, string>>,
     folders?: readonly FolderGrant[],
+    brokered?: readonly BrokeredSecret[],
   ): Promise<{ ok: true } | Extract<StartResult, { ok: false }>> {
     const t = this.sup.tracked.get(name);
     if (!t) return { ok: false, code: "backend_spawn_failed", reason: "it was never started by this gateway" };
     await this.stop(name);
     if (secrets !== undefined) t.spec = { ...t.spec, secrets };
     if (folders !== undefined) t.spec = { ...t.spec, folders };
+    if (brokered !== undefined) t.spec = { ...t.spec, brokered };
     t.restarts += 1;
     t.failedStarts = 0;
     const launched = await launchRun(this.sup, t);

@@ -15,6 +15,7 @@ import {
   type ChildGroup,
 } from "../sandbox/bounds.js";
 import { buildChildEnv, egressEnvironment } from "../sandbox/child-env.js";
+import { placeSecrets } from "../egress/secret-placeholders.js";
 import { handOverEntry } from "../sandbox/child-identity.js";
 import { folderMounts, openGrantedFolders, type OpenedFolder } from "../sandbox/granted-folders.js";
 import { storageShares } from "../sandbox/storage-limit.js";
@@ -146,7 +147,11 @@ export function openFolders(
   return { ok: false, code: opened.code, reason: opened.reason };
 }
 
-/** A confined backend with a network grant reaches out only through its own broker; without one it has no network. */
+/**
+ * A confined backend with a network grant reaches out only through its own broker; without one it
+ * has no network. Its brokered secrets get new placeholders for this run, which its environment
+ * holds instead of the values; with no broker (unconfined) they are not given at all.
+ */
 export async function startEgressBroker(
   sup: Supervision,
   spec: BackendSpec,
@@ -154,10 +159,18 @@ export async function startEgressBroker(
   env: Record<string, string>,
 ): Promise<{ ok: true; socket: string | undefined } | LaunchRefusal> {
   const grant = spec.network ?? [];
-  if (!sandbox || !sup.opts.egress || (grant !== "all" && grant.length === 0)) return { ok: true, socket: undefined };
+  const brokered = spec.brokered ?? [];
+  if (!sandbox || !sup.opts.egress || (grant !== "all" && grant.length === 0)) {
+    if (brokered.length > 0)
+      sup.log("warning", `app ${spec.name} backend: its placeholder secrets need its egress broker; none was given`);
+    return { ok: true, socket: undefined };
+  }
   try {
-    const socket = await sup.opts.egress.start(spec.name, spec.name, grant);
+    const { placed, env: placeholders } = placeSecrets(brokered);
+    const socket = await sup.opts.egress.start(spec.name, spec.name, grant, placed);
     Object.assign(env, egressEnvironment());
+    // Never over a name the bridge set, as for a secret's value (buildChildEnv).
+    for (const [name, value] of Object.entries(placeholders)) if (!(name in env)) env[name] = value;
     return { ok: true, socket };
   } catch (cause) {
     return spawnFailed(`its egress broker could not start: ${String(cause)}`, cause);

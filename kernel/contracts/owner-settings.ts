@@ -52,7 +52,7 @@ export type SettingValue = string | number | string[];
 export interface SettingSpec {
   path: string;
   /** How the value is written: a whole number, one of a list of words, a list of names, or a text. */
-  type: "integer" | "enum" | "name_list" | "host" | "url";
+  type: "integer" | "enum" | "name_list" | "host" | "url" | "path";
   default: SettingValue;
   /** What the setting does, as the owner reads it in Settings and `personalclaw config get`. */
   meaning: string;
@@ -215,6 +215,19 @@ export const OWNER_SETTINGS: readonly SettingSpec[] = [
     applies: "next_start",
   },
   {
+    path: "egress.extra_ca_certs",
+    type: "path",
+    default: "",
+    meaning:
+      "A PEM file of extra certificate authorities (a corporate proxy's, say) that an app's egress broker trusts, beside the system's, when it opens TLS to a secret's origin itself. Empty: the system's only.",
+    security: true,
+    // More authorities may vouch for an origin that receives a secret: any new file is the owner's to consent to.
+    loosens: (from, to) => to !== "" && to !== from,
+    consent: "extra_ca_certs_change",
+    title: "Trust more certificate authorities for secret origins",
+    applies: "next_start",
+  },
+  {
     path: "logs.security_retention_days",
     type: "integer",
     unit: "days",
@@ -315,6 +328,10 @@ export function settingValueRefusal(spec: SettingSpec, value: unknown): string |
       return typeof value === "string" && /^[A-Za-z0-9.:-]{1,253}$/.test(value) ? null : "an IP address or host name";
     case "url":
       return packageSourceUrlRefusal(value);
+    case "path":
+      return typeof value === "string" && (value === "" || /^\/[^\0]{0,4095}$/.test(value))
+        ? null
+        : "an absolute path of a file, or empty for none";
     case "name_list": {
       const item = spec.item!;
       if (!Array.isArray(value)) return `a list of names, each ${item.what}`;
@@ -350,7 +367,7 @@ export function describeSettingValue(spec: SettingSpec, value: SettingValue): st
 /** The schema as data, for GET /api/config/personalclaw, the dashboard and the CLI. */
 export const SettingDescriptionSchema = z.object({
   path: z.string(),
-  type: z.enum(["integer", "enum", "name_list", "host", "url"]),
+  type: z.enum(["integer", "enum", "name_list", "host", "url", "path"]),
   default: z.union([z.string(), z.number(), z.array(z.string())]),
   meaning: z.string(),
   unit: z.string().optional(),

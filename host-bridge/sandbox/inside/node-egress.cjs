@@ -71,6 +71,62 @@ const httpsAgent = new TunnelingAgent(true);
 http.globalAgent = httpAgent;
 https.globalAgent = httpsAgent;
 
+// A plain http:// request goes to the relay in absolute form (`GET http://host/path`), not
+// through a tunnel: the broker then reads its head, and for a secret's origin opens TLS itself
+// and writes the secret where its placeholder is (docs/design/settings-and-secrets.md).
+const plainAgent = new http.Agent({ keepAlive: false });
+const requestDirect = http.request;
+
+/** http.request's (url?, options?, callback?) as one options object and the callback. */
+function requestOptions(args) {
+  const [first, second, third] = args;
+  if (typeof first === "string" || first instanceof URL) {
+    const url = new URL(String(first));
+    const fromUrl = {
+      protocol: url.protocol,
+      hostname: url.hostname.replace(/^\[|\]$/g, ""),
+      port: url.port,
+      path: `${url.pathname}${url.search}`,
+      ...(url.username ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` } : {}),
+    };
+    return typeof second === "function"
+      ? { options: fromUrl, callback: second }
+      : { options: { ...fromUrl, ...(second || {}) }, callback: third };
+  }
+  return { options: { ...(first || {}) }, callback: second };
+}
+
+http.request = function request(...args) {
+  const { options, callback } = requestOptions(args);
+  const host = options.hostname || (options.host || "localhost").replace(/:\d+$/, "");
+  if ((options.protocol && options.protocol !== "http:") || options.socketPath || bypass.has(host))
+    return requestDirect.apply(http, args);
+  const port = Number(options.port) || 80;
+  const authority = `${host.includes(":") ? `[${host}]` : host}${port === 80 ? "" : `:${port}`}`;
+  const headers = Array.isArray(options.headers) ? options.headers : { ...(options.headers || {}) };
+  if (!Array.isArray(headers) && !Object.keys(headers).some((name) => name.toLowerCase() === "host"))
+    headers.host = authority;
+  return requestDirect.call(
+    http,
+    {
+      ...options,
+      protocol: "http:",
+      host: proxy.hostname,
+      hostname: proxy.hostname,
+      port: Number(proxy.port),
+      path: `http://${authority}${options.path || "/"}`,
+      headers,
+      agent: options.agent === undefined || options.agent === httpAgent ? plainAgent : options.agent,
+    },
+    callback,
+  );
+};
+http.get = function get(...args) {
+  const req = http.request(...args);
+  req.end();
+  return req;
+};
+
 // fetch: the common forms (a URL or string, method, headers, a string/Buffer/URLSearchParams body), answered as a Response.
 if (typeof globalThis.fetch === "function") {
   globalThis.fetch = function egressFetch(input, init = {}) {
@@ -87,7 +143,7 @@ if (typeof globalThis.fetch === "function") {
     return new Promise((resolve, reject) => {
       const req = transport.request(
         url,
-        { method, headers: Object.fromEntries(headers), agent: url.protocol === "https:" ? httpsAgent : httpAgent },
+        { method, headers: Object.fromEntries(headers), ...(url.protocol === "https:" ? { agent: httpsAgent } : {}) },
         (res) => {
           const chunks = [];
           res.on("data", (c) => chunks.push(c));

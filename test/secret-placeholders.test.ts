@@ -1,0 +1,202 @@
+// A secret the app never holds (issue 38), end to end: the real `personalclaw start`, a real
+// install, a confined Node backend in bubblewrap whose built-in fetch goes to the base URL in
+// PERSONALCLAW_ORIGIN_WEATHER_KEY through its egress broker, and a local TLS origin on a
+// loopback address whose certificate comes from a CA made for this run, given to the broker
+// through the owner's egress.extra_ca_certs. The origin receives the value; the backend only
+// ever sees a placeholder; the same placeholder sent to a second granted host is refused with
+// a security-log row; a secret delivered as its value still arrives and the review says so.
+import https from "node:https";
+import type http from "node:http";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BackendStatus } from "../kernel/contracts/app-record";
+import { errorCode, repoRoot, startGateway, type RunningGateway } from "./helpers/gateway";
+import { getFromBackend, install, waitForRow } from "./helpers/backends";
+import { makeTestCertificates, type TestCertificates } from "./helpers/test-ca";
+
+const json = { "content-type": "application/json" };
+const VALUE = "wx-live-Pl4ceh0lder-Only-8f3Kq7Lm2Zp8";
+const ROTATED = "wx-live-Rotated-Value-5Vb1Nc4Hd6Qw8";
+const LEGACY = "legacy-held-by-app-7Yh2Jk9Pq4Ws";
+
+interface Seen {
+  url: string;
+  headers: http.IncomingHttpHeaders;
+}
+
+/** Every regular file under `dir` whose bytes contain `needle`. */
+function filesHolding(dir: string, needle: string): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    const path = join(entry.parentPath, entry.name);
+    if (entry.isFile() && readFileSync(path).includes(needle)) found.push(path);
+  }
+  return found;
+}
+
+describe("a secret delivered as a placeholder, through a running gateway", () => {
+  let root: string;
+  let home: string;
+  let certs: TestCertificates;
+  let gw: RunningGateway;
+  let origin: https.Server;
+  let second: https.Server;
+  let originPort: number;
+  let secondPort: number;
+  let secondConnections = 0;
+  const originSaw: Seen[] = [];
+  let row: BackendStatus;
+
+  const backend = async (path: string) => JSON.parse((await getFromBackend(home, row, path)).body);
+  const events = async (kind: string) =>
+    ((await (await gw.fetch(`/api/security/events?kind=${kind}&limit=500`)).json()) as { events: any[] }).events;
+  const put = (name: string, value: string) =>
+    gw.fetch(`/api/secrets/${name}`, { method: "PUT", headers: json, body: JSON.stringify({ value }) });
+  const assign = (name: string) =>
+    gw.fetch(`/api/secrets/${name}/assign`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ app: "secret-user" }),
+    });
+
+  beforeAll(async () => {
+    certs = makeTestCertificates({ addresses: ["127.0.0.2", "127.0.0.3"] });
+    origin = https.createServer({ key: certs.key, cert: certs.cert }, (req, res) => {
+      originSaw.push({ url: req.url ?? "", headers: req.headers });
+      res.writeHead(200, {
+        "content-type": "application/json",
+        "x-echo-authorization": req.headers.authorization ?? "",
+      });
+      res.end(JSON.stringify({ forecast: "sunny", youSent: req.headers.authorization ?? null }));
+    });
+    await new Promise<void>((r) => origin.listen(0, "127.0.0.2", r));
+    originPort = (origin.address() as AddressInfo).port;
+    second = https.createServer({ key: certs.key, cert: certs.cert }, (_req, res) => res.end("second host"));
+    second.on("connection", () => (secondConnections += 1));
+    await new Promise<void>((r) => second.listen(0, "127.0.0.3", r));
+    secondPort = (second.address() as AddressInfo).port;
+
+    root = mkdtempSync("/var/tmp/pc-placeholder-");
+    home = join(root, "home");
+    mkdirSync(home);
+    // The owner trusts the test CA for secret origins (a consented loosening; the API's side is checked below).
+    writeFileSync(join(home, "config.json"), JSON.stringify({ egress: { extra_ca_certs: certs.caPath } }));
+    const app = join(root, "secret-user");
+    cpSync(join(repoRoot, "test", "fixtures", "backend-apps", "secret-user"), app, { recursive: true });
+    const manifest = readFileSync(join(app, "app.json"), "utf8")
+      .replaceAll("18443", String(originPort))
+      .replaceAll("18444", String(secondPort));
+    writeFileSync(join(app, "app.json"), manifest);
+
+    gw = await startGateway({ home });
+    await install(home, app);
+    for (const [name, value] of [
+      ["WEATHER_KEY", VALUE],
+      ["LEGACY_KEY", LEGACY],
+    ] as const) {
+      expect((await put(name, value)).status).toBe(200);
+      expect((await assign(name)).status).toBe(200);
+    }
+    expect(
+      (await gw.fetch("/api/apps/secret-user/restart", { method: "POST", headers: json, body: "{}" })).status,
+    ).toBe(200);
+    row = (await waitForRow(gw, "secret-user", (r) => r.healthy && r.lastLines.some((l) => l.includes("my key is"))))!;
+    expect(row.healthy).toBe(true);
+  }, 120_000);
+
+  afterAll(async () => {
+    await gw?.stop();
+    origin?.close();
+    second?.close();
+    if (root) rmSync(root, { recursive: true, force: true });
+    if (certs) rmSync(certs.dir, { recursive: true, force: true });
+  });
+
+  it("the origin receives the real value from the backend's fetch to its base URL; the backend's answer holds none", async () => {
+    const answer = await backend("/call?path=/v1/forecast");
+    expect(answer.status).toBe(200);
+    expect(originSaw.at(-1)).toMatchObject({ url: "/v1/forecast", headers: { authorization: `Bearer ${VALUE}` } });
+    expect(JSON.stringify(answer)).not.toContain(VALUE);
+    expect(JSON.parse(answer.body)).toEqual({ forecast: "sunny", youSent: `Bearer ${"*".repeat(VALUE.length)}` });
+  });
+
+  it("inside, the environment and /proc/self/environ hold the placeholder and the origin's http:// base URL, never the value", async () => {
+    const env = await backend("/env");
+    expect(env.weatherKey).toMatch(/^pc-placeholder-[A-Za-z0-9_-]{32}$/);
+    expect(env.origin).toBe(`http://127.0.0.2:${originPort}`);
+    expect(env.environ).toContain(`WEATHER_KEY=${env.weatherKey}`);
+    expect(JSON.stringify(env)).not.toContain(VALUE);
+  });
+
+  it("the same placeholder sent to a second granted host is refused with secret_misdirected and a row; that host is never dialled", async () => {
+    const before = secondConnections;
+    const answer = await backend(`/send?url=${encodeURIComponent(`http://127.0.0.3:${secondPort}/collect`)}`);
+    expect(answer).toMatchObject({ status: 403, egress: "secret_misdirected" });
+    expect(secondConnections).toBe(before);
+    let rows: any[] = [];
+    for (let i = 0; i < 50 && rows.length === 0; i += 1) {
+      rows = (await events("secret_misdirected")).filter((e) => e.principal === "app:secret-user");
+      if (rows.length === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(rows[0]).toMatchObject({ outcome: "refused", subject: `127.0.0.3:${secondPort}` });
+    expect(JSON.stringify(rows)).not.toContain(VALUE);
+  });
+
+  it("a replaced value reaches the origin at the next request, without restarting the app", async () => {
+    const placeholder = (await backend("/env")).weatherKey;
+    expect((await put("WEATHER_KEY", ROTATED)).status).toBe(200);
+    await backend("/call?path=/v1/forecast");
+    expect(originSaw.at(-1)!.headers.authorization).toBe(`Bearer ${ROTATED}`);
+    expect((await backend("/env")).weatherKey).toBe(placeholder);
+  });
+
+  it("a secret delivered as its value still arrives, and the review says the app holds it while the other goes only to its origin", async () => {
+    const env = await backend("/env");
+    expect(env.legacySha256).toBe(createHash("sha256").update(LEGACY).digest("hex"));
+    const consent = await (await gw.fetch("/api/apps/secret-user/consent")).json();
+    const byName = Object.fromEntries(consent.review.secrets.map((s: any) => [s.name, s]));
+    expect(byName.LEGACY_KEY).toMatchObject({ appHoldsValue: true, sendsTo: [] });
+    expect(byName.LEGACY_KEY.note).toContain("The app holds this value");
+    expect(byName.WEATHER_KEY).toMatchObject({
+      appHoldsValue: false,
+      sendsTo: [{ origin: `https://127.0.0.2:${originPort}`, place: "header Authorization: Bearer {value}" }],
+    });
+    expect(byName.WEATHER_KEY.note).toContain("The app never sees this value");
+  });
+
+  it("the value appears in no answer, row, log line or file of the home but its sealed copies", async () => {
+    const answers = [
+      await (await gw.fetch("/api/secrets")).text(),
+      await (await gw.fetch("/api/apps/secret-user")).text(),
+      await (await gw.fetch("/api/apps")).text(),
+      await (await gw.fetch("/api/security/events?limit=500")).text(),
+      await (await gw.fetch("/api/apps/secret-user/logs")).text(),
+    ];
+    for (const value of [VALUE, ROTATED]) {
+      for (const text of answers) expect(text).not.toContain(value);
+      expect(filesHolding(home, value)).toEqual([]);
+      expect(filesHolding(home, Buffer.from(value).toString("base64"))).toEqual([]);
+    }
+    expect(readFileSync(join(home, "logs", "gateway.log"), "utf8")).toContain("my key is ***");
+  });
+
+  it("egress.extra_ca_certs is a loosening: changing it asks first, clearing it does not", async () => {
+    const set = (value: string, confirm = false) =>
+      gw.fetch("/api/config/personalclaw", {
+        method: "PATCH",
+        headers: json,
+        body: JSON.stringify({ path: "egress.extra_ca_certs", value, ...(confirm ? { confirm } : {}) }),
+      });
+    const asked = await set("/etc/other-ca.pem");
+    expect(asked.status).toBe(400);
+    expect(await errorCode(asked)).toBe("confirmation_required");
+    expect(JSON.parse(readFileSync(join(home, "config.json"), "utf8")).egress.extra_ca_certs).toBe(certs.caPath);
+    expect((await set("")).status).toBe(200);
+    expect((await set("relative/ca.pem", true)).status).toBe(400);
+    expect((await set(certs.caPath, true)).status).toBe(200);
+    expect(JSON.parse(readFileSync(join(home, "config.json"), "utf8")).egress.extra_ca_certs).toBe(certs.caPath);
+  });
+});
