@@ -126,7 +126,11 @@ export const SET_FOR_BACKEND: readonly ChildVariable[] = [
   },
   {
     name: "each assigned secret",
-    why: "under the name the manifest's `secrets` declared, once the owner assigned one",
+    why: "under the name the manifest's `secrets` declared, once the owner assigned one: its value, or for a secret with `use` a placeholder (new at every start) that the egress broker replaces on the way to the declared origins",
+  },
+  {
+    name: "PERSONALCLAW_ORIGIN_<NAME>",
+    why: "for each assigned secret delivered as a placeholder: the `http://` base URL of its first origin (`http://api.example.com` for `https://api.example.com`, a port other than 443 kept); send the placeholder there, the broker opens the TLS connection",
   },
 ];
 

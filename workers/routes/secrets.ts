@@ -84,7 +84,8 @@ export const secretRoutes = [
       return {
         ...listing,
         declared: await declarations(env, listing),
-        delivery: "environment variable at the backend's start (restart the app after assigning)",
+        delivery:
+          "environment variable at the backend's start (restart the app after assigning): the value, or for a secret the app declared `use` for a placeholder its egress broker replaces with the current value on the way to the declared origins",
       } satisfies z.input<typeof SecretsAnswerSchema>;
     },
   }),
