@@ -55,12 +55,19 @@ describe("a secret delivered as a placeholder, through a running gateway", () =>
     ((await (await gw.fetch(`/api/security/events?kind=${kind}&limit=500`)).json()) as { events: any[] }).events;
   const put = (name: string, value: string) =>
     gw.fetch(`/api/secrets/${name}`, { method: "PUT", headers: json, body: JSON.stringify({ value }) });
-  const assign = (name: string) =>
-    gw.fetch(`/api/secrets/${name}/assign`, {
-      method: "POST",
-      headers: json,
-      body: JSON.stringify({ app: "secret-user" }),
-    });
+  const assign = (name: string, app = "secret-user") =>
+    gw.fetch(`/api/secrets/${name}/assign`, { method: "POST", headers: json, body: JSON.stringify({ app }) });
+  let pyRow: BackendStatus;
+  /** A fixture app copied with its ports rewritten to this run's TLS servers. */
+  const appFolder = (fixture: string) => {
+    const folder = join(root, fixture);
+    cpSync(join(repoRoot, "test", "fixtures", "backend-apps", fixture), folder, { recursive: true });
+    const manifest = readFileSync(join(folder, "app.json"), "utf8")
+      .replaceAll("18443", String(originPort))
+      .replaceAll("18444", String(secondPort));
+    writeFileSync(join(folder, "app.json"), manifest);
+    return folder;
+  };
 
   beforeAll(async () => {
     certs = makeTestCertificates({ addresses: ["127.0.0.2", "127.0.0.3"] });
@@ -84,15 +91,9 @@ describe("a secret delivered as a placeholder, through a running gateway", () =>
     mkdirSync(home);
     // The owner trusts the test CA for secret origins (a consented loosening; the API's side is checked below).
     writeFileSync(join(home, "config.json"), JSON.stringify({ egress: { extra_ca_certs: certs.caPath } }));
-    const app = join(root, "secret-user");
-    cpSync(join(repoRoot, "test", "fixtures", "backend-apps", "secret-user"), app, { recursive: true });
-    const manifest = readFileSync(join(app, "app.json"), "utf8")
-      .replaceAll("18443", String(originPort))
-      .replaceAll("18444", String(secondPort));
-    writeFileSync(join(app, "app.json"), manifest);
-
     gw = await startGateway({ home });
-    await install(home, app);
+    await install(home, appFolder("secret-user"));
+    await install(home, appFolder("py-secret-user"));
     for (const [name, value] of [
       ["WEATHER_KEY", VALUE],
       ["LEGACY_KEY", LEGACY],
@@ -100,11 +101,16 @@ describe("a secret delivered as a placeholder, through a running gateway", () =>
       expect((await put(name, value)).status).toBe(200);
       expect((await assign(name)).status).toBe(200);
     }
-    expect(
-      (await gw.fetch("/api/apps/secret-user/restart", { method: "POST", headers: json, body: "{}" })).status,
-    ).toBe(200);
-    row = (await waitForRow(gw, "secret-user", (r) => r.healthy && r.lastLines.some((l) => l.includes("my key is"))))!;
+    expect((await assign("WEATHER_KEY", "py-secret-user")).status).toBe(200);
+    for (const app of ["secret-user", "py-secret-user"])
+      expect((await gw.fetch(`/api/apps/${app}/restart`, { method: "POST", headers: json, body: "{}" })).status).toBe(
+        200,
+      );
+    const started = (r: BackendStatus) => r.healthy && r.lastLines.some((l) => l.includes("my key is"));
+    row = (await waitForRow(gw, "secret-user", started))!;
     expect(row.healthy).toBe(true);
+    pyRow = (await waitForRow(gw, "py-secret-user", started))!;
+    expect(pyRow.healthy).toBe(true);
   }, 120_000);
 
   afterAll(async () => {
@@ -143,6 +149,23 @@ describe("a secret delivered as a placeholder, through a running gateway", () =>
     }
     expect(rows[0]).toMatchObject({ outcome: "refused", subject: `127.0.0.3:${secondPort}` });
     expect(JSON.stringify(rows)).not.toContain(VALUE);
+  });
+
+  it("a Python backend's urllib to its base URL delivers the value too; its placeholder is its own and goes nowhere else", async () => {
+    const python = async (path: string) => JSON.parse((await getFromBackend(home, pyRow, path)).body);
+    const answer = await python("/call?path=/v1/py");
+    expect(answer.status).toBe(200);
+    expect(originSaw.at(-1)).toMatchObject({ url: "/v1/py", headers: { authorization: `Bearer ${VALUE}` } });
+    expect(JSON.stringify(answer)).not.toContain(VALUE);
+    const env = await python("/env");
+    expect(env.weatherKey).toMatch(/^pc-placeholder-/);
+    expect(env.weatherKey).not.toBe((await backend("/env")).weatherKey);
+    expect(env.origin).toBe(`http://127.0.0.2:${originPort}`);
+    expect(JSON.stringify(env)).not.toContain(VALUE);
+    const before = secondConnections;
+    const refused = await python(`/send?url=${encodeURIComponent(`http://127.0.0.3:${secondPort}/collect`)}`);
+    expect(refused).toMatchObject({ status: 403, egress: "secret_misdirected" });
+    expect(secondConnections).toBe(before);
   });
 
   it("a replaced value reaches the origin at the next request, without restarting the app", async () => {
