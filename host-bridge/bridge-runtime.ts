@@ -245,6 +245,7 @@ export class BridgeRuntime {
       log: this.opts.log,
       appsDir: this.opts.paths.apps,
       preview: this.previewOptions,
+      grantedFolders: (name: string) => this.foldersFor(name),
     };
   }
 

@@ -84,7 +84,7 @@ export const GRANT_WORDS = [
   {
     "field": "folders",
     "label": "Asks for folders you choose",
-    "meaning": "Folders the app asks the owner for. The app sees nothing of the owner's files until the owner grants a folder to a need (`personalclaw apps folders`); the folder then appears, alone, at `/folders/<name>` in every process of the app (backend and MCP servers, never hooks or installers), read-only unless the need says `read-write` and the owner chose so.",
+    "meaning": "Folders the app asks the owner for. The app sees nothing of the owner's files until the owner grants a folder to a need (`personalclaw apps folders`); the folder then appears, alone, at `/folders/<name>` in every process of the app (backend and MCP servers; its hooks only when the need says `hooks: true`; never the installers of its packages), read-only unless the need says `read-write` and the owner chose so.",
     "kind": "list"
   }
 ];

@@ -1,4 +1,4 @@
-// `personalclaw apps add npm:<name>@<exact version> [--env NAME=VALUE ...]` (or
+// `personalclaw apps add npm:<name>@<exact version> [--env NAME=VALUE] [--folder NEED[:ACCESS]] [--arg VALUE]` (or
 // `pypi:<name>==<exact version>`, host-bridge/sources/pypi-*.ts): resolves the package
 // and its whole closure from the owner's npm source (install.npm_registry), pins every package,
 // generates an ordinary app in the quarantine (host-bridge/sources/npm-app.ts) and installs it
@@ -10,7 +10,7 @@ import semver from "semver";
 import { GatewayError } from "../../kernel/contracts/errors";
 import { homePaths } from "../home";
 import { readOwnerConfig } from "../owner-config";
-import { generateNpmApp, writeGeneratedApp, type GeneratedApp } from "../sources/npm-app";
+import { generateNpmApp, writeGeneratedApp, type GeneratedApp, type OwnerChoices } from "../sources/npm-app";
 import { generatePypiApp } from "../sources/pypi-app";
 import { generateMcpbApp } from "../sources/mcpb-app";
 import { isMcpbLocation, readMcpbSource } from "../sources/mcpb-fetch";
@@ -53,6 +53,13 @@ export function parseSourceSpec(spec: string): SourceSpec {
 
 export interface AddOptions extends ConsentOptions {
   env?: Array<[string, string]>;
+  folder?: Array<{ name: string; access: "read" | "read-write" }>;
+  arg?: string[];
+}
+
+/** The generated app's owner choices from the command line's --env, --folder and --arg, in their order. */
+function choicesOf(values: AddOptions): OwnerChoices {
+  return { env: values.env ?? [], folders: values.folder ?? [], args: values.arg ?? [] };
 }
 
 /** True when an `apps update` argument names a package source rather than a folder. */
@@ -64,21 +71,21 @@ export function isSourceSpec(text: string): boolean {
 async function generateFromSource(
   home: string,
   spec: string,
-  env: ReadonlyArray<[string, string]>,
+  choices: OwnerChoices,
 ): Promise<{ name: string; folder: string }> {
   const source = parseSourceSpec(spec);
   const config = readOwnerConfig(home);
   if (!config.ok) throw new GatewayError("config_file_invalid", { vars: { reason: config.reason } });
   let app: GeneratedApp;
   if (source.kind === "mcpb")
-    app = await generateMcpbApp(await readMcpbSource(source.location, process.cwd()), { env });
+    app = await generateMcpbApp(await readMcpbSource(source.location, process.cwd()), choices);
   else if (source.kind === "pypi") {
     const index = config.config.install.pypi_index;
-    app = generatePypiApp(await resolvePypiClosure({ index, name: source.name, version: source.version }), env);
+    app = generatePypiApp(await resolvePypiClosure({ index, name: source.name, version: source.version }), choices);
   } else {
     const registry = config.config.install.npm_registry;
     const resolved = await resolveNpmClosure({ registry, name: source.name, version: source.version });
-    app = generateNpmApp(resolved.closure, resolved.description, env);
+    app = generateNpmApp(resolved.closure, resolved.description, choices);
   }
   return { name: app.name, folder: await writeGeneratedApp(homePaths(home).quarantine, app) };
 }
@@ -106,8 +113,13 @@ function failWith(json: boolean) {
     );
 }
 
-function envWords(env: ReadonlyArray<[string, string]>): string[] {
-  return env.flatMap(([name, value]) => ["--env", `${name}=${value}`]);
+/** The flags that generate the same bytes again, for the retry with --consent the CLI prints. */
+function choiceWords(choices: OwnerChoices): string[] {
+  return [
+    ...choices.env.flatMap(([name, value]) => ["--env", `${name}=${value}`]),
+    ...choices.folders.flatMap(({ name, access }) => ["--folder", `${name}:${access}`]),
+    ...choices.args.flatMap((arg) => ["--arg", arg]),
+  ];
 }
 
 /** `apps add`: resolve, generate, then the review and install every app gets. */
@@ -115,7 +127,7 @@ export async function runAppsAdd(home: string, spec: string, values: AddOptions)
   const fail = failWith(Boolean(values.json));
   let folder: string | null = null;
   try {
-    const generated = await generateFromSource(home, spec, values.env ?? []);
+    const generated = await generateFromSource(home, spec, choicesOf(values));
     folder = generated.folder;
     // A second add of an installed name is an update, which keeps data/ and shows what changes.
     const installed = await callGateway(home, "apps-add", "GET", "/api/apps");
@@ -127,7 +139,7 @@ export async function runAppsAdd(home: string, spec: string, values: AddOptions)
         message: `An app named '${generated.name}' is already installed; to change its version run: ${commandHint("apps", "update", generated.name, updateSpecHint(spec))} (or uninstall it first).`,
         detail: { name: generated.name },
       });
-    return await runAppsInstall(home, folder, values, ["apps", "add", spec, ...envWords(values.env ?? [])]);
+    return await runAppsInstall(home, folder, values, ["apps", "add", spec, ...choiceWords(choicesOf(values))]);
   } catch (error) {
     if (error instanceof GatewayError) return fail(error);
     throw error;
@@ -149,14 +161,14 @@ export async function runAppsUpdateFromSource(
 ): Promise<number> {
   let folder: string | null = null;
   try {
-    const generated = await generateFromSource(home, spec, values.env ?? []);
+    const generated = await generateFromSource(home, spec, choicesOf(values));
     folder = generated.folder;
     return await runAppsUpdate(home, name, folder, values, [
       "apps",
       "update",
       name,
       spec,
-      ...envWords(values.env ?? []),
+      ...choiceWords(choicesOf(values)),
     ]);
   } catch (error) {
     if (error instanceof GatewayError) return failWith(Boolean(values.json))(error);

@@ -1,11 +1,13 @@
 // The `apps` commands in the CLI's command table (commands.ts): write, preview, install, add,
 // update and remove apps, and look at their jobs and folders. Every command that installs
-// bytes takes the same consent flags.
+// bytes takes the same consent flags; one that generates an app from a source also takes what
+// the owner adds to it (--env, --folder, --arg), all shown in the review.
 import { runAppsDev } from "./app-dev";
 import { runAppsNew } from "./app-scaffold";
 import { runAppAction, runAppsInstall, runAppsList, runAppsPreview, runAppsPurge, runAppsUpdate } from "./apps";
 import { isSourceSpec, runAppsAdd, runAppsUpdateFromSource } from "./apps-add";
-import { parseEnvAssignment } from "../sources/npm-app";
+import { parseEnvAssignment, parseFolderNeed, parseServerArgument } from "../sources/npm-app";
+import { folderEnvName } from "../../kernel/contracts/folder-grants";
 import { defineCommand, jsonFlag, type CommandSpec } from "./command-table";
 import { runAppsFolders } from "./folders";
 import { countValue, digestValue } from "./flag-values";
@@ -31,6 +33,37 @@ const envFlag = {
   parse: parseEnvAssignment,
   repeatable: true,
 } as const;
+
+/** A folder need for a generated app, `NEED[:read|:read-write]`, repeatable. */
+const folderFlag = {
+  type: "string",
+  value: "NEED[:ACCESS]",
+  help: "a folder need the app declares, :read (the default) or :read-write (repeatable); you grant a folder to it with `apps folders`",
+  parse: parseFolderNeed,
+  repeatable: true,
+} as const;
+
+/** An argument for a generated MCP server, repeatable. */
+const argFlag = {
+  type: "string",
+  value: "VALUE",
+  help: "an argument after the server's program (repeatable, in order); a granted folder is /folders/NEED inside",
+  parse: parseServerArgument,
+  repeatable: true,
+} as const;
+
+/** What the owner adds to an app generated from a source: each shown in the review and covered by the consent. */
+const generatedAppFlags = { env: envFlag, folder: folderFlag, arg: argFlag } as const;
+
+/** Two --folder needs of one name (or whose variables collide, `a-b` and `a_b`) are one need named twice. */
+function refuseRepeatedNeeds(folders: ReadonlyArray<{ name: string }> | undefined, words: string[]): void {
+  const seen = new Set<string>();
+  for (const { name } of folders ?? []) {
+    if (seen.has(folderEnvName(name)))
+      throw new UsageError(`--folder names the need '${name}' twice (case and - or _ aside)`, words);
+    seen.add(folderEnvName(name));
+  }
+}
 
 function appAction(action: "enable" | "disable" | "restart", summary: string): CommandSpec {
   return defineCommand({
@@ -105,6 +138,9 @@ export const APPS_COMMANDS: readonly CommandSpec[] = [
       "a pypi: project comes from install.pypi_index, every wheel of its closure pinned by its sha256.",
       "An .mcpb bundle (a path, or an https:// URL) is read whole and pinned by its sha256; the review says its signature state.",
       "`${DATA}` in an --env value stands for the app's data folder as the server sees it.",
+      "--folder documents:read-write declares a need; the server sees nothing of your files until you grant",
+      "a folder to it (`apps folders <app> set documents <path>`), then sees that folder at /folders/documents:",
+      "pass it with --arg /folders/documents to a server that takes its folders as arguments.",
     ],
     args: [
       {
@@ -114,11 +150,14 @@ export const APPS_COMMANDS: readonly CommandSpec[] = [
     ],
     flags: {
       ...consentFlags,
-      env: envFlag,
+      ...generatedAppFlags,
     },
     exclusive: [["consent", "yes"]],
     reads: false,
-    run: ({ flags, args }, { home }) => runAppsAdd(home, args[0], flags),
+    run: ({ flags, args }, { home }) => {
+      refuseRepeatedNeeds(flags.folder, ["apps", "add"]);
+      return runAppsAdd(home, args[0], flags);
+    },
   }),
   defineCommand({
     words: ["apps", "list"],
@@ -145,13 +184,20 @@ export const APPS_COMMANDS: readonly CommandSpec[] = [
         help: "the folder with its new version, npm:<name>@<exact version> or pypi:<name>==<exact version>",
       },
     ],
-    flags: { ...consentFlags, env: { ...envFlag, help: `${envFlag.help} (with npm: only)` } },
+    flags: {
+      ...consentFlags,
+      env: { ...envFlag, help: `${envFlag.help} (from a source only, not a folder)` },
+      folder: { ...folderFlag, help: `${folderFlag.help} (from a source only, not a folder)` },
+      arg: { ...argFlag, help: `${argFlag.help} (from a source only, not a folder)` },
+    },
     exclusive: [["consent", "yes"]],
     reads: false,
     run: ({ flags, args }, { home }) => {
+      refuseRepeatedNeeds(flags.folder, ["apps", "update"]);
       if (isSourceSpec(args[1])) return runAppsUpdateFromSource(home, args[0], args[1], flags);
-      if (flags.env?.length)
-        throw new UsageError("--env applies to an update from npm:<name>@<version>", ["apps", "update"]);
+      for (const flag of ["env", "folder", "arg"] as const)
+        if (flags[flag]?.length)
+          throw new UsageError(`--${flag} applies to an update from a source, not from a folder`, ["apps", "update"]);
       return runAppsUpdate(home, args[0], args[1], flags);
     },
   }),

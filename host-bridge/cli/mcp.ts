@@ -22,6 +22,7 @@ import {
   McpServerViewSchema,
   mcpDefinition,
   mcpDefinitionDigest,
+  mcpKey,
   MCP_FIRST_START_MS,
 } from "../../kernel/contracts/mcp";
 import { grantPatterns } from "../../kernel/rules/network-grant";
@@ -241,6 +242,7 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
   const appDir = join(paths.apps, app);
   let reported: Promise<unknown> = Promise.resolve();
   let limitRow: Promise<unknown> = Promise.resolve();
+  let folderRow: Promise<unknown> = Promise.resolve();
   // An update stops every server of its app before it copies data/ and holds new ones back
   // until it is over (running-servers.ts): this run is recorded before it looks for the hold.
   const record = registerRun(home, app, server);
@@ -273,6 +275,16 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
             detail: { limit: "storage", via: `mcp ${server}`, used_bytes: usedBytes, data_bytes: dataBytes },
           }).catch(() => {});
         },
+        // Evidence, as a backend's refused start is: the start's outcome (reported below) puts the code on its row.
+        onFolderRefused: (refusal) => {
+          folderRow = callGateway(home, `mcp:${app}:${server}`, "POST", "/api/internal/sel/append", {
+            kind: "mcp_start_refused",
+            outcome: "refused",
+            principal: `app:${app}`,
+            subject: mcpKey(app, server),
+            detail: { code: refusal.code, via: `mcp ${server}`, need: refusal.need, path: refusal.path },
+          }).catch(() => {});
+        },
       },
       {
         home,
@@ -302,6 +314,7 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
     record.end();
     await reported;
     await limitRow;
+    await folderRow;
     await egress.stopAll();
     releaseRuntimeDir(runtime);
     // The agent may keep our stdin open after the server died: let go of it, so this process ends

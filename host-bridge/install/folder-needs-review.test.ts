@@ -9,7 +9,9 @@ import { updateNeedsConsent } from "./update-app";
 
 const clean = { verdict: "clean" as const, findings: [] };
 
-function manifest(folders?: Array<{ name: string; why: string; access: "read" | "read-write" }>): AppManifest {
+function manifest(
+  folders?: Array<{ name: string; why: string; access: "read" | "read-write"; hooks?: boolean }>,
+): AppManifest {
   return AppManifestSchema.parse({
     name: "indexer",
     version: "1.0.0",
@@ -41,5 +43,16 @@ describe("folder needs in the review", () => {
       },
     ]);
     expect(updateNeedsConsent(read, read)).toEqual({ needed: false, changes: [] });
+  });
+
+  it("a need whose folder the app's hooks share says so, and sharing it asks for consent again", () => {
+    const need = { name: "documents", why: "indexes your notes", access: "read" as const };
+    const kept = buildReview(manifest([need]), clean);
+    const shared = buildReview(manifest([{ ...need, hooks: true }]), clean);
+    expect(shared.permissions.folders).toEqual(["documents (read, its hooks too): indexes your notes"]);
+    expect(updateNeedsConsent(kept, shared)).toEqual({
+      needed: true,
+      changes: [{ field: "permissions.folders", before: kept.permissions.folders, after: shared.permissions.folders }],
+    });
   });
 });

@@ -14,7 +14,7 @@ import type { AppManifest } from "../../kernel/contracts/manifest";
 import type { InstallReview, ReviewChange } from "../../kernel/contracts/install-review";
 import { installNpmPackages, installPythonDependencies } from "./install-dependencies";
 import { npmClosureStep } from "./install-npm-closure";
-import { installHookStep } from "./run-hook";
+import { hookFolders, installHookStep } from "./run-hook";
 import {
   stageOrRefuse,
   verifyStaged,
@@ -363,9 +363,9 @@ async function moveVenvStep(run: UpdateRun, keepVenv: boolean, journal: UpdateJo
   await run.note("move_venv", "done");
 }
 
-/** install_hook: onInstall runs on the new copy (installHookStep). */
+/** install_hook: onInstall runs on the new copy (installHookStep), with the grants the new manifest shares with its hooks. */
 async function hookStep({ name, stagedDir, manifest, ctx, note }: UpdateRun): Promise<void> {
-  const hook = await installHookStep(manifest, stagedDir, ctx, note);
+  const hook = await installHookStep(manifest, stagedDir, ctx, note, await hookFolders(manifest, ctx));
   if (!hook.ok)
     throw stepFailure(name, "install_hook", hook.timedOut ? `it ran longer than ${hook.seconds} s` : hook.reason);
 }

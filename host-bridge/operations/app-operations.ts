@@ -10,7 +10,7 @@ import { installApp, removeAppFiles, undoInstall } from "../install/install-app"
 import { commitUpdate, undoUpdate, updateApp, updateNeedsConsent } from "../install/update-app";
 import { clearJournal, readJournal, writeJournal } from "../install/transition-journal";
 import { listParkedData, parkedDataDir, purgeParkedData } from "../install/parked-data";
-import { runHook } from "../install/run-hook";
+import { hookFolders, runHook } from "../install/run-hook";
 import { readBackendLog } from "../supervisor/backend-log-tail";
 import type { HandlersUnder } from "../bridge-contract";
 import type { BridgeParsedRequest } from "../../kernel/contracts/bridge-operations";
@@ -207,6 +207,7 @@ async function uninstallHookStep(
   const appDir = join(rt.opts.paths.apps, name);
   await note({ step: "uninstall_hook", status: hook ? "started" : "skipped", at: now() });
   if (!hook || !existsSync(appDir)) return null;
+  const ctx = rt.hookContext();
   const result = await runHook(
     hook,
     {
@@ -215,9 +216,10 @@ async function uninstallHookStep(
       dataDir: join(appDir, "data"),
       hasStorage: (manifest as AppManifest).permissions?.storage === true,
     },
-    rt.hookContext(),
+    ctx,
     rt.opts.hookTimeoutSeconds,
     { KEEP_DATA: purgeData ? "0" : "1", PURGE_DATA: purgeData ? "1" : "0" },
+    await hookFolders(manifest as AppManifest, ctx),
   );
   if (!result.ok) rt.opts.log(`bridge: ${name}'s uninstall hook failed (${result.reason}); removing it anyway`);
   return result.ok ? "ok" : result.reason;

@@ -162,6 +162,15 @@ export interface OpenedFolder {
   writable: boolean;
 }
 
+/** A start refused because a granted folder is no longer the one the owner chose: which need, its chosen path, why. */
+export interface GrantedFolderRefusal {
+  ok: false;
+  need: string;
+  path: string;
+  code: "folder_grant_changed";
+  reason: string;
+}
+
 /**
  * Checks every grant again and opens each folder without following a link; the descriptor's
  * own path (the kernel's) must be the checked path, so a folder on the way swapped for a link
@@ -171,26 +180,26 @@ export interface OpenedFolder {
 export function openGrantedFolders(
   grants: readonly FolderGrant[],
   ctx: FolderCheckContext,
-): { ok: true; folders: OpenedFolder[] } | { ok: false; need: string; code: "folder_grant_changed"; reason: string } {
+): { ok: true; folders: OpenedFolder[] } | GrantedFolderRefusal {
   const folders: OpenedFolder[] = [];
-  const fail = (need: string, why: string) => {
+  const fail = (grant: FolderGrant, why: string): GrantedFolderRefusal => {
     closeGrantedFolders(folders);
-    const reason = errorMessage("folder_grant_changed", { need, reason: why });
-    return { ok: false as const, need, code: "folder_grant_changed" as const, reason };
+    const reason = errorMessage("folder_grant_changed", { need: grant.need, reason: why });
+    return { ok: false, need: grant.need, path: grant.path, code: "folder_grant_changed", reason };
   };
   for (const grant of grants) {
     const checked = checkGrantableFolder(grant.path, grant.access, grant.wholeHome === true, ctx);
-    if (!checked.ok) return fail(grant.need, `${checked.code}: ${checked.message}`);
-    if (checked.path !== grant.path) return fail(grant.need, `'${grant.path}' is no longer the path that was chosen`);
+    if (!checked.ok) return fail(grant, `${checked.code}: ${checked.message}`);
+    if (checked.path !== grant.path) return fail(grant, `'${grant.path}' is no longer the path that was chosen`);
     let fd: number;
     try {
       fd = openSync(grant.path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
     } catch (error) {
-      return fail(grant.need, `'${grant.path}' could not be opened: ${(error as Error).message}`);
+      return fail(grant, `'${grant.path}' could not be opened: ${(error as Error).message}`);
     }
     folders.push({ need: grant.need, path: grant.path, fd, writable: grant.access === "read-write" });
     if (openedPath(fd) !== grant.path || !fstatSync(fd).isDirectory())
-      return fail(grant.need, `'${grant.path}' changed while it was opened (a link on the way?)`);
+      return fail(grant, `'${grant.path}' changed while it was opened (a link on the way?)`);
   }
   return { ok: true, folders };
 }

@@ -1,7 +1,8 @@
 // Runs one short-lived app child to its end, confined: an install or uninstall hook, a venv
 // creation, a pip or npm install. The same hardening steps as a backend, in the same order
 // (buildChildEnv, wrapInSandbox, applyBounds, spawnChild), so nothing of a bundle ever runs
-// outside the box, at install time included. Expected failures are results.
+// outside the box, at install time included. Expected failures are results. A hook may be handed
+// granted folders (only those whose need says `hooks: true`); an installer never is.
 import type { ChildProcess } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Writable } from "node:stream";
@@ -23,6 +24,14 @@ import { createLogRelay } from "./log-relay";
 import { closeInheritedFds, SANDBOX_BLOCK_FD, SANDBOX_INFO_FD, spawnChild } from "../supervisor/spawn-child";
 import { signalProcessGroup } from "../process-group";
 import { storageShares, watchStorage } from "./storage-limit";
+import {
+  closeGrantedFolders,
+  folderEnvironment,
+  folderMounts,
+  openGrantedFolders,
+  withFolderDescriptors,
+} from "./granted-folders";
+import type { FolderGrant } from "../../kernel/contracts/folder-grants";
 
 export interface ConfinementContext {
   home: string;
@@ -53,6 +62,8 @@ export interface ConfinedRun {
   /** e.g. `app notes hook`; prefixed to every relayed line. */
   tag: string;
   extraEnv?: Record<string, string>;
+  /** A hook's granted folders (hookGrants): checked and opened again, bound at /folders/<need>; never an installer's. */
+  folders?: readonly FolderGrant[];
 }
 
 export type ConfinedResult =
@@ -80,7 +91,7 @@ export function confineCommand(
     cwd: string;
     command: { file: string; args: string[] };
     egressSocket?: string;
-    /** Granted folders on the child's descriptors (granted-folders.ts folderMounts); never for hooks or installers. */
+    /** Granted folders on the child's descriptors (granted-folders.ts folderMounts); a hook's only when its need says so, never an installer's. */
     folders?: ReadonlyArray<{ need: string; fd: number; writable: boolean }>;
     groupName: string;
     pathEnv: string | undefined;
@@ -167,6 +178,15 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
     sandboxed,
   });
   const env = { ...allowlisted, ...(run.extraEnv ?? {}) };
+  // A folder that is no longer the one the owner chose refuses the run, as it refuses a backend's start.
+  const granted = openGrantedFolders(run.folders ?? [], {
+    home: ctx.home,
+    ownerHome: ctx.ownerHome,
+    identity: ctx.sandbox.childIdentity ?? null,
+  });
+  if (!granted.ok) return failedRun(`${granted.code}: ${granted.reason}`);
+  const folders = granted.folders;
+  Object.assign(env, folderEnvironment(folders, sandboxed));
   const brokerKey = `${run.app.name}:${run.kind}:${process.hrtime.bigint()}`;
   let egressSocket: string | undefined;
   if (sandboxed && run.egress && run.egress.length > 0 && ctx.egress) {
@@ -186,10 +206,12 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
     cwd: run.cwd,
     command: run.command,
     egressSocket,
+    ...(folders.length > 0 ? { folders: folderMounts(folders) } : {}),
     groupName: run.app.name,
     pathEnv: env.PATH,
   });
   if (!confined.ok) {
+    closeGrantedFolders(folders);
     await stopBroker();
     return failedRun(confined.reason);
   }
@@ -198,8 +220,14 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
   // 4. Spawn, least reversible last.
   const child = spawnChild(
     { ...cmd, cwd: run.cwd },
-    { env, stdio: closeInheritedFds(sandboxed, useGroup), boxed: sandboxed, log: ctx.log },
+    {
+      env,
+      stdio: withFolderDescriptors(closeInheritedFds(sandboxed, useGroup), sandboxed ? folders : []),
+      boxed: sandboxed,
+      log: ctx.log,
+    },
   );
+  closeGrantedFolders(folders);
   const relay = createLogRelay({
     tag: run.tag,
     sink: (_level, line) => ctx.log(line),

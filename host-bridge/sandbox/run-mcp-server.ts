@@ -10,6 +10,7 @@ import type { Readable, Writable } from "node:stream";
 import { buildChildEnv, credentialValuesOf, egressEnvironment } from "./child-env";
 import { createLogRelay, type LogRelay } from "./log-relay";
 import { serverEnvironment } from "./server-env";
+import { safeLine } from "../../kernel/text/text-safety";
 import type { HostPattern } from "../../kernel/rules/network-grant";
 import { mcpServerFds, spawnChild } from "../supervisor/spawn-child";
 import { childEnd, confineCommand, placeUnderBounds, type ChildEnd, type ConfinementContext } from "./run-confined";
@@ -21,6 +22,7 @@ import {
   folderMounts,
   openGrantedFolders,
   withFolderDescriptors,
+  type GrantedFolderRefusal,
   type OpenedFolder,
 } from "./granted-folders";
 import type { FolderGrant } from "../../kernel/contracts/folder-grants";
@@ -41,6 +43,8 @@ export interface McpServerRun {
   onSpawned?: (pid: number) => void;
   /** Told when the server was ended because its app's data/ grew past its storage limit (a security-log row). */
   onStorageLimit?: (usedBytes: number, dataBytes: number) => void;
+  /** Told when a granted folder is no longer the one the owner chose and the start is refused (a security-log row). */
+  onFolderRefused?: (refusal: GrantedFolderRefusal) => void;
 }
 
 /** Lines of a server's stderr the agent gets at once, then per second. */
@@ -74,7 +78,9 @@ export async function runMcpServer(
     reported = true;
     onStart(outcome);
   };
+  // The agent's log of the server is where its owner looks first: a start refused here says why there too.
   const notStarted = (reason: string) => {
+    io.stderr.write(`personalclaw: ${run.app.name}:${run.server} was not started: ${safeLine(reason)}\n`);
     report({ ok: false, exitCode: null, reason });
     return 1;
   };
@@ -198,7 +204,10 @@ async function serverEnvironmentStep(
     ownerHome: ctx.ownerHome,
     identity: ctx.sandbox.childIdentity ?? null,
   });
-  if (!granted.ok) return { ok: false, reason: `${granted.code}: ${granted.reason}` };
+  if (!granted.ok) {
+    run.onFolderRefused?.(granted);
+    return { ok: false, reason: `${granted.code}: ${granted.reason}` };
+  }
   Object.assign(env, folderEnvironment(granted.folders, sandboxed));
   const brokerKey = `${run.app.name}:mcp:${run.server}:${process.pid}`;
   let egressSocket: string | undefined;

@@ -3,14 +3,17 @@
 // installed like every app (one install path). The manifest grants the least a published MCP
 // server needs: its own data/ (HOME and the XDG folders point inside it, so a server that writes
 // ~/.something keeps it), no network, and one stdio server running the package's program with
-// node from the pinned node_modules. The folder's bytes depend only on the closure and the
-// owner's --env values, so resolving the same source again gives the same consent digest.
+// node from the pinned node_modules. The owner may add what a server needs on its command line
+// (--env values, --folder needs the manifest declares, --arg arguments after the program), each
+// shown in the review. The folder's bytes depend only on the closure and those choices, so
+// resolving the same source again with the same flags gives the same consent digest.
 import { createHash } from "node:crypto";
 import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { posix } from "node:path";
 import { join } from "node:path";
 import { APP_NAME_PATTERN } from "../../kernel/rules/app-name";
 import { GatewayError } from "../../kernel/contracts/errors";
+import { FOLDER_NEED_PATTERN, folderInside, type FolderAccess } from "../../kernel/contracts/folder-grants";
 import { NPM_CLOSURE_FILE, type NpmClosure } from "../../kernel/contracts/npm-closure";
 import { DATA_PLACEHOLDER } from "../sandbox/server-env";
 
@@ -51,6 +54,66 @@ export function parseEnvAssignment(
   return { ok: true, value: [name, value] };
 }
 
+/** A folder need the owner adds with `--folder NEED[:read|:read-write]` (read when no access is named). */
+export interface FolderNeedChoice {
+  name: string;
+  access: FolderAccess;
+}
+
+/** Parses `NEED`, `NEED:read` or `NEED:read-write`. */
+export function parseFolderNeed(text: string): { ok: true; value: FolderNeedChoice } | { ok: false; reason: string } {
+  const colon = text.lastIndexOf(":");
+  const name = colon < 0 ? text : text.slice(0, colon);
+  const access = colon < 0 ? "read" : text.slice(colon + 1);
+  if (!FOLDER_NEED_PATTERN.test(name))
+    return { ok: false, reason: "does not start with a need's name (1 to 64 letters, digits, - or _)" };
+  if (access !== "read" && access !== "read-write")
+    return { ok: false, reason: "names no access: add :read or :read-write" };
+  return { ok: true, value: { name, access } };
+}
+
+/** Checks one `--arg` value: the manifest's limit, and no NUL (an argument cannot hold one). */
+export function parseServerArgument(text: string): { ok: true; value: string } | { ok: false; reason: string } {
+  if (text.length > 4096) return { ok: false, reason: "is longer than 4096 characters" };
+  if (text.includes("\0")) return { ok: false, reason: "holds a NUL character" };
+  return { ok: true, value: text };
+}
+
+/** What the owner adds to a generated app on the `apps add` command line; the consent digest covers all of it. */
+export interface OwnerChoices {
+  /** --env NAME=VALUE: the server's variables, after the data/ ones. */
+  env: ReadonlyArray<[string, string]>;
+  /** --folder: the folder needs the manifest declares; the owner grants a folder to each later. */
+  folders: readonly FolderNeedChoice[];
+  /** --arg: arguments after the server's program, in order. */
+  args: readonly string[];
+}
+
+export const NO_CHOICES: OwnerChoices = { env: [], folders: [], args: [] };
+
+/**
+ * The permissions and MCP server entry of a generated app: its own data/ (HOME and XDG_* in it),
+ * no network, each --folder need with a reason naming `source`, and the program followed by the
+ * owner's --arg values.
+ */
+export function generatedServer(
+  source: string,
+  command: { command: string; args: string[] },
+  choices: OwnerChoices,
+): { permissions: Record<string, unknown>; server: Record<string, unknown> } {
+  const env: Record<string, string> = { ...DATA_HOME_ENV };
+  for (const [key, value] of choices.env) env[key] = value;
+  const folders = choices.folders.map(({ name, access }) => {
+    const verb = access === "read-write" ? "reads and changes" : "reads";
+    const why = `The MCP server of ${source} ${verb} the folder you grant here; it sees it at ${folderInside(name)}.`;
+    return { name, why: why.slice(0, 500), access };
+  });
+  return {
+    permissions: { storage: true, network: false, ...(folders.length > 0 ? { folders } : {}) },
+    server: { command: command.command, args: [...command.args, ...choices.args], env },
+  };
+}
+
 /** The program the package runs: its one bin, or the one named after the package. */
 function programOf(closure: NpmClosure): string {
   const root = closure.packages.find((p) => p.path === `node_modules/${closure.root.name}`)!;
@@ -85,25 +148,19 @@ export interface GeneratedApp {
   executables?: readonly string[];
 }
 
-/** The generated app's files for a closure and the owner's --env values. */
-export function generateNpmApp(
-  closure: NpmClosure,
-  description: string | null,
-  env: ReadonlyArray<[string, string]>,
-): GeneratedApp {
+/** The generated app's files for a closure and what the owner added (--env, --folder, --arg). */
+export function generateNpmApp(closure: NpmClosure, description: string | null, choices: OwnerChoices): GeneratedApp {
   const name = appNameOfPackage(closure.root.name);
-  const serverEnv: Record<string, string> = { ...DATA_HOME_ENV };
-  for (const [key, value] of env) serverEnv[key] = value;
+  const source = `npm:${closure.root.name}@${closure.root.version}`;
+  const { permissions, server } = generatedServer(source, { command: "node", args: [programOf(closure)] }, choices);
   const manifest: Record<string, unknown> = {
     name,
     version: closure.root.version,
     displayName: closure.root.name,
-    description: (description ?? `The MCP server of npm:${closure.root.name}@${closure.root.version}`).slice(0, 500),
-    permissions: { storage: true, network: false },
+    description: (description ?? `The MCP server of ${source}`).slice(0, 500),
+    permissions,
     dependencies: { npmClosure: true },
-    mcpServers: {
-      [name]: { command: "node", args: [programOf(closure)], env: serverEnv },
-    },
+    mcpServers: { [name]: server },
   };
   return {
     name,

@@ -5,7 +5,7 @@
 // grants what npm-app.ts grants: its own data/ (HOME and XDG_* inside it), no network, one stdio
 // server run by the app's venv python (sandbox/app-interpreter.ts).
 import { GatewayError } from "../../kernel/contracts/errors";
-import { appNameOfPackage, DATA_HOME_ENV, type GeneratedApp } from "./npm-app";
+import { appNameOfPackage, generatedServer, type GeneratedApp, type OwnerChoices } from "./npm-app";
 import type { ResolvedPypiProject } from "./pypi-resolve";
 
 /** The file the generated app's MCP server runs. */
@@ -54,13 +54,13 @@ function launcher(project: ResolvedPypiProject, entry: { script: string; module:
   ].join("\n");
 }
 
-/** The generated app's files for a resolved project and the owner's --env values. */
-export function generatePypiApp(project: ResolvedPypiProject, env: ReadonlyArray<[string, string]>): GeneratedApp {
+/** The generated app's files for a resolved project and what the owner added (--env, --folder, --arg). */
+export function generatePypiApp(project: ResolvedPypiProject, choices: OwnerChoices): GeneratedApp {
   const name = appNameOfPackage(project.root.name);
   const entry = entryOf(project);
-  const serverEnv: Record<string, string> = { ...DATA_HOME_ENV };
-  for (const [key, value] of env) serverEnv[key] = value;
   const source = `pypi:${project.root.name}==${project.root.version}`;
+  // The launcher hands its arguments on: the console script reads them from sys.argv.
+  const { permissions, server } = generatedServer(source, { command: "python3", args: [PYPI_LAUNCHER] }, choices);
   const manifest: Record<string, unknown> = {
     name,
     version: project.root.version,
@@ -70,9 +70,9 @@ export function generatePypiApp(project: ResolvedPypiProject, env: ReadonlyArray
         0,
         500,
       ),
-    permissions: { storage: true, network: false },
+    permissions,
     dependencies: { pythonDependencies: project.wheels.map((w) => `${w.name}==${w.version}`) },
-    mcpServers: { [name]: { command: "python3", args: [PYPI_LAUNCHER], env: serverEnv } },
+    mcpServers: { [name]: server },
     requires: [
       {
         name: "Python 3.8 or later",

@@ -96,7 +96,21 @@ export function folderGrantsStamp(grants: readonly FolderGrant[]): string {
   return `${grants.length}-${hash.toString(16).padStart(8, "0")}`;
 }
 
-/** How the review shows one need: "name (access): why", the words the consent digest covers. */
-export function folderNeedWords(need: { name: string; why: string; access: FolderAccess }): string {
-  return `${need.name} (${need.access}): ${need.why}`;
+/**
+ * The grants an app's install or uninstall hook gets: only those of needs that say `hooks: true`,
+ * each narrowed as for every child. Every other need's folder stays out of its hooks.
+ */
+export function hookGrants(
+  needs: ReadonlyArray<{ name: string; access: FolderAccess; hooks?: boolean }> | undefined,
+  grants: readonly FolderGrant[] | undefined,
+): FolderGrant[] {
+  return effectiveGrants(
+    (needs ?? []).filter((need) => need.hooks === true),
+    grants,
+  );
+}
+
+/** How the review shows one need: "name (access): why", the words the consent digest covers; a need its hooks share says so. */
+export function folderNeedWords(need: { name: string; why: string; access: FolderAccess; hooks?: boolean }): string {
+  return `${need.name} (${need.access}${need.hooks === true ? ", its hooks too" : ""}): ${need.why}`;
 }

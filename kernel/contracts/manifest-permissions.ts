@@ -62,6 +62,15 @@ export const FolderNeedSchema = z
         "`read` or `read-write`: the most the owner may grant. The owner may always grant less (read-only), never more.",
       owner: "The most it may get.",
     }),
+    hooks: z
+      .boolean()
+      .meta({
+        description:
+          "Whether the app's hooks (`setup.onInstall`, `setup.onUninstall`) also get the granted folder, at the same place and access. Nothing is granted before a first install, so an update's install hook and the uninstall hook are the ones that see it. Without it a hook never sees the folder; the installers of the app's packages never do.",
+        owner: "Whether its hooks share the folder.",
+        byDefault: "false",
+      })
+      .optional(),
   })
   .strict();
 
@@ -177,7 +186,7 @@ export const PermissionsSchema = z.object({
     .max(16)
     .meta({
       description:
-        "Folders the app asks the owner for. The app sees nothing of the owner's files until the owner grants a folder to a need (`personalclaw apps folders`); the folder then appears, alone, at `/folders/<name>` in every process of the app (backend and MCP servers, never hooks or installers), read-only unless the need says `read-write` and the owner chose so.",
+        "Folders the app asks the owner for. The app sees nothing of the owner's files until the owner grants a folder to a need (`personalclaw apps folders`); the folder then appears, alone, at `/folders/<name>` in every process of the app (backend and MCP servers; its hooks only when the need says `hooks: true`; never the installers of its packages), read-only unless the need says `read-write` and the owner chose so.",
       owner: "Every need, its reason and its most access.",
       byDefault: "none",
       review: "Asks for folders you choose",
