@@ -168,6 +168,30 @@ describe("a secret delivered as a placeholder, through a running gateway", () =>
     expect(secondConnections).toBe(before);
   });
 
+  it("a scheduled job its backend answers sends the placeholder the same way, and the origin receives the value", async () => {
+    // The job fires through the same path the Durable Object alarm runs, at a moved clock (test build only).
+    const jobsAt = async (now?: number) => {
+      const headers: Record<string, string> =
+        now === undefined
+          ? {}
+          : {
+              "x-test-now": String(now),
+              "x-internal-secret": readFileSync(join(home, ".local_secret"), "utf8").trim(),
+              "x-personalclaw-work": "cli:test-clock",
+            };
+      const answer = await gw.fetch("/api/apps/secret-user/jobs", { headers, owner: now === undefined });
+      expect(answer.status).toBe(200);
+      return ((await answer.json()) as { jobs: Array<Record<string, any>> }).jobs;
+    };
+    const [job] = await jobsAt();
+    expect(job).toMatchObject({ name: "forecast", route: "/jobs/forecast" });
+    const fired = (await jobsAt(Date.parse(job!.nextFire) + 1_000))[0]!;
+    expect(fired.history).toHaveLength(1);
+    expect(fired.history[0]).toMatchObject({ outcome: "ok", status: 200 });
+    expect(originSaw.find((s) => s.url === "/v1/job")?.headers.authorization).toBe(`Bearer ${VALUE}`);
+    expect(JSON.stringify(fired)).not.toContain(VALUE);
+  });
+
   it("a replaced value reaches the origin at the next request, without restarting the app", async () => {
     const placeholder = (await backend("/env")).weatherKey;
     expect((await put("WEATHER_KEY", ROTATED)).status).toBe(200);
