@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import {
+  DEFAULT_MCP_REGISTRIES,
   DEFAULT_NPM_REGISTRY,
   DEFAULT_PYPI_INDEX,
   DEFAULT_SESSION_TTL_S,
@@ -126,8 +127,19 @@ export const OwnerConfigSchema = z.object({
         .string()
         .refine((value) => packageSourceUrlRefusal(value) === null, "must be an http:// or https:// URL")
         .default(DEFAULT_PYPI_INDEX),
+      /** The MCP Registries `apps add registry:` asks, in order; the first that has a name answers. */
+      mcp_registries: z
+        .array(
+          z.string().refine((value) => packageSourceUrlRefusal(value) === null, "must be an http:// or https:// URL"),
+        )
+        .max(16)
+        .default([...DEFAULT_MCP_REGISTRIES]),
     })
-    .default({ npm_registry: DEFAULT_NPM_REGISTRY, pypi_index: DEFAULT_PYPI_INDEX }),
+    .default({
+      npm_registry: DEFAULT_NPM_REGISTRY,
+      pypi_index: DEFAULT_PYPI_INDEX,
+      mcp_registries: [...DEFAULT_MCP_REGISTRIES],
+    }),
 });
 export type OwnerConfig = z.infer<typeof OwnerConfigSchema>;
 

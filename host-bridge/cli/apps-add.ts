@@ -3,6 +3,9 @@
 // and its whole closure from the owner's npm source (install.npm_registry), pins every package,
 // generates an ordinary app in the quarantine (host-bridge/sources/npm-app.ts) and installs it
 // through the one install path: the gateway's review, the consent digest, the confined install.
+// `registry:<server name>[@<version>]` takes an MCP Registry entry from install.mcp_registries and
+// installs the npm or PyPI package or .mcpb bundle it names the same way
+// (host-bridge/sources/mcp-registry-*.ts).
 // `apps update <name> npm:...` re-resolves and updates the same way. Nothing of the package runs
 // here; only its metadata and tarball bytes are read.
 import { rm } from "node:fs/promises";
@@ -17,17 +20,27 @@ import { isMcpbLocation, readMcpbSource } from "../sources/mcpb-fetch";
 import { resolvePypiClosure } from "../sources/pypi-resolve";
 import { releaseOf } from "../sources/python-versions";
 import { resolveNpmClosure } from "../sources/npm-resolve";
+import { generateRegistryApp } from "../sources/mcp-registry-app";
+import { parseRegistrySpec } from "../sources/mcp-registry-resolve";
 import { NpmPackageNameSchema } from "../../kernel/contracts/npm-closure";
 import { emitError, runAppsInstall, runAppsUpdate, type ConsentOptions } from "./apps";
 import { callGateway } from "./gateway-client";
 import { commandHint } from "./invocation";
 
-export type SourceSpec = { kind: "npm" | "pypi"; name: string; version: string } | { kind: "mcpb"; location: string };
+export type SourceSpec =
+  | { kind: "npm" | "pypi"; name: string; version: string }
+  | { kind: "registry"; name: string; version: string | null }
+  | { kind: "mcpb"; location: string };
 
-/** Reads `npm:<name>@<exact version>`, `pypi:<name>==<exact version>` or an .mcpb path or URL; anything else is refused with the reason. */
+/** Reads `npm:<name>@<exact version>`, `pypi:<name>==<exact version>`, `registry:<server name>[@<version>]` or an .mcpb path or URL; anything else is refused with the reason. */
 export function parseSourceSpec(spec: string): SourceSpec {
   const invalid = (reason: string) =>
     new GatewayError("source_spec_invalid", { vars: { spec: spec.slice(0, 300), reason } });
+  if (spec.startsWith("registry:")) {
+    const entry = parseRegistrySpec(spec.slice("registry:".length));
+    if ("refusal" in entry) throw invalid(entry.refusal);
+    return { kind: "registry", ...entry };
+  }
   if (spec.startsWith("pypi:")) {
     const m = /^pypi:([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==(.+)$/.exec(spec);
     if (!m) throw invalid("write pypi:<name>==<exact version>");
@@ -38,7 +51,7 @@ export function parseSourceSpec(spec: string): SourceSpec {
   if (!spec.startsWith("npm:") && isMcpbLocation(spec)) return { kind: "mcpb", location: spec };
   if (!spec.startsWith("npm:"))
     throw invalid(
-      "this version reads npm:<name>@<exact version>, pypi:<name>==<exact version> and a path or https:// URL of an .mcpb bundle (registry: is not read yet)",
+      "this version reads npm:<name>@<exact version>, pypi:<name>==<exact version>, registry:<server name>[@<version>] and a path or https:// URL of an .mcpb bundle",
     );
   const rest = spec.slice(4);
   const at = rest.lastIndexOf("@");
@@ -64,7 +77,7 @@ function choicesOf(values: AddOptions): OwnerChoices {
 
 /** True when an `apps update` argument names a package source rather than a folder. */
 export function isSourceSpec(text: string): boolean {
-  return text.startsWith("npm:") || text.startsWith("pypi:") || isMcpbLocation(text);
+  return text.startsWith("npm:") || text.startsWith("pypi:") || text.startsWith("registry:") || isMcpbLocation(text);
 }
 
 /** Resolves the source and writes the generated app into the quarantine; answers its name and folder. */
@@ -79,6 +92,7 @@ async function generateFromSource(
   let app: GeneratedApp;
   if (source.kind === "mcpb")
     app = await generateMcpbApp(await readMcpbSource(source.location, process.cwd()), choices);
+  else if (source.kind === "registry") app = await generateRegistryApp(config.config.install, source, choices);
   else if (source.kind === "pypi") {
     const index = config.config.install.pypi_index;
     app = generatePypiApp(await resolvePypiClosure({ index, name: source.name, version: source.version }), choices);
@@ -90,8 +104,9 @@ async function generateFromSource(
   return { name: app.name, folder: await writeGeneratedApp(homePaths(home).quarantine, app) };
 }
 
-/** The source form an `apps update` of the same kind takes, as the app_exists hint names it. */
+/** The source an `apps update` of the same kind takes, as the app_exists hint names it (an entry: its latest). */
 function updateSpecHint(spec: string): string {
+  if (spec.startsWith("registry:")) return spec.replace(/@[^/]*$/, "");
   if (isMcpbLocation(spec)) return "<bundle>.mcpb";
   return spec.startsWith("pypi:") ? "pypi:<name>==<version>" : "npm:<name>@<version>";
 }

@@ -137,6 +137,7 @@ export const APPS_COMMANDS: readonly CommandSpec[] = [
       "Resolves the package from install.npm_registry, pins every package by its integrity and shows the review;",
       "a pypi: project comes from install.pypi_index, every wheel of its closure pinned by its sha256.",
       "An .mcpb bundle (a path, or an https:// URL) is read whole and pinned by its sha256; the review says its signature state.",
+      "A registry: entry comes from the first of install.mcp_registries that has it; its npm, PyPI or .mcpb package is installed so.",
       "`${DATA}` in an --env value stands for the app's data folder as the server sees it.",
       "--folder documents:read-write declares a need; the server sees nothing of your files until you grant",
       "a folder to it (`apps folders <app> set documents <path>`), then sees that folder at /folders/documents:",
@@ -145,7 +146,7 @@ export const APPS_COMMANDS: readonly CommandSpec[] = [
     args: [
       {
         name: "source",
-        help: "npm:<name>@<exact version>, pypi:<name>==<exact version> or a path or https:// URL of an .mcpb bundle",
+        help: "npm:<name>@<exact version>, pypi:<name>==<exact version>, registry:<server name>[@<version>] or a path or https:// URL of an .mcpb bundle",
       },
     ],
     flags: {
@@ -175,13 +176,13 @@ export const APPS_COMMANDS: readonly CommandSpec[] = [
     summary: "Update an app from a folder or its source; kept only if the new backend is healthy.",
     details: [
       "No consent is asked when nothing you consented to changes.",
-      "From npm: or pypi: the source is resolved again; for npm: the review lists the closure's changes.",
+      "From npm:, pypi: or registry: the source is resolved again; for npm the review lists the closure's changes.",
     ],
     args: [
       { name: "name", help: "the installed app" },
       {
         name: "folder",
-        help: "the folder with its new version, npm:<name>@<exact version> or pypi:<name>==<exact version>",
+        help: "the folder with its new version, or its source: npm:<name>@<version>, pypi:<name>==<version>, registry:<name>[@<version>], an .mcpb",
       },
     ],
     flags: {

@@ -56,6 +56,24 @@ function kib(bytes: unknown): string {
   return typeof bytes === "number" ? `${(bytes / 1024).toFixed(1)} KiB` : "size unknown";
 }
 
+/** Where an app from an MCP Registry came from: "official" only for the official registry's URL (the review says which). */
+function registryEntryLines(entry: NonNullable<RenderableReview["mcpRegistryEntry"]>): string[] {
+  const settings = (entry.settings ?? []).map((s) => {
+    const state = s.secret
+      ? "a secret: store it with `personalclaw secrets set` and `secrets assign` it to the app"
+      : s.set
+        ? "set"
+        : `not given${s.required ? "" : " (optional)"}: add --env ${t(s.name)}=VALUE`;
+    return `${t(s.name)} (${state})`;
+  });
+  return [
+    `MCP Registry entry: ${t(entry.name)} ${t(entry.version)} (namespace ${t(entry.namespace)}) from ${t(entry.registry)}, ${entry.official === true ? "the official MCP Registry" : "not the official MCP Registry"}`,
+    `  Resolved to: ${t(entry.package)}`,
+    `  Variables it names: ${settings.length > 0 ? settings.join(", ") : "none"}`,
+    ...(entry.note ? [`  ${t(entry.note)}`] : []),
+  ];
+}
+
 /** A server's variables: each NAME=VALUE the manifest sets (a record kept before values were shown: the names). */
 function envText(m: { env?: unknown; envNames?: readonly unknown[] | null }): string {
   const env = m.env && typeof m.env === "object" ? Object.entries(m.env as Record<string, unknown>) : null;
@@ -105,6 +123,7 @@ export function reviewText(review: RenderableReview, digest: string): string {
     lines.push(`  Packages with install scripts or native build files (never run): ${list(closure.native)}`);
     if (closure.note) lines.push(`  ${t(closure.note)}`);
   }
+  if (review.mcpRegistryEntry) lines.push(...registryEntryLines(review.mcpRegistryEntry));
   if (review.mcpbBundle) lines.push(...mcpbBundleLines(review.mcpbBundle));
   lines.push(`UI: ${t(review.ui?.entry ?? "none")}`);
   lines.push(`Backend process: ${commandLine(review.backend)}`);

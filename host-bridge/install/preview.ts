@@ -26,6 +26,8 @@ import {
 import { buildReview } from "./review";
 import { closureOfStaged } from "./npm-closure-file";
 import { NPM_CLOSURE_FILE } from "../../kernel/contracts/npm-closure";
+import { MCP_REGISTRY_ENTRY_FILE } from "../../kernel/contracts/mcp-registry";
+import { isGeneratedSourceFolder, registryEntryOfStaged } from "./registry-entry-file";
 import { manifestAddressRefusal } from "../egress/manifest-addresses";
 import { MCPB_BUNDLE_FILE } from "../../kernel/contracts/mcpb-bundle";
 import { mcpbBundleOfStaged } from "./mcpb-bundle-file";
@@ -125,12 +127,14 @@ export async function previewBundle(source: string, opts: PreviewOptions): Promi
   let manifestBytes: Buffer | undefined;
   let closureBytes: Buffer | undefined;
   let mcpbBundleBytes: Buffer | undefined;
+  let registryEntryBytes: Buffer | undefined;
   const stage: StageOptions = {
     ...opts.stage,
     onFileStaged: (entry, bytes) => {
       if (entry.path === MANIFEST_PATH) manifestBytes = bytes;
       if (entry.path === NPM_CLOSURE_FILE) closureBytes = bytes;
       if (entry.path === MCPB_BUNDLE_FILE) mcpbBundleBytes = bytes;
+      if (entry.path === MCP_REGISTRY_ENTRY_FILE) registryEntryBytes = bytes;
       asStaged.onFileStaged(entry, bytes);
     },
   };
@@ -174,6 +178,11 @@ export async function previewBundle(source: string, opts: PreviewOptions): Promi
     // A declared closure is read from the same bytes the digest covers; one that does not parse is refused here.
     const closure = manifest.dependencies?.npmClosure === true ? closureOfStaged(staged.entries, closureBytes) : null;
     if (closure !== null && !closure.ok) return closure;
+    // Where an app `apps add registry:` generated came from; no other folder can claim a registry.
+    const registryEntry = isGeneratedSourceFolder(source, opts.quarantineRoot)
+      ? registryEntryOfStaged(staged.entries, registryEntryBytes)
+      : null;
+    if (registryEntry !== null && !registryEntry.ok) return registryEntry;
 
     const scan = await scanStaged(stagedDir, staged.entries, manifest, {
       ...opts.scan,
@@ -188,7 +197,14 @@ export async function previewBundle(source: string, opts: PreviewOptions): Promi
     }
 
     const parked = opts.appsDir !== undefined ? await parkedDataOf(opts.appsDir, manifest.name) : null;
-    const review = buildReview(manifest, scan, opts.hookTimeoutSeconds, parked, closure?.closure ?? null);
+    const review = buildReview(
+      manifest,
+      scan,
+      opts.hookTimeoutSeconds,
+      parked,
+      closure?.closure ?? null,
+      registryEntry?.origin ?? null,
+    );
     // The .mcpb bundle a generated app came from: its pinned sha256 and what it claims are shown and digested.
     const bundleRecord = mcpbBundleOfStaged(source, opts.quarantineRoot, staged.entries, mcpbBundleBytes);
     if (bundleRecord !== null && !bundleRecord.ok) return bundleRecord;

@@ -1,7 +1,7 @@
 // What an update changes in the disclosure the owner consented to (UPD-02): every part of the
 // review that grants or runs something — prerequisites, each permission (network hosts
-// included), jobs, packages, UI, backend, hooks, MCP servers, launches, writes, the secrets it
-// asks for and the scan's findings. The app's name, version, wording and the parked-data note are not disclosure.
+// included), jobs, packages, the registry entry an app came from, UI, backend, hooks, MCP
+// servers, launches, writes, the secrets it asks for and the scan's findings. The app's name, version, wording and the parked-data note are not disclosure.
 import type { InstallReview, ReviewChange } from "../../kernel/contracts/install-review";
 
 const DISCLOSURE_FIELDS = [
@@ -10,6 +10,7 @@ const DISCLOSURE_FIELDS = [
   "pythonPackages",
   "npmPackages",
   "npmClosure",
+  "mcpRegistryEntry",
   "ui",
   "backend",
   "installHook",

@@ -7,6 +7,7 @@ import type { ParkedDataView } from "../../kernel/contracts/parked-data";
 import type { ScanResult } from "../scan/scan-staged";
 import type { InstallReview } from "../../kernel/contracts/install-review";
 import { closurePinsText, npmClosureReview, type NpmClosure } from "../../kernel/contracts/npm-closure";
+import { mcpRegistryEntryReview, type McpRegistryOrigin } from "../../kernel/contracts/mcp-registry";
 import { createHash } from "node:crypto";
 import { DEFAULT_HOOK_TIMEOUT_SECONDS } from "../settings";
 import { folderNeedWords } from "../../kernel/contracts/folder-grants";
@@ -55,6 +56,7 @@ export function buildReview(
   hookTimeoutSeconds: number = HOOK_TIMEOUT_SECONDS,
   parked: ParkedDataView | null = null,
   closure: NpmClosure | null = null,
+  registryEntry: McpRegistryOrigin | null = null,
 ): InstallReview {
   const p = manifest.permissions ?? {};
   // A routed job needs permissions.cron (issue 20); the agent-prompt form also an agent tier (CRON-02).
@@ -102,6 +104,7 @@ export function buildReview(
     npmClosure: closure
       ? npmClosureReview(closure, createHash("sha256").update(closurePinsText(closure)).digest("hex"))
       : null,
+    ...(registryEntry ? { mcpRegistryEntry: mcpRegistryEntryReview(registryEntry) } : {}),
     ui: manifest.ui
       ? {
           entry: manifest.ui.entry ?? null,

@@ -36,8 +36,13 @@ async function fetchBundle(location: string, opts: Partial<VettedFetchOptions>):
   const refusal = urlRefusal(url);
   if (refusal)
     throw new GatewayError("source_spec_invalid", { vars: { spec: location.slice(0, 300), reason: refusal } });
-  // The URL is the owner's source: a literal local address in it is theirs to name.
-  const answer = await vettedFetch(url.href, { ...opts, source: url.href, maxBytes: MCPB_CAPS.maxBundleBytes });
+  // The URL is the owner's source unless a source the owner named is given (an MCP Registry's, for
+  // a bundle its entry names): a literal local address is reached only where the owner wrote it.
+  const answer = await vettedFetch(url.href, {
+    ...opts,
+    source: opts.source ?? url.href,
+    maxBytes: MCPB_CAPS.maxBundleBytes,
+  });
   if (answer.status !== 200)
     throw new GatewayError("source_unreachable", {
       vars: { source: url.origin, reason: `it answered ${answer.status}` },

@@ -16,6 +16,7 @@ import { GatewayError } from "../../kernel/contracts/errors";
 import { FOLDER_NEED_PATTERN, folderInside, type FolderAccess } from "../../kernel/contracts/folder-grants";
 import { NPM_CLOSURE_FILE, type NpmClosure } from "../../kernel/contracts/npm-closure";
 import { DATA_PLACEHOLDER } from "../sandbox/server-env";
+import { GENERATED_SOURCES_FOLDER } from "../install/registry-entry-file";
 
 /** HOME and the XDG base folders inside data/: state a server keeps under ~ survives restarts and updates. */
 export const DATA_HOME_ENV: Readonly<Record<string, string>> = {
@@ -185,7 +186,7 @@ export async function writeGeneratedApp(quarantineRoot: string, app: GeneratedAp
     hash.update(app.files[path]!);
     hash.update("\0");
   }
-  const sources = join(quarantineRoot, "sources");
+  const sources = join(quarantineRoot, GENERATED_SOURCES_FOLDER);
   const folder = join(sources, `${app.name}-${hash.digest("hex").slice(0, 16)}`);
   const building = `${folder}.${process.pid}.tmp`;
   await mkdir(sources, { recursive: true, mode: 0o700 });

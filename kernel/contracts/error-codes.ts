@@ -1,6 +1,7 @@
 // The one registry of error codes. Codes are append-only and never reworded: clients key on
 // `code`. A message is a sentence template; `{name}` is filled from the thrower's vars
 // (errorMessage, in errors.ts beside the one error type that carries a code).
+import { PACKAGE_SOURCE_ERROR_CODES } from "./source-error-codes";
 
 export const ERROR_CODES = {
   bad_request: { status: 400, message: "The request is not readable: {reason}." },
@@ -451,46 +452,8 @@ export const ERROR_CODES = {
   },
   cli_internal_error: { status: 500, message: "`{command}` failed unexpectedly ({reason}); {details}." },
   app_folder_not_empty: { status: 409, message: "{path} exists and is not empty; pick a new folder with --dir." },
-  // Package sources: `apps add npm:<name>@<version>` (host-bridge/sources/).
-  source_spec_invalid: {
-    status: 400,
-    message: "'{spec}' is not a source `apps add` reads: {reason}.",
-  },
-  source_unreachable: { status: 502, message: "The package source {source} could not be read: {reason}." },
-  source_address_refused: {
-    status: 403,
-    message:
-      "The package source {source} resolves to {address} ({range}); only a public address, or a local one the owner named as the source itself, is reached.",
-  },
-  npm_package_not_found: { status: 404, message: "The npm source has no package '{name}'." },
-  npm_version_not_found: {
-    status: 404,
-    message: "The npm source has no version of '{name}' that satisfies '{range}' (needed by {by}).",
-  },
-  npm_package_invalid: { status: 422, message: "The npm package {package} cannot be installed here: {reason}." },
-  npm_integrity_mismatch: {
-    status: 422,
-    message:
-      "The bytes of the npm package {package} are not the bytes pinned by its integrity {integrity}; nothing was installed.",
-  },
-  npm_closure_invalid: { status: 422, message: "npm-closure.json is not a pinned npm closure: {reason}." },
-  pypi_package_not_found: { status: 404, message: "The PyPI index has no project '{name}'." },
-  pypi_version_not_found: {
-    status: 404,
-    message: "The PyPI index has no pure-Python wheel of '{name}' that satisfies '{range}' (needed by {by}).",
-  },
-  pypi_package_invalid: { status: 422, message: "The Python package {package} cannot be installed here: {reason}." },
-  pypi_hash_mismatch: {
-    status: 422,
-    message: "The bytes of the wheel {file} are not the bytes its index pins (sha256 {sha256}); nothing was installed.",
-  },
-  // .mcpb bundles (host-bridge/sources/mcpb-*.ts).
-  mcpb_archive_invalid: { status: 422, message: "The .mcpb bundle cannot be read: {reason}." },
-  mcpb_entry_refused: { status: 422, message: "The .mcpb bundle's entry '{path}' is refused: {reason}." },
-  mcpb_too_large: { status: 422, message: "The .mcpb bundle is too large: {reason}." },
-  mcpb_manifest_invalid: { status: 422, message: "The .mcpb bundle's manifest.json cannot be used: {reason}." },
-  mcpb_manifest_version_unsupported: { status: 422, message: "The .mcpb manifest_version '{version}' is unknown." },
-  mcpb_user_config_refused: { status: 422, message: "The .mcpb user_config field '{field}' is refused: {reason}." },
+  // Package sources (`apps add`, host-bridge/sources/): their own module, spread here in place.
+  ...PACKAGE_SOURCE_ERROR_CODES,
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

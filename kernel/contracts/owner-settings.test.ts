@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { OWNER_SETTINGS, settingAt, settingValueRefusal } from "./owner-settings";
+import { OWNER_SETTINGS, settingAt, settingNameRefusal, settingValueRefusal } from "./owner-settings";
 import { validateManifest } from "./manifest";
 
 const opts = { reservedNames: new Set<string>(), fromNativeFolder: false, core: { version: "0.1.0", features: [] } };
@@ -57,6 +57,24 @@ describe("the editable settings", () => {
     expect(loosens("sandbox.env_passthrough", ["A"], ["B"])).toBe(true);
     for (const spec of OWNER_SETTINGS.filter((s) => !s.security))
       expect(spec.loosens(spec.default, spec.default)).toBe(false);
+  });
+
+  it("install.mcp_registries: adding a registry or moving one ahead loosens, removing one does not; each is a source URL", () => {
+    const spec = settingAt("install.mcp_registries")!;
+    const official = "https://registry.modelcontextprotocol.io";
+    const mirror = "https://mcp.example.com/registry";
+    expect(spec.default).toEqual([official]);
+    expect(spec.security).toBe(true);
+    expect(spec.loosens([official], [official, mirror])).toBe(true);
+    expect(spec.loosens([official, mirror], [mirror, official])).toBe(true);
+    expect(spec.loosens([official, mirror], [official])).toBe(false);
+    expect(spec.loosens([official, mirror], [mirror])).toBe(false);
+    expect(spec.loosens([official], [])).toBe(false);
+    expect(settingValueRefusal(spec, [official, "http://127.0.0.2:4000"])).toBeNull();
+    for (const bad of ["ftp://r.example", "https://user:pw@r.example", "https://r.example/?q=1", "not a url"])
+      expect(settingValueRefusal(spec, [bad]), bad).not.toBeNull();
+    expect(settingValueRefusal(spec, [official, official])).not.toBeNull();
+    expect(settingNameRefusal(spec, "https://r.example/#x")).not.toBeNull();
   });
 
   it("a manifest may declare only non-security settings, and never an unknown path (GRANT-01)", () => {

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { MAX_TTL_MS } from "./session";
 import { APP_NAME_PATTERN } from "../rules/app-name";
 import { bindHostWidens } from "../rules/bind-host-reach";
+import { OFFICIAL_MCP_REGISTRY } from "./mcp-registry";
 
 export const SANDBOX_PROCESSES_RANGE = { min: 16, max: 65_536 } as const;
 export const SANDBOX_MEMORY_MB_RANGE = { min: 64, max: 1_048_576 } as const;
@@ -27,6 +28,9 @@ export const DEFAULT_NPM_REGISTRY = "https://registry.npmjs.org";
 
 /** The PyPI simple index `apps add pypi:` uses unless the owner named another (install.pypi_index). */
 export const DEFAULT_PYPI_INDEX = "https://pypi.org/simple/";
+
+/** The MCP Registries `apps add registry:` asks, in order, unless the owner named others (install.mcp_registries). */
+export const DEFAULT_MCP_REGISTRIES: readonly string[] = [OFFICIAL_MCP_REGISTRY];
 
 /**
  * Why a text is not a package source's URL, or null: http(s) only, no login in it (it would be
@@ -60,8 +64,8 @@ export interface SettingSpec {
   min?: number;
   max?: number;
   values?: readonly string[];
-  /** For a name list: the pattern each name matches and how many it may hold. */
-  item?: { pattern: RegExp; what: string; maxItems: number };
+  /** For a name list: the pattern each name matches (and `accepts`, where a pattern cannot say it all) and how many it may hold. */
+  item?: { pattern: RegExp; what: string; maxItems: number; accepts?: (name: string) => boolean };
   /** A security setting: no app may ever declare it in permissions.config (GRANT-01). */
   security: boolean;
   loosens: (from: SettingValue, to: SettingValue) => boolean;
@@ -77,6 +81,11 @@ const lowered = (from: SettingValue, to: SettingValue) => (to as number) < (from
 const addsNames = (from: SettingValue, to: SettingValue) =>
   (to as string[]).some((name) => !(from as string[]).includes(name));
 const never = () => false;
+// A list whose order decides (the first source that has a name answers for it): adding a source,
+// or moving one ahead of another, changes where code comes from.
+const addsOrReorders = (from: SettingValue, to: SettingValue) =>
+  addsNames(from, to) ||
+  (to as string[]).join("\n") !== (from as string[]).filter((n) => (to as string[]).includes(n)).join("\n");
 
 // How strongly each named bounds mechanism holds a child: a cgroup bounds the whole tree's
 // memory and processes, a systemd scope does through one, rlimits only per process.
@@ -284,6 +293,24 @@ export const OWNER_SETTINGS: readonly SettingSpec[] = [
     applies: "next_start",
   },
   {
+    path: "install.mcp_registries",
+    type: "name_list",
+    default: [...DEFAULT_MCP_REGISTRIES],
+    item: {
+      pattern: /^https?:\/\/\S+$/,
+      accepts: (url) => packageSourceUrlRefusal(url) === null,
+      what: "an http:// or https:// URL without a login, query or fragment",
+      maxItems: 16,
+    },
+    meaning: `The MCP Registries (registry API v0.1) \`apps add registry:\` asks for a server's entry, in this order: the first that has the name answers. Only ${OFFICIAL_MCP_REGISTRY} is shown as the official registry. An address of this machine or your network is reached only when a URL names it.`,
+    security: true,
+    // A new source of the code apps run, or another one asked first: the owner's to consent to.
+    loosens: addsOrReorders,
+    consent: "mcp_registries_change",
+    title: "Take MCP servers from other registries",
+    applies: "next_start",
+  },
+  {
     path: "updates.auto",
     type: "enum",
     values: ["off", "staged"],
@@ -336,8 +363,7 @@ export function settingValueRefusal(spec: SettingSpec, value: unknown): string |
       const item = spec.item!;
       if (!Array.isArray(value)) return `a list of names, each ${item.what}`;
       if (value.length > item.maxItems) return `at most ${item.maxItems} names`;
-      if (!value.every((name) => typeof name === "string" && item.pattern.test(name)))
-        return `a list of names, each ${item.what}`;
+      if (!value.every((name) => itemFits(item, name))) return `a list of names, each ${item.what}`;
       if (new Set(value).size !== value.length) return "a list without repeated names";
       return null;
     }
@@ -346,7 +372,11 @@ export function settingValueRefusal(spec: SettingSpec, value: unknown): string |
 
 /** Why one name does not fit a name list, or null. */
 export function settingNameRefusal(spec: SettingSpec, name: unknown): string | null {
-  return typeof name === "string" && spec.item!.pattern.test(name) ? null : spec.item!.what;
+  return itemFits(spec.item!, name) ? null : spec.item!.what;
+}
+
+function itemFits(item: NonNullable<SettingSpec["item"]>, name: unknown): boolean {
+  return typeof name === "string" && item.pattern.test(name) && (item.accepts?.(name) ?? true);
 }
 
 function describeBound(spec: SettingSpec, n: number): string {
