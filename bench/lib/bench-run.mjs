@@ -8,7 +8,19 @@ import { parseArgs } from "node:util";
 import { ratio, summarize } from "./stats.mjs";
 
 /** Every section, in the order `--only` names them by default. */
-export const SECTIONS = ["proxy", "auth", "tail", "runtime", "install", "sel", "start", "backends", "update", "events"];
+export const SECTIONS = [
+  "proxy",
+  "auth",
+  "tail",
+  "runtime",
+  "install",
+  "sel",
+  "start",
+  "backends",
+  "update",
+  "events",
+  "secrets",
+];
 
 /** Reads the command line and makes the scratch folder; the bench's one run. */
 export function startBenchRun() {
