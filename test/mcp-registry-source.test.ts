@@ -116,6 +116,24 @@ describe("apps add registry: an MCP Registry entry installs as its npm package, 
     expect(envelope.error.message).toContain(`apps update server-memory ${SPEC} `);
   }, 120_000);
 
+  it("apps update from the entry's newer version names the entry's change and asks consent; --yes updates, keeping data/", async () => {
+    const next = registryFixture("server-memory.json");
+    next.server.version = "2025.8.4-1";
+    registry.publish(next);
+    const resolvedTo = "(npm:@modelcontextprotocol/server-memory@2025.8.4)";
+    const shown = await cli(["apps", "update", APP, SPEC, "--env", MEMORY_ENV]);
+    expect(shown.code, shown.stderr).toBe(1);
+    expect(shown.stderr).toContain(
+      `changed MCP Registry entry: ${NAME} 2025.8.4 from ${registry.url} ${resolvedTo} -> ${NAME} 2025.8.4-1 from ${registry.url} ${resolvedTo}`,
+    );
+    expect(shown.stderr).toContain("consent_required");
+    const updated = await cli(["apps", "update", APP, SPEC, "--env", MEMORY_ENV, "--yes"]);
+    expect(updated.code, updated.stderr).toBe(0);
+    const listed = JSON.parse((await cli(["apps", "list", "--json"])).stdout);
+    expect(listed.apps.find((a: { name: string }) => a.name === APP)).toBeDefined();
+    expect(readFileSync(join(home, "apps", APP, "data", "memory.jsonl"), "utf8")).toContain('"name":"Grace"');
+  }, 300_000);
+
   it("adding a registry to install.mcp_registries is a loosening the owner consents to", async () => {
     const asked = await gw.fetch("/api/config/personalclaw", {
       method: "PATCH",

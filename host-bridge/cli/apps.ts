@@ -10,7 +10,7 @@ import { previewBundle } from "../install/preview";
 import { callGateway, GatewayNotRunning, type GatewayAnswer } from "./gateway-client";
 import { safeLine } from "../../kernel/text/text-safety";
 import { safeRow } from "./print";
-import { reviewText } from "./review-text";
+import { registryEntryChangeLine, reviewText } from "./review-text";
 import { closureDiffText } from "./closure-diff-text";
 import { packageRoot, packageVersion } from "./package-facts";
 import { commandHint } from "./invocation";
@@ -152,6 +152,7 @@ export async function runAppsInstall(
 export function changeLine(change: { field: string; before: unknown; after: unknown }): string {
   const closure = change.field === "npmClosure" ? closureDiffText(change.before, change.after) : null;
   if (closure !== null) return closure;
+  if (change.field === "mcpRegistryEntry") return registryEntryChangeLine(change.before, change.after);
   const text = (value: unknown) => safeLine(JSON.stringify(value) ?? "null").slice(0, 200);
   return `  changed ${safeLine(change.field)}: ${text(change.before)} -> ${text(change.after)}\n`;
 }

@@ -5,6 +5,7 @@
 import type { InstallReview } from "../../kernel/contracts/install-review";
 import { escapeControls, safeLine } from "../../kernel/text/text-safety";
 import { FINDINGS_WORDS, GRANT_WORDS } from "../../kernel/contracts/review-words";
+import { McpRegistryEntryReviewSchema } from "../../kernel/contracts/mcp-registry";
 import { MCPB_SIGNATURE_WORDS } from "../../kernel/contracts/mcpb-bundle";
 
 const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
@@ -72,6 +73,17 @@ function registryEntryLines(entry: NonNullable<RenderableReview["mcpRegistryEntr
     `  Variables it names: ${settings.length > 0 ? settings.join(", ") : "none"}`,
     ...(entry.note ? [`  ${t(entry.note)}`] : []),
   ];
+}
+
+/** An update's change of the MCP Registry entry an app came from, as one line: which entry, from where, resolved to what. */
+export function registryEntryChangeLine(before: unknown, after: unknown): string {
+  const words = (value: unknown) => {
+    const entry = McpRegistryEntryReviewSchema.safeParse(value);
+    if (!entry.success) return "none";
+    const { name, version, registry, package: resolved } = entry.data;
+    return `${t(name)} ${t(version)} from ${t(registry)} (${t(resolved)})`;
+  };
+  return `  changed MCP Registry entry: ${words(before)} -> ${words(after)}\n`;
 }
 
 /** A server's variables: each NAME=VALUE the manifest sets (a record kept before values were shown: the names). */
