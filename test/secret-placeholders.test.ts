@@ -13,9 +13,12 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BackendStatus } from "../kernel/contracts/app-record";
-import { errorCode, repoRoot, startGateway, type RunningGateway } from "./helpers/gateway";
+import { cliPath, errorCode, repoRoot, startGateway, type RunningGateway } from "./helpers/gateway";
 import { getFromBackend, install, waitForRow } from "./helpers/backends";
 import { makeTestCertificates, type TestCertificates } from "./helpers/test-ca";
+// The client half of the vendored MCP SDK: the agent.
+// @ts-expect-error a bundled ES module without types
+import { Client, StdioClientTransport } from "./fixtures/mcp-client-sdk.mjs";
 
 const json = { "content-type": "application/json" };
 const VALUE = "wx-live-Pl4ceh0lder-Only-8f3Kq7Lm2Zp8";
@@ -190,6 +193,34 @@ describe("a secret delivered as a placeholder, through a running gateway", () =>
     expect(fired.history[0]).toMatchObject({ outcome: "ok", status: 200 });
     expect(originSaw.find((s) => s.url === "/v1/job")?.headers.authorization).toBe(`Bearer ${VALUE}`);
     expect(JSON.stringify(fired)).not.toContain(VALUE);
+  });
+
+  it("the app's MCP server, started as an agent starts it, gets its own placeholder and its fetch delivers the value", async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [cliPath, "mcp", "run", "secret-user", "weather", "--home", home],
+      env: { PATH: process.env.PATH! },
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "test-agent", version: "1.0.0" });
+    await client.connect(transport);
+    const call = async (name: string) =>
+      JSON.parse(((await client.callTool({ name, arguments: {} })).content as Array<{ text: string }>)[0]!.text);
+    try {
+      const answer = await call("forecast");
+      expect(answer.status).toBe(200);
+      expect(originSaw.at(-1)).toMatchObject({ url: "/v1/mcp", headers: { authorization: `Bearer ${VALUE}` } });
+      expect(JSON.stringify(answer)).not.toContain(VALUE);
+      const env = await call("env");
+      expect(env.weatherKey).toMatch(/^pc-placeholder-/);
+      expect(env.weatherKey).not.toBe((await backend("/env")).weatherKey);
+      expect(env.origin).toBe(`http://127.0.0.2:${originPort}`);
+      expect(JSON.stringify(env)).not.toContain(VALUE);
+      // The value it holds is its own: LEGACY_KEY reaches the backend only.
+      expect(JSON.stringify(env)).not.toContain(LEGACY);
+    } finally {
+      await client.close();
+    }
   });
 
   it("a replaced value reaches the origin at the next request, without restarting the app", async () => {

@@ -28,6 +28,8 @@ import {
 import { grantPatterns } from "../../kernel/rules/network-grant";
 import { safeLine } from "../../kernel/text/text-safety";
 import { EgressBrokers } from "../egress/brokers";
+import { originTrustOf, type OriginTrust } from "../egress/origin-tls";
+import { installedAppBrokeredSecrets } from "../secrets/brokered-secrets";
 import { homePaths, releaseRuntimeDir, runtimeDir } from "../home";
 import { childLimits, readOwnerConfig } from "../owner-config";
 import { boundsAvailability } from "../sandbox/bounds";
@@ -160,18 +162,42 @@ async function askToLaunch(
 }
 
 /** The egress brokers of this run: the bridge's rule, each decision a security-log row through the gateway. */
-function reportedEgressBrokers(home: string, app: string, server: string, runtime: string): EgressBrokers {
-  return new EgressBrokers(runtime, (decision) => {
-    const target = `${decision.host}:${decision.port}`;
-    void callGateway(home, `mcp:${app}:${server}`, "POST", "/api/internal/sel/append", {
-      kind: decision.outcome === "allowed" ? "egress_allowed" : (decision.code ?? "egress_refused"),
-      outcome: decision.outcome,
-      principal: `app:${decision.app}`,
-      subject: target,
-      group: target,
-      detail: { via: `mcp ${server}`, ...(decision.reason ? { reason: decision.reason } : {}) },
+function reportedEgressBrokers(
+  home: string,
+  app: string,
+  server: string,
+  runtime: string,
+  trust: () => OriginTrust,
+): EgressBrokers {
+  return new EgressBrokers(
+    runtime,
+    (decision) => {
+      const target = `${decision.host}:${decision.port}`;
+      void callGateway(home, `mcp:${app}:${server}`, "POST", "/api/internal/sel/append", {
+        kind: decision.outcome === "allowed" ? "egress_allowed" : (decision.code ?? "egress_refused"),
+        outcome: decision.outcome,
+        principal: `app:${decision.app}`,
+        subject: target,
+        group: target,
+        detail: { via: `mcp ${server}`, ...(decision.reason ? { reason: decision.reason } : {}) },
+      }).catch(() => {});
+    },
+    trust,
+  );
+}
+
+/** The app's placeholder secrets for this server; a copy bound to another app or install is a row, as at a backend's start. */
+async function brokeredSecretsOf(home: string, app: string, server: string, appDir: string, digest: string) {
+  const opened = installedAppBrokeredSecrets(home, appDir, { app, digest });
+  for (const name of opened.refused)
+    await callGateway(home, `mcp:${app}:${server}`, "POST", "/api/internal/sel/append", {
+      kind: "secret_binding_refused",
+      outcome: "refused",
+      principal: "internal:bridge",
+      subject: app,
+      detail: { name, via: `mcp ${server}` },
     }).catch(() => {});
-  });
+  return opened.secrets;
 }
 
 /**
@@ -237,7 +263,15 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
   const parentEnv = parentEnvironment();
   const paths = homePaths(home);
   const runtime = runtimeDir(home, parentEnv.XDG_RUNTIME_DIR);
-  const egress = reportedEgressBrokers(home, app, server, runtime);
+  const egress = reportedEgressBrokers(
+    home,
+    app,
+    server,
+    runtime,
+    originTrustOf(config.config.egress.extra_ca_certs, parentEnv.SSL_CERT_FILE, (line) =>
+      process.stderr.write(`personalclaw: ${line}\n`),
+    ),
+  );
   const preferred = config.config.sandbox.bounds;
   const appDir = join(paths.apps, app);
   let reported: Promise<unknown> = Promise.resolve();
@@ -264,6 +298,7 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
         declaredEnv: launch.env,
         egress: grantPatterns(launch.network),
         folders: launch.folders ?? [],
+        brokered: await brokeredSecretsOf(home, app, server, appDir, launch.consentDigest),
         stop: stopping.signal,
         onSpawned: (pid) => record.serverSpawned(pid),
         onStorageLimit: (usedBytes, dataBytes) => {

@@ -26,6 +26,7 @@ import {
   type OpenedFolder,
 } from "./granted-folders";
 import type { FolderGrant } from "../../kernel/contracts/folder-grants";
+import { placeSecrets, type BrokeredSecret } from "../egress/secret-placeholders";
 
 export interface McpServerRun {
   app: { name: string; appDir: string; dataDir: string; hasStorage: boolean };
@@ -37,6 +38,8 @@ export interface McpServerRun {
   egress: readonly HostPattern[];
   /** The folders the owner granted the app: checked and opened again here, bound at /folders/<need>. */
   folders?: readonly FolderGrant[];
+  /** The app's placeholder secrets: the server gets a new placeholder for each, its broker writes the value. */
+  brokered?: readonly BrokeredSecret[];
   /** Aborted when the server must end (its app was disabled or updated, a signal): its whole group is killed. */
   stop?: AbortSignal;
   /** Told the server's pid (the leader of its process group) once it is spawned. */
@@ -212,8 +215,11 @@ async function serverEnvironmentStep(
   const brokerKey = `${run.app.name}:mcp:${run.server}:${process.pid}`;
   let egressSocket: string | undefined;
   if (sandboxed && run.egress.length > 0 && ctx.egress) {
-    egressSocket = await ctx.egress.start(brokerKey, run.app.name, run.egress);
+    const { placed, env: placeholders } = placeSecrets(run.brokered ?? []);
+    egressSocket = await ctx.egress.start(brokerKey, run.app.name, run.egress, placed);
     Object.assign(env, egressEnvironment());
+    // Never over a name the manifest or the bridge set (the secret's name is checked at preview).
+    for (const [name, value] of Object.entries(placeholders)) if (!(name in env)) env[name] = value;
   }
   return { ok: true, env, pathEnv: allowlisted.PATH, folders: granted.folders, brokerKey, egressSocket };
 }

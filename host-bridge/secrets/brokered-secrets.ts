@@ -2,11 +2,13 @@
 // (issue 38): each declared with `use` and delivered as a placeholder. What the broker holds is
 // not the value but a way to read it: each read opens the app's sealed copy again, so a value
 // the owner replaced applies at the next request, and one taken back is gone at the next.
-import type { AppManifest } from "../../kernel/contracts/manifest";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { AppManifestSchema, type AppManifest } from "../../kernel/contracts/manifest";
 import { secretDelivery, secretOrigins } from "../../kernel/contracts/secret-delivery";
 import type { SecretConsumer } from "../../kernel/contracts/secrets";
 import type { BrokeredSecret } from "../egress/secret-placeholders";
-import type { SecretStore } from "./secret-store";
+import { SecretStore, secretStorePaths } from "./secret-store";
 
 /** The names of the app's secrets delivered as a placeholder (the others reach it as their value). */
 export function placeholderSecretNames(manifest: AppManifest): Set<string> {
@@ -46,4 +48,25 @@ export function brokeredSecrets(
       },
     }));
   return { secrets, refused: opened.refused };
+}
+
+/**
+ * For a process `mcp run` starts outside the bridge: the placeholder secrets its installed app
+ * (the app.json the owner consented to, in `appDir`) was assigned, opened for that install.
+ * An app.json that cannot be read or parsed brokers nothing.
+ */
+export function installedAppBrokeredSecrets(
+  home: string,
+  appDir: string,
+  consumer: SecretConsumer,
+): { secrets: BrokeredSecret[]; refused: string[] } {
+  let manifest: AppManifest;
+  try {
+    const parsed = AppManifestSchema.safeParse(JSON.parse(readFileSync(join(appDir, "app.json"), "utf8")));
+    if (!parsed.success) return { secrets: [], refused: [] };
+    manifest = parsed.data;
+  } catch {
+    return { secrets: [], refused: [] };
+  }
+  return brokeredSecrets(new SecretStore(secretStorePaths(home)), consumer, manifest);
 }
