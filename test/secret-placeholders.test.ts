@@ -243,6 +243,12 @@ describe("a secret delivered as a placeholder, through a running gateway", () =>
       sendsTo: [{ origin: `https://127.0.0.2:${originPort}`, place: "header Authorization: Bearer {value}" }],
     });
     expect(byName.WEATHER_KEY.note).toContain("The app never sees this value");
+    // The Secrets page and `secrets list` say the same for each secret an app asks for.
+    const { declared } = await (await gw.fetch("/api/secrets")).json();
+    const holding = (app: string, name: string) =>
+      declared.find((d: any) => d.app === app && d.name === name)?.holding as string;
+    expect(holding("secret-user", "WEATHER_KEY")).toBe(byName.WEATHER_KEY.note);
+    expect(holding("secret-user", "LEGACY_KEY")).toContain("The app holds this value");
   });
 
   it("the value appears in no answer, row, log line or file of the home but its sealed copies", async () => {

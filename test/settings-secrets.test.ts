@@ -449,6 +449,8 @@ describe("config grants and secrets", () => {
       name: "WEATHER_API_KEY",
       why: "to ask the weather service for your forecast",
       assigned: "WEATHER_API_KEY",
+      holding:
+        "The app holds this value: it can send it to any host its network grant allows. Where it is sent is not declared.",
     });
     const kinds = (await events(gw, "secret_stored")).concat(await events(gw, "secret_assigned"));
     expect(kinds.map((e) => e.subject)).toEqual(["WEATHER_API_KEY", "WEATHER_API_KEY"]);

@@ -144,7 +144,14 @@ function declaredRow(secrets, declared, stored) {
     "tr",
     { "data-declared": `${declared.app}:${declared.name}` },
     el("th", { scope: "row", text: declared.app }),
-    el("td", {}, el("code", { text: declared.name }), " ", el("span", { class: "muted", text: declared.why })),
+    el(
+      "td",
+      {},
+      el("code", { text: declared.name }),
+      " ",
+      el("span", { class: "muted", text: declared.why }),
+      declared.holding ? el("p", { class: "secret-holding", text: String(declared.holding) }) : null,
+    ),
     el("td", { text: declared.assigned ? `has ${declared.assigned}` : "not assigned" }),
     el(
       "td",

@@ -187,6 +187,7 @@ export async function runSecretsList(home: string, values: { json?: boolean }): 
   for (const d of answer.body.declared) {
     if (d.assigned === null)
       process.stdout.write(`wanted: ${safeLine(d.app)} asks for ${safeLine(d.name)} (${safeLine(d.why)})\n`);
+    process.stdout.write(`  ${safeLine(d.app)} ${safeLine(d.name)}: ${safeLine(d.holding)}\n`);
   }
   return 0;
 }

@@ -111,7 +111,15 @@ export const SecretRebindRequestSchema = z
 
 /** What GET /api/secrets answers: the bridge's listing, what each installed app asks for, and how a value reaches it. */
 export const SecretsAnswerSchema = SecretListingSchema.extend({
-  declared: z.array(z.object({ app: z.string(), name: z.string(), why: z.string(), assigned: z.string().nullable() })),
+  declared: z.array(
+    z.object({
+      app: z.string(),
+      name: z.string(),
+      why: z.string(),
+      assigned: z.string().nullable(),
+      holding: z.string(),
+    }),
+  ),
   delivery: z.string(),
 });
 /** What PUT /api/secrets/:name answers. */

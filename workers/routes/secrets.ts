@@ -5,6 +5,7 @@
 // its backend receives it as an environment variable at its next start. Rows name secrets,
 // never values; a value passes through this worker only in the PUT body on its way to the bridge.
 import { appRegistry } from "../../durable/instances";
+import { secretHoldingWords } from "../../kernel/contracts/secret-delivery";
 import { z } from "zod";
 import { GatewayError } from "../../kernel/contracts/errors";
 import {
@@ -39,7 +40,13 @@ const AssignBody = z.object({ app: z.string().max(64), as: z.string().max(64).op
 const Empty = z.object({}).strict();
 const SecretsAnswer = SecretListingSchema.extend({
   declared: z.array(
-    z.strictObject({ app: z.string(), name: z.string(), why: z.string(), assigned: z.string().nullable() }),
+    z.strictObject({
+      app: z.string(),
+      name: z.string(),
+      why: z.string(),
+      assigned: z.string().nullable(),
+      holding: z.string(),
+    }),
   ),
   delivery: z.string(),
 }).strict();
@@ -57,12 +64,14 @@ async function consumers(env: Env): Promise<SecretConsumer[]> {
 
 /** What each installed app asks for, and which stored secret (if any) it has under each name. */
 async function declarations(env: Env, listing: z.infer<typeof SecretListingSchema>) {
-  const out: Array<{ app: string; name: string; why: string; assigned: string | null }> = [];
+  const out: Array<{ app: string; name: string; why: string; assigned: string | null; holding: string }> = [];
   for (const app of await appRegistry(env).names()) {
     const record = await readRecord(env, app);
     for (const declared of record?.manifest.secrets ?? []) {
       const holder = listing.secrets.find((s) => s.used_by.some((u) => u.app === app && u.as === declared.name));
-      out.push({ app, name: declared.name, why: declared.why, assigned: holder?.name ?? null });
+      // Who holds it and where it goes, in the review's own words.
+      const holding = secretHoldingWords(declared);
+      out.push({ app, name: declared.name, why: declared.why, assigned: holder?.name ?? null, holding });
     }
   }
   return out;
@@ -76,7 +85,7 @@ export const secretRoutes = [
     authz: { kind: "owner" },
     internal: true,
     contract:
-      "Names, presence and consumers of the owner's secrets — never a value, and there is no per-secret read (SECR-01): `secrets` [{name, stored, used_by: [{app, as}]}] and `declared` [{app, name, why, assigned}], what each installed app asks for. `delivery` says how a value reaches an app.",
+      "Names, presence and consumers of the owner's secrets — never a value, and there is no per-secret read (SECR-01): `secrets` [{name, stored, used_by: [{app, as}]}] and `declared` [{app, name, why, assigned, holding}], what each installed app asks for and whether it holds the value or a placeholder sent only to the origins it names. `delivery` says how a value reaches an app.",
     answer: { schema: SecretsAnswer },
     refuses: ["secret_store_unreadable", "bridge_unavailable"],
     async handle({ env }) {
