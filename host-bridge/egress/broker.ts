@@ -16,21 +16,14 @@ import net from "node:net";
 import { grantAllows, type HostPattern } from "../../kernel/rules/network-grant";
 import { canonicalAddress, canonicalGrant, vetAddress } from "./address-policy";
 import { loadOriginTrust, secureOrigin, type OriginTrust } from "./origin-tls";
+import { OriginConnections } from "./origin-connections";
+import type { SecretOrigin } from "../../kernel/contracts/secret-delivery";
 import type { PlacedSecret } from "./secret-placeholders";
 import { maskedAnswer, secretOriginOf, substituteSecrets, type Needle } from "./secret-substitution";
 import { downstreamHeaders, upstreamHeaders } from "./hop-headers";
+import { rawAnswer, responseAnswer, type Answer, type EgressCode } from "./refusal-answers";
 
-export type EgressCode =
-  | "egress_not_declared"
-  | "egress_address_refused"
-  | "egress_unresolvable"
-  | "egress_connect_failed"
-  | "egress_busy"
-  | "egress_bad_request"
-  | "egress_tls_failed"
-  | "secret_misdirected"
-  | "secret_unavailable"
-  | "secret_answer_unmaskable";
+export type { EgressCode } from "./refusal-answers";
 
 export interface EgressDecision {
   app: string;
@@ -61,26 +54,11 @@ export interface BrokerOptions {
 
 const HEAD_LIMIT = 8 * 1024;
 const HEAD_TIMEOUT_MS = 10_000;
-const STATUS: Record<EgressCode, [number, string]> = {
-  egress_not_declared: [403, "Forbidden"],
-  egress_address_refused: [403, "Forbidden"],
-  egress_unresolvable: [502, "Bad Gateway"],
-  egress_connect_failed: [502, "Bad Gateway"],
-  egress_busy: [429, "Too Many Requests"],
-  egress_bad_request: [400, "Bad Request"],
-  egress_tls_failed: [502, "Bad Gateway"],
-  secret_misdirected: [403, "Forbidden"],
-  secret_unavailable: [503, "Service Unavailable"],
-  secret_answer_unmaskable: [502, "Bad Gateway"],
-};
 const NOT_A_PROXY_REQUEST = "only CONNECT host:port and absolute http:// requests are proxied";
 interface Target {
   host: string;
   port: number;
 }
-
-/** Sends a refusal's status, headers and body the one way its request allows. */
-type Answer = (code: EgressCode, reason: string) => void;
 
 /** `host:port` of a CONNECT request (`[v6]:port` for IPv6); null when it is not one. */
 function connectTarget(authority: string): Target | null {
@@ -103,10 +81,6 @@ function forwardTarget(requestTarget: string): (Target & { url: URL }) | null {
   return { host: url.hostname.replace(/^\[|\]$/g, "").toLowerCase(), port: url.port ? Number(url.port) : 80, url };
 }
 
-function refusalBody(code: EgressCode, reason: string): string {
-  return `${code}: ${reason}\n`;
-}
-
 async function systemResolve(host: string): Promise<string[]> {
   return (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
 }
@@ -115,33 +89,6 @@ async function systemResolve(host: string): Promise<string[]> {
 export interface EgressBroker {
   socketPath: string;
   close(): Promise<void>;
-}
-
-/** A refusal answered on a raw socket: a CONNECT, or a request Node could not parse. */
-function rawAnswer(socket: net.Socket): Answer {
-  return (code, reason) => {
-    const body = refusalBody(code, reason);
-    const [status, text] = STATUS[code];
-    if (!socket.writable) return void socket.destroy();
-    socket.end(
-      `HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain\r\nX-PersonalClaw-Egress: ${code}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
-  };
-}
-
-/** A refusal answered through Node's response to a parsed request. */
-function responseAnswer(res: http.ServerResponse): Answer {
-  return (code, reason) => {
-    if (res.headersSent) return void res.destroy();
-    const body = refusalBody(code, reason);
-    res.writeHead(STATUS[code][0], {
-      "Content-Type": "text/plain",
-      "X-PersonalClaw-Egress": code,
-      "Content-Length": Buffer.byteLength(body),
-      Connection: "close",
-    });
-    res.end(body);
-  };
 }
 
 /** One app's broker while it runs: its settings, its open sockets and its connections counted. */
@@ -154,6 +101,8 @@ interface BrokerState {
   onDecision: (decision: EgressDecision) => void;
   secrets: readonly PlacedSecret[];
   trust: OriginTrust | null;
+  /** Its kept TLS connections to secret origins. */
+  origins: OriginConnections;
   /** Every socket of the broker, destroyed when it closes. */
   open: Set<net.Socket>;
   /** Dialled connections still open, against maxTunnels. */
@@ -334,6 +283,7 @@ async function forward(broker: BrokerState, req: http.IncomingMessage, res: http
   }
   const address = await admit(broker, dialled, answer);
   if (address === null || req.socket.destroyed) return void req.resume();
+  if (origin) return sendToOrigin(broker, { req, res, answer, target: dialled }, origin, address, plan);
   const send = (socket: net.Socket) => {
     let forwarded: http.ClientRequest;
     try {
@@ -355,21 +305,86 @@ async function forward(broker: BrokerState, req: http.IncomingMessage, res: http
     req.pipe(forwarded);
     req.resume();
   };
-  const upstream = dial(broker, dialled, address, answer, (socket) => {
-    if (!origin) return send(socket);
-    secureOrigin(socket, origin.host, (broker.trust ??= loadOriginTrust({ extraCaFile: "" }))).then(send, (error) => {
-      const reason = `${origin.origin} (${address}): ${(error as Error).message}`;
-      refuse(broker, answer, dialled, "egress_tls_failed", reason, address);
-      req.resume();
-    });
-  });
+  const upstream = dial(broker, dialled, address, answer, send);
   res.once("close", () => upstream.destroy());
+}
+
+/** One request's two sides and what a refusal of it answers. */
+interface Exchange {
+  req: http.IncomingMessage;
+  res: http.ServerResponse;
+  answer: Answer;
+  target: Target;
+}
+
+/**
+ * A request for a secret's origin: on a kept TLS connection to that origin and vetted address
+ * (origin-connections.ts), or a new one dialled here and verified against the owner's trust
+ * (egress_tls_failed when it cannot be). A kept connection taken is an allowed decision, as a
+ * dialled one is.
+ */
+function sendToOrigin(
+  broker: BrokerState,
+  ex: Exchange,
+  origin: SecretOrigin,
+  address: string,
+  plan: { path: string; headers: string[]; needles: Needle[] },
+): void {
+  const connect = () =>
+    new Promise<net.Socket>((resolve, reject) => {
+      const raw = dial(broker, ex.target, address, ex.answer, (socket) => {
+        secureOrigin(socket, origin.host, (broker.trust ??= loadOriginTrust({ extraCaFile: "" }))).then(
+          resolve,
+          (e) => {
+            refuse(
+              broker,
+              ex.answer,
+              ex.target,
+              "egress_tls_failed",
+              `${origin.origin} (${address}): ${e.message}`,
+              address,
+            );
+            reject(e);
+          },
+        );
+      });
+      raw.once("error", reject);
+    });
+  let forwarded: http.ClientRequest;
+  try {
+    forwarded = broker.origins.request(
+      origin,
+      address,
+      { method: ex.req.method, path: plan.path, headers: plan.headers },
+      connect,
+    );
+  } catch {
+    // Node writes no request it would not parse back (a header value it finds invalid).
+    return void ex.res.destroy();
+  }
+  let answered = false;
+  forwarded.on("socket", () => {
+    if (forwarded.reusedSocket) decide(broker, ex.target, "allowed", { address });
+  });
+  forwarded.on("response", (reply) => {
+    reply.once("end", () => (answered = true));
+    relayAnswer(broker, ex, reply, plan.needles);
+  });
+  // A refusal already answered stays whole; any other failure ends the app's answer.
+  forwarded.on("error", () => {
+    if (!ex.res.writableEnded) ex.res.destroy();
+  });
+  ex.res.once("close", () => {
+    if (!answered) forwarded.destroy();
+  });
+  ex.req.pipe(forwarded);
+  ex.req.resume();
 }
 
 /** The upstream's answer to the app: as it came, less its hop headers, with every needle masked. */
 function relayAnswer(
   broker: BrokerState,
-  to: { res: http.ServerResponse; answer: Answer; target: Target },
+  to: Pick<Exchange, "res" | "answer" | "target">,
   reply: http.IncomingMessage,
   needles: readonly Needle[],
 ): void {
@@ -430,6 +445,7 @@ export function startBroker(opts: BrokerOptions): Promise<EgressBroker> {
     onDecision: opts.onDecision,
     secrets: opts.secrets ?? [],
     trust: opts.trust ?? null,
+    origins: new OriginConnections(),
     open: new Set<net.Socket>(),
     tunnels: 0,
   };
@@ -443,6 +459,7 @@ export function startBroker(opts: BrokerOptions): Promise<EgressBroker> {
         socketPath: opts.socketPath,
         close: () =>
           new Promise<void>((done) => {
+            broker.origins.close();
             for (const socket of broker.open) socket.destroy();
             server.close(() => done());
           }),

@@ -27,6 +27,8 @@ const decisions: EgressDecision[] = [];
 /** What the TLS origin and the second host received: each request's url and headers. */
 const originSaw: Array<{ url: string; headers: http.IncomingHttpHeaders }> = [];
 let secondConnections = 0;
+/** TLS handshakes the origin completed: a kept connection adds none. */
+let originHandshakes = 0;
 let value = "sk-live-Origin-0123456789abcdef";
 let assigned = true;
 let key: PlacedSecret;
@@ -84,6 +86,7 @@ beforeAll(async () => {
   origin = https.createServer({ key: certs.key, cert: certs.cert }, answerAsOrigin);
   await new Promise<void>((r) => origin.listen(0, "127.0.0.2", r));
   originPort = (origin.address() as net.AddressInfo).port;
+  origin.on("secureConnection", () => (originHandshakes += 1));
   second = https.createServer({ key: certs.key, cert: certs.cert }, (_req, res) => res.end("second host"));
   second.on("connection", () => (secondConnections += 1));
   await new Promise<void>((r) => second.listen(0, "127.0.0.3", r));
@@ -131,6 +134,19 @@ describe("a secret's origin", () => {
     expect(JSON.stringify(answer)).not.toContain(value);
     expect(answer.headers["x-echo-authorization"]).toBe(`Bearer ${"*".repeat(value.length)}`);
     expect(decisions.at(-1)).toMatchObject({ outcome: "allowed", host: "127.0.0.2", port: originPort });
+  });
+
+  it("a kept connection carries the next requests: one handshake, each request still an allowed decision", async () => {
+    const before = originHandshakes;
+    const allowed = () => decisions.filter((d) => d.outcome === "allowed" && d.port === originPort).length;
+    const allowedBefore = allowed();
+    for (let i = 0; i < 3; i += 1) {
+      const answer = await throughBroker(originUrl("/echo"), { authorization: `Bearer ${key.placeholder}` });
+      expect(answer.status).toBe(200);
+      expect(originSaw.at(-1)!.headers.authorization).toBe(`Bearer ${value}`);
+    }
+    expect(originHandshakes - before).toBeLessThanOrEqual(1);
+    expect(allowed() - allowedBefore).toBe(3);
   });
 
   it("gets a replaced value at the next request, with no restart", async () => {
