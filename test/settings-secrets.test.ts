@@ -90,7 +90,11 @@ describe("owner settings", () => {
     const doc = await settings(gw);
     expect(doc.config.auth.session_ttl).toBe(30 * 86_400);
     expect(doc.config.sandbox.mode).toBe("on");
-    expect(Object.keys(doc.revisions).sort()).toEqual(["sandbox.env_passthrough", "sandbox.network_all"]);
+    expect(Object.keys(doc.revisions).sort()).toEqual([
+      "install.mcp_registries",
+      "sandbox.env_passthrough",
+      "sandbox.network_all",
+    ]);
     const paths = doc.schema.map((s: any) => s.path);
     expect(paths).toEqual(
       expect.arrayContaining([
