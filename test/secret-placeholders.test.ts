@@ -7,7 +7,7 @@
 // a security-log row; a secret delivered as its value still arrives and the review says so.
 import https from "node:https";
 import type http from "node:http";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -19,6 +19,7 @@ import { makeTestCertificates, type TestCertificates } from "./helpers/test-ca";
 // The client half of the vendored MCP SDK: the agent.
 // @ts-expect-error a bundled ES module without types
 import { Client, StdioClientTransport } from "./fixtures/mcp-client-sdk.mjs";
+import { filesHolding } from "./helpers/home-files";
 
 const json = { "content-type": "application/json" };
 const VALUE = "wx-live-Pl4ceh0lder-Only-8f3Kq7Lm2Zp8";
@@ -28,16 +29,6 @@ const LEGACY = "legacy-held-by-app-7Yh2Jk9Pq4Ws";
 interface Seen {
   url: string;
   headers: http.IncomingHttpHeaders;
-}
-
-/** Every regular file under `dir` whose bytes contain `needle`. */
-function filesHolding(dir: string, needle: string): string[] {
-  const found: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    const path = join(entry.parentPath, entry.name);
-    if (entry.isFile() && readFileSync(path).includes(needle)) found.push(path);
-  }
-  return found;
 }
 
 describe("a secret delivered as a placeholder, through a running gateway", () => {

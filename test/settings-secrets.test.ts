@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { launchChromium } from "./helpers/browser";
 import { spawn } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +21,7 @@ import {
   type RunningGateway,
 } from "./helpers/gateway";
 import { getFromBackend, install, waitForRow } from "./helpers/backends";
+import { filesHolding } from "./helpers/home-files";
 
 const json = { "content-type": "application/json" };
 const holder = join(repoRoot, "test", "fixtures", "backend-apps", "secret-holder");
@@ -54,20 +55,6 @@ async function events(gw: RunningGateway, kind: string): Promise<any[]> {
 async function appTokenOf(gw: RunningGateway, name: string): Promise<string> {
   const echo = await (await gw.fetch(`/apps/${name}/api/echo`)).json();
   return echo.headers.authorization.replace(/^Bearer /, "");
-}
-
-/** Every regular file under `dir` whose bytes contain `needle`. */
-function filesHolding(dir: string, needle: string): string[] {
-  const found: string[] = [];
-  const walk = (folder: string) => {
-    for (const entry of readdirSync(folder, { withFileTypes: true })) {
-      const path = join(folder, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (entry.isFile() && readFileSync(path).includes(needle)) found.push(path);
-    }
-  };
-  walk(dir);
-  return found;
 }
 
 /** Runs the CLI with `input` on its stdin (a secret value never travels in argv). */
