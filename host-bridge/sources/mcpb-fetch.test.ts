@@ -24,7 +24,19 @@ describe("reading the .mcpb bundle the owner names", () => {
   let dir: string;
   beforeAll(async () => {
     server = http.createServer((request, response) => {
+      const port = (server.address() as AddressInfo).port;
+      const redirects: Record<string, string> = {
+        "/moved.mcpb": "/release/notes.mcpb",
+        "/release/notes.mcpb": "/notes.mcpb",
+        "/loop.mcpb": "/loop.mcpb",
+        // Another loopback literal: not the address the owner wrote.
+        "/away.mcpb": `http://127.0.0.3:${port}/notes.mcpb`,
+        // A name that resolves to this machine.
+        "/named.mcpb": "https://files.example.com/notes.mcpb",
+      };
       if (request.url === "/notes.mcpb") response.end(BUNDLE);
+      else if (request.url && redirects[request.url])
+        response.writeHead(302, { location: redirects[request.url] }).end();
       else response.writeHead(404).end();
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.2", resolve));
@@ -70,5 +82,16 @@ describe("reading the .mcpb bundle the owner names", () => {
       resolve: async () => ["127.0.0.2"],
     });
     expect((await refusal(rebinding)).code).toBe("source_address_refused");
+  });
+
+  it("follows a redirect on the same terms as the URL the owner gave, at most five times", async () => {
+    expect((await readMcpbSource(`${base}/moved.mcpb`, dir)).bytes).toEqual(BUNDLE);
+    const loop = await refusal(readMcpbSource(`${base}/loop.mcpb`, dir));
+    expect(loop.code).toBe("source_unreachable");
+    expect(loop.message).toContain("more than 5 times");
+    // A redirect to a local address the owner did not write is refused, as the URL itself would be.
+    expect((await refusal(readMcpbSource(`${base}/away.mcpb`, dir))).code).toBe("source_address_refused");
+    const named = readMcpbSource(`${base}/named.mcpb`, dir, { resolve: async () => ["127.0.0.2"] });
+    expect((await refusal(named)).code).toBe("source_address_refused");
   });
 });

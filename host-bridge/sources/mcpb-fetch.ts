@@ -1,8 +1,10 @@
 // Reads the bytes of an .mcpb bundle the owner named: a file on this machine, or an https://
 // URL fetched under the egress address rules (vetted-fetch.ts: a name that resolves to this
 // machine or the LAN is refused; such an address is reached only when the URL names it as a
-// literal, and then plain http:// is accepted too, as for a package source). The bytes are read
-// once, whole, within the bundle cap: what is hashed is what is unpacked.
+// literal, and then plain http:// is accepted too, as for a package source). A redirect (release
+// downloads redirect to a file host) is followed at most five times, each new URL held to the
+// same rules and vetted against the owner's own URL, never from https:// down to http://. The
+// bytes are read once, whole, within the bundle cap: what is hashed is what is unpacked.
 import { open } from "node:fs/promises";
 import { isIP } from "node:net";
 import { resolve } from "node:path";
@@ -38,16 +40,36 @@ async function fetchBundle(location: string, opts: Partial<VettedFetchOptions>):
     throw new GatewayError("source_spec_invalid", { vars: { spec: location.slice(0, 300), reason: refusal } });
   // The URL is the owner's source unless a source the owner named is given (an MCP Registry's, for
   // a bundle its entry names): a literal local address is reached only where the owner wrote it.
-  const answer = await vettedFetch(url.href, {
-    ...opts,
-    source: opts.source ?? url.href,
-    maxBytes: MCPB_CAPS.maxBundleBytes,
-  });
-  if (answer.status !== 200)
-    throw new GatewayError("source_unreachable", {
-      vars: { source: url.origin, reason: `it answered ${answer.status}` },
-    });
-  return answer.bytes;
+  const source = opts.source ?? url.href;
+  let current = url;
+  for (let redirects = 0; ; redirects++) {
+    const answer = await vettedFetch(current.href, { ...opts, source, maxBytes: MCPB_CAPS.maxBundleBytes });
+    if (answer.status === 200) return answer.bytes;
+    if (!REDIRECT_STATUSES.has(answer.status) || answer.location === undefined)
+      throw new GatewayError("source_unreachable", {
+        vars: { source: current.origin, reason: `it answered ${answer.status}` },
+      });
+    current = redirectTarget(current, answer.location, redirects);
+  }
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 5;
+
+/** Where a redirect leads, held to the rules of the first URL; never from https:// down to http://. */
+function redirectTarget(from: URL, location: string, redirects: number): URL {
+  const refuse = (reason: string) => new GatewayError("source_unreachable", { vars: { source: from.origin, reason } });
+  if (redirects >= MAX_REDIRECTS) throw refuse(`it redirected more than ${MAX_REDIRECTS} times`);
+  let next: URL;
+  try {
+    next = new URL(location, from);
+  } catch {
+    throw refuse("it redirected to something that is not a URL");
+  }
+  const refusal = urlRefusal(next);
+  if (refusal) throw refuse(`it redirected to ${next.origin}, where ${refusal}`);
+  if (from.protocol === "https:" && next.protocol !== "https:") throw refuse("it redirected from https:// to http://");
+  return next;
 }
 
 async function readBundleFile(path: string): Promise<Buffer> {

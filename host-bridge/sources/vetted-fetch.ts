@@ -4,7 +4,8 @@
 // `apps add` into a way to read local services. So the name is resolved here, every address
 // vetted, and the connection dialled to the vetted address itself (no second lookup). A local
 // address is reached only when the owner's source URL names that very address as a literal.
-// Redirects are not followed: a redirect is a new URL no one vetted.
+// Redirects are not followed here: a redirect is a new URL, and a caller that follows one
+// (mcpb-fetch.ts) fetches it again through this function, vetted like the first.
 import { lookup } from "node:dns/promises";
 import http from "node:http";
 import https from "node:https";
@@ -26,6 +27,8 @@ export interface VettedFetchOptions {
 export interface FetchedBody {
   status: number;
   bytes: Buffer;
+  /** The Location header of the answer, when it has one. */
+  location?: string;
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -105,7 +108,13 @@ export async function vettedFetch(target: string, opts: VettedFetchOptions): Pro
           }
           chunks.push(chunk);
         });
-        response.on("end", () => resolve({ status: response.statusCode ?? 0, bytes: Buffer.concat(chunks) }));
+        response.on("end", () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            bytes: Buffer.concat(chunks),
+            ...(typeof response.headers.location === "string" ? { location: response.headers.location } : {}),
+          }),
+        );
         response.on("error", (error) => fail(error.message));
       },
     );
