@@ -296,7 +296,13 @@ export class BridgeRuntime {
       );
       return {};
     }
-    for (const as of opened.refused) {
+    await this.bindingsRefused(name, opened.refused);
+    return opened.env;
+  }
+
+  /** A sealed copy that did not open for this app and install: a line and a security-log row each. */
+  private async bindingsRefused(name: string, refused: readonly string[]): Promise<void> {
+    for (const as of refused) {
       this.opts.log(
         `bridge: ${name}'s secret ${as} was not given to it: its sealed copy is not bound to this app and install`,
       );
@@ -308,7 +314,6 @@ export class BridgeRuntime {
         detail: { name: as },
       });
     }
-    return opened.env;
   }
 
   /** The secrets its broker writes for it, each read again at every request; a copy bound elsewhere is a row. */
@@ -316,14 +321,7 @@ export class BridgeRuntime {
     if (digest === undefined) return [];
     try {
       const opened = brokeredSecrets(this.secrets, { app: name, digest }, manifest);
-      for (const as of opened.refused)
-        await this.reporting.audit({
-          kind: "secret_binding_refused",
-          outcome: "refused",
-          subject: name,
-          principal: "internal:bridge",
-          detail: { name: as },
-        });
+      await this.bindingsRefused(name, opened.refused);
       return opened.secrets;
     } catch (error) {
       this.opts.log(`bridge: ${name}'s placeholder secrets could not be opened: ${String(error)}`);

@@ -5,27 +5,16 @@
 import { spawn } from "node:child_process";
 import { cpSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { build } from "esbuild";
+import { importProductModules } from "./product-modules.mjs";
 import { freePort, httpGet, msSince, stopChild } from "./procs.mjs";
 import { repoRoot } from "./workerd.mjs";
 
 /** Bundles the supervisor (TypeScript) for this run and imports it. */
 async function loadSupervisor() {
-  // In dist/ like the CLI bundle: its imports resolve from node_modules and it finds the launcher as the CLI does.
-  const outfile = join(repoRoot, "dist", "bench-backend-supervisor.mjs");
-  await build({
-    entryPoints: [join(repoRoot, "host-bridge/supervisor/backend-supervisor.ts")],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    packages: "external",
-    outfile,
-    logLevel: "warning",
-    absWorkingDir: repoRoot,
-  });
-  return import(pathToFileURL(outfile).href);
+  const { module } = await importProductModules("bench-backend-supervisor.mjs", [
+    'export * from "./host-bridge/supervisor/backend-supervisor.ts";',
+  ]);
+  return module;
 }
 
 async function healthyWithin(port, timeoutMs) {

@@ -9,39 +9,22 @@ import https from "node:https";
 import net from "node:net";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { pathToFileURL } from "node:url";
 import tls from "node:tls";
-import { build } from "esbuild";
+import { importProductModules } from "./product-modules.mjs";
 import { stopChild } from "./procs.mjs";
 import { repoRoot } from "./workerd.mjs";
 
 /** Bundles what the section needs of the product and of the tests' CA helper; answers the bundle's path and module. */
 export async function loadEgressBundle() {
-  // In dist/ like the CLI bundle: its imports resolve from node_modules.
-  const outfile = join(repoRoot, "dist", "bench-egress.mjs");
-  await build({
-    stdin: {
-      contents: [
-        'export { startBroker } from "./host-bridge/egress/broker.ts";',
-        'export { loadOriginTrust } from "./host-bridge/egress/origin-tls.ts";',
-        'export { newPlaceholder } from "./host-bridge/egress/secret-placeholders.ts";',
-        'export { parseSecretOrigin } from "./kernel/contracts/secret-delivery.ts";',
-        'export { parseHostPattern } from "./kernel/rules/network-grant.ts";',
-        'export { makeTestCertificates } from "./test/helpers/test-ca.ts";',
-      ].join("\n"),
-      resolveDir: repoRoot,
-      loader: "ts",
-    },
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    packages: "external",
-    outfile,
-    logLevel: "warning",
-    absWorkingDir: repoRoot,
-  });
-  return { bundle: outfile, egress: await import(pathToFileURL(outfile).href) };
+  const { file, module } = await importProductModules("bench-egress.mjs", [
+    'export { startBroker } from "./host-bridge/egress/broker.ts";',
+    'export { loadOriginTrust } from "./host-bridge/egress/origin-tls.ts";',
+    'export { newPlaceholder } from "./host-bridge/egress/secret-placeholders.ts";',
+    'export { parseSecretOrigin } from "./kernel/contracts/secret-delivery.ts";',
+    'export { parseHostPattern } from "./kernel/rules/network-grant.ts";',
+    'export { makeTestCertificates } from "./test/helpers/test-ca.ts";',
+  ]);
+  return { bundle: file, egress: module };
 }
 
 /** Starts a role of secret-origin-child.mjs and answers its ready line with the child. */

@@ -4,35 +4,19 @@
 // the kept folder dropped), against a bare recursive copy of the same files.
 import { cpSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { build } from "esbuild";
+import { importProductModules } from "./product-modules.mjs";
 import Database from "better-sqlite3";
 import { msSince } from "./procs.mjs";
 import { repoRoot } from "./workerd.mjs";
 
 /** Bundles updateApp, previewBundle and the supervisor (TypeScript) for this run and imports them. */
 async function loadUpdate() {
-  const outfile = join(repoRoot, "dist", "bench", "update-app.mjs"); // beside node_modules, so its imports resolve
-  await build({
-    stdin: {
-      contents: [
-        'export { updateApp, commitUpdate } from "./host-bridge/install/update-app.ts";',
-        'export { previewBundle } from "./host-bridge/install/preview.ts";',
-        'export { BackendSupervisor } from "./host-bridge/supervisor/backend-supervisor.ts";',
-      ].join("\n"),
-      resolveDir: repoRoot,
-      loader: "ts",
-    },
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    packages: "external",
-    outfile,
-    logLevel: "warning",
-    absWorkingDir: repoRoot,
-  });
-  return import(pathToFileURL(outfile).href);
+  const { module } = await importProductModules("bench/update-app.mjs", [
+    'export { updateApp, commitUpdate } from "./host-bridge/install/update-app.ts";',
+    'export { previewBundle } from "./host-bridge/install/preview.ts";',
+    'export { BackendSupervisor } from "./host-bridge/supervisor/backend-supervisor.ts";',
+  ]);
+  return module;
 }
 
 /** Writes about `bytes` of rows into a SQLite database at `path`. */

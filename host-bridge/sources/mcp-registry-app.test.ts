@@ -17,18 +17,9 @@ import { previewBundle } from "../install/preview";
 import { generateRegistryApp, planRegistrySettings } from "./mcp-registry-app";
 import { choosePackage } from "./mcp-registry-resolve";
 import { NO_CHOICES, writeGeneratedApp } from "./npm-app";
+import { thrown } from "../../test/helpers/refusals";
 
 const MEMORY = "io.github.modelcontextprotocol/server-memory";
-
-function thrown(run: () => unknown): GatewayError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(GatewayError);
-    return error as GatewayError;
-  }
-  throw new Error("expected a refusal");
-}
 
 /** server-memory's entry with its package's variables and arguments replaced. */
 function serverWith(extra: Record<string, unknown>) {

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GatewayError } from "../../kernel/contracts/errors";
 import {
   registryFixture,
   startMcpRegistry,
@@ -7,27 +6,9 @@ import {
   type RegistryEntry,
 } from "../../test/helpers/mcp-registry";
 import { choosePackage, entryUrl, parseRegistrySpec, resolveRegistryEntry } from "./mcp-registry-resolve";
+import { refusal, thrown } from "../../test/helpers/refusals";
 
 const MEMORY = "io.github.modelcontextprotocol/server-memory";
-
-async function refusal(promise: Promise<unknown>): Promise<GatewayError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(GatewayError);
-  return error as GatewayError;
-}
-
-function thrown(run: () => unknown): GatewayError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(GatewayError);
-    return error as GatewayError;
-  }
-  throw new Error("expected a refusal");
-}
 
 /** The server-memory entry under another name, with its packages replaced. */
 function entryWith(name: string, packages: unknown[], extra: Record<string, unknown> = {}): RegistryEntry {

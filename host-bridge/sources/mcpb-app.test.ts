@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { GatewayError } from "../../kernel/contracts/errors";
 import { McpbBundleRecordSchema } from "../../kernel/contracts/mcpb-bundle";
 import { validateManifest } from "../../kernel/contracts/manifest";
 import { packMcpb, type PackedFile } from "../../test/helpers/mcpb-pack";
 import { generateMcpbApp } from "./mcpb-app";
+import { refusal } from "../../test/helpers/refusals";
 
 const SERVER_FILES: Record<string, PackedFile> = {
   "server/index.js": { data: "import 'a';\n" },
@@ -37,15 +37,6 @@ function manifest(overrides: Record<string, unknown> = {}): Record<string, unkno
 async function generate(m: Record<string, unknown>, files = SERVER_FILES, env: Array<[string, string]> = []) {
   const bytes = packMcpb(m, files);
   return { bytes, app: await generateMcpbApp({ source: "./notes.mcpb", bytes }, { env }) };
-}
-
-async function refusal(promise: Promise<unknown>): Promise<GatewayError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(GatewayError);
-  return error as GatewayError;
 }
 
 type Server = { command: string; args: string[]; env: Record<string, string> };

@@ -1,19 +1,10 @@
 import { zipSync } from "fflate";
 import { describe, expect, it } from "vitest";
-import { GatewayError } from "../../kernel/contracts/errors";
 import { appendSignatureBlock, packMcpb } from "../../test/helpers/mcpb-pack";
 import { MCPB_CAPS, readMcpbArchive, type McpbCaps } from "./mcpb-archive";
+import { refusal } from "../../test/helpers/refusals";
 
 const MANIFEST = { manifest_version: "0.3", name: "x" };
-
-async function refusal(promise: Promise<unknown>): Promise<GatewayError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(GatewayError);
-  return error as GatewayError;
-}
 
 /** A zip of one file written with fflate as a hostile tool would, with the entry options given. */
 function oneEntry(name: string, data: string, options: { os?: number; attrs?: number; level?: 0 | 9 } = {}): Buffer {

@@ -4,19 +4,10 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GatewayError } from "../../kernel/contracts/errors";
 import { isMcpbLocation, readMcpbSource } from "./mcpb-fetch";
+import { refusal } from "../../test/helpers/refusals";
 
 const BUNDLE = Buffer.from("PK\u0003\u0004 bundle bytes");
-
-async function refusal(promise: Promise<unknown>): Promise<GatewayError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(GatewayError);
-  return error as GatewayError;
-}
 
 describe("reading the .mcpb bundle the owner names", () => {
   let server: http.Server;

@@ -2,22 +2,13 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GatewayError } from "../../kernel/contracts/errors";
 import { NPM_FIXTURES, startNpmRegistry, tarballFile, type NpmRegistryStandIn } from "../../test/helpers/npm-registry";
 import { closureLockfile } from "./npm-lockfile";
 import { resolveNpmClosure } from "./npm-resolve";
+import { refusal } from "../../test/helpers/refusals";
 
 const MEMORY = "@modelcontextprotocol/server-memory";
 const VERSION = "2025.8.4";
-
-async function refusal(promise: Promise<unknown>): Promise<GatewayError> {
-  const error = await promise.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(GatewayError);
-  return error as GatewayError;
-}
 
 describe("resolving an npm package's closure from the owner's source", () => {
   let registry: NpmRegistryStandIn;
