@@ -22,6 +22,9 @@ describe("reading the .mcpb bundle the owner names", () => {
         "/loop.mcpb": "/loop.mcpb",
         // Another loopback literal: not the address the owner wrote.
         "/away.mcpb": `http://127.0.0.3:${port}/notes.mcpb`,
+        // This machine's address written another way (2130706433 and 0x7f.0.0.2 are 127.0.0.1 and 127.0.0.2).
+        "/decimal.mcpb": `http://2130706433:${port}/notes.mcpb`,
+        "/hex.mcpb": `http://0x7f.0.0.2:${port}/notes.mcpb`,
         // A name that resolves to this machine.
         "/named.mcpb": "https://files.example.com/notes.mcpb",
       };
@@ -82,6 +85,9 @@ describe("reading the .mcpb bundle the owner names", () => {
     expect(loop.message).toContain("more than 5 times");
     // A redirect to a local address the owner did not write is refused, as the URL itself would be.
     expect((await refusal(readMcpbSource(`${base}/away.mcpb`, dir))).code).toBe("source_address_refused");
+    expect((await refusal(readMcpbSource(`${base}/decimal.mcpb`, dir))).code).toBe("source_address_refused");
+    // The owner's own literal written in hex is still the owner's: the parser reads it as 127.0.0.2.
+    expect((await readMcpbSource(`${base}/hex.mcpb`, dir)).bytes).toEqual(BUNDLE);
     const named = readMcpbSource(`${base}/named.mcpb`, dir, { resolve: async () => ["127.0.0.2"] });
     expect((await refusal(named)).code).toBe("source_address_refused");
   });
