@@ -9,60 +9,13 @@
 // `apps update <name> npm:...` re-resolves and updates the same way. Nothing of the package runs
 // here; only its metadata and tarball bytes are read.
 import { rm } from "node:fs/promises";
-import semver from "semver";
 import { GatewayError } from "../../kernel/contracts/errors";
-import { homePaths } from "../home";
-import { readOwnerConfig } from "../owner-config";
-import { generateNpmApp, writeGeneratedApp, type GeneratedApp, type OwnerChoices } from "../sources/npm-app";
-import { generatePypiApp } from "../sources/pypi-app";
-import { generateMcpbApp } from "../sources/mcpb-app";
-import { isMcpbLocation, readMcpbSource } from "../sources/mcpb-fetch";
-import { resolvePypiClosure } from "../sources/pypi-resolve";
-import { releaseOf } from "../sources/python-versions";
-import { resolveNpmClosure } from "../sources/npm-resolve";
-import { generateRegistryApp } from "../sources/mcp-registry-app";
-import { parseRegistrySpec } from "../sources/mcp-registry-resolve";
-import { NpmPackageNameSchema } from "../../kernel/contracts/npm-closure";
+import type { OwnerChoices } from "../sources/npm-app";
+import { isMcpbLocation } from "../sources/mcpb-fetch";
+import { generateFromSource } from "../sources/generate-from-source";
 import { emitError, runAppsInstall, runAppsUpdate, type ConsentOptions } from "./apps";
 import { callGateway } from "./gateway-client";
 import { commandHint } from "./invocation";
-
-export type SourceSpec =
-  | { kind: "npm" | "pypi"; name: string; version: string }
-  | { kind: "registry"; name: string; version: string | null }
-  | { kind: "mcpb"; location: string };
-
-/** Reads `npm:<name>@<exact version>`, `pypi:<name>==<exact version>`, `registry:<server name>[@<version>]` or an .mcpb path or URL; anything else is refused with the reason. */
-export function parseSourceSpec(spec: string): SourceSpec {
-  const invalid = (reason: string) =>
-    new GatewayError("source_spec_invalid", { vars: { spec: spec.slice(0, 300), reason } });
-  if (spec.startsWith("registry:")) {
-    const entry = parseRegistrySpec(spec.slice("registry:".length));
-    if ("refusal" in entry) throw invalid(entry.refusal);
-    return { kind: "registry", ...entry };
-  }
-  if (spec.startsWith("pypi:")) {
-    const m = /^pypi:([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==(.+)$/.exec(spec);
-    if (!m) throw invalid("write pypi:<name>==<exact version>");
-    // An exact release only, as for npm: the owner consents to one release.
-    if (releaseOf(m[2]!) === null) throw invalid(`'${m[2]}' is not an exact release such as 1.2.3`);
-    return { kind: "pypi", name: m[1]!, version: m[2]! };
-  }
-  if (!spec.startsWith("npm:") && isMcpbLocation(spec)) return { kind: "mcpb", location: spec };
-  if (!spec.startsWith("npm:"))
-    throw invalid(
-      "this version reads npm:<name>@<exact version>, pypi:<name>==<exact version>, registry:<server name>[@<version>] and a path or https:// URL of an .mcpb bundle",
-    );
-  const rest = spec.slice(4);
-  const at = rest.lastIndexOf("@");
-  if (at <= 0) throw invalid("it names no version: write npm:<name>@<exact version>");
-  const name = rest.slice(0, at);
-  const version = rest.slice(at + 1);
-  if (!NpmPackageNameSchema.safeParse(name).success) throw invalid(`'${name}' is not an npm package name`);
-  // An exact version only: the owner consents to one release, never to whatever a range means tomorrow.
-  if (semver.valid(version) !== version) throw invalid(`'${version}' is not an exact version such as 1.2.3`);
-  return { kind: "npm", name, version };
-}
 
 export interface AddOptions extends ConsentOptions {
   env?: Array<[string, string]>;
@@ -73,35 +26,6 @@ export interface AddOptions extends ConsentOptions {
 /** The generated app's owner choices from the command line's --env, --folder and --arg, in their order. */
 function choicesOf(values: AddOptions): OwnerChoices {
   return { env: values.env ?? [], folders: values.folder ?? [], args: values.arg ?? [] };
-}
-
-/** True when an `apps update` argument names a package source rather than a folder. */
-export function isSourceSpec(text: string): boolean {
-  return text.startsWith("npm:") || text.startsWith("pypi:") || text.startsWith("registry:") || isMcpbLocation(text);
-}
-
-/** Resolves the source and writes the generated app into the quarantine; answers its name and folder. */
-async function generateFromSource(
-  home: string,
-  spec: string,
-  choices: OwnerChoices,
-): Promise<{ name: string; folder: string }> {
-  const source = parseSourceSpec(spec);
-  const config = readOwnerConfig(home);
-  if (!config.ok) throw new GatewayError("config_file_invalid", { vars: { reason: config.reason } });
-  let app: GeneratedApp;
-  if (source.kind === "mcpb")
-    app = await generateMcpbApp(await readMcpbSource(source.location, process.cwd()), choices);
-  else if (source.kind === "registry") app = await generateRegistryApp(config.config.install, source, choices);
-  else if (source.kind === "pypi") {
-    const index = config.config.install.pypi_index;
-    app = generatePypiApp(await resolvePypiClosure({ index, name: source.name, version: source.version }), choices);
-  } else {
-    const registry = config.config.install.npm_registry;
-    const resolved = await resolveNpmClosure({ registry, name: source.name, version: source.version });
-    app = generateNpmApp(resolved.closure, resolved.description, choices);
-  }
-  return { name: app.name, folder: await writeGeneratedApp(homePaths(home).quarantine, app) };
 }
 
 /** The source an `apps update` of the same kind takes, as the app_exists hint names it (an entry: its latest). */
@@ -142,7 +66,7 @@ export async function runAppsAdd(home: string, spec: string, values: AddOptions)
   const fail = failWith(Boolean(values.json));
   let folder: string | null = null;
   try {
-    const generated = await generateFromSource(home, spec, choicesOf(values));
+    const generated = await generateFromSource(home, spec, choicesOf(values), process.cwd());
     folder = generated.folder;
     // A second add of an installed name is an update, which keeps data/ and shows what changes.
     const installed = await callGateway(home, "apps-add", "GET", "/api/apps");
@@ -176,7 +100,7 @@ export async function runAppsUpdateFromSource(
 ): Promise<number> {
   let folder: string | null = null;
   try {
-    const generated = await generateFromSource(home, spec, choicesOf(values));
+    const generated = await generateFromSource(home, spec, choicesOf(values), process.cwd());
     folder = generated.folder;
     return await runAppsUpdate(home, name, folder, values, [
       "apps",

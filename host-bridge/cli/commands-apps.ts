@@ -5,7 +5,8 @@
 import { runAppsDev } from "./app-dev";
 import { runAppsNew } from "./app-scaffold";
 import { runAppAction, runAppsInstall, runAppsList, runAppsPreview, runAppsPurge, runAppsUpdate } from "./apps";
-import { isSourceSpec, runAppsAdd, runAppsUpdateFromSource } from "./apps-add";
+import { runAppsAdd, runAppsUpdateFromSource } from "./apps-add";
+import { isSourceSpec } from "../sources/generate-from-source";
 import { parseEnvAssignment, parseFolderNeed, parseServerArgument } from "../sources/npm-app";
 import { folderEnvName } from "../../kernel/contracts/folder-grants";
 import { defineCommand, jsonFlag, type CommandSpec } from "./command-table";
