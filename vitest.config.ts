@@ -34,6 +34,7 @@ const INTEGRATION = [
   "scripts/build-service.test.ts",
   "scripts/check-runtime-imports.test.ts",
   "scripts/shipped-bundles.test.ts",
+  "scripts/wrangler-config.test.ts",
 ];
 
 /** Suites that drive the dashboard in Chromium through playwright-core (each also starts a gateway). */

@@ -1,5 +1,10 @@
 // Every binding the gateway worker reads, declared once. The CLI's workerd config
 // (host-bridge/cli/workerd-config.ts) is what fills them; nothing else reads `env`.
+// wrangler.jsonc declares the same worker for Cloudflare and `wrangler types` writes its view of
+// these bindings to worker-configuration.d.ts (Cloudflare.Env); the types at the end of this file make the
+// build fail when the two disagree. Env stays written by hand: the generated view types each
+// Durable Object through the built bundle (untyped JavaScript), carries no doc lines, and cannot
+// name the bindings only a local start has.
 import type { SecurityLog } from "./security-log/security-log";
 import type { SessionStore } from "./session-store/index";
 import type { AppRegistry } from "./app-registry/index";
@@ -46,3 +51,14 @@ export interface Env {
   /** Confined backends' socket slots (kernel/contracts/backend-slots.ts), each an external service over a UNIX socket. */
   [slot: `APP_SLOT_${number}`]: Fetcher;
 }
+
+/** Bindings a local start wires to its own workerd services (a disk, UNIX sockets); the wrangler config has none of them. */
+export type LocalOnlyBinding = "APP_FILES" | `APP_SLOT_${number}`;
+
+type Holds<T extends true> = T;
+/** Compiles only while Env gives every binding wrangler.jsonc declares a type wrangler's view accepts. */
+export type EnvCoversWranglerConfig = Holds<Env extends Cloudflare.Env ? true : false>;
+/** Compiles only while every binding of Env but the local-only ones is declared in wrangler.jsonc. */
+export type WranglerConfigCoversEnv = Holds<
+  [Exclude<keyof Env, keyof Cloudflare.Env | LocalOnlyBinding>] extends [never] ? true : false
+>;
