@@ -41,6 +41,7 @@ import { appOperations } from "./operations/app-operations";
 import { backendOperations } from "./operations/backend-operations";
 import { ownerOperations } from "./operations/owner-operations";
 import { folderOperations } from "./operations/folder-operations";
+import { sourceOperations } from "./operations/source-operations";
 import type { FolderGrant } from "../kernel/contracts/folder-grants";
 
 export interface BridgeRuntimeOptions {
@@ -472,6 +473,7 @@ export class BridgeRuntime {
       ...backendOperations(this),
       ...ownerOperations(this),
       ...folderOperations(this),
+      ...sourceOperations(this),
     });
   }
 

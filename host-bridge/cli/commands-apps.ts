@@ -6,6 +6,7 @@ import { runAppsDev } from "./app-dev";
 import { runAppsNew } from "./app-scaffold";
 import { runAppAction, runAppsInstall, runAppsList, runAppsPreview, runAppsPurge, runAppsUpdate } from "./apps";
 import { runAppsAdd, runAppsUpdateFromSource } from "./apps-add";
+import { runAppsOutdated } from "./apps-outdated";
 import { isSourceSpec } from "../sources/generate-from-source";
 import { parseEnvAssignment, parseFolderNeed, parseServerArgument } from "../sources/npm-app";
 import { folderEnvName } from "../../kernel/contracts/folder-grants";
@@ -171,6 +172,19 @@ export const APPS_COMMANDS: readonly CommandSpec[] = [
     },
     reads: true,
     run: ({ flags }, { home }) => runAppsList(home, flags),
+  }),
+  defineCommand({
+    words: ["apps", "outdated"],
+    summary: "Ask each installed app's package source whether it has a newer version; installs nothing.",
+    details: [
+      "An app added from npm:, pypi: or registry: is checked against the source you configured now",
+      "(install.npm_registry, install.pypi_index, install.mcp_registries); each newer version is shown",
+      "with the `apps update <name> <spec>` command, which reviews it and asks consent when anything changed.",
+    ],
+    args: [{ name: "name", help: "only this app", optional: true }],
+    flags: { json: jsonFlag },
+    reads: true,
+    run: ({ flags, args }, { home }) => runAppsOutdated(home, args[0], flags),
   }),
   defineCommand({
     words: ["apps", "update"],

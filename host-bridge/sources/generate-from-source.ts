@@ -60,12 +60,17 @@ export function isSourceSpec(text: string): boolean {
   return text.startsWith("npm:") || text.startsWith("pypi:") || text.startsWith("registry:") || isMcpbLocation(text);
 }
 
-/** Resolves the source and writes the generated app into the quarantine; answers its name and folder. A relative .mcpb path is read from `cwd`. */
+/**
+ * Resolves the source and writes the generated app into the quarantine; answers its name and
+ * folder. A relative .mcpb path is read from `cwd`; with `tag` the folder is the caller's own
+ * (writeGeneratedApp), so another caller generating the same bytes never removes it.
+ */
 export async function generateFromSource(
   home: string,
   spec: string,
   choices: OwnerChoices,
   cwd: string,
+  tag?: string,
 ): Promise<{ name: string; folder: string }> {
   const source = parseSourceSpec(spec);
   const config = readOwnerConfig(home);
@@ -81,5 +86,5 @@ export async function generateFromSource(
     const resolved = await resolveNpmClosure({ registry, name: source.name, version: source.version });
     app = generateNpmApp(resolved.closure, resolved.description, choices);
   }
-  return { name: app.name, folder: await writeGeneratedApp(homePaths(home).quarantine, app) };
+  return { name: app.name, folder: await writeGeneratedApp(homePaths(home).quarantine, app, tag) };
 }

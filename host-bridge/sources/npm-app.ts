@@ -175,9 +175,11 @@ export function generateNpmApp(closure: NpmClosure, description: string | null, 
 
 /**
  * Writes the generated app into `<quarantine>/sources/<content hash>` (written beside, then
- * renamed into place) and answers the folder. The same bytes always land in the same folder.
+ * renamed into place) and answers the folder. The same bytes always land in the same folder,
+ * unless `tag` names a folder of the caller's own (`<content hash>-<tag>`), which no other
+ * caller writes or removes.
  */
-export async function writeGeneratedApp(quarantineRoot: string, app: GeneratedApp): Promise<string> {
+export async function writeGeneratedApp(quarantineRoot: string, app: GeneratedApp, tag?: string): Promise<string> {
   const hash = createHash("sha256");
   const executable = new Set(app.executables ?? []);
   // Sorted by path alone, and bytes hashed as bytes: a bundle's files are many and large.
@@ -187,7 +189,7 @@ export async function writeGeneratedApp(quarantineRoot: string, app: GeneratedAp
     hash.update("\0");
   }
   const sources = join(quarantineRoot, GENERATED_SOURCES_FOLDER);
-  const folder = join(sources, `${app.name}-${hash.digest("hex").slice(0, 16)}`);
+  const folder = join(sources, `${app.name}-${hash.digest("hex").slice(0, 16)}${tag === undefined ? "" : `-${tag}`}`);
   const building = `${folder}.${process.pid}.tmp`;
   await mkdir(sources, { recursive: true, mode: 0o700 });
   await rm(building, { recursive: true, force: true });

@@ -131,6 +131,42 @@ function wantedOf(meta: VersionMeta): Array<{ folder: string; spec: string; opti
   ];
 }
 
+/** One package's metadata from the owner's npm source, under the egress address rules. */
+async function fetchPackument(
+  registry: string,
+  name: string,
+  fetchOpts: Omit<VettedFetchOptions, "maxBytes" | "accept">,
+): Promise<Packument> {
+  const answer = await vettedFetch(packumentUrl(registry, name), {
+    ...fetchOpts,
+    maxBytes: MAX_PACKUMENT_BYTES,
+    accept: PACKUMENT_ACCEPT,
+  });
+  if (answer.status === 404) throw new GatewayError("npm_package_not_found", { vars: { name } });
+  if (answer.status !== 200)
+    throw new GatewayError("source_unreachable", {
+      vars: { source: registry, reason: `it answered ${answer.status} for ${name}` },
+    });
+  try {
+    return JSON.parse(answer.bytes.toString("utf8")) as Packument;
+  } catch {
+    throw new GatewayError("source_unreachable", {
+      vars: { source: registry, reason: `its metadata of ${name} is not JSON` },
+    });
+  }
+}
+
+/** The version the npm source tags `latest` for `name` (an exact version), or null when it tags none. */
+export async function latestNpmVersion(
+  registry: string,
+  name: string,
+  resolve?: VettedFetchOptions["resolve"],
+): Promise<string | null> {
+  const packument = await fetchPackument(registry, name, { source: registry, ...(resolve ? { resolve } : {}) });
+  const latest = packument["dist-tags"]?.latest;
+  return typeof latest === "string" && semver.valid(latest) === latest ? latest : null;
+}
+
 /** Resolves and pins `name@version` and everything it depends on; refusals are GatewayErrors naming the package. */
 export async function resolveNpmClosure(opts: ResolveOptions): Promise<ResolvedNpmPackage> {
   const fetchOpts = { source: opts.registry, ...(opts.resolve ? { resolve: opts.resolve } : {}) };
@@ -138,25 +174,7 @@ export async function resolveNpmClosure(opts: ResolveOptions): Promise<ResolvedN
   const packumentOf = (name: string): Promise<Packument> => {
     let known = packuments.get(name);
     if (!known) {
-      known = (async () => {
-        const answer = await vettedFetch(packumentUrl(opts.registry, name), {
-          ...fetchOpts,
-          maxBytes: MAX_PACKUMENT_BYTES,
-          accept: PACKUMENT_ACCEPT,
-        });
-        if (answer.status === 404) throw new GatewayError("npm_package_not_found", { vars: { name } });
-        if (answer.status !== 200)
-          throw new GatewayError("source_unreachable", {
-            vars: { source: opts.registry, reason: `it answered ${answer.status} for ${name}` },
-          });
-        try {
-          return JSON.parse(answer.bytes.toString("utf8")) as Packument;
-        } catch {
-          throw new GatewayError("source_unreachable", {
-            vars: { source: opts.registry, reason: `its metadata of ${name} is not JSON` },
-          });
-        }
-      })();
+      known = fetchPackument(opts.registry, name, fetchOpts);
       packuments.set(name, known);
     }
     return known;

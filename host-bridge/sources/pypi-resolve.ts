@@ -191,6 +191,21 @@ function readWheelMetadata(
   return { metadata, scripts, summary };
 }
 
+/** The newest release of `name` the index has a pure-Python wheel of (no pre-release), or null. */
+export async function latestPypiRelease(
+  index: string,
+  name: string,
+  resolve?: (host: string) => Promise<string[]>,
+): Promise<string | null> {
+  const reader: IndexReader = {
+    index,
+    base: index.endsWith("/") ? index : `${index}/`,
+    fetchOpts: { source: index, ...(resolve ? { resolve } : {}) },
+  };
+  const project = normalizedProjectName(name);
+  return chooseWheel(await indexFilesOf(reader, project), project, "", project)?.version ?? null;
+}
+
 /** Resolves and pins `name==version` and everything it requires; refusals are GatewayErrors naming the package. */
 export async function resolvePypiClosure(opts: PypiResolveOptions): Promise<ResolvedPypiProject> {
   const reader: IndexReader = {

@@ -14,6 +14,14 @@ import { FolderGrantSchema, FolderResolvedSchema, FolderResolveRequestSchema } f
 import { SettingWriteSchema, SettingWrittenSchema, SettingsDocumentSchema } from "./owner-settings";
 import { ParkedDataViewSchema } from "./parked-data";
 import {
+  RegistryListingRequestSchema,
+  RegistryListingSchema,
+  SourceCheckRequestSchema,
+  SourceChecksSchema,
+  SourceStageRequestSchema,
+  SourceStagedSchema,
+} from "./package-sources";
+import {
   SecretAssignRequestSchema,
   SecretDeleteRequestSchema,
   SecretListingSchema,
@@ -181,6 +189,11 @@ export const BRIDGE_OPERATIONS = {
   "POST /backends/stop": { method: "POST", request: NameRequest, answer: z.object({ stopped: z.literal(true) }) },
   // A folder the owner chose for an app: the bridge walks it without following links and answers its real path, or refuses.
   "POST /folders/resolve": { method: "POST", request: FolderResolveRequestSchema, answer: FolderResolvedSchema },
+  // Package sources for the dashboard: a spec generated into the quarantine as `apps add` does, a
+  // page of a configured MCP Registry, and what each installed app's source offers now.
+  "POST /sources/stage": { method: "POST", request: SourceStageRequestSchema, answer: SourceStagedSchema },
+  "POST /sources/registry": { method: "POST", request: RegistryListingRequestSchema, answer: RegistryListingSchema },
+  "POST /sources/check": { method: "POST", request: SourceCheckRequestSchema, answer: SourceChecksSchema },
   // The owner's settings: read from config.json as it is now, written for the next start.
   "POST /config/read": { method: "POST", request: Empty, answer: SettingsDocumentSchema },
   "POST /config/write": { method: "POST", request: SettingWriteSchema, answer: SettingWrittenSchema },

@@ -79,4 +79,9 @@ export const PACKAGE_SOURCE_ERROR_CODES = {
     status: 422,
     message: "mcp-registry-entry.json is not the record of an MCP Registry entry: {reason}.",
   },
+  // The dashboard's Store and update checks (host-bridge/sources/registry-listing.ts, installed-source.ts).
+  mcp_registry_not_configured: {
+    status: 400,
+    message: "'{registry}' is not one of install.mcp_registries; only a registry the owner configured is asked.",
+  },
 } as const satisfies Record<string, { status: number; message: string }>;

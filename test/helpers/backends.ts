@@ -64,3 +64,9 @@ export function getFromBackend(
     req.end();
   });
 }
+
+/** The app token the proxy hands app `name`'s backend: an echoing backend (node-notes' /api/echo) answers what it received. */
+export async function appTokenOf(gw: RunningGateway, name: string): Promise<string> {
+  const echo = (await (await gw.fetch(`/apps/${name}/api/echo`)).json()) as { headers: { authorization: string } };
+  return echo.headers.authorization.replace(/^Bearer /, "");
+}

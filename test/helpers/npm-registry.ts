@@ -29,7 +29,8 @@ export interface NpmRegistryStandIn {
   /**
    * Publishes one more version: `meta` is its packument entry (name, version, dependencies...),
    * `tarball` its bytes; the stand-in fills in dist (tarball URL and sha512 integrity) as a
-   * registry does, so a test can make a release the vendored fixtures do not have.
+   * registry does, and tags it latest as `npm publish` does, so a test can make a release the
+   * vendored fixtures do not have.
    */
   publish(meta: { name: string; version: string } & Record<string, unknown>, tarball: Buffer): void;
   close(): Promise<void>;
@@ -37,6 +38,7 @@ export interface NpmRegistryStandIn {
 
 interface Packument {
   name: string;
+  "dist-tags"?: Record<string, string>;
   versions: Record<string, { dist: { tarball: string } }>;
 }
 
@@ -115,6 +117,8 @@ export async function startNpmRegistry(host = "127.0.0.2"): Promise<NpmRegistryS
       const integrity = `sha512-${createHash("sha512").update(tarball).digest("base64")}`;
       const packument = packuments.get(meta.name) ?? { name: meta.name, versions: {} };
       packument.versions[meta.version] = { ...meta, dist: { tarball: "", integrity } } as never;
+      // As `npm publish` without --tag: the new version is the one tagged latest.
+      packument["dist-tags"] = { ...packument["dist-tags"], latest: meta.version };
       packuments.set(meta.name, packument);
     },
     restore(name, version) {

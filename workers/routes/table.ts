@@ -16,6 +16,7 @@ import { pipelineRefusals } from "./pipeline-refusals";
 import { securityRoutes } from "./security";
 import { secretRoutes } from "./secrets";
 import { settingsRoutes } from "./settings";
+import { sourceRoutes } from "./sources";
 import { statusRoutes } from "./status";
 
 const baseRows: ReadonlyArray<AnyRouteRow> = [
@@ -32,6 +33,7 @@ const baseRows: ReadonlyArray<AnyRouteRow> = [
   ...secretRoutes,
   ...eventRoutes,
   ...mcpRoutes,
+  ...sourceRoutes,
 ];
 
 /** One route as data: what GET /api/manifest answers and docs/api-routes.md renders. */
