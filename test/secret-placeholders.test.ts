@@ -13,7 +13,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BackendStatus } from "../kernel/contracts/app-record";
-import { cliPath, errorCode, repoRoot, startGateway, type RunningGateway } from "./helpers/gateway";
+import { cliPath, errorCode, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 import { getFromBackend, install, waitForRow } from "./helpers/backends";
 import { makeTestCertificates, type TestCertificates } from "./helpers/test-ca";
 // The client half of the vendored MCP SDK: the agent.
@@ -42,6 +42,7 @@ describe("a secret delivered as a placeholder, through a running gateway", () =>
   let secondPort: number;
   let secondConnections = 0;
   const originSaw: Seen[] = [];
+  const secondSaw: Seen[] = [];
   let row: BackendStatus;
 
   const backend = async (path: string) => JSON.parse((await getFromBackend(home, row, path)).body);
@@ -75,7 +76,10 @@ describe("a secret delivered as a placeholder, through a running gateway", () =>
     });
     await new Promise<void>((r) => origin.listen(0, "127.0.0.2", r));
     originPort = (origin.address() as AddressInfo).port;
-    second = https.createServer({ key: certs.key, cert: certs.cert }, (_req, res) => res.end("second host"));
+    second = https.createServer({ key: certs.key, cert: certs.cert }, (req, res) => {
+      secondSaw.push({ url: req.url ?? "", headers: req.headers });
+      res.end("second host");
+    });
     second.on("connection", () => (secondConnections += 1));
     await new Promise<void>((r) => second.listen(0, "127.0.0.3", r));
     secondPort = (second.address() as AddressInfo).port;
@@ -240,6 +244,74 @@ describe("a secret delivered as a placeholder, through a running gateway", () =>
       declared.find((d: any) => d.app === app && d.name === name)?.holding as string;
     expect(holding("secret-user", "WEATHER_KEY")).toBe(byName.WEATHER_KEY.note);
     expect(holding("secret-user", "LEGACY_KEY")).toContain("The app holds this value");
+  });
+
+  it("the owner sends the secret to another granted origin instead: from the next request, with presence, no restart", async () => {
+    const placeholder = (await backend("/env")).weatherKey;
+    const secondOrigin = `https://127.0.0.3:${secondPort}`;
+    const assignTo = (origins: unknown, headers: Record<string, string> = {}) =>
+      gw.fetch("/api/secrets/WEATHER_KEY/assign", {
+        method: "POST",
+        headers: { ...json, ...headers },
+        body: JSON.stringify({ app: "secret-user", ...(origins === undefined ? {} : { origins }) }),
+      });
+    const declaredNow = async () =>
+      ((await (await gw.fetch("/api/secrets")).json()).declared as any[]).find(
+        (d) => d.app === "secret-user" && d.name === "WEATHER_KEY",
+      );
+    // Refused before anything changes: no presence, a host outside the grant, a malformed origin, a secret the app holds.
+    const stale = await assignTo([secondOrigin], { "x-test-now": String(Date.now() + 11 * 60_000) });
+    expect(await errorCode(stale)).toBe("fresh_sign_in_required");
+    expect(await errorCode(await assignTo(["https://127.0.0.4"]))).toBe("secret_origin_not_granted");
+    expect(await errorCode(await assignTo([`http://127.0.0.3:${secondPort}`]))).toBe("secret_origin_invalid");
+    expect(await errorCode(await assignTo([secondOrigin, secondOrigin]))).toBe("secret_origin_invalid");
+    const held = await gw.fetch("/api/secrets/LEGACY_KEY/assign", {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ app: "secret-user", origins: [secondOrigin] }),
+    });
+    expect(await errorCode(held)).toBe("secret_origins_not_brokered");
+    expect(await declaredNow()).toMatchObject({
+      origins: [`https://127.0.0.2:${originPort}`],
+      origins_from: "manifest",
+    });
+
+    // The owner's command line, as the Secrets page does it.
+    const cli = (args: string[]) => runCli([...args, "--home", home]);
+    const moved = await cli(["secrets", "assign", "WEATHER_KEY", "secret-user", "--origin", secondOrigin, "--json"]);
+    expect(moved.code, moved.stderr).toBe(0);
+    expect(JSON.parse(moved.stdout)).toMatchObject({
+      origins: [secondOrigin],
+      applies: expect.stringContaining("at once"),
+    });
+    expect(await declaredNow()).toMatchObject({ origins: [secondOrigin], origins_from: "owner" });
+    const listed = await cli(["secrets", "list"]);
+    expect(listed.stdout).toContain(`you chose these origins: ${secondOrigin}`);
+    expect((await declaredNow()).holding).toContain(`It is sent to ${secondOrigin}`);
+
+    // The running backend, same placeholder: the chosen origin gets the value, the declared one no longer does.
+    const sent = await backend(`/send?url=${encodeURIComponent(`http://127.0.0.3:${secondPort}/chosen`)}`);
+    expect(sent.status).toBe(200);
+    expect(secondSaw.at(-1)).toMatchObject({ url: "/chosen", headers: { authorization: `Bearer ${ROTATED}` } });
+    const before = originSaw.length;
+    const refused = await backend("/call?path=/v1/declared");
+    expect(refused).toMatchObject({ status: 403, egress: "secret_misdirected" });
+    expect(originSaw.length).toBe(before);
+    expect((await backend("/env")).weatherKey).toBe(placeholder);
+    const rows = (await events("secret_assigned")).filter((e) => e.subject === "WEATHER_KEY");
+    expect(rows.find((r) => r.detail?.origins_from === "owner")).toMatchObject({
+      outcome: "allowed",
+      detail: { app: "secret-user", origins: [secondOrigin] },
+    });
+
+    // Assigning again without origins returns to the declared one.
+    expect((await assignTo(undefined)).status).toBe(200);
+    expect(await declaredNow()).toMatchObject({
+      origins: [`https://127.0.0.2:${originPort}`],
+      origins_from: "manifest",
+    });
+    expect((await backend("/call?path=/v1/back")).status).toBe(200);
+    expect(originSaw.at(-1)).toMatchObject({ url: "/v1/back", headers: { authorization: `Bearer ${ROTATED}` } });
   });
 
   it("the value appears in no answer, row, log line or file of the home but its sealed copies", async () => {

@@ -442,6 +442,8 @@ describe("config grants and secrets", () => {
       assigned: "WEATHER_API_KEY",
       holding:
         "The app holds this value: it can send it to any host its network grant allows. Where it is sent is not declared.",
+      origins: [],
+      origins_from: "manifest",
     });
     const kinds = (await events(gw, "secret_stored")).concat(await events(gw, "secret_assigned"));
     expect(kinds.map((e) => e.subject)).toEqual(["WEATHER_API_KEY", "WEATHER_API_KEY"]);
@@ -616,6 +618,48 @@ describe("Settings and Secrets in the dashboard (Chromium)", () => {
       expect(await input.inputValue()).toBe("");
     expect(await page.content()).not.toContain(BROWSER_SECRET);
     expect(filesHolding(gw.home, BROWSER_SECRET)).toEqual([]);
+    expect(problems).toEqual([]);
+  });
+
+  it("for a secret its app never holds, the owner chooses the origins it goes to among the granted hosts", async () => {
+    const folder = join(mkdtempSync(join(tmpdir(), "pc-secret-origins-")), "origin-chooser");
+    cpSync(holder, folder, { recursive: true });
+    writeFileSync(
+      join(folder, "app.json"),
+      JSON.stringify({
+        ...JSON.parse(readFileSync(join(holder, "app.json"), "utf8")),
+        name: "origin-chooser",
+        permissions: { network: ["api.example.com", "eu.example.com"] },
+        secrets: [
+          {
+            name: "WEATHER_API_KEY",
+            why: "the forecast",
+            use: { origins: ["https://api.example.com"], header: "Authorization", format: "Bearer {value}" },
+          },
+        ],
+      }),
+    );
+    await install(gw.home, folder);
+    await page.reload();
+    const row = page.locator('#secrets tr[data-declared="origin-chooser:WEATHER_API_KEY"]');
+    await row
+      .locator(".secret-origins", { hasText: "Sent to the declared origins: https://api.example.com" })
+      .waitFor();
+    const origins = row.getByRole("textbox", { name: /Origins for origin-chooser WEATHER_API_KEY/ });
+    // A host outside the grant is refused with its code, and nothing changes.
+    await origins.fill("https://elsewhere.example.net");
+    await row.getByRole("button", { name: "Assign" }).click();
+    await page.locator("#secrets .notice-error .error-code", { hasText: "secret_origin_not_granted" }).waitFor();
+    await origins.fill("https://eu.example.com");
+    await row.getByRole("button", { name: "Assign" }).click();
+    await page.locator("#secrets .notice-info", { hasText: "It is sent only to https://eu.example.com" }).waitFor();
+    await row
+      .locator(".secret-origins", { hasText: "Sent to the origins you chose: https://eu.example.com" })
+      .waitFor();
+    const declared = (await (await gw.fetch("/api/secrets")).json()).declared.find(
+      (d: any) => d.app === "origin-chooser",
+    );
+    expect(declared).toMatchObject({ origins: ["https://eu.example.com"], origins_from: "owner" });
     expect(problems).toEqual([]);
   });
 });

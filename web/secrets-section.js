@@ -1,7 +1,8 @@
 // Secrets: names, whether each is stored and which apps use it — never a value (SECR-01). A
 // value is typed into a password field, sent once and the field emptied; nothing ever fills it
 // back in, because no route answers a value. Apps that asked for a secret in their manifest
-// are listed with why, and the owner assigns a stored secret to each.
+// are listed with why, and the owner assigns a stored secret to each — and, for a secret the
+// app never holds, chooses the origins its value is written to (empty: the declared ones).
 import { el, errorNotice, infoNotice, replaceChildren } from "./element.js";
 
 /** Builds the Secrets section. */
@@ -132,7 +133,31 @@ function secretRow(secrets, secret) {
   );
 }
 
+/** The origins typed in `input`, split on spaces and commas; none means the app's declared ones. */
+function typedOrigins(input) {
+  return input.value.split(/[\s,]+/).filter((o) => o !== "");
+}
+
+/** For a secret the app never holds: where its value goes now, and a field to choose other origins. */
+function originsPart(declared) {
+  if (declared.origins.length === 0) return { part: null, input: null };
+  const input = el("input", {
+    type: "text",
+    spellcheck: "false",
+    autocomplete: "off",
+    value: declared.origins_from === "owner" ? declared.origins.join(" ") : "",
+    placeholder: declared.origins.join(" "),
+    "aria-label": `Origins for ${declared.app} ${declared.name} (empty: the declared ones)`,
+  });
+  const now =
+    declared.origins_from === "owner"
+      ? `Sent to the origins you chose: ${declared.origins.join(", ")}`
+      : `Sent to the declared origins: ${declared.origins.join(", ")}`;
+  return { part: el("p", { class: "secret-origins" }, el("span", { class: "muted", text: now }), " ", input), input };
+}
+
 function declaredRow(secrets, declared, stored) {
+  const origins = originsPart(declared);
   const choice = el(
     "select",
     { "aria-label": `Secret for ${declared.app} ${declared.name}` },
@@ -151,6 +176,7 @@ function declaredRow(secrets, declared, stored) {
       " ",
       el("span", { class: "muted", text: declared.why }),
       declared.holding ? el("p", { class: "secret-holding", text: String(declared.holding) }) : null,
+      origins.part,
     ),
     el("td", { text: declared.assigned ? `has ${declared.assigned}` : "not assigned" }),
     el(
@@ -165,14 +191,7 @@ function declaredRow(secrets, declared, stored) {
             el("button", {
               type: "button",
               text: "Assign",
-              onClick: () =>
-                act(
-                  secrets,
-                  "post",
-                  `/api/secrets/${encodeURIComponent(choice.value)}/assign`,
-                  { app: declared.app, as: declared.name },
-                  `${declared.app} gets ${choice.value} as ${declared.name} at its next start.`,
-                ),
+              onClick: () => assign(secrets, declared, choice.value, origins.input ? typedOrigins(origins.input) : []),
             }),
           ),
       declared.assigned
@@ -191,6 +210,21 @@ function declaredRow(secrets, declared, stored) {
         : null,
     ),
   );
+}
+
+async function assign(secrets, declared, name, origins) {
+  const body = { app: declared.app, as: declared.name, ...(origins.length ? { origins } : {}) };
+  const answer = await secrets.api.post(`/api/secrets/${encodeURIComponent(name)}/assign`, body);
+  if (!answer.ok) {
+    if (!answer.isAuthRequired) replaceChildren(secrets.notices, errorNotice(answer));
+    return;
+  }
+  const to = answer.data.origins.length ? ` It is sent only to ${answer.data.origins.join(", ")}.` : "";
+  replaceChildren(
+    secrets.notices,
+    infoNotice(`${declared.app} gets ${name} as ${declared.name} ${answer.data.applies}.${to}`),
+  );
+  await refresh(secrets);
 }
 
 function secretsTable(secrets, rows) {

@@ -63,13 +63,20 @@ export const SETTINGS_COMMANDS: readonly CommandSpec[] = [
   }),
   defineCommand({
     words: ["secrets", "assign"],
-    summary: "Give a stored secret to an app that declared it.",
+    summary:
+      "Give a stored secret to an app that declared it; for one the app never holds, choose where its value is sent.",
     args: [
       { name: "NAME", help: "the stored secret" },
       { name: "app", help: "the app that declared it" },
     ],
     flags: {
       as: { type: "string", value: "DECLARED", help: "the name the app declared, when it differs" },
+      origin: {
+        type: "string",
+        value: "https://HOST[:PORT]",
+        help: "an origin the value is written to, in place of the ones the app declared (repeatable; each covered by the app's network grant); without it, the declared origins",
+        repeatable: true,
+      },
       json: jsonFlag,
     },
     reads: false,

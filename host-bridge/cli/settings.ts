@@ -126,7 +126,7 @@ export async function runConfigSet(
 }
 
 /** The value: piped stdin, or a prompt that does not echo what is typed. */
-async function readSecretValue(name: string): Promise<string> {
+export async function readSecretValue(name: string): Promise<string> {
   const stdin = process.stdin;
   if (!stdin.isTTY) {
     const chunks: Buffer[] = [];
@@ -188,6 +188,10 @@ export async function runSecretsList(home: string, values: { json?: boolean }): 
     if (d.assigned === null)
       process.stdout.write(`wanted: ${safeLine(d.app)} asks for ${safeLine(d.name)} (${safeLine(d.why)})\n`);
     process.stdout.write(`  ${safeLine(d.app)} ${safeLine(d.name)}: ${safeLine(d.holding)}\n`);
+    if (d.origins_from === "owner")
+      process.stdout.write(
+        `  (you chose these origins: ${safeLine(d.origins.join(", "))}; \`secrets assign\` without --origin returns to the declared ones)\n`,
+      );
   }
   return 0;
 }
@@ -210,10 +214,11 @@ export async function runSecretsAssign(
   home: string,
   name: string,
   app: string,
-  values: { json?: boolean; as?: string },
+  values: { json?: boolean; as?: string; origin?: string[] },
 ): Promise<number> {
-  const body: Record<string, string> = { app };
+  const body: { app: string; as?: string; origins?: string[] } = { app };
   if (values.as) body.as = values.as;
+  if (values.origin?.length) body.origins = values.origin;
   const answer = answered(
     await callGateway(home, "secrets-assign", "POST", `/api/secrets/${encodeURIComponent(name)}/assign`, body, {
       provePresence: true,
@@ -224,7 +229,9 @@ export async function runSecretsAssign(
   if (values.json) process.stdout.write(`${JSON.stringify(answer.raw)}\n`);
   else
     process.stdout.write(
-      `${safeLine(app)} gets ${safeLine(name)} as ${safeLine(answer.body.as)} ${safeLine(answer.body.applies)}.\n`,
+      `${safeLine(app)} gets ${safeLine(name)} as ${safeLine(answer.body.as)} ${safeLine(answer.body.applies)}.\n${
+        answer.body.origins.length ? `It is sent only to ${safeLine(answer.body.origins.join(", "))}.\n` : ""
+      }`,
     );
   return 0;
 }

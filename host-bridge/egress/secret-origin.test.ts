@@ -36,7 +36,7 @@ let queryKey: PlacedSecret;
 
 function placed(name: string, use: PlacedSecret["use"], read: () => string | null): PlacedSecret {
   const origins = use.origins.map((o) => parseSecretOrigin(o) as SecretOrigin);
-  return { name, use, origins, read, placeholder: newPlaceholder() };
+  return { name, use, origins: () => origins, read, placeholder: newPlaceholder() };
 }
 
 /** An absolute-form request through `via`'s socket, as a confined client's proxy settings send it. */

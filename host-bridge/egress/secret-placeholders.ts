@@ -10,9 +10,13 @@ export interface BrokeredSecret {
   /** The variable the app finds the placeholder in (the manifest's secrets[].name). */
   name: string;
   use: SecretOriginUse;
-  origins: readonly SecretOrigin[];
-  /** The value at this moment (a replaced value needs no restart); null once it is no longer assigned. */
-  read: () => string | null;
+  /** The origins it is written to at this moment: the owner may choose others while the child runs. */
+  origins: () => readonly SecretOrigin[];
+  /**
+   * The value for a request to `origin` at this moment (a replaced value needs no restart);
+   * null once it is no longer assigned, or no longer goes to that origin.
+   */
+  read: (origin: string) => string | null;
 }
 
 /** A brokered secret with the placeholder that stands for it during one start of the child. */
@@ -37,7 +41,8 @@ export function placeSecrets(secrets: readonly BrokeredSecret[]): {
   const env: Record<string, string> = {};
   for (const secret of placed) {
     env[secret.name] = secret.placeholder;
-    if (secret.origins[0]) env[originVariable(secret.name)] = secret.origins[0].plainBase;
+    const first = secret.origins()[0];
+    if (first) env[originVariable(secret.name)] = first.plainBase;
   }
   return { placed, env };
 }

@@ -11,7 +11,7 @@ const API = parseSecretOrigin("https://api.example.com") as SecretOrigin;
 const OTHER = parseSecretOrigin("https://other.example.com:8443") as SecretOrigin;
 
 function secret(name: string, use: SecretOriginUse, origins: SecretOrigin[], value: string | null): PlacedSecret {
-  return { name, use, origins, read: () => value, placeholder: newPlaceholder() };
+  return { name, use, origins: () => origins, read: () => value, placeholder: newPlaceholder() };
 }
 
 const bearer = secret(

@@ -43,7 +43,7 @@ export function secretOriginOf(
 ): SecretOrigin | null {
   const port = target.port === 80 ? 443 : target.port;
   for (const secret of secrets)
-    for (const origin of secret.origins)
+    for (const origin of secret.origins())
       if (origin.host.toLowerCase() === target.host && origin.port === port) return origin;
   return null;
 }
@@ -116,7 +116,12 @@ function misdirected(found: Occurrence, host: string): SecretPlan {
   return {
     ok: false,
     code: "secret_misdirected",
-    reason: `the placeholder of ${found.secret.name} was found in ${found.where} of a request to ${host}; it is replaced only in ${secretPlaceWords(found.secret.use)} of a request to ${found.secret.origins.map((o) => o.origin).join(", ")}`,
+    reason: `the placeholder of ${found.secret.name} was found in ${found.where} of a request to ${host}; it is replaced only in ${secretPlaceWords(found.secret.use)} of a request to ${
+      found.secret
+        .origins()
+        .map((o) => o.origin)
+        .join(", ") || "no origin now"
+    }`,
   };
 }
 
@@ -136,14 +141,14 @@ export function substituteSecrets(
   const found = occurrences(secrets, headers, path);
   const host = `${target.host}:${target.port}`;
   for (const one of found) {
-    if (!origin || !one.secret.origins.some((o) => o.origin === origin.origin) || one.place === "elsewhere")
+    if (!origin || !one.secret.origins().some((o) => o.origin === origin.origin) || one.place === "elsewhere")
       return misdirected(one, origin?.origin ?? host);
   }
   const out = [...headers];
   let outPath = path;
   const needles: Needle[] = [];
   for (const one of found) {
-    const value = one.secret.read();
+    const value = one.secret.read(origin!.origin);
     if (value === null)
       return { ok: false, code: "secret_unavailable", reason: `${one.secret.name} is no longer assigned to the app` };
     needles.push(...needle(value));

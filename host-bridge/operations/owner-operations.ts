@@ -22,8 +22,8 @@ export function ownerOperations(
     "POST /secrets/list": async () => rt.secrets.list(),
     "POST /secrets/put": async ({ body: { name, value, consumers } }) => rt.secrets.put(name, value, consumers),
     "POST /secrets/delete": async ({ body: { name } }) => rt.secrets.delete(name),
-    "POST /secrets/assign": async ({ body: { name, as, consumer } }) => {
-      rt.secrets.assign(name, as, consumer);
+    "POST /secrets/assign": async ({ body: { name, as, consumer, origins } }) => {
+      rt.secrets.assign(name, as, consumer, origins);
       return { assigned: true };
     },
     "POST /secrets/unassign": async ({ body: { app, as } }) => ({ unassigned: rt.secrets.unassign(app, as) }),

@@ -1,7 +1,9 @@
 // The secrets an app's egress broker writes into requests for it, never handed to the app
 // (issue 38): each declared with `use` and delivered as a placeholder. What the broker holds is
 // not the value but a way to read it: each read opens the app's sealed copy again, so a value
-// the owner replaced applies at the next request, and one taken back is gone at the next.
+// the owner replaced applies at the next request, and one taken back is gone at the next. The
+// same holds for where it goes: origins the owner sets for the copy apply at the next request,
+// and the value opens only for an origin the copy is bound to when it is opened.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { AppManifestSchema, type AppManifest } from "../../kernel/contracts/manifest";
@@ -38,10 +40,13 @@ export function brokeredSecrets(
     .map((s) => ({
       name: s.name,
       use: s.use!,
-      origins: secretOrigins(s),
-      read: () => {
+      origins: () => secretOrigins(s, store.slotOrigins(consumer.app, s.name) ?? undefined),
+      read: (origin: string) => {
         try {
-          return store.openAppSecrets(consumer, [s.name]).env[s.name] ?? null;
+          const copy = store.openAppSecret(consumer, s.name);
+          if (copy === null || copy === "refused") return null;
+          const bound = secretOrigins(s, copy.origins ?? undefined).some((o) => o.origin === origin);
+          return bound ? copy.value : null;
         } catch {
           return null;
         }

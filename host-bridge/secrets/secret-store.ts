@@ -10,7 +10,12 @@ import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from "node:f
 import { join } from "node:path";
 import { z } from "zod";
 import { GatewayError } from "../../kernel/contracts/errors";
-import { SECRET_NAME, type SecretConsumer, type SecretListing } from "../../kernel/contracts/secrets";
+import {
+  OwnerSecretOriginsSchema,
+  SECRET_NAME,
+  type SecretConsumer,
+  type SecretListing,
+} from "../../kernel/contracts/secrets";
 import { makePrivateFolder, removePrivateFile, syncFolder, writePrivateFile } from "../private-file";
 import { APP_NAME_PATTERN } from "../../kernel/rules/app-name";
 import { readPrivateRecord } from "../private-record";
@@ -24,6 +29,8 @@ const SealedFileSchema = z.object({
   alg: z.literal("aes-256-gcm"),
   /** For an app's slot: the stored secret it was sealed from (a name, for the listing). */
   secret: z.string().regex(SECRET_NAME).optional(),
+  /** For an app's slot of a placeholder secret: the origins the owner set in place of the declared ones. */
+  origins: OwnerSecretOriginsSchema.optional(),
   nonce: z.string().max(64),
   sealed: z.string().max(20_000),
 });
@@ -44,12 +51,23 @@ function storeBinding(name: string): Buffer {
   return Buffer.from(`personalclaw-secret\0store\0${name}`, "utf8");
 }
 
-/** The associated data of an app's copy: the app, the consent digest of its install, the variable. */
-export function appBinding(consumer: SecretConsumer, as: string): Buffer {
-  return Buffer.from(`personalclaw-secret\0app\0${consumer.app}\0${consumer.digest}\0${as}`, "utf8");
+/**
+ * The associated data of an app's copy: the app, the consent digest of its install, the
+ * variable, and the origins the owner set for it (so an origin written into the file by hand
+ * makes the copy open for nobody, never send the value somewhere new).
+ */
+export function appBinding(consumer: SecretConsumer, as: string, origins?: readonly string[]): Buffer {
+  const base = `personalclaw-secret\0app\0${consumer.app}\0${consumer.digest}\0${as}`;
+  return Buffer.from(origins ? `${base}\0origins\0${origins.join("\n")}` : base, "utf8");
 }
 
-function seal(key: Buffer, value: string, binding: Buffer, secret?: string): SealedFile {
+/** What an app's copy holds besides its value: the stored secret's name and the owner's origins. */
+interface SlotLabels {
+  secret?: string | undefined;
+  origins?: readonly string[] | undefined;
+}
+
+function seal(key: Buffer, value: string, binding: Buffer, labels: SlotLabels = {}): SealedFile {
   const nonce = randomBytes(NONCE_BYTES);
   const cipher = createCipheriv("aes-256-gcm", key, nonce);
   cipher.setAAD(binding);
@@ -57,7 +75,8 @@ function seal(key: Buffer, value: string, binding: Buffer, secret?: string): Sea
   return {
     v: 1,
     alg: "aes-256-gcm",
-    ...(secret ? { secret } : {}),
+    ...(labels.secret ? { secret: labels.secret } : {}),
+    ...(labels.origins ? { origins: [...labels.origins] } : {}),
     nonce: nonce.toString("base64"),
     sealed: sealed.toString("base64"),
   };
@@ -93,6 +112,8 @@ function writeSealed(path: string, file: SealedFile): void {
 
 export class SecretStore {
   private key: Buffer | null = null;
+  /** The owner's origins of each slot as last read, with the file's identity then: a request reads a file only when it changed. */
+  private readonly originsRead = new Map<string, { stamp: string; origins: string[] | null }>();
 
   constructor(private readonly paths: SecretStorePaths) {}
 
@@ -138,10 +159,10 @@ export class SecretStore {
       .sort();
   }
 
-  /** Every app slot: which app holds which stored secret under which variable name. */
-  private slots(): Array<{ app: string; as: string; secret: string | null }> {
+  /** Every app slot: which app holds which stored secret under which variable name, and the origins the owner set. */
+  private slots(): Array<{ app: string; as: string; secret: string | null; origins?: string[] }> {
     if (!existsSync(this.paths.apps)) return [];
-    const out: Array<{ app: string; as: string; secret: string | null }> = [];
+    const out: Array<{ app: string; as: string; secret: string | null; origins?: string[] }> = [];
     for (const app of readdirSync(this.paths.apps)
       .filter((a) => APP_NAME_PATTERN.test(a))
       .sort()) {
@@ -150,7 +171,12 @@ export class SecretStore {
       for (const f of readdirSync(dir).sort()) {
         if (!f.endsWith(".json") || !SECRET_NAME.test(f.slice(0, -5))) continue;
         const sealed = readSealed(join(dir, f));
-        out.push({ app, as: f.slice(0, -5), secret: sealed?.secret ?? null });
+        out.push({
+          app,
+          as: f.slice(0, -5),
+          secret: sealed?.secret ?? null,
+          ...(sealed?.origins ? { origins: sealed.origins } : {}),
+        });
       }
     }
     return out;
@@ -165,8 +191,10 @@ export class SecretStore {
       secrets: [...names].sort().map((name) => ({
         name,
         stored: stored.has(name),
-        // eslint-disable-next-line no-restricted-syntax -- `secret` here is the secret's name, not its value
-        used_by: slots.filter((s) => s.secret === name).map((s) => ({ app: s.app, as: s.as })),
+        used_by: slots
+          // eslint-disable-next-line no-restricted-syntax -- `secret` here is the secret's name, not its value
+          .filter((s) => s.secret === name)
+          .map((s) => ({ app: s.app, as: s.as, ...(s.origins ? { origins: s.origins } : {}) })),
       })),
     };
   }
@@ -190,7 +218,10 @@ export class SecretStore {
       }
       writeSealed(
         this.slotFile(slot.app, slot.as),
-        seal(key, value, appBinding({ app: slot.app, digest }, slot.as), name),
+        seal(key, value, appBinding({ app: slot.app, digest }, slot.as, slot.origins), {
+          secret: name,
+          origins: slot.origins,
+        }),
       );
       resealed += 1;
     }
@@ -211,15 +242,21 @@ export class SecretStore {
     return { deleted, unassigned };
   }
 
-  /** Seals a stored secret for one app under the variable name it declared. */
-  assign(name: string, as: string, consumer: SecretConsumer): void {
+  /**
+   * Seals a stored secret for one app under the variable name it declared, with the origins
+   * the owner chose for it (checked by the gateway against the app's grant), if any.
+   */
+  assign(name: string, as: string, consumer: SecretConsumer, origins?: readonly string[]): void {
     const key = this.keyOf(false);
     const file = readSealed(this.storeFile(name));
     if (!key || !file) throw new GatewayError("secret_not_found", { vars: { name } });
     const value = open(key, file, storeBinding(name));
     if (value === null) throw unreadable(`the stored copy of ${name} does not authenticate`);
     makePrivateFolder(join(this.paths.apps, consumer.app));
-    writeSealed(this.slotFile(consumer.app, as), seal(key, value, appBinding(consumer, as), name));
+    writeSealed(
+      this.slotFile(consumer.app, as),
+      seal(key, value, appBinding(consumer, as, origins), { secret: name, origins }),
+    );
   }
 
   unassign(app: string, as: string): boolean {
@@ -254,21 +291,28 @@ export class SecretStore {
         key &&
         file &&
         declared.includes(slot.as) &&
-        open(key, file, appBinding({ app, digest: toDigest }, slot.as)) !== null
+        open(key, file, appBinding({ app, digest: toDigest }, slot.as, file.origins)) !== null
       ) {
         rebound.push(slot.as);
         continue;
       }
       const value =
         key && file && declared.includes(slot.as)
-          ? open(key, file, appBinding({ app, digest: fromDigest }, slot.as))
+          ? open(key, file, appBinding({ app, digest: fromDigest }, slot.as, file.origins))
           : null;
       if (value === null) {
         removePrivateFile(path);
         dropped.push(slot.as);
         continue;
       }
-      writeSealed(path, seal(key!, value, appBinding({ app, digest: toDigest }, slot.as), file!.secret));
+      // The origins the owner chose stay theirs across an update; the broker still reaches only what the new grant allows.
+      writeSealed(
+        path,
+        seal(key!, value, appBinding({ app, digest: toDigest }, slot.as, file!.origins), {
+          secret: file!.secret,
+          origins: file!.origins,
+        }),
+      );
       rebound.push(slot.as);
     }
     return { rebound, dropped };
@@ -285,16 +329,49 @@ export class SecretStore {
   ): { env: Record<string, string>; refused: string[] } {
     const env: Record<string, string> = {};
     const refused: string[] = [];
-    const key = this.keyOf(false);
     for (const as of declared) {
-      if (!SECRET_NAME.test(as)) continue;
-      const path = this.slotFile(consumer.app, as);
-      if (!existsSync(path)) continue;
-      const file = readSealed(path);
-      const value = key && file ? open(key, file, appBinding(consumer, as)) : null;
-      if (value === null) refused.push(as);
-      else env[as] = value;
+      const copy = this.openAppSecret(consumer, as);
+      if (copy === "refused") refused.push(as);
+      else if (copy !== null) env[as] = copy.value;
     }
     return { env, refused };
+  }
+
+  /**
+   * Where the owner sent one app's copy, as its file says (null: the declared origins), for
+   * routing a request; the value itself opens only under these same origins (openAppSecret).
+   */
+  slotOrigins(app: string, as: string): string[] | null {
+    const path = this.slotFile(app, as);
+    let stamp: string;
+    try {
+      const st = lstatSync(path, { bigint: true });
+      stamp = `${st.ino}:${st.mtimeNs}:${st.size}`;
+    } catch {
+      return null;
+    }
+    const known = this.originsRead.get(path);
+    if (known?.stamp === stamp) return known.origins;
+    const origins = readSealed(path)?.origins ?? null;
+    this.originsRead.set(path, { stamp, origins });
+    return origins;
+  }
+
+  /**
+   * One copy of an app's: its value and the origins the owner set for it (null: the declared
+   * ones), when it opens for exactly this app and digest; "refused" when a copy is there but
+   * does not; null when there is none.
+   */
+  openAppSecret(
+    consumer: SecretConsumer,
+    as: string,
+  ): { value: string; origins: readonly string[] | null } | "refused" | null {
+    if (!SECRET_NAME.test(as)) return null;
+    const path = this.slotFile(consumer.app, as);
+    if (!existsSync(path)) return null;
+    const key = this.keyOf(false);
+    const file = readSealed(path);
+    const value = key && file ? open(key, file, appBinding(consumer, as, file.origins)) : null;
+    return value === null ? "refused" : { value, origins: file!.origins ?? null };
   }
 }

@@ -2,6 +2,7 @@
 // `code`. A message is a sentence template; `{name}` is filled from the thrower's vars
 // (errorMessage, in errors.ts beside the one error type that carries a code).
 import { PACKAGE_SOURCE_ERROR_CODES } from "./source-error-codes";
+import { SETTING_SECRET_ERROR_CODES } from "./setting-secret-error-codes";
 
 export const ERROR_CODES = {
   bad_request: { status: 400, message: "The request is not readable: {reason}." },
@@ -322,55 +323,8 @@ export const ERROR_CODES = {
       "The gateway's disk is full ({reason}); nothing was written. Free some space and try again: reads keep working and no restart is needed.",
   },
   app_backend_timeout: { status: 504, message: "The backend of '{name}' did not start answering within {seconds} s." },
-  // settings and secrets
-  config_path_not_editable: {
-    status: 400,
-    message: "'{path}' is not an editable setting; GET /api/config/personalclaw lists the ones that are.",
-  },
-  config_field_not_declared: {
-    status: 403,
-    message: "The app '{app}' did not declare the setting '{path}' for {access} in permissions.config.",
-  },
-  setting_value_invalid: { status: 400, message: "The setting '{path}' takes {expected}; nothing was written." },
-  config_file_invalid: {
-    status: 409,
-    message:
-      "config.json does not validate ({reason}); fix the file or restore it, then try again. Nothing was written.",
-  },
-  manifest_config_security: {
-    status: 422,
-    message: "The manifest field '{field}' names the security setting '{path}'; no app may reach a security setting.",
-  },
-  manifest_address_refused: {
-    status: 422,
-    message: "The manifest field '{field}' names {address}, an address no app may reach: {reason}.",
-  },
-  manifest_secret_origin_not_granted: {
-    status: 422,
-    message: "The manifest field '{field}' sends a secret to {origin}, which permissions.network does not grant.",
-  },
-  secret_misdirected: { status: 403, message: "A secret's placeholder was sent where the secret does not go." },
-  secret_name_invalid: {
-    status: 400,
-    message:
-      "'{name}' is not a secret name: use 1 to 64 capital letters, digits and underscores, starting with a letter.",
-  },
-  secret_name_reserved: {
-    status: 400,
-    message:
-      "Secret names beginning PCSECRET_ or PCPROJ_ are PersonalClaw's own; '{name}' cannot be stored or deleted.",
-  },
-  secret_value_invalid: {
-    status: 400,
-    message: "A secret value is 1 to {limit} characters of text without NUL; nothing was stored.",
-  },
-  secret_not_found: { status: 404, message: "No secret named '{name}' is stored." },
-  secret_not_declared: {
-    status: 409,
-    message:
-      "The app '{app}' does not declare a secret named '{name}' in its manifest; it can only be given the secrets it declared.",
-  },
-  secret_store_unreadable: { status: 500, message: "The secret store cannot be used ({reason}); nothing was changed." },
+  // Settings and secrets: their own module, spread here in place.
+  ...SETTING_SECRET_ERROR_CODES,
   // events
   ws_upgrade_required: { status: 426, message: "GET /api/ws is a WebSocket: send Upgrade: websocket." },
   ws_subprotocol_required: {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { validateManifest, type ValidateManifestOptions } from "./manifest";
-import { parseSecretOrigin, secretDelivery, secretHoldingWords } from "./secret-delivery";
+import { ownerOriginsRefusal, parseSecretOrigin, secretDelivery, secretHoldingWords } from "./secret-delivery";
 
 const opts: ValidateManifestOptions = {
   reservedNames: new Set<string>(),
@@ -125,5 +125,41 @@ describe("a secret's use and delivery in the manifest", () => {
       port: 8443,
       plainBase: "http://[2001:db8::1]:8443",
     });
+  });
+});
+
+describe("origins the owner chooses for an app's copy", () => {
+  const secret = { name: "WEATHER_KEY", use: bearer };
+  const grant = ["api.example.com", "eu.example.com", "127.0.0.2:8443"];
+
+  it("accepts granted https origins in their normal form, and says so in the holding words", () => {
+    expect(ownerOriginsRefusal("weather", secret, ["https://eu.example.com", "https://127.0.0.2:8443"], grant)).toBe(
+      null,
+    );
+    expect(secretHoldingWords(secret, ["https://eu.example.com"])).toContain(
+      "It is sent to https://eu.example.com in header Authorization: Bearer {value} (origins you set).",
+    );
+  });
+
+  it("refuses an origin outside the grant, a malformed or repeated one, and any choice for a value the app holds", () => {
+    expect(ownerOriginsRefusal("weather", secret, ["https://evil.example.net"], grant)).toEqual({
+      code: "secret_origin_not_granted",
+      vars: { origin: "https://evil.example.net", app: "weather" },
+    });
+    // The grant names the port: another port of a granted host is not granted.
+    expect(ownerOriginsRefusal("weather", secret, ["https://127.0.0.2"], grant)?.code).toBe(
+      "secret_origin_not_granted",
+    );
+    for (const bad of ["http://eu.example.com", "https://eu.example.com/", "https://EU.example.com", "eu.example.com"])
+      expect(ownerOriginsRefusal("weather", secret, [bad], grant)?.code, bad).toBe("secret_origin_invalid");
+    expect(
+      ownerOriginsRefusal("weather", secret, ["https://eu.example.com", "https://eu.example.com"], grant)?.code,
+    ).toBe("secret_origin_invalid");
+    expect(
+      ownerOriginsRefusal("weather", { ...secret, delivery: "env" }, ["https://eu.example.com"], grant)?.code,
+    ).toBe("secret_origins_not_brokered");
+    expect(ownerOriginsRefusal("weather", { name: "HELD" }, ["https://eu.example.com"], grant)?.code).toBe(
+      "secret_origins_not_brokered",
+    );
   });
 });

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { grantAllows, grantPatterns, type NetworkGrant } from "../rules/network-grant";
 import { refusal, invalidField, type ManifestRefusal } from "./manifest-refusal";
+import { SECRET_ORIGINS_MAX } from "./secrets";
 
 /** The mark in a header format where the value goes. */
 export const VALUE_MARK = "{value}";
@@ -28,7 +29,7 @@ const FRAMING_HEADERS = new Set([
 
 export const SecretOriginUseSchema = z
   .object({
-    origins: z.array(z.string().max(300)).min(1).max(8).meta({
+    origins: z.array(z.string().max(300)).min(1).max(SECRET_ORIGINS_MAX).meta({
       description:
         "The https origins that receive the value (`https://api.example.com`, `https://host:8443`); each must be covered by `permissions.network`. The app sends its requests to the `http://` form of the origin through its egress broker, which opens the TLS connection itself.",
       owner: "Every origin that receives the secret.",
@@ -113,9 +114,51 @@ export function parseSecretOrigin(text: string): SecretOrigin | { error: string 
   };
 }
 
-/** The origins of a secret's `use` that parse (the manifest check refused any other before install). */
-export function secretOrigins(secret: SecretDeclaration): SecretOrigin[] {
-  return (secret.use?.origins ?? []).map(parseSecretOrigin).filter((o): o is SecretOrigin => !("error" in o));
+/**
+ * The origins a secret's value is written to for one app: the ones the owner set when assigning
+ * it, where set, else its manifest's `use.origins`; only those that parse (the manifest check
+ * and the assignment refused any other).
+ */
+export function secretOrigins(secret: SecretDeclaration, ownerSet?: readonly string[]): SecretOrigin[] {
+  return (ownerSet ?? secret.use?.origins ?? [])
+    .map(parseSecretOrigin)
+    .filter((o): o is SecretOrigin => !("error" in o));
+}
+
+/** Why the owner may not send an app's copy of this secret to `origins`, or null when they may. */
+export type OwnerOriginsRefusal =
+  | { code: "secret_origins_not_brokered"; vars: { name: string } }
+  | { code: "secret_origin_invalid"; vars: { origin: string; reason: string } }
+  | { code: "secret_origin_not_granted"; vars: { origin: string; app: string } };
+
+/**
+ * The owner's choice of origins for a secret its app never holds (issue 38): each an https
+ * origin in its normal form, named once, and covered by the network grant the owner consented
+ * to for the app — the broker reaches nothing else, so an origin outside it would be a promise
+ * the broker cannot keep. A secret the app holds (`delivery: "env"`) goes wherever the app
+ * sends it; choosing its origins would mislead, so it is refused.
+ */
+export function ownerOriginsRefusal(
+  app: string,
+  secret: SecretDeclaration,
+  origins: readonly string[],
+  network: NetworkGrant | undefined,
+): OwnerOriginsRefusal | null {
+  if (!secret.use || secretDelivery(secret) !== "placeholder")
+    return { code: "secret_origins_not_brokered", vars: { name: secret.name } };
+  const grant = grantPatterns(network);
+  const seen = new Set<string>();
+  for (const text of origins) {
+    const origin = parseSecretOrigin(text);
+    const shown = text.slice(0, 300);
+    if ("error" in origin) return { code: "secret_origin_invalid", vars: { origin: shown, reason: origin.error } };
+    if (seen.has(origin.origin))
+      return { code: "secret_origin_invalid", vars: { origin: shown, reason: "is named twice" } };
+    seen.add(origin.origin);
+    if (!grantAllows(grant, origin.host.toLowerCase(), origin.port))
+      return { code: "secret_origin_not_granted", vars: { origin: origin.origin, app } };
+  }
+  return null;
 }
 
 /** The variable holding the http:// base URL of a placeholder secret's first origin. */
@@ -130,13 +173,16 @@ export function secretPlaceWords(use: SecretOriginUse): string {
   return `header ${use.header}: ${use.format ?? VALUE_MARK}`;
 }
 
-/** The review's one sentence for a secret: who holds it, and which hosts receive it where. */
-export function secretHoldingWords(secret: SecretDeclaration): string {
+/**
+ * The review's one sentence for a secret: who holds it, and which hosts receive it where —
+ * `ownerSet` the origins the owner chose in place of the declared ones, if any.
+ */
+export function secretHoldingWords(secret: SecretDeclaration, ownerSet?: readonly string[]): string {
   const to = secret.use
-    ? ` It is sent to ${secret.use.origins.join(", ")} in ${secretPlaceWords(secret.use)}.`
+    ? ` It is sent to ${(ownerSet ?? secret.use.origins).join(", ")} in ${secretPlaceWords(secret.use)}${ownerSet ? " (origins you set)" : ""}.`
     : " Where it is sent is not declared.";
   return secretDelivery(secret) === "placeholder"
-    ? `The app never sees this value: it gets a placeholder, and its egress broker writes the value into requests to the declared origins only.${to}`
+    ? `The app never sees this value: it gets a placeholder, and its egress broker writes the value into requests to ${ownerSet ? "those" : "the declared"} origins only.${to}`
     : `The app holds this value: it can send it to any host its network grant allows.${to}`;
 }
 

@@ -68,8 +68,17 @@ export function declaredSecretNameRefusal(name: string): string | null {
   return null;
 }
 
-/** One app's binding of a stored secret: under the name the app declared. */
-export const SecretUseSchema = z.object({ app: z.string(), as: z.string() });
+/** The most origins a secret may be sent to, declared or set by the owner. */
+export const SECRET_ORIGINS_MAX = 8;
+/** The origins the owner set for one app's copy of a secret, in place of the ones its manifest declared (issue 38). */
+export const OwnerSecretOriginsSchema = z.array(z.string().max(300)).min(1).max(SECRET_ORIGINS_MAX);
+
+/** One app's binding of a stored secret: under the name the app declared, and the origins the owner set for it, if any. */
+export const SecretUseSchema = z.object({
+  app: z.string(),
+  as: z.string(),
+  origins: OwnerSecretOriginsSchema.optional(),
+});
 
 /** What GET /api/secrets lists: names, presence and consumers — never a value (SECR-01). */
 export const SecretListingSchema = z.object({
@@ -96,7 +105,12 @@ export const SecretStoreRequestSchema = z
   .strict();
 export const SecretDeleteRequestSchema = z.object({ name: secretName }).strict();
 export const SecretAssignRequestSchema = z
-  .object({ name: secretName, as: secretName, consumer: SecretConsumerSchema })
+  .object({
+    name: secretName,
+    as: secretName,
+    consumer: SecretConsumerSchema,
+    origins: OwnerSecretOriginsSchema.optional(),
+  })
   .strict();
 export const SecretUnassignRequestSchema = z.object({ app: SecretConsumerSchema.shape.app, as: secretName }).strict();
 /** At an update the owner consented to, an app's assigned secrets follow it to its new digest. */
@@ -118,6 +132,10 @@ export const SecretsAnswerSchema = SecretListingSchema.extend({
       why: z.string(),
       assigned: z.string().nullable(),
       holding: z.string(),
+      /** The https origins the value is written to now (none for a secret its app holds). */
+      origins: z.array(z.string()),
+      /** Whether those are the manifest's `use.origins` or ones the owner set at assignment. */
+      origins_from: z.enum(["manifest", "owner"]),
     }),
   ),
   delivery: z.string(),
@@ -131,5 +149,7 @@ export const SecretAssignedAnswerSchema = z.object({
   name: z.string(),
   app: z.string(),
   as: z.string(),
+  /** For a placeholder secret: the origins its value is written to. */
+  origins: z.array(z.string()),
   applies: z.string(),
 });

@@ -2,14 +2,23 @@
 // (host-bridge/secrets/secret-store.ts) and no route ever answers one back — there is no
 // per-secret read. The owner assigns a stored secret to an app that declared it in its
 // manifest's `secrets`; the bridge seals a copy bound to that app and its consent digest, and
-// its backend receives it as an environment variable at its next start. Rows name secrets,
-// never values; a value passes through this worker only in the PUT body on its way to the bridge.
+// its backend receives it as an environment variable at its next start. For a secret the app
+// never holds (a placeholder its egress broker replaces), the owner may choose at assignment
+// the origins its value is written to, among the hosts the app's grant covers (issue 38).
+// Rows name secrets, never values; a value passes through this worker only in the PUT body on
+// its way to the bridge.
 import { appRegistry } from "../../durable/instances";
-import { secretHoldingWords } from "../../kernel/contracts/secret-delivery";
+import {
+  ownerOriginsRefusal,
+  secretDelivery,
+  secretHoldingWords,
+  type SecretDeclaration,
+} from "../../kernel/contracts/secret-delivery";
 import { z } from "zod";
 import { GatewayError } from "../../kernel/contracts/errors";
 import {
   isReservedSecretName,
+  OwnerSecretOriginsSchema,
   SECRET_NAME,
   SECRET_VALUE_MAX_CHARS,
   SecretAssignedAnswerSchema,
@@ -36,7 +45,10 @@ function secretName(raw: string): string {
 
 // The value is checked by hand so a refusal can never quote it (a schema's message might).
 const PutBody = z.object({ value: z.unknown() }).strict();
-const AssignBody = z.object({ app: z.string().max(64), as: z.string().max(64).optional() }).strict();
+const AssignBody = z
+  .object({ app: z.string().max(64), as: z.string().max(64).optional(), origins: OwnerSecretOriginsSchema.optional() })
+  .strict();
+const UnassignBody = AssignBody.omit({ origins: true });
 const Empty = z.object({}).strict();
 const SecretsAnswer = SecretListingSchema.extend({
   declared: z.array(
@@ -46,6 +58,8 @@ const SecretsAnswer = SecretListingSchema.extend({
       why: z.string(),
       assigned: z.string().nullable(),
       holding: z.string(),
+      origins: z.array(z.string()),
+      origins_from: z.enum(["manifest", "owner"]),
     }),
   ),
   delivery: z.string(),
@@ -62,16 +76,37 @@ async function consumers(env: Env): Promise<SecretConsumer[]> {
   return out;
 }
 
-/** What each installed app asks for, and which stored secret (if any) it has under each name. */
+/** The origins a placeholder secret is written to for one app: the owner's, where set, else the declared ones. */
+function originsNow(declared: SecretDeclaration, ownerSet: readonly string[] | undefined) {
+  if (!declared.use || secretDelivery(declared) !== "placeholder") return { origins: [], from: "manifest" as const };
+  return ownerSet
+    ? { origins: [...ownerSet], from: "owner" as const }
+    : { origins: [...declared.use.origins], from: "manifest" as const };
+}
+
+/** What each installed app asks for, which stored secret (if any) it has under each name, and where it goes. */
 async function declarations(env: Env, listing: z.infer<typeof SecretListingSchema>) {
-  const out: Array<{ app: string; name: string; why: string; assigned: string | null; holding: string }> = [];
+  const out: z.infer<typeof SecretsAnswer>["declared"] = [];
   for (const app of await appRegistry(env).names()) {
     const record = await readRecord(env, app);
     for (const declared of record?.manifest.secrets ?? []) {
-      const holder = listing.secrets.find((s) => s.used_by.some((u) => u.app === app && u.as === declared.name));
-      // Who holds it and where it goes, in the review's own words.
-      const holding = secretHoldingWords(declared);
-      out.push({ app, name: declared.name, why: declared.why, assigned: holder?.name ?? null, holding });
+      let assigned: string | null = null;
+      let ownerSet: string[] | undefined;
+      for (const s of listing.secrets) {
+        const use = s.used_by.find((u) => u.app === app && u.as === declared.name);
+        if (use) [assigned, ownerSet] = [s.name, use.origins];
+      }
+      const now = originsNow(declared, ownerSet);
+      out.push({
+        app,
+        name: declared.name,
+        why: declared.why,
+        assigned,
+        // Who holds it and where it goes, in the review's own words.
+        holding: secretHoldingWords(declared, now.from === "owner" ? now.origins : undefined),
+        origins: now.origins,
+        origins_from: now.from,
+      });
     }
   }
   return out;
@@ -85,7 +120,7 @@ export const secretRoutes = [
     authz: { kind: "owner" },
     internal: true,
     contract:
-      "Names, presence and consumers of the owner's secrets — never a value, and there is no per-secret read (SECR-01): `secrets` [{name, stored, used_by: [{app, as}]}] and `declared` [{app, name, why, assigned, holding}], what each installed app asks for and whether it holds the value or a placeholder sent only to the origins it names. `delivery` says how a value reaches an app.",
+      "Names, presence and consumers of the owner's secrets — never a value, and there is no per-secret read (SECR-01): `secrets` [{name, stored, used_by: [{app, as, origins?}]}] and `declared` [{app, name, why, assigned, holding, origins, origins_from}], what each installed app asks for, whether it holds the value or a placeholder, and the origins the value is written to now (`origins_from`: the manifest's, or ones the owner set at assignment). `delivery` says how a value reaches an app.",
     answer: { schema: SecretsAnswer },
     refuses: ["secret_store_unreadable", "bridge_unavailable"],
     async handle({ env }) {
@@ -167,14 +202,23 @@ export const secretRoutes = [
     internal: true,
     body: AssignBody,
     contract:
-      "Gives a stored secret to an installed app under a name it declared in its manifest's `secrets` (`as`, default the secret's own name): sealed for that app and its consent digest only. Hands a credential to third-party code, so it needs owner presence (401 fresh_sign_in_required). 409 secret_not_declared, 404 secret_not_found. The backend gets it at its next start.",
+      "Gives a stored secret to an installed app under a name it declared in its manifest's `secrets` (`as`, default the secret's own name): sealed for that app and its consent digest only. For a secret the app never holds, `origins` (1-8 https origins, each covered by the app's consented network grant) replaces the manifest's `use.origins` as where its egress broker writes the value, from the next request on (no restart); assigning again without `origins` returns to the declared ones. Hands a credential to third-party code and says where it may go, so it needs owner presence (401 fresh_sign_in_required). 409 secret_not_declared, secret_origins_not_brokered (the app holds that value), secret_origin_not_granted; 400 secret_origin_invalid; 404 secret_not_found. A backend holding the value gets it at its next start.",
     answer: {
-      schema: z.strictObject({ name: z.string(), app: z.string(), as: z.string(), applies: z.string() }),
+      schema: z.strictObject({
+        name: z.string(),
+        app: z.string(),
+        as: z.string(),
+        origins: z.array(z.string()),
+        applies: z.string(),
+      }),
     },
     refuses: [
       ...SECRET_NAME_REFUSALS,
       "app_not_found",
       "secret_not_declared",
+      "secret_origins_not_brokered",
+      "secret_origin_invalid",
+      "secret_origin_not_granted",
       "fresh_sign_in_required",
       "secret_not_found",
       "secret_store_unreadable",
@@ -184,20 +228,40 @@ export const secretRoutes = [
       const name = secretName(req.params.name);
       const record = await requireRecord(req.env, req.body.app);
       const as = req.body.as ?? name;
-      if (!(record.manifest.secrets ?? []).some((s) => s.name === as))
+      const declared = (record.manifest.secrets ?? []).find((s) => s.name === as);
+      if (!declared)
         throw new GatewayError("secret_not_declared", { vars: { app: record.name, name: as.slice(0, 64) } });
+      const { origins } = req.body;
+      const refused =
+        origins && ownerOriginsRefusal(record.name, declared, origins, record.manifest.permissions?.network);
+      if (refused) throw new GatewayError(refused.code, { vars: refused.vars });
       assertOwnerPresence(req);
       await bridgeCall(req.env, "POST /secrets/assign", {
         name,
         as,
         consumer: { app: record.name, digest: record.consentDigest },
+        ...(origins ? { origins } : {}),
       });
-      await req.audit({ kind: "secret_assigned", outcome: "allowed", subject: name, detail: { app: record.name, as } });
+      const now = originsNow(declared, origins);
+      await req.audit({
+        kind: "secret_assigned",
+        outcome: "allowed",
+        subject: name,
+        detail: {
+          app: record.name,
+          as,
+          ...(now.origins.length ? { origins: now.origins, origins_from: now.from } : {}),
+        },
+      });
       return {
         name,
         app: record.name,
         as,
-        applies: "at the app's next backend start (`personalclaw apps restart <name>`)",
+        origins: now.origins,
+        applies:
+          secretDelivery(declared) === "placeholder"
+            ? "at once: its egress broker writes the current value into requests to these origins from the next request"
+            : "at the app's next backend start (`personalclaw apps restart <name>`)",
       } satisfies z.input<typeof SecretAssignedAnswerSchema>;
     },
   }),
@@ -207,8 +271,9 @@ export const secretRoutes = [
     family: "secrets",
     authz: { kind: "owner" },
     internal: true,
-    body: AssignBody,
-    contract: "Takes a secret back from an app (its sealed copy is deleted); the backend loses it at its next start.",
+    body: UnassignBody,
+    contract:
+      "Takes a secret back from an app (its sealed copy is deleted): a placeholder stops being replaced at the next request, a value the backend holds is gone at its next start.",
     answer: {
       schema: z.strictObject({ name: z.string(), app: z.string(), as: z.string(), unassigned: z.boolean() }),
     },
