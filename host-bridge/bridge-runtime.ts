@@ -41,6 +41,7 @@ import { appOperations } from "./operations/app-operations";
 import { backendOperations } from "./operations/backend-operations";
 import { ownerOperations } from "./operations/owner-operations";
 import { folderOperations } from "./operations/folder-operations";
+import { durabilityOperations } from "./operations/durability-operations";
 import { sourceOperations } from "./operations/source-operations";
 import type { FolderGrant } from "../kernel/contracts/folder-grants";
 
@@ -473,6 +474,7 @@ export class BridgeRuntime {
       ...backendOperations(this),
       ...ownerOperations(this),
       ...folderOperations(this),
+      ...durabilityOperations(this),
       ...sourceOperations(this),
     });
   }

@@ -2,6 +2,9 @@
 // internal credential. Each operation is one (method, path) entry matched whole (INT-03).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { timingSafeEqual } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import { pipeline } from "node:stream/promises";
 import type { AddressInfo } from "node:net";
 import { GatewayError } from "../kernel/contracts/errors";
 import { storageFullReason } from "../kernel/contracts/storage-full";
@@ -32,6 +35,26 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(text) });
   res.end(text);
+}
+
+/** An operation's answer that is a file's bytes (a backup archive), not JSON; `done` runs once it is sent or the caller left. */
+export class StreamedFile {
+  constructor(
+    readonly path: string,
+    readonly contentType: string,
+    readonly done: () => Promise<void>,
+  ) {}
+}
+
+async function streamFile(res: ServerResponse, file: StreamedFile): Promise<void> {
+  try {
+    const size = (await stat(file.path)).size;
+    res.writeHead(200, { "Content-Type": file.contentType, "Content-Length": size });
+    // Once the head is sent a failure can only cut the answer short, which the caller sees.
+    await pipeline(createReadStream(file.path), res).catch(() => res.destroy());
+  } finally {
+    await file.done();
+  }
 }
 
 async function readBody(req: IncomingMessage): Promise<unknown> {
@@ -76,7 +99,9 @@ export async function startBridgeServer(
       if (!res.writableFinished) caller.abort();
     });
     try {
-      send(res, 200, (await operation({ body: await readBody(req), work, caller: caller.signal })) ?? null);
+      const answer = await operation({ body: await readBody(req), work, caller: caller.signal });
+      if (answer instanceof StreamedFile) return await streamFile(res, answer);
+      send(res, 200, answer ?? null);
     } catch (error) {
       const full = error instanceof GatewayError ? null : storageFullReason(error);
       if (error instanceof GatewayError) {

@@ -56,3 +56,48 @@ export async function bridgeCall<N extends BridgeOperationName>(
     throw new GatewayError("bridge_unavailable", { vars: { reason: "the answer did not match its contract" } });
   return parsed.data as BridgeAnswer<N>;
 }
+
+/**
+ * Calls a bridge operation that answers bytes, not JSON (a backup archive): the answer's body is
+ * handed back unread for the route to stream; a refusal is re-raised with its code as bridgeCall does.
+ */
+export async function bridgeStream<N extends BridgeOperationName>(
+  env: Env,
+  operation: N,
+  body: BridgeRequest<N>,
+  timeoutMs: number,
+): Promise<Response> {
+  const contract = BRIDGE_OPERATIONS[operation];
+  const path = operation.slice(contract.method.length + 1);
+  let response: Response;
+  try {
+    response = await fetch(`${env.BRIDGE_URL}${path}`, {
+      method: contract.method,
+      headers: {
+        "X-Internal-Secret": env.INTERNAL_SECRET,
+        [WORK_HEADER]: "gateway",
+        "Content-Type": "application/json",
+      },
+      body: JSON.stringify(body),
+      redirect: "manual",
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (error) {
+    throw new GatewayError("bridge_unavailable", {
+      vars: { reason: error instanceof Error ? error.message : String(error) },
+      cause: error,
+    });
+  }
+  if (response.ok) return response;
+  const envelope = (await response.json().catch(() => null)) as {
+    error?: { code?: string; message?: string; detail?: unknown };
+  } | null;
+  if (envelope?.error?.code)
+    throw GatewayError.fromEnvelope(
+      envelope.error.code,
+      envelope.error.message ?? "",
+      envelope.error.detail,
+      response.status,
+    );
+  throw new GatewayError("bridge_unavailable", { vars: { reason: `status ${response.status}` } });
+}

@@ -24,7 +24,8 @@ export type RouteFamily =
   | "settings"
   | "secrets"
   | "mcp"
-  | "jobs";
+  | "jobs"
+  | "durability";
 
 /**
  * What a route answers when it succeeds: a JSON body matching `schema` with `status` (200

@@ -3,6 +3,8 @@
 // secret the bridge reports, its inbox, its transition lock, its jobs and its MCP servers.
 // This class is the one owner of these tables (schema.ts); each concern is one module beside it.
 import { DurableObject } from "cloudflare:workers";
+import { exportStore } from "../store-export";
+import type { StoreExport } from "../../kernel/contracts/durability";
 import type { Env } from "../env";
 import type { AppGrants, AppRecord, AppView, BackendStatus, ProxyTarget } from "../../kernel/contracts/app-record";
 import {
@@ -70,6 +72,11 @@ export class AppRegistry extends DurableObject<Env> {
       this.transitions.clearAll();
       this.backends.beginStart(env.STARTED_AT);
     });
+  }
+
+  /** The whole store at one instant, for a backup (durable/store-export.ts). */
+  async exportState(): Promise<StoreExport> {
+    return exportStore(this.ctx.storage.sql);
   }
 
   /** True when the caller's module instance is this object's, so it sees every bump of registryEpoch. */

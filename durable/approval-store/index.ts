@@ -8,6 +8,8 @@
 // store's alarm at that moment or by the next raise, whichever comes first. GET
 // /api/approvals used to expire and write rows itself, so reading the list changed state.
 import { DurableObject } from "cloudflare:workers";
+import { exportStore } from "../store-export";
+import type { StoreExport } from "../../kernel/contracts/durability";
 import type { Env } from "../env";
 import { hexOf } from "../../kernel/crypto/hex";
 import {
@@ -124,6 +126,11 @@ export class ApprovalStore extends DurableObject<Env> {
       ctx.storage.sql.exec(APPROVAL_SCHEMA);
       await this.scheduleExpiry();
     });
+  }
+
+  /** The whole store at one instant, for a backup (durable/store-export.ts). */
+  async exportState(): Promise<StoreExport> {
+    return exportStore(this.ctx.storage.sql);
   }
 
   private sql(query: string, ...bindings: SqlStorageValue[]): Row[] {

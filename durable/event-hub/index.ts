@@ -4,6 +4,8 @@
 // (event-scope.ts). The worker authorizes the upgrade; this object is reachable only from it.
 import { appRegistry } from "../instances";
 import { DurableObject } from "cloudflare:workers";
+import { exportStore } from "../store-export";
+import type { StoreExport } from "../../kernel/contracts/durability";
 import type { Env } from "../env";
 import { EVENTS_SUBPROTOCOL, HUB_CLOSE, isAppDeclarable, type EventFrame } from "../../kernel/rules/event-names";
 import { recordAudit } from "../security-log/audit";
@@ -41,6 +43,11 @@ export class EventHub extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     void ctx.blockConcurrencyWhile(async () => claimStoreIdentity(ctx.storage.sql));
+  }
+
+  /** The whole store at one instant, for a backup (durable/store-export.ts). */
+  async exportState(): Promise<StoreExport> {
+    return exportStore(this.ctx.storage.sql);
   }
 
   /** The worker's authorized upgrade: registers the socket with the scope the worker computed. */

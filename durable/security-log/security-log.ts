@@ -23,6 +23,8 @@ import { GatewayError, type ErrorCode } from "../../kernel/contracts/errors";
 import type { WitnessAnswer } from "./witness";
 import type { CosignatureRecord, WitnessAdmitted } from "../../kernel/contracts/security-event";
 import { CoalescingLog } from "./coalescing-log";
+import { exportStore } from "../store-export";
+import type { SecurityLogExport } from "../../kernel/contracts/durability";
 
 function storageSqlPort(ctx: DurableObjectState): SqlPort {
   const sql = ctx.storage.sql;
@@ -118,6 +120,25 @@ export class SecurityLog extends DurableObject<Env> {
   async checkpoint(): Promise<CheckpointExport> {
     await this.log.flushPending();
     return this.core.checkpoint();
+  }
+
+  /**
+   * The whole log at one instant, for a backup: pending counts written, a checkpoint signed over
+   * the head, then every table read in one synchronous pass while no other call runs; the head
+   * is the newest row of that very read, so the archive binds exactly the rows it holds.
+   */
+  async exportState(): Promise<SecurityLogExport> {
+    return this.ctx.blockConcurrencyWhile(async () => {
+      await this.log.flushPending();
+      const checkpoint = await this.core.checkpoint();
+      const store = exportStore(this.ctx.storage.sql);
+      const events = store.tables.find((table) => table.name === "events");
+      const [seqAt, macAt] = [events?.columns.indexOf("seq") ?? -1, events?.columns.indexOf("mac") ?? -1];
+      let head = { seq: 0, mac: "0".repeat(64) };
+      for (const row of events?.rows ?? [])
+        if (Number(row[seqAt]) > head.seq) head = { seq: Number(row[seqAt]), mac: String(row[macAt]) };
+      return { ...store, log: { head, checkpoint } };
+    });
   }
 
   /** The newest checkpoint the log holds, without writing one (the bridge's witness poster reads it). */

@@ -5,6 +5,8 @@ import { claimStoreIdentity } from "../store-identity";
 import { isolateProbe, sessionsEpoch } from "../change-epoch";
 import { storageFullReason } from "../../kernel/contracts/storage-full";
 import { DurableObject } from "cloudflare:workers";
+import { exportStore } from "../store-export";
+import type { StoreExport } from "../../kernel/contracts/durability";
 import type { Env } from "../env";
 import { hexOf, sha256Hex } from "../../kernel/crypto/hex";
 import {
@@ -77,6 +79,11 @@ export class SessionStore extends DurableObject<Env> {
   /** True when the caller's module instance is this object's, so it sees every bump of sessionsEpoch. */
   async sharesIsolate(probe: string): Promise<boolean> {
     return probe === isolateProbe();
+  }
+
+  /** The whole store at one instant, for a backup (durable/store-export.ts). */
+  async exportState(): Promise<StoreExport> {
+    return exportStore(this.ctx.storage.sql);
   }
 
   private async loadKey(): Promise<void> {

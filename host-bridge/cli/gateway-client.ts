@@ -64,7 +64,7 @@ const UNREACHABLE = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "EHOSTUNREAC
 
 // A home whose gateway.json is live but whose .local_secret is gone is not one the CLI can
 // speak for: said as "not running" rather than ENOENT.
-function runningGateway(home: string): { port: number; secret: string } {
+export function runningGateway(home: string): { port: number; secret: string } {
   const paths = homePaths(home);
   const gateway = readLiveGateway(paths);
   if (!gateway) throw new GatewayNotRunning(home);

@@ -7,6 +7,7 @@ import { authModeInForce, type AuthMode } from "../../kernel/contracts/auth-mode
 import { DURABLE_OBJECT_CLASSES, storeFolder } from "../durable-object-stores";
 import { pickFreePort } from "../free-port";
 import { ensureHome, readOrCreateSelKey, type HomePaths } from "../home";
+import { recoverRestore } from "../durability/restore-journal";
 import { readOwnerConfig, type OwnerConfig } from "../owner-config";
 import { readAnchorFile, type AnchorFile } from "../sel-anchor";
 import {
@@ -62,6 +63,9 @@ function refuse(sentence: string): null {
 /** Runs every check in order; null when the start is refused (the reason is on stderr). */
 export async function planStart(options: StartOptions): Promise<StartPlan | null> {
   const { settings } = options;
+  // A restore a kill interrupted is settled before the home is even made (restore-journal.ts).
+  if ((await recoverRestore(settings.home)) === "in_progress")
+    return refuse(`a restore of ${settings.home} is under way; start the gateway once it has finished.`);
   const paths = ensureHome(settings.home);
   const running = readLiveGateway(paths);
   if (running)

@@ -29,6 +29,7 @@ import {
   SecretStoreRequestSchema,
   SecretUnassignRequestSchema,
 } from "./secrets";
+import { BackupRequestSchema, GatewayStateExportSchema } from "./durability";
 import { AppendResultSchema, SecurityEventInputSchema, SecurityLogAnchorSchema } from "./security-event";
 
 const AnyObject = z.record(z.string(), z.unknown());
@@ -224,6 +225,8 @@ export const BRIDGE_OPERATIONS = {
     request: SecretRebindRequestSchema,
     answer: z.object({ rebound: z.array(z.string()), dropped: z.array(z.string()) }),
   },
+  // A backup archive of the whole home: answered as the archive's bytes (application/octet-stream), not JSON.
+  "POST /durability/backup": { method: "POST", request: BackupRequestSchema, answer: z.unknown() },
 } as const satisfies Record<string, OperationContract>;
 
 export type BridgeOperationName = keyof typeof BRIDGE_OPERATIONS;
@@ -274,6 +277,13 @@ interface CallbackContract {
 
 /** The internal gateway routes the bridge calls; the worker's route rows take their bodies from here. */
 export const GATEWAY_CALLBACKS = {
+  // Every Durable Object's consistent export, for the backup the bridge writes.
+  exportGatewayState: {
+    method: "GET",
+    path: "/api/internal/durability/export",
+    request: NoBody,
+    answer: GatewayStateExportSchema,
+  },
   appendSecurityRow: {
     method: "POST",
     path: "/api/internal/sel/append",

@@ -406,6 +406,19 @@ export const ERROR_CODES = {
   },
   cli_internal_error: { status: 500, message: "`{command}` failed unexpectedly ({reason}); {details}." },
   app_folder_not_empty: { status: 409, message: "{path} exists and is not empty; pick a new folder with --dir." },
+  // backup and restore (docs/backup-and-restore.md)
+  archive_invalid: {
+    status: 422,
+    message: "The archive does not verify ({reason}); nothing was restored from it.",
+  },
+  archive_passphrase_wrong: {
+    status: 403,
+    message: "The passphrase does not open this archive; nothing was restored from it.",
+  },
+  gateway_running: {
+    status: 409,
+    message: "A gateway is running for {home}; a replace restore needs it stopped first: {stop}",
+  },
   // Package sources (`apps add`, host-bridge/sources/): their own module, spread here in place.
   ...PACKAGE_SOURCE_ERROR_CODES,
 } as const satisfies Record<string, { status: number; message: string }>;

@@ -15,6 +15,7 @@ import { route, type AnyRouteRow, type RouteAnswer } from "../route-row";
 import { pipelineRefusals } from "./pipeline-refusals";
 import { securityRoutes } from "./security";
 import { secretRoutes } from "./secrets";
+import { durabilityRoutes } from "./durability";
 import { settingsRoutes } from "./settings";
 import { sourceRoutes } from "./sources";
 import { statusRoutes } from "./status";
@@ -33,6 +34,7 @@ const baseRows: ReadonlyArray<AnyRouteRow> = [
   ...secretRoutes,
   ...eventRoutes,
   ...mcpRoutes,
+  ...durabilityRoutes,
   ...sourceRoutes,
 ];
 

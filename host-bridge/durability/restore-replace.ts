@@ -1,0 +1,103 @@
+// A replace restore: a stopped gateway's home rebuilt from a checked archive (archive-check.ts).
+// Every part is written into a staged home beside it, each Durable Object's export becomes its
+// SQLite file, the log's anchor is its exported head; then the journal (restore-journal.ts)
+// swaps the staged home in. The steps are named so the test build can hold a restore at each.
+import { randomBytes } from "node:crypto";
+import { constants } from "node:fs";
+import { chmod, mkdir, open, rename, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { existsSync, mkdirSync } from "node:fs";
+import { DURABLE_OBJECT_CLASSES, storeFolder } from "../durable-object-stores";
+import { syncFolder, writePrivateFile } from "../private-file";
+import type { CheckedArchive } from "./archive-check";
+import { restoreFolders, restoreJournalPath, writeRestoreJournal, type RestoreJournal } from "./restore-journal";
+import { writeStoreFile } from "./store-files";
+
+export const RESTORE_STEPS = ["build", "build_parts", "swap", "moved_aside", "finish"] as const;
+export type RestoreStep = (typeof RESTORE_STEPS)[number];
+
+export interface ReplaceResult {
+  home: string;
+  parts: number;
+  apps: string[];
+  log_head: number;
+}
+
+/** Writes every non-store part under `root`, each file flushed before the next. */
+async function writeParts(
+  root: string,
+  checked: CheckedArchive,
+  step: (s: RestoreStep) => Promise<void>,
+): Promise<number> {
+  const { archive, key } = checked;
+  const folders = new Set(archive.manifest.folders);
+  for (const folder of [...folders].sort()) await mkdir(join(root, folder), { recursive: true, mode: 0o700 });
+  const parts = archive.manifest.parts.filter((p) => p.kind !== "store");
+  let written = 0;
+  for (const part of parts) {
+    const target = join(root, part.path);
+    await mkdir(dirname(target), { recursive: true, mode: 0o700 });
+    const fh = await open(
+      target,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      0o600,
+    );
+    try {
+      for await (const chunk of archive.openPart(key, part)) await fh.write(chunk);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    // App files keep their mode (a script stays executable); nothing is ever made group- or world-writable.
+    await chmod(target, part.mode & 0o755);
+    written++;
+    if (written === Math.ceil(parts.length / 2)) await step("build_parts");
+  }
+  return written;
+}
+
+/** Each Durable Object's export as its SQLite file, under the name the archive recorded. */
+function writeStores(root: string, checked: CheckedArchive): void {
+  const stateDir = join(root, "state");
+  for (const { className, file } of checked.archive.manifest.store_files) {
+    if (!DURABLE_OBJECT_CLASSES.some((d) => d.className === className)) continue;
+    const exported = checked.state.stores[className as keyof typeof checked.state.stores];
+    const folder = storeFolder(stateDir, className as (typeof DURABLE_OBJECT_CLASSES)[number]["className"]);
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    writeStoreFile(join(folder, file), exported);
+    syncFolder(folder);
+  }
+  syncFolder(stateDir);
+}
+
+/** Rebuilds `home` from the checked archive; the gateway of `home` must be stopped (the caller checks). */
+export async function replaceHome(
+  home: string,
+  checked: CheckedArchive,
+  step: (s: RestoreStep) => Promise<void>,
+): Promise<ReplaceResult> {
+  const id = randomBytes(6).toString("hex");
+  const { staged, previous } = restoreFolders(home, id);
+  const journal: RestoreJournal = { version: 1, phase: "build", home, staged, previous, pid: process.pid };
+  writeRestoreJournal(journal);
+  await mkdir(staged, { mode: 0o700 });
+  await step("build");
+  const parts = await writeParts(staged, checked, step);
+  writeStores(staged, checked);
+  // The anchor is the exported head: the restored log is exactly as long as the anchor says.
+  const { head } = checked.archive.manifest.log;
+  writePrivateFile(join(staged, "sel_anchor.json"), `${JSON.stringify({ seq: head.seq, mac: head.mac })}\n`);
+  syncFolder(staged);
+  writeRestoreJournal({ ...journal, phase: "swap" });
+  await step("swap");
+  if (existsSync(home)) await rename(home, previous);
+  await step("moved_aside");
+  await rename(staged, home);
+  syncFolder(dirname(home));
+  writeRestoreJournal({ ...journal, phase: "finish" });
+  await step("finish");
+  await rm(previous, { recursive: true, force: true });
+  await rm(restoreJournalPath(home), { force: true });
+  syncFolder(dirname(home));
+  return { home, parts, apps: checked.archive.manifest.apps.map((a) => a.name), log_head: head.seq };
+}

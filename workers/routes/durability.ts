@@ -1,0 +1,78 @@
+// Backup of the whole gateway (docs/backup-and-restore.md): the owner, present, asks for one
+// archive sealed to a passphrase; the host bridge writes it from every Durable Object's
+// consistent export (the internal row below, which only the bridge reaches) and the home's
+// files, and its bytes stream back. No app reaches either row: the first is owner-only, the
+// second internal-only. The passphrase passes through this worker on its way to the bridge only.
+import { z } from "zod";
+import { approvalStore, appRegistry, eventHub, securityLog, sessionStore } from "../../durable/instances";
+import { BackupRequestSchema, GatewayStateExportSchema } from "../../kernel/contracts/durability";
+import { bridgeStream } from "../bridge-client";
+import { assertOwnerPresence } from "../guards/owner-presence";
+import { route } from "../route-row";
+
+/** A backup of a large home takes minutes (a 50 MB database is sealed in seconds; the bound is for slow disks). */
+const BACKUP_TIMEOUT_MS = 60 * 60 * 1000;
+
+export const durabilityRoutes = [
+  route({
+    method: "POST",
+    path: "/api/durability/backup",
+    family: "durability",
+    authz: { kind: "owner" },
+    internal: true,
+    body: BackupRequestSchema,
+    contract:
+      'Writes one archive of the whole gateway from {"passphrase": "..."} (8 to 1024 characters; never stored) and answers its bytes: every Durable Object\'s consistent export, each app\'s installed bytes and data/ (SQLite through the online backup API), settings and secrets, every part sealed to the passphrase (scrypt, AES-256-GCM); the manifest lists each part with its size and SHA-256, is bound to the security log\'s head and signed with its checkpoint key. Needs owner presence (a sign-in within 10 minutes, or the local secret from this machine): 401 fresh_sign_in_required.',
+    answer: { streamed: 'the archive\'s bytes, application/octet-stream (docs/backup-and-restore.md, "The archive")' },
+    refuses: ["fresh_sign_in_required", "bridge_unavailable", "storage_full"],
+    async handle(req) {
+      assertOwnerPresence(req);
+      // The row precedes the export, so the archive holds the record of its own making.
+      await req.audit({ kind: "backup_started", outcome: "allowed", subject: "gateway" });
+      const answer = await bridgeStream(
+        req.env,
+        "POST /durability/backup",
+        { passphrase: req.body.passphrase },
+        BACKUP_TIMEOUT_MS,
+      );
+      const headers = new Headers({
+        "Content-Type": "application/octet-stream",
+        "Content-Disposition": 'attachment; filename="personalclaw.pcbackup"',
+        "Cache-Control": "no-store",
+      });
+      const length = answer.headers.get("content-length");
+      if (length !== null) headers.set("Content-Length", length);
+      return new Response(answer.body, { status: 200, headers });
+    },
+  }),
+  route({
+    method: "GET",
+    path: "/api/internal/durability/export",
+    family: "internal",
+    authz: { kind: "internal-only" },
+    internal: true,
+    contract:
+      "The host bridge reads every Durable Object's consistent export for a backup: each object's tables and rows read in one pass, and the security log's head and the checkpoint covering it.",
+    answer: { schema: GatewayStateExportSchema },
+    refuses: [],
+    async handle({ env }) {
+      // The log last: every row the other objects' state led to is already in it.
+      const [sessions, apps, approvals, events] = await Promise.all([
+        sessionStore(env).exportState(),
+        appRegistry(env).exportState(),
+        approvalStore(env).exportState(),
+        eventHub(env).exportState(),
+      ]);
+      const log = await securityLog(env).exportState();
+      return {
+        stores: {
+          SessionStore: sessions,
+          AppRegistry: apps,
+          ApprovalStore: approvals,
+          EventHub: events,
+          SecurityLog: log,
+        },
+      } satisfies z.input<typeof GatewayStateExportSchema>;
+    },
+  }),
+];
