@@ -44,6 +44,7 @@ const BROWSER = [
   "test/browser-edge.test.ts",
   "test/dashboard-folders.test.ts",
   "test/dashboard-pages.test.ts",
+  "test/dashboard-sources.test.ts",
   "test/dashboard.test.ts",
   "test/events.test.ts",
   "test/newcomer.test.ts",

@@ -7,14 +7,18 @@ import { installReview } from "./install-review.js";
 import { backendSummary, openLink, requiresLine } from "./apps-section.js";
 import { uninstallControl } from "./uninstall-control.js";
 import { updateControl } from "./update-control.js";
+import { sourceUpdatePart } from "./source-update-part.js";
 import { jobsPart, mcpServersPart } from "./app-extensions.js";
 import { foldersPart } from "./folders-part.js";
 
 const LOG_POLL_MS = 3000;
 const LOG_LINES = 200;
 
-/** Builds the page of app `name`; `changed()` re-reads the Apps list and the header counts. */
-export function appDetailPage(api, name, changed) {
+/**
+ * Builds the page of app `name`; `changed()` re-reads the Apps list and the header counts;
+ * `openAdd(spec, env)` takes a newer version of its package source to the Add page.
+ */
+export function appDetailPage(api, name, changed, openAdd) {
   const page = {
     api,
     name,
@@ -28,7 +32,7 @@ export function appDetailPage(api, name, changed) {
   page.folders = foldersPart(api, name, () => refresh(page, { keepNotices: true, statusOnly: true }));
   Object.assign(
     page,
-    pageLayout(name, page.folders.section, () => void readLog(page)),
+    pageLayout(name, page.folders.section, () => void readLog(page), sourceUpdatePart(api, name, openAdd)),
   );
   return {
     section: page.section,
@@ -47,7 +51,7 @@ export function appDetailPage(api, name, changed) {
 }
 
 /** The page's frame: breadcrumb, title, notices, summary, toolbar and its parts, each still empty. */
-function pageLayout(name, foldersSection, searchLog) {
+function pageLayout(name, foldersSection, searchLog, sourcePart) {
   const notices = el("div", { class: "notices", "aria-live": "polite" });
   const title = el("h2", { id: "app-detail-title", tabindex: "-1", text: name });
   const summary = el("div", { class: "section-body" }, el("p", { class: "muted", text: "Loading…" }));
@@ -66,6 +70,7 @@ function pageLayout(name, foldersSection, searchLog) {
     toolbar,
     log.part,
     detailPart("app-consent-title", "What you consented to", consentHost),
+    detailPart("app-source-title", "Its package source", sourcePart),
     foldersSection,
     detailPart("app-parked-title", "Parked data", parkedHost),
     extensionsHost,

@@ -9,6 +9,8 @@ import { mountStatusHeader } from "./status-header.js";
 import { appsSection } from "./apps-section.js";
 import { appDetailPage } from "./app-detail-page.js";
 import { installPage } from "./install-page.js";
+import { addPage } from "./add-page.js";
+import { storePage } from "./store-page.js";
 import { routeOf } from "./routes.js";
 import { devicesSection } from "./devices-section.js";
 import { securityLogSection } from "./security-log-section.js";
@@ -82,6 +84,7 @@ async function showDashboard() {
   pages = {
     apps,
     install: installPage(api, async () => changed()),
+    add: addPage(api, async () => changed()),
     devices: devicesSection(api, showSignIn),
     securityLog: securityLogSection(api),
     inbox: inboxSection(api, document.getElementById("nav-inbox-count")),
@@ -89,6 +92,12 @@ async function showDashboard() {
     secrets: secretsSection(api),
     changed,
   };
+  // A source to add (from the Store, or an app's newer version) opens the Add page with it filled in.
+  pages.openAdd = (spec, env) => {
+    pages?.add.prefill(spec, env);
+    location.hash = "#/add";
+  };
+  pages.store = storePage(api, (spec) => pages?.openAdd(spec));
   showRoute({ isFirst: true });
   await Promise.all([
     pages.inbox.refresh(),
@@ -110,7 +119,7 @@ function showRoute({ isFirst = false } = {}) {
   detail = null;
   let shown;
   if (route.page === "app") {
-    const page = appDetailPage(api, route.name, pages.changed);
+    const page = appDetailPage(api, route.name, pages.changed, pages.openAdd);
     detail = page;
     shown = [page.section];
     // Its live log starts once it has loaded, unless another page replaced it meanwhile.
@@ -128,6 +137,8 @@ function showRoute({ isFirst = false } = {}) {
       ),
     ];
   else shown = [pages[route.section].section];
+  // The Store asks its registry when it is first shown, not at every sign-in.
+  if (route.section === "store") pages.store.shown();
   replaceChildren(main, shown);
   document.title = `${route.title} · PersonalClaw`;
   for (const link of nav.querySelectorAll("a[data-page]")) {

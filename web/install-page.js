@@ -62,7 +62,12 @@ function installLayout(onPreview) {
   return { pathInput, installNotices, reviewHost, progressHost, previewButton, section };
 }
 
-function showReview(page, source, review, digest, warning) {
+/**
+ * Shows the review of the folder `source` with Install and Cancel; Install consents to `digest`.
+ * `page` is {api, installed, reviewed, pathInput, installNotices, reviewHost, progressHost}: the
+ * Add page reviews the folder it generated from a package source through this same flow.
+ */
+export function showReview(page, source, review, digest, warning) {
   const { reviewHost } = page;
   page.reviewed = { source, digest };
   const installButton = el("button", {

@@ -5,6 +5,7 @@
 import { el, listOf } from "./element.js";
 import { compactJson, formatCommand } from "./format.js";
 import { FINDINGS_WORDS, GRANT_WORDS } from "./review-words.js";
+import { sourcePart } from "./source-review-part.js";
 
 function part(title, ...content) {
   return el("section", { class: "review-part" }, el("h4", { text: title }), content);
@@ -302,6 +303,7 @@ export function installReview(review, digest) {
       app.version ? el("span", { class: "muted", text: ` version ${app.version}` }) : null,
     ),
     app.description ? el("p", { text: app.description }) : null,
+    sourcePart(review),
     requiresPart(review),
     permissionsPart(review),
     secretsPart(review),

@@ -5,6 +5,8 @@
 const PAGES = {
   apps: { section: "apps", title: "Apps", nav: "apps" },
   install: { section: "install", title: "Install an app", nav: "install" },
+  add: { section: "add", title: "Add an MCP server", nav: "add" },
+  store: { section: "store", title: "Store", nav: "store" },
   inbox: { section: "inbox", title: "Inbox", nav: "inbox" },
   devices: { section: "devices", title: "Devices", nav: "devices" },
   "security-log": { section: "securityLog", title: "Security log", nav: "security-log" },

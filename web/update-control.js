@@ -4,7 +4,8 @@
 import { el, errorNotice, replaceChildren } from "./element.js";
 import { installReview } from "./install-review.js";
 
-function changeList(changes) {
+/** What an update changes against the consented review, one line per field; null when nothing. */
+export function changeList(changes) {
   const items = Array.isArray(changes) ? changes : [];
   if (items.length === 0) return null;
   const text = (value) => String(JSON.stringify(value) ?? "null").slice(0, 300);

@@ -1,0 +1,79 @@
+// The review's words for an app generated from a package source (InstallReviewSchema's
+// npmClosure, mcpRegistryEntry and mcpbBundle): where it came from, who says they published it,
+// the version, how many packages and bytes are pinned, which declare native code or install
+// scripts (never run), and a bundle's signature state as it is, never as verified. Read
+// defensively like the rest of the review: a field a newer gateway adds is simply not shown.
+import { el, listOf } from "./element.js";
+
+function line(label, value) {
+  if (value === null || value === undefined || value === "") return null;
+  return el("div", {}, el("dt", { text: label }), el("dd", {}, el("span", { text: String(value) })));
+}
+
+function closureLines(closure) {
+  const native = listOf(closure.native);
+  return [
+    line("Source", `${closure.source} from ${closure.registry}`),
+    line("Packages", `${closure.packages} npm packages pinned by sha512 integrity, ${closure.bytes} bytes of tarballs`),
+    line(
+      "Native code or install scripts (never run)",
+      native.length === 0 ? "none" : native.map((id) => String(id)).join(", "),
+    ),
+  ];
+}
+
+function entryLines(entry) {
+  return [
+    line(
+      "MCP Registry entry",
+      `${entry.name} ${entry.version} from ${entry.registry} (${entry.official === true ? "the official MCP Registry" : "not the official MCP Registry"})`,
+    ),
+    line("Namespace", entry.namespace),
+    line("Resolved to", entry.package),
+  ];
+}
+
+function bundleLines(bundle) {
+  const signature =
+    bundle.signature === "unsigned"
+      ? "unsigned: the bundle carries no signature"
+      : "signed, signature not verified: treat the publisher as unproven";
+  return [
+    line("Bundle", `${bundle.source} (${bundle.bytes} bytes, sha256 ${bundle.sha256})`),
+    line(
+      "Bundle",
+      `${bundle.name} ${bundle.version} by ${bundle.author} (the bundle's own claim), a ${bundle.serverType} server`,
+    ),
+    line("Signature", signature),
+    listOf(bundle.userConfig).length > 0
+      ? line(
+          "Its settings",
+          listOf(bundle.userConfig)
+            .map((u) => `${u.key}: ${u.becomes}`)
+            .join("; "),
+        )
+      : null,
+  ];
+}
+
+/** The "Package source" part of a review, or null for an app not generated from a source. */
+export function sourcePart(review) {
+  const closure = review.npmClosure && typeof review.npmClosure === "object" ? review.npmClosure : null;
+  const entry = review.mcpRegistryEntry && typeof review.mcpRegistryEntry === "object" ? review.mcpRegistryEntry : null;
+  const bundle = review.mcpbBundle && typeof review.mcpbBundle === "object" ? review.mcpbBundle : null;
+  if (!closure && !entry && !bundle) return null;
+  const notes = [entry?.note, closure?.note].filter((n) => typeof n === "string" && n !== "");
+  return el(
+    "section",
+    { class: "review-part", "data-part": "package-source" },
+    el("h4", { text: "Package source" }),
+    el(
+      "dl",
+      { class: "terms" },
+      entry ? entryLines(entry) : null,
+      bundle ? bundleLines(bundle) : null,
+      closure ? closureLines(closure) : null,
+    ),
+    notes.map((note) => el("p", { class: "muted", text: note })),
+  );
+}
