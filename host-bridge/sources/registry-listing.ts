@@ -61,7 +61,8 @@ export function listingUrl(registry: string, search: string | undefined, cursor:
   return url.toString();
 }
 
-function entryOf(registry: string, value: unknown): RegistryListingEntry | null {
+/** One listed entry as the Store shows it, from `registry`; null for one that does not parse or is marked deleted. */
+export function listingEntry(registry: string, value: unknown): RegistryListingEntry | null {
   const parsed = RegistryServerResponseSchema.safeParse(value);
   if (!parsed.success || parsed.data._meta?.[OFFICIAL_META_KEY]?.status === "deleted") return null;
   const { server } = parsed.data;
@@ -105,7 +106,7 @@ export async function listRegistryEntries(request: ListingRequest) {
       vars: { source: registry, reason: "its list of servers is not the registry API's answer" },
     });
   const entries = page.data.servers
-    .map((value) => entryOf(registry, value))
+    .map((value) => listingEntry(registry, value))
     .filter((e): e is RegistryListingEntry => e !== null);
   return { registries, registry, entries, nextCursor: page.data.metadata?.nextCursor ?? null };
 }
