@@ -11,30 +11,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, startGateway, type RunningGateway } from "./helpers/gateway";
-import { filesUnder, packMcpb } from "./helpers/mcpb-pack";
-import { NPM_FIXTURES, tarballFile } from "./helpers/npm-registry";
+import { packMcpb, sdkNodeModules } from "./helpers/mcpb-pack";
 // @ts-expect-error a bundled ES module without types
 import { Client, StdioClientTransport } from "./fixtures/mcp-client-sdk.mjs";
 
 const APP = "pc-notes";
-
-/** The published SDK and every package it needs, as npm installs them (one flat node_modules). */
-const SDK_CLOSURE: Array<[string, string]> = [
-  ["@modelcontextprotocol/sdk", "1.0.1"],
-  ["bytes", "3.1.2"],
-  ["content-type", "1.0.5"],
-  ["depd", "2.0.0"],
-  ["http-errors", "2.0.1"],
-  ["iconv-lite", "0.7.3"],
-  ["inherits", "2.0.4"],
-  ["raw-body", "3.0.2"],
-  ["safer-buffer", "2.1.2"],
-  ["setprototypeof", "1.2.0"],
-  ["statuses", "2.0.2"],
-  ["toidentifier", "1.0.1"],
-  ["unpipe", "1.0.0"],
-  ["zod", "3.25.76"],
-];
 
 const SERVER = `import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -83,17 +64,6 @@ const MANIFEST = {
   compatibility: { platforms: ["darwin", "win32", "linux"], runtimes: { node: ">=18.0.0" } },
 };
 
-/** node_modules/ of the SDK's closure, unpacked from the published tarballs. */
-function sdkNodeModules(dir: string): string {
-  for (const [name, version] of SDK_CLOSURE) {
-    const target = join(dir, "node_modules", name);
-    mkdirSync(target, { recursive: true });
-    const tarball = join(NPM_FIXTURES, "tarballs", tarballFile(name, version));
-    execFileSync("tar", ["-xzf", tarball, "-C", target, "--strip-components=1"]);
-  }
-  return join(dir, "node_modules");
-}
-
 describe("apps add <bundle>.mcpb: an MCPB bundle installs pinned to its bytes, consented and confined", () => {
   let root: string;
   let ownerHome: string;
@@ -111,7 +81,7 @@ describe("apps add <bundle>.mcpb: an MCPB bundle installs pinned to its bytes, c
     const bundle = packMcpb(MANIFEST, {
       "package.json": { data: JSON.stringify({ name: APP, version: "1.0.0", type: "module" }) },
       "server/index.js": { data: SERVER },
-      ...filesUnder(sdkNodeModules(join(root, "build")), "node_modules/"),
+      ...sdkNodeModules(join(root, "build")),
     });
     bundlePath = join(root, "notes.mcpb");
     writeFileSync(bundlePath, bundle);

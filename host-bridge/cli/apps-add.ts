@@ -21,11 +21,27 @@ export interface AddOptions extends ConsentOptions {
   env?: Array<[string, string]>;
   folder?: Array<{ name: string; access: "read" | "read-write" }>;
   arg?: string[];
+  "user-config"?: Array<[string, string]>;
 }
 
-/** The generated app's owner choices from the command line's --env, --folder and --arg, in their order. */
+/** The generated app's owner choices from the command line's --env, --folder, --arg and --user-config, in their order. */
 function choicesOf(values: AddOptions): OwnerChoices {
-  return { env: values.env ?? [], folders: values.folder ?? [], args: values.arg ?? [] };
+  const userConfig = values["user-config"] ?? [];
+  return {
+    env: values.env ?? [],
+    folders: values.folder ?? [],
+    args: values.arg ?? [],
+    ...(userConfig.length > 0 ? { userConfig } : {}),
+  };
+}
+
+/** --user-config is an .mcpb bundle's: a package from npm or PyPI has no user_config to give it to. */
+function refuseUserConfigFor(spec: string, choices: OwnerChoices): void {
+  const first = choices.userConfig?.[0];
+  if (first && (spec.startsWith("npm:") || spec.startsWith("pypi:")))
+    throw new GatewayError("mcpb_user_config_refused", {
+      vars: { field: first[0], reason: "--user-config is for an .mcpb bundle; give a package's variables with --env" },
+    });
 }
 
 /** The source an `apps update` of the same kind takes, as the app_exists hint names it (an entry: its latest). */
@@ -58,6 +74,7 @@ function choiceWords(choices: OwnerChoices): string[] {
     ...choices.env.flatMap(([name, value]) => ["--env", `${name}=${value}`]),
     ...choices.folders.flatMap(({ name, access }) => ["--folder", `${name}:${access}`]),
     ...choices.args.flatMap((arg) => ["--arg", arg]),
+    ...(choices.userConfig ?? []).flatMap(([key, value]) => ["--user-config", `${key}=${value}`]),
   ];
 }
 
@@ -66,6 +83,7 @@ export async function runAppsAdd(home: string, spec: string, values: AddOptions)
   const fail = failWith(Boolean(values.json));
   let folder: string | null = null;
   try {
+    refuseUserConfigFor(spec, choicesOf(values));
     const generated = await generateFromSource(home, spec, choicesOf(values), process.cwd());
     folder = generated.folder;
     // A second add of an installed name is an update, which keeps data/ and shows what changes.
@@ -100,6 +118,7 @@ export async function runAppsUpdateFromSource(
 ): Promise<number> {
   let folder: string | null = null;
   try {
+    refuseUserConfigFor(spec, choicesOf(values));
     const generated = await generateFromSource(home, spec, choicesOf(values), process.cwd());
     folder = generated.folder;
     return await runAppsUpdate(home, name, folder, values, [

@@ -9,6 +9,7 @@ import { runAppsAdd, runAppsUpdateFromSource } from "./apps-add";
 import { runAppsOutdated } from "./apps-outdated";
 import { isSourceSpec } from "../sources/generate-from-source";
 import { parseEnvAssignment, parseFolderNeed, parseServerArgument } from "../sources/npm-app";
+import { parseUserConfigAssignment } from "../sources/mcpb-user-config";
 import { folderEnvName } from "../../kernel/contracts/folder-grants";
 import { defineCommand, jsonFlag, type CommandSpec } from "./command-table";
 import { runAppsFolders } from "./folders";
@@ -54,8 +55,17 @@ const argFlag = {
   repeatable: true,
 } as const;
 
+/** A value for a non-sensitive user_config field of an .mcpb bundle, `KEY=VALUE`, repeatable. */
+const userConfigFlag = {
+  type: "string",
+  value: "KEY=VALUE",
+  help: "a value for a user_config field of an .mcpb bundle (repeatable); a sensitive field is refused here: store it with `secrets set`",
+  parse: parseUserConfigAssignment,
+  repeatable: true,
+} as const;
+
 /** What the owner adds to an app generated from a source: each shown in the review and covered by the consent. */
-const generatedAppFlags = { env: envFlag, folder: folderFlag, arg: argFlag } as const;
+const generatedAppFlags = { env: envFlag, folder: folderFlag, arg: argFlag, "user-config": userConfigFlag } as const;
 
 /** Two --folder needs of one name (or whose variables collide, `a-b` and `a_b`) are one need named twice. */
 function refuseRepeatedNeeds(folders: ReadonlyArray<{ name: string }> | undefined, words: string[]): void {
@@ -144,6 +154,8 @@ export const APPS_COMMANDS: readonly CommandSpec[] = [
       "--folder documents:read-write declares a need; the server sees nothing of your files until you grant",
       "a folder to it (`apps folders <app> set documents <path>`), then sees that folder at /folders/documents:",
       "pass it with --arg /folders/documents to a server that takes its folders as arguments.",
+      "An .mcpb bundle's user_config fields take --user-config KEY=VALUE; a sensitive one becomes a secret of the app:",
+      "store it with `secrets set NAME` and `secrets assign NAME <app>`, and its MCP server gets it in its environment.",
     ],
     args: [
       {
@@ -205,13 +217,14 @@ export const APPS_COMMANDS: readonly CommandSpec[] = [
       env: { ...envFlag, help: `${envFlag.help} (from a source only, not a folder)` },
       folder: { ...folderFlag, help: `${folderFlag.help} (from a source only, not a folder)` },
       arg: { ...argFlag, help: `${argFlag.help} (from a source only, not a folder)` },
+      "user-config": { ...userConfigFlag, help: `${userConfigFlag.help} (from a source only, not a folder)` },
     },
     exclusive: [["consent", "yes"]],
     reads: false,
     run: ({ flags, args }, { home }) => {
       refuseRepeatedNeeds(flags.folder, ["apps", "update"]);
       if (isSourceSpec(args[1])) return runAppsUpdateFromSource(home, args[0], args[1], flags);
-      for (const flag of ["env", "folder", "arg"] as const)
+      for (const flag of ["env", "folder", "arg", "user-config"] as const)
         if (flags[flag]?.length)
           throw new UsageError(`--${flag} applies to an update from a source, not from a folder`, ["apps", "update"]);
       return runAppsUpdate(home, args[0], args[1], flags);

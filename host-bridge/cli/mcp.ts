@@ -30,6 +30,7 @@ import { safeLine } from "../../kernel/text/text-safety";
 import { EgressBrokers } from "../egress/brokers";
 import { originTrustOf, type OriginTrust } from "../egress/origin-tls";
 import { installedAppBrokeredSecrets } from "../secrets/brokered-secrets";
+import { serverHeldSecrets } from "../secrets/server-held-secrets";
 import { homePaths, releaseRuntimeDir, runtimeDir } from "../home";
 import { childLimits, readOwnerConfig } from "../owner-config";
 import { boundsAvailability } from "../sandbox/bounds";
@@ -189,7 +190,19 @@ function reportedEgressBrokers(
 /** The app's placeholder secrets for this server; a copy bound to another app or install is a row, as at a backend's start. */
 async function brokeredSecretsOf(home: string, app: string, server: string, appDir: string, digest: string) {
   const opened = installedAppBrokeredSecrets(home, appDir, { app, digest });
-  for (const name of opened.refused)
+  await bindingsRefused(home, app, server, opened.refused);
+  return opened.secrets;
+}
+
+/** The server's declared env with the value of each secret it holds (`${secret:NAME}`) for this install; a copy bound elsewhere is a row. */
+async function heldSecretsOf(home: string, app: string, server: string, appDir: string, launch: McpLaunchAnswer) {
+  const opened = serverHeldSecrets(home, appDir, { app, digest: launch.consentDigest }, launch.env);
+  await bindingsRefused(home, app, server, opened.refused);
+  return opened.env;
+}
+
+async function bindingsRefused(home: string, app: string, server: string, refused: readonly string[]) {
+  for (const name of refused)
     await callGateway(home, `mcp:${app}:${server}`, "POST", "/api/internal/sel/append", {
       kind: "secret_binding_refused",
       outcome: "refused",
@@ -197,7 +210,6 @@ async function brokeredSecretsOf(home: string, app: string, server: string, appD
       subject: app,
       detail: { name, via: `mcp ${server}` },
     }).catch(() => {});
-  return opened.secrets;
 }
 
 /**
@@ -295,7 +307,7 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
         app: { name: app, appDir, dataDir: join(appDir, "data"), hasStorage: launch.hasStorage },
         server,
         command: { file: appInterpreter(appDir, launch.command), args: launch.args },
-        declaredEnv: launch.env,
+        declaredEnv: await heldSecretsOf(home, app, server, appDir, launch),
         egress: grantPatterns(launch.network),
         folders: launch.folders ?? [],
         brokered: await brokeredSecretsOf(home, app, server, appDir, launch.consentDigest),

@@ -93,6 +93,12 @@ function envText(m: { env?: unknown; envNames?: readonly unknown[] | null }): st
   return (m.envNames ?? []).length ? ` (env ${t((m.envNames ?? []).join(", "))})` : "";
 }
 
+/** The secrets a server holds: it gets each value itself, in its environment. */
+function heldSecretsText(held: ReadonlyArray<{ variable?: unknown; secret?: unknown }> | null | undefined): string {
+  if (!held?.length) return "";
+  return `; it holds the value of ${held.map((h) => `the secret ${t(h.secret)} (in ${t(h.variable)})`).join(", ")}`;
+}
+
 /** The .mcpb bundle an app came from: the bytes pinned, what the bundle claims (marked as claims), the signature state. */
 function mcpbBundleLines(bundle: NonNullable<RenderableReview["mcpbBundle"]>): string[] {
   const signature = bundle.signature === "signed-unverified" ? "signed-unverified" : "unsigned";
@@ -144,7 +150,7 @@ export function reviewText(review: RenderableReview, digest: string): string {
     `MCP servers (run in the app's sandbox): ${list(
       (review.mcpServers ?? []).map(
         (m) =>
-          `${t(m.name)}: ${m.url ? t(m.url) : commandLine({ command: m.command ?? "", args: m.args ?? [] })}${envText(m)}`,
+          `${t(m.name)}: ${m.url ? t(m.url) : commandLine({ command: m.command ?? "", args: m.args ?? [] })}${envText(m)}${heldSecretsText(m.secrets)}`,
       ),
     )}`,
   );

@@ -3,6 +3,7 @@
 // the staged bytes, and the consent digest covers it, so the owner's yes is to these words.
 import { configGrantPaths, JOB_TIMEOUT_DEFAULT_S, type AppManifest } from "../../kernel/contracts/manifest";
 import { mcpDefinition } from "../../kernel/contracts/mcp";
+import { serverSecrets } from "../../kernel/contracts/mcp-server-secrets";
 import type { ParkedDataView } from "../../kernel/contracts/parked-data";
 import type { ScanResult } from "../scan/scan-staged";
 import type { InstallReview } from "../../kernel/contracts/install-review";
@@ -123,7 +124,15 @@ export function buildReview(
     updateHook: { declared: manifest.setup?.onUpdate !== undefined, runs: false },
     mcpServers: Object.entries(manifest.mcpServers ?? {})
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([name, server]) => ({ name, ...mcpDefinition(manifest, name)!, env: { ...(server.env ?? {}) } })),
+      .map(([name, server]) => {
+        const held = serverSecrets(server);
+        return {
+          name,
+          ...mcpDefinition(manifest, name)!,
+          env: { ...(server.env ?? {}) },
+          ...(held.length > 0 ? { secrets: held } : {}),
+        };
+      }),
     launches: (manifest.launches ?? []).map((l) => ({
       program: l.program,
       why: l.why,

@@ -145,7 +145,8 @@ describe("generating and reviewing the app of a registry entry", () => {
     expect(app.manifest.secrets).toEqual([{ name: "MEMORY_API_KEY", why: "A key it never needs" }]);
     const server = (app.manifest.mcpServers as Record<string, { env: Record<string, string> }>)["server-memory"]!;
     expect(server.env.MEMORY_FILE_PATH).toBe("${DATA}/memory.jsonl");
-    expect(server.env.MEMORY_API_KEY).toBeUndefined();
+    // The server holds the secret by reference: its value is never in app.json.
+    expect(server.env.MEMORY_API_KEY).toBe("${secret:MEMORY_API_KEY}");
     expect(JSON.parse(String(app.files[MCP_REGISTRY_ENTRY_FILE]))).toMatchObject({
       registry: registry.url,
       name: MEMORY,

@@ -5,7 +5,8 @@
 // literal of the owner's registry URL, and refused unless its bytes are the entry's fileSha256),
 // plus what the entry adds:
 // - its environmentVariables: a secret one (isSecret) is declared as a write-only secret the
-//   owner assigns (`personalclaw secrets assign`), never a value in app.json; any other one is
+//   owner assigns (`personalclaw secrets assign`), never a value in app.json, and the server gets
+//   its value in that variable at its start (`${secret:NAME}` in its env); any other one is
 //   set from the owner's --env, or from the entry's fixed `value`, and a required one the owner
 //   did not give is refused, naming it; the rest are shown in the review as settings not given;
 // - its packageArguments: a package that needs arguments is refused unless the owner gives them
@@ -21,6 +22,7 @@ import {
   type RegistryServer,
   type RegistrySetting,
 } from "../../kernel/contracts/mcp-registry";
+import { secretReference } from "../../kernel/contracts/mcp-server-secrets";
 import { SECRET_NAME } from "../../kernel/contracts/secrets";
 import type { OwnerConfig } from "../owner-config";
 import { generateMcpbApp } from "./mcpb-app";
@@ -115,13 +117,29 @@ export function planRegistrySettings(
   return plan;
 }
 
-/** The generated app with the entry's secrets declared and its origin recorded beside it. */
+/**
+ * The generated app with the entry's secrets declared, its server holding each in the variable
+ * the entry names (`${secret:NAME}`, mcp-server-secrets.ts), and its origin recorded beside it.
+ */
 export function withRegistryOrigin(
   app: GeneratedApp,
   origin: McpRegistryOrigin,
   secrets: RegistrySettingsPlan["secrets"],
 ): GeneratedApp {
-  const manifest = { ...app.manifest, ...(secrets.length > 0 ? { secrets } : {}) };
+  type Server = { env?: Record<string, string> };
+  const servers = (app.manifest.mcpServers ?? {}) as Record<string, Server>;
+  const declared = (app.manifest.secrets ?? []) as RegistrySettingsPlan["secrets"];
+  const held = Object.fromEntries(secrets.map((s) => [s.name, secretReference(s.name)]));
+  const manifest =
+    secrets.length === 0
+      ? app.manifest
+      : {
+          ...app.manifest,
+          secrets: [...declared, ...secrets.filter((s) => !declared.some((d) => d.name === s.name))],
+          mcpServers: Object.fromEntries(
+            Object.entries(servers).map(([name, server]) => [name, { ...server, env: { ...server.env, ...held } }]),
+          ),
+        };
   return {
     ...app,
     manifest,
@@ -156,6 +174,14 @@ async function generatePackageApp(
   chosen: ChosenPackage,
   choices: OwnerChoices,
 ): Promise<{ app: GeneratedApp; resolvedTo: string }> {
+  const given = choices.userConfig?.[0];
+  if (given && chosen.kind !== "mcpb")
+    throw new GatewayError("mcpb_user_config_refused", {
+      vars: {
+        field: given[0],
+        reason: `the entry's package is ${chosen.kind}, not an .mcpb bundle: give its variables with --env`,
+      },
+    });
   if (chosen.kind === "mcpb")
     return {
       app: await generateEntryBundle(found.registry, found.server, chosen, choices),

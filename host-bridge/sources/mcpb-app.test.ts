@@ -89,7 +89,7 @@ describe("an .mcpb bundle becomes an ordinary app", () => {
     ]);
   });
 
-  it("maps user_config: a directory to a folder need, a default to its value, an optional sensitive field left unset", async () => {
+  it("maps user_config: a directory to a folder need, a default to its value, a sensitive env field to a secret", async () => {
     const { app } = await generate(
       manifest({
         server: {
@@ -113,14 +113,78 @@ describe("an .mcpb bundle becomes an ordinary app", () => {
     const server = serverOf(app);
     expect(server.args).toEqual(["./server/index.js", "/folders/roots", "--limit=10"]);
     expect(server.env.VERBOSE).toBe("false");
-    expect(server.env).not.toHaveProperty("API_KEY");
+    expect(server.env.API_KEY).toBe("${secret:API_KEY}");
+    expect(app.manifest.secrets).toEqual([{ name: "API_KEY", why: "API key: Optional key" }]);
     expect((app.manifest.permissions as { folders: unknown }).folders).toEqual([
       { name: "roots", why: "Roots: Folders it may read", access: "read-write" },
     ]);
     const uses = Object.fromEntries(app.record.userConfig.map((u) => [u.key, u.becomes]));
-    expect(uses.api_key).toContain("left unset");
+    expect(uses.api_key).toContain("the secret API_KEY (in API_KEY)");
+    expect(uses.api_key).toContain("personalclaw secrets set API_KEY");
     expect(uses.unused).toContain("not used");
     expect(uses.roots).toContain("/folders/roots");
+  });
+
+  it("a required sensitive field named as a whole env value becomes a secret, its value in no file of the app", async () => {
+    const { app } = await generate(
+      manifest({
+        server: {
+          type: "node",
+          entry_point: "server/index.js",
+          mcp_config: { command: "node", args: ["server/index.js"], env: { BRAVE_KEY: "${user_config.brave-key}" } },
+        },
+        user_config: {
+          "brave-key": { type: "string", title: "Brave key", description: "Your key", sensitive: true, required: true },
+        },
+      }),
+    );
+    expect(serverOf(app).env.BRAVE_KEY).toBe("${secret:BRAVE_KEY}");
+    expect(app.manifest.secrets).toEqual([{ name: "BRAVE_KEY", why: "Brave key: Your key" }]);
+    const validated = validateManifest(JSON.parse(String(app.files["app.json"])), {
+      reservedNames: new Set(),
+      fromNativeFolder: false,
+      core: { version: "0.3.0", features: [] },
+    });
+    expect(validated.ok).toBe(true);
+  });
+
+  it("--user-config sets a non-sensitive field; a sensitive one given so is refused, pointing at secrets set", async () => {
+    const m = manifest({
+      server: {
+        type: "node",
+        entry_point: "server/index.js",
+        mcp_config: {
+          command: "node",
+          args: ["server/index.js", "--limit=${user_config.limit}", "--name=${user_config.name}"],
+          env: { TOKEN: "${user_config.token}" },
+        },
+      },
+      user_config: {
+        limit: { type: "number", title: "Limit", description: "d", default: 10, min: 1, max: 50 },
+        name: { type: "string", title: "Name", description: "d", required: true },
+        token: { type: "string", title: "Token", description: "d", sensitive: true },
+      },
+    });
+    const bytes = packMcpb(m, SERVER_FILES);
+    const add = (userConfig: Array<[string, string]>) =>
+      generateMcpbApp({ source: "./notes.mcpb", bytes }, { env: [], userConfig });
+    const app = await add([
+      ["limit", "20"],
+      ["name", "ada"],
+    ]);
+    expect(serverOf(app).args).toEqual(["server/index.js", "--limit=20", "--name=ada"]);
+    expect(app.record.userConfig.find((u) => u.key === "name")!.becomes).toContain("given with --user-config");
+    const sensitive = await refusal(
+      add([
+        ["name", "ada"],
+        ["token", "s3cr3t-on-the-line"],
+      ]),
+    );
+    expect(sensitive.code).toBe("mcpb_user_config_sensitive");
+    expect(sensitive.message).toContain("personalclaw secrets set TOKEN");
+    expect(sensitive.message).not.toContain("s3cr3t-on-the-line");
+    for (const given of [[["limit", "99"]], [["limit", "ten"]], [["nope", "1"]], []] as Array<Array<[string, string]>>)
+      expect((await refusal(add(given))).code).toBe("mcpb_user_config_refused");
   });
 
   it("refuses what a confined server cannot be given, naming the field", async () => {

@@ -5,36 +5,32 @@
 // consent digest covers. From there it is previewed, consented to and installed like every app.
 //
 // The server runs in the app sandbox with its working directory in the app folder, so
-// `${__dirname}` becomes `.`; HOME and XDG_* point inside data/ (DATA_HOME_ENV); no network. A
-// `${user_config.KEY}` becomes: for a `directory` field, a folder need the owner grants a folder
-// to (`/folders/<need>` inside); for another field, its default; an optional field with none is
-// left unset. What cannot be given to a confined server is refused by name: a `file` field (a
-// folder is granted, never one file), a required sensitive field (an MCP server is given no
-// secrets), a required field without a default, and the owner's own folders (${DESKTOP}...).
+// `${__dirname}` becomes `.`; HOME and XDG_* point inside data/ (DATA_HOME_ENV); no network. What
+// each `${user_config.KEY}` becomes (a folder need, a write-only secret, the owner's
+// --user-config value or the default) is mcpb-user-config.ts's to say. What cannot be given to a
+// confined server is refused by name, and so are the owner's own folders (${DESKTOP}...).
 import { createHash } from "node:crypto";
 import { posix } from "node:path";
 import { GatewayError } from "../../kernel/contracts/errors";
-import { folderInside, FOLDER_NEED_PATTERN } from "../../kernel/contracts/folder-grants";
+import { folderInside } from "../../kernel/contracts/folder-grants";
 import { MCPB_BUNDLE_FILE, type McpbBundleRecord } from "../../kernel/contracts/mcpb-bundle";
 import { DATA_PLACEHOLDER } from "../sandbox/server-env";
 import { MCPB_CAPS, readMcpbArchive, type McpbCaps, type McpbFile } from "./mcpb-archive";
-import { parseMcpbManifest, type McpbManifest, type McpbUserConfigOption } from "./mcpb-manifest";
+import { parseMcpbManifest, type McpbManifest } from "./mcpb-manifest";
+import {
+  configRefused,
+  isUnsetField,
+  resolveUserConfig,
+  type FolderNeed,
+  type McpConfig,
+  type Resolved,
+} from "./mcpb-user-config";
 import { appNameOfPackage, DATA_HOME_ENV, type GeneratedApp } from "./npm-app";
 
 /** Names at the top of the app folder that the generated app, the install or data/ own. */
 const RESERVED_AT_TOP = new Set(["app.json", MCPB_BUNDLE_FILE, "installed.json", "npm-closure.json", "data"]);
 
-const USER_CONFIG = /\$\{user_config\.([^}]*)\}/g;
-const WHOLE_USER_CONFIG = /^\$\{user_config\.([^}]*)\}$/;
-
-type McpConfig = { command: string; args: string[]; env: Record<string, string> };
-/** A field's value in the server's command line: a text, or nothing (an optional field left unset). */
-type Resolved = { value: string | null; becomes: string };
-type FolderNeed = { name: string; why: string; access: "read-write" };
-
 const manifestInvalid = (reason: string) => new GatewayError("mcpb_manifest_invalid", { vars: { reason } });
-const configRefused = (field: string, reason: string) =>
-  new GatewayError("mcpb_user_config_refused", { vars: { field, reason } });
 
 /** The server's command line as the bundle gives it for Linux: mcp_config with its `linux` override, or the type's default. */
 function mcpConfigOf(manifest: McpbManifest): McpConfig {
@@ -54,80 +50,6 @@ function mcpConfigOf(manifest: McpbManifest): McpConfig {
   };
 }
 
-/** The user_config keys the command line names. */
-function namedKeys(config: McpConfig): Set<string> {
-  const keys = new Set<string>();
-  for (const text of [config.command, ...config.args, ...Object.values(config.env)])
-    for (const match of text.matchAll(USER_CONFIG)) keys.add(match[1]!);
-  return keys;
-}
-
-/** The folder need a directory field becomes: its key in the need pattern's letters. */
-function needNameOf(key: string): string {
-  const name = key.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64);
-  if (!FOLDER_NEED_PATTERN.test(name)) throw configRefused(key, "no folder need name can be made of its key");
-  return name;
-}
-
-function defaultText(value: NonNullable<McpbUserConfigOption["default"]>): string {
-  return Array.isArray(value) ? value.join(",") : String(value);
-}
-
-/** What one named field becomes; a field that cannot reach a confined server is refused with the reason. */
-function resolveField(key: string, option: McpbUserConfigOption, needs: FolderNeed[]): Resolved {
-  const required = option.required === true;
-  if (option.type === "directory") {
-    const need = needNameOf(key);
-    if (needs.some((n) => n.name === need)) throw configRefused(key, `its folder need '${need}' is named twice`);
-    needs.push({
-      name: need,
-      why: `${option.title}: ${option.description}`.slice(0, 500) || key,
-      access: "read-write",
-    });
-    return {
-      value: folderInside(need),
-      becomes: `the folder need '${need}': the folder you grant it (apps folders), seen at ${folderInside(need)}`,
-    };
-  }
-  if (option.type === "file")
-    throw configRefused(key, "it asks for one file, and PersonalClaw grants folders, never a single file");
-  if (option.sensitive === true) {
-    if (required) throw configRefused(key, "it is sensitive and required, and an MCP server is given no secrets");
-    return { value: null, becomes: "left unset: it is sensitive, and an MCP server is given no secrets" };
-  }
-  if (option.default !== undefined && !(Array.isArray(option.default) && option.default.length === 0)) {
-    const value = defaultText(option.default);
-    if (/\$\{/.test(value)) throw configRefused(key, "its default names a folder of yours (${...})");
-    return { value, becomes: `${JSON.stringify(value)}, its default` };
-  }
-  if (required) throw configRefused(key, "it is required and has no default");
-  return { value: null, becomes: "left unset: it is optional and has no default" };
-}
-
-/** Every declared field with what it becomes; the values of the named ones. */
-function resolveUserConfig(
-  manifest: McpbManifest,
-  named: ReadonlySet<string>,
-): { values: Map<string, Resolved>; needs: FolderNeed[]; uses: McpbBundleRecord["userConfig"] } {
-  const declared = manifest.user_config ?? {};
-  for (const key of named)
-    if (!(key in declared)) throw configRefused(key, "mcp_config names it and no field declares it");
-  const values = new Map<string, Resolved>();
-  const needs: FolderNeed[] = [];
-  const uses: McpbBundleRecord["userConfig"] = [];
-  for (const [key, option] of Object.entries(declared).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    const resolved = named.has(key) ? resolveField(key, option, needs) : null;
-    if (resolved) values.set(key, resolved);
-    uses.push({
-      key,
-      type: `${option.type}${option.sensitive ? ", sensitive" : ""}${option.required ? ", required" : ""}`,
-      title: option.title.slice(0, 500),
-      becomes: resolved?.becomes ?? "not used: the server's command line does not name it",
-    });
-  }
-  return { values, needs, uses };
-}
-
 /** One text of the command line with every variable replaced; `where` says whether ${HOME} may become ${DATA}. */
 function substituteText(text: string, values: ReadonlyMap<string, Resolved>, where: "env" | "command line"): string {
   return text.replace(/\$\{([^}]*)\}/g, (whole, name: string) => {
@@ -143,10 +65,7 @@ function substituteText(text: string, values: ReadonlyMap<string, Resolved>, whe
 
 /** The command line with its variables replaced: an argument or variable that is exactly an unset field is left out. */
 function substitute(config: McpConfig, values: ReadonlyMap<string, Resolved>): McpConfig {
-  const unset = (text: string) => {
-    const whole = WHOLE_USER_CONFIG.exec(text);
-    return whole !== null && values.get(whole[1]!)?.value === null;
-  };
+  const unset = (text: string) => isUnsetField(text, values);
   const command = substituteText(config.command, values, "command line");
   if (command === "") throw manifestInvalid("its command is empty once its variables are replaced");
   const env: Record<string, string> = {};
@@ -201,9 +120,11 @@ export interface McpbSource {
   bytes: Buffer;
 }
 
-/** What the owner adds on the `apps add` command line: variables, folder needs, arguments after the bundle's. */
+/** What the owner adds on the `apps add` command line: variables, folder needs, arguments after the bundle's, user_config values. */
 export interface McpbOwnerChoices {
   env: ReadonlyArray<[string, string]>;
+  /** --user-config KEY=VALUE: values of the bundle's non-sensitive fields. */
+  userConfig?: ReadonlyArray<[string, string]>;
   folders?: ReadonlyArray<{ name: string; access: "read" | "read-write" }>;
   args?: readonly string[];
 }
@@ -233,7 +154,7 @@ export async function generateMcpbApp(
   if (bundleFile(archive.files, manifest.server.entry_point) === null)
     throw manifestInvalid(`its entry_point ${manifest.server.entry_point} is not a file of the bundle`);
   const given = mcpConfigOf(manifest);
-  const { values, needs, uses } = resolveUserConfig(manifest, namedKeys(given));
+  const { values, needs, secrets, uses } = resolveUserConfig(manifest, given, choices.userConfig ?? []);
   const config = substitute(given, values);
   const executables = new Set(archive.files.filter((f) => f.executable).map((f) => f.path));
   if (type === "binary") {
@@ -278,6 +199,7 @@ export async function generateMcpbApp(
     displayName: (manifest.display_name ?? manifest.name).slice(0, 200),
     description: (manifest.description || `The MCP server of the bundle ${manifest.name}`).slice(0, 500),
     permissions: { storage: true, network: false, ...(needsOf.length > 0 ? { folders: needsOf } : {}) },
+    ...(secrets.length > 0 ? { secrets } : {}),
     mcpServers: {
       [name]: { command: config.command, args: [...config.args, ...(choices.args ?? [])], env: serverEnv },
     },

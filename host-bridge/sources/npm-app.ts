@@ -88,6 +88,8 @@ export interface OwnerChoices {
   folders: readonly FolderNeedChoice[];
   /** --arg: arguments after the server's program, in order. */
   args: readonly string[];
+  /** --user-config KEY=VALUE: an .mcpb bundle's non-sensitive user_config fields (mcpb-user-config.ts). */
+  userConfig?: ReadonlyArray<[string, string]>;
 }
 
 export const NO_CHOICES: OwnerChoices = { env: [], folders: [], args: [] };

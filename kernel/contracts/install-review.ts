@@ -99,6 +99,11 @@ export const InstallReviewSchema = z.object({
       /** The values the manifest sets (`${DATA}` stands for the app's data folder as the server sees it). */
       env: z.record(z.string(), z.string()),
       url: z.string().nullable(),
+      /**
+       * The secrets the server holds, one for each env value `${secret:NAME}`: it gets their values
+       * in those variables. Absent when it holds none, so other reviews keep their digest.
+       */
+      secrets: z.array(z.object({ variable: z.string(), secret: z.string() })).optional(),
     }),
   ),
   launches: z.array(

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { nextFireAfter, parseCronSchedule } from "../time/cron-schedule";
 import { plainBackendPath, shortText } from "./manifest-field-shapes";
 import { invalidField, type ManifestRefusal } from "./manifest-refusal";
+import { checkServerSecrets } from "./mcp-server-secrets";
 import type { AppManifest } from "./manifest";
 
 /** A job waits this long for the backend's answer unless its manifest says otherwise. */
@@ -92,8 +93,9 @@ export const McpServerSchema = z.object({
   env: z
     .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(4096))
     .meta({
-      description: "Variables set for a stdio server, on top of the sandbox's allowlisted environment.",
-      owner: "The names (not the values).",
+      description:
+        "Variables set for a stdio server, on top of the sandbox's allowlisted environment. A value written `${secret:NAME}` (the whole value) is the value of the secret NAME the app declares with delivery `env`: the server gets it in that variable at its start once the owner assigns the secret, and nothing before.",
+      owner: "The names and values, and each secret a server holds (never its value).",
       byDefault: "none",
     })
     .optional(),
@@ -146,7 +148,7 @@ export function checkJobNames(m: AppManifest): ManifestRefusal | null {
   return null;
 }
 
-/** A stdio server has a command and no url; an http server has an https:// URL naming a host and no command. */
+/** A stdio server has a command and no url; an http server has an https:// URL naming a host and no command; a secret it holds is declared (mcp-server-secrets.ts). */
 export function checkMcpServers(m: AppManifest): ManifestRefusal | null {
   for (const [name, server] of Object.entries(m.mcpServers ?? {})) {
     const transport = server.transport ?? "stdio";
@@ -161,5 +163,5 @@ export function checkMcpServers(m: AppManifest): ManifestRefusal | null {
         return invalidField(`mcpServers.${name}.url`, "an http server needs an https:// URL naming a host");
     }
   }
-  return null;
+  return checkServerSecrets(m);
 }

@@ -130,7 +130,7 @@ export const AppManifestSchema = z.looseObject({
     .max(32)
     .meta({
       description:
-        "Secrets the app asks the owner for. Nothing arrives until the owner stores one and assigns it to the app; it then reaches the backend as the environment variable `name` at its next start, masked in its log: the value itself, or a placeholder its egress broker replaces on the way to the origins `use` names (`delivery`).",
+        "Secrets the app asks the owner for. Nothing arrives until the owner stores one and assigns it to the app; it then reaches the backend as the environment variable `name` at its next start (and a stdio MCP server whose `env` names `${secret:NAME}`, in that variable), masked in its log: the value itself, or a placeholder its egress broker replaces on the way to the origins `use` names (`delivery`).",
       owner: "Every name, reason, origin and who holds the value.",
       byDefault: "none",
     })

@@ -43,6 +43,11 @@ export const PACKAGE_SOURCE_ERROR_CODES = {
   mcpb_manifest_invalid: { status: 422, message: "The .mcpb bundle's manifest.json cannot be used: {reason}." },
   mcpb_manifest_version_unsupported: { status: 422, message: "The .mcpb manifest_version '{version}' is unknown." },
   mcpb_user_config_refused: { status: 422, message: "The .mcpb user_config field '{field}' is refused: {reason}." },
+  mcpb_user_config_sensitive: {
+    status: 422,
+    message:
+      "The .mcpb user_config field '{field}' is sensitive: it is never given on the command line, where it would be written in app.json and shown in the review. Store it with `personalclaw secrets set {name}` and assign it to the app with `personalclaw secrets assign {name} <app>`.",
+  },
   // MCP Registry entries (host-bridge/sources/mcp-registry-*.ts).
   mcp_registry_entry_not_found: {
     status: 404,

@@ -89,6 +89,31 @@ export function runCli(
   });
 }
 
+/** Runs a CLI command to completion with `input` as its stdin (a secret's value, as `secrets set` reads it). */
+export function runCliWithInput(
+  args: string[],
+  input: string,
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 60_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolvePromise) => {
+    const child = spawn(process.execPath, [cliPath, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+    child.stdin.end(input);
+  });
+}
+
 /** Another host user a root test runs the gateway or the CLI as (an owner who is not root). */
 export interface TestUser {
   uid: number;

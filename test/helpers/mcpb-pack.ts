@@ -3,9 +3,11 @@
 // permission bits in the external attributes. The packer is not reachable offline; its zip
 // library is. Hostile variants (a link entry, a name that climbs out) are written with the same
 // library, as an attacker's tool would write them.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { zipSync, type Zippable } from "fflate";
+import { NPM_FIXTURES, tarballFile } from "./npm-registry";
 
 export interface PackedFile {
   data: Uint8Array | string;
@@ -47,4 +49,33 @@ export function appendSignatureBlock(bundle: Buffer, pkcs7: Buffer): Buffer {
   const length = Buffer.alloc(4);
   length.writeUInt32LE(pkcs7.length, 0);
   return Buffer.concat([bundle, Buffer.from("MCPB_SIG_V1"), length, pkcs7, Buffer.from("MCPB_SIG_END")]);
+}
+
+/** The published MCP SDK 1.0.1 and every package it needs, as npm installs them (one flat node_modules). */
+const SDK_CLOSURE: Array<[string, string]> = [
+  ["@modelcontextprotocol/sdk", "1.0.1"],
+  ["bytes", "3.1.2"],
+  ["content-type", "1.0.5"],
+  ["depd", "2.0.0"],
+  ["http-errors", "2.0.1"],
+  ["iconv-lite", "0.7.3"],
+  ["inherits", "2.0.4"],
+  ["raw-body", "3.0.2"],
+  ["safer-buffer", "2.1.2"],
+  ["setprototypeof", "1.2.0"],
+  ["statuses", "2.0.2"],
+  ["toidentifier", "1.0.1"],
+  ["unpipe", "1.0.0"],
+  ["zod", "3.25.76"],
+];
+
+/** The bundle's node_modules/ for a server on the published SDK, unpacked under `dir` from the vendored tarballs, as packer input. */
+export function sdkNodeModules(dir: string): Record<string, PackedFile> {
+  for (const [name, version] of SDK_CLOSURE) {
+    const target = join(dir, "node_modules", name);
+    mkdirSync(target, { recursive: true });
+    const tarball = join(NPM_FIXTURES, "tarballs", tarballFile(name, version));
+    execFileSync("tar", ["-xzf", tarball, "-C", target, "--strip-components=1"]);
+  }
+  return filesUnder(join(dir, "node_modules"), "node_modules/");
 }
