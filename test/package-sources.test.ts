@@ -203,6 +203,9 @@ describe("package sources from the dashboard's routes: stage, review, install, S
     expect(staged()).toEqual(before);
     const rows = (await (await gw.fetch("/api/security/events?kind=app_preview_refused&limit=50")).json()).events;
     expect(rows.some((r: { detail: { code: string } }) => r.detail.code === "source_address_refused")).toBe(true);
+    // A login written in a refused URL is not kept in the log.
+    expect(JSON.stringify(rows)).not.toContain("user:pw");
+    expect(rows.some((r: { subject: string }) => r.subject.includes(new URL(npm.url).host))).toBe(true);
   }, 60_000);
 
   it("an app token is refused every package-source route", async () => {

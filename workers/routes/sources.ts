@@ -84,6 +84,7 @@ export const sourceRoutes = [
     answer: { schema: StagedAnswer },
     refuses: [...SOURCE_REFUSALS, "config_file_invalid", "app_source_invalid", "bridge_unavailable"],
     async handle(req) {
+      // The spec goes into the security log, which masks a URL's login in it as in every row.
       return auditedRefusal(req, "app_preview_refused", req.body.spec.slice(0, 300), async () => {
         const staged = await bridgeCall(req.env, "POST /sources/stage", req.body, STAGE_TIMEOUT_MS);
         const record = await readRecord(req.env, staged.name);
