@@ -80,8 +80,8 @@ export const ManifestSchema = z.strictObject({
   store_files: z.array(StoreFileSchema),
   apps: z.array(z.strictObject({ name: z.string(), digest: z.string().nullable(), packages: z.array(z.string()) })),
   parts: z.array(PartEntrySchema),
-  /** Folders to make even when empty, relative to the home. */
-  folders: z.array(z.string()),
+  /** Folders to make even when empty, relative to the home, with their mode (an app's folder must stay readable by its child). */
+  folders: z.array(z.strictObject({ path: z.string().min(1).max(4096), mode: z.number().int().min(0).max(0o777) })),
   /** What was left out and why (a link under data/, a socket...). */
   skipped: z.array(z.string()),
 });

@@ -172,5 +172,5 @@ function checkLayout(envelope: Envelope, manifestAt: number): void {
   }
   if (expected !== manifestAt) throw invalid("its parts do not fill the archive");
   for (const folder of envelope.manifest.folders)
-    if (!isSafeRelativePath(folder)) throw invalid(`the folder ${JSON.stringify(folder)} is not allowed`);
+    if (!isSafeRelativePath(folder.path)) throw invalid(`the folder ${JSON.stringify(folder.path)} is not allowed`);
 }

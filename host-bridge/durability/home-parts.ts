@@ -40,20 +40,34 @@ export interface PlannedApp {
   packages: string[];
 }
 
+export interface PlannedFolder {
+  path: string;
+  mode: number;
+}
+
 export interface HomePlan {
   parts: PlannedPart[];
-  folders: string[];
+  folders: PlannedFolder[];
   skipped: string[];
   apps: PlannedApp[];
 }
 
+interface Found {
+  files: Array<{ abs: string; rel: string; mode: number }>;
+  folders: PlannedFolder[];
+  skipped: string[];
+}
+
+function found(): Found {
+  return { files: [], folders: [], skipped: [] };
+}
+
+async function modeOf(path: string): Promise<number> {
+  return (await lstat(path)).mode & 0o777;
+}
+
 /** Regular files under `root`, never through a link; links, sockets and the like are named in `skipped`. */
-async function walkFiles(
-  root: string,
-  base: string,
-  leaveOut: (rel: string) => boolean,
-  out: { files: Array<{ abs: string; rel: string; mode: number }>; folders: string[]; skipped: string[] },
-): Promise<void> {
+async function walkFiles(root: string, base: string, leaveOut: (rel: string) => boolean, out: Found): Promise<void> {
   const entries = (await readdir(root)).sort();
   for (const entry of entries) {
     const abs = join(root, entry);
@@ -61,7 +75,7 @@ async function walkFiles(
     if (leaveOut(rel)) continue;
     const st = await lstat(abs);
     if (st.isDirectory()) {
-      out.folders.push(rel);
+      out.folders.push({ path: rel, mode: st.mode & 0o777 });
       await walkFiles(abs, base, leaveOut, out);
     } else if (st.isFile()) out.files.push({ abs, rel, mode: st.mode & 0o777 });
     else out.skipped.push(rel);
@@ -110,15 +124,14 @@ async function planApp(
     const top = rel.split("/")[0];
     return top === "data" || top === "venv" || (npmInstalled && top === "node_modules");
   };
-  const found = {
-    files: [] as Array<{ abs: string; rel: string; mode: number }>,
-    folders: [] as string[],
-    skipped: [] as string[],
-  };
-  await walkFiles(appDir, appDir, leaveOut, found);
-  plan.folders.push(`apps/${name}`, ...found.folders.map((f) => `apps/${name}/${f}`));
-  plan.skipped.push(...found.skipped.map((f) => `apps/${name}/${f}`));
-  for (const file of found.files)
+  const bytes = found();
+  await walkFiles(appDir, appDir, leaveOut, bytes);
+  plan.folders.push(
+    { path: `apps/${name}`, mode: await modeOf(appDir) },
+    ...bytes.folders.map((f) => ({ path: `apps/${name}/${f.path}`, mode: f.mode })),
+  );
+  plan.skipped.push(...bytes.skipped.map((f) => `apps/${name}/${f}`));
+  for (const file of bytes.files)
     plan.parts.push({
       path: `apps/${name}/${file.rel}`,
       kind: "app-file",
@@ -130,13 +143,12 @@ async function planApp(
   const copy = join(staging, name);
   const report = await copyAppData(join(appDir, "data"), copy);
   plan.skipped.push(...report.skipped.map((f) => `apps/${name}/data/${f}`));
-  const data = {
-    files: [] as Array<{ abs: string; rel: string; mode: number }>,
-    folders: [] as string[],
-    skipped: [] as string[],
-  };
+  const data = found();
   await walkFiles(copy, copy, () => false, data);
-  plan.folders.push(`apps/${name}/data`, ...data.folders.map((f) => `apps/${name}/data/${f}`));
+  plan.folders.push(
+    { path: `apps/${name}/data`, mode: await modeOf(join(appDir, "data")) },
+    ...data.folders.map((f) => ({ path: `apps/${name}/data/${f.path}`, mode: f.mode })),
+  );
   // A link in data/ is recreated by an update's copy; an archive does not carry links.
   plan.skipped.push(...data.skipped.map((f) => `apps/${name}/data/${f}`));
   for (const file of data.files)
@@ -166,15 +178,11 @@ export async function planHomeParts(
   }
   for (const folder of HOME_FOLDERS) {
     if (!(await exists(join(home, folder)))) continue;
-    const found = {
-      files: [] as Array<{ abs: string; rel: string; mode: number }>,
-      folders: [] as string[],
-      skipped: [] as string[],
-    };
-    await walkFiles(join(home, folder), home, () => false, found);
-    plan.folders.push(folder, ...found.folders);
-    plan.skipped.push(...found.skipped);
-    for (const file of found.files)
+    const secrets = found();
+    await walkFiles(join(home, folder), home, () => false, secrets);
+    plan.folders.push({ path: folder, mode: await modeOf(join(home, folder)) }, ...secrets.folders);
+    plan.skipped.push(...secrets.skipped);
+    for (const file of secrets.files)
       plan.parts.push({ path: file.rel, kind: "home-file", mode: file.mode, source: file.abs });
   }
   const appsDir = join(home, "apps");

@@ -30,8 +30,11 @@ async function writeParts(
   step: (s: RestoreStep) => Promise<void>,
 ): Promise<number> {
   const { archive, key } = checked;
-  const folders = new Set(archive.manifest.folders);
-  for (const folder of [...folders].sort()) await mkdir(join(root, folder), { recursive: true, mode: 0o700 });
+  // Parents before children; each folder keeps its mode, never group- or world-writable.
+  for (const folder of [...archive.manifest.folders].sort((a, b) => a.path.localeCompare(b.path))) {
+    await mkdir(join(root, folder.path), { recursive: true, mode: 0o700 });
+    await chmod(join(root, folder.path), folder.mode & 0o755);
+  }
   const parts = archive.manifest.parts.filter((p) => p.kind !== "store");
   let written = 0;
   for (const part of parts) {

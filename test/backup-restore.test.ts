@@ -1,0 +1,257 @@
+// Backup and restore of the whole gateway (docs/backup-and-restore.md), end to end: a real
+// gateway with a confined Python backend writing rows into data/app.db the whole time and holding
+// an assigned secret, and a Node backend with notes in data/, is backed up while it runs; the
+// archive is refused when a byte is flipped or the passphrase is wrong, a replace is refused on a
+// running gateway, and a replace into a fresh home on another port gives back the apps with their
+// data, the secret, and a security log that continues its chain and extends the archived
+// checkpoint offline.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
+import { appTokenOf, install } from "./helpers/backends";
+import { APP, dbRows, expectNoRowLost, proxied, sleep, waitHealthy, writeProbe, type Json } from "./helpers/probe-app";
+import { OpenedArchive } from "../host-bridge/durability/archive-reader";
+
+const PASSPHRASE = "correct horse battery staple";
+const SECRET_VALUE = "probe-secret-value-7d1f3c";
+const NOTE_TEXT = "a note the restore must bring back";
+
+/** A file of the home, counted as the test sees it (a restore must not have written into a home it refused). */
+function listing(home: string): string[] {
+  if (!existsSync(home)) return [];
+  return readdirSync(home, { recursive: true }).map(String).sort();
+}
+
+function integrityOf(path: string): string {
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    return String(db.pragma("integrity_check", { simple: true }));
+  } finally {
+    db.close();
+  }
+}
+
+describe("backup and restore of the whole gateway", () => {
+  let gw: RunningGateway;
+  let restored: RunningGateway | null = null;
+  let root: string;
+  let archive: string;
+  let passFile: string;
+  let rowsAtBackup = 0;
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), "pc-backup-"));
+    passFile = join(root, "pass");
+    writeFileSync(passFile, `${PASSPHRASE}\n`);
+    gw = await startGateway();
+    const secrets = [{ name: "PROBE_API_KEY", why: "the backup suite gives it one" }];
+    await install(gw.home, await writeProbe(root, "1.0.0", { secrets }));
+    await install(gw.home, join(repoRoot, "apps", "fixtures", "node-notes"));
+    const json = { "content-type": "application/json" };
+    const put = await gw.fetch("/api/secrets/PROBE_API_KEY", {
+      method: "PUT",
+      headers: json,
+      body: JSON.stringify({ value: SECRET_VALUE }),
+    });
+    expect(put.status).toBe(200);
+    const assign = await gw.fetch("/api/secrets/PROBE_API_KEY/assign", {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ app: APP }),
+    });
+    expect(assign.status).toBe(200);
+    expect((await gw.fetch(`/api/apps/${APP}/restart`, { method: "POST", headers: json, body: "{}" })).status).toBe(
+      200,
+    );
+    await waitHealthy(gw);
+    const note = await gw.fetch("/apps/node-notes/api/notes", {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ text: NOTE_TEXT }),
+    });
+    expect(note.status).toBe(201);
+    expect((await proxied(gw)).body?.secret).toBe(true);
+  }, 180_000);
+
+  afterAll(async () => {
+    await restored?.stop();
+    await gw?.stop();
+    await rm(root, { recursive: true, force: true });
+    await rm(gw?.home ?? "/nonexistent", { recursive: true, force: true });
+  });
+
+  it("writes one archive while the probe writes, sealed: no secret value, no note and no -wal in it", async () => {
+    archive = join(root, "home.pcbackup");
+    await sleep(500); // the probe has written rows for a while
+    const result = await runCli([
+      "backup",
+      "--out",
+      archive,
+      "--passphrase-file",
+      passFile,
+      "--json",
+      "--home",
+      gw.home,
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout) as Json;
+    expect(summary.apps).toEqual(expect.arrayContaining([APP, "node-notes"]));
+    rowsAtBackup = dbRows(gw.home).length;
+    const bytes = readFileSync(archive);
+    expect(bytes.includes(Buffer.from(SECRET_VALUE))).toBe(false);
+    expect(bytes.includes(Buffer.from(NOTE_TEXT))).toBe(false);
+    expect(bytes.includes(Buffer.from("SQLite format 3"))).toBe(false);
+    const opened = await OpenedArchive.open(archive);
+    try {
+      const paths = opened.manifest.parts.map((p) => p.path);
+      expect(paths).toContain(`apps/${APP}/data/app.db`);
+      expect(paths).toContain("apps/node-notes/data/notes.json");
+      expect(paths.filter((p) => /-(wal|shm)$/.test(p) || p.includes("/venv/") || p.startsWith("logs/"))).toEqual([]);
+      expect(paths).not.toContain(".local_secret");
+      for (const part of opened.manifest.parts) expect(part.sha256).toMatch(/^[0-9a-f]{64}$/);
+      expect(opened.manifest.log.head.seq).toBeGreaterThan(0);
+    } finally {
+      await opened.close();
+    }
+    // Nothing but the archive was left beside it.
+    expect(readdirSync(root).filter((f) => f.includes("partial"))).toEqual([]);
+  }, 120_000);
+
+  it("checks the archive and prints the plan without a mode, writing nothing", async () => {
+    const target = join(mkdtempSync(join(tmpdir(), "pc-restore-")), "home");
+    const result = await runCli(["restore", archive, "--passphrase-file", passFile, "--json", "--home", target]);
+    expect(result.code, result.stderr).toBe(0);
+    const answer = JSON.parse(result.stdout) as Json;
+    expect(answer.verified).toBe(true);
+    expect(answer.plan.apps.map((a: Json) => a.name)).toEqual(expect.arrayContaining([APP, "node-notes"]));
+    expect(answer.plan.secrets).toEqual([{ name: "PROBE_API_KEY", in_home: false }]);
+    expect(existsSync(target)).toBe(false);
+  }, 60_000);
+
+  it("refuses an archive with one byte flipped, in a part or in its manifest, before writing anything", async () => {
+    const opened = await OpenedArchive.open(archive);
+    const dataPart = opened.manifest.parts.find((p) => p.path === `apps/${APP}/data/app.db`)!;
+    await opened.close();
+    const original = readFileSync(archive);
+    for (const at of [dataPart.offset + Math.floor(dataPart.size / 2), original.length - 100]) {
+      const flipped = Buffer.from(original);
+      flipped[at] = flipped[at]! ^ 0x01;
+      const tampered = join(root, `tampered-${at}.pcbackup`);
+      writeFileSync(tampered, flipped);
+      const target = join(mkdtempSync(join(tmpdir(), "pc-restore-")), "home");
+      const result = await runCli([
+        "restore",
+        tampered,
+        "--mode",
+        "replace",
+        "--passphrase-file",
+        passFile,
+        "--json",
+        "--home",
+        target,
+      ]);
+      expect(result.code).toBe(1);
+      expect(JSON.parse(result.stdout).error.code).toBe("archive_invalid");
+      expect(existsSync(target)).toBe(false);
+    }
+  }, 60_000);
+
+  it("refuses a wrong passphrase with archive_passphrase_wrong, writing nothing", async () => {
+    const wrong = join(root, "wrong");
+    writeFileSync(wrong, "not the passphrase\n");
+    const target = join(mkdtempSync(join(tmpdir(), "pc-restore-")), "home");
+    const result = await runCli([
+      "restore",
+      archive,
+      "--mode",
+      "replace",
+      "--passphrase-file",
+      wrong,
+      "--json",
+      "--home",
+      target,
+    ]);
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout).error.code).toBe("archive_passphrase_wrong");
+    expect(existsSync(target)).toBe(false);
+  }, 60_000);
+
+  it("refuses to replace the home of a running gateway with gateway_running, naming the stop command", async () => {
+    const before = listing(join(gw.home, "apps"));
+    const result = await runCli([
+      "restore",
+      archive,
+      "--mode",
+      "replace",
+      "--passphrase-file",
+      passFile,
+      "--home",
+      gw.home,
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("(gateway_running)");
+    expect(result.stderr).toContain("stop");
+    expect(listing(join(gw.home, "apps"))).toEqual(before);
+    expect(readdirSync(join(gw.home, "..")).filter((f) => f.includes(".restore"))).toEqual([]);
+  }, 60_000);
+
+  it("an app token never reaches the backup route", async () => {
+    const token = await appTokenOf(gw, "node-notes");
+    const response = await gw.fetch("/api/durability/backup", {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ passphrase: PASSPHRASE }),
+    });
+    expect(response.status).toBe(403);
+    expect(response.headers.get("content-type")).toContain("application/json");
+  }, 60_000);
+
+  it("replaces a fresh home on another port: the apps answer with their data, the secret arrives, the log verifies", async () => {
+    const target = join(mkdtempSync(join(tmpdir(), "pc-restore-")), "home");
+    const result = await runCli([
+      "restore",
+      archive,
+      "--mode",
+      "replace",
+      "--passphrase-file",
+      passFile,
+      "--json",
+      "--home",
+      target,
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const db = join(target, "apps", APP, "data", "app.db");
+    expect(integrityOf(db)).toBe("ok");
+    expect(existsSync(`${db}-wal`)).toBe(false);
+    const rows = dbRows(target);
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.length).toBeLessThanOrEqual(rowsAtBackup);
+    expectNoRowLost(rows, "1.0.0");
+    // The log ends at the archive's head; the checkpoint it carries is proved offline on the restored home.
+    const opened = await OpenedArchive.open(archive);
+    const { checkpoint, head } = opened.manifest.log;
+    await opened.close();
+    writeFileSync(join(root, "cp.note"), checkpoint.note);
+    writeFileSync(join(root, "cp.note.pub"), checkpoint.public_key);
+    const offline = await runCli(["security", "verify", "--checkpoint", join(root, "cp.note"), "--home", target]);
+    expect(offline.code, offline.stdout + offline.stderr).toBe(0);
+
+    restored = await startGateway({ home: target });
+    expect(restored.port).not.toBe(gw.port);
+    await waitHealthy(restored);
+    const state = await proxied(restored);
+    expect(state.body?.secret).toBe(true);
+    expect(state.body?.rows).toBeGreaterThanOrEqual(rows.length);
+    const notes = (await (await restored.fetch("/apps/node-notes/api/notes")).json()) as { notes: Json[] };
+    expect(notes.notes.map((n) => n.text)).toEqual([NOTE_TEXT]);
+    const verify = await runCli(["security", "verify", "--json", "--home", target]);
+    expect(verify.code, verify.stdout).toBe(0);
+    const events = (await (await restored.fetch("/api/security/events?limit=500")).json()) as { events: Json[] };
+    expect(Math.max(...events.events.map((e) => e.seq))).toBeGreaterThan(head.seq);
+    expect(events.events.some((e) => e.kind === "backup_started")).toBe(true);
+  }, 180_000);
+});
