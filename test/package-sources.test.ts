@@ -128,6 +128,10 @@ describe("package sources from the dashboard's routes: stage, review, install, S
     });
     expect(entry.packages).toEqual([{ registryType: "npm", identifier: PACKAGE, version: "2025.8.4" }]);
     expect(mcp.requests.at(-1)).toMatch(/^\/v0\.1\/servers\?version=latest&limit=\d+$/);
+    // Add from the entry: its spec stages through the same route, its provenance in the review, as the installed app's update.
+    const staged = await (await post("/api/sources/stage", { spec: entry.spec, env: [MEMORY_ENV] })).json();
+    expect(staged.review.mcpRegistryEntry).toMatchObject({ registry: mcp.url, official: false, name: entry.name });
+    expect(staged).toMatchObject({ name: APP, installed: true });
     const searched = await (await gw.fetch("/api/sources/registry?search=nothing-like-it")).json();
     expect(searched.entries).toEqual([]);
     expect(mcp.requests.at(-1)).toContain("search=nothing-like-it");
@@ -197,6 +201,16 @@ describe("package sources from the dashboard's routes: stage, review, install, S
       expect(response.status, spec).toBe(code === "source_address_refused" ? 403 : 400);
       expect((await response.json()).error.code, spec).toBe(code);
     }
+    // An entry of the owner's registry naming a bundle at a local address the owner never wrote.
+    const planted = registryFixture("server-memory.json");
+    planted.server.name = "io.github.someone/planted";
+    planted.server.packages = [
+      { registryType: "mcpb", identifier: "http://127.0.0.9:9/planted.mcpb", fileSha256: "0".repeat(64) },
+    ];
+    mcp.publish(planted);
+    const fromEntry = await post("/api/sources/stage", { spec: "registry:io.github.someone/planted" });
+    expect(fromEntry.status).toBe(403);
+    expect((await fromEntry.json()).error.code).toBe("source_address_refused");
     const refusedChoice = await post("/api/sources/stage", { spec: SPEC, env: ["not an assignment"] });
     expect(refusedChoice.status).toBe(400);
     expect((await refusedChoice.json()).error.code).toBe("bad_request");
