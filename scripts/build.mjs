@@ -72,6 +72,7 @@ const BUNDLES = {
         "render-child-env": "scripts/render-child-env.ts",
         "render-cli": "scripts/render-cli.ts",
         "render-review-words": "scripts/render-review-words.ts",
+        "render-openapi": "scripts/render-openapi.ts",
       },
       outdir: "dist",
     },

@@ -2,31 +2,16 @@
 import { ERROR_CODES, type ErrorCode } from "../../kernel/contracts/errors";
 import type { AnyRouteRow } from "../route-row";
 import { EVERY_ROUTE_REFUSALS } from "./pipeline-refusals";
+import { schemaOutline } from "./schema-outline";
 import { describeRoutes, type RouteDescription } from "./table";
-
-const SAFE_INTEGER_BOUNDS: Record<string, number> = {
-  minimum: Number.MIN_SAFE_INTEGER,
-  maximum: Number.MAX_SAFE_INTEGER,
-};
-
-/**
- * A JSON Schema on one line, without what every schema repeats: the `$schema` marker and the
- * safe-integer bounds zod states on every integer.
- */
-function compactSchema(schema: unknown): string {
-  return JSON.stringify(schema, (key, value: unknown) => {
-    if (key === "$schema" || SAFE_INTEGER_BOUNDS[key] === value) return undefined;
-    return value;
-  });
-}
 
 function codeList(codes: ReadonlyArray<string>): string {
   return codes.map((code) => `\`${code}\` ${ERROR_CODES[code as ErrorCode].status}`).join(", ");
 }
 
-function answerLine(answer: RouteDescription["answer"]): string {
-  if ("streamed" in answer) return `- Answer: streamed: ${answer.streamed}`;
-  return `- Answer: ${answer.status} \`${compactSchema(answer.schema)}\``;
+function answerLines(answer: RouteDescription["answer"]): string[] {
+  if ("streamed" in answer) return [`- Answer: streamed: ${answer.streamed}`];
+  return schemaOutline(`Answer ${answer.status}`, answer.schema);
 }
 
 /** The route reference as Markdown, one section per family. */
@@ -36,7 +21,8 @@ export function renderRoutesMarkdown(rows: ReadonlyArray<AnyRouteRow>): string {
     "",
     "Generated from the route table (`workers/routes/table.ts`) by `npm run docs:routes`; do not edit by hand.",
     'Every failure answers `{"error": {"code", "message", "detail"?}}` with the HTTP status beside its code below.',
-    "Each route lists its answer (status and JSON Schema) and its refusal codes: those the request pipeline gives",
+    "Each route lists its query, body and answer fields (the full JSON Schemas are in `docs/openapi.json` and",
+    "GET /api/openapi.json) and its refusal codes: those the request pipeline gives",
     "a route like it (by who may call it, whether the internal credential opens it, and the body or query it reads),",
     "then those its handler adds.",
     "",
@@ -52,9 +38,9 @@ export function renderRoutesMarkdown(rows: ReadonlyArray<AnyRouteRow>): string {
       lines.push(route.contract, "");
       lines.push(`- Authorization: ${route.authorization}`);
       lines.push(`- Internal credential: ${route.internal ? "accepted" : "refused"}`);
-      if (route.query) lines.push(`- Query: \`${compactSchema(route.query)}\``);
-      if (route.body) lines.push(`- Body: \`${compactSchema(route.body)}\``);
-      lines.push(answerLine(route.answer));
+      if (route.query) lines.push(...schemaOutline("Query", route.query));
+      if (route.body) lines.push(...schemaOutline("Body", route.body));
+      lines.push(...answerLines(route.answer));
       lines.push(`- Refusals by the pipeline: ${codeList(route.refuses.pipeline) || "none beyond the above"}`);
       lines.push(`- Refusals by the handler: ${codeList(route.refuses.handler) || "none"}`);
       lines.push("");

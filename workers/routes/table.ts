@@ -9,6 +9,7 @@ import { approvalRoutes } from "./approvals";
 import { appProxyRoutes } from "./app-proxy";
 import { messagingRoutes } from "./messaging";
 import { mcpRoutes } from "./mcp";
+import { openApiRoute } from "./openapi";
 import { authRoutes } from "./auth";
 import { eventRoutes } from "./events";
 import { route, type AnyRouteRow, type RouteAnswer } from "../route-row";
@@ -73,7 +74,11 @@ const manifestRoute = route({
   },
 });
 
-export const ROUTES: ReadonlyArray<AnyRouteRow> = [...baseRows, manifestRoute];
+export const ROUTES: ReadonlyArray<AnyRouteRow> = [
+  ...baseRows,
+  manifestRoute,
+  openApiRoute(() => describeRoutes(ROUTES)),
+];
 
 function authorizationText(row: AnyRouteRow): string {
   switch (row.authz.kind) {
