@@ -6,7 +6,7 @@ import type { InstallReview } from "../../kernel/contracts/install-review";
 import { escapeControls, safeLine } from "../../kernel/text/text-safety";
 import { FINDINGS_WORDS, GRANT_WORDS } from "../../kernel/contracts/review-words";
 import { McpRegistryEntryReviewSchema } from "../../kernel/contracts/mcp-registry";
-import { MCPB_SIGNATURE_WORDS } from "../../kernel/contracts/mcpb-bundle";
+import { MCPB_SIGNATURE_WORDS, type McpbSignatureState } from "../../kernel/contracts/mcpb-bundle";
 
 const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
 
@@ -101,7 +101,10 @@ function heldSecretsText(held: ReadonlyArray<{ variable?: unknown; secret?: unkn
 
 /** The .mcpb bundle an app came from: the bytes pinned, what the bundle claims (marked as claims), the signature state. */
 function mcpbBundleLines(bundle: NonNullable<RenderableReview["mcpbBundle"]>): string[] {
-  const signature = bundle.signature === "signed-unverified" ? "signed-unverified" : "unsigned";
+  const signature = Object.hasOwn(MCPB_SIGNATURE_WORDS, String(bundle.signature))
+    ? (bundle.signature as McpbSignatureState)
+    : "unsigned";
+  const signer = bundle.signer;
   return [
     `Source: .mcpb bundle ${t(bundle.source)}`,
     // A hash is shown whole: t() would mask 64 hex characters as a credential.
@@ -109,7 +112,14 @@ function mcpbBundleLines(bundle: NonNullable<RenderableReview["mcpbBundle"]>): s
     `  Publisher (as the bundle states it, not proven): ${t(bundle.author)}`,
     `  Bundle: ${t(bundle.name)} ${t(bundle.version)} (${t(bundle.serverType)} server)`,
     `  Compatibility: ${bundle.compatibility?.length ? bundle.compatibility.map(t).join("; ") : "none stated"}`,
-    `  Signature: ${MCPB_SIGNATURE_WORDS[signature]}`,
+    `  Signature: ${signer ? `signed by ${t(signer.subject)}, ` : ""}${MCPB_SIGNATURE_WORDS[signature]}`,
+    ...(signer
+      ? [
+          // A fingerprint is shown whole: t() would mask its hex as a credential.
+          `  Signer's certificate: issued by ${t(signer.issuer)}; sha256 ${escapeControls(String(signer.fingerprint))}; valid ${t(signer.validFrom)} to ${t(signer.validTo)}`,
+          ...(signer.reason ? [`  Why it is not trusted: ${t(signer.reason)}`] : []),
+        ]
+      : []),
     `  user_config: ${list((bundle.userConfig ?? []).map((u) => `${t(u.key)} (${t(u.type)}): ${t(u.becomes)}`))}`,
   ];
 }

@@ -27,6 +27,7 @@ import { SECRET_NAME } from "../../kernel/contracts/secrets";
 import type { OwnerConfig } from "../owner-config";
 import { generateMcpbApp } from "./mcpb-app";
 import { readMcpbSource } from "./mcpb-fetch";
+import type { SignatureTrust } from "./mcpb-signature";
 import { choosePackage, resolveRegistryEntry, type ChosenPackage, type RegistrySpec } from "./mcp-registry-resolve";
 import { generateNpmApp, type GeneratedApp, type OwnerChoices } from "./npm-app";
 import { resolveNpmClosure } from "./npm-resolve";
@@ -157,6 +158,7 @@ async function generateEntryBundle(
   server: RegistryServer,
   chosen: Extract<ChosenPackage, { kind: "mcpb" }>,
   choices: OwnerChoices,
+  trust?: () => SignatureTrust,
 ): Promise<GeneratedApp> {
   // The entry's URL is not the owner's: only the registry URL the owner named may make a local address reachable.
   const bundle = await readMcpbSource(chosen.url, "/", { source: registry });
@@ -164,7 +166,7 @@ async function generateEntryBundle(
     throw new GatewayError("mcp_registry_bundle_mismatch", {
       vars: { bundle: chosen.url.slice(0, 500), name: server.name, sha256: chosen.sha256 },
     });
-  return generateMcpbApp(bundle, choices);
+  return generateMcpbApp(bundle, choices, trust);
 }
 
 /** The generated app of the chosen package, and the words the review shows for what it resolved to. */
@@ -173,6 +175,7 @@ async function generatePackageApp(
   found: { registry: string; server: RegistryServer },
   chosen: ChosenPackage,
   choices: OwnerChoices,
+  trust?: () => SignatureTrust,
 ): Promise<{ app: GeneratedApp; resolvedTo: string }> {
   const given = choices.userConfig?.[0];
   if (given && chosen.kind !== "mcpb")
@@ -184,7 +187,7 @@ async function generatePackageApp(
     });
   if (chosen.kind === "mcpb")
     return {
-      app: await generateEntryBundle(found.registry, found.server, chosen, choices),
+      app: await generateEntryBundle(found.registry, found.server, chosen, choices, trust),
       resolvedTo: `.mcpb ${chosen.url} (sha256 ${chosen.sha256})`,
     };
   if (chosen.kind === "npm") {
@@ -204,12 +207,13 @@ export async function generateRegistryApp(
   install: OwnerConfig["install"],
   spec: RegistrySpec,
   choices: OwnerChoices,
+  trust?: () => SignatureTrust,
 ): Promise<GeneratedApp> {
   const { registry, server } = await resolveRegistryEntry({ registries: install.mcp_registries, ...spec });
   const chosen = choosePackage(server);
   const plan = planRegistrySettings(server, chosen, choices.env, choices.args.length > 0);
   const entryChoices: OwnerChoices = { ...choices, env: plan.env };
-  const { app, resolvedTo } = await generatePackageApp(install, { registry, server }, chosen, entryChoices);
+  const { app, resolvedTo } = await generatePackageApp(install, { registry, server }, chosen, entryChoices, trust);
   const origin: McpRegistryOrigin = {
     registry,
     name: server.name,

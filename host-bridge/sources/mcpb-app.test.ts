@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { McpbBundleRecordSchema } from "../../kernel/contracts/mcpb-bundle";
 import { validateManifest } from "../../kernel/contracts/manifest";
-import { packMcpb, type PackedFile } from "../../test/helpers/mcpb-pack";
+import { appendSignatureBlock, packMcpb, type PackedFile } from "../../test/helpers/mcpb-pack";
 import { generateMcpbApp } from "./mcpb-app";
 import { refusal } from "../../test/helpers/refusals";
 
@@ -185,6 +185,13 @@ describe("an .mcpb bundle becomes an ordinary app", () => {
     expect(sensitive.message).not.toContain("s3cr3t-on-the-line");
     for (const given of [[["limit", "99"]], [["limit", "ten"]], [["nope", "1"]], []] as Array<Array<[string, string]>>)
       expect((await refusal(add(given))).code).toBe("mcpb_user_config_refused");
+  });
+
+  it("a signature block that is not a signature of the bundle is refused with mcpb_signature_invalid", async () => {
+    const bytes = appendSignatureBlock(packMcpb(manifest(), SERVER_FILES), Buffer.from("not PKCS#7 at all"));
+    const error = await refusal(generateMcpbApp({ source: "./notes.mcpb", bytes }, { env: [] }));
+    expect(error.code).toBe("mcpb_signature_invalid");
+    expect(error.message).toContain("not readable PKCS#7");
   });
 
   it("refuses what a confined server cannot be given, naming the field", async () => {

@@ -15,7 +15,8 @@ import { GatewayError } from "../../kernel/contracts/errors";
 import { folderInside } from "../../kernel/contracts/folder-grants";
 import { MCPB_BUNDLE_FILE, type McpbBundleRecord } from "../../kernel/contracts/mcpb-bundle";
 import { DATA_PLACEHOLDER } from "../sandbox/server-env";
-import { MCPB_CAPS, readMcpbArchive, type McpbCaps, type McpbFile } from "./mcpb-archive";
+import { MCPB_CAPS, readMcpbArchive, type McpbArchive, type McpbCaps, type McpbFile } from "./mcpb-archive";
+import { signatureTrustOf, verifyMcpbSignature, type SignatureTrust } from "./mcpb-signature";
 import { parseMcpbManifest, type McpbManifest } from "./mcpb-manifest";
 import {
   configRefused,
@@ -140,13 +141,31 @@ function folderNeeds(needs: readonly FolderNeed[], choices: McpbOwnerChoices, so
   return all;
 }
 
-/** The generated app of one bundle and the owner's choices; throws a GatewayError naming what is refused. */
+/** The signature's state and signer; a block that does not sign the bundle's bytes is refused (mcpb_signature_invalid). */
+async function signatureOf(
+  archive: McpbArchive,
+  trust: () => SignatureTrust,
+): Promise<Pick<McpbBundleRecord, "signature" | "signer">> {
+  if (archive.signed === null) return { signature: "unsigned" };
+  const { state, ...signer } = await verifyMcpbSignature(archive.signed.zip, archive.signed.block, trust());
+  return { signature: state, signer };
+}
+
+/** The system's trust store alone, for a caller that names no owner's extra authorities. */
+const systemTrust = () => signatureTrustOf("", undefined);
+
+/**
+ * The generated app of one bundle and the owner's choices; throws a GatewayError naming what is
+ * refused. `trust` gives the authorities a signature may chain to, read only for a signed bundle.
+ */
 export async function generateMcpbApp(
   bundle: McpbSource,
   choices: McpbOwnerChoices,
+  trust: () => SignatureTrust = systemTrust,
   caps: McpbCaps = MCPB_CAPS,
 ): Promise<GeneratedApp & { record: McpbBundleRecord }> {
   const archive = await readMcpbArchive(bundle.bytes, caps);
+  const signature = await signatureOf(archive, trust);
   const manifest = parseMcpbManifest(archive.files.find((f) => f.path === "manifest.json")?.bytes);
   const type = manifest.server.type;
   if (type === "uv")
@@ -188,7 +207,7 @@ export async function generateMcpbApp(
       .slice(0, 1000),
     serverType: type,
     compatibility: compatibilityLines(manifest),
-    signature: archive.signature,
+    ...signature,
     userConfig: uses,
     files: archive.files.length,
     unpackedBytes: archive.unpackedBytes,

@@ -31,7 +31,7 @@ describe("reading an .mcpb bundle's files", () => {
       "node_modules/a/package.json": { data: '{"name":"a"}' },
     });
     const archive = await readMcpbArchive(bundle);
-    expect(archive.signature).toBe("unsigned");
+    expect(archive.signed).toBeNull();
     const files = Object.fromEntries(archive.files.map((f) => [f.path, f]));
     expect(Object.keys(files).sort()).toEqual([
       "manifest.json",
@@ -109,10 +109,12 @@ describe("reading an .mcpb bundle's files", () => {
     expect((await refusal(readMcpbArchive(Buffer.from("not a zip at all")))).code).toBe("mcpb_archive_invalid");
   });
 
-  it("a signature block appended as mcpb sign appends one reads as signed, not verified; its zip still reads", async () => {
-    const bundle = appendSignatureBlock(packMcpb(MANIFEST, {}), Buffer.from("0\x82 pkcs7 bytes"));
+  it("a signature block appended as mcpb sign appends one is split off: the bytes before it and its PKCS#7", async () => {
+    const zip = packMcpb(MANIFEST, {});
+    const bundle = appendSignatureBlock(zip, Buffer.from("0\x82 pkcs7 bytes"));
     const archive = await readMcpbArchive(bundle);
-    expect(archive.signature).toBe("signed-unverified");
+    expect(archive.signed!.zip.equals(zip)).toBe(true);
+    expect(archive.signed!.block.toString()).toBe("0\x82 pkcs7 bytes");
     expect(archive.files.map((f) => f.path)).toEqual(["manifest.json"]);
   });
 

@@ -9,7 +9,6 @@
 import { crc32 } from "node:zlib";
 import yauzl from "yauzl";
 import { GatewayError } from "../../kernel/contracts/errors";
-import type { McpbSignatureState } from "../../kernel/contracts/mcpb-bundle";
 import { isNeverInstalled } from "../staging/never-installed";
 import { DEFAULT_STAGING_CAPS } from "../staging/survey-tree";
 
@@ -42,7 +41,8 @@ export interface McpbFile {
 
 export interface McpbArchive {
   files: McpbFile[];
-  signature: McpbSignatureState;
+  /** The bytes before a signature block and the block's PKCS#7, when the bundle ends with one (mcpb-signature.ts verifies it). */
+  signed: { zip: Buffer; block: Buffer } | null;
   unpackedBytes: number;
 }
 
@@ -66,16 +66,16 @@ const tooLarge = (reason: string) => new GatewayError("mcpb_too_large", { vars: 
  * Splits off a signature block that ends the file. A block whose framing does not add up is
  * refused: where the zip ends would then be a guess.
  */
-export function splitSignatureBlock(file: Buffer): { zip: Buffer; signature: McpbSignatureState } {
+export function splitSignatureBlock(file: Buffer): { zip: Buffer; block: Buffer | null } {
   if (file.length < SIGNATURE_FOOTER.length || !file.subarray(-SIGNATURE_FOOTER.length).equals(SIGNATURE_FOOTER))
-    return { zip: file, signature: "unsigned" };
+    return { zip: file, block: null };
   const footerAt = file.length - SIGNATURE_FOOTER.length;
   const headerAt = file.lastIndexOf(SIGNATURE_HEADER, footerAt - 1);
   const lengthAt = headerAt + SIGNATURE_HEADER.length;
   if (headerAt < 0 || lengthAt + 4 > footerAt || file.readUInt32LE(lengthAt) !== footerAt - lengthAt - 4)
     throw invalid("it ends with a signature block whose framing is malformed");
   if (footerAt - lengthAt - 4 === 0) throw invalid("its signature block is empty");
-  return { zip: file.subarray(0, headerAt), signature: "signed-unverified" };
+  return { zip: file.subarray(0, headerAt), block: file.subarray(lengthAt + 4, footerAt) };
 }
 
 /** The entry's name as UTF-8 text, or a refusal: a name not flagged UTF-8 must be ASCII, read alike everywhere. */
@@ -194,7 +194,7 @@ function refuseFileFolderClash(files: readonly McpbFile[]): void {
 /** Reads every file of the bundle whole, within `caps`; throws a GatewayError naming what is refused. */
 export async function readMcpbArchive(file: Buffer, caps: McpbCaps = MCPB_CAPS): Promise<McpbArchive> {
   if (file.length > caps.maxBundleBytes) throw tooLarge(`the file is larger than ${caps.maxBundleBytes} bytes`);
-  const { zip, signature } = splitSignatureBlock(file);
+  const { zip, block } = splitSignatureBlock(file);
   const zipfile = await openZip(zip);
   if (zipfile.entryCount > caps.maxEntries) {
     zipfile.close();
@@ -220,5 +220,5 @@ export async function readMcpbArchive(file: Buffer, caps: McpbCaps = MCPB_CAPS):
     zipfile.close();
   }
   refuseFileFolderClash(files);
-  return { files, signature, unpackedBytes: totals.declared };
+  return { files, signed: block === null ? null : { zip, block }, unpackedBytes: totals.declared };
 }

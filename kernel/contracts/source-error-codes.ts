@@ -43,6 +43,11 @@ export const PACKAGE_SOURCE_ERROR_CODES = {
   mcpb_manifest_invalid: { status: 422, message: "The .mcpb bundle's manifest.json cannot be used: {reason}." },
   mcpb_manifest_version_unsupported: { status: 422, message: "The .mcpb manifest_version '{version}' is unknown." },
   mcpb_user_config_refused: { status: 422, message: "The .mcpb user_config field '{field}' is refused: {reason}." },
+  mcpb_signature_invalid: {
+    status: 422,
+    message:
+      "The .mcpb bundle's signature is refused: {reason}. A bundle whose signature does not cover its bytes is never installed.",
+  },
   mcpb_user_config_sensitive: {
     status: 422,
     message:

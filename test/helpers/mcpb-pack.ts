@@ -4,10 +4,12 @@
 // library is. Hostile variants (a link entry, a name that climbs out) are written with the same
 // library, as an attacker's tool would write them.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { zipSync, type Zippable } from "fflate";
 import { NPM_FIXTURES, tarballFile } from "./npm-registry";
+import type { SignerFiles } from "./test-ca";
 
 export interface PackedFile {
   data: Uint8Array | string;
@@ -49,6 +51,24 @@ export function appendSignatureBlock(bundle: Buffer, pkcs7: Buffer): Buffer {
   const length = Buffer.alloc(4);
   length.writeUInt32LE(pkcs7.length, 0);
   return Buffer.concat([bundle, Buffer.from("MCPB_SIG_V1"), length, pkcs7, Buffer.from("MCPB_SIG_END")]);
+}
+
+/**
+ * The bundle signed as `mcpb sign` signs one: a detached CMS SignedData over every byte of the
+ * bundle, SHA-256, with signed attributes and the signer's certificate, made here by openssl
+ * (the packer's own signer needs its CLI, which is not reachable offline), framed as the packer
+ * frames it.
+ */
+export function signMcpb(bundle: Buffer, signer: SignerFiles): Buffer {
+  const dir = mkdtempSync(join(tmpdir(), "pc-mcpb-sign-"));
+  try {
+    writeFileSync(join(dir, "bundle.zip"), bundle);
+    // prettier-ignore
+    execFileSync("openssl", ["cms", "-sign", "-binary", "-md", "sha256", "-in", join(dir, "bundle.zip"), "-signer", signer.certPath, "-inkey", signer.keyPath, "-outform", "DER", "-out", join(dir, "sig.der")], { stdio: ["ignore", "ignore", "pipe"] });
+    return appendSignatureBlock(bundle, readFileSync(join(dir, "sig.der")));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** The published MCP SDK 1.0.1 and every package it needs, as npm installs them (one flat node_modules). */

@@ -73,3 +73,64 @@ export function makeTestCertificates(opts: { names?: string[]; addresses?: strin
     cert: readFileSync(join(dir, "server.pem"), "utf8"),
   };
 }
+
+/** A certificate and its key, as files a signer names (`openssl cms -signer ... -inkey ...`). */
+export interface SignerFiles {
+  certPath: string;
+  keyPath: string;
+  certPem: string;
+}
+
+/**
+ * A code-signing certificate for `commonName`, signed by the test CA (`ca`), or self-signed when
+ * `ca` is null: a publisher no authority of the run vouches for.
+ */
+export function makeCodeSigningCertificate(ca: TestCertificates | null, commonName: string): SignerFiles {
+  const dir = mkdtempSync(join(tmpdir(), "pc-test-signer-"));
+  const curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+  const usage = "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=codeSigning\n";
+  writeFileSync(join(dir, "signer.ext"), usage);
+  if (ca === null) {
+    openssl(dir, [
+      "req",
+      "-x509",
+      ...curve,
+      "-keyout",
+      "signer.key",
+      "-out",
+      "signer.pem",
+      "-days",
+      "2",
+      "-subj",
+      `/CN=${commonName}`,
+      "-addext",
+      "extendedKeyUsage=codeSigning",
+    ]);
+  } else {
+    openssl(dir, ["req", ...curve, "-keyout", "signer.key", "-out", "signer.csr", "-subj", `/CN=${commonName}`]);
+    openssl(dir, [
+      "x509",
+      "-req",
+      "-in",
+      "signer.csr",
+      "-CA",
+      ca.caPath,
+      "-CAkey",
+      join(ca.dir, "ca.key"),
+      "-CAcreateserial",
+      "-CAserial",
+      join(dir, "ca.srl"),
+      "-out",
+      "signer.pem",
+      "-days",
+      "2",
+      "-extfile",
+      "signer.ext",
+    ]);
+  }
+  return {
+    certPath: join(dir, "signer.pem"),
+    keyPath: join(dir, "signer.key"),
+    certPem: readFileSync(join(dir, "signer.pem"), "utf8"),
+  };
+}
