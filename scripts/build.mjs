@@ -73,6 +73,7 @@ const BUNDLES = {
         "render-cli": "scripts/render-cli.ts",
         "render-review-words": "scripts/render-review-words.ts",
         "render-openapi": "scripts/render-openapi.ts",
+        "render-app-schema": "scripts/render-app-schema.ts",
       },
       outdir: "dist",
     },

@@ -41,6 +41,15 @@ export { JOB_TIMEOUT_DEFAULT_S, mcpRemoteHost } from "./manifest-jobs-mcp";
 export type { ManifestRefusal } from "./manifest-refusal";
 
 export const AppManifestSchema = z.looseObject({
+  // Declared so an editor's "$schema" is a field of the manifest, not an unknown key shown to the owner.
+  $schema: z
+    .string()
+    .max(2048)
+    .meta({
+      description:
+        "Where an editor finds the JSON Schema of app.json, e.g. a relative path to `docs/app.schema.json` of this package. The gateway ignores it.",
+    })
+    .optional(),
   name: AppNameSchema.meta({
     description:
       "The app's name, in its paths /apps/<name>/ and /api/apps/<name>/. Names the gateway's own routes use where an app's name goes (such as `installs`, `message`, `preview`, `parked` under /api/apps/), and `registry`, `registries`, `blob`, `install`, `register` and `sources`, kept for the platform's own routes, are reserved.",
