@@ -53,7 +53,11 @@ const BROWSER = [
 ];
 
 /** Loops that kill the gateway or workerd (kill -9) at every step of an operation: the longest suites. */
-const FAULTS = ["test/lifecycle-killed-at-every-step.test.ts", "test/transition-half-dies.test.ts"];
+const FAULTS = [
+  "test/lifecycle-killed-at-every-step.test.ts",
+  "test/transition-half-dies.test.ts",
+  "test/backup-restore-killed.test.ts",
+];
 
 export default defineConfig({
   // Unit tests import the sources, which read the test build's flag: there it is the shipped value.

@@ -6,7 +6,7 @@
 // which every local user can read in /proc.
 import { randomBytes } from "node:crypto";
 import { constants, readFileSync, statSync } from "node:fs";
-import { open, rename, rm } from "node:fs/promises";
+import { open, readdir, rename, rm } from "node:fs/promises";
 import { request } from "node:http";
 import { basename, dirname, join, resolve } from "node:path";
 import { GatewayError } from "../../kernel/contracts/errors";
@@ -90,7 +90,7 @@ function receive(home: string, passphrase: string, partial: string, progress: (b
               bytes += (chunk as Buffer).length;
               progress(bytes);
               if (TEST_BUILD)
-                await pauseAtNamedStep(home, "backup:receive", (line) => process.stderr.write(`${line}\n`));
+                await pauseAtNamedStep(home, "backup-cli:receive", (line) => process.stderr.write(`${line}\n`));
             }
             if (!res.complete) throw new Error("the gateway's answer was cut short");
             await fh.sync();
@@ -106,6 +106,13 @@ function receive(home: string, passphrase: string, partial: string, progress: (b
   });
 }
 
+/** The `.partial` files a killed backup to `out` left beside it. */
+async function sweepPartials(out: string): Promise<void> {
+  const pattern = new RegExp(`^\\.${basename(out).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\.[0-9a-f]{12}\\.partial$`);
+  for (const name of await readdir(dirname(out)).catch(() => [] as string[]))
+    if (pattern.test(name)) await rm(join(dirname(out), name), { force: true });
+}
+
 export async function runBackup(
   home: string,
   values: { out?: string; "passphrase-file"?: string; json?: boolean },
@@ -114,6 +121,7 @@ export async function runBackup(
   const out = resolve(values.out ?? `personalclaw-${new Date().toISOString().slice(0, 10)}.pcbackup`);
   const partial = join(dirname(out), `.${basename(out)}.${randomBytes(6).toString("hex")}.partial`);
   try {
+    await sweepPartials(out);
     const passphrase = await readPassphrase(values["passphrase-file"]);
     runningGateway(home); // GatewayNotRunning before anything is asked
     if (!json) process.stderr.write("backup: the gateway is writing the archive\n");
@@ -146,7 +154,7 @@ export async function runBackup(
     } finally {
       await archive.close();
     }
-    if (TEST_BUILD) await pauseAtNamedStep(home, "backup:rename", (line) => process.stderr.write(`${line}\n`));
+    if (TEST_BUILD) await pauseAtNamedStep(home, "backup-cli:rename", (line) => process.stderr.write(`${line}\n`));
     await rename(partial, out);
     syncFolder(dirname(out));
     if (json) process.stdout.write(`${JSON.stringify(summary)}\n`);

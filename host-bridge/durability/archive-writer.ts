@@ -112,11 +112,12 @@ async function storeFiles(home: string): Promise<Manifest["store_files"]> {
   return out;
 }
 
-/** `.partial` archives a killed backup left beside `target`. */
+/** What a killed backup left beside `target`: its `.partial` archive and its data copies. */
 async function sweepPartials(target: string): Promise<void> {
   const dir = dirname(target);
   for (const name of await readdir(dir).catch(() => [] as string[]))
-    if (name.endsWith(".partial") && name.startsWith(".backup-")) await rm(join(dir, name), { force: true });
+    if (name.startsWith(".backup-") && (name.endsWith(".partial") || name.endsWith(".partial.data")))
+      await rm(join(dir, name), { recursive: true, force: true });
 }
 
 /** Writes the archive of `input.home` at `target`; nothing is under `target` until it is whole. */

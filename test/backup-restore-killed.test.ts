@@ -1,0 +1,217 @@
+// kill -9 at every step of a backup and of a replace restore, each held there by the test
+// build's pause (host-bridge/install/test-pause.ts). A backup killed anywhere — the whole gateway
+// at each of its steps, or the CLI receiving or about to rename — leaves no archive under a final
+// name, and the gateway starts again whole (its log verifies, the probe's rows have no gap); the
+// next backup sweeps what the killed one left. A restore killed anywhere leaves its home as it was
+// (killed while building) or completely restored (killed from the swap on) once the next
+// `restore` or `start` settles its journal, and nothing beside the home.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import Database from "better-sqlite3";
+import { runCli, startGateway, testBuildCliPath, type RunningGateway } from "./helpers/gateway";
+import { install } from "./helpers/backends";
+import { APP, dbRows, expectNoRowLost, sleep, waitForPause, waitHealthy, writeProbe } from "./helpers/probe-app";
+
+const PASSPHRASE = "a passphrase for the fault suite";
+
+/** Runs the test build's CLI; `paused` resolves when its stderr says it paused at `point`. */
+function spawnCli(args: string[], point: string): { child: ChildProcess; paused: Promise<void>; stderr: () => string } {
+  const child = spawn(process.execPath, [testBuildCliPath, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  const paused = new Promise<void>((resolvePaused, reject) => {
+    child.stderr!.on("data", (chunk) => {
+      stderr += chunk;
+      if (stderr.includes(`paused at ${point} `)) resolvePaused();
+    });
+    child.once("exit", (code) => reject(new Error(`exited ${code} before ${point}: ${stderr}`)));
+  });
+  paused.catch(() => undefined);
+  return { child, paused, stderr: () => stderr };
+}
+
+async function killGroup(gw: RunningGateway): Promise<void> {
+  try {
+    process.kill(-gw.pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
+  await gw.stop("SIGKILL");
+  await sleep(300);
+}
+
+function finalArchives(dir: string): string[] {
+  return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".pcbackup")) : [];
+}
+
+function integrityOf(path: string): string {
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    return String(db.pragma("integrity_check", { simple: true }));
+  } finally {
+    db.close();
+  }
+}
+
+describe("a backup killed at any step leaves no archive under a final name, and the home whole", () => {
+  let gw: RunningGateway;
+  let root: string;
+  let home: string;
+  let passFile: string;
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), "pc-backup-kill-"));
+    passFile = join(root, "pass");
+    writeFileSync(passFile, `${PASSPHRASE}\n`);
+    gw = await startGateway({ detached: true });
+    home = gw.home;
+    await install(home, await writeProbe(root, "1.0.0"));
+    await waitHealthy(gw);
+  }, 120_000);
+
+  afterAll(async () => {
+    await killGroup(gw);
+    rmSync(root, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  for (const step of ["export", "copy_data", "seal_parts", "sign", "rename"]) {
+    it(`the gateway killed at backup:${step}`, async () => {
+      const point = `backup:${step}`;
+      writeFileSync(join(home, "test-pause-at"), point);
+      const out = join(root, `${step}.pcbackup`);
+      const cli = spawnCli(["backup", "--out", out, "--passphrase-file", passFile, "--home", home], point);
+      await waitForPause(home, point);
+      await killGroup(gw);
+      cli.child.kill("SIGKILL");
+      rmSync(join(home, "test-pause-at"), { force: true });
+      expect(existsSync(out)).toBe(false);
+      expect(finalArchives(join(home, "run", "backups"))).toEqual([]);
+      gw = await startGateway({ home, detached: true });
+      await waitHealthy(gw);
+      expect((await runCli(["security", "verify", "--home", home])).code).toBe(0);
+      expectNoRowLost(dbRows(home), "1.0.0");
+    }, 120_000);
+  }
+
+  for (const step of ["receive", "rename"]) {
+    it(`the CLI killed at backup-cli:${step}`, async () => {
+      const point = `backup-cli:${step}`;
+      writeFileSync(join(home, "test-pause-at"), point);
+      const out = join(root, `cli-${step}.pcbackup`);
+      const cli = spawnCli(["backup", "--out", out, "--passphrase-file", passFile, "--home", home], point);
+      await cli.paused;
+      cli.child.kill("SIGKILL");
+      rmSync(join(home, "test-pause-at"), { force: true });
+      await sleep(300);
+      expect(existsSync(out)).toBe(false);
+      expect(readdirSync(root).filter((f) => f.startsWith(`.cli-${step}.pcbackup.`))).toHaveLength(1);
+    }, 120_000);
+  }
+
+  it("the next backup succeeds and sweeps what the killed ones left", async () => {
+    const out = join(root, "cli-rename.pcbackup");
+    const result = await runCli(["backup", "--out", out, "--passphrase-file", passFile, "--home", home]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(existsSync(out)).toBe(true);
+    expect(readdirSync(root).filter((f) => f.startsWith(".cli-rename.pcbackup."))).toEqual([]);
+    // The bridge removes the archive it streamed once the answer is sent.
+    await sleep(500);
+    expect(readdirSync(join(home, "run", "backups"))).toEqual([]);
+  }, 120_000);
+});
+
+describe("a replace restore killed at any step leaves the home as it was or completely restored", () => {
+  let root: string;
+  let archive: string;
+  let passFile: string;
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), "pc-restore-kill-"));
+    passFile = join(root, "pass");
+    writeFileSync(passFile, `${PASSPHRASE}\n`);
+    const gw = await startGateway();
+    await install(gw.home, await writeProbe(root, "1.0.0"));
+    await waitHealthy(gw);
+    archive = join(root, "home.pcbackup");
+    const result = await runCli(["backup", "--out", archive, "--passphrase-file", passFile, "--home", gw.home]);
+    expect(result.code, result.stderr).toBe(0);
+    await gw.stop();
+    rmSync(gw.home, { recursive: true, force: true });
+  }, 180_000);
+
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  /** A stopped home with something of its own in it: what "as it was" must still show. */
+  function oldHome(name: string): string {
+    const home = join(root, name, "home");
+    mkdirSync(join(home, "apps", "old-app"), { recursive: true });
+    writeFileSync(join(home, "apps", "old-app", "app.json"), '{"name":"old-app"}');
+    return home;
+  }
+
+  function expectAsItWas(home: string): void {
+    expect(readFileSync(join(home, "apps", "old-app", "app.json"), "utf8")).toBe('{"name":"old-app"}');
+    expect(existsSync(join(home, "apps", APP))).toBe(false);
+  }
+
+  function expectRestored(home: string): void {
+    expect(existsSync(join(home, "apps", "old-app"))).toBe(false);
+    expect(integrityOf(join(home, "apps", APP, "data", "app.db"))).toBe("ok");
+    expect(existsSync(join(home, "sel_anchor.json"))).toBe(true);
+  }
+
+  const POINTS: Array<[string, "as_it_was" | "restored"]> = [
+    ["build", "as_it_was"],
+    ["build_parts", "as_it_was"],
+    ["swap", "restored"],
+    ["moved_aside", "restored"],
+    ["finish", "restored"],
+  ];
+  for (const [step, outcome] of POINTS) {
+    it(`killed at restore:${step}, the next restore leaves it ${outcome.replaceAll("_", " ")}`, async () => {
+      const home = oldHome(step);
+      const point = `restore:${step}`;
+      writeFileSync(join(dirname(home), "test-pause-at"), point);
+      const cli = spawnCli(
+        ["restore", archive, "--mode", "replace", "--passphrase-file", passFile, "--home", home],
+        point,
+      );
+      await cli.paused;
+      cli.child.kill("SIGKILL");
+      rmSync(join(dirname(home), "test-pause-at"), { force: true });
+      await sleep(200);
+      // The next restore (here only a check: no mode) settles the journal first.
+      const settle = await runCli(["restore", archive, "--passphrase-file", passFile, "--home", home]);
+      expect(settle.code, settle.stderr).toBe(0);
+      if (outcome === "as_it_was") expectAsItWas(home);
+      else expectRestored(home);
+      expect(readdirSync(dirname(home)).sort()).toEqual(["home"]);
+    }, 120_000);
+  }
+
+  it("killed between moving the old home aside and moving the new one in, the next start completes the restore and serves it", async () => {
+    const home = oldHome("start-settles");
+    const point = "restore:moved_aside";
+    writeFileSync(join(dirname(home), "test-pause-at"), point);
+    const cli = spawnCli(
+      ["restore", archive, "--mode", "replace", "--passphrase-file", passFile, "--home", home],
+      point,
+    );
+    await cli.paused;
+    cli.child.kill("SIGKILL");
+    rmSync(join(dirname(home), "test-pause-at"), { force: true });
+    expect(existsSync(home)).toBe(false);
+    const gw = await startGateway({ home });
+    try {
+      expectRestored(home);
+      await waitHealthy(gw);
+      expect((await runCli(["security", "verify", "--home", home])).code).toBe(0);
+      expect(readdirSync(dirname(home)).sort()).toEqual(["home"]);
+    } finally {
+      await gw.stop();
+    }
+  }, 120_000);
+});
