@@ -1,8 +1,16 @@
 // Renders web/review-words.js from the kernel's review words (npm run web:review-words): the
 // dashboard is plain scripts served as they are, so it reads the words every review uses from
 // this generated module instead of a copy of its own. A test compares the committed file with a
-// fresh render byte for byte, so the dashboard cannot drift from the terminal or the schema.
+// fresh render byte for byte, so the dashboard cannot drift from the terminal or the schema. The
+// source summary is the kernel's own function, copied as it is compiled: it names nothing outside
+// its body (kernel/contracts/source-review.ts), so the copy runs in the browser as it runs here.
 import { FINDINGS_WORDS, GRANT_WORDS } from "../kernel/contracts/review-words";
+import { MCPB_SIGNATURE_WORDS } from "../kernel/contracts/mcpb-bundle";
+import { SOURCE_SUMMARY_WORDS, sourceSummary } from "../kernel/contracts/source-review";
+
+/** The line the source summary's function follows: above it, words compared byte for byte. */
+export const SOURCE_SUMMARY_MARK =
+  "/** Where an app generated from a package source comes from (kernel/contracts/source-review.ts). */";
 
 export function renderReviewWords(): string {
   const grants = GRANT_WORDS.map(({ field, label, meaning, kind }) => ({ field, label, meaning, kind }));
@@ -15,6 +23,15 @@ export function renderReviewWords(): string {
     "",
     "/** The two groups of scan findings, as both reviews name them. */",
     `export const FINDINGS_WORDS = ${JSON.stringify(FINDINGS_WORDS, null, 2)};`,
+    "",
+    '/** A bundle\'s signature state, as both reviews state it; a signed one follows "signed by <subject>, ". */',
+    `export const MCPB_SIGNATURE_WORDS = ${JSON.stringify(MCPB_SIGNATURE_WORDS, null, 2)};`,
+    "",
+    "/** The labels of a source summary's lines, in the order both reviews show them. */",
+    `export const SOURCE_SUMMARY_WORDS = ${JSON.stringify(SOURCE_SUMMARY_WORDS, null, 2)};`,
+    "",
+    SOURCE_SUMMARY_MARK,
+    `export ${sourceSummary.toString()}`,
     "",
   ].join("\n");
 }

@@ -88,6 +88,11 @@ describe("the Add and Store pages", () => {
     const source = review.locator('[data-part="package-source"]');
     expect(await source.textContent()).toContain(`${SPEC} from ${npm.url}`);
     expect(await source.textContent()).toMatch(/15 npm packages pinned by sha512 integrity/);
+    // The summary the terminal's review opens the source with, in the same words (review-words.js).
+    const summary = source.locator(".source-summary");
+    expect(await summary.textContent()).toContain(`npm package ${PACKAGE} 2025.8.4`);
+    expect(await summary.textContent()).toContain(`the npm scope @modelcontextprotocol, as ${npm.url} serves it`);
+    expect(await summary.textContent()).toContain("Signaturenone: this kind of source carries no signature");
     expect(await review.textContent()).toContain("MEMORY_FILE_PATH");
     expect(existsSync(join(home, "apps", APP))).toBe(false);
     expect(await seriousViolations(page), "add review").toEqual([]);

@@ -65,6 +65,16 @@ describe("apps add <bundle>.mcpb verifies the bundle's signature against the aut
       "Signature: signed by CN=Signed Publisher Ltd, verified: the signature covers every byte of the bundle, and its certificate chains to an authority you trust",
     );
     expect(shown.stderr).toContain("Signer's certificate: issued by CN=PersonalClaw test CA");
+    // The summary both reviews open the source with.
+    expect(shown.stderr).toContain(`Where it comes from: .mcpb bundle ${APP} 1.0.0\n`);
+    expect(shown.stderr).toContain(
+      "  Publisher: CN=Signed Publisher Ltd, whose signature is verified (the bundle says Signed Publisher)\n",
+    );
+    expect(shown.stderr).toMatch(
+      / {2}Pinned: the bundle by its sha256 \([0-9.]+ KiB\): 2 files, [0-9.]+ KiB unpacked\n/,
+    );
+    expect(shown.stderr).toContain("  Native code: not known for this source\n");
+    expect(shown.stderr).toContain("  Signature: signed by CN=Signed Publisher Ltd, verified\n");
     expect(shown.stderr).not.toContain("Why it is not trusted");
     const added = await cli(["apps", "add", path, "--yes"]);
     expect(added.code, added.stderr).toBe(0);
@@ -92,6 +102,7 @@ describe("apps add <bundle>.mcpb verifies the bundle's signature against the aut
     const shown = await cli(["apps", "add", bundleFile("untrusted.mcpb", signMcpb(unsigned, stranger))]);
     expect(shown.code, shown.stderr).toBe(1);
     expect(shown.stderr).toContain("Signature: signed by CN=Self Signed Stranger, untrusted:");
+    expect(shown.stderr).toContain("  Publisher: Signed Publisher, as the bundle states it (not proven)\n");
     expect(shown.stderr).toContain("Why it is not trusted: no authority you trust vouches for its certificate");
     expect(shown.stderr).toContain("consent_required");
     const unsignedShown = await cli(["apps", "add", bundleFile("unsigned.mcpb", unsigned)]);

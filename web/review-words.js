@@ -94,3 +94,77 @@ export const FINDINGS_WORDS = {
   "runtime": "In code the app runs",
   "tests": "In files the app does not run: tests, documents and vendored package files nothing loads"
 };
+
+/** A bundle's signature state, as both reviews state it; a signed one follows "signed by <subject>, ". */
+export const MCPB_SIGNATURE_WORDS = {
+  "unsigned": "unsigned: the bundle carries no signature",
+  "verified": "verified: the signature covers every byte of the bundle, and its certificate chains to an authority you trust",
+  "untrusted": "untrusted: the signature covers every byte of the bundle, but no authority you trust vouches for its certificate, so who signed it is unproven",
+  "signed-unverified": "signed, signature not verified: the bundle carries a signature block that PersonalClaw does not check; treat the publisher as unproven"
+};
+
+/** The labels of a source summary's lines, in the order both reviews show them. */
+export const SOURCE_SUMMARY_WORDS = {
+  "heading": "Where it comes from",
+  "source": "Source",
+  "publisher": "Publisher",
+  "pinned": "Pinned",
+  "native": "Native code",
+  "nativeNone": "none",
+  "nativeUnknown": "not known for this source",
+  "signature": "Signature",
+  "signatureNone": "none: this kind of source carries no signature"
+};
+
+/** Where an app generated from a package source comes from (kernel/contracts/source-review.ts). */
+export function sourceSummary(review) {
+  let object2 = (value) => value !== null && typeof value == "object" && !Array.isArray(value) ? value : null, text2 = (value) => typeof value == "string" ? value : "", count = (value) => typeof value == "number" ? value : null, size = (n) => n === null ? "size unknown" : n < 1048576 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`, r = object2(review) ?? {}, closure = object2(r.npmClosure), entry = object2(r.mcpRegistryEntry), bundle = object2(r.mcpbBundle), packages = null, bytes = null, native = null, signature = null, pinned = "not recorded";
+  if (closure && (packages = count(closure.packages), bytes = count(closure.bytes), native = Array.isArray(closure.native) ? closure.native.map(String) : null, pinned = `${packages ?? "?"} npm packages, ${size(bytes)} of tarballs, each by its sha512 integrity`), bundle) {
+    packages = count(bundle.files), bytes = count(bundle.unpackedBytes), pinned = `the bundle by its sha256 (${size(count(bundle.bytes))}): ${packages ?? "?"} files, ${size(bytes)} unpacked`, native = bundle.serverType === "binary" ? ["its server, a program built for this machine"] : null;
+    let signer = object2(bundle.signer);
+    signature = { state: text2(bundle.signature) || "unsigned", signer: signer ? text2(signer.subject) : null };
+  }
+  if (entry) {
+    let official = entry.official === !0;
+    return {
+      kind: "MCP Registry entry",
+      name: text2(entry.name),
+      version: text2(entry.version),
+      publisher: `the namespace ${text2(entry.namespace)}, ${official ? "whose owner the official MCP Registry verified" : `as the registry ${text2(entry.registry)} lists it (not the official MCP Registry)`}`,
+      packages,
+      bytes,
+      pinned,
+      native,
+      signature
+    };
+  }
+  if (bundle) {
+    let signed = signature?.state === "verified" && signature.signer;
+    return {
+      kind: ".mcpb bundle",
+      name: text2(bundle.name),
+      version: text2(bundle.version),
+      publisher: signed ? `${signature.signer}, whose signature is verified (the bundle says ${text2(bundle.author)})` : `${text2(bundle.author)}, as the bundle states it (not proven)`,
+      packages,
+      bytes,
+      pinned,
+      native,
+      signature
+    };
+  }
+  if (closure) {
+    let root = text2(closure.root), at = root.lastIndexOf("@"), name = at > 0 ? root.slice(0, at) : root, scope = name.startsWith("@") ? name.slice(0, name.indexOf("/")) : null;
+    return {
+      kind: "npm package",
+      name,
+      version: at > 0 ? root.slice(at + 1) : "",
+      publisher: scope ? `the npm scope ${scope}, as ${text2(closure.registry)} serves it (no signature is checked)` : `not stated: an unscoped package of ${text2(closure.registry)} (no signature is checked)`,
+      packages,
+      bytes,
+      pinned,
+      native,
+      signature
+    };
+  }
+  return null;
+}

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { reviewText } from "./review-text";
 import { GRANT_WORDS } from "../../kernel/contracts/review-words";
 import { InstallReviewSchema } from "../../kernel/contracts/install-review";
+import { MCPB_BUNDLE, NPM_CLOSURE } from "../../test/helpers/source-reviews";
 
 // Every string a bundle supplies, each carrying a CR, an ANSI line erase, C0 and C1
 // controls, a bidi override and a newline: the forgeries issue 12 reproduced.
@@ -130,5 +131,33 @@ describe("reviewText secrets", () => {
     );
     expect(text).toContain("  KEY: The app never sees this value.");
     expect(text).not.toContain("\nInstall hook: none");
+  });
+
+  it("opens a generated app's source with its summary: kind, name and version, publisher, what is pinned, native code, signature", () => {
+    const text = reviewText({ ...review((f) => f), npmClosure: NPM_CLOSURE }, "sha256:00");
+    expect(text).toContain(
+      [
+        "Where it comes from: npm package @modelcontextprotocol/server-memory 2025.8.4",
+        "  Publisher: the npm scope @modelcontextprotocol, as http://127.0.0.2:4873/ serves it (no signature is checked)",
+        "  Pinned: 95 npm packages, 3.1 MiB of tarballs, each by its sha512 integrity",
+        "  Native code: esbuild@0.25.0",
+        "  Signature: none: this kind of source carries no signature",
+      ].join("\n"),
+    );
+    const forged = reviewText(
+      {
+        ...review((f) => f),
+        mcpbBundle: { ...MCPB_BUNDLE, name: EVIL, signer: { ...MCPB_BUNDLE.signer, subject: EVIL } },
+      },
+      "sha256:00",
+    );
+    expect(forged).not.toMatch(/\r|\u001b|\u202e/);
+    expect(forged).toContain("  Signature: signed by ");
+    expect(
+      reviewText(
+        review((f) => f),
+        "sha256:00",
+      ),
+    ).not.toContain("Where it comes from");
   });
 });

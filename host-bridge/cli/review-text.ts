@@ -7,6 +7,7 @@ import { escapeControls, safeLine } from "../../kernel/text/text-safety";
 import { FINDINGS_WORDS, GRANT_WORDS } from "../../kernel/contracts/review-words";
 import { McpRegistryEntryReviewSchema } from "../../kernel/contracts/mcp-registry";
 import { MCPB_SIGNATURE_WORDS, type McpbSignatureState } from "../../kernel/contracts/mcpb-bundle";
+import { SOURCE_SUMMARY_WORDS, sourceSummary } from "../../kernel/contracts/source-review";
 
 const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
 
@@ -124,6 +125,25 @@ function mcpbBundleLines(bundle: NonNullable<RenderableReview["mcpbBundle"]>): s
   ];
 }
 
+/** Where an app generated from a package source comes from, at a glance (source-review.ts): none for any other app. */
+function sourceSummaryLines(review: RenderableReview): string[] {
+  const summary = sourceSummary(review);
+  if (summary === null) return [];
+  const w = SOURCE_SUMMARY_WORDS;
+  const native =
+    summary.native === null ? w.nativeUnknown : summary.native.length === 0 ? w.nativeNone : list(summary.native);
+  const signature = summary.signature
+    ? `${summary.signature.signer ? `signed by ${t(summary.signature.signer)}, ` : ""}${t(summary.signature.state)}`
+    : w.signatureNone;
+  return [
+    `${w.heading}: ${t(summary.kind)} ${t(summary.name)} ${t(summary.version)}`,
+    `  ${w.publisher}: ${t(summary.publisher)}`,
+    `  ${w.pinned}: ${t(summary.pinned)}`,
+    `  ${w.native}: ${native}`,
+    `  ${w.signature}: ${signature}`,
+  ];
+}
+
 /** Renders a review as lines of text; no bundle string can add, end or rewrite a line. */
 export function reviewText(review: RenderableReview, digest: string): string {
   const lines: string[] = [];
@@ -142,6 +162,7 @@ export function reviewText(review: RenderableReview, digest: string): string {
   lines.push(`npm packages: ${list(review.npmPackages?.packages)}`);
   if (review.npmPackages?.note && (review.npmPackages.packages ?? []).length > 0)
     lines.push(`  ${t(review.npmPackages.note)}`);
+  lines.push(...sourceSummaryLines(review));
   const closure = review.npmClosure;
   if (closure) {
     lines.push(`Source: ${t(closure.source)} from ${t(closure.registry)}`);
