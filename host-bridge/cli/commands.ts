@@ -4,6 +4,7 @@
 import { checkTable, type CommandSpec } from "./command-table";
 import { APPS_COMMANDS } from "./commands-apps";
 import { APPROVALS_COMMANDS } from "./commands-approvals";
+import { completionCommand } from "./commands-completion";
 import { DURABILITY_COMMANDS } from "./commands-durability";
 import { GATEWAY_COMMANDS } from "./commands-gateway";
 import { MCP_COMMANDS } from "./commands-mcp";
@@ -18,4 +19,5 @@ export const COMMANDS: readonly CommandSpec[] = checkTable([
   ...APPROVALS_COMMANDS,
   ...SETTINGS_COMMANDS,
   ...DURABILITY_COMMANDS,
+  completionCommand(() => COMMANDS),
 ]);
