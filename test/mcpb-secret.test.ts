@@ -27,7 +27,9 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprot
 
 const server = new Server({ name: "keyed", version: "1.0.0" }, { capabilities: { tools: {} } });
 server.setRequestHandler(ListToolsRequestSchema, async () => ({
-  tools: [{ name: "key_hash", description: "The hash of the key it holds", inputSchema: { type: "object", properties: {} } }],
+  // Read-only and closed-world: a tool the owner's default policy allows without asking.
+  tools: [{ name: "key_hash", description: "The hash of the key it holds", inputSchema: { type: "object", properties: {} },
+    annotations: { readOnlyHint: true, openWorldHint: false } }],
 }));
 server.setRequestHandler(CallToolRequestSchema, async () => {
   const key = process.env.SERVICE_KEY;
