@@ -32,8 +32,17 @@ import { writePrivateFile } from "./private-file";
 import { APP_NAME_PATTERN } from "../kernel/rules/app-name";
 import type { Limits } from "./sandbox/bounds";
 
+import {
+  MCP_ASK_TIMEOUT_RANGE_S,
+  MCP_CALL_TIMEOUT_RANGE_S,
+  MCP_MAX_ANSWER_RANGE_BYTES,
+} from "../kernel/contracts/owner-settings-mcp";
+
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/);
 const appName = z.string().regex(APP_NAME_PATTERN);
+/** A whole number within a setting's range, its default when absent. */
+const rangeOf = (range: { min: number; max: number; default: number }) =>
+  z.number().int().min(range.min).max(range.max).default(range.default);
 
 export const OwnerConfigSchema = z.object({
   auth: z
@@ -114,6 +123,17 @@ export const OwnerConfigSchema = z.object({
       response_timeout_s: z.number().int().min(PROXY_TIMEOUT_RANGE_S.min).max(PROXY_TIMEOUT_RANGE_S.max).default(30),
     })
     .default({ response_timeout_s: 30 }),
+  mcp: z
+    .object({
+      ask_timeout_s: rangeOf(MCP_ASK_TIMEOUT_RANGE_S),
+      call_timeout_s: rangeOf(MCP_CALL_TIMEOUT_RANGE_S),
+      max_answer_bytes: rangeOf(MCP_MAX_ANSWER_RANGE_BYTES),
+    })
+    .default({
+      ask_timeout_s: MCP_ASK_TIMEOUT_RANGE_S.default,
+      call_timeout_s: MCP_CALL_TIMEOUT_RANGE_S.default,
+      max_answer_bytes: MCP_MAX_ANSWER_RANGE_BYTES.default,
+    }),
   updates: z.object({ auto: z.enum(["off", "staged"]).default("off") }).default({ auto: "off" }),
   install: z
     .object({

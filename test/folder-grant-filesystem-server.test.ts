@@ -17,6 +17,7 @@ import { runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 import { startNpmRegistry, type NpmRegistryStandIn } from "./helpers/npm-registry";
 // @ts-expect-error a bundled ES module without types
 import { Client, StdioClientTransport } from "./fixtures/mcp-client-sdk.mjs";
+import { allowEveryTool } from "./helpers/mcp-tool-policy";
 
 const SPEC = "npm:@modelcontextprotocol/server-filesystem@2025.3.28";
 const APP = "server-filesystem";
@@ -61,6 +62,7 @@ describe("the published filesystem MCP server, given one folder", () => {
     transport.stderr.on("data", (chunk: Buffer) => (serverStderr += chunk.toString("utf8")));
     const client = new Client({ name: "test-agent", version: "1.0.0" });
     await client.connect(transport);
+    await allowEveryTool(gw, client, ...(KEY.split(":") as [string, string]));
     return client;
   }
 

@@ -18,6 +18,7 @@ import { plantCredentialStores } from "./fixtures/hostile/credential-stores";
 // The client half of the same vendored SDK (test/fixtures/mcp-client-sdk.mjs): the agent.
 // @ts-expect-error a bundled ES module without types
 import { Client, StdioClientTransport } from "./fixtures/mcp-client-sdk.mjs";
+import { allowEveryTool } from "./helpers/mcp-tool-policy";
 
 const fixture = join(repoRoot, "apps", "fixtures", "mcp-notes");
 const broken = join(repoRoot, "test", "fixtures", "backend-apps", "mcp-broken");
@@ -74,6 +75,7 @@ describe("app MCP servers and scheduled jobs", () => {
     transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const client = new Client({ name: "test-agent", version: "1.0.0" });
     await client.connect(transport);
+    await allowEveryTool(gw, client, ...(key.split(":") as [string, string]));
     return { client, stderr: () => stderr };
   }
 

@@ -14,6 +14,7 @@ import { registryFixture, startMcpRegistry, type McpRegistryStandIn } from "./he
 import { startNpmRegistry, type NpmRegistryStandIn } from "./helpers/npm-registry";
 // @ts-expect-error a bundled ES module without types
 import { Client, StdioClientTransport } from "./fixtures/mcp-client-sdk.mjs";
+import { allowEveryTool } from "./helpers/mcp-tool-policy";
 
 const NAME = "io.github.modelcontextprotocol/server-memory";
 const SPEC = `registry:${NAME}`;
@@ -94,6 +95,7 @@ describe("apps add registry: an MCP Registry entry installs as its npm package, 
         env: { PATH: process.env.PATH!, HOME: ownerHome },
       }),
     );
+    await allowEveryTool(gw, client, APP, APP);
     try {
       const tools = (await client.listTools()).tools.map((t: { name: string }) => t.name);
       expect(tools).toEqual(expect.arrayContaining(["create_entities", "read_graph", "search_nodes"]));

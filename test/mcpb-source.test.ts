@@ -14,6 +14,7 @@ import { runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 import { packMcpb, sdkNodeModules } from "./helpers/mcpb-pack";
 // @ts-expect-error a bundled ES module without types
 import { Client, StdioClientTransport } from "./fixtures/mcp-client-sdk.mjs";
+import { allowEveryTool } from "./helpers/mcp-tool-policy";
 
 const APP = "pc-notes";
 
@@ -170,6 +171,7 @@ describe("apps add <bundle>.mcpb: an MCPB bundle installs pinned to its bytes, c
     });
     const client = new Client({ name: "test-agent", version: "1.0.0" });
     await client.connect(transport);
+    await allowEveryTool(gw, client, APP, APP);
     try {
       const tools = (await client.listTools()).tools.map((t: { name: string }) => t.name);
       expect(tools).toEqual(["remember", "recall"]);

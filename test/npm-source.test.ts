@@ -13,6 +13,7 @@ import { runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 import { NPM_FIXTURES, startNpmRegistry, tarballFile, type NpmRegistryStandIn } from "./helpers/npm-registry";
 // @ts-expect-error a bundled ES module without types
 import { Client, StdioClientTransport } from "./fixtures/mcp-client-sdk.mjs";
+import { allowEveryTool } from "./helpers/mcp-tool-policy";
 
 const SPEC = "npm:@modelcontextprotocol/server-memory@2025.8.4";
 const NEXT_SPEC = "npm:@modelcontextprotocol/server-memory@2025.8.5";
@@ -95,6 +96,7 @@ describe("apps add npm: a published MCP server installs pinned, consented and co
     });
     const client = new Client({ name: "test-agent", version: "1.0.0" });
     await client.connect(transport);
+    await allowEveryTool(gw, client, APP, APP);
     return client;
   }
 

@@ -14,6 +14,7 @@ import { startPypiIndex, type PypiIndexStandIn } from "./helpers/pypi-index";
 import { buildWheel } from "./helpers/python-wheel";
 // @ts-expect-error a bundled ES module without types
 import { Client, StdioClientTransport } from "./fixtures/mcp-client-sdk.mjs";
+import { allowEveryTool } from "./helpers/mcp-tool-policy";
 
 const FIXTURE = join(repoRoot, "test", "fixtures", "py-mcp-words");
 const SPEC = "pypi:pc-mcp-words-server==1.0.0";
@@ -106,6 +107,7 @@ describe("apps add pypi: a Python MCP server installs pinned by sha256, consente
     const client = new Client({ name: "test-agent", version: "1.0.0" });
     try {
       await client.connect(transport);
+      await allowEveryTool(gw, client, APP, APP);
       const tools = (await client.listTools()).tools.map((t: { name: string }) => t.name).sort();
       expect(tools).toEqual(["count_words", "interpreter"]);
       const counted = await client.callTool({ name: "count_words", arguments: { text: "one two three four" } });

@@ -14,6 +14,7 @@ import { repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/g
 import { buildWheel } from "./helpers/python-wheel";
 // @ts-expect-error a bundled ES module without types
 import { Client, StdioClientTransport } from "./fixtures/mcp-client-sdk.mjs";
+import { allowEveryTool } from "./helpers/mcp-tool-policy";
 
 const FIXTURE = join(repoRoot, "test", "fixtures", "py-mcp-words");
 const APP = "py-mcp-words";
@@ -73,6 +74,7 @@ describe("a Python MCP server runs with its app's venv", () => {
     const client = new Client({ name: "test-agent", version: "1.0.0" });
     try {
       await client.connect(transport);
+      await allowEveryTool(gw, client, APP, "words");
       const tools = (await client.listTools()).tools.map((t: { name: string }) => t.name).sort();
       expect(tools, stderr).toEqual(["count_words", "interpreter"]);
       const counted = await client.callTool({ name: "count_words", arguments: { text: "one two three four" } });

@@ -19,6 +19,7 @@ import { makeTestCertificates, type TestCertificates } from "./helpers/test-ca";
 // The client half of the vendored MCP SDK: the agent.
 // @ts-expect-error a bundled ES module without types
 import { Client, StdioClientTransport } from "./fixtures/mcp-client-sdk.mjs";
+import { allowEveryTool } from "./helpers/mcp-tool-policy";
 import { filesHolding } from "./helpers/home-files";
 
 const json = { "content-type": "application/json" };
@@ -199,6 +200,7 @@ describe("a secret delivered as a placeholder, through a running gateway", () =>
     });
     const client = new Client({ name: "test-agent", version: "1.0.0" });
     await client.connect(transport);
+    await allowEveryTool(gw, client, "secret-user", "weather");
     const call = async (name: string) =>
       JSON.parse(((await client.callTool({ name, arguments: {} })).content as Array<{ text: string }>)[0]!.text);
     try {

@@ -1,6 +1,7 @@
 // One app's page: its status and backend (restarts, last exit), the live last lines of its
 // backend log with search, what the owner consented to, data an earlier install left parked,
-// the folders granted to it, its MCP servers and jobs, and Update, Restart, Enable/Disable and Uninstall.
+// the folders granted to it, its MCP tools and their policy, its MCP servers and jobs, and Update,
+// Restart, Enable/Disable and Uninstall.
 import { el, errorNotice, infoNotice, listOf, replaceChildren } from "./element.js";
 import { formatRelative, formatTime } from "./format.js";
 import { installReview } from "./install-review.js";
@@ -10,6 +11,7 @@ import { updateControl } from "./update-control.js";
 import { sourceUpdatePart } from "./source-update-part.js";
 import { jobsPart, mcpServersPart } from "./app-extensions.js";
 import { foldersPart } from "./folders-part.js";
+import { mcpToolsPart } from "./mcp-tools-part.js";
 
 const LOG_POLL_MS = 3000;
 const LOG_LINES = 200;
@@ -30,13 +32,21 @@ export function appDetailPage(api, name, changed, openAdd) {
   };
   // A grant restarts the backend: the summary above is read again after one.
   page.folders = foldersPart(api, name, () => refresh(page, { keepNotices: true, statusOnly: true }));
+  page.tools = mcpToolsPart(api, name);
   Object.assign(
     page,
-    pageLayout(name, page.folders.section, () => void readLog(page), sourceUpdatePart(api, name, openAdd)),
+    pageLayout(
+      name,
+      [page.folders.section, page.tools.section],
+      () => void readLog(page),
+      sourceUpdatePart(api, name, openAdd),
+    ),
   );
   return {
     section: page.section,
     refresh: (opts) => refresh(page, opts),
+    /** Re-reads the tools part alone (a tool call or an answered approval). */
+    refreshTools: () => page.tools.refresh(),
     /** Starts the live log while the page is shown. */
     start() {
       page.isShown = true;
@@ -51,7 +61,7 @@ export function appDetailPage(api, name, changed, openAdd) {
 }
 
 /** The page's frame: breadcrumb, title, notices, summary, toolbar and its parts, each still empty. */
-function pageLayout(name, foldersSection, searchLog, sourcePart) {
+function pageLayout(name, ownParts, searchLog, sourcePart) {
   const notices = el("div", { class: "notices", "aria-live": "polite" });
   const title = el("h2", { id: "app-detail-title", tabindex: "-1", text: name });
   const summary = el("div", { class: "section-body" }, el("p", { class: "muted", text: "Loading…" }));
@@ -71,7 +81,7 @@ function pageLayout(name, foldersSection, searchLog, sourcePart) {
     log.part,
     detailPart("app-consent-title", "What you consented to", consentHost),
     detailPart("app-source-title", "Its package source", sourcePart),
-    foldersSection,
+    ownParts,
     detailPart("app-parked-title", "Parked data", parkedHost),
     extensionsHost,
   );
@@ -338,6 +348,7 @@ async function refresh(page, opts = {}) {
       readParked(page),
       readExtensions(page),
       page.folders.refresh(),
+      page.tools.refresh(),
     ]);
 }
 

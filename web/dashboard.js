@@ -169,6 +169,7 @@ function startLiveEvents(sections, refreshStatus) {
     devices: () => sections.devices.refresh({ keepNotices: true }),
     securityLog: () => sections.securityLog.refresh(),
     inbox: () => sections.inbox.refresh({ keepNotices: true }),
+    mcpTools: () => void detail?.refreshTools?.(),
   };
   function later(...names) {
     for (const name of names) pending.add(name);
@@ -187,7 +188,8 @@ function startLiveEvents(sections, refreshStatus) {
     else if (frame.type === "install.progress") pokeInstallProgress(String(frame.data.install_id ?? ""));
     else if (frame.type === "security_log.appended") later("securityLog");
     else if (frame.type.startsWith("session.")) later("devices");
-    else if (frame.type.startsWith("approval.")) later("inbox");
+    else if (frame.type.startsWith("approval.")) later("inbox", "mcpTools");
+    else if (frame.type === "mcp.tool_called") later("mcpTools");
     else if (frame.type === "hub.reconnected") later("apps", "status", "devices", "securityLog", "inbox");
     else if (frame.type === "hub.offline") {
       // Only the status: if this session ended, its answer returns the page to sign-in.

@@ -130,6 +130,21 @@ function approvalTerms(approval, action) {
         action.summary ? el("div", { text: action.summary }) : null,
       ),
     ),
+    action.change
+      ? el(
+          "div",
+          { "data-field": "change" },
+          el("dt", { text: "What changed" }),
+          el(
+            "dd",
+            {},
+            el("p", { class: "muted", text: "Before (what you consented to):" }),
+            el("pre", { class: "wrap", "data-side": "before", text: String(action.change.before ?? "") }),
+            el("p", { class: "muted", text: "After (what it offers now):" }),
+            el("pre", { class: "wrap", "data-side": "after", text: String(action.change.after ?? "") }),
+          ),
+        )
+      : null,
     el(
       "div",
       {},

@@ -24,6 +24,8 @@ import { AppConfigs } from "./app-config";
 import { Inboxes, type DeliveryResult } from "./inboxes";
 import { JobSchedule } from "./job-schedule";
 import { McpServers } from "./mcp-servers";
+import { ToolPins, type OfferedTool, type PinVerdict } from "./tool-pins";
+import type { RecentCall, ToolCallRecord, ToolPolicy } from "../../kernel/contracts/mcp-tools";
 import type { McpLaunchVerdict } from "./jobs-and-mcp";
 import type { JobView } from "../../kernel/contracts/scheduled-jobs";
 import { isolateProbe, registryEpoch } from "../change-epoch";
@@ -41,6 +43,7 @@ export class AppRegistry extends DurableObject<Env> {
   private readonly inboxes: Inboxes;
   private readonly schedule: JobSchedule;
   private readonly mcp: McpServers;
+  private readonly tools: ToolPins;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -51,6 +54,7 @@ export class AppRegistry extends DurableObject<Env> {
     this.inboxes = new Inboxes(sql);
     this.schedule = new JobSchedule(ctx.storage);
     this.mcp = new McpServers(sql);
+    this.tools = new ToolPins(sql);
     ctx.blockConcurrencyWhile(async () => {
       registryEpoch.bump();
       sql.exec(APP_REGISTRY_SCHEMA);
@@ -134,6 +138,7 @@ export class AppRegistry extends DurableObject<Env> {
     this.configs.remove(name);
     this.schedule.removeOf(name);
     this.mcp.removeOf(name);
+    this.tools.removeOf(name);
     return existed;
   }
 
@@ -353,6 +358,54 @@ export class AppRegistry extends DurableObject<Env> {
     now: number,
   ): Promise<boolean> {
     return this.mcp.started(app, server, report, now);
+  }
+
+  /** Takes a run's tool listing (tool-pins.ts); false when the app, the server or the install is not the run's. */
+  async toolsReport(app: string, server: string, consent: string, offered: OfferedTool[], now: number) {
+    const record = this.records.get(app);
+    if (!record || !this.declares(app, server)) return false;
+    return this.tools.report(record, server, consent, offered, now);
+  }
+
+  // The two reads below answer definitions whose schemas are open JSON objects, which defeat RPC's
+  // type mapping of the whole stub: they are typed unknown here and stated by their one reader.
+  /** The changes waiting for the owner: ToolChange[]. */
+  async toolChanges(app: string, server: string): Promise<unknown> {
+    return this.tools.changes(app, server);
+  }
+
+  async toolChangeAsked(app: string, server: string, tool: string, digest: string, approvalId: string) {
+    this.tools.setChangeApproval(app, server, tool, digest, approvalId);
+  }
+
+  async toolChangeApproved(app: string, server: string, tool: string, digest: string): Promise<void> {
+    this.tools.acceptChange(app, server, tool, digest);
+  }
+
+  /** Each declared server's tools with policy and state (ServerToolsView[]); null when no such app is installed. */
+  async toolViews(app: string): Promise<unknown> {
+    const record = this.records.get(app);
+    return record ? this.tools.views(this.records, record) : null;
+  }
+
+  /** What a call may do; null when the run's install is not the app's current one. */
+  async toolVerdict(app: string, server: string, consent: string, tool: string, digest: string) {
+    const record = this.records.get(app);
+    if (!record || record.consentDigest !== consent || !this.declares(app, server)) return null;
+    return this.tools.verdict(this.records, record, server, tool, digest) as PinVerdict;
+  }
+
+  async toolSetPolicy(app: string, server: string, tool: string, policy: ToolPolicy): Promise<ToolPolicy | null> {
+    const record = this.records.get(app);
+    return record ? this.tools.setPolicy(record, server, tool, policy) : null;
+  }
+
+  async toolCallRecorded(app: string, server: string, call: ToolCallRecord, now: number): Promise<void> {
+    if (this.records.has(app)) this.tools.recordCall(app, server, call, now);
+  }
+
+  async toolRecentCalls(app: string): Promise<RecentCall[]> {
+    return this.tools.recentCalls(app);
   }
 
   private declares(app: string, server: string): boolean {

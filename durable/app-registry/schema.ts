@@ -1,7 +1,8 @@
 // AppRegistry tables: one row per installed app, its backend as the bridge last reported it
 // during this gateway start, its own config document, its inbox, and the one transition
 // (install, update, enable, ...) under way for it during this start; its scheduled jobs and
-// their last 50 fires; the owner's switch and the start record of each MCP server it registers.
+// their last 50 fires; the owner's switch and the start record of each MCP server it registers;
+// each server's pinned tool definitions, their policy, changes waiting for the owner, recent calls.
 export const APP_REGISTRY_SCHEMA = `
 CREATE TABLE IF NOT EXISTS apps (
   name TEXT PRIMARY KEY,
@@ -56,6 +57,43 @@ CREATE TABLE IF NOT EXISTS mcp_servers (
   last_start TEXT,
   starting_id TEXT,
   starting_since INTEGER
+);
+CREATE TABLE IF NOT EXISTS mcp_tool_servers (
+  app TEXT NOT NULL,
+  server TEXT NOT NULL,
+  consent_digest TEXT NOT NULL,
+  pinned_at INTEGER NOT NULL,
+  PRIMARY KEY (app, server)
+);
+CREATE TABLE IF NOT EXISTS mcp_tool_pins (
+  app TEXT NOT NULL,
+  server TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  definition TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  policy TEXT NOT NULL CHECK (policy IN ('allow', 'ask', 'deny')),
+  policy_set_by TEXT NOT NULL,
+  PRIMARY KEY (app, server, tool)
+);
+CREATE TABLE IF NOT EXISTS mcp_tool_changes (
+  app TEXT NOT NULL,
+  server TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  change TEXT NOT NULL,
+  proposed TEXT,
+  proposed_digest TEXT NOT NULL,
+  approval_id TEXT,
+  PRIMARY KEY (app, server, tool)
+);
+CREATE TABLE IF NOT EXISTS mcp_tool_calls (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  app TEXT NOT NULL,
+  server TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  outcome TEXT NOT NULL,
+  arguments_digest TEXT NOT NULL,
+  duration_ms INTEGER NOT NULL,
+  at INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS inbox (
   id INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -21,6 +21,8 @@
 // Allowed events a process causes at will, one per action, are counted by the same rule
 // (issue 33 item 6): an app's every egress connection wrote its own `egress_allowed` row,
 // ~170 rows/s from one app. Their repeats become `sel.allowed_counted` rows (outcome allowed).
+// An agent's tool calls through `mcp run` are counted so too (issue 39): the first call of a
+// tool with an outcome is its own row, its repeats in the window one count.
 import type { JsonObject } from "../../kernel/crypto/canonical-json";
 import type { SqlPort } from "./log-core";
 
@@ -29,8 +31,8 @@ export const REFUSALS_COUNTED_KIND = "sel.refusals_counted";
 /** Kind of the row that carries the counted repeats of an allowed event; written only by the log. */
 export const ALLOWED_COUNTED_KIND = "sel.allowed_counted";
 
-/** Allowed kinds counted like refusals: each is one per connection an app opens, at its will. */
-export const COUNTED_ALLOWED_KINDS: ReadonlySet<string> = new Set(["egress_allowed"]);
+/** Allowed kinds counted like refusals: each is one per action a process takes at its will. */
+export const COUNTED_ALLOWED_KINDS: ReadonlySet<string> = new Set(["egress_allowed", "mcp_tool_called"]);
 
 /** Whether an event is counted in a window rather than always written as its own row. */
 export function isCounted(event: { kind: string; outcome: string }): boolean {

@@ -1,7 +1,9 @@
 // The `mcp` commands in the CLI's command table (commands.ts): where agents find the server
-// map, the servers' state, running one for an agent, and letting a failed one start again.
+// map, the servers' state, running one for an agent, and letting a failed one start again;
+// each server's pinned tools and the owner's policy of one tool.
 import { defineCommand, jsonFlag, type CommandSpec } from "./command-table";
 import { runMcpList, runMcpPath, runMcpRetry, runMcpRun } from "./mcp";
+import { runMcpPolicy, runMcpTools } from "./mcp-tools";
 
 /** The mcp commands, in the order help lists them. */
 export const MCP_COMMANDS: readonly CommandSpec[] = [
@@ -31,6 +33,28 @@ export const MCP_COMMANDS: readonly CommandSpec[] = [
     flags: {},
     reads: false,
     run: ({ args }, { home }) => runMcpRun(home, args[0], args[1]),
+  }),
+  defineCommand({
+    words: ["mcp", "tools"],
+    summary: "An app's MCP tools as pinned at consent: each one's policy (allow, ask, deny) and state.",
+    args: [{ name: "app", help: "the installed app" }],
+    flags: { json: jsonFlag },
+    reads: true,
+    run: ({ flags, args }, { home }) => runMcpTools(home, args[0], flags),
+  }),
+  defineCommand({
+    words: ["mcp", "policy"],
+    summary: "Set one MCP tool's policy: allow, ask (each call waits for you) or deny; from the next call on.",
+    args: [
+      { name: "app", help: "the installed app" },
+      { name: "server", help: "a server the app declares" },
+      { name: "tool", help: "a pinned tool of the server" },
+      { name: "policy", help: "allow, ask or deny" },
+    ],
+    flags: { json: jsonFlag },
+    reads: false,
+    run: ({ flags, args }, { home }) =>
+      runMcpPolicy(home, { app: args[0], server: args[1], tool: args[2], policy: args[3] }, flags),
   }),
   defineCommand({
     words: ["mcp", "retry"],

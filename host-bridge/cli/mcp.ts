@@ -33,6 +33,7 @@ import { installedAppBrokeredSecrets } from "../secrets/brokered-secrets";
 import { serverHeldSecrets } from "../secrets/server-held-secrets";
 import { homePaths, releaseRuntimeDir, runtimeDir } from "../home";
 import { childLimits, readOwnerConfig } from "../owner-config";
+import { mediatedStdio } from "./mcp-gate";
 import { boundsAvailability } from "../sandbox/bounds";
 import { sandboxAvailability } from "../sandbox/bubblewrap";
 import { runMcpServer } from "../sandbox/run-mcp-server";
@@ -299,6 +300,7 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
     return 1;
   }
   const stopping = endWhenNoLongerAllowed(home, app, server, launch);
+  const mediation = mediatedStdio(home, app, server, launch, config.config);
   try {
     // The sandbox probe can take seconds on a loaded machine: a stop meanwhile kills it.
     const sandbox = await sandboxAvailability(parentEnv.PATH, stopping.signal);
@@ -345,7 +347,7 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
         passthrough: config.config.sandbox.env_passthrough,
         log: (line) => process.stderr.write(`${line}\n`),
       },
-      { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+      { stdin: mediation.toChild, stdout: mediation.fromChild, stderr: process.stderr },
       (outcome) => {
         reported = callGateway(home, `mcp:${app}:${server}`, "POST", `/api/internal/mcp/${app}/${server}/started`, {
           startId: launch.startId,
@@ -358,6 +360,7 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
   } finally {
     // Whatever ended it (the server, a stop, an error setting it up): nothing of it stays.
     stopping.release();
+    await mediation.end();
     record.end();
     await reported;
     await limitRow;

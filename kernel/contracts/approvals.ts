@@ -46,6 +46,8 @@ export const ApprovalActionSchema = z
     summary: z.string().max(1000).optional(),
     /** True when a yes lets the app reach something it could not reach before; approving it then needs owner presence. */
     widens_reach: z.boolean().optional(),
+    /** For a change of something already consented to (a tool's definition): the text before and after. */
+    change: z.strictObject({ before: z.string().max(4000), after: z.string().max(4000) }).optional(),
   })
   .strict();
 export type ApprovalAction = z.infer<typeof ApprovalActionSchema>;

@@ -369,6 +369,35 @@ export const ERROR_CODES = {
     message:
       "{path} cannot be read as a JSON server map ({reason}); nothing was written. Fix or move the file and try again.",
   },
+  // tool calls through `mcp run` (issue 39): the HTTP refusals, and the MCP errors the agent gets (data.code)
+  mcp_tool_not_found: {
+    status: 404,
+    message: "The server '{key}' has no pinned tool '{tool}' in the install that runs now.",
+  },
+  mcp_tool_withheld: {
+    status: 403,
+    message:
+      "The tool '{tool}' of '{key}' is withheld ({reason}); the owner sees why in the app's tools (`personalclaw mcp tools {app}`).",
+  },
+  mcp_tool_denied_by_policy: {
+    status: 403,
+    message: "The owner's policy denies calls to the tool '{tool}' of '{key}'.",
+  },
+  mcp_tool_call_denied: { status: 403, message: "The owner denied this call to the tool '{tool}' of '{key}'." },
+  mcp_tool_call_expired: {
+    status: 408,
+    message:
+      "The owner did not answer the call to the tool '{tool}' of '{key}' within {seconds} s (mcp.ask_timeout_s).",
+  },
+  mcp_tool_call_timed_out: {
+    status: 504,
+    message:
+      "The tool '{tool}' of '{key}' did not answer within {seconds} s (mcp.call_timeout_s); the call was cancelled.",
+  },
+  mcp_tool_answer_too_large: {
+    status: 502,
+    message: "The answer of '{key}' was larger than {limit} bytes (mcp.max_answer_bytes) and was dropped.",
+  },
   // verifiable log
   sel_checkpoints_off: { status: 500, message: "This security log signs no checkpoints." },
   sel_no_checkpoint: {

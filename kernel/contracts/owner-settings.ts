@@ -8,6 +8,7 @@ import { MAX_TTL_MS } from "./session";
 import { APP_NAME_PATTERN } from "../rules/app-name";
 import { bindHostWidens } from "../rules/bind-host-reach";
 import { OFFICIAL_MCP_REGISTRY } from "./mcp-registry";
+import { MCP_SETTINGS } from "./owner-settings-mcp";
 
 export const SANDBOX_PROCESSES_RANGE = { min: 16, max: 65_536 } as const;
 export const SANDBOX_MEMORY_MB_RANGE = { min: 64, max: 1_048_576 } as const;
@@ -310,6 +311,7 @@ export const OWNER_SETTINGS: readonly SettingSpec[] = [
     title: "Take MCP servers from other registries",
     applies: "next_start",
   },
+  ...MCP_SETTINGS,
   {
     path: "updates.auto",
     type: "enum",

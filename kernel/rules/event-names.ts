@@ -23,6 +23,7 @@ export const EVENT_CLASSES = {
   "session.signed_out": { tier: "owner", data: "session id, reason" },
   "session.renamed": { tier: "owner", data: "session id" },
   "config.changed": { tier: "owner", data: "field" },
+  "mcp.tool_called": { tier: "owner", data: "app, server, tool, outcome" },
 } as const satisfies Record<string, { tier: "always" | "owner" | "declarable"; toAsker?: true; data: string }>;
 
 /** A classified name: the only kind `emitEvent` accepts. */

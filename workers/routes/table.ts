@@ -10,6 +10,7 @@ import { appProxyRoutes } from "./app-proxy";
 import { messagingRoutes } from "./messaging";
 import { mcpRoutes } from "./mcp";
 import { openApiRoute } from "./openapi";
+import { mcpToolRoutes } from "./mcp-tools";
 import { authRoutes } from "./auth";
 import { eventRoutes } from "./events";
 import { route, type AnyRouteRow, type RouteAnswer } from "../route-row";
@@ -37,6 +38,7 @@ const baseRows: ReadonlyArray<AnyRouteRow> = [
   ...mcpRoutes,
   ...durabilityRoutes,
   ...sourceRoutes,
+  ...mcpToolRoutes,
 ];
 
 /** One route as data: what GET /api/manifest answers and docs/api-routes.md renders. */
