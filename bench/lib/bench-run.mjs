@@ -20,6 +20,7 @@ export const SECTIONS = [
   "update",
   "events",
   "secrets",
+  "add",
 ];
 
 /** Reads the command line and makes the scratch folder; the bench's one run. */
