@@ -3,9 +3,11 @@
 // cut off again (no half line), and the file is tried again every few seconds, so the log
 // resumes by itself once space returns. A log write never throws into its caller.
 //
-// The log is bounded: a line that would take the file past GATEWAY_LOG_MAX_BYTES first moves it
-// to gateway.log.1 (and .1 to .2, and so on); the oldest of GATEWAY_LOG_KEPT is dropped. A
-// gateway that runs for weeks with a chatty backend never fills the owner's disk with its log.
+// The log is bounded: a line that would take the file past its size (the owner's logs.max_size_mb,
+// GATEWAY_LOG_MAX_BYTES by default) first moves it to gateway.log.1 (and .1 to .2, and so on); the
+// oldest of logs.max_files (GATEWAY_LOG_KEPT) is dropped. A gateway that runs for weeks with a
+// chatty backend never fills the owner's disk with its log. How a line is written (text or
+// JSON) is gateway-log-line.ts's.
 import { closeSync, fstatSync, ftruncateSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { storageFullReason } from "../kernel/contracts/storage-full";
 

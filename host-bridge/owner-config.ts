@@ -37,6 +37,11 @@ import {
   MCP_CALL_TIMEOUT_RANGE_S,
   MCP_MAX_ANSWER_RANGE_BYTES,
 } from "../kernel/contracts/owner-settings-mcp";
+import {
+  GATEWAY_LOG_FILES_RANGE,
+  GATEWAY_LOG_FORMATS,
+  GATEWAY_LOG_SIZE_RANGE_MB,
+} from "../kernel/contracts/owner-settings-logs";
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/);
 const appName = z.string().regex(APP_NAME_PATTERN);
@@ -107,8 +112,17 @@ export const OwnerConfigSchema = z.object({
         .min(SEL_RETENTION_RANGE_DAYS.min)
         .max(SEL_RETENTION_RANGE_DAYS.max)
         .default(365),
+      /** gateway.log's rotation and line format (kernel/contracts/owner-settings-logs.ts). */
+      max_size_mb: rangeOf(GATEWAY_LOG_SIZE_RANGE_MB),
+      max_files: rangeOf(GATEWAY_LOG_FILES_RANGE),
+      format: z.enum(GATEWAY_LOG_FORMATS).default("text"),
     })
-    .default({ security_retention_days: 365 }),
+    .default({
+      security_retention_days: 365,
+      max_size_mb: GATEWAY_LOG_SIZE_RANGE_MB.default,
+      max_files: GATEWAY_LOG_FILES_RANGE.default,
+      format: "text",
+    }),
   egress: z
     .object({
       /** A PEM file of extra authorities a broker trusts for a secret's origin (origin-tls.ts); empty for none. */

@@ -8,6 +8,7 @@
 import { storageFullReason } from "../../kernel/contracts/storage-full";
 import { safeLines } from "../../kernel/text/text-safety";
 import { openGatewayLog } from "../gateway-log";
+import { formatLogLine } from "../gateway-log-line";
 import { writeFreshLocalSecret } from "../home";
 import { writePrivateFile } from "../private-file";
 import { startAnchorWriter } from "../sel-anchor";
@@ -52,11 +53,15 @@ async function runGateway(options: StartOptions): Promise<number> {
   if (plan === null) return 1;
   const { paths, selKey } = plan;
   const secret = writeFreshLocalSecret(paths);
-  const gatewayLog = openGatewayLog(paths.gatewayLog);
+  const { max_size_mb, max_files, format } = plan.config.logs;
+  const gatewayLog = openGatewayLog(paths.gatewayLog, undefined, undefined, {
+    maxBytes: max_size_mb * 1024 * 1024,
+    kept: max_files,
+  });
   // Every gateway.log line passes the text-safety rule here, whoever wrote it: a message can
   // quote a child's output or an answer, and the file must never hold the gateway's own keys.
   const log = (line: string) =>
-    gatewayLog.write(`${new Date().toISOString()} ${safeLines(line, [secret, selKey.keyHex])}`);
+    gatewayLog.write(formatLogLine(format, new Date(), safeLines(line, [secret, selKey.keyHex])));
   noteStartConditions(plan, log);
   const anchorLost = settleLostAnchor(plan, log);
   const setpriv = findSetprivOrWarn(log);

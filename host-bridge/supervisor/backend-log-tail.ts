@@ -8,6 +8,7 @@ import { open } from "node:fs/promises";
 import { safeLine } from "../../kernel/text/text-safety.js";
 import type { AppLogAnswer, AppLogRequest } from "../../kernel/contracts/app-log.js";
 import { rotatedLogPath } from "../gateway-log";
+import { logLineAsText } from "../gateway-log-line";
 
 /** How much of the log's end is read. */
 export const LOG_TAIL_BYTES = 2 * 1024 * 1024;
@@ -51,7 +52,9 @@ export async function readBackendLog(logPath: string, request: AppLogRequest): P
   const mine = new RegExp(`^\\S+ (?:debug|info|warning|error) app ${request.name} backend\\b`);
   const needle = request.q?.toLowerCase() ?? "";
   const found: string[] = [];
-  for (const raw of text.split("\n")) {
+  for (const written of text.split("\n")) {
+    // logs.format json writes {time, level, source, message}: read as the text line it stands for.
+    const raw = logLineAsText(written);
     if (!mine.test(raw)) continue;
     const line = safeLine(raw);
     if (needle === "" || line.toLowerCase().includes(needle)) found.push(line);

@@ -9,6 +9,7 @@ import { APP_NAME_PATTERN } from "../rules/app-name";
 import { bindHostWidens } from "../rules/bind-host-reach";
 import { OFFICIAL_MCP_REGISTRY } from "./mcp-registry";
 import { MCP_SETTINGS } from "./owner-settings-mcp";
+import { LOG_FILE_SETTINGS } from "./owner-settings-logs";
 
 export const SANDBOX_PROCESSES_RANGE = { min: 16, max: 65_536 } as const;
 export const SANDBOX_MEMORY_MB_RANGE = { min: 64, max: 1_048_576 } as const;
@@ -252,6 +253,7 @@ export const OWNER_SETTINGS: readonly SettingSpec[] = [
     title: "Keep security evidence for a shorter time",
     applies: "next_start",
   },
+  ...LOG_FILE_SETTINGS,
   {
     path: "proxy.response_timeout_s",
     type: "integer",
