@@ -27,6 +27,7 @@ const INTEGRATION = [
   "host-bridge/sandbox/bubblewrap.test.ts",
   "host-bridge/sandbox/child-identity.test.ts",
   "host-bridge/sandbox/granted-folders.test.ts",
+  "host-bridge/sources/mcpb-signature.test.ts",
   "host-bridge/staging/stage-bundle.test.ts",
   "host-bridge/supervisor/backend-supervisor.test.ts",
   "host-bridge/supervisor/process-identity.test.ts",

@@ -59,12 +59,22 @@ export function appendSignatureBlock(bundle: Buffer, pkcs7: Buffer): Buffer {
  * (the packer's own signer needs its CLI, which is not reachable offline), framed as the packer
  * frames it.
  */
-export function signMcpb(bundle: Buffer, signer: SignerFiles): Buffer {
+export function signMcpb(
+  bundle: Buffer,
+  signer: SignerFiles,
+  opts: { also?: SignerFiles; chain?: string; attached?: boolean } = {},
+): Buffer {
   const dir = mkdtempSync(join(tmpdir(), "pc-mcpb-sign-"));
+  // Hostile or unusual forms: a second signer, certificates carried beside the signer's, the content inside the block.
+  const more = [
+    ...(opts.also ? ["-signer", opts.also.certPath, "-inkey", opts.also.keyPath] : []),
+    ...(opts.chain ? ["-certfile", opts.chain] : []),
+    ...(opts.attached ? ["-nodetach"] : []),
+  ];
   try {
     writeFileSync(join(dir, "bundle.zip"), bundle);
     // prettier-ignore
-    execFileSync("openssl", ["cms", "-sign", "-binary", "-md", "sha256", "-in", join(dir, "bundle.zip"), "-signer", signer.certPath, "-inkey", signer.keyPath, "-outform", "DER", "-out", join(dir, "sig.der")], { stdio: ["ignore", "ignore", "pipe"] });
+    execFileSync("openssl", ["cms", "-sign", "-binary", "-md", "sha256", "-in", join(dir, "bundle.zip"), "-signer", signer.certPath, "-inkey", signer.keyPath, ...more, "-outform", "DER", "-out", join(dir, "sig.der")], { stdio: ["ignore", "ignore", "pipe"] });
     return appendSignatureBlock(bundle, readFileSync(join(dir, "sig.der")));
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -85,10 +85,15 @@ export interface SignerFiles {
  * A code-signing certificate for `commonName`, signed by the test CA (`ca`), or self-signed when
  * `ca` is null: a publisher no authority of the run vouches for.
  */
-export function makeCodeSigningCertificate(ca: TestCertificates | null, commonName: string): SignerFiles {
+export function makeCodeSigningCertificate(
+  ca: Pick<TestCertificates, "dir" | "caPath"> | null,
+  commonName: string,
+  opts: { purpose?: string } = {},
+): SignerFiles {
   const dir = mkdtempSync(join(tmpdir(), "pc-test-signer-"));
   const curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
-  const usage = "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=codeSigning\n";
+  const purpose = opts.purpose ?? "codeSigning";
+  const usage = `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=${purpose}\n`;
   writeFileSync(join(dir, "signer.ext"), usage);
   if (ca === null) {
     openssl(dir, [
@@ -104,7 +109,7 @@ export function makeCodeSigningCertificate(ca: TestCertificates | null, commonNa
       "-subj",
       `/CN=${commonName}`,
       "-addext",
-      "extendedKeyUsage=codeSigning",
+      `extendedKeyUsage=${purpose}`,
     ]);
   } else {
     openssl(dir, ["req", ...curve, "-keyout", "signer.key", "-out", "signer.csr", "-subj", `/CN=${commonName}`]);
@@ -133,4 +138,15 @@ export function makeCodeSigningCertificate(ca: TestCertificates | null, commonNa
     keyPath: join(dir, "signer.key"),
     certPem: readFileSync(join(dir, "signer.pem"), "utf8"),
   };
+}
+
+/** An intermediate authority the test CA issues: pass it as the `ca` of makeCodeSigningCertificate. */
+export function makeIntermediateCa(ca: TestCertificates, commonName: string): Pick<TestCertificates, "dir" | "caPath"> {
+  const dir = mkdtempSync(join(tmpdir(), "pc-test-intermediate-"));
+  const curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+  writeFileSync(join(dir, "ca.ext"), "basicConstraints=critical,CA:TRUE\nkeyUsage=critical,keyCertSign,cRLSign\n");
+  openssl(dir, ["req", ...curve, "-keyout", "ca.key", "-out", "ca.csr", "-subj", `/CN=${commonName}`]);
+  // prettier-ignore
+  openssl(dir, ["x509", "-req", "-in", "ca.csr", "-CA", ca.caPath, "-CAkey", join(ca.dir, "ca.key"), "-CAcreateserial", "-CAserial", join(dir, "root.srl"), "-out", "ca.pem", "-days", "2", "-extfile", "ca.ext"]);
+  return { dir, caPath: join(dir, "ca.pem") };
 }
