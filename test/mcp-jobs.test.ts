@@ -495,7 +495,10 @@ describe("app MCP servers and scheduled jobs", () => {
       const rows = ((await events.json()) as { events: Array<{ principal: string; subject: string }> }).events;
       expect(rows.some((r) => r.principal === "app:mcp-online" && r.subject === `127.0.0.2:${port}`)).toBe(true);
 
-      // mcp-notes has no grant (installed again when an earlier test removed it).
+      // mcp-notes has no grant (installed again when an earlier test removed it). mcp-online goes
+      // first: installed earlier, it would keep the tool names both offer (a name conflict).
+      const gone = await gw.fetch("/api/apps/mcp-online", { method: "DELETE", headers: json, body: "{}" });
+      expect(gone.status).toBe(200);
       if ((await gw.fetch("/api/apps/mcp-notes")).status === 404) await install(home, fixture, { HOME: ownerHome });
       const offline = await connect("mcp-notes:notes");
       try {
