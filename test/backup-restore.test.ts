@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
-import { appTokenOf, install } from "./helpers/backends";
+import { appTokenOf, install, waitForRow } from "./helpers/backends";
 import { APP, dbRows, expectNoRowLost, proxied, sleep, waitHealthy, writeProbe, type Json } from "./helpers/probe-app";
 import { OpenedArchive } from "../host-bridge/durability/archive-reader";
 
@@ -209,6 +209,68 @@ describe("backup and restore of the whole gateway", () => {
     expect(response.status).toBe(403);
     expect(response.headers.get("content-type")).toContain("application/json");
   }, 60_000);
+
+  it("merges into a running gateway that has one of the apps: that app keeps its data, the absent one arrives with its data and secret", async () => {
+    const other = await startGateway();
+    try {
+      await install(other.home, join(repoRoot, "apps", "fixtures", "node-notes"));
+      await waitForRow(other, "node-notes", (b) => b.running && b.healthy, 30_000);
+      const json = { "content-type": "application/json" };
+      const own = await other.fetch("/apps/node-notes/api/notes", {
+        method: "POST",
+        headers: json,
+        body: JSON.stringify({ text: "this home's own note" }),
+      });
+      expect(own.status).toBe(201);
+      const result = await runCli([
+        "restore",
+        archive,
+        "--mode",
+        "merge",
+        "--passphrase-file",
+        passFile,
+        "--json",
+        "--home",
+        other.home,
+      ]);
+      expect(result.code, result.stderr + result.stdout).toBe(0);
+      const items = (JSON.parse(result.stdout) as { items: Json[] }).items;
+      const outcome = (item: string) => items.find((i) => i.item === item)?.outcome;
+      expect(outcome("app node-notes")).toBe("unchanged");
+      expect(outcome(`app ${APP}`)).toBe("merged");
+      expect(outcome("secret PROBE_API_KEY")).toBe("copied");
+      expect(outcome(`secret PROBE_API_KEY for ${APP}`)).toBe("merged");
+      const notes = (await (await other.fetch("/apps/node-notes/api/notes")).json()) as { notes: Json[] };
+      expect(notes.notes.map((n) => n.text)).toEqual(["this home's own note"]);
+      await waitHealthy(other);
+      const state = await proxied(other);
+      expect(state.body?.secret).toBe(true);
+      expect(state.body?.rows).toBeGreaterThan(0);
+      expectNoRowLost(dbRows(other.home), "1.0.0");
+      // The copied secret is sealed to this home's key, not the archive's: the store file differs.
+      expect(readFileSync(join(other.home, "secrets", "store", "PROBE_API_KEY.json"), "utf8")).not.toBe(
+        readFileSync(join(gw.home, "secrets", "store", "PROBE_API_KEY.json"), "utf8"),
+      );
+      // A second merge finds everything in place and changes nothing.
+      const again = await runCli([
+        "restore",
+        archive,
+        "--mode",
+        "merge",
+        "--passphrase-file",
+        passFile,
+        "--json",
+        "--home",
+        other.home,
+      ]);
+      expect(again.code, again.stderr).toBe(0);
+      const second = (JSON.parse(again.stdout) as { items: Json[] }).items;
+      expect(second.filter((i) => i.outcome !== "unchanged")).toEqual([]);
+    } finally {
+      await other.stop();
+      await rm(other.home, { recursive: true, force: true });
+    }
+  }, 180_000);
 
   it("replaces a fresh home on another port: the apps answer with their data, the secret arrives, the log verifies", async () => {
     const target = join(mkdtempSync(join(tmpdir(), "pc-restore-")), "home");

@@ -1,7 +1,140 @@
-// `restore --mode merge`: adds to a running gateway what it lacks from a checked archive.
+// `restore --mode merge`: adds to a running gateway what it lacks from a checked archive, and
+// reports each item — merged, copied, or left unchanged and why. An app the home does not have
+// (no record, no folder) has its archived bytes and data/ written in the quarantine, moved into
+// apps/<name> with one rename, then its archived record added by the gateway (POST
+// /api/durability/merge), which starts it; a record refused takes the folder away again. An app
+// the home has keeps its own bytes and data. The secrets a merged app was given come along:
+// opened with the archive's own key (in a private folder removed at once), a secret the home
+// lacks is stored again — sealed to this home's key by the gateway — and given to the app.
+import { randomBytes } from "node:crypto";
+import { existsSync, readdirSync } from "node:fs";
+import { mkdir, rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { z } from "zod";
 import { GatewayError } from "../../kernel/contracts/errors";
+import { safeLine } from "../../kernel/text/text-safety";
+import { homePaths } from "../home";
+import { SecretStore } from "../secrets/secret-store";
 import type { CheckedArchive } from "../durability/archive-check";
-import type { RestorePlan } from "../durability/restore-plan";
+import { writeArchiveFiles } from "../durability/archive-files";
+import { archivedRecords, type RestorePlan } from "../durability/restore-plan";
+import { callGateway, parseAnswer } from "./gateway-client";
+
+export interface MergeItem {
+  item: string;
+  outcome: "merged" | "copied" | "unchanged";
+  why: string;
+}
+
+const AppsAnswer = z.object({ apps: z.array(z.object({ name: z.string() })) });
+const MergeAnswer = z.object({
+  apps: z.array(z.object({ name: z.string(), outcome: z.enum(["merged", "unchanged"]), why: z.string() })),
+});
+
+function refused(answer: { status: number; body: unknown }): GatewayError {
+  const error = (answer.body as { error?: { code?: string; message?: string } } | null)?.error;
+  return GatewayError.fromEnvelope(error?.code ?? "bridge_unavailable", error?.message ?? "", undefined, answer.status);
+}
+
+/** The archived config document of each app. */
+function archivedConfigs(checked: CheckedArchive): Map<string, Record<string, unknown>> {
+  const table = checked.state.stores.AppRegistry.tables.find((t) => t.name === "app_config");
+  const out = new Map<string, Record<string, unknown>>();
+  for (const row of table?.rows ?? [])
+    out.set(String(row[table!.columns.indexOf("name")]), JSON.parse(String(row[table!.columns.indexOf("config")])));
+  return out;
+}
+
+/** Places each app's archived bytes and data/ under apps/, one rename per app. */
+async function placeApps(home: string, checked: CheckedArchive, names: readonly string[]): Promise<void> {
+  const staging = join(homePaths(home).quarantine, `merge-${randomBytes(6).toString("hex")}`);
+  await mkdir(staging, { recursive: true, mode: 0o700 });
+  try {
+    const chosen = new Set(names);
+    await writeArchiveFiles(checked, (path) => {
+      const [top, app] = path.split("/");
+      return top === "apps" && app !== undefined && chosen.has(app) ? join(staging, path.slice("apps/".length)) : null;
+    });
+    for (const name of names) await rename(join(staging, name), join(homePaths(home).apps, name));
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/** The values the archive's own store holds for `app`, by the variable it gets: secret name and value. */
+async function archivedSecretsOf(
+  home: string,
+  checked: CheckedArchive,
+  app: string,
+  digest: string,
+): Promise<Array<{ secret: string; as: string; value: string }>> {
+  const folder = join(homePaths(home).run, `merge-secrets-${randomBytes(6).toString("hex")}`);
+  await mkdir(folder, { recursive: true, mode: 0o700 });
+  try {
+    await writeArchiveFiles(checked, (path) =>
+      path === "secrets.key" || path.startsWith("secrets/") ? join(folder, path) : null,
+    );
+    const store = new SecretStore({
+      key: join(folder, "secrets.key"),
+      store: join(folder, "secrets", "store"),
+      apps: join(folder, "secrets", "apps"),
+    });
+    const uses = store
+      .list()
+      .secrets.flatMap((s) => s.used_by.filter((u) => u.app === app).map((u) => ({ secret: s.name, as: u.as })));
+    const opened = store.openAppSecrets(
+      { app, digest },
+      uses.map((u) => u.as),
+    ).env;
+    return uses.filter((u) => opened[u.as] !== undefined).map((u) => ({ ...u, value: opened[u.as]! }));
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
+async function mergeSecrets(home: string, checked: CheckedArchive, app: string, digest: string, report: MergeItem[]) {
+  const storeDir = join(home, "secrets", "store");
+  const held = new Set(existsSync(storeDir) ? readdirSync(storeDir).map((f) => f.replace(/\.json$/, "")) : []);
+  let given = 0;
+  for (const { secret, as, value } of await archivedSecretsOf(home, checked, app, digest)) {
+    if (held.has(secret)) {
+      report.push({
+        item: `secret ${secret}`,
+        outcome: "unchanged",
+        why: "this home has its own value; that one is kept",
+      });
+    } else {
+      const put = await callGateway(home, "restore", "PUT", `/api/secrets/${encodeURIComponent(secret)}`, { value });
+      if (put.status !== 200) throw refused(put);
+      held.add(secret);
+      report.push({
+        item: `secret ${secret}`,
+        outcome: "copied",
+        why: "absent from this home: sealed again to this home's key",
+      });
+    }
+    const assign = await callGateway(
+      home,
+      "restore",
+      "POST",
+      `/api/secrets/${encodeURIComponent(secret)}/assign`,
+      { app, as },
+      { provePresence: true },
+    );
+    if (assign.status !== 200) throw refused(assign);
+    report.push({
+      item: `secret ${secret} for ${app}`,
+      outcome: "merged",
+      why: `given to ${app} as ${as}, as in the archive`,
+    });
+    given++;
+  }
+  // A backend gets its secrets at its start: the merged app starts again with them.
+  if (given > 0) {
+    const restart = await callGateway(home, "restore", "POST", `/api/apps/${encodeURIComponent(app)}/restart`, {});
+    if (restart.status !== 200) throw refused(restart);
+  }
+}
 
 export async function mergeIntoHome(
   home: string,
@@ -9,9 +142,64 @@ export async function mergeIntoHome(
   plan: RestorePlan,
   json: boolean,
 ): Promise<number> {
-  void home;
-  void checked;
-  void plan;
-  void json;
-  throw new GatewayError("bad_request", { vars: { reason: "--mode merge is not available yet; use --mode replace" } });
+  const report: MergeItem[] = [];
+  const listed = parseAnswer(await callGateway(home, "restore", "GET", "/api/apps"), AppsAnswer);
+  if (!listed.ok) throw refused(listed.answer);
+  const installed = new Set(listed.body.apps.map((a) => a.name));
+  const records = archivedRecords(checked.state);
+  const configs = archivedConfigs(checked);
+  const absent: string[] = [];
+  for (const app of plan.apps) {
+    const record = records.get(app.name);
+    if (installed.has(app.name) || app.in_home)
+      report.push({
+        item: `app ${app.name}`,
+        outcome: "unchanged",
+        why: "this home has it: its own bytes and data are kept",
+      });
+    else if (record?.origin !== "local")
+      report.push({ item: `app ${app.name}`, outcome: "unchanged", why: "a native app comes with the package" });
+    else if (app.packages.length > 0)
+      report.push({
+        item: `app ${app.name}`,
+        outcome: "unchanged",
+        why: `its packages (${app.packages.join(", ")}) must be fetched again: install it anew`,
+      });
+    else absent.push(app.name);
+  }
+  await placeApps(home, checked, absent);
+  const merged = parseAnswer(
+    await callGateway(
+      home,
+      "restore",
+      "POST",
+      "/api/durability/merge",
+      {
+        apps: absent.map((name) => ({ record: records.get(name)!, config: configs.get(name) ?? null })),
+      },
+      { provePresence: true },
+    ),
+    MergeAnswer,
+  );
+  if (!merged.ok) {
+    for (const name of absent) await rm(join(homePaths(home).apps, name), { recursive: true, force: true });
+    throw refused(merged.answer);
+  }
+  for (const app of merged.body.apps) {
+    report.push({ item: `app ${app.name}`, outcome: app.outcome, why: app.why });
+    if (app.outcome !== "merged") {
+      await rm(join(homePaths(home).apps, app.name), { recursive: true, force: true });
+      continue;
+    }
+    await mergeSecrets(home, checked, app.name, String(records.get(app.name)!.consentDigest), report);
+  }
+  report.push({
+    item: "security log",
+    outcome: "unchanged",
+    why: "this home's log goes on; the archive's is not merged into it",
+  });
+  if (json) process.stdout.write(`${JSON.stringify({ restored: "merge", items: report })}\n`);
+  else
+    for (const line of report) process.stdout.write(`${line.outcome}\t${safeLine(line.item)}\t${safeLine(line.why)}\n`);
+  return 0;
 }

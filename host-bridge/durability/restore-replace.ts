@@ -3,8 +3,7 @@
 // SQLite file, the log's anchor is its exported head; then the journal (restore-journal.ts)
 // swaps the staged home in. The steps are named so the test build can hold a restore at each.
 import { randomBytes } from "node:crypto";
-import { constants } from "node:fs";
-import { chmod, mkdir, open, rename, rm } from "node:fs/promises";
+import { mkdir, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { existsSync, mkdirSync } from "node:fs";
 import { DURABLE_OBJECT_CLASSES, storeFolder } from "../durable-object-stores";
@@ -12,6 +11,7 @@ import { syncFolder, writePrivateFile } from "../private-file";
 import type { CheckedArchive } from "./archive-check";
 import { restoreFolders, restoreJournalPath, writeRestoreJournal, type RestoreJournal } from "./restore-journal";
 import { writeStoreFile } from "./store-files";
+import { writeArchiveFiles } from "./archive-files";
 
 export const RESTORE_STEPS = ["build", "build_parts", "swap", "moved_aside", "finish"] as const;
 export type RestoreStep = (typeof RESTORE_STEPS)[number];
@@ -21,42 +21,6 @@ export interface ReplaceResult {
   parts: number;
   apps: string[];
   log_head: number;
-}
-
-/** Writes every non-store part under `root`, each file flushed before the next. */
-async function writeParts(
-  root: string,
-  checked: CheckedArchive,
-  step: (s: RestoreStep) => Promise<void>,
-): Promise<number> {
-  const { archive, key } = checked;
-  // Parents before children; each folder keeps its mode, never group- or world-writable.
-  for (const folder of [...archive.manifest.folders].sort((a, b) => a.path.localeCompare(b.path))) {
-    await mkdir(join(root, folder.path), { recursive: true, mode: 0o700 });
-    await chmod(join(root, folder.path), folder.mode & 0o755);
-  }
-  const parts = archive.manifest.parts.filter((p) => p.kind !== "store");
-  let written = 0;
-  for (const part of parts) {
-    const target = join(root, part.path);
-    await mkdir(dirname(target), { recursive: true, mode: 0o700 });
-    const fh = await open(
-      target,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-      0o600,
-    );
-    try {
-      for await (const chunk of archive.openPart(key, part)) await fh.write(chunk);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    // App files keep their mode (a script stays executable); nothing is ever made group- or world-writable.
-    await chmod(target, part.mode & 0o755);
-    written++;
-    if (written === Math.ceil(parts.length / 2)) await step("build_parts");
-  }
-  return written;
 }
 
 /** Each Durable Object's export as its SQLite file, under the name the archive recorded. */
@@ -85,7 +49,13 @@ export async function replaceHome(
   writeRestoreJournal(journal);
   await mkdir(staged, { mode: 0o700 });
   await step("build");
-  const parts = await writeParts(staged, checked, step);
+  const parts = await writeArchiveFiles(
+    checked,
+    (path) => join(staged, path),
+    async (written, total) => {
+      if (written === Math.ceil(total / 2)) await step("build_parts");
+    },
+  );
   writeStores(staged, checked);
   // The anchor is the exported head: the restored log is exactly as long as the anchor says.
   const { head } = checked.archive.manifest.log;

@@ -9,6 +9,15 @@ import { BackupRequestSchema, GatewayStateExportSchema } from "../../kernel/cont
 import { bridgeStream } from "../bridge-client";
 import { assertOwnerPresence } from "../guards/owner-presence";
 import { route } from "../route-row";
+import { mergeArchivedApp } from "../lifecycle/merge-from-backup";
+
+const AnyObject = z.record(z.string(), z.unknown());
+const MergeBody = z.strictObject({
+  apps: z.array(z.strictObject({ record: AnyObject, config: AnyObject.nullable() })).max(500),
+});
+const MergeAnswer = z.strictObject({
+  apps: z.array(z.strictObject({ name: z.string(), outcome: z.enum(["merged", "unchanged"]), why: z.string() })),
+});
 
 /** A backup of a large home takes minutes (a 50 MB database is sealed in seconds; the bound is for slow disks). */
 const BACKUP_TIMEOUT_MS = 60 * 60 * 1000;
@@ -43,6 +52,24 @@ export const durabilityRoutes = [
       const length = answer.headers.get("content-length");
       if (length !== null) headers.set("Content-Length", length);
       return new Response(answer.body, { status: 200, headers });
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/api/durability/merge",
+    family: "durability",
+    authz: { kind: "owner" },
+    internal: true,
+    body: MergeBody,
+    contract:
+      "A merge restore's records (`personalclaw restore --mode merge`, which first puts each app's archived bytes and data/ in place): each archived app record is added as it was consented to unless this home has the name, its config written, its backend started, its MCP servers and jobs registered; answers each app `merged` or `unchanged` with why. Needs owner presence: 401 fresh_sign_in_required.",
+    answer: { schema: MergeAnswer },
+    refuses: ["fresh_sign_in_required", "bridge_unavailable"],
+    async handle(req) {
+      assertOwnerPresence(req);
+      const apps = [];
+      for (const app of req.body.apps) apps.push(await mergeArchivedApp(req, app));
+      return { apps } satisfies z.input<typeof MergeAnswer>;
     },
   }),
   route({
