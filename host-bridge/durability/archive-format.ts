@@ -149,8 +149,12 @@ export async function* sealPart(
   yield prefix;
   const count = Math.max(1, Math.ceil(plainSize / CHUNK_BYTES));
   let index = 0;
+  let total = 0;
   for await (const chunk of chunks) {
-    if (index >= count) throw new Error(`${path} grew while it was sealed`);
+    total += chunk.length;
+    // Every chunk but the last is whole, and the whole is the size the manifest will name.
+    if (index >= count || total > plainSize || (index < count - 1 && chunk.length !== CHUNK_BYTES))
+      throw new Error(`${path} changed size while it was sealed`);
     const cipher = createCipheriv("aes-256-gcm", key, chunkNonce(prefix, index));
     cipher.setAAD(chunkAad(path, index, index === count - 1));
     yield Buffer.concat([cipher.update(chunk), cipher.final(), cipher.getAuthTag()]);
@@ -162,7 +166,7 @@ export async function* sealPart(
     yield Buffer.concat([cipher.final(), cipher.getAuthTag()]);
     index = 1;
   }
-  if (index !== count) throw new Error(`${path} changed size while it was sealed`);
+  if (index !== count || total !== plainSize) throw new Error(`${path} changed size while it was sealed`);
 }
 
 /** Opens one sealed chunk; null when it does not authenticate (altered, moved, or another key). */
