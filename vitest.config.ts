@@ -1,3 +1,4 @@
+import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 
 // The test tiers, one vitest project each (README.md, "Tests", says which to run when). Where a
@@ -38,6 +39,13 @@ const INTEGRATION = [
   "scripts/wrangler-config.test.ts",
 ];
 
+/**
+ * Durable Object code on the real runtime: workerd through @cloudflare/vitest-pool-workers, over a
+ * Durable Object's own SQLite storage (test/helpers/durable-store.ts), with the bindings and
+ * compatibility date of wrangler.jsonc.
+ */
+const DURABLE = ["durable/schema-steps.test.ts"];
+
 /** Suites that drive the dashboard in Chromium through playwright-core (each also starts a gateway). */
 const BROWSER = [
   "test/app-ui-sandbox.test.ts",
@@ -75,7 +83,7 @@ export default defineConfig({
         test: {
           name: "unit",
           include: [...UNIT_FOLDERS.map((folder) => `${folder}/**/*.test.ts`), ...UNIT_UNDER_TEST],
-          exclude: INTEGRATION,
+          exclude: [...INTEGRATION, ...DURABLE],
           setupFiles: ["test/helpers/unit-starts-no-process.ts"],
         },
       },
@@ -86,6 +94,21 @@ export default defineConfig({
       },
       { extends: true, test: { name: "browser", include: BROWSER } },
       { extends: true, test: { name: "faults", include: FAULTS } },
+      {
+        define: { TEST_BUILD: "false" },
+        plugins: [
+          cloudflareTest({
+            main: "test/helpers/durable-pool-worker.ts",
+            wrangler: { configPath: "wrangler.jsonc" },
+            miniflare: {
+              durableObjects: { SCRATCH: { className: "SqlScratch", useSQLite: true } },
+              // The two secrets wrangler.jsonc requires, as a deploy sets them (test values).
+              bindings: { INTERNAL_SECRET: "1".repeat(64), SEL_KEY: "0f".repeat(32) },
+            },
+          }),
+        ],
+        test: { name: "durable", include: DURABLE, testTimeout: 60_000, hookTimeout: 90_000 },
+      },
     ],
   },
 });

@@ -22,7 +22,8 @@ import {
   type GrantView,
   widensReach,
 } from "../../kernel/contracts/approvals";
-import { APPROVAL_SCHEMA } from "./schema";
+import { applySchemaSteps, storageSchemaStore } from "../schema-steps";
+import { APPROVAL_SCHEMA_STEPS } from "./schema";
 import { audit } from "../security-log/audit";
 
 export interface RaiseInput {
@@ -123,7 +124,7 @@ export class ApprovalStore extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.blockConcurrencyWhile(async () => {
-      ctx.storage.sql.exec(APPROVAL_SCHEMA);
+      applySchemaSteps(storageSchemaStore(ctx.storage), APPROVAL_SCHEMA_STEPS);
       await this.scheduleExpiry();
     });
   }

@@ -1,6 +1,8 @@
 // ApprovalStore tables: every approval with who asked, exactly what would happen, its state
 // and the row of its answer; and the grants a scoped yes left behind. Pending approvals are
 // rows like any other, so they survive a restart.
+import type { SchemaStep } from "../schema-steps";
+
 export const APPROVAL_SCHEMA = `
 CREATE TABLE IF NOT EXISTS approvals (
   id TEXT PRIMARY KEY,
@@ -35,3 +37,8 @@ CREATE TABLE IF NOT EXISTS grants (
 );
 CREATE INDEX IF NOT EXISTS grants_match ON grants (asked_by, kind);
 `;
+
+/** ApprovalStore's schema steps (durable/schema-steps.ts): a released step is never edited, a change is a new step. */
+export const APPROVAL_SCHEMA_STEPS: readonly SchemaStep[] = [
+  { step: 1, does: "approvals and the grants scoped answers leave", apply: [APPROVAL_SCHEMA] },
+];

@@ -16,7 +16,8 @@ import { hexToBytes, importMacKey } from "../../kernel/chain/epoch-key";
 import type { CoreOptions, PreparedEvent, SqlPort } from "./log-core";
 import { storedChainKey, storeFirstEpoch, type EpochState } from "./log-epochs";
 import type { RootState } from "./log-checkpoints";
-import { CHECKPOINT_SCHEMA_STATEMENTS, EPOCH_SCHEMA_STATEMENTS, SCHEMA_STATEMENTS } from "./schema";
+import { applySchemaSteps } from "../schema-steps";
+import { SECURITY_LOG_SCHEMA_STEPS } from "./schema";
 import { insertRow } from "./stored-rows";
 
 /** The segment rows are written into now; bytes is its running size. */
@@ -45,9 +46,7 @@ export class LogChain {
 
   /** Creates the schema if needed, prepares the key once and reads the head; a bad key refuses to open. */
   static open(sql: SqlPort, keyHex: string, options: CoreOptions): LogChain {
-    for (const statement of SCHEMA_STATEMENTS) sql.exec(statement);
-    if (options.epochs) for (const statement of EPOCH_SCHEMA_STATEMENTS) sql.exec(statement);
-    if (options.checkpoints) for (const statement of CHECKPOINT_SCHEMA_STATEMENTS) sql.exec(statement);
+    applySchemaSteps(sql, SECURITY_LOG_SCHEMA_STEPS);
     const now = options.now ?? Date.now;
     // With epochs the log's own stored key wins: the binding only seeds a log that has none.
     const stored = options.epochs ? storedChainKey(sql) : undefined;

@@ -2,6 +2,7 @@
 // `events` holds every row of every segment still kept; `bytes` is the row's canonical-JSON
 // size (storage bookkeeping, not part of the row or its mac). `segments` has one row per
 // segment: the live one has sealed_at NULL; a removed segment's row is deleted with its events.
+import type { SchemaStep } from "../schema-steps";
 
 export const SCHEMA_STATEMENTS: readonly string[] = [
   `CREATE TABLE IF NOT EXISTS events (
@@ -73,4 +74,15 @@ export const CHECKPOINT_SCHEMA_STATEMENTS: readonly string[] = [
     origin TEXT NOT NULL,
     admitted_at TEXT NOT NULL
   )`,
+];
+
+/**
+ * SecurityLog's schema steps (durable/schema-steps.ts): a released step is never edited, a change
+ * is a new step. Every store gets all of them; a log opened without epochs or checkpoints leaves
+ * their tables empty.
+ */
+export const SECURITY_LOG_SCHEMA_STEPS: readonly SchemaStep[] = [
+  { step: 1, does: "events and segments", apply: SCHEMA_STATEMENTS },
+  { step: 2, does: "the forward-secure chain key", apply: EPOCH_SCHEMA_STATEMENTS },
+  { step: 3, does: "the log's identity, its root state and the witness's logs", apply: CHECKPOINT_SCHEMA_STATEMENTS },
 ];

@@ -22,7 +22,8 @@ import {
   type SessionKind,
   type SessionView,
 } from "../../kernel/contracts/session";
-import { ENDED_ADDED_COLUMNS, SESSION_ADDED_COLUMNS, SESSION_SCHEMA } from "./schema";
+import { applySchemaSteps, storageSchemaStore } from "../schema-steps";
+import { SESSION_SCHEMA_STEPS } from "./schema";
 
 // The first address is the bound address: where a link was first opened, where a browser signed in.
 interface SessionRow extends Omit<SessionView, "firstAddress"> {
@@ -57,8 +58,7 @@ export class SessionStore extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.blockConcurrencyWhile(async () => {
-      ctx.storage.sql.exec(SESSION_SCHEMA);
-      addMissingColumns(ctx.storage.sql);
+      applySchemaSteps(storageSchemaStore(ctx.storage), SESSION_SCHEMA_STEPS);
       claimStoreIdentity(ctx.storage.sql);
       await this.loadKey();
       for (const row of ctx.storage.sql.exec("SELECT * FROM sessions")) {
@@ -408,22 +408,6 @@ function view(session: SessionRow): SessionView {
     userAgent: session.userAgent,
     firstAddress: session.boundAddress,
   };
-}
-
-function addMissingColumns(sql: SqlStorage): void {
-  for (const [table, added] of [
-    ["sessions", SESSION_ADDED_COLUMNS],
-    ["ended_sessions", ENDED_ADDED_COLUMNS],
-  ] as const) {
-    const present = new Set(
-      sql
-        .exec(`PRAGMA table_info(${table})`)
-        .toArray()
-        .map((row) => String(row.name)),
-    );
-    for (const [column, type] of added)
-      if (!present.has(column)) sql.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
-  }
 }
 
 function fromRow(row: Record<string, SqlStorageValue>): SessionRow {

@@ -1,5 +1,7 @@
 // SessionStore tables. Only a hash of each token's secret is stored; the token itself
-// exists only in the response that minted it.
+// exists only in the response that minted it. The tables grow by numbered steps (SESSION_SCHEMA_STEPS).
+import { addMissingColumns, type SchemaStep } from "../schema-steps";
+
 export const SESSION_SCHEMA = `
 CREATE TABLE IF NOT EXISTS signing_key (
   id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -45,3 +47,16 @@ export const SESSION_ADDED_COLUMNS: ReadonlyArray<readonly [string, string]> = [
  * replaced), so only that secret learns why it ended; a row kept without it tells nobody (AUTH-17).
  */
 export const ENDED_ADDED_COLUMNS: ReadonlyArray<readonly [string, string]> = [["secret_sha256", "TEXT"]];
+
+/** SessionStore's schema steps (durable/schema-steps.ts): a released step is never edited, a change is a new step. */
+export const SESSION_SCHEMA_STEPS: readonly SchemaStep[] = [
+  { step: 1, does: "sessions, ended sessions and the signing key", apply: [SESSION_SCHEMA] },
+  {
+    step: 2,
+    does: "sessions gain name, user_agent and secret_sha256, ended sessions secret_sha256, where a store lacks them",
+    apply: (sql) => {
+      addMissingColumns(sql, "sessions", SESSION_ADDED_COLUMNS);
+      addMissingColumns(sql, "ended_sessions", ENDED_ADDED_COLUMNS);
+    },
+  },
+];
