@@ -5,7 +5,7 @@
 // Each section measures in its own module (bench/sections/); this runner runs the wanted ones
 // in a fixed order and prints what they recorded.
 //
-//   node bench/run.mjs [--json] [--json-out FILE] [--runs 3] [--duration 4] [--only proxy,auth,runtime,install,tail,sel,start,backends,update,events,secrets,add]
+//   node bench/run.mjs [--json] [--json-out FILE] [--runs 3] [--duration 4] [--only proxy,auth,runtime,install,tail,sel,start,backends,update,events,secrets,add,mcp]
 import { rmSync, writeFileSync } from "node:fs";
 import { msSince } from "./lib/procs.mjs";
 import { startBenchRun } from "./lib/bench-run.mjs";
@@ -19,6 +19,7 @@ import { backendsSection } from "./sections/backends.mjs";
 import { eventsSection } from "./sections/events.mjs";
 import { updateSection } from "./sections/update.mjs";
 import { secretsSection } from "./sections/secrets.mjs";
+import { mcpSection } from "./sections/mcp.mjs";
 import { addSection } from "./sections/add.mjs";
 
 const bench = startBenchRun();
@@ -38,6 +39,7 @@ async function runSections() {
     if (wants("events")) await eventsSection(bench);
     if (wants("update")) await updateSection(bench);
     if (wants("secrets")) await secretsSection(bench);
+    if (wants("mcp")) await mcpSection(bench);
     if (wants("add")) await addSection(bench);
   } finally {
     for (const stop of cleanups.reverse()) await stop().catch(() => undefined);

@@ -20,6 +20,7 @@ export const SECTIONS = [
   "update",
   "events",
   "secrets",
+  "mcp",
   "add",
 ];
 
