@@ -151,11 +151,17 @@ export async function mergeIntoHome(
   const absent: string[] = [];
   for (const app of plan.apps) {
     const record = records.get(app.name);
-    if (installed.has(app.name) || app.in_home)
+    if (installed.has(app.name))
       report.push({
         item: `app ${app.name}`,
         outcome: "unchanged",
         why: "this home has it: its own bytes and data are kept",
+      });
+    else if (app.in_home)
+      report.push({
+        item: `app ${app.name}`,
+        outcome: "unchanged",
+        why: `a folder apps/${app.name} without a record is in the way; nothing was written over it`,
       });
     else if (record?.origin !== "local")
       report.push({ item: `app ${app.name}`, outcome: "unchanged", why: "a native app comes with the package" });
