@@ -121,6 +121,11 @@ describe("apps add npm: a published MCP server installs pinned, consented and co
     const shown = await cli(["apps", "add", SPEC, "--env", "MEMORY_FILE_PATH=${DATA}/memory.jsonl"]);
     expect(shown.code, shown.stderr).toBe(1);
     expect(shown.stderr).toContain(`Source: npm:@modelcontextprotocol/server-memory@2025.8.4 from ${registry.url}`);
+    expect(shown.stderr).toContain("Where it comes from: npm package @modelcontextprotocol/server-memory 2025.8.4\n");
+    expect(shown.stderr).toContain(`  Publisher: the npm scope @modelcontextprotocol, as ${registry.url} serves it`);
+    expect(shown.stderr).toMatch(
+      / {2}Pinned: 15 npm packages, [0-9.]+ KiB of tarballs, each by its sha512 integrity\n/,
+    );
     expect(shown.stderr).toMatch(/15 npm packages pinned by sha512 integrity, \d+ bytes of tarballs/);
     expect(shown.stderr).toContain("MEMORY_FILE_PATH=${DATA}/memory.jsonl");
     expect(shown.stderr).toContain("HOME=${DATA}");

@@ -62,6 +62,10 @@ describe("apps add pypi: a Python MCP server installs pinned by sha256, consente
     expect(shown.code, shown.stderr).toBe(1);
     expect(shown.stderr).toContain("Python packages: pc-mcp-words-server==1.0.0, pc-word-tools==1.0.0");
     expect(shown.stderr).toContain(`${SPEC} from ${index.url}`);
+    // The summary the review opens the source with: what it is, no publisher it can check, what is pinned.
+    expect(shown.stderr).toContain("Where it comes from: PyPI project pc-mcp-words-server 1.0.0\n");
+    expect(shown.stderr).toMatch(/ {2}Pinned: 2 wheels, [0-9.]+ KiB, each by its sha256\n {2}Native code: none\n/);
+    expect(shown.stderr).toContain("Wheels that are not pure Python: none");
     expect(shown.stderr).toContain("python3 run-server.py");
     expect(shown.stderr).toContain("Reaches hosts (enforced): none: no network at all");
     expect(shown.stderr).toContain("consent_required");

@@ -118,8 +118,8 @@ export const SOURCE_SUMMARY_WORDS = {
 
 /** Where an app generated from a package source comes from (kernel/contracts/source-review.ts). */
 export function sourceSummary(review) {
-  let object2 = (value) => value !== null && typeof value == "object" && !Array.isArray(value) ? value : null, text2 = (value) => typeof value == "string" ? value : "", count = (value) => typeof value == "number" ? value : null, size = (n) => n === null ? "size unknown" : n < 1048576 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`, r = object2(review) ?? {}, closure = object2(r.npmClosure), entry = object2(r.mcpRegistryEntry), bundle = object2(r.mcpbBundle), packages = null, bytes = null, native = null, signature = null, pinned = "not recorded";
-  if (closure && (packages = count(closure.packages), bytes = count(closure.bytes), native = Array.isArray(closure.native) ? closure.native.map(String) : null, pinned = `${packages ?? "?"} npm packages, ${size(bytes)} of tarballs, each by its sha512 integrity`), bundle) {
+  let object2 = (value) => value !== null && typeof value == "object" && !Array.isArray(value) ? value : null, text2 = (value) => typeof value == "string" ? value : "", count = (value) => typeof value == "number" ? value : null, size = (n) => n === null ? "size unknown" : n < 1048576 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`, r = object2(review) ?? {}, closure = object2(r.npmClosure), entry = object2(r.mcpRegistryEntry), bundle = object2(r.mcpbBundle), pypi = object2(r.pypiClosure), packages = null, bytes = null, native = null, signature = null, pinned = "not recorded";
+  if (closure && (packages = count(closure.packages), bytes = count(closure.bytes), native = Array.isArray(closure.native) ? closure.native.map(String) : null, pinned = `${packages ?? "?"} npm packages, ${size(bytes)} of tarballs, each by its sha512 integrity`), pypi && (packages = count(pypi.packages), bytes = count(pypi.bytes), native = Array.isArray(pypi.native) ? pypi.native.map(String) : null, pinned = `${packages ?? "?"} wheels, ${size(bytes)}, each by its sha256`), bundle) {
     packages = count(bundle.files), bytes = count(bundle.unpackedBytes), pinned = `the bundle by its sha256 (${size(count(bundle.bytes))}): ${packages ?? "?"} files, ${size(bytes)} unpacked`, native = bundle.serverType === "binary" ? ["its server, a program built for this machine"] : null;
     let signer = object2(bundle.signer);
     signature = { state: text2(bundle.signature) || "unsigned", signer: signer ? text2(signer.subject) : null };
@@ -145,6 +145,20 @@ export function sourceSummary(review) {
       name: text2(bundle.name),
       version: text2(bundle.version),
       publisher: signed ? `${signature.signer}, whose signature is verified (the bundle says ${text2(bundle.author)})` : `${text2(bundle.author)}, as the bundle states it (not proven)`,
+      packages,
+      bytes,
+      pinned,
+      native,
+      signature
+    };
+  }
+  if (pypi) {
+    let project = /^pypi:(.+)==(.+)$/.exec(text2(pypi.source));
+    return {
+      kind: "PyPI project",
+      name: project ? project[1] : text2(pypi.source),
+      version: project ? project[2] : "",
+      publisher: `not stated: a project of ${text2(pypi.index)}, which names no publisher PersonalClaw checks`,
       packages,
       bytes,
       pinned,

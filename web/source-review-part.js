@@ -92,7 +92,7 @@ export function sourcePart(review) {
   const entry = review.mcpRegistryEntry && typeof review.mcpRegistryEntry === "object" ? review.mcpRegistryEntry : null;
   const bundle = review.mcpbBundle && typeof review.mcpbBundle === "object" ? review.mcpbBundle : null;
   const summary = sourceSummary(review);
-  if (!closure && !entry && !bundle) return null;
+  if (!closure && !entry && !bundle && !summary) return null;
   const notes = [entry?.note, closure?.note].filter((n) => typeof n === "string" && n !== "");
   return el(
     "section",

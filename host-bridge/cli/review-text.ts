@@ -172,6 +172,12 @@ export function reviewText(review: RenderableReview, digest: string): string {
     lines.push(`  Packages with install scripts or native build files (never run): ${list(closure.native)}`);
     if (closure.note) lines.push(`  ${t(closure.note)}`);
   }
+  const pypi = review.pypiClosure;
+  if (pypi) {
+    lines.push(`Source: ${t(pypi.source)} from ${t(pypi.index)}`);
+    lines.push(`  ${t(pypi.packages)} wheels pinned by sha256, ${t(pypi.bytes)} bytes (${kib(pypi.bytes)})`);
+    lines.push(`  Wheels that are not pure Python: ${list(pypi.native)}`);
+  }
   if (review.mcpRegistryEntry) lines.push(...registryEntryLines(review.mcpRegistryEntry));
   if (review.mcpbBundle) lines.push(...mcpbBundleLines(review.mcpbBundle));
   lines.push(`UI: ${t(review.ui?.entry ?? "none")}`);

@@ -31,6 +31,8 @@ import { isGeneratedSourceFolder, registryEntryOfStaged } from "./registry-entry
 import { manifestAddressRefusal } from "../egress/manifest-addresses";
 import { MCPB_BUNDLE_FILE } from "../../kernel/contracts/mcpb-bundle";
 import { mcpbBundleOfStaged } from "./mcpb-bundle-file";
+import { pypiClosureOfStaged } from "./pypi-closure-file";
+import { PYPI_CLOSURE_FILE } from "../sources/pypi-app";
 import type { InstallReview } from "../../kernel/contracts/install-review";
 
 // A manifest is a few KiB; a larger one is refused rather than parsed (staging shows it whole).
@@ -128,6 +130,7 @@ export async function previewBundle(source: string, opts: PreviewOptions): Promi
   let closureBytes: Buffer | undefined;
   let mcpbBundleBytes: Buffer | undefined;
   let registryEntryBytes: Buffer | undefined;
+  let pypiClosureBytes: Buffer | undefined;
   const stage: StageOptions = {
     ...opts.stage,
     onFileStaged: (entry, bytes) => {
@@ -135,6 +138,7 @@ export async function previewBundle(source: string, opts: PreviewOptions): Promi
       if (entry.path === NPM_CLOSURE_FILE) closureBytes = bytes;
       if (entry.path === MCPB_BUNDLE_FILE) mcpbBundleBytes = bytes;
       if (entry.path === MCP_REGISTRY_ENTRY_FILE) registryEntryBytes = bytes;
+      if (entry.path === PYPI_CLOSURE_FILE) pypiClosureBytes = bytes;
       asStaged.onFileStaged(entry, bytes);
     },
   };
@@ -209,6 +213,9 @@ export async function previewBundle(source: string, opts: PreviewOptions): Promi
     const bundleRecord = mcpbBundleOfStaged(source, opts.quarantineRoot, staged.entries, mcpbBundleBytes);
     if (bundleRecord !== null && !bundleRecord.ok) return bundleRecord;
     if (bundleRecord !== null) review.mcpbBundle = bundleRecord.record;
+    // The PyPI closure a generated app pins: how many wheels, their size, which are not pure Python.
+    const pypiClosure = pypiClosureOfStaged(source, opts.quarantineRoot, staged.entries, pypiClosureBytes);
+    if (pypiClosure !== null) review.pypiClosure = pypiClosure;
     const listing = listingOfStaged(staged.entries);
     const digest = consentDigest(listing, review as unknown as Record<string, unknown>);
 

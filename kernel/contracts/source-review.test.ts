@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { MCPB_BUNDLE, NPM_CLOSURE, REGISTRY_ENTRY, SOURCE_REVIEWS } from "../../test/helpers/source-reviews";
+import {
+  MCPB_BUNDLE,
+  NPM_CLOSURE,
+  PYPI_CLOSURE,
+  REGISTRY_ENTRY,
+  SOURCE_REVIEWS,
+} from "../../test/helpers/source-reviews";
 import { sourceSummary } from "./source-review";
 
 const summaryOf = (name: string) => sourceSummary(SOURCE_REVIEWS.find((s) => s.name === name)!.review);
@@ -50,5 +56,20 @@ describe("where a generated app comes from, at a glance", () => {
     );
     expect(summaryOf("ordinary app")).toBeNull();
     expect(sourceSummary({ mcpbBundle: "not an object", npmClosure: [1] })).toBeNull();
+  });
+
+  it("a PyPI project: its name and version, no publisher it can check, the wheels' count and size", () => {
+    expect(sourceSummary({ pypiClosure: PYPI_CLOSURE })).toEqual({
+      kind: "PyPI project",
+      name: "weather-mcp",
+      version: "1.2.0",
+      publisher: "not stated: a project of http://127.0.0.2:8080/simple/, which names no publisher PersonalClaw checks",
+      packages: 3,
+      bytes: 48_000,
+      pinned: "3 wheels, 46.9 KiB, each by its sha256",
+      native: [],
+      signature: null,
+    });
+    expect(summaryOf("registry pypi")).toMatchObject({ kind: "MCP Registry entry", packages: 3 });
   });
 });

@@ -1,8 +1,8 @@
 // Where an app generated from a package source comes from, in one summary both reviews show first
 // (issue 36): the kind of source, the package and its version, who publishes it and how far that
 // is proven, how many packages are pinned and their size, which parts are native code, and the
-// signature state. It is read from what the review already carries (npmClosure, mcpRegistryEntry,
-// mcpbBundle), so it adds nothing to the consent digest. The terminal renders it
+// signature state. It is read from what the review already carries (npmClosure, pypiClosure,
+// mcpRegistryEntry, mcpbBundle), so it adds nothing to the consent digest. The terminal renders it
 // (host-bridge/cli/review-text.ts) and the dashboard renders the same function, copied into the
 // generated web/review-words.js: `sourceSummary` names nothing outside its own body for that
 // reason, and reads every field defensively (a review kept before a field existed). Imports nothing.
@@ -41,6 +41,7 @@ export function sourceSummary(review: unknown): SourceSummary | null {
   const closure = object(r.npmClosure);
   const entry = object(r.mcpRegistryEntry);
   const bundle = object(r.mcpbBundle);
+  const pypi = object(r.pypiClosure);
   let packages: number | null = null;
   let bytes: number | null = null;
   let native: string[] | null = null;
@@ -51,6 +52,12 @@ export function sourceSummary(review: unknown): SourceSummary | null {
     bytes = count(closure.bytes);
     native = Array.isArray(closure.native) ? closure.native.map(String) : null;
     pinned = `${packages ?? "?"} npm packages, ${size(bytes)} of tarballs, each by its sha512 integrity`;
+  }
+  if (pypi) {
+    packages = count(pypi.packages);
+    bytes = count(pypi.bytes);
+    native = Array.isArray(pypi.native) ? pypi.native.map(String) : null;
+    pinned = `${packages ?? "?"} wheels, ${size(bytes)}, each by its sha256`;
   }
   if (bundle) {
     packages = count(bundle.files);
@@ -83,6 +90,20 @@ export function sourceSummary(review: unknown): SourceSummary | null {
       publisher: signed
         ? `${signature!.signer}, whose signature is verified (the bundle says ${text(bundle.author)})`
         : `${text(bundle.author)}, as the bundle states it (not proven)`,
+      packages,
+      bytes,
+      pinned,
+      native,
+      signature,
+    };
+  }
+  if (pypi) {
+    const project = /^pypi:(.+)==(.+)$/.exec(text(pypi.source));
+    return {
+      kind: "PyPI project",
+      name: project ? project[1]! : text(pypi.source),
+      version: project ? project[2]! : "",
+      publisher: `not stated: a project of ${text(pypi.index)}, which names no publisher PersonalClaw checks`,
       packages,
       bytes,
       pinned,

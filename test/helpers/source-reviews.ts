@@ -48,6 +48,15 @@ export const REGISTRY_ENTRY = {
   note: "A registry vouches for who published a name.",
 };
 
+export const PYPI_CLOSURE = {
+  source: "pypi:weather-mcp==1.2.0",
+  index: "http://127.0.0.2:8080/simple/",
+  packages: 3,
+  bytes: 48_000,
+  pinned: ["mcp==1.0.0", "weather-mcp==1.2.0", "httpx==0.27.0"],
+  native: [],
+};
+
 /** One review part per kind of source, and combinations a registry entry makes, with none for an ordinary app. */
 export const SOURCE_REVIEWS: Array<{ name: string; review: Record<string, unknown> }> = [
   { name: "npm", review: { npmClosure: NPM_CLOSURE } },
@@ -68,5 +77,7 @@ export const SOURCE_REVIEWS: Array<{ name: string; review: Record<string, unknow
       mcpRegistryEntry: { ...REGISTRY_ENTRY, official: false, registry: "https://mcp.example.com" },
     },
   },
+  { name: "pypi", review: { npmClosure: null, pypiClosure: PYPI_CLOSURE } },
+  { name: "registry pypi", review: { pypiClosure: PYPI_CLOSURE, mcpRegistryEntry: REGISTRY_ENTRY } },
   { name: "ordinary app", review: { npmClosure: null } },
 ];
