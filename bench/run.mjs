@@ -5,7 +5,7 @@
 // Each section measures in its own module (bench/sections/); this runner runs the wanted ones
 // in a fixed order and prints what they recorded.
 //
-//   node bench/run.mjs [--json] [--json-out FILE] [--runs 3] [--duration 4] [--only proxy,auth,runtime,install,tail,sel,start,backends,update,events,secrets,add,mcp]
+//   node bench/run.mjs [--json] [--json-out FILE] [--runs 3] [--duration 4] [--only proxy,auth,runtime,install,tail,sel,start,backends,update,events,secrets,add,mcp,backup]
 import { rmSync, writeFileSync } from "node:fs";
 import { msSince } from "./lib/procs.mjs";
 import { startBenchRun } from "./lib/bench-run.mjs";
@@ -21,6 +21,7 @@ import { updateSection } from "./sections/update.mjs";
 import { secretsSection } from "./sections/secrets.mjs";
 import { mcpSection } from "./sections/mcp.mjs";
 import { addSection } from "./sections/add.mjs";
+import { backupSection } from "./sections/backup.mjs";
 
 const bench = startBenchRun();
 const { wants, cleanups, raw } = bench;
@@ -41,6 +42,7 @@ async function runSections() {
     if (wants("secrets")) await secretsSection(bench);
     if (wants("mcp")) await mcpSection(bench);
     if (wants("add")) await addSection(bench);
+    if (wants("backup")) await backupSection(bench);
   } finally {
     for (const stop of cleanups.reverse()) await stop().catch(() => undefined);
     rmSync(bench.scratch, { recursive: true, force: true });

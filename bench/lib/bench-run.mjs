@@ -22,6 +22,7 @@ export const SECTIONS = [
   "secrets",
   "mcp",
   "add",
+  "backup",
 ];
 
 /** Reads the command line and makes the scratch folder; the bench's one run. */

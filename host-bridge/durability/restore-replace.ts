@@ -46,6 +46,8 @@ export async function replaceHome(
   const id = randomBytes(6).toString("hex");
   const { staged, previous } = restoreFolders(home, id);
   const journal: RestoreJournal = { version: 1, phase: "build", home, staged, previous, pid: process.pid };
+  // A home on a new machine may not have its parent yet.
+  await mkdir(dirname(home), { recursive: true, mode: 0o700 });
   writeRestoreJournal(journal);
   await mkdir(staged, { mode: 0o700 });
   await step("build");

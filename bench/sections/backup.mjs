@@ -1,0 +1,120 @@
+// Backup and restore: a gateway home with node-notes and a 50 MB SQLite database in its data/,
+// backed up by `personalclaw backup` while the gateway runs and restored by `personalclaw
+// restore --mode replace` into a fresh home, against `tar` of the same home (create, then
+// extract) in the same run; and the archive's size against the home's.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readdirSync, lstatSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { installApp, runCli, startPersonalclaw, waitHealthy } from "../lib/gateway.mjs";
+import { msSince } from "../lib/procs.mjs";
+import { repoRoot } from "../lib/workerd.mjs";
+
+const DATABASE_BYTES = 50 * 1024 * 1024;
+
+function fillDatabase(path, bytes) {
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  db.exec("CREATE TABLE rows (id INTEGER PRIMARY KEY, body BLOB)");
+  const insert = db.prepare("INSERT INTO rows (body) VALUES (randomblob(?))");
+  db.transaction(() => {
+    for (let i = 0; i < bytes / 4000; i += 1) insert.run(4000);
+  })();
+  db.close();
+}
+
+/** Bytes of the regular files under `dir` (not following links). */
+function treeBytes(dir) {
+  let total = 0;
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    const st = lstatSync(path);
+    if (st.isDirectory()) total += treeBytes(path);
+    else if (st.isFile()) total += st.size;
+  }
+  return total;
+}
+
+function timed(fn) {
+  const started = process.hrtime.bigint();
+  fn();
+  return msSince(started);
+}
+
+export async function backupSection(bench) {
+  const { RUNS, scratch, log, figure, cleanups } = bench;
+  log(
+    "backup: node-notes with a 50 MB SQLite database in data/, backup and replace restore against tar of the same home",
+  );
+  const home = join(scratch, "backup-home");
+  const gateway = await startPersonalclaw(home);
+  cleanups.push(() => gateway.stop());
+  await installApp(gateway, join(repoRoot, "apps", "fixtures", "node-notes"));
+  await waitHealthy(gateway, ["node-notes"]);
+  fillDatabase(join(home, "apps", "node-notes", "data", "big.db"), DATABASE_BYTES);
+  const pass = join(scratch, "backup-pass");
+  writeFileSync(pass, "a passphrase for the bench\n");
+  const out = { backup: [], tarCreate: [], restore: [], tarExtract: [], archiveBytes: 0, homeBytes: 0, tarBytes: 0 };
+  const archive = join(scratch, "home.pcbackup");
+  const tarball = join(scratch, "home.tar");
+  for (let r = -1; r < RUNS; r++) {
+    rmSync(archive, { force: true });
+    const backup = await runCli(["backup", "--out", archive, "--passphrase-file", pass, "--home", home], 600_000);
+    if (backup.code !== 0) throw new Error(`backup failed: ${backup.stderr}`);
+    rmSync(tarball, { force: true });
+    // The same home, read as it is: tar copies the live files (a -wal beside its database too).
+    const tarMs = timed(() =>
+      execFileSync("tar", ["-cf", tarball, "--warning=no-file-changed", "-C", home, "."], { stdio: "ignore" }),
+    );
+    if (r < 0) continue; // a warm-up run
+    out.backup.push(backup.ms);
+    out.tarCreate.push(tarMs);
+  }
+  out.archiveBytes = statSync(archive).size;
+  out.tarBytes = statSync(tarball).size;
+  out.homeBytes = treeBytes(home);
+  await gateway.stop();
+  for (let r = -1; r < RUNS; r++) {
+    const target = join(scratch, `restored-${r + 1}`);
+    const restore = await runCli(
+      ["restore", archive, "--mode", "replace", "--passphrase-file", pass, "--home", join(target, "home")],
+      600_000,
+    );
+    if (restore.code !== 0) throw new Error(`restore failed: ${restore.stderr}`);
+    const extracted = join(scratch, `extracted-${r + 1}`);
+    mkdirSync(extracted);
+    const tarMs = timed(() => execFileSync("tar", ["-xf", tarball, "-C", extracted], { stdio: "ignore" }));
+    rmSync(target, { recursive: true, force: true });
+    rmSync(extracted, { recursive: true, force: true });
+    if (r < 0) continue;
+    out.restore.push(restore.ms);
+    out.tarExtract.push(tarMs);
+  }
+  bench.raw.backup = out;
+  figure(
+    "backup",
+    "personalclaw backup of a running home (50 MB SQLite in data/), CLI wall time",
+    "ms",
+    out.backup,
+    out.tarCreate,
+    "tar -cf of the same home",
+  );
+  figure(
+    "backup",
+    "personalclaw restore --mode replace into a fresh home, CLI wall time",
+    "ms",
+    out.restore,
+    out.tarExtract,
+    "tar -xf of that tar",
+  );
+  const mb = (bytes) => [bytes / (1024 * 1024)];
+  figure("backup", "archive size", "MiB", mb(out.archiveBytes), mb(out.homeBytes), "the home's files");
+  figure(
+    "backup",
+    "archive size against tar's",
+    "MiB",
+    mb(out.archiveBytes),
+    mb(out.tarBytes),
+    "the tar of the same home",
+  );
+}
