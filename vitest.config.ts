@@ -44,7 +44,11 @@ const INTEGRATION = [
  * Durable Object's own SQLite storage (test/helpers/durable-store.ts), with the bindings and
  * compatibility date of wrangler.jsonc.
  */
-const DURABLE = ["durable/schema-steps.test.ts"];
+const DURABLE = [
+  "durable/schema-steps.test.ts",
+  "durable/security-log/security-log-core.test.ts",
+  "durable/security-log/verifiable-log.test.ts",
+];
 
 /** Suites that drive the dashboard in Chromium through playwright-core (each also starts a gateway). */
 const BROWSER = [

@@ -1,5 +1,7 @@
-// The security log's SQL port over an in-memory SQLite database (better-sqlite3), so its core
-// runs in a unit test with the same statements a Durable Object's storage runs.
+// The security log's SQL port over an in-memory SQLite database (better-sqlite3), for tests that
+// run its core in Node (the host bridge's, the bench's). It accepts statements Durable Object
+// SQLite refuses (BEGIN, PRAGMA user_version): durable/ code is tested on the real storage in
+// workerd (test/helpers/durable-store.ts).
 import Database from "better-sqlite3";
 import type { SqlBinding, SqlPort } from "../../durable/security-log/log-core";
 
