@@ -17,6 +17,7 @@ const UNIT_UNDER_TEST = ["test/dashboard-text-only.test.ts"];
 const INTEGRATION = [
   "apps/fixtures/fixtures.test.ts",
   "apps/sdk/python/python-sdk.test.ts",
+  "apps/sdk/sdk-packages.test.ts",
   "apps/sdk/signed-backends.test.ts",
   "host-bridge/egress/own-addresses.test.ts",
   "host-bridge/egress/secret-origin.test.ts",

@@ -89,9 +89,8 @@ describe("pip", () => {
     expect(result).toEqual({ ok: true });
     const site = readdirSync(path.join(appDir, "venv", "lib"));
     expect(site.length).toBe(1);
-    expect(existsSync(path.join(appDir, "venv", "lib", site[0]!, "site-packages", "personalclaw_verify.py"))).toBe(
-      true,
-    );
+    const installed = path.join(appDir, "venv", "lib", site[0]!, "site-packages", "personalclaw_verify");
+    expect(existsSync(path.join(installed, "__init__.py")) && existsSync(path.join(installed, "py.typed"))).toBe(true);
     expect(canariesUnder("/var/tmp", ownerHome)).toEqual([]);
   });
 });

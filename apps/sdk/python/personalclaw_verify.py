@@ -19,7 +19,11 @@ Standard library only, one file. Usage with http.server::
     class Handler(SignedRequestHandler):
         def do_POST(self):          # runs only for a verified request
             data = self.raw_body     # the body, read once
+
+Typed inline (PEP 484); the installed package carries py.typed (PEP 561).
 """
+from __future__ import annotations
+
 import hashlib
 import hmac
 import json
@@ -29,6 +33,22 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler
+from typing import Callable, ClassVar, Dict, Iterable, List, Mapping, Optional, Protocol, Tuple, Union
+
+#: Why a request was refused: "secret_missing", "header_missing", "header_repeated",
+#: "header_malformed", "timestamp_outside_window", "signature_mismatch", "signature_replayed",
+#: "body_too_large" or "body_framing_invalid".
+RefusalReason = str
+#: Called once per refusal with the reason and {"method", "path"}.
+RefusalCallback = Callable[[RefusalReason, Mapping[str, str]], None]
+class HTTPMessageLike(Protocol):
+    """What header_values reads of an http.client.HTTPMessage: every value of one header."""
+
+    def get_all(self, name: str) -> Optional[List[str]]: ...
+
+
+#: A request target as the server read it: text (http.server's latin-1 str) or raw bytes.
+Target = Union[str, bytes, bytearray]
 
 __all__ = [
     "PROXY_SIGNATURE_HEADER",
@@ -57,7 +77,7 @@ _DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 _OWS = " \t"
 
 
-def _log_refusal(reason, info):
+def _log_refusal(reason: RefusalReason, info: Mapping[str, str]) -> None:
     # A backend cannot reach the gateway's security log, so a denial is one structured
     # stderr line. The path only: a query string may carry data.
     sys.stderr.write(json.dumps({"level": "warning", "event": "proxy_signature_refused", "reason": reason,
@@ -65,7 +85,7 @@ def _log_refusal(reason, info):
     sys.stderr.flush()
 
 
-def _target_bytes(target):
+def _target_bytes(target: Target) -> bytes:
     # http.server decodes the request line as latin-1, so re-encoding latin-1 gives back the
     # wire bytes; a str with a character above U+00FF did not come off a wire: UTF-8.
     if isinstance(target, (bytes, bytearray)):
@@ -76,7 +96,7 @@ def _target_bytes(target):
         return target.encode("utf-8")
 
 
-def _path_of(target):
+def _path_of(target: Target) -> str:
     if isinstance(target, (bytes, bytearray)):
         target = bytes(target).decode("latin-1")
     return target.split("?", 1)[0]
@@ -86,8 +106,9 @@ class Verifier:
     """Verifies signatures. With no secret (unset or empty) it fails closed: it says so once
     on stderr and refuses every signed request."""
 
-    def __init__(self, secret=None, health_path="/health", window_s=60, now=None,
-                 max_body_bytes=_DEFAULT_MAX_BODY_BYTES, on_refusal=None):
+    def __init__(self, secret: Optional[str] = None, health_path: Optional[str] = "/health", window_s: int = 60,
+                 now: Optional[Callable[[], int]] = None, max_body_bytes: int = _DEFAULT_MAX_BODY_BYTES,
+                 on_refusal: Optional[RefusalCallback] = None) -> None:
         if secret is None:
             secret = os.environ.get("PERSONALCLAW_APP_SECRET", "")
         self.has_secret = isinstance(secret, str) and len(secret) > 0
@@ -95,36 +116,36 @@ class Verifier:
             sys.stderr.write("personalclaw_verify: PERSONALCLAW_APP_SECRET is missing or empty; every request "
                              "except the health check will be refused with 401.\n")
             sys.stderr.flush()
-        self._key = secret.encode("utf-8") if self.has_secret else None
+        self._key: Optional[bytes] = secret.encode("utf-8") if self.has_secret and secret else None
         self.health_path = health_path
         self.window_s = window_s
-        self._now = now or (lambda: int(time.time()))
+        self._now: Callable[[], int] = now or (lambda: int(time.time()))
         self.max_body_bytes = max_body_bytes
-        self._on_refusal = on_refusal or _log_refusal
+        self._on_refusal: RefusalCallback = on_refusal or _log_refusal
         # Nonces of signatures already accepted, with the second after which the window
         # refuses their signature anyway. Keyed on the nonce, not the HMAC: a nonce is spent
         # once, whatever request it signed. Only verified signatures enter.
-        self._seen = {}
-        self._pruned_at = None
+        self._seen: Dict[str, int] = {}
+        self._pruned_at: Optional[int] = None
         # ThreadingHTTPServer verifies on many threads: check-and-remember is one step, or
         # two threads could both accept the same signature.
         self._lock = threading.Lock()
 
     @staticmethod
-    def header_values(headers):
+    def header_values(headers: Union[Iterable[Tuple[str, str]], "HTTPMessageLike"]) -> List[str]:
         """Every X-PersonalClaw-Proxy value in a list of (name, value) pairs, or an
         http.client.HTTPMessage."""
         if hasattr(headers, "get_all"):
             return list(headers.get_all(PROXY_SIGNATURE_HEADER) or [])
         return [v for (k, v) in headers if k.lower() == PROXY_SIGNATURE_HEADER.lower()]
 
-    def is_exempt(self, method, target):
+    def is_exempt(self, method: str, target: Target) -> bool:
         """The health check needs no signature: GET or HEAD on exactly health_path, compared
         raw, so `/health/../api/x` or `/%68ealth` still needs one."""
         return (isinstance(self.health_path, str) and method in ("GET", "HEAD")
                 and _path_of(target) == self.health_path)
 
-    def precheck(self, header_values, now=None):
+    def precheck(self, header_values: List[str], now: Optional[int] = None) -> Optional[RefusalReason]:
         """What can be checked before the body is read: a refusal reason, or None."""
         t = self._now() if now is None else now
         if not self.has_secret:
@@ -141,14 +162,18 @@ class Verifier:
             return "timestamp_outside_window"
         return None
 
-    def refusal_reason(self, method, target, headers, body):
+    def refusal_reason(self, method: str, target: Target,
+                       headers: Union[Iterable[Tuple[str, str]], "HTTPMessageLike"],
+                       body: Optional[bytes]) -> Optional[RefusalReason]:
         """None when the request is verified (and remembers its nonce), else the reason."""
         t = self._now()
         values = self.header_values(headers)
         early = self.precheck(values, t)
         if early is not None:
             return early
-        ts_text, nonce, mac_hex = _SIGNATURE_SHAPE.fullmatch(str(values[0]).strip(_OWS)).groups()
+        shape = _SIGNATURE_SHAPE.fullmatch(str(values[0]).strip(_OWS))
+        assert shape is not None and self._key is not None  # precheck refused anything else
+        ts_text, nonce, mac_hex = shape.groups()
         message = b"".join([
             ("%s:%s:%s:" % (ts_text, nonce, method)).encode("latin-1"),
             _target_bytes(target),
@@ -164,14 +189,15 @@ class Verifier:
             self._seen[nonce] = int(ts_text) + self.window_s
         return None
 
-    def verify(self, method, target, headers, body):
+    def verify(self, method: str, target: Target, headers: Union[Iterable[Tuple[str, str]], "HTTPMessageLike"],
+               body: Optional[bytes]) -> bool:
         """True only for a request the gateway signed, whose nonce is seen for the first time."""
         return self.refusal_reason(method, target, headers, body) is None
 
-    def refuse(self, reason, method, target):
+    def refuse(self, reason: RefusalReason, method: str, target: Target) -> None:
         self._on_refusal(reason, {"method": method, "path": _path_of(target)})
 
-    def _prune(self, t):
+    def _prune(self, t: int) -> None:
         if t == self._pruned_at:
             return
         self._pruned_at = t
@@ -194,15 +220,16 @@ class SignedRequestHandler(BaseHTTPRequestHandler):
     Subclasses may set `verifier` to a shared Verifier; by default one is created per
     handler class from the environment, so the replay cache is shared across requests."""
 
-    verifier = None
+    verifier: ClassVar[Optional[Verifier]] = None
+    raw_body: bytes
 
     @classmethod
-    def _class_verifier(cls):
+    def _class_verifier(cls) -> Verifier:
         if cls.__dict__.get("verifier") is None:
             cls.verifier = Verifier()
-        return cls.verifier
+        return cls.verifier  # type: ignore[return-value]
 
-    def parse_request(self):
+    def parse_request(self) -> bool:
         if not super().parse_request():
             return False
         verifier = self._class_verifier()
@@ -227,12 +254,12 @@ class SignedRequestHandler(BaseHTTPRequestHandler):
                 return self._refuse(verifier, reason, method, target)
         return True
 
-    def _refuse(self, verifier, reason, method, target):
+    def _refuse(self, verifier: Verifier, reason: RefusalReason, method: str, target: Target) -> bool:
         verifier.refuse(reason, method, target)
         self._answer(REFUSAL_STATUS, REFUSAL_BODY)
         return False
 
-    def _answer(self, status, body):
+    def _answer(self, status: int, body: bytes) -> None:
         # Closes the connection: a refused request's body may be left unread.
         self.close_connection = True
         self.send_response(status)
@@ -243,7 +270,7 @@ class SignedRequestHandler(BaseHTTPRequestHandler):
         self.wfile.write(body)
         self.wfile.flush()
 
-    def _read_body(self, limit):
+    def _read_body(self, limit: int) -> bytes:
         encodings = self.headers.get_all("Transfer-Encoding") or []
         lengths = self.headers.get_all("Content-Length") or []
         # Both framings, or two lengths, is how a request is smuggled past one parser.
@@ -266,8 +293,9 @@ class SignedRequestHandler(BaseHTTPRequestHandler):
             raise _BadFraming()
         return body
 
-    def _read_chunked(self, limit):
-        parts, size = [], 0
+    def _read_chunked(self, limit: int) -> bytes:
+        parts: List[bytes] = []
+        size = 0
         while True:
             line = self.rfile.readline(1026)
             if not line.endswith(b"\r\n"):
