@@ -6,6 +6,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { applySchemaSteps, SchemaNewerThanCodeError, type SchemaStep, type SchemaStore } from "./schema-steps";
 import { SESSION_SCHEMA_STEPS } from "./session-store/schema";
+import { APP_REGISTRY_SCHEMA_STEPS } from "./app-registry/schema";
 import { APPROVAL_SCHEMA_STEPS } from "./approval-store/schema";
 import { SECURITY_LOG_SCHEMA_STEPS } from "./security-log/schema";
 import { inScratchStore } from "../test/helpers/durable-store";
@@ -116,6 +117,7 @@ describe("applySchemaSteps", () => {
 describe("the gateway's Durable Objects", () => {
   const objects = [
     ["SessionStore", "SESSIONS", SESSION_SCHEMA_STEPS],
+    ["AppRegistry", "APPS", APP_REGISTRY_SCHEMA_STEPS],
     ["ApprovalStore", "APPROVALS", APPROVAL_SCHEMA_STEPS],
     ["SecurityLog", "SECURITY_LOG", SECURITY_LOG_SCHEMA_STEPS],
   ] as const;
@@ -157,6 +159,7 @@ const RELEASED: Record<string, string[]> = {
     "5a34e294b43ba517d65fc66673f7ba54a2632567b109c2f46247179f96bfa112",
     "6554a45437946a10e535d31232ecc158c473a8e2c23b50e82984415277038010",
   ],
+  AppRegistry: ["6bc3b58369d1351df94f99c4962df8769646c56c383b24d9ee30b48c02954100"],
   ApprovalStore: ["af638cb7136ece627034db0e187e1a45afa411ae2eca90125fe3e4ed6c2b6f73"],
   SecurityLog: [
     "4568c2d95f95f11edcaa2e5edc9bd9c38bb75c2136cf295fe82670e88683bc2b",
@@ -175,6 +178,7 @@ describe("released schema steps", () => {
   it("keep their bytes: a change to a schema is a new step", async () => {
     const all = {
       SessionStore: SESSION_SCHEMA_STEPS,
+      AppRegistry: APP_REGISTRY_SCHEMA_STEPS,
       ApprovalStore: APPROVAL_SCHEMA_STEPS,
       SecurityLog: SECURITY_LOG_SCHEMA_STEPS,
     };

@@ -15,7 +15,8 @@ import { mcpDefinition, type McpAliveAnswer, type McpServerView } from "../../ke
 import { isAppDeclarable } from "../../kernel/rules/event-names";
 import { jobFirer } from "./job-firer";
 import { claimStoreIdentity } from "../store-identity";
-import { APP_REGISTRY_SCHEMA } from "./schema";
+import { applySchemaSteps, storageSchemaStore } from "../schema-steps";
+import { APP_REGISTRY_SCHEMA_STEPS } from "./schema";
 import { appGrants, appView } from "./app-view";
 import { BackendReports } from "./backend-reports";
 import { TokenEpochs } from "./token-epochs";
@@ -57,7 +58,7 @@ export class AppRegistry extends DurableObject<Env> {
     this.tools = new ToolPins(sql);
     ctx.blockConcurrencyWhile(async () => {
       registryEpoch.bump();
-      sql.exec(APP_REGISTRY_SCHEMA);
+      applySchemaSteps(storageSchemaStore(ctx.storage), APP_REGISTRY_SCHEMA_STEPS);
       claimStoreIdentity(sql);
       // Whatever instance came before ended: its fires in flight never got their answer.
       this.schedule.interruptLeftFires();

@@ -3,6 +3,8 @@
 // (install, update, enable, ...) under way for it during this start; its scheduled jobs and
 // their last 50 fires; the owner's switch and the start record of each MCP server it registers;
 // each server's pinned tool definitions, their policy, changes waiting for the owner, recent calls.
+import type { SchemaStep } from "../schema-steps";
+
 export const APP_REGISTRY_SCHEMA = `
 CREATE TABLE IF NOT EXISTS apps (
   name TEXT PRIMARY KEY,
@@ -103,3 +105,12 @@ CREATE TABLE IF NOT EXISTS inbox (
   sent_at TEXT NOT NULL
 );
 `;
+
+/** AppRegistry's schema steps (durable/schema-steps.ts): a released step is never edited, a change is a new step. */
+export const APP_REGISTRY_SCHEMA_STEPS: readonly SchemaStep[] = [
+  {
+    step: 1,
+    does: "apps, backends, the gateway start, app config, transitions, jobs, MCP servers and their tools, inbox",
+    apply: [APP_REGISTRY_SCHEMA],
+  },
+];
