@@ -10,6 +10,7 @@ const NETWORK_FAILURE = {
 /** Creates the client; `onAuthRequired(error)` runs whenever an answer says to sign in. */
 export function createApiClient(onAuthRequired) {
   async function call(method, path, body) {
+    /** @type {RequestInit & { headers: Record<string, string> }} */
     const init = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
     if (method !== "GET") {
       // State-changing requests must declare JSON; an empty object is the body of a bare action.

@@ -91,13 +91,13 @@ async function showDashboard() {
     settings: settingsSection(api),
     secrets: secretsSection(api),
     changed,
+    // A source to add (from the Store, or an app's newer version) opens the Add page with it filled in.
+    openAdd: (spec, env) => {
+      pages?.add.prefill(spec, env);
+      location.hash = "#/add";
+    },
+    store: storePage(api, (spec) => pages?.openAdd(spec)),
   };
-  // A source to add (from the Store, or an app's newer version) opens the Add page with it filled in.
-  pages.openAdd = (spec, env) => {
-    pages?.add.prefill(spec, env);
-    location.hash = "#/add";
-  };
-  pages.store = storePage(api, (spec) => pages?.openAdd(spec));
   showRoute({ isFirst: true });
   await Promise.all([
     pages.inbox.refresh(),
@@ -141,11 +141,12 @@ function showRoute({ isFirst = false } = {}) {
   if (route.section === "store") pages.store.shown();
   replaceChildren(main, shown);
   document.title = `${route.title} · PersonalClaw`;
-  for (const link of nav.querySelectorAll("a[data-page]")) {
+  const links = /** @type {NodeListOf<HTMLAnchorElement>} */ (nav.querySelectorAll("a[data-page]"));
+  for (const link of links) {
     if (link.dataset.page === route.nav) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
   }
-  if (!isFirst) (main.querySelector("h2[tabindex]") ?? main).focus();
+  if (!isFirst) /** @type {HTMLElement} */ (main.querySelector("h2[tabindex]") ?? main).focus();
 }
 
 window.addEventListener("hashchange", () => showRoute());

@@ -3,7 +3,10 @@
 // rows change in place so a screen reader hears each change once, not the whole list again.
 import { el } from "./element.js";
 
-/** The install steps in the order the host bridge runs them, named as the CLI names them. */
+/**
+ * The install steps in the order the host bridge runs them, named as the CLI names them.
+ * @type {Array<[string, string]>}
+ */
 const STEPS = [
   ["stage", "Stage"],
   ["consent", "Consent"],
