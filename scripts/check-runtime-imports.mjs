@@ -5,7 +5,7 @@
 //   kernel/  <-  durable/  <-  worker services (workers/*.ts, workers/lifecycle/)  <-  workers/routes, guards, proxy
 //   kernel/  <-  host-bridge/
 //
-// kernel/ imports nothing but zod and itself; durable/ only the kernel and itself; the bridge only
+// kernel/ imports nothing but zod and itself (and croner, in kernel/time/ only); durable/ only the kernel and itself; the bridge only
 // the kernel and itself; the worker's services never import a value from its routes, guards or
 // proxy (a type naming the request a route hands down may be imported: types are erased); guards
 // and proxy never import routes/. The worker's entry modules (workers/index.ts and
@@ -22,7 +22,9 @@ const RUNTIME_RULES = [
   { dir: "workers/", forbidden: NODE_MODULE, why: "workers/ runs in workerd" },
   { dir: "durable/", forbidden: NODE_MODULE, why: "durable/ runs in workerd" },
   { dir: "host-bridge/", forbidden: /^cloudflare:/, why: "host-bridge/ runs in Node" },
-  { dir: "kernel/", forbidden: /^(?!zod$|\.)/, why: "the kernel imports nothing but zod" },
+  { dir: "kernel/", forbidden: /^(?!zod$|croner$|\.)/, why: "the kernel imports nothing but zod" },
+  // Schedules are croner's (dependency-free, runs in both runtimes): the one package beside zod, in kernel/time/ only.
+  { dir: "kernel/", forbidden: /^croner$/, except: "kernel/time/", why: "croner is read in kernel/time/ only" },
 ];
 
 /** The layer a product file belongs to, or null for a file outside the product (tests, scripts, web). */
@@ -118,7 +120,11 @@ function layerProblems(files) {
     const layer = layerOf(path);
     for (const { specifier, typeOnly, line, target } of imports) {
       for (const rule of RUNTIME_RULES) {
-        if (path.startsWith(rule.dir) && rule.forbidden.test(specifier))
+        if (
+          path.startsWith(rule.dir) &&
+          !(rule.except && path.startsWith(rule.except)) &&
+          rule.forbidden.test(specifier)
+        )
           problems.push(`${path}:${line} imports ${specifier} (${rule.why})`);
       }
       if (!specifier.startsWith(".")) continue;

@@ -30,6 +30,7 @@ describe("the runtime import check", () => {
     ["durable/y/index.ts", 'import path from "path";', "durable/ runs in workerd"],
     ["host-bridge/z.ts", 'import { DurableObject } from "cloudflare:workers";', "host-bridge/ runs in Node"],
     ["kernel/contracts/c.ts", 'import { Hono } from "hono";', "the kernel imports nothing but zod"],
+    ["kernel/contracts/d.ts", 'import { Cron } from "croner";', "croner is read in kernel/time/ only"],
     ["workers/guards/g.ts", 'import type { RouteRow } from "../routes/define";', "guards/ sit below routes/"],
     ["workers/proxy/p.ts", 'import { readJsonBody } from "../routes/read-input";', "proxy/ sits below routes/"],
   ])("fails when %s imports across its boundary", (file, line, why) => {

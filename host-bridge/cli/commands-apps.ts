@@ -13,7 +13,8 @@ import { parseUserConfigAssignment } from "../sources/mcpb-user-config";
 import { folderEnvName } from "../../kernel/contracts/folder-grants";
 import { defineCommand, jsonFlag, type CommandSpec } from "./command-table";
 import { runAppsFolders } from "./folders";
-import { countValue, digestValue } from "./flag-values";
+import { countValue, digestValue, timeValue } from "./flag-values";
+import { UPCOMING_FIRES_MAX } from "../../kernel/contracts/scheduled-jobs";
 import { runAppsJobs } from "./mcp";
 import { UsageError } from "./usage-error";
 
@@ -251,9 +252,23 @@ export const APPS_COMMANDS: readonly CommandSpec[] = [
   }),
   defineCommand({
     words: ["apps", "jobs"],
-    summary: "An app's scheduled jobs: next fires and history.",
+    summary: "An app's scheduled jobs: next fires and history; --count N lists each job's next N fires.",
     args: [{ name: "name", help: "the installed app" }],
-    flags: { json: jsonFlag },
+    flags: {
+      from: {
+        type: "string",
+        value: "ISO-TIME",
+        help: "list the fires after this time (2026-03-08T00:00:00Z) instead of now",
+        parse: timeValue,
+      },
+      count: {
+        type: "string",
+        value: "N",
+        help: "how many upcoming fires of each job to list (1-100; 5 with --from)",
+        parse: countValue(UPCOMING_FIRES_MAX),
+      },
+      json: jsonFlag,
+    },
     reads: true,
     run: ({ flags, args }, { home }) => runAppsJobs(home, args[0], flags),
   }),

@@ -105,8 +105,20 @@ export async function runMcpRetry(
   return 0;
 }
 
-export async function runAppsJobs(home: string, name: string, values: { json?: boolean }): Promise<number> {
-  const answer = await callGateway(home, "apps-jobs", "GET", `/api/apps/${encodeURIComponent(name)}/jobs`);
+export async function runAppsJobs(
+  home: string,
+  name: string,
+  values: { json?: boolean; from?: string; count?: number },
+): Promise<number> {
+  const query = new URLSearchParams();
+  if (values.count !== undefined || values.from !== undefined) query.set("count", String(values.count ?? 5));
+  if (values.from !== undefined) query.set("from", new Date(values.from).toISOString());
+  const answer = await callGateway(
+    home,
+    "apps-jobs",
+    "GET",
+    `/api/apps/${encodeURIComponent(name)}/jobs${query.size ? `?${query}` : ""}`,
+  );
   const parsed = parseAnswer(answer, z.object({ jobs: z.array(JobViewSchema) }));
   if (!parsed.ok) return fail(parsed.answer, Boolean(values.json));
   if (values.json) {
@@ -119,6 +131,17 @@ export async function runAppsJobs(home: string, name: string, values: { json?: b
     process.stdout.write(
       `${safeLine(job.name)}  ${safeLine(job.schedule)} ${safeLine(job.timezone)}  POST ${safeLine(job.route)}  next ${job.nextFire ?? (job.paused ? "(app disabled)" : "none")}\n`,
     );
+    if (job.upcoming) {
+      const local = new Intl.DateTimeFormat("sv-SE", {
+        timeZone: job.timezone,
+        dateStyle: "short",
+        timeStyle: "short",
+      });
+      process.stdout.write(`  upcoming${job.paused ? " (none fires while the app is disabled)" : ""}:\n`);
+      for (const at of job.upcoming)
+        process.stdout.write(`    ${at}  ${local.format(new Date(at))} ${safeLine(job.timezone)}\n`);
+      if (job.upcoming.length === 0) process.stdout.write("    none: the schedule never fires again\n");
+    }
     for (const run of job.history.slice(0, 10)) {
       process.stdout.write(
         `  ${run.startedAt}  ${run.outcome}  ${run.status ?? "-"}  ${run.durationMs} ms${run.error ? `  ${safeLine(run.error)}` : ""}\n`,

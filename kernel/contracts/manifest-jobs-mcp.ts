@@ -19,7 +19,7 @@ export const CronSchema = z.object({
   /** Five cron fields (cron-schedule.ts), read in `timezone`. */
   schedule: shortText(120).meta({
     description:
-      "Five cron fields (minute hour day-of-month month day-of-week), read in `timezone`; it must fire at least once.",
+      "Five cron fields (minute hour day-of-month month day-of-week), read in `timezone`; it must fire at least once. Across daylight saving, as cron does: a fixed time in the hour the clocks skip fires once, at the first minute after the jump; one in the hour that repeats fires once, at its first occurrence; a job every so many minutes or hours keeps the real clock. `personalclaw apps jobs APP --from TIME --count N` lists the next fires.",
     owner: "The schedule.",
   }),
   /** UTC (the default) or an IANA zone name such as Europe/Paris. */

@@ -27,8 +27,28 @@ export const JobViewSchema = z.strictObject({
   nextFire: z.string().nullable(),
   paused: z.boolean(),
   history: z.array(JobRunSchema),
+  /**
+   * With `count` in the query: the schedule's next fires after `from` (default now), as its
+   * zone's clock reads them across daylight saving — also while the app is disabled, when none
+   * of them will fire.
+   */
+  upcoming: z.array(z.string()).optional(),
 });
 export type JobView = z.infer<typeof JobViewSchema>;
+
+/** The most upcoming fires one question may ask for, per job. */
+export const UPCOMING_FIRES_MAX = 100;
+
+/** GET /api/apps/:name/jobs?from=<ISO time>&count=N: each job's next N fires after `from`. */
+export const JobsQuerySchema = z
+  .object({
+    from: z.iso
+      .datetime({ offset: true })
+      .meta({ description: "an ISO 8601 time with its offset (2026-03-08T00:00:00Z); default now" })
+      .optional(),
+    count: z.coerce.number().int().min(1).max(UPCOMING_FIRES_MAX).optional(),
+  })
+  .strict();
 
 export interface JobFire {
   app: string;

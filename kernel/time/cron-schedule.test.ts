@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nextFireAfter, parseCronSchedule, type CronSchedule } from "./cron-schedule";
+import { nextFireAfter, nextFires, parseCronSchedule, type CronSchedule } from "./cron-schedule";
 
 const parsed = (expression: string, zone?: string): CronSchedule => {
   const s = parseCronSchedule(expression, zone);
@@ -50,5 +50,74 @@ describe("cron schedules", () => {
 
   it("has no next fire for a date that never comes", () => {
     expect(nextFireAfter(parsed("0 0 31 2 *"), Date.UTC(2026, 0, 1))).toBeNull();
+    expect(nextFires(parsed("0 0 31 2 *"), Date.UTC(2026, 0, 1), 3)).toEqual([]);
+  });
+
+  it("keeps cron's step from a start (5/15) and refuses nicknames and six fields", () => {
+    expect(nextFires(parsed("5/20 * * * *"), Date.UTC(2026, 11, 1, 8), 3).map(iso)).toEqual([
+      "2026-12-01T08:05:00.000Z",
+      "2026-12-01T08:25:00.000Z",
+      "2026-12-01T08:45:00.000Z",
+    ]);
+    for (const bad of ["@daily", "0 30 10 * * *"]) expect(parseCronSchedule(bad), bad).toMatch(/five fields/);
+  });
+});
+
+/** The next `count` fires after `from` (an ISO time) as ISO times. */
+const fires = (expression: string, zone: string, from: string, count: number) =>
+  nextFires(parsed(expression, zone), Date.parse(from), count).map(iso);
+
+describe("cron schedules across daylight saving", () => {
+  it("New York, spring forward (8 March 2026, 02:00 EST -> 03:00 EDT): a 02:30 job fires once, at 03:00", () => {
+    expect(fires("30 2 * * *", "America/New_York", "2026-03-07T00:00:00Z", 3)).toEqual([
+      "2026-03-07T07:30:00.000Z",
+      "2026-03-08T07:00:00.000Z",
+      "2026-03-09T06:30:00.000Z",
+    ]);
+    // An hourly job fires on the real clock: 01:00 EST, then 03:00 EDT.
+    expect(fires("0 * * * *", "America/New_York", "2026-03-08T05:30:00Z", 3)).toEqual([
+      "2026-03-08T06:00:00.000Z",
+      "2026-03-08T07:00:00.000Z",
+      "2026-03-08T08:00:00.000Z",
+    ]);
+  });
+
+  it("New York, fall back (1 November 2026, 02:00 EDT -> 01:00 EST): a 01:30 job fires once; a half-hourly job fires through both 01:xx hours", () => {
+    expect(fires("30 1 * * *", "America/New_York", "2026-10-31T00:00:00Z", 3)).toEqual([
+      "2026-10-31T05:30:00.000Z",
+      "2026-11-01T05:30:00.000Z",
+      "2026-11-02T06:30:00.000Z",
+    ]);
+    expect(fires("*/30 * * * *", "America/New_York", "2026-11-01T04:50:00Z", 5)).toEqual([
+      "2026-11-01T05:00:00.000Z",
+      "2026-11-01T05:30:00.000Z",
+      "2026-11-01T06:00:00.000Z",
+      "2026-11-01T06:30:00.000Z",
+      "2026-11-01T07:00:00.000Z",
+    ]);
+  });
+
+  it("Berlin, both changes (29 March and 25 October 2026): a 02:30 job fires once each day", () => {
+    expect(fires("30 2 * * *", "Europe/Berlin", "2026-03-28T00:00:00Z", 3)).toEqual([
+      "2026-03-28T01:30:00.000Z",
+      "2026-03-29T01:00:00.000Z",
+      "2026-03-30T00:30:00.000Z",
+    ]);
+    expect(fires("30 2 * * *", "Europe/Berlin", "2026-10-24T00:00:00Z", 3)).toEqual([
+      "2026-10-24T00:30:00.000Z",
+      "2026-10-25T00:30:00.000Z",
+      "2026-10-26T01:30:00.000Z",
+    ]);
+  });
+
+  it("over a whole year, a daily job at any time of night fires exactly once on each local day", () => {
+    for (const zone of ["America/New_York", "Europe/Berlin"]) {
+      for (const at of ["30 1", "30 2", "0 3"]) {
+        const days = nextFires(parsed(`${at} * * *`, zone), Date.parse("2026-01-01T12:00:00Z"), 365).map((ms) =>
+          new Intl.DateTimeFormat("en-CA", { timeZone: zone }).format(new Date(ms)),
+        );
+        expect(new Set(days).size, `${zone} ${at}`).toBe(365);
+      }
+    }
   });
 });

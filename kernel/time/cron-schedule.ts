@@ -1,65 +1,20 @@
 // Cron schedules of app jobs: five fields (minute hour day-of-month month day-of-week), in UTC
 // or a named IANA zone. Parsed once when a manifest is validated, so a job the owner consented
-// to always has a next fire; shared by the manifest check and AppRegistry's alarm. Imports
-// nothing: workerd and Node both have Intl for the zones.
+// to always has a next fire; shared by the manifest check and AppRegistry's alarm.
+//
+// The reading and the walk are croner's (a dependency-free schedule library both runtimes run:
+// workerd and Node have Intl for the zones), because a zone's wall clock is not a line of
+// minutes: across daylight saving a hand-written minute walk skipped a daily 02:30 job on the
+// spring-forward day and fired a 01:30 job twice on the fall-back day. croner follows what cron
+// does there: a job at a fixed time of day that falls in the hour the clocks skip fires once,
+// at the first minute after the jump; one at a fixed time in the hour that repeats fires once,
+// at its first occurrence; a job that fires every so many minutes or hours keeps firing on the
+// real clock through both.
+import { Cron } from "croner";
 
 export interface CronSchedule {
-  minutes: ReadonlySet<number>;
-  hours: ReadonlySet<number>;
-  days: ReadonlySet<number>;
-  months: ReadonlySet<number>;
-  weekdays: ReadonlySet<number>;
-  /** Cron's rule: when both day fields are restricted, either one matching is enough. */
-  dayOr: boolean;
+  cron: Cron;
   zone: string;
-}
-
-const FIELDS = [
-  { name: "minute", min: 0, max: 59 },
-  { name: "hour", min: 0, max: 23 },
-  { name: "day of month", min: 1, max: 31 },
-  { name: "month", min: 1, max: 12 },
-  { name: "day of week", min: 0, max: 7 },
-] as const;
-
-const MONTH_NAMES = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
-const DAY_NAMES = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"];
-
-function parseValue(text: string, field: number): number | null {
-  const lower = text.toLowerCase();
-  if (field === 3 && MONTH_NAMES.includes(lower)) return MONTH_NAMES.indexOf(lower) + 1;
-  if (field === 4 && DAY_NAMES.includes(lower)) return DAY_NAMES.indexOf(lower);
-  if (!/^\d{1,2}$/.test(text)) return null;
-  const value = Number(text);
-  return value >= FIELDS[field]!.min && value <= FIELDS[field]!.max ? value : null;
-}
-
-function parseField(text: string, field: number): Set<number> | string {
-  const { min, max, name } = FIELDS[field]!;
-  const out = new Set<number>();
-  for (const part of text.split(",")) {
-    const [range, stepText, extra] = part.split("/");
-    if (extra !== undefined || range === undefined || range === "") return `the ${name} field '${text}' is not valid`;
-    const step =
-      stepText === undefined ? 1 : /^\d{1,2}$/.test(stepText) && Number(stepText) > 0 ? Number(stepText) : null;
-    if (step === null) return `the ${name} field '${text}' has a step that is not a positive number`;
-    let from: number | null;
-    let to: number | null;
-    if (range === "*") {
-      from = min;
-      to = max;
-    } else if (range.includes("-")) {
-      const [a, b] = range.split("-");
-      from = parseValue(a ?? "", field);
-      to = parseValue(b ?? "", field);
-    } else {
-      from = parseValue(range, field);
-      to = stepText === undefined ? from : max;
-    }
-    if (from === null || to === null || from > to) return `the ${name} field '${text}' is not valid`;
-    for (let v = from; v <= to; v += step) out.add(field === 4 && v === 7 ? 0 : v);
-  }
-  return out;
 }
 
 /** True when `zone` is UTC or an IANA zone name this runtime knows. */
@@ -78,100 +33,32 @@ export function parseCronSchedule(expression: string, zone = "UTC"): CronSchedul
   const parts = expression.trim().split(/\s+/);
   if (parts.length !== 5) return "a schedule has five fields: minute hour day-of-month month day-of-week";
   if (!isKnownZone(zone)) return `the time zone '${zone}' is not a known zone name`;
-  const sets: Array<Set<number>> = [];
-  for (const [i, part] of parts.entries()) {
-    const parsed = parseField(part, i);
-    if (typeof parsed === "string") return parsed;
-    sets.push(parsed);
+  try {
+    // `5/15` reads as cron reads it (from 5, every 15); a pattern never starts anything by itself.
+    const cron = new Cron(parts.join(" "), { timezone: zone, mode: "5-part", sloppyRanges: true, paused: true });
+    return { cron, zone };
+  } catch (error) {
+    const reason = (error instanceof Error ? error.message : String(error)).replace(/^Cron\w*: /, "");
+    return `the schedule '${expression.trim().slice(0, 100)}' is not valid: ${reason.slice(0, 200)}`;
   }
-  return {
-    minutes: sets[0]!,
-    hours: sets[1]!,
-    days: sets[2]!,
-    months: sets[3]!,
-    weekdays: sets[4]!,
-    dayOr: parts[2] !== "*" && parts[4] !== "*",
-    zone,
-  };
 }
 
-interface WallClock {
-  year: number;
-  month: number;
-  day: number;
-  hour: number;
-  minute: number;
-  weekday: number;
-}
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function wallClock(ms: number, zone: string): WallClock {
-  if (zone === "UTC") {
-    const d = new Date(ms);
-    return {
-      year: d.getUTCFullYear(),
-      month: d.getUTCMonth() + 1,
-      day: d.getUTCDate(),
-      hour: d.getUTCHours(),
-      minute: d.getUTCMinutes(),
-      weekday: d.getUTCDay(),
-    };
-  }
-  let format = formatters.get(zone);
-  if (!format) {
-    format = new Intl.DateTimeFormat("en-US", {
-      timeZone: zone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "numeric",
-      day: "numeric",
-      hour: "numeric",
-      minute: "numeric",
-      weekday: "short",
-    });
-    formatters.set(zone, format);
-  }
-  const parts: Record<string, string> = {};
-  for (const part of format.formatToParts(new Date(ms))) parts[part.type] = part.value;
-  return {
-    year: Number(parts.year),
-    month: Number(parts.month),
-    day: Number(parts.day),
-    hour: Number(parts.hour) % 24,
-    minute: Number(parts.minute),
-    weekday: DAY_NAMES.indexOf((parts.weekday ?? "").toLowerCase().slice(0, 3)),
-  };
-}
-
-function dayMatches(s: CronSchedule, w: WallClock): boolean {
-  const dom = s.days.has(w.day);
-  const dow = s.weekdays.has(w.weekday);
-  return s.dayOr ? dom || dow : dom && dow;
-}
-
-const MINUTE = 60_000;
-/** A schedule that matches nothing for this long (e.g. 31 February) has no next fire. */
-const HORIZON_MS = 5 * 366 * 24 * 60 * MINUTE;
-
-/** The first minute strictly after `afterMs` the schedule matches, in epoch ms; null when none within five years. */
+/** The first minute strictly after `afterMs` the schedule fires, in epoch ms; null when it never does. */
 export function nextFireAfter(s: CronSchedule, afterMs: number): number | null {
-  let t = Math.floor(afterMs / MINUTE) * MINUTE + MINUTE;
-  const end = afterMs + HORIZON_MS;
-  while (t <= end) {
-    const w = wallClock(t, s.zone);
-    // Skip whole hours and days that cannot match: wall-clock minutes are the slow path.
-    // In a named zone a day may be 23 or 25 hours long, so only whole hours are skipped there.
-    if (!s.months.has(w.month) || !dayMatches(s, w)) {
-      t += (s.zone === "UTC" ? 24 * 60 - (w.hour * 60 + w.minute) : 60 - w.minute) * MINUTE;
-      continue;
-    }
-    if (!s.hours.has(w.hour)) {
-      t += (60 - w.minute) * MINUTE;
-      continue;
-    }
-    if (s.minutes.has(w.minute)) return t;
-    t += MINUTE;
-  }
-  return null;
+  return s.cron.nextRun(new Date(afterMs))?.getTime() ?? null;
+}
+
+/** The next `count` fires strictly after `afterMs`, in order (fewer when the schedule runs out). */
+export function nextFires(s: CronSchedule, afterMs: number, count: number): number[] {
+  const out: number[] = [];
+  let at: number | null = afterMs;
+  while (out.length < count && (at = nextFireAfter(s, at)) !== null) out.push(at);
+  return out;
+}
+
+/** A job's next `count` fires after `fromMs` as ISO times; none for a schedule that does not parse. */
+export function upcomingFires(job: { schedule: string; timezone: string }, fromMs: number, count: number): string[] {
+  const schedule = parseCronSchedule(job.schedule, job.timezone);
+  if (typeof schedule === "string") return [];
+  return nextFires(schedule, fromMs, count).map((ms) => new Date(ms).toISOString());
 }

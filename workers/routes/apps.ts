@@ -14,7 +14,8 @@ import { McpRegistrationSchema } from "../../kernel/contracts/mcp";
 import { appNotFound, requireRecord } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
 import { BRIDGE_OPERATIONS } from "../../kernel/contracts/bridge-operations";
-import { JobViewSchema } from "../../kernel/contracts/scheduled-jobs";
+import { JobsQuerySchema, JobViewSchema } from "../../kernel/contracts/scheduled-jobs";
+import { upcomingFires } from "../../kernel/time/cron-schedule";
 import { APP_LOG_MAX_LINES, AppLogAnswerSchema } from "../../kernel/contracts/app-log";
 import { InstallReviewSchema } from "../../kernel/contracts/install-review";
 import { safeLine } from "../../kernel/text/text-safety";
@@ -350,18 +351,22 @@ export const appRoutes = [
     family: "jobs",
     authz: { kind: "owner" },
     internal: true,
+    query: JobsQuerySchema,
     contract:
-      "The app's scheduled jobs: schedule, time zone, route, timeout, next fire (null while the app is disabled) and the last 50 fires of each (outcome, status, duration, first error line), newest first.",
+      "The app's scheduled jobs: schedule, time zone, route, timeout, next fire (null while the app is disabled) and the last 50 fires of each (outcome, status, duration, first error line), newest first. With `count` (1-100), each job also answers `upcoming`: its next fires after `from` (an ISO time with offset, default now), as its zone's clock reads them across daylight saving. 400 bad_request for a malformed query.",
     answer: { schema: JobsAnswer },
     refuses: ["app_not_found"],
-    async handle({ env, params, c, now }) {
+    async handle({ env, params, c, now, query }) {
       const registry = appRegistry(env);
       if (!(await registry.get(params.name))) throw appNotFound(params.name);
       // The test build only: the injectable clock (X-Test-Now) drives the same fire the alarm runs.
       if (TEST_BUILD) {
         if (c.req.header("x-test-now") !== undefined) await registry.runDueJobs(now);
       }
-      return { jobs: await registry.jobs(params.name) };
+      const jobs = await registry.jobs(params.name);
+      if (query.count === undefined) return { jobs };
+      const from = query.from === undefined ? now : Date.parse(query.from);
+      return { jobs: jobs.map((job) => ({ ...job, upcoming: upcomingFires(job, from, query.count!) })) };
     },
   }),
   route({
