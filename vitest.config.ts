@@ -57,6 +57,7 @@ const BROWSER = [
   "test/approvals.test.ts",
   "test/browser-edge.test.ts",
   "test/dashboard-folders.test.ts",
+  "test/dashboard-mcp-tools.test.ts",
   "test/dashboard-pages.test.ts",
   "test/dashboard-sources.test.ts",
   "test/dashboard.test.ts",

@@ -124,10 +124,16 @@ async function askAboutChange(env: Env, app: string, server: string, change: Too
 
 /**
  * Brings a server's changes up to date with the owner's answers: an approved change becomes the
- * pin, one without a live question gets one (raised again once an earlier one expired); a
- * denied one stays withheld until the server offers something else.
+ * pin; with `ask`, one without a live question gets one (raised again once an earlier one
+ * expired). A denied one stays withheld until the server offers something else.
  */
-export async function settleToolChanges(env: Env, app: string, server: string, now: number): Promise<void> {
+export async function settleToolChanges(
+  env: Env,
+  app: string,
+  server: string,
+  now: number,
+  ask: boolean,
+): Promise<void> {
   const registry = appRegistry(env);
   for (const change of (await registry.toolChanges(app, server)) as ToolChange[]) {
     if (change.approvalId !== null) {
@@ -138,7 +144,7 @@ export async function settleToolChanges(env: Env, app: string, server: string, n
       }
       if (approval?.state === "pending" || approval?.state === "denied") continue;
     }
-    await askAboutChange(env, app, server, change, now);
+    if (ask) await askAboutChange(env, app, server, change, now);
   }
 }
 

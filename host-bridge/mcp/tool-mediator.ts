@@ -140,7 +140,11 @@ async function connectBoth(options: MediatorOptions, client: Client, connected: 
     } catch (error) {
       throw new McpError(ErrorCode.InternalError, `PersonalClaw could not check ${key}'s tools: ${String(error)}`);
     }
-    return views.filter((view) => view.state === "pinned" && view.pinned !== null).map((view) => view.pinned!);
+    // In the server's own order: the agent sees the list as the server gave it, less what is withheld.
+    const pinned = new Map(
+      views.filter((v) => v.state === "pinned" && v.pinned !== null).map((v) => [v.name, v.pinned!]),
+    );
+    return definitions.filter((d) => pinned.has(d.name)).map((d) => pinned.get(d.name)!);
   };
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await listTools()) as Tool[] }));

@@ -39,12 +39,12 @@ async function toolViews(env: Env, app: string): Promise<ServerToolsView[] | nul
   return (await appRegistry(env).toolViews(app)) as ServerToolsView[] | null;
 }
 
-/** The tools of every declared server of `app`, changes the owner answered applied first. */
+/** The tools of every declared server of `app`, changes the owner approved applied first (a read raises no question). */
 async function serversOf(req: RouteRequest<unknown, unknown>, app: string): Promise<ServerToolsView[]> {
   const before = await toolViews(req.env, app);
   if (before === null) throw appNotFound(app);
   for (const server of before)
-    if (server.consentDigest !== null) await settleToolChanges(req.env, app, server.server, req.now);
+    if (server.consentDigest !== null) await settleToolChanges(req.env, app, server.server, req.now, false);
   return (await toolViews(req.env, app)) ?? [];
 }
 
@@ -73,7 +73,7 @@ export const mcpToolRoutes = [
         throw new GatewayError("mcp_definition_changed", {
           vars: { key: mcpKey(app, server), reason: "the app was updated since this run started" },
         });
-      await settleToolChanges(req.env, app, server, req.now);
+      await settleToolChanges(req.env, app, server, req.now, true);
       const views = (await toolViews(req.env, app)) ?? [];
       return { tools: views.find((s) => s.server === server)?.tools ?? [] };
     },
