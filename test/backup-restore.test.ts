@@ -42,6 +42,7 @@ describe("backup and restore of the whole gateway", () => {
   let archive: string;
   let passFile: string;
   let rowsAtBackup = 0;
+  let ownerToken = "";
 
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), "pc-backup-"));
@@ -75,7 +76,31 @@ describe("backup and restore of the whole gateway", () => {
     });
     expect(note.status).toBe(201);
     expect((await proxied(gw)).body?.secret).toBe(true);
-  }, 180_000);
+    // A sign-in the owner made with `personalclaw token`: a session the restore must bring along.
+    const minted = await runCli(["token", "--ttl", "7d", "--json", "--home", gw.home]);
+    expect(minted.code, minted.stderr).toBe(0);
+    ownerToken = new URL((JSON.parse(minted.stdout) as { url: string }).url).searchParams.get("token")!;
+    // Two thousand rows more in the security log, through the bridge's own door to it.
+    const secret = readFileSync(join(gw.home, ".local_secret"), "utf8").trim();
+    for (let batch = 0; batch < 40; batch++) {
+      const appended = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          gw.fetch("/api/internal/sel/append", {
+            method: "POST",
+            owner: false,
+            headers: { ...json, "x-internal-secret": secret, "x-personalclaw-work": "gateway" },
+            body: JSON.stringify({
+              kind: "backup_suite_row",
+              principal: "gateway",
+              outcome: "info",
+              subject: `row ${batch * 50 + i}`,
+            }),
+          }),
+        ),
+      );
+      expect(appended.map((r) => r.status)).toEqual(Array(50).fill(200));
+    }
+  }, 300_000);
 
   afterAll(async () => {
     await restored?.stop();
@@ -286,6 +311,7 @@ describe("backup and restore of the whole gateway", () => {
       target,
     ]);
     expect(result.code, result.stderr).toBe(0);
+    expect((JSON.parse(result.stdout) as Json).plan.counts.log_rows).toBeGreaterThan(2000);
     const db = join(target, "apps", APP, "data", "app.db");
     expect(integrityOf(db)).toBe("ok");
     expect(existsSync(`${db}-wal`)).toBe(false);
@@ -310,6 +336,9 @@ describe("backup and restore of the whole gateway", () => {
     expect(state.body?.rows).toBeGreaterThanOrEqual(rows.length);
     const notes = (await (await restored.fetch("/apps/node-notes/api/notes")).json()) as { notes: Json[] };
     expect(notes.notes.map((n) => n.text)).toEqual([NOTE_TEXT]);
+    // Sessions came along: the owner's token from the source home authorizes on the restored gateway.
+    const apps = await fetch(`${restored.base}/api/apps`, { headers: { authorization: `Bearer ${ownerToken}` } });
+    expect(apps.status, await apps.clone().text()).toBe(200);
     const verify = await runCli(["security", "verify", "--json", "--home", target]);
     expect(verify.code, verify.stdout).toBe(0);
     const events = (await (await restored.fetch("/api/security/events?limit=500")).json()) as { events: Json[] };
