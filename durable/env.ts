@@ -38,6 +38,11 @@ export interface Env {
   AUTH_MODE_REQUESTED: string;
   /** Extra Host names the owner allows, comma separated (PERSONALCLAW_ALLOWED_HOSTS). */
   ALLOWED_HOSTS: string;
+  /**
+   * The worker's public https:// origin when it runs on Cloudflare (edge mode,
+   * workers/guards/public-origin.ts); a local start binds it empty, which keeps edge mode off.
+   */
+  PERSONALCLAW_PUBLIC_ORIGIN: string;
   /** The package version. */
   VERSION: string;
   /** When this start began, ISO-8601. */

@@ -75,6 +75,8 @@ export function workerdConfigFor(
       GATEWAY_PORT: String(port),
       AUTH_MODE_REQUESTED: settings.authModeRequested,
       ALLOWED_HOSTS: settings.allowedHosts,
+      // Edge mode is off on this machine: the Host, Origin and client address rules stay loopback's.
+      PERSONALCLAW_PUBLIC_ORIGIN: "",
       VERSION: packageVersion(),
       STARTED_AT: run.startedAt,
       SESSION_TTL_S: String(sessionTtlInForce(config).seconds),

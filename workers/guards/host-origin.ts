@@ -3,13 +3,24 @@
 // The Origin check stops another site's page from writing through the owner's browser.
 import { GatewayError } from "../../kernel/contracts/errors";
 import type { ParsedRequest } from "./parsed-request";
+import { publicOriginOf } from "./public-origin";
 import { isAppBackendPath, isGatewayApiPath } from "./request-path";
 
 const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
-/** The Host values that name this gateway: loopback names on its port, plus configured hosts. */
-export function allowedHosts(port: string, configured: string): Set<string> {
-  const hosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]);
+/** The Host values that name this gateway, and the scheme of its own pages' origin. */
+export class GatewayHosts extends Set<string> {
+  constructor(
+    names: Iterable<string>,
+    readonly scheme: "http" | "https",
+  ) {
+    super(names);
+  }
+}
+
+/** The Host values that name a local gateway: loopback names on its port, plus configured hosts. */
+export function allowedHosts(port: string, configured: string): GatewayHosts {
+  const hosts = new GatewayHosts([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`], "http");
   for (const name of configured
     .split(",")
     .map((value) => value.trim().toLowerCase())
@@ -19,12 +30,27 @@ export function allowedHosts(port: string, configured: string): Set<string> {
   return hosts;
 }
 
-let hostsCache: { key: string; hosts: Set<string> } | null = null;
+let hostsCache: { key: string; hosts: GatewayHosts } | null = null;
 
-/** The Host values of this gateway, from its bindings (computed once per isolate). */
-export function hostsOf(env: { GATEWAY_PORT: string; ALLOWED_HOSTS: string }): Set<string> {
-  const key = `${env.GATEWAY_PORT}|${env.ALLOWED_HOSTS}`;
-  if (hostsCache?.key !== key) hostsCache = { key, hosts: allowedHosts(env.GATEWAY_PORT, env.ALLOWED_HOSTS ?? "") };
+/**
+ * The Host values of this gateway, from its bindings (computed once per isolate). At the edge
+ * (PERSONALCLAW_PUBLIC_ORIGIN set) the one Host is the public origin's and its pages are https://;
+ * an invalid public origin leaves no Host at all, so every request is refused.
+ */
+export function hostsOf(env: {
+  GATEWAY_PORT: string;
+  ALLOWED_HOSTS: string;
+  PERSONALCLAW_PUBLIC_ORIGIN?: string;
+}): GatewayHosts {
+  const key = `${env.GATEWAY_PORT}|${env.ALLOWED_HOSTS}|${env.PERSONALCLAW_PUBLIC_ORIGIN ?? ""}`;
+  if (hostsCache?.key !== key) {
+    const setting = publicOriginOf(env);
+    const hosts =
+      setting.mode === "local"
+        ? allowedHosts(env.GATEWAY_PORT, env.ALLOWED_HOSTS ?? "")
+        : new GatewayHosts(setting.mode === "edge" ? [setting.public.host] : [], "https");
+    hostsCache = { key, hosts };
+  }
   return hostsCache.hosts;
 }
 
@@ -45,7 +71,7 @@ export function checkHost(headers: Headers, hosts: Set<string>): void {
 export function checkOrigin(
   headers: Headers,
   method: string,
-  hosts: Set<string>,
+  hosts: GatewayHosts,
   parsed: Pick<ParsedRequest, "path" | "authorization">,
 ): void {
   const site = headers.get("sec-fetch-site");
@@ -66,8 +92,8 @@ export function checkOrigin(
     throw new GatewayError("origin_not_allowed");
 }
 
-/** True when `origin` is this gateway's own (http, a Host it answers to). */
-export function isOwnOrigin(origin: string, hosts: Set<string>): boolean {
-  const match = /^http:\/\/([^/,\s]+)$/i.exec(origin.trim());
-  return match !== null && hosts.has(match[1].toLowerCase());
+/** True when `origin` is this gateway's own: its scheme (http locally, https at the edge) and a Host it answers to. */
+export function isOwnOrigin(origin: string, hosts: GatewayHosts): boolean {
+  const match = /^(https?):\/\/([^/,\s]+)$/i.exec(origin.trim());
+  return match !== null && match[1].toLowerCase() === hosts.scheme && hosts.has(match[2].toLowerCase());
 }

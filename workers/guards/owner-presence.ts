@@ -14,7 +14,7 @@ export function assertOwnerPresence(req: RouteRequest<unknown, unknown>): void {
   const local = req.c.req.header("x-local-secret");
   if (
     local !== undefined &&
-    LOOPBACK.test(clientAddress(req.c.req.raw)) &&
+    LOOPBACK.test(clientAddress(req.c.req.raw, req.env)) &&
     equalsInConstantTime(local, req.env.INTERNAL_SECRET)
   )
     return;

@@ -15,6 +15,7 @@ import {
   type SessionView,
 } from "../../kernel/contracts/session";
 import { assertOwnerPresence } from "../guards/owner-presence";
+import { signInBaseUrl } from "../guards/public-origin";
 import { sessionCookieHeaders } from "../guards/credentials";
 import type { Principal } from "../guards/principal";
 import { sessions } from "../sessions";
@@ -57,8 +58,8 @@ async function auditSignOuts(req: RouteRequest<unknown, unknown>, ended: Session
   }
 }
 
-function linkUrl(env: { GATEWAY_PORT: string }, token: string): string {
-  return `http://127.0.0.1:${env.GATEWAY_PORT}/?token=${token}`;
+function linkUrl(env: { GATEWAY_PORT: string; PERSONALCLAW_PUBLIC_ORIGIN?: string }, token: string): string {
+  return `${signInBaseUrl(env)}?token=${token}`;
 }
 
 async function mintOwnerToken(req: RouteRequest<unknown, unknown>, issuer: string, ttlText: string | undefined) {

@@ -39,7 +39,12 @@ export async function exchangeSignInLink(c: GatewayContext, requestUrl: URL): Pr
       throw new GatewayError(refused);
     }
   }
-  const opened = await sessions.openLink(link, clientAddress(c.req.raw), c.req.header("user-agent") ?? null, now);
+  const opened = await sessions.openLink(
+    link,
+    clientAddress(c.req.raw, c.env),
+    c.req.header("user-agent") ?? null,
+    now,
+  );
   if (!opened.ok) {
     // A link that signs no one in (used, expired, an app's token, garbage) is kept, per reason.
     await audit(c.env, {
