@@ -224,15 +224,37 @@ describe("backup and restore of the whole gateway", () => {
     expect(readdirSync(join(gw.home, "..")).filter((f) => f.includes(".restore"))).toEqual([]);
   }, 60_000);
 
-  it("an app token never reaches the backup route", async () => {
+  it("an app token never reaches the backup or the merge route", async () => {
     const token = await appTokenOf(gw, "node-notes");
+    for (const [path, body] of [
+      ["/api/durability/backup", { passphrase: PASSPHRASE }],
+      ["/api/durability/merge", { apps: [] }],
+    ] as const) {
+      const response = await gw.fetch(path, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      expect(response.status, path).toBe(403);
+      expect(response.headers.get("content-type")).toContain("application/json");
+    }
+  }, 60_000);
+
+  it("a sign-in older than ten minutes is refused fresh_sign_in_required, and no archive is written", async () => {
+    const backups = join(gw.home, "run", "backups");
+    const before = existsSync(backups) ? readdirSync(backups) : [];
     const response = await gw.fetch("/api/durability/backup", {
       method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      headers: {
+        authorization: `Bearer ${ownerToken}`,
+        "content-type": "application/json",
+        "x-test-now": String(Date.now() + 11 * 60 * 1000),
+      },
       body: JSON.stringify({ passphrase: PASSPHRASE }),
     });
-    expect(response.status).toBe(403);
-    expect(response.headers.get("content-type")).toContain("application/json");
+    expect(response.status).toBe(401);
+    expect(((await response.json()) as Json).error.code).toBe("fresh_sign_in_required");
+    expect(existsSync(backups) ? readdirSync(backups) : []).toEqual(before);
   }, 60_000);
 
   it("merges into a running gateway that has one of the apps: that app keeps its data, the absent one arrives with its data and secret", async () => {
