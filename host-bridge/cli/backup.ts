@@ -122,8 +122,8 @@ export async function runBackup(
   const partial = join(dirname(out), `.${basename(out)}.${randomBytes(6).toString("hex")}.partial`);
   try {
     await sweepPartials(out);
+    runningGateway(home); // GatewayNotRunning before the passphrase is asked for
     const passphrase = await readPassphrase(values["passphrase-file"]);
-    runningGateway(home); // GatewayNotRunning before anything is asked
     if (!json) process.stderr.write("backup: the gateway is writing the archive\n");
     const answer = await receive(home, passphrase, partial, progressLine(json));
     if (answer.status !== 200) {
