@@ -308,6 +308,43 @@ describe("tool calls through mcp run pass the owner's policy", () => {
     expect(tools.find((t) => t.name === "read_note")).toMatchObject({ state: "conflict", conflictWith: APP });
   }, 180_000);
 
+  it("an update pins afresh: a tool it adds is listed without a question, the owner's policies stay", async () => {
+    const next = join(root, "next");
+    cpSync(FIXTURE, next, { recursive: true });
+    const manifest = JSON.parse(readFileSync(join(next, "app.json"), "utf8")) as Record<string, unknown>;
+    writeFileSync(join(next, "app.json"), JSON.stringify({ ...manifest, version: "0.2.0" }));
+    const server = readFileSync(join(next, "tools-server.mjs"), "utf8");
+    writeFileSync(
+      join(next, "tools-server.mjs"),
+      server.replace(
+        "const TOOLS = [",
+        'const TOOLS = [\n  { name: "added_in_update", description: "New in 0.2.0.", inputSchema: { type: "object" } },',
+      ),
+    );
+    const before = JSON.parse((await cli(["mcp", "tools", APP, "--json"])).stdout) as {
+      servers: Array<{ consentDigest: string }>;
+    };
+    const updated = await cli(["apps", "update", APP, next, "--yes"], 180_000);
+    expect(updated.code, updated.stderr).toBe(0);
+    const a = await agent(APP);
+    try {
+      const names = (await a.client.listTools()).tools.map((t: { name: string }) => t.name);
+      expect(names).toContain("added_in_update");
+      expect(names).toContain("describe_me");
+    } finally {
+      await a.close();
+    }
+    const after = JSON.parse((await cli(["mcp", "tools", APP, "--json"])).stdout) as {
+      servers: Array<{ consentDigest: string; tools: Array<Record<string, unknown>> }>;
+    };
+    expect(after.servers[0]!.consentDigest).not.toBe(before.servers[0]!.consentDigest);
+    const byName = new Map(after.servers[0]!.tools.map((t) => [t.name as string, t]));
+    expect(byName.get("added_in_update")).toMatchObject({ state: "pinned", policy: "ask", policySetBy: "default" });
+    expect(byName.get("drop_all")).toMatchObject({ state: "pinned", policy: "deny", policySetBy: "owner" });
+    const pending = (await (await gw.fetch("/api/approvals?state=pending")).json()) as { approvals: Approval[] };
+    expect(pending.approvals.filter((p) => p.kind === "mcp.tool_definition")).toEqual([]);
+  }, 240_000);
+
   it("every call is a row the log's verification covers", async () => {
     const verified = await cli(["security", "verify", "--json"]);
     expect(verified.code, verified.stdout + verified.stderr).toBe(0);
