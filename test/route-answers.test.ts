@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { gatewayPerSuite, repoRoot, type RunningGateway } from "./helpers/gateway";
 import { install, waitForRow } from "./helpers/backends";
 import { routeTable, type TableRow } from "./helpers/route-table";
+import { toolDefinitionDigest } from "../kernel/contracts/mcp-tools";
 
 const APP = "node-notes";
 // The fixture with an MCP server and a scheduled job, so those answers are not empty lists.
@@ -51,6 +52,7 @@ async function appTokenOf(gw: RunningGateway, name: string): Promise<string> {
 describe("every route answers what its row declares", () => {
   const gw = gatewayPerSuite();
   let approvalId = "";
+  let mcpApprovalId = "";
 
   it("installs the fixture apps and raises one approval to read back", async () => {
     for (const app of [APP, MCP_APP]) {
@@ -69,6 +71,32 @@ describe("every route answers what its row declares", () => {
     });
     const body = (await expectDeclaredAnswer("POST", "/api/approvals", raised)) as { approval: { id: string } };
     approvalId = body.approval.id;
+    // An MCP server's tools pinned as its first run reports them, and a call to one that asks.
+    const consent = (await (await gw.fetch(`/api/apps/${MCP_APP}/consent`)).json()) as { digest: string };
+    const echo = { name: "echo", description: "Echoes.", inputSchema: { type: "object" } };
+    const base = `/api/internal/mcp/${MCP_APP}/notes`;
+    const asProcess = (path: string, payload: unknown) =>
+      gw.fetch(path, {
+        method: "POST",
+        owner: false,
+        headers: { ...json, ...internal(gw) },
+        body: JSON.stringify(payload),
+      });
+    const pinned = await asProcess(`${base}/tools`, { consentDigest: consent.digest, tools: [echo] });
+    await expectDeclaredAnswer("POST", "/api/internal/mcp/:app/:server/tools", pinned);
+    const asked = await asProcess(`${base}/calls`, {
+      consentDigest: consent.digest,
+      tool: "echo",
+      definitionDigest: await toolDefinitionDigest(echo),
+      argumentsDigest: `sha256:${"b".repeat(64)}`,
+      argumentsShown: "{}",
+      askTimeoutSeconds: 600,
+    });
+    mcpApprovalId = (
+      (await expectDeclaredAnswer("POST", "/api/internal/mcp/:app/:server/calls", asked)) as {
+        approvalId: string;
+      }
+    ).approvalId;
   });
 
   it("answers every side-effect-free GET route with its declared schema", async () => {
@@ -105,6 +133,12 @@ describe("every route answers what its row declares", () => {
       "/api/secrets": { path: "/api/secrets" },
       "/api/mcp": { path: "/api/mcp" },
       "/api/internal/mcp/:app/:server/alive": { path: `/api/internal/mcp/${MCP_APP}/notes/alive`, init: asInternal },
+      "/api/mcp/:app/tools": { path: `/api/mcp/${MCP_APP}/tools` },
+      "/api/mcp/:app/calls": { path: `/api/mcp/${MCP_APP}/calls` },
+      "/api/internal/mcp/:app/:server/calls/:id": {
+        path: `/api/internal/mcp/${MCP_APP}/notes/calls/${mcpApprovalId}`,
+        init: asInternal,
+      },
       "/api/manifest": { path: "/api/manifest" },
     };
     // Minting a token is a write (it is called below); a streamed answer has no schema to parse.
