@@ -215,3 +215,57 @@ describe("a replace restore killed at any step leaves the home as it was or comp
     }
   }, 120_000);
 });
+
+describe("a merge killed after placing an app's folder, before its record", () => {
+  it("leaves a folder the next merge removes and merges again whole", async () => {
+    const root = mkdtempSync(join(tmpdir(), "pc-merge-kill-"));
+    const passFile = join(root, "pass");
+    writeFileSync(passFile, `${PASSPHRASE}\n`);
+    const source = await startGateway();
+    let target: RunningGateway | null = null;
+    try {
+      await install(source.home, await writeProbe(root, "1.0.0"));
+      await waitHealthy(source);
+      const archive = join(root, "home.pcbackup");
+      const backup = await runCli(["backup", "--out", archive, "--passphrase-file", passFile, "--home", source.home]);
+      expect(backup.code, backup.stderr).toBe(0);
+      await source.stop();
+      target = await startGateway();
+      const home = target.home;
+      writeFileSync(join(home, "test-pause-at"), "merge:placed");
+      const cli = spawnCli(
+        ["restore", archive, "--mode", "merge", "--passphrase-file", passFile, "--home", home],
+        "merge:placed",
+      );
+      await cli.paused;
+      cli.child.kill("SIGKILL");
+      rmSync(join(home, "test-pause-at"), { force: true });
+      // Killed between the move and the record: a folder without a record.
+      expect(existsSync(join(home, "apps", APP))).toBe(true);
+      expect((await target.fetch(`/api/apps/${APP}`)).status).toBe(404);
+      const again = await runCli([
+        "restore",
+        archive,
+        "--mode",
+        "merge",
+        "--passphrase-file",
+        passFile,
+        "--json",
+        "--home",
+        home,
+      ]);
+      expect(again.code, again.stderr).toBe(0);
+      const items = (JSON.parse(again.stdout) as { items: Array<{ item: string; outcome: string }> }).items;
+      expect(items.filter((i) => i.item === `app ${APP}`).map((i) => i.outcome)).toEqual(["unchanged", "merged"]);
+      await waitHealthy(target);
+      expectNoRowLost(dbRows(home), "1.0.0");
+      expect(existsSync(join(home, "run", "restore-merge.json"))).toBe(false);
+    } finally {
+      await source.stop();
+      await target?.stop();
+      rmSync(source.home, { recursive: true, force: true });
+      if (target) rmSync(target.home, { recursive: true, force: true });
+      rmSync(root, { recursive: true, force: true });
+    }
+  }, 240_000);
+});

@@ -18,6 +18,8 @@ import { SecretStore } from "../secrets/secret-store";
 import type { CheckedArchive } from "../durability/archive-check";
 import { writeArchiveFiles } from "../durability/archive-files";
 import { archivedRecords, type RestorePlan } from "../durability/restore-plan";
+import { clearMergeJournal, settleMerge, writeMergeJournal } from "../durability/merge-journal";
+import { pauseAtNamedStep } from "../install/test-pause";
 import { callGateway, parseAnswer } from "./gateway-client";
 
 export interface MergeItem {
@@ -146,6 +148,15 @@ export async function mergeIntoHome(
   const listed = parseAnswer(await callGateway(home, "restore", "GET", "/api/apps"), AppsAnswer);
   if (!listed.ok) throw refused(listed.answer);
   const installed = new Set(listed.body.apps.map((a) => a.name));
+  const settled = await settleMerge(home, (name) => installed.has(name));
+  if (settled === "in_progress")
+    throw new GatewayError("bad_request", { vars: { reason: "another merge into this home is under way" } });
+  for (const name of settled)
+    report.push({
+      item: `app ${name}`,
+      outcome: "unchanged",
+      why: "a merge killed before its record left this folder; it was removed and is merged again below",
+    });
   const records = archivedRecords(checked.state);
   const configs = archivedConfigs(checked);
   const absent: string[] = [];
@@ -157,7 +168,7 @@ export async function mergeIntoHome(
         outcome: "unchanged",
         why: "this home has it: its own bytes and data are kept",
       });
-    else if (app.in_home)
+    else if (existsSync(join(homePaths(home).apps, app.name)))
       report.push({
         item: `app ${app.name}`,
         outcome: "unchanged",
@@ -173,7 +184,9 @@ export async function mergeIntoHome(
       });
     else absent.push(app.name);
   }
+  writeMergeJournal(home, absent);
   await placeApps(home, checked, absent);
+  if (TEST_BUILD) await pauseAtNamedStep(home, "merge:placed", (line) => process.stderr.write(`${line}\n`));
   const merged = parseAnswer(
     await callGateway(
       home,
@@ -189,16 +202,17 @@ export async function mergeIntoHome(
   );
   if (!merged.ok) {
     for (const name of absent) await rm(join(homePaths(home).apps, name), { recursive: true, force: true });
+    clearMergeJournal(home);
     throw refused(merged.answer);
   }
   for (const app of merged.body.apps) {
     report.push({ item: `app ${app.name}`, outcome: app.outcome, why: app.why });
-    if (app.outcome !== "merged") {
-      await rm(join(homePaths(home).apps, app.name), { recursive: true, force: true });
-      continue;
-    }
-    await mergeSecrets(home, checked, app.name, String(records.get(app.name)!.consentDigest), report);
+    if (app.outcome !== "merged") await rm(join(homePaths(home).apps, app.name), { recursive: true, force: true });
   }
+  // Every placed folder now has its record or is gone.
+  clearMergeJournal(home);
+  for (const app of merged.body.apps.filter((a) => a.outcome === "merged"))
+    await mergeSecrets(home, checked, app.name, String(records.get(app.name)!.consentDigest), report);
   report.push({
     item: "security log",
     outcome: "unchanged",
