@@ -352,4 +352,15 @@ describe("tool calls through mcp run pass the owner's policy", () => {
     for (const outcome of ["allowed", "approved", "withheld", "denied_by_policy", "expired", "timed_out"])
       expect(kinds).toContain(outcome);
   });
+
+  it("uninstalled, the app leaves no grant its tool calls were given to an app installed later under its name", async () => {
+    const grants = async () =>
+      ((await (await gw.fetch("/api/approvals/grants")).json()) as { grants: Array<{ asked_by: string }> }).grants
+        .map((g) => g.asked_by)
+        .filter((asker) => asker === `internal:mcp:${APP}:tools`);
+    expect(await grants()).toHaveLength(1);
+    const removed = await gw.fetch(`/api/apps/${APP}`, { method: "DELETE", headers: json, body: "{}" });
+    expect(removed.status).toBe(200);
+    expect(await grants()).toEqual([]);
+  });
 });

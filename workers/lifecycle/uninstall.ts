@@ -11,7 +11,8 @@ import type { Env } from "../../durable/env";
 import type { AppRecord } from "../../kernel/contracts/app-record";
 import type { BridgeAnswer } from "../../kernel/contracts/bridge-operations";
 import { GatewayError } from "../../kernel/contracts/errors";
-import { requireRecord } from "../app-registry";
+import { toolAsker } from "../../kernel/contracts/mcp-tools";
+import { readRecord, requireRecord } from "../app-registry";
 import { bridgeCall } from "../bridge-client";
 import { deregisterMcpServers, registerMcpServers } from "../mcp-registration";
 import type { RouteRequest } from "../route-row";
@@ -101,15 +102,22 @@ async function undoUninstallStart(env: Env, record: AppRecord, now: number): Pro
 
 /**
  * What the gateway holds in a removed app's name ends with it: its record, its tokens, and the
- * approvals it asked and grants it was given, so an app installed later under the same name
- * inherits none of them.
+ * approvals it asked and grants it was given, those its MCP servers' tool calls asked included,
+ * so an app installed later under the same name inherits none of them.
  */
 export async function forgetRemovedApp(
   env: Env,
   name: string,
   now: number,
 ): Promise<{ approvals: number; grants: number }> {
+  const servers = Object.keys((await readRecord(env, name))?.manifest.mcpServers ?? {});
   await appRegistry(env).remove(name);
   await sessions(env).revokeApp(name, now);
-  return approvalStore(env).forgetAsker(`app:${name}`);
+  const forgotten = await approvalStore(env).forgetAsker(`app:${name}`);
+  for (const server of servers) {
+    const tools = await approvalStore(env).forgetAsker(toolAsker(name, server));
+    forgotten.approvals += tools.approvals;
+    forgotten.grants += tools.grants;
+  }
+  return forgotten;
 }
