@@ -270,11 +270,14 @@ export class BridgeRuntime {
               reason: `its backend ${status.exit.signal ? `was killed by ${status.exit.signal}` : `exited with code ${status.exit.code}`} before it answered its health check`,
             };
           }
-          if (Date.now() >= deadline)
+          if (Date.now() >= deadline) {
+            // What the backend answered instead is the owner's best clue (a 500 with its reason, say).
+            const miss = this.supervisor.lastHealthMiss(name);
             return {
               ok: false,
-              reason: `its backend did not answer its health check within ${Math.round(timeoutMs / 1000)} s`,
+              reason: `its backend did not answer its health check (GET ${manifest.backend?.healthCheck ?? "/health"}) with 2xx within ${Math.round(timeoutMs / 1000)} s${miss ? `; last it ${miss}` : ""}`,
             };
+          }
           await new Promise((r) => setTimeout(r, 50));
         }
       },

@@ -202,7 +202,7 @@ async function update(page, name, source, digest) {
     el("p", {
       class: "muted",
       role: "status",
-      text: "Updating… the previous version stays until the new one is healthy.",
+      text: "Updating… its backend is down while the new version starts (up to 30 s); if it does not become healthy, the previous version comes back with its data.",
     }),
   );
   const installId = newInstallId();

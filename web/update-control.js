@@ -37,7 +37,7 @@ export function updateControl(api, name, updated) {
       el("p", {
         class: "muted",
         role: "status",
-        text: "Updating… the previous version stays until the new one is healthy.",
+        text: "Updating… its backend is down while the new version starts (up to 30 s); if it does not become healthy, the previous version comes back with its data.",
       }),
     );
     const answer = await api.post(

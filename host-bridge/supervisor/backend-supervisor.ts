@@ -228,6 +228,11 @@ export class BackendSupervisor {
     return statusOf(this.sup, name);
   }
 
+  /** What the current run's last missed health probe met instead of a 2xx, if it missed one. */
+  lastHealthMiss(name: string): string | null {
+    return this.sup.tracked.get(name)?.lastMiss ?? null;
+  }
+
   /** Resolves true once the backend answers its health check, false on timeout or when it stops running. */
   async waitForHealth(name: string, timeoutMs: number = this.sup.opts.startTimeoutMs): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;

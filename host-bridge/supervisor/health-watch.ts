@@ -27,15 +27,16 @@ export function startupPoll(sup: Supervision, t: Tracked, generation: number): v
   const deadline = Date.now() + opts.startTimeoutMs;
   const tick = async () => {
     if (generation !== t.generation || !t.running) return;
-    const ok = await probeHealth(endpointOf(sup, t), healthPath, opts.probeTimeoutMs);
+    const answer = await probeHealth(endpointOf(sup, t), healthPath, opts.probeTimeoutMs);
     if (generation !== t.generation || !t.running) return;
-    if (ok) {
+    if (answer.ok) {
       markHealthy(sup, t);
       watch(sup, t, generation, healthPath);
       return;
     }
+    t.lastMiss = answer.miss;
     if (Date.now() >= deadline) {
-      t.reason = `did not answer GET ${healthPath} with 2xx within ${Math.round(opts.startTimeoutMs / 1000)} s`;
+      t.reason = `did not answer GET ${healthPath} with 2xx within ${Math.round(opts.startTimeoutMs / 1000)} s; last it ${answer.miss}`;
       sup.log("warning", `app ${t.spec.name} backend ${t.reason}`);
       emit(sup, t);
       watch(sup, t, generation, healthPath);
@@ -52,18 +53,19 @@ function watch(sup: Supervision, t: Tracked, generation: number, healthPath: str
   let misses = 0;
   const tick = async () => {
     if (generation !== t.generation || !t.running) return;
-    const ok = await probeHealth(endpointOf(sup, t), healthPath, opts.probeTimeoutMs);
+    const answer = await probeHealth(endpointOf(sup, t), healthPath, opts.probeTimeoutMs);
     if (generation !== t.generation || !t.running) return;
-    if (ok) {
+    if (answer.ok) {
       misses = 0;
       if (!t.healthy) markHealthy(sup, t);
       // The last lines the owner reads are reported again once they moved, at most once an interval.
       else if (linesMoved(t)) emit(sup, t);
     } else {
       misses += 1;
+      t.lastMiss = answer.miss;
       if (misses >= opts.healthMisses && t.healthy) {
         t.healthy = false;
-        t.reason = `missed ${misses} health checks in a row`;
+        t.reason = `missed ${misses} health checks in a row; last it ${answer.miss}`;
         sup.log("warning", `app ${t.spec.name} backend ${t.reason}`);
         emit(sup, t);
       }

@@ -39,6 +39,7 @@ export function trackRun(
   t.healthy = false;
   t.healthyThisRun = false;
   t.reason = undefined;
+  t.lastMiss = undefined;
   const relay = createLogRelay({
     tag: `app ${spec.name} backend (pid ${pid ?? "none"})`,
     sink: (level, line) => sup.log(level, line),

@@ -26,6 +26,8 @@ export interface Tracked {
   failedStarts: number;
   exit: BackendExit | null;
   reason?: string;
+  /** What the current run's last missed health probe met instead of a 2xx (a failed start says it). */
+  lastMiss?: string;
   relay: LogRelay | null;
   /** The cgroup of the current run, when bounds are by cgroup. */
   group: ChildGroup | null;

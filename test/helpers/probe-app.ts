@@ -13,10 +13,11 @@ export const APP = "probe";
 
 // The probe: a Python backend that inserts one row per few milliseconds into data/app.db (WAL
 // mode, each row committed) and, on SIGTERM, a last "stopped" row naming the last seq it wrote.
-export function probeServer(version: string, opts: { broken?: boolean } = {}): string {
+export function probeServer(version: string, opts: { broken?: boolean; sick?: string } = {}): string {
   return `import json, os, signal, sqlite3, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 VERSION = ${JSON.stringify(version)}
+SICK = ${opts.sick === undefined ? "None" : JSON.stringify(opts.sick)}
 ${opts.broken ? "sys.stderr.write('probe: this version cannot start\\n')\nsys.exit(7)\n" : ""}
 DATA = os.environ["PERSONALCLAW_APP_DATA_DIR"]
 db = sqlite3.connect(os.path.join(DATA, "app.db"), check_same_thread=False, isolation_level=None)
@@ -41,6 +42,13 @@ def stop(*_):
 signal.signal(signal.SIGTERM, stop)
 class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
+        if SICK is not None and self.path == "/health":
+            body = (SICK + "\\n  File \\"server.py\\", line 1\\n").encode()
+            self.send_response(500)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         with lock:
             count = 0 if state["stop"] else db.execute("SELECT COUNT(*) FROM rows").fetchone()[0]
         body = json.dumps({"version": VERSION, "rows": count, "secret": bool(os.environ.get("PROBE_API_KEY"))}).encode()
@@ -70,11 +78,11 @@ export function probeManifest(version: string, extra: Json = {}): Json {
 export async function writeProbe(
   root: string,
   version: string,
-  opts: { broken?: boolean; permissions?: Json; secrets?: Json[]; mcpServers?: Json } = {},
+  opts: { broken?: boolean; sick?: string; permissions?: Json; secrets?: Json[]; mcpServers?: Json } = {},
 ): Promise<string> {
   const dir = join(
     root,
-    `probe-${version}${opts.broken ? "-broken" : ""}${opts.permissions ? "-more" : ""}${opts.secrets ? "-secrets" : ""}${opts.mcpServers ? "-mcp" : ""}`,
+    `probe-${version}${opts.broken ? "-broken" : ""}${opts.sick ? "-sick" : ""}${opts.permissions ? "-more" : ""}${opts.secrets ? "-secrets" : ""}${opts.mcpServers ? "-mcp" : ""}`,
   );
   await mkdir(dir, { recursive: true });
   const manifest = {
