@@ -20,9 +20,10 @@ import { secretsSection } from "./secrets-section.js";
 import { connectLiveEvents } from "./live-events.js";
 import { pokeInstallProgress } from "./install-progress.js";
 
-const main = document.getElementById("app");
-const statusHost = document.getElementById("status");
-const nav = document.getElementById("nav");
+// index.html always has these three.
+const main = /** @type {HTMLElement} */ (document.getElementById("app"));
+const statusHost = /** @type {HTMLElement} */ (document.getElementById("status"));
+const nav = /** @type {HTMLElement} */ (document.getElementById("nav"));
 
 let statusHeader = null;
 let liveEvents = null;

@@ -15,7 +15,7 @@ const ANSWERS = [
 
 /** Builds the Inbox section; `countBadge` is the nav's badge, kept to the pending count. */
 export function inboxSection(api, countBadge) {
-  const inbox = { api, countBadge, shown: "", timer: null };
+  const inbox = { api, countBadge, shown: "", timer: /** @type {ReturnType<typeof setInterval> | null} */ (null) };
   Object.assign(
     inbox,
     inboxLayout(() => refresh(inbox, { force: true })),

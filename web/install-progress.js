@@ -139,7 +139,8 @@ export async function withInstallProgress(api, installId, onSteps, request) {
   const path = `/api/apps/installs/${encodeURIComponent(installId)}`;
   let isPending = true;
   let lastSteps = [];
-  let timer = null;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer;
   let inFlight = null;
 
   async function ask() {

@@ -106,7 +106,11 @@ function permissionsPart(review) {
   );
   const networkWords = GRANT_WORDS.find((g) => g.kind === "hosts");
   const network = networkWords ? networkTerm(p[networkWords.field]) : null;
-  return part("Permissions", shown ?? none("No permissions."), network ? terms([[networkWords.label, network]]) : null);
+  return part(
+    "Permissions",
+    shown ?? none("No permissions."),
+    network && networkWords ? terms([[networkWords.label, network]]) : null,
+  );
 }
 
 /** Secrets the app asks for: each reaches it only if you assign one; who holds it and where it goes. */

@@ -139,12 +139,12 @@ export function sourceSummary(review) {
     };
   }
   if (bundle) {
-    let signed = signature?.state === "verified" && signature.signer;
+    let signer = signature?.state === "verified" ? signature.signer : void 0;
     return {
       kind: ".mcpb bundle",
       name: text2(bundle.name),
       version: text2(bundle.version),
-      publisher: signed ? `${signature.signer}, whose signature is verified (the bundle says ${text2(bundle.author)})` : `${text2(bundle.author)}, as the bundle states it (not proven)`,
+      publisher: signer ? `${signer}, whose signature is verified (the bundle says ${text2(bundle.author)})` : `${text2(bundle.author)}, as the bundle states it (not proven)`,
       packages,
       bytes,
       pinned,

@@ -82,13 +82,13 @@ export function sourceSummary(review: unknown): SourceSummary | null {
     };
   }
   if (bundle) {
-    const signed = signature?.state === "verified" && signature.signer;
+    const signer = signature?.state === "verified" ? signature.signer : undefined;
     return {
       kind: ".mcpb bundle",
       name: text(bundle.name),
       version: text(bundle.version),
-      publisher: signed
-        ? `${signature!.signer}, whose signature is verified (the bundle says ${text(bundle.author)})`
+      publisher: signer
+        ? `${signer}, whose signature is verified (the bundle says ${text(bundle.author)})`
         : `${text(bundle.author)}, as the bundle states it (not proven)`,
       packages,
       bytes,
