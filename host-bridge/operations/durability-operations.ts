@@ -20,7 +20,7 @@ export function durabilityOperations(rt: BridgeRuntime): HandlersUnder<"/durabil
   return {
     "POST /durability/backup": async ({ body: { passphrase } }) => {
       await step("export");
-      const state = await callGatewayRoute(rt.opts.callGateway, "exportGatewayState", undefined);
+      const state = await callGatewayRoute(rt.opts.callGateway, "exportGatewayState", {});
       const target = join(paths.run, "backups", `${randomUUID()}.pcbackup`);
       const written = await writeArchive(target, { home: paths.home, state, passphrase, version, step });
       log(`bridge: backup written (${written.parts} parts, ${written.bytes} bytes, log head ${written.log_head.seq})`);

@@ -277,11 +277,11 @@ interface CallbackContract {
 
 /** The internal gateway routes the bridge calls; the worker's route rows take their bodies from here. */
 export const GATEWAY_CALLBACKS = {
-  // Every Durable Object's consistent export, for the backup the bridge writes.
+  // Every Durable Object's consistent export, for the backup the bridge writes (a POST: the log signs a checkpoint over its head).
   exportGatewayState: {
-    method: "GET",
+    method: "POST",
     path: "/api/internal/durability/export",
-    request: NoBody,
+    request: Empty,
     answer: GatewayStateExportSchema,
   },
   appendSecurityRow: {

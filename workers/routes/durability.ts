@@ -73,13 +73,14 @@ export const durabilityRoutes = [
     },
   }),
   route({
-    method: "GET",
+    method: "POST",
     path: "/api/internal/durability/export",
     family: "internal",
     authz: { kind: "internal-only" },
     internal: true,
+    body: z.strictObject({}),
     contract:
-      "The host bridge reads every Durable Object's consistent export for a backup: each object's tables and rows read in one pass, and the security log's head and the checkpoint covering it.",
+      "The host bridge reads every Durable Object's consistent export for a backup: each object's tables and rows read in one pass, and the security log's head and the checkpoint covering it (signed now when rows came after the last, hence a POST).",
     answer: { schema: GatewayStateExportSchema },
     refuses: [],
     async handle({ env }) {
