@@ -5,8 +5,9 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gatewayPerSuite, repoRoot, type RunningGateway } from "./helpers/gateway";
+import { registryFixture, startMcpRegistry, type McpRegistryStandIn } from "./helpers/mcp-registry";
 import { install, waitForRow } from "./helpers/backends";
 import { routeTable, type TableRow } from "./helpers/route-table";
 import { toolDefinitionDigest } from "../kernel/contracts/mcp-tools";
@@ -53,6 +54,22 @@ describe("every route answers what its row declares", () => {
   const gw = gatewayPerSuite();
   let approvalId = "";
   let mcpApprovalId = "";
+  // The Store's listing reads a configured MCP Registry: a stand-in on loopback, never the internet.
+  let registry: McpRegistryStandIn;
+  beforeAll(async () => {
+    registry = await startMcpRegistry({ entries: [registryFixture("server-memory.json")] });
+    // A whole list replaces a document: the write names the revision it read.
+    const { revisions } = (await (await gw.fetch("/api/config/personalclaw")).json()) as {
+      revisions: Record<string, string>;
+    };
+    const configured = await gw.fetch("/api/config/personalclaw", {
+      method: "PATCH",
+      headers: { ...json, "if-match": `"${revisions["install.mcp_registries"]}"` },
+      body: JSON.stringify({ path: "install.mcp_registries", value: [registry.url], confirm: true }),
+    });
+    expect(configured.status, await configured.clone().text()).toBe(200);
+  });
+  afterAll(async () => registry?.close());
 
   it("installs the fixture apps and raises one approval to read back", async () => {
     for (const app of [APP, MCP_APP]) {
@@ -140,6 +157,10 @@ describe("every route answers what its row declares", () => {
         init: asInternal,
       },
       "/api/manifest": { path: "/api/manifest" },
+      "/api/openapi.json": { path: "/api/openapi.json" },
+      "/api/sources/registry": { path: "/api/sources/registry" },
+      "/api/sources/outdated": { path: "/api/sources/outdated" },
+      "/api/internal/durability/export": { path: "/api/internal/durability/export", init: asInternal },
     };
     // Minting a token is a write (it is called below); a streamed answer has no schema to parse.
     const getRows = ROUTES.filter(
@@ -159,7 +180,10 @@ describe("every route answers what its row declares", () => {
     expect(names).toEqual(expect.arrayContaining([APP, MCP_APP]));
     expect((answers["/api/apps/:name/jobs"] as { jobs: unknown[] }).jobs).toHaveLength(1);
     expect((answers["/api/mcp"] as { servers: unknown[] }).servers).toHaveLength(1);
-    expect((answers["/api/approvals"] as { approvals: unknown[] }).approvals).toHaveLength(1);
+    // The app's approval and the tool call that asked.
+    const approvals = (answers["/api/approvals"] as { approvals: Array<{ id: string }> }).approvals;
+    expect(approvals.map((a) => a.id).sort()).toEqual([approvalId, mcpApprovalId].sort());
+    expect((answers["/api/sources/registry"] as { entries: unknown[] }).entries).toHaveLength(1);
     expect((answers["/api/security/events"] as { events: unknown[] }).events.length).toBeGreaterThan(0);
   });
 
