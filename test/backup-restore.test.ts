@@ -19,6 +19,8 @@ import { OpenedArchive } from "../host-bridge/durability/archive-reader";
 const PASSPHRASE = "correct horse battery staple";
 const SECRET_VALUE = "probe-secret-value-7d1f3c";
 const NOTE_TEXT = "a note the restore must bring back";
+/** 12 800 rows of 4 KiB: a 50 MB database. */
+const BIG_ROWS = 12_800;
 
 /** A file of the home, counted as the test sees it (a restore must not have written into a home it refused). */
 function listing(home: string): string[] {
@@ -30,6 +32,15 @@ function integrityOf(path: string): string {
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
     return String(db.pragma("integrity_check", { simple: true }));
+  } finally {
+    db.close();
+  }
+}
+
+function countOf(path: string, table: string): number {
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    return (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
   } finally {
     db.close();
   }
@@ -69,6 +80,14 @@ describe("backup and restore of the whole gateway", () => {
       200,
     );
     await waitHealthy(gw);
+    // 50 MB more in the probe's own database, beside the rows its backend goes on writing.
+    const big = new Database(join(gw.home, "apps", APP, "data", "app.db"), { timeout: 10_000 });
+    big.exec("CREATE TABLE big (id INTEGER PRIMARY KEY, body BLOB)");
+    const insert = big.prepare("INSERT INTO big (body) VALUES (randomblob(4096))");
+    big.transaction(() => {
+      for (let i = 0; i < BIG_ROWS; i++) insert.run();
+    })();
+    big.close();
     const note = await gw.fetch("/apps/node-notes/api/notes", {
       method: "POST",
       headers: json,
@@ -336,6 +355,7 @@ describe("backup and restore of the whole gateway", () => {
     expect((JSON.parse(result.stdout) as Json).plan.counts.log_rows).toBeGreaterThan(2000);
     const db = join(target, "apps", APP, "data", "app.db");
     expect(integrityOf(db)).toBe("ok");
+    expect(countOf(db, "big")).toBe(BIG_ROWS);
     expect(existsSync(`${db}-wal`)).toBe(false);
     const rows = dbRows(target);
     expect(rows.length).toBeGreaterThan(0);
