@@ -54,6 +54,7 @@ describe("backup and restore of the whole gateway", () => {
   let passFile: string;
   let rowsAtBackup = 0;
   let ownerToken = "";
+  let approvalId = "";
 
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), "pc-backup-"));
@@ -95,6 +96,23 @@ describe("backup and restore of the whole gateway", () => {
     });
     expect(note.status).toBe(201);
     expect((await proxied(gw)).body?.secret).toBe(true);
+    // A pending approval, asked as an internal process asks one.
+    const raised = await gw.fetch("/api/approvals", {
+      method: "POST",
+      owner: false,
+      headers: {
+        ...json,
+        "x-internal-secret": readFileSync(join(gw.home, ".local_secret"), "utf8").trim(),
+        "x-personalclaw-work": "backup-suite",
+      },
+      body: JSON.stringify({
+        kind: "notes.publish",
+        title: "Publish a note",
+        action: { route: "POST /notes/publish", target: "note-1", arguments_digest: `sha256:${"a".repeat(64)}` },
+      }),
+    });
+    expect(raised.status, await raised.clone().text()).toBe(201);
+    approvalId = ((await raised.json()) as { approval: { id: string } }).approval.id;
     // A sign-in the owner made with `personalclaw token`: a session the restore must bring along.
     const minted = await runCli(["token", "--ttl", "7d", "--json", "--home", gw.home]);
     expect(minted.code, minted.stderr).toBe(0);
@@ -378,6 +396,10 @@ describe("backup and restore of the whole gateway", () => {
     expect(state.body?.rows).toBeGreaterThanOrEqual(rows.length);
     const notes = (await (await restored.fetch("/apps/node-notes/api/notes")).json()) as { notes: Json[] };
     expect(notes.notes.map((n) => n.text)).toEqual([NOTE_TEXT]);
+    // The pending approval came along, still pending.
+    const approval = await restored.fetch(`/api/approvals/${approvalId}`);
+    expect(approval.status).toBe(200);
+    expect(JSON.stringify(await approval.json())).toContain('"pending"');
     // Sessions came along: the owner's token from the source home authorizes on the restored gateway.
     const apps = await fetch(`${restored.base}/api/apps`, { headers: { authorization: `Bearer ${ownerToken}` } });
     expect(apps.status, await apps.clone().text()).toBe(200);
