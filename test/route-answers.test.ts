@@ -160,7 +160,6 @@ describe("every route answers what its row declares", () => {
       "/api/openapi.json": { path: "/api/openapi.json" },
       "/api/sources/registry": { path: "/api/sources/registry" },
       "/api/sources/outdated": { path: "/api/sources/outdated" },
-      "/api/internal/durability/export": { path: "/api/internal/durability/export", init: asInternal },
     };
     // Minting a token is a write (it is called below); a streamed answer has no schema to parse.
     const getRows = ROUTES.filter(
