@@ -11,18 +11,16 @@ import {
 import type { Env } from "../durable/env";
 import { WORK_HEADER } from "../kernel/contracts/internal-work";
 
-/** Calls one bridge operation; a bridge error envelope is re-raised with its code, anything else is bridge_unavailable. */
-export async function bridgeCall<N extends BridgeOperationName>(
+/** Sends one bridge operation; a bridge that cannot be reached is bridge_unavailable. */
+async function send<N extends BridgeOperationName>(
   env: Env,
   operation: N,
   body: BridgeRequest<N>,
-  timeoutMs = 10_000,
-): Promise<BridgeAnswer<N>> {
+  timeoutMs: number,
+): Promise<Response> {
   const contract = BRIDGE_OPERATIONS[operation];
-  const path = operation.slice(contract.method.length + 1);
-  let response: Response;
   try {
-    response = await fetch(`${env.BRIDGE_URL}${path}`, {
+    return await fetch(`${env.BRIDGE_URL}${operation.slice(contract.method.length + 1)}`, {
       method: contract.method,
       headers: {
         "X-Internal-Secret": env.INTERNAL_SECRET,
@@ -39,19 +37,32 @@ export async function bridgeCall<N extends BridgeOperationName>(
       cause: error,
     });
   }
+}
+
+/** The error a refused answer raises: the bridge's own code when it sent an envelope, bridge_unavailable otherwise. */
+function refusal(response: Response, payload: unknown): GatewayError {
+  const envelope = payload as { error?: { code?: string; message?: string; detail?: unknown } } | null;
+  if (envelope?.error?.code)
+    return GatewayError.fromEnvelope(
+      envelope.error.code,
+      envelope.error.message ?? "",
+      envelope.error.detail,
+      response.status,
+    );
+  return new GatewayError("bridge_unavailable", { vars: { reason: `status ${response.status}` } });
+}
+
+/** Calls one bridge operation; a bridge error envelope is re-raised with its code, anything else is bridge_unavailable. */
+export async function bridgeCall<N extends BridgeOperationName>(
+  env: Env,
+  operation: N,
+  body: BridgeRequest<N>,
+  timeoutMs = 10_000,
+): Promise<BridgeAnswer<N>> {
+  const response = await send(env, operation, body, timeoutMs);
   const payload = (await response.json().catch(() => null)) as unknown;
-  if (!response.ok) {
-    const envelope = payload as { error?: { code?: string; message?: string; detail?: unknown } } | null;
-    if (envelope?.error?.code)
-      throw GatewayError.fromEnvelope(
-        envelope.error.code,
-        envelope.error.message ?? "",
-        envelope.error.detail,
-        response.status,
-      );
-    throw new GatewayError("bridge_unavailable", { vars: { reason: `status ${response.status}` } });
-  }
-  const parsed = contract.answer.safeParse(payload);
+  if (!response.ok) throw refusal(response, payload);
+  const parsed = BRIDGE_OPERATIONS[operation].answer.safeParse(payload);
   if (!parsed.success)
     throw new GatewayError("bridge_unavailable", { vars: { reason: "the answer did not match its contract" } });
   return parsed.data as BridgeAnswer<N>;
@@ -67,37 +78,7 @@ export async function bridgeStream<N extends BridgeOperationName>(
   body: BridgeRequest<N>,
   timeoutMs: number,
 ): Promise<Response> {
-  const contract = BRIDGE_OPERATIONS[operation];
-  const path = operation.slice(contract.method.length + 1);
-  let response: Response;
-  try {
-    response = await fetch(`${env.BRIDGE_URL}${path}`, {
-      method: contract.method,
-      headers: {
-        "X-Internal-Secret": env.INTERNAL_SECRET,
-        [WORK_HEADER]: "gateway",
-        "Content-Type": "application/json",
-      },
-      body: JSON.stringify(body),
-      redirect: "manual",
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-  } catch (error) {
-    throw new GatewayError("bridge_unavailable", {
-      vars: { reason: error instanceof Error ? error.message : String(error) },
-      cause: error,
-    });
-  }
+  const response = await send(env, operation, body, timeoutMs);
   if (response.ok) return response;
-  const envelope = (await response.json().catch(() => null)) as {
-    error?: { code?: string; message?: string; detail?: unknown };
-  } | null;
-  if (envelope?.error?.code)
-    throw GatewayError.fromEnvelope(
-      envelope.error.code,
-      envelope.error.message ?? "",
-      envelope.error.detail,
-      response.status,
-    );
-  throw new GatewayError("bridge_unavailable", { vars: { reason: `status ${response.status}` } });
+  throw refusal(response, await response.json().catch(() => null));
 }
