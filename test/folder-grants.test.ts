@@ -65,21 +65,47 @@ function startMcp(gw: RunningGateway) {
   let stderr = "";
   child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
-  return { process: child, exited, stderr: () => stderr };
+  return { process: child, exited, stderr: () => stderr, ready: false, calls: 0 };
 }
 
-/** Sends one line to the server and answers the JSON line it writes back. */
-async function askMcp(server: ReturnType<typeof startMcp>, path: string): Promise<Record<string, unknown>> {
-  const line = new Promise<string>((resolve, reject) => {
+/** The JSON-RPC message with this id the agent side reads back from `mcp run`. */
+function reply(server: ReturnType<typeof startMcp>, id: number): Promise<Record<string, any>> {
+  return new Promise((resolve, reject) => {
     let out = "";
-    server.process.stdout!.on("data", (c: Buffer) => {
+    const onData = (c: Buffer) => {
       out += c.toString("utf8");
-      if (out.includes("\n")) resolve(out.split("\n")[0]!);
-    });
+      for (const line of out.split("\n").slice(0, -1)) {
+        const message = JSON.parse(line) as Record<string, any>;
+        if (message.id === id) {
+          server.process.stdout!.off("data", onData);
+          resolve(message);
+        }
+      }
+      out = out.slice(out.lastIndexOf("\n") + 1);
+    };
+    server.process.stdout!.on("data", onData);
     void server.exited.then((code) => reject(new Error(`mcp run exited ${code}: ${server.stderr()}`)));
   });
-  server.process.stdin!.write(`${path}\n`);
-  return JSON.parse(await line) as Record<string, unknown>;
+}
+
+/** Speaks MCP to `mcp run` as an agent does (initialize once, list, call `look`) and answers what the server saw. */
+async function askMcp(server: ReturnType<typeof startMcp>, path: string): Promise<Record<string, unknown>> {
+  const ask = (id: number, method: string, params: unknown) => {
+    const answer = reply(server, id);
+    server.process.stdin!.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+    return answer;
+  };
+  if (!server.ready) {
+    const clientInfo = { name: "test-agent", version: "1.0.0" };
+    await ask(1, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo });
+    server.process.stdin!.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
+    await ask(2, "tools/list", {});
+    server.ready = true;
+  }
+  server.calls += 1;
+  const called = await ask(100 + server.calls, "tools/call", { name: "look", arguments: { path } });
+  expect(called.error, JSON.stringify(called.error)).toBeUndefined();
+  return JSON.parse(called.result.content[0].text) as Record<string, unknown>;
 }
 
 beforeAll(() => {
