@@ -12,6 +12,7 @@ import { cliPath, repoRoot, runCli, startGateway, type RunningGateway } from "./
 import { install, waitForRow } from "./helpers/backends";
 import { boundsAvailability } from "../host-bridge/sandbox/bounds";
 import { descendantPids } from "./helpers/process-tree";
+import { mcpLineAgent } from "./helpers/mcp-line-agent";
 
 const fixtureApps = join(repoRoot, "test", "fixtures", "backend-apps");
 const hostile = join(repoRoot, "test", "fixtures", "hostile");
@@ -49,6 +50,23 @@ function descendants(root: number): Array<{ pid: number; program: string; env: R
 }
 
 /** The programs of a confined start that run on the host, before or around the sandbox. */
+/** A stdio MCP server with one read-only tool, `env`, answering two variables of its own environment. */
+const MCP_ENV_SERVER = `import { createInterface } from "node:readline";
+const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
+const ENV = { name: "env", description: "Two variables.", inputSchema: { type: "object" },
+  annotations: { readOnlyHint: true, openWorldHint: false } };
+createInterface({ input: process.stdin }).on("line", (line) => {
+  const m = JSON.parse(line);
+  if (m.id === undefined) return;
+  if (m.method === "initialize") return send({ id: m.id, result: { protocolVersion: m.params.protocolVersion,
+    capabilities: { tools: {} }, serverInfo: { name: "env", version: "0.1.0" } } });
+  if (m.method === "tools/list") return send({ id: m.id, result: { tools: [ENV] } });
+  if (m.method === "tools/call") return send({ id: m.id, result: { content: [{ type: "text",
+    text: JSON.stringify({ mark: process.env.PCTEST_MARK ?? null, preload: process.env.LD_PRELOAD ?? null }) }] } });
+  send({ id: m.id, result: {} });
+});
+`;
+
 const HOST_SIDE = new Set(["bwrap", "prlimit", "systemd-run"]);
 const HOST_SIDE_NAMES = ["DBUS_SESSION_BUS_ADDRESS", "PATH", "XDG_RUNTIME_DIR"];
 
@@ -120,26 +138,15 @@ describe("confinement under a running gateway", () => {
         mcpServers: { s: { command: "node", args: ["server.mjs"], env: declared } },
       }),
     );
-    writeFileSync(
-      join(app, "server.mjs"),
-      'process.stdout.write(JSON.stringify({ mark: process.env.PCTEST_MARK ?? null, preload: process.env.LD_PRELOAD ?? null }) + "\\n");\nprocess.stdin.resume();\nprocess.stdin.on("end", () => process.exit(0));\n',
-    );
+    writeFileSync(join(app, "server.mjs"), MCP_ENV_SERVER);
     await install(home, app, { HOME: ownerHome });
     const server = spawn(process.execPath, [cliPath, "mcp", "run", "env-preload", "s", "--home", home], {
       env: { ...process.env, HOME: ownerHome },
       stdio: ["pipe", "pipe", "pipe"],
     });
     try {
-      const first = await new Promise<string>((resolve, reject) => {
-        let out = "";
-        server.stdout.on("data", (chunk: Buffer) => {
-          out += chunk.toString("utf8");
-          if (out.includes("\n")) resolve(out.split("\n")[0]!);
-        });
-        server.once("exit", (code) => reject(new Error(`mcp run exited ${code} before answering`)));
-      });
       // The child itself has what its manifest declared.
-      expect(JSON.parse(first)).toEqual({ mark: "declared", preload: "./preload.so" });
+      expect(await mcpLineAgent(server).callJson("env")).toEqual({ mark: "declared", preload: "./preload.so" });
       const hostSide = descendants(server.pid!).filter((p) => HOST_SIDE.has(p.program));
       expect(hostSide.map((p) => p.program)).toContain("bwrap");
       for (const p of hostSide) {

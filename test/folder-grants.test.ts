@@ -21,6 +21,7 @@ import { join } from "node:path";
 import { spawn } from "node:child_process";
 import { cliPath, errorCode, gatewayPerSuite, repoRoot, runCli, type RunningGateway } from "./helpers/gateway";
 import { getFromBackend, install, waitForRow } from "./helpers/backends";
+import { mcpLineAgent } from "./helpers/mcp-line-agent";
 import type { BackendStatus } from "../kernel/contracts/app-record";
 
 const APP = "folder-reader";
@@ -65,47 +66,12 @@ function startMcp(gw: RunningGateway) {
   let stderr = "";
   child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
-  return { process: child, exited, stderr: () => stderr, ready: false, calls: 0 };
+  return { process: child, exited, stderr: () => stderr, agent: mcpLineAgent(child) };
 }
 
-/** The JSON-RPC message with this id the agent side reads back from `mcp run`. */
-function reply(server: ReturnType<typeof startMcp>, id: number): Promise<Record<string, any>> {
-  return new Promise((resolve, reject) => {
-    let out = "";
-    const onData = (c: Buffer) => {
-      out += c.toString("utf8");
-      for (const line of out.split("\n").slice(0, -1)) {
-        const message = JSON.parse(line) as Record<string, any>;
-        if (message.id === id) {
-          server.process.stdout!.off("data", onData);
-          resolve(message);
-        }
-      }
-      out = out.slice(out.lastIndexOf("\n") + 1);
-    };
-    server.process.stdout!.on("data", onData);
-    void server.exited.then((code) => reject(new Error(`mcp run exited ${code}: ${server.stderr()}`)));
-  });
-}
-
-/** Speaks MCP to `mcp run` as an agent does (initialize once, list, call `look`) and answers what the server saw. */
-async function askMcp(server: ReturnType<typeof startMcp>, path: string): Promise<Record<string, unknown>> {
-  const ask = (id: number, method: string, params: unknown) => {
-    const answer = reply(server, id);
-    server.process.stdin!.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
-    return answer;
-  };
-  if (!server.ready) {
-    const clientInfo = { name: "test-agent", version: "1.0.0" };
-    await ask(1, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo });
-    server.process.stdin!.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
-    await ask(2, "tools/list", {});
-    server.ready = true;
-  }
-  server.calls += 1;
-  const called = await ask(100 + server.calls, "tools/call", { name: "look", arguments: { path } });
-  expect(called.error, JSON.stringify(called.error)).toBeUndefined();
-  return JSON.parse(called.result.content[0].text) as Record<string, unknown>;
+/** Asks the server's `look` tool, as an agent does, what it sees of /folders and of `path`. */
+function askMcp(server: ReturnType<typeof startMcp>, path: string): Promise<Record<string, unknown>> {
+  return server.agent.callJson("look", { path });
 }
 
 beforeAll(() => {
