@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliPath, repoRoot, runCli, startGateway, type RunningGateway, type TestUser } from "./helpers/gateway";
 import { waitForRow } from "./helpers/backends";
 import { descendantPids } from "./helpers/process-tree";
+import { mcpLineAgent } from "./helpers/mcp-line-agent";
 import { sandboxAvailability } from "../host-bridge/sandbox/bubblewrap";
 import { boundsAvailability, DEFAULT_LIMITS } from "../host-bridge/sandbox/bounds";
 import { runConfined } from "../host-bridge/sandbox/run-confined";
@@ -144,15 +145,7 @@ describe.each(owners)("with the gateway run by %s", (_who, user) => {
     let stderr = "";
     server.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
     try {
-      const first = await new Promise<string>((resolve, reject) => {
-        let out = "";
-        server.stdout!.on("data", (chunk: Buffer) => {
-          out += chunk.toString("utf8");
-          if (out.includes("\n")) resolve(out.split("\n")[0]!);
-        });
-        server.once("exit", (code) => reject(new Error(`mcp run exited ${code} before answering: ${stderr}`)));
-      });
-      const report = JSON.parse(first) as Report;
+      const report = (await mcpLineAgent(server).callJson("report")) as unknown as Report;
       expectNoHostPrivilege(report, "MCP server");
       expect(report.fds).toEqual([0, 1, 2, 3]);
       expect(stderr).toMatch(/descriptors (\d+, )*30\b.*closed/);

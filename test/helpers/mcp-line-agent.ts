@@ -2,7 +2,7 @@
 // itself (newline-delimited JSON-RPC), for suites that also watch the process: when it exits,
 // what it printed on stderr, which programs run under it. Initializes once, lists the tools
 // (the first listing of an install pins them), then calls tools and answers their first text.
-import type { ChildProcessWithoutNullStreams } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { expect } from "vitest";
 
 export interface McpLineAgent {
@@ -10,7 +10,9 @@ export interface McpLineAgent {
   callJson(tool: string, args?: Record<string, unknown>): Promise<Record<string, unknown>>;
 }
 
-export function mcpLineAgent(child: ChildProcessWithoutNullStreams): McpLineAgent {
+export function mcpLineAgent(child: ChildProcess): McpLineAgent {
+  const { stdin, stdout } = child;
+  if (!stdin || !stdout) throw new Error("mcp run needs piped standard input and output");
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
   let nextId = 0;
   let ready: Promise<void> | null = null;
@@ -23,21 +25,21 @@ export function mcpLineAgent(child: ChildProcessWithoutNullStreams): McpLineAgen
         for (const line of out.split("\n").slice(0, -1)) {
           const message = JSON.parse(line) as Record<string, any>;
           if (message.id !== id) continue;
-          child.stdout.off("data", onData);
+          stdout.off("data", onData);
           resolve(message);
         }
         out = out.slice(out.lastIndexOf("\n") + 1);
       };
-      child.stdout.on("data", onData);
+      stdout.on("data", onData);
       void exited.then((code) => reject(new Error(`mcp run exited ${code} before answering ${method}`)));
     });
-    child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+    stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
     return answer;
   };
   const initialize = async () => {
     const clientInfo = { name: "test-agent", version: "1.0.0" };
     await ask("initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo });
-    child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
+    stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
     await ask("tools/list", {});
   };
   return {
