@@ -251,7 +251,12 @@ describe("BackendSupervisor: health", () => {
     expect(await sup.waitForHealth(spec.name)).toBe(true);
     await get(started, "/sicken");
     await until("demoted", () => sup.status(spec.name)?.healthy === false, 5_000);
-    expect(sup.status(spec.name)).toMatchObject({ running: true, reason: "missed 3 health checks in a row" });
+    expect(sup.status(spec.name)).toMatchObject({
+      running: true,
+      reason: expect.stringMatching(
+        /^missed 3 health checks in a row; last it (answered|could not be reached|gave no whole answer)/,
+      ),
+    });
     await get(started, "/heal");
     await until("promoted", () => sup.status(spec.name)?.healthy === true, 5_000);
   });
