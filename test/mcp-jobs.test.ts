@@ -556,11 +556,14 @@ describe("app MCP servers and scheduled jobs", () => {
         const answer = await gw.fetch("/api/apps/mcp-ticker/jobs");
         history = ((await answer.json()) as { jobs: Array<{ history: Array<Record<string, unknown>> }> }).jobs[0]!
           .history;
-        // A fire is in the history from before its request goes out: wait for its outcome.
-        if (history.length > 0 && history[0]!.outcome !== "running") break;
+        // A fire is in the history from before its request goes out: wait for one that answered.
+        // A fire due in the very second the install settles can miss the backend (seen once in a
+        // full run: failed, no status); the next minute's fire is the one that proves the alarm.
+        if (history.some((run) => run.outcome === "ok")) break;
         await new Promise((r) => setTimeout(r, 1000));
       }
       expect(history[0]).toMatchObject({ outcome: "ok", status: 200 });
+      expect(history.length).toBeLessThanOrEqual(2);
     },
   );
 });
