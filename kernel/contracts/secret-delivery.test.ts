@@ -150,7 +150,16 @@ describe("origins the owner chooses for an app's copy", () => {
     expect(ownerOriginsRefusal("weather", secret, ["https://127.0.0.2"], grant)?.code).toBe(
       "secret_origin_not_granted",
     );
-    for (const bad of ["http://eu.example.com", "https://eu.example.com/", "https://EU.example.com", "eu.example.com"])
+    for (const bad of [
+      "http://eu.example.com",
+      "https://eu.example.com/",
+      "https://EU.example.com",
+      "eu.example.com",
+      // Second spellings a wildcard grant would cover: a pattern as a host, a trailing dot.
+      "https://*.example.com",
+      "https://eu.example.com.",
+      "https://eu_x.example.com",
+    ])
       expect(ownerOriginsRefusal("weather", secret, [bad], grant)?.code, bad).toBe("secret_origin_invalid");
     expect(
       ownerOriginsRefusal("weather", secret, ["https://eu.example.com", "https://eu.example.com"], grant)?.code,

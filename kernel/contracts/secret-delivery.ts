@@ -91,6 +91,9 @@ export interface SecretOrigin {
   plainBase: string;
 }
 
+/** A DNS name as the URL parser writes it (lower case, punycode), labels of letters, digits and inner hyphens. */
+const DNS_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
 /** Parses `https://host[:port]` written in its one normal form; a reason otherwise. */
 export function parseSecretOrigin(text: string): SecretOrigin | { error: string } {
   let url: URL;
@@ -105,6 +108,10 @@ export function parseSecretOrigin(text: string): SecretOrigin | { error: string 
     return {
       error: `must be written as its origin alone${url.origin.startsWith("https://") ? ` (${url.origin})` : ""}`,
     };
+  // A host is a name of DNS labels or an address: the URL parser also takes `*.example.com` or a
+  // trailing dot, a second spelling of a granted name that a wildcard grant would let through.
+  if (!DNS_NAME.test(url.hostname) && !/^[\d.]+$|^\[[\da-f:.]+\]$/.test(url.hostname))
+    return { error: "must name a host of letters, digits and hyphens, or an address" };
   const port = url.port === "" ? 443 : Number(url.port);
   return {
     origin: url.origin,
