@@ -16,8 +16,7 @@ import { cliPath, repoRoot, runCli, startGateway, type RunningGateway } from "./
 import { install, waitForRow } from "./helpers/backends";
 import { plantCredentialStores } from "./fixtures/hostile/credential-stores";
 // The client half of the same vendored SDK (test/fixtures/mcp-client-sdk.mjs): the agent.
-// @ts-expect-error a bundled ES module without types
-import { Client, StdioClientTransport } from "./fixtures/mcp-client-sdk.mjs";
+import { agentFromMcpJson } from "./helpers/mcp-agent";
 import { allowEveryTool } from "./helpers/mcp-tool-policy";
 
 const fixture = join(repoRoot, "apps", "fixtures", "mcp-notes");
@@ -64,19 +63,9 @@ describe("app MCP servers and scheduled jobs", () => {
   }
 
   async function connect(key: string): Promise<{ client: any; stderr: () => string }> {
-    const entry = mcpJson().mcpServers[key]!;
-    const transport = new StdioClientTransport({
-      command: entry.command,
-      args: entry.args,
-      env: { PATH: process.env.PATH!, HOME: ownerHome },
-      stderr: "pipe",
-    });
-    let stderr = "";
-    transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const client = new Client({ name: "test-agent", version: "1.0.0" });
-    await client.connect(transport);
+    const { client, stderr } = await agentFromMcpJson(home, key, ownerHome);
     await allowEveryTool(gw, client, ...(key.split(":") as [string, string]));
-    return { client, stderr: () => stderr };
+    return { client, stderr };
   }
 
   async function callText(client: any, name: string, args: Record<string, unknown>): Promise<string> {

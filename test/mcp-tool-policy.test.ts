@@ -10,19 +10,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 import { install } from "./helpers/backends";
 import { WORK_HEADER } from "../kernel/contracts/internal-work";
-// @ts-expect-error a bundled ES module without types
-import { Client, StdioClientTransport } from "./fixtures/mcp-client-sdk.mjs";
+import { agentFromMcpJson, type McpAgent } from "./helpers/mcp-agent";
 
 const FIXTURE = join(repoRoot, "test", "fixtures", "backend-apps", "mcp-tools");
 const APP = "mcp-tools";
 const TWIN = "mcp-twin";
 const json = { "content-type": "application/json" };
 
-interface Agent {
-  client: any;
-  stderr: () => string;
-  close: () => Promise<void>;
-}
+type Agent = McpAgent;
 
 interface Approval {
   id: string;
@@ -47,23 +42,8 @@ describe("tool calls through mcp run pass the owner's policy", () => {
   const localSecret = () => readFileSync(join(home, ".local_secret"), "utf8").trim();
 
   /** Starts the registered command as an agent would: command and args from mcp.json, a plain environment. */
-  async function agent(app: string): Promise<Agent> {
-    const entry = (
-      JSON.parse(readFileSync(join(home, "mcp.json"), "utf8")) as {
-        mcpServers: Record<string, { command: string; args: string[] }>;
-      }
-    ).mcpServers[`${app}:tools`]!;
-    const transport = new StdioClientTransport({
-      command: entry.command,
-      args: entry.args,
-      env: { PATH: process.env.PATH!, HOME: ownerHome },
-      stderr: "pipe",
-    });
-    let stderr = "";
-    transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const client = new Client({ name: "test-agent", version: "1.0.0" });
-    await client.connect(transport);
-    return { client, stderr: () => stderr, close: () => client.close() };
+  function agent(app: string): Promise<Agent> {
+    return agentFromMcpJson(home, `${app}:tools`, ownerHome);
   }
 
   /** The MCP error a call fails with (the test fails if it succeeds). */

@@ -12,8 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, runCliWithInput, startGateway, type RunningGateway } from "./helpers/gateway";
 import { filesHolding } from "./helpers/home-files";
 import { packMcpb, sdkNodeModules } from "./helpers/mcpb-pack";
-// @ts-expect-error a bundled ES module without types
-import { Client, StdioClientTransport } from "./fixtures/mcp-client-sdk.mjs";
+import { agentFromMcpJson } from "./helpers/mcp-agent";
 
 const APP = "pc-keyed";
 const VALUE = `pc-mcpb-secret-${Math.random().toString(36).slice(2)}-value`;
@@ -77,29 +76,15 @@ describe("an .mcpb's sensitive user_config field becomes a secret its MCP server
 
   /** The tool's answer, from a client started from mcp.json as an agent starts it. */
   async function askServer(): Promise<{ hash: string; region: string | null }> {
-    const entry = (
-      JSON.parse(readFileSync(join(home, "mcp.json"), "utf8")) as {
-        mcpServers: Record<string, { command: string; args: string[] }>;
-      }
-    ).mcpServers[`${APP}:${APP}`]!;
-    const transport = new StdioClientTransport({
-      command: entry.command,
-      args: entry.args,
-      env: { PATH: process.env.PATH!, HOME: ownerHome },
-      stderr: "pipe",
-    });
-    let stderr = "";
-    transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk));
-    const client = new Client({ name: "test-agent", version: "1.0.0" });
+    const { client, stderr } = await agentFromMcpJson(home, `${APP}:${APP}`, ownerHome);
     try {
-      await client.connect(transport);
       const answer = await client.callTool({ name: "key_hash", arguments: {} });
       return JSON.parse((answer.content as Array<{ text: string }>)[0]!.text);
     } catch (error) {
-      throw new Error(`the server did not answer: ${String(error)}; its stderr: ${stderr}`, { cause: error });
+      throw new Error(`the server did not answer: ${String(error)}; its stderr: ${stderr()}`, { cause: error });
     } finally {
       await client.close();
-      expect(stderr).not.toContain(VALUE);
+      expect(stderr()).not.toContain(VALUE);
     }
   }
 
