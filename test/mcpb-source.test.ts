@@ -12,8 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 import { packMcpb, sdkNodeModules } from "./helpers/mcpb-pack";
-// @ts-expect-error a bundled ES module without types
-import { Client, StdioClientTransport } from "./fixtures/mcp-client-sdk.mjs";
+import { agentFromMcpJson } from "./helpers/mcp-agent";
 import { allowEveryTool } from "./helpers/mcp-tool-policy";
 
 const APP = "pc-notes";
@@ -159,18 +158,7 @@ describe("apps add <bundle>.mcpb: an MCPB bundle installs pinned to its bytes, c
     const appDir = join(home, "apps", APP);
     expect(existsSync(join(appDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"))).toBe(true);
     expect(JSON.parse(readFileSync(join(appDir, "mcpb-bundle.json"), "utf8")).signature).toBe("unsigned");
-    const entry = (
-      JSON.parse(readFileSync(join(home, "mcp.json"), "utf8")) as {
-        mcpServers: Record<string, { command: string; args: string[] }>;
-      }
-    ).mcpServers[`${APP}:${APP}`]!;
-    const transport = new StdioClientTransport({
-      command: entry.command,
-      args: entry.args,
-      env: { PATH: process.env.PATH!, HOME: ownerHome },
-    });
-    const client = new Client({ name: "test-agent", version: "1.0.0" });
-    await client.connect(transport);
+    const { client } = await agentFromMcpJson(home, `${APP}:${APP}`, ownerHome);
     await allowEveryTool(gw, client, APP, APP);
     try {
       const tools = (await client.listTools()).tools.map((t: { name: string }) => t.name);

@@ -12,8 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 import { startPypiIndex, type PypiIndexStandIn } from "./helpers/pypi-index";
 import { buildWheel } from "./helpers/python-wheel";
-// @ts-expect-error a bundled ES module without types
-import { Client, StdioClientTransport } from "./fixtures/mcp-client-sdk.mjs";
+import { agentFromMcpJson } from "./helpers/mcp-agent";
 import { allowEveryTool } from "./helpers/mcp-tool-policy";
 
 const FIXTURE = join(repoRoot, "test", "fixtures", "py-mcp-words");
@@ -98,19 +97,8 @@ describe("apps add pypi: a Python MCP server installs pinned by sha256, consente
       "pc_mcp_words_server-1.0.0-py3-none-any.whl",
       "pc_word_tools-1.0.0-py3-none-any.whl",
     ]);
-    const entry = (
-      JSON.parse(readFileSync(join(home, "mcp.json"), "utf8")) as {
-        mcpServers: Record<string, { command: string; args: string[] }>;
-      }
-    ).mcpServers[`${APP}:${APP}`]!;
-    const transport = new StdioClientTransport({
-      command: entry.command,
-      args: entry.args,
-      env: { PATH: process.env.PATH!, HOME: ownerHome },
-    });
-    const client = new Client({ name: "test-agent", version: "1.0.0" });
+    const { client } = await agentFromMcpJson(home, `${APP}:${APP}`, ownerHome);
     try {
-      await client.connect(transport);
       await allowEveryTool(gw, client, APP, APP);
       const tools = (await client.listTools()).tools.map((t: { name: string }) => t.name).sort();
       expect(tools).toEqual(["count_words", "interpreter"]);

@@ -7,13 +7,12 @@
 //
 // Homes live under /var/tmp, not /tmp: the sandbox gives every child a private /tmp.
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 import { buildWheel } from "./helpers/python-wheel";
-// @ts-expect-error a bundled ES module without types
-import { Client, StdioClientTransport } from "./fixtures/mcp-client-sdk.mjs";
+import { agentFromMcpJson } from "./helpers/mcp-agent";
 import { allowEveryTool } from "./helpers/mcp-tool-policy";
 
 const FIXTURE = join(repoRoot, "test", "fixtures", "py-mcp-words");
@@ -58,25 +57,11 @@ describe("a Python MCP server runs with its app's venv", () => {
     const installed = await cli(["apps", "install", appSource, "--yes"]);
     expect(installed.code, installed.stderr).toBe(0);
     expect(installed.stderr).toContain("python dependencies: done");
-    const entry = (
-      JSON.parse(readFileSync(join(home, "mcp.json"), "utf8")) as {
-        mcpServers: Record<string, { command: string; args: string[] }>;
-      }
-    ).mcpServers[`${APP}:words`]!;
-    const transport = new StdioClientTransport({
-      command: entry.command,
-      args: entry.args,
-      env: { PATH: process.env.PATH!, HOME: ownerHome },
-      stderr: "pipe",
-    });
-    let stderr = "";
-    transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const client = new Client({ name: "test-agent", version: "1.0.0" });
+    const { client, stderr } = await agentFromMcpJson(home, `${APP}:words`, ownerHome);
     try {
-      await client.connect(transport);
       await allowEveryTool(gw, client, APP, "words");
       const tools = (await client.listTools()).tools.map((t: { name: string }) => t.name).sort();
-      expect(tools, stderr).toEqual(["count_words", "interpreter"]);
+      expect(tools, stderr()).toEqual(["count_words", "interpreter"]);
       const counted = await client.callTool({ name: "count_words", arguments: { text: "one two three four" } });
       expect((counted.content as Array<{ text: string }>)[0]!.text).toBe("4");
       const which = await client.callTool({ name: "interpreter", arguments: {} });
@@ -89,6 +74,6 @@ describe("a Python MCP server runs with its app's venv", () => {
     } finally {
       await client.close();
     }
-    expect(stderr).not.toContain("No module named");
+    expect(stderr()).not.toContain("No module named");
   }, 300_000);
 });
