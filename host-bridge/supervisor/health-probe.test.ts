@@ -19,6 +19,7 @@ describe("a health probe's answer", () => {
       if (req.url === "/long") return res.writeHead(503).end(`${"x".repeat(10_000)}\n`);
       if (req.url === "/moved") return res.writeHead(302, { location: "/ok" }).end();
       if (req.url === "/empty") return res.writeHead(500).end();
+      if (req.url === "/leaky") return res.writeHead(500).end("cannot log in with violet harbor lantern\n");
       // /drip: headers, then nothing more.
       res.writeHead(200);
       res.write("a");
@@ -44,6 +45,14 @@ describe("a health probe's answer", () => {
     expect(miss).not.toContain("Traceback");
     expect(await probeHealth({ port }, "/empty", 2_000)).toEqual({ ok: false, miss: "answered 500" });
     expect(await probeHealth({ port }, "/moved", 2_000)).toEqual({ ok: false, miss: "answered 302" });
+  });
+
+  it("masks the values the run's answers must never carry, as its log lines do", async () => {
+    const answer = (await probeHealth({ port }, "/leaky", 2_000, ["violet harbor lantern"])) as {
+      ok: false;
+      miss: string;
+    };
+    expect(answer.miss).toMatch(/^answered 500: cannot log in with \*+$/);
   });
 
   it("keeps a long first line to a bound", async () => {

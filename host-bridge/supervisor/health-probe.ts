@@ -25,13 +25,13 @@ const MISS_BODY_BYTES = 2048;
 const MISS_LINE_CHARS = 200;
 
 /** What a non-2xx answer said: its status and the first non-empty line of its body, made safe to print. */
-function refusingAnswer(status: number | undefined, body: Buffer): string {
+function refusingAnswer(status: number | undefined, body: Buffer, masked: readonly string[]): string {
   const line = body
     .toString("utf8")
     .split(/\r?\n/)
     .map((l) => l.trim())
     .find((l) => l !== "");
-  const said = line ? `: ${safeLine(line).slice(0, MISS_LINE_CHARS)}` : "";
+  const said = line ? `: ${safeLine(line, masked).slice(0, MISS_LINE_CHARS)}` : "";
   return `answered ${status ?? "without a status"}${said}`;
 }
 
@@ -43,7 +43,12 @@ function refusingAnswer(status: number | undefined, body: Buffer): string {
  * accepts connections for, or one that drips bytes, is a miss within `timeoutMs`, so one probe
  * never outlasts its interval.
  */
-export function probeHealth(endpoint: HealthEndpoint, healthPath: string, timeoutMs: number): Promise<HealthAnswer> {
+export function probeHealth(
+  endpoint: HealthEndpoint,
+  healthPath: string,
+  timeoutMs: number,
+  masked: readonly string[] = [],
+): Promise<HealthAnswer> {
   if (!isAcceptableHealthPath(healthPath)) return Promise.resolve({ ok: false, miss: "its health path is refused" });
   return new Promise((resolve) => {
     let settled = false;
@@ -70,7 +75,7 @@ export function probeHealth(endpoint: HealthEndpoint, healthPath: string, timeou
         size += Math.min(chunk.length, MISS_BODY_BYTES - size);
       });
       res.once("end", () =>
-        done(ok ? { ok: true } : { ok: false, miss: refusingAnswer(res.statusCode, Buffer.concat(kept)) }),
+        done(ok ? { ok: true } : { ok: false, miss: refusingAnswer(res.statusCode, Buffer.concat(kept), masked) }),
       );
       res.once("error", () => done({ ok: false, miss: "broke off its answer" }));
     });

@@ -27,7 +27,7 @@ export function startupPoll(sup: Supervision, t: Tracked, generation: number): v
   const deadline = Date.now() + opts.startTimeoutMs;
   const tick = async () => {
     if (generation !== t.generation || !t.running) return;
-    const answer = await probeHealth(endpointOf(sup, t), healthPath, opts.probeTimeoutMs);
+    const answer = await probeHealth(endpointOf(sup, t), healthPath, opts.probeTimeoutMs, t.masked);
     if (generation !== t.generation || !t.running) return;
     if (answer.ok) {
       markHealthy(sup, t);
@@ -53,7 +53,7 @@ function watch(sup: Supervision, t: Tracked, generation: number, healthPath: str
   let misses = 0;
   const tick = async () => {
     if (generation !== t.generation || !t.running) return;
-    const answer = await probeHealth(endpointOf(sup, t), healthPath, opts.probeTimeoutMs);
+    const answer = await probeHealth(endpointOf(sup, t), healthPath, opts.probeTimeoutMs, t.masked);
     if (generation !== t.generation || !t.running) return;
     if (answer.ok) {
       misses = 0;

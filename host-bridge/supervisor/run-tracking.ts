@@ -40,16 +40,18 @@ export function trackRun(
   t.healthyThisRun = false;
   t.reason = undefined;
   t.lastMiss = undefined;
+  // Every assigned secret is masked by value, however short, on top of the passthrough values:
+  // in its log lines and in what it answers a health check.
+  t.masked = [
+    ...new Set([
+      ...credentialValuesOf(run.env),
+      ...Object.values(spec.secrets ?? {}).filter((v) => v.length >= MIN_SECRET_CHARS),
+    ]),
+  ].sort((a, b) => b.length - a.length);
   const relay = createLogRelay({
     tag: `app ${spec.name} backend (pid ${pid ?? "none"})`,
     sink: (level, line) => sup.log(level, line),
-    // Every assigned secret is masked by value, however short, on top of the passthrough values.
-    secrets: [
-      ...new Set([
-        ...credentialValuesOf(run.env),
-        ...Object.values(spec.secrets ?? {}).filter((v) => v.length >= MIN_SECRET_CHARS),
-      ]),
-    ].sort((a, b) => b.length - a.length),
+    secrets: t.masked,
   });
   t.relay = relay;
   if (child.stdout) relay.attach(child.stdout, "info");

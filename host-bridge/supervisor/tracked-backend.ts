@@ -28,6 +28,8 @@ export interface Tracked {
   reason?: string;
   /** What the current run's last missed health probe met instead of a 2xx (a failed start says it). */
   lastMiss?: string;
+  /** The values masked in whatever the current run says: its assigned secrets and passed-through credentials. */
+  masked?: readonly string[];
   relay: LogRelay | null;
   /** The cgroup of the current run, when bounds are by cgroup. */
   group: ChildGroup | null;
