@@ -91,6 +91,8 @@ describe("maskCredentialShapes", () => {
     ["a Bearer value", "Authorization: Bearer abc.DEF-123_xyz", `Authorization: Bearer ${MASK}`],
     ["a Basic value", "Authorization: Basic YWRhOmh1bnRlcjI=", `Authorization: Basic ${MASK}`],
     ["an id.secret session token", "t=AbCdEfGhIjKlMnOp.QrStUvWxYz0123456789ab end", `t=${MASK} end`],
+    ["an id.secret token ending a sentence", "token AbCdEfGhIjKlMnOp.QrStUvWxYz0123456789ab.", `token ${MASK}.`],
+    ["an id.secret token after a colon", "id:AbCdEfGhIjKlMnOp.QrStUvWxYz0123456789ab", `id:${MASK}`],
     ["a short-id token with a random secret", "token Xy12abCD.Q9w8e7r6t5y4u3i2o1pAsDf done", `token ${MASK} done`],
     ["32+ hex characters", `key ${"a1".repeat(16)} here`, `key ${MASK} here`],
     ["an sk- key", "use sk-proj-abcdefgh12345", `use ${MASK}`],
@@ -131,6 +133,12 @@ describe("maskCredentialShapes", () => {
     "session_signed_in via link",
     "Bearer of news",
     `consent sha256:${"ab".repeat(32)}`,
+    // Wheel file names as pip prints them: a token's two parts inside a longer dotted name are not a token.
+    "Downloading pydantic_core-2.46.0-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl (2.0 MB)",
+    "Collecting charset_normalizer-3.4.0-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+    "Using cached MarkupSafe-3.0.2-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+    "tokenizers-0.21.0-cp39-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+    "numpy-2.1.3-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
   ])("leaves '%s' as it is", (text) => {
     expect(maskCredentialShapes(text)).toBe(text);
   });

@@ -116,9 +116,12 @@ const SHAPES: ReadonlyArray<readonly [RegExp, Replacement]> = [
   [/\bnpm_[A-Za-z0-9]{36}\b/g, MASK],
   [/\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, MASK],
   // `id.secret` session tokens: 16+ url-safe characters, a dot, 20+; or a shorter id whose secret looks random.
-  [/(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])/g, MASK],
+  // A token is the whole of its dotted word: two parts inside a longer dotted name (a wheel's
+  // `pydantic_core-2.46.0-cp312-...-manylinux_2_17_x86_64.manylinux2014_x86_64.whl`, a host) are
+  // not one; a sentence's full stop after a token still ends it.
+  [/(?<![A-Za-z0-9_-]|[A-Za-z0-9_-]\.)[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-]|\.[A-Za-z0-9_-])/g, MASK],
   [
-    /(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_.-])/g,
+    /(?<![A-Za-z0-9_-]|[A-Za-z0-9_-]\.)[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_.-])/g,
     (m) => (looksRandom(m.split(".")[1] ?? "") ? MASK : m),
   ],
   // 32+ hex characters: raw keys, secrets, signatures. A content digest labelled `sha256:`
