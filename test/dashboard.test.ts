@@ -290,7 +290,7 @@ describe("the dashboard in Chromium", () => {
       .toBe(String(listed.apps.length));
   });
 
-  it("Restart revives the backend and counts it; Update from a folder that changes no disclosure runs without asking, one that adds a permission shows what changes first", async () => {
+  it("Restart revives the backend and counts it; Preview update never updates: an unchanged folder and one that adds a permission and a host both show what changes in words, and only Update now runs it", async () => {
     const { page } = await signedInPage();
     const apps = page.locator("#apps");
     const item = apps.locator("li[data-app=node-notes]");
@@ -315,22 +315,47 @@ describe("the dashboard in Chromium", () => {
     expect(after.restarts).toBe(before.restarts + 1);
     expect(after.pid).not.toBe(before.pid);
 
-    // The folder the app was installed from, unchanged: the update needs no consent.
-    await item.getByRole("button", { name: "Update node-notes" }).click();
-    await item.getByLabel("Folder of the new version of node-notes").fill(appFolder);
-    await item.getByLabel("Folder of the new version of node-notes").press("Enter");
-    await apps.getByText(/^Updated node-notes to /).waitFor({ timeout: 60_000 });
-
-    // A new permission: the change is listed and nothing happens until "Update now".
-    const manifest = JSON.parse(readFileSync(join(appFolder, "app.json"), "utf8"));
-    manifest.permissions.storage = manifest.permissions.storage !== true;
-    writeFileSync(join(appFolder, "app.json"), JSON.stringify(manifest, null, 2));
-    await item.getByRole("button", { name: "Update node-notes" }).click();
-    await item.getByLabel("Folder of the new version of node-notes").fill(appFolder);
-    await item.getByLabel("Folder of the new version of node-notes").press("Enter");
-    await item.locator(".update-changes li", { hasText: "storage" }).waitFor({ timeout: 30_000 });
     const digestOf = async () =>
       ((await (await gw.fetch("/api/apps/node-notes")).json()) as { consentDigest: string }).consentDigest;
+    const folderField = item.getByLabel("Folder of the new version of node-notes");
+    const changes = item.locator(".update-changes");
+
+    // The folder the app was installed from, unchanged: Preview still only previews; it says
+    // nothing changes, and nothing runs until "Update now".
+    const pidBefore = (await backendOf())!.pid;
+    await item.getByRole("button", { name: "Update node-notes" }).click();
+    await folderField.fill(appFolder);
+    await folderField.press("Enter");
+    await changes.locator("li", { hasText: "What it gets" }).waitFor({ timeout: 30_000 });
+    expect(await changes.locator("li", { hasText: "Version" }).textContent()).toMatch(/^Version: stays \S+$/);
+    expect(await changes.locator("li", { hasText: "Its files" }).textContent()).toBe(
+      "Its files: the same files it runs now",
+    );
+    // The new review is there to read, folded: the page does not repeat it open below the changes.
+    expect(await item.locator(".update-preview details.update-full-review").getAttribute("open")).toBeNull();
+    expect(await page.evaluate(() => document.activeElement?.textContent ?? "")).toMatch(
+      /^This update changes nothing/,
+    );
+    await page.waitForTimeout(500);
+    expect((await backendOf())!.pid).toBe(pidBefore); // shown, not run
+    await item.getByRole("button", { name: "Update node-notes now" }).click();
+    await apps.getByText(/^Updated node-notes to /).waitFor({ timeout: 60_000 });
+
+    // A new permission and a new host, a new version: each change in words, and nothing happens until "Update now".
+    const manifest = JSON.parse(readFileSync(join(appFolder, "app.json"), "utf8"));
+    manifest.permissions.storage = manifest.permissions.storage !== true;
+    manifest.permissions.network = ["api.example.com"];
+    manifest.version = "0.1.1";
+    writeFileSync(join(appFolder, "app.json"), JSON.stringify(manifest, null, 2));
+    await item.getByRole("button", { name: "Update node-notes" }).click();
+    await folderField.fill(appFolder);
+    await folderField.press("Enter");
+    await changes.locator("li", { hasText: "Writes its own data/ folder" }).waitFor({ timeout: 30_000 });
+    const lines = await changes.locator("li").allTextContents();
+    expect(lines).toContain("Version: 0.1.0 → 0.1.1");
+    expect(lines).toContain("Reaches hosts (enforced): adds api.example.com");
+    expect(lines).toContain(`Writes its own data/ folder: ${manifest.permissions.storage ? "no → yes" : "yes → no"}`);
+    expect(lines.join("\n")).not.toMatch(/[{}[\]"]/); // words, not JSON
     const consented = await digestOf();
     await page.waitForTimeout(500);
     expect(await digestOf()).toBe(consented); // shown, not yet installed

@@ -8,7 +8,7 @@ import { el, errorNotice, replaceChildren } from "./element.js";
 import { showReview } from "./install-page.js";
 import { installReview } from "./install-review.js";
 import { installFailureNotice, installProgressView, newInstallId, withInstallProgress } from "./install-progress.js";
-import { changeList } from "./update-control.js";
+import { changeList } from "./update-changes.js";
 
 const EXAMPLE = "npm:@modelcontextprotocol/server-memory@2025.8.4";
 
@@ -178,7 +178,7 @@ function showUpdateReview(page, name, source, preview) {
         ? `${name} is installed: this is its update. It changes what the app gets; read what changes. Update consents to it.`
         : `${name} is installed: this update changes nothing you consented to.`,
     }),
-    changeList(preview.changes),
+    changeList(preview, null),
     installReview(preview.review, preview.digest),
     el(
       "div",

@@ -192,11 +192,16 @@ function controls(page, app) {
     // A native (locked) app cannot be updated or uninstalled, only disabled; the gateway refuses it too.
     isLocked
       ? null
-      : updateControl(api, name, async (message) => {
-          replaceChildren(notices, infoNotice(message));
-          await refresh(page, { keepNotices: true });
-          changed();
-        }),
+      : updateControl(
+          api,
+          name,
+          async (message) => {
+            replaceChildren(notices, infoNotice(message));
+            await refresh(page, { keepNotices: true });
+            changed();
+          },
+          app,
+        ),
     isLocked
       ? null
       : uninstallControl(name, async (purgeData) => {

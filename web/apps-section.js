@@ -202,11 +202,16 @@ function appToolbar(apps, app, name, enabled) {
     // A native (locked) app cannot be updated or uninstalled, only disabled; the gateway refuses it too.
     app.lifecycle === "locked"
       ? null
-      : updateControl(apps.api, name, async (message) => {
-          replaceChildren(apps.notices, infoNotice(message));
-          await refresh(apps, { keepNotices: true });
-          apps.statusChanged();
-        }),
+      : updateControl(
+          apps.api,
+          name,
+          async (message) => {
+            replaceChildren(apps.notices, infoNotice(message));
+            await refresh(apps, { keepNotices: true });
+            apps.statusChanged();
+          },
+          app,
+        ),
     app.lifecycle === "locked" ? null : uninstallControl(name, (purgeData) => uninstall(apps, app, purgeData)),
   );
 }

@@ -1,26 +1,17 @@
 // Update for one app: a folder path, then a preview against the installed copy's consented
-// review. An update that changes nothing the owner consented to runs at once; otherwise the
-// new review and each change are shown, and only a second press consents to that digest.
+// review. Preview never updates: it always shows what changes (version, files, each grant, host
+// and package, in words) and the new review folded below, and only Update now consents to that
+// digest, whether or not anything the owner consented to changes.
 import { el, errorNotice, replaceChildren } from "./element.js";
 import { installReview } from "./install-review.js";
-
-/** What an update changes against the consented review, one line per field; null when nothing. */
-export function changeList(changes) {
-  const items = Array.isArray(changes) ? changes : [];
-  if (items.length === 0) return null;
-  const text = (value) => String(JSON.stringify(value) ?? "null").slice(0, 300);
-  return el(
-    "ul",
-    { class: "update-changes" },
-    items.map((c) => el("li", {}, el("strong", { text: String(c.field) }), `: ${text(c.before)} → ${text(c.after)}`)),
-  );
-}
+import { changeList } from "./update-changes.js";
 
 /**
  * The Update control for `name`; `updated(message)` shows the outcome in the section's notices
- * and refreshes the list (which rebuilds this control, so the message cannot live here).
+ * and refreshes the list (which rebuilds this control, so the message cannot live here);
+ * `installed` (the app as listed: version, consentDigest) lets the review say what changes.
  */
-export function updateControl(api, name, updated) {
+export function updateControl(api, name, updated, installed = null) {
   const wrap = el("span", { class: "update", "data-update": name });
   const host = el("div", { class: "update-review" });
 
@@ -55,34 +46,49 @@ export function updateControl(api, name, updated) {
   }
 
   function showReview(source, preview) {
+    const consentNeeded = preview.consentNeeded !== false;
     replaceChildren(
       host,
-      el("p", {
-        class: "notice notice-warn",
-        text: "This update changes what the app gets or does not scan clean. Read what changes; Update now consents to it.",
-      }),
-      changeList(preview.changes),
-      installReview(preview.review, preview.digest),
       el(
-        "div",
-        { class: "toolbar" },
-        el("button", {
-          type: "button",
-          class: "button-primary",
-          text: "Update now",
-          "aria-label": `Update ${name} now`,
-          onClick: () => run(source, preview.digest),
+        "section",
+        { class: "update-preview", "aria-label": `Update of ${name}` },
+        el("p", {
+          class: `notice ${consentNeeded ? "notice-warn" : "notice-info"}`,
+          tabindex: "-1",
+          text: consentNeeded
+            ? "This update changes what the app gets or does not scan clean. Read what changes; Update now consents to it."
+            : "This update changes nothing you consented to. Read what changes; nothing happens until Update now.",
         }),
-        el("button", {
-          type: "button",
-          text: "Cancel",
-          onClick: () => {
-            replaceChildren(host);
-            showButton();
-          },
-        }),
+        changeList(preview, installed),
+        el(
+          "details",
+          { class: "update-full-review" },
+          el("summary", { text: "The whole review of the new version" }),
+          installReview(preview.review, preview.digest),
+        ),
+        el(
+          "div",
+          { class: "toolbar" },
+          el("button", {
+            type: "button",
+            class: "button-primary",
+            text: "Update now",
+            "aria-label": `Update ${name} now`,
+            onClick: () => run(source, preview.digest),
+          }),
+          el("button", {
+            type: "button",
+            text: "Cancel",
+            onClick: () => {
+              replaceChildren(host);
+              showButton();
+            },
+          }),
+        ),
       ),
     );
+    // Focus lands on what changes, not on the button that consents to it.
+    host.querySelector(".notice")?.focus();
   }
 
   function ask() {
@@ -104,8 +110,7 @@ export function updateControl(api, name, updated) {
           const source = input.value.trim();
           const preview = await api.post("/api/apps/preview", { source, name });
           if (!preview.ok) return replaceChildren(host, errorNotice(preview));
-          if (preview.data.consentNeeded) return showReview(source, preview.data);
-          await run(source, undefined);
+          showReview(source, preview.data);
         },
       },
       input,
