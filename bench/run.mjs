@@ -5,11 +5,13 @@
 // Each section measures in its own module (bench/sections/); this runner runs the wanted ones
 // in a fixed order and prints what they recorded.
 //
-//   node bench/run.mjs [--json] [--json-out FILE] [--runs 3] [--duration 4] [--only proxy,auth,runtime,install,tail,sel,start,backends,update,events,secrets,add,mcp,backup]
+//   node bench/run.mjs [--json] [--json-out FILE] [--runs 3] [--duration 4] [--only proxy,auth,tail,runtime,install,sel,start,start30,backends,update,events,broker,secrets,mcp,add,backup]
 import { rmSync, writeFileSync } from "node:fs";
 import { msSince } from "./lib/procs.mjs";
 import { startBenchRun } from "./lib/bench-run.mjs";
 import { machine, table } from "./lib/report.mjs";
+import { targetsOf } from "./lib/targets.mjs";
+import { loadavg } from "node:os";
 import { loadSections } from "./sections/load.mjs";
 import { runtimeFigures, runtimeStartups } from "./sections/runtime.mjs";
 import { installSection } from "./sections/install.mjs";
@@ -19,6 +21,8 @@ import { backendsSection } from "./sections/backends.mjs";
 import { eventsSection } from "./sections/events.mjs";
 import { updateSection } from "./sections/update.mjs";
 import { secretsSection } from "./sections/secrets.mjs";
+import { brokerSection } from "./sections/broker.mjs";
+import { start30Section } from "./sections/start30.mjs";
 import { mcpSection } from "./sections/mcp.mjs";
 import { addSection } from "./sections/add.mjs";
 import { backupSection } from "./sections/backup.mjs";
@@ -36,9 +40,11 @@ async function runSections() {
     if (wants("install")) await installSection(bench);
     if (wants("sel")) await selSection(bench);
     if (wants("start")) await startSection(bench, runtime);
+    if (wants("start30")) await start30Section(bench);
     if (wants("backends")) await backendsSection(bench);
     if (wants("events")) await eventsSection(bench);
     if (wants("update")) await updateSection(bench);
+    if (wants("broker")) await brokerSection(bench);
     if (wants("secrets")) await secretsSection(bench);
     if (wants("mcp")) await mcpSection(bench);
     if (wants("add")) await addSection(bench);
@@ -51,12 +57,13 @@ async function runSections() {
 
 async function main() {
   const notes = [];
+  const loadBefore = loadavg();
   await runSections();
   if (raw.nginxSkipped) notes.push(raw.nginxSkipped);
   if (raw.loadWarnings) notes.push(`some load runs saw failures: ${raw.loadWarnings.join("; ")}`);
   const doc = {
     date: bench.benchStartedAt,
-    machine: machine(),
+    machine: { ...machine(), loadAverageBefore: loadBefore, loadAverageAfter: loadavg() },
     settings: {
       runs: bench.RUNS,
       durationS: bench.DURATION_S,
@@ -65,6 +72,7 @@ async function main() {
       sections: [...bench.only],
     },
     figures: bench.figures,
+    targets: targetsOf(bench.figures),
     notes,
     raw,
     elapsedS: msSince(bench.benchStarted) / 1000,

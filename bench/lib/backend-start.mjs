@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import { cpSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { importProductModules } from "./product-modules.mjs";
-import { freePort, httpGet, msSince, stopChild } from "./procs.mjs";
+import { cpuMeter, freePort, httpGet, msSince, stopChild } from "./procs.mjs";
 import { repoRoot } from "./workerd.mjs";
 
 /** Bundles the supervisor (TypeScript) for this run and imports it. */
@@ -42,6 +42,9 @@ export async function measureBackendStarts(scratch, runs) {
     backend: { command: "node", args: ["server.mjs"], healthCheck: "/health" },
   };
   const out = { confined: [], confinedUnbounded: [], unsandboxed: [], previousShape: [] };
+  // CPU of each start, spawn -> healthy -> stopped: this process (the supervisor) and the
+  // backend's processes, reaped once stopped.
+  const cpuMs = { confined: [], confinedUnbounded: [], unsandboxed: [], previousShape: [] };
   const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
   // One supervisor per launch for the whole run, as one bridge keeps one: its bwrap probe and
   // bounds check are made once, at its first start (the warm-up, not counted).
@@ -73,15 +76,18 @@ export async function measureBackendStarts(scratch, runs) {
   for (let r = -1; r < runs; r++) {
     for (const [key, sup] of Object.entries(supervisors)) {
       const started = process.hrtime.bigint();
+      const cpu = cpuMeter([process.pid]);
       const result = await sup.start(spec);
       if (!result.ok) throw new Error(`${key} start failed: ${result.reason}`);
       // The supervisor's own probe: a confined backend has no host port, only its slot's socket.
       if (!(await sup.waitForHealth(spec.name, 10_000))) throw new Error(`${key} backend never answered /health`);
       if (r >= 0) out[key].push(msSince(started));
       await sup.stop(spec.name);
+      if (r >= 0) cpuMs[key].push(cpu.ns() / 1e6);
     }
     const port = await freePort();
     const started = process.hrtime.bigint();
+    const cpu = cpuMeter([process.pid]);
     const child = spawn(
       "bwrap",
       [
@@ -125,6 +131,7 @@ export async function measureBackendStarts(scratch, runs) {
     if (!(await healthyWithin(port, 10_000))) throw new Error("the previous-shape backend never answered /health");
     if (r >= 0) out.previousShape.push(msSince(started));
     await stopChild(child);
+    if (r >= 0) cpuMs.previousShape.push(cpu.ns() / 1e6);
   }
-  return out;
+  return { ...out, cpuMs };
 }

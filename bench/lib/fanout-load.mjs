@@ -3,18 +3,8 @@
 // per frame per socket. Also a one-socket echo round trip (the floor of any WebSocket path).
 import { Agent, request } from "node:http";
 import { performance } from "node:perf_hooks";
-import { readFileSync } from "node:fs";
+import { cpuMeter } from "./procs.mjs";
 import { openWebSocket } from "./ws-client.mjs";
-
-/** CPU seconds (user + system) a process has used, from /proc; null when it cannot be read. */
-function cpuSecondsOf(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
-}
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -83,7 +73,7 @@ export async function measureFanout({
   const agent = new Agent({ keepAlive: true, maxSockets: 32 });
   const total = rate * durationS;
   const clientCpu = process.cpuUsage();
-  const serverCpu = serverPid === null ? null : cpuSecondsOf(serverPid);
+  const serverCpu = serverPid === null ? null : cpuMeter([serverPid]);
   const started = now();
   let sent = 0;
   let refusedPublishes = 0;
@@ -112,7 +102,8 @@ export async function measureFanout({
   const elapsedS = (now() - started) / 1000;
   const used = process.cpuUsage(clientCpu);
   const clientCpuShare = (used.user + used.system) / 1e6 / elapsedS;
-  const serverCpuShare = serverCpu === null ? null : (cpuSecondsOf(serverPid) - serverCpu) / elapsedS;
+  const serverCpuNs = serverCpu === null ? null : serverCpu.ns();
+  const serverCpuShare = serverCpuNs === null ? null : serverCpuNs / 1e9 / elapsedS;
   const sample = Array.from(latencies.subarray(0, Math.min(received, latencies.length))).sort((a, b) => a - b);
   await Promise.all(opened.map((s) => s.close()));
   agent.destroy();
@@ -125,6 +116,8 @@ export async function measureFanout({
     refusedPublishes,
     clientCpuShare,
     serverCpuShare,
+    /** The server's CPU per frame delivered to a socket, in µs. */
+    serverCpuUsPerFrame: serverCpuNs === null || received === 0 ? null : serverCpuNs / 1000 / received,
   };
 }
 

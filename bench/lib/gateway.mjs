@@ -5,7 +5,7 @@ import { cpSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { join } from "node:path";
 import { repoRoot } from "./workerd.mjs";
-import { freePort, httpGet, pollUntil, msSince, stopChild } from "./procs.mjs";
+import { descendants, freePort, httpGet, pollUntil, msSince, processCpuNs, stopChild } from "./procs.mjs";
 
 export const cliPath = join(repoRoot, "bin", "personalclaw.mjs");
 /** The test build's command: the product plus /api/test/* (docs/design/test-build.md). */
@@ -53,6 +53,8 @@ export async function startPersonalclaw(home, cli = cliPath, extraEnv = {}) {
   ready.catch(() => undefined);
   const secretFile = join(home, ".local_secret");
   let firstStatusMs = null;
+  let cpuToFirstStatusNs = null;
+  let cpuByName = null;
   await pollUntil(
     async () => {
       if (child.exitCode !== null) throw new Error(`personalclaw start exited: ${stderr}`);
@@ -66,6 +68,8 @@ export async function startPersonalclaw(home, cli = cliPath, extraEnv = {}) {
       );
       if (answer.status !== 200) return false;
       firstStatusMs = msSince(started);
+      cpuByName = treeCpuByName(child.pid);
+      cpuToFirstStatusNs = Object.values(cpuByName).reduce((sum, x) => sum + x, 0);
       return true;
     },
     { intervalMs: 10, timeoutMs: 30_000, what: "the first 200 of /api/status" },
@@ -86,6 +90,12 @@ export async function startPersonalclaw(home, cli = cliPath, extraEnv = {}) {
     bridgePid: info.pid,
     workerdPid: gatewayFile.workerdPid,
     firstStatusMs,
+    /** CPU the start command and every process under it (the bridge, workerd, backends) had used at the first 200. */
+    cpuToFirstStatusNs,
+    /** That CPU by process name. */
+    cpuToFirstStatusByName: cpuByName,
+    /** When the start command was spawned (process.hrtime.bigint()). */
+    startedAt: started,
     readyMs,
     owner: { authorization: `Bearer ${token}` },
     get: (path) => httpGet(port, path, { authorization: `Bearer ${token}` }),
@@ -94,6 +104,26 @@ export async function startPersonalclaw(home, cli = cliPath, extraEnv = {}) {
     },
   };
   return gateway;
+}
+
+/** CPU time (ns) of a process and every live process under it, each with its reaped children's. */
+export function treeCpuNs(root) {
+  return [root, ...descendants(root)].reduce((sum, pid) => sum + (processCpuNs(pid) ?? 0), 0);
+}
+
+/** The same CPU time by process name (/proc/<pid>/comm: node, workerd, bwrap...), in ns. */
+export function treeCpuByName(root) {
+  const out = {};
+  for (const pid of [root, ...descendants(root)]) {
+    let name;
+    try {
+      name = readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+    } catch {
+      continue; // gone since it was listed
+    }
+    out[name] = (out[name] ?? 0) + (processCpuNs(pid) ?? 0);
+  }
+  return out;
 }
 
 /** Installs `folder` with consent given on the command line; throws with the CLI's answer on failure. */

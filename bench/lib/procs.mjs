@@ -85,6 +85,62 @@ export function schedNs(pid) {
   return { onCpu, waiting };
 }
 
+/** Clock ticks per second of /proc/<pid>/stat's CPU fields (USER_HZ, 100 on Linux). */
+const TICK_NS = 1e9 / 100;
+
+/**
+ * CPU time of a process from /proc/<pid>/stat, in ns: its own (utime + stime) and, separately,
+ * that of the children it has reaped (cutime + cstime: a finished `npm ci`, a CLI command, a
+ * backend stopped). Ticks of 10 ms: right for work of seconds, too coarse for one request.
+ * Null when the process is gone.
+ */
+export function statCpuNs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return { own: (Number(f[11]) + Number(f[12])) * TICK_NS, reaped: (Number(f[13]) + Number(f[14])) * TICK_NS };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A process's CPU time in ns so far: its live threads' on-CPU time (schedstat, exact) plus what
+ * its reaped children used (stat ticks). The one measure every section's "CPU per unit" reads.
+ */
+export function processCpuNs(pid) {
+  const stat = statCpuNs(pid);
+  if (stat === null) return null;
+  return schedNs(pid).onCpu + stat.reaped;
+}
+
+/**
+ * Meters the CPU the processes `pids` (and the children they reap meanwhile) use from now on;
+ * `ns()` answers the total so far, `byPid()` each one's. A process gone by then counts what it
+ * used until its last reading. The bench's own process is `process.pid`.
+ */
+export function cpuMeter(pids) {
+  const start = new Map();
+  const last = new Map();
+  for (const pid of pids) {
+    const at = processCpuNs(pid);
+    if (at !== null) {
+      start.set(pid, at);
+      last.set(pid, at);
+    }
+  }
+  const byPid = () => {
+    const out = {};
+    for (const [pid, at] of start) {
+      const now = processCpuNs(pid);
+      if (now !== null) last.set(pid, now);
+      out[pid] = Math.max(0, last.get(pid) - at);
+    }
+    return out;
+  };
+  return { byPid, ns: () => Object.values(byPid()).reduce((sum, x) => sum + x, 0) };
+}
+
 function parentOf(pid) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");

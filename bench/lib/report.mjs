@@ -4,6 +4,7 @@ import { execFileSync } from "node:child_process";
 import { cpus, totalmem } from "node:os";
 import { workerdBinary } from "./workerd.mjs";
 import { nginxBinary, nginxVersion } from "./nginx.mjs";
+import { targetLines } from "./targets.mjs";
 
 /** The machine the figures were measured on. */
 export function machine() {
@@ -33,6 +34,8 @@ const fmt = (x, unit) => {
   if (unit === "cores") return x.toFixed(2);
   if (unit === "MiB" || unit === "µs/row") return x.toFixed(1);
   if (unit === "µs/request") return Math.round(x).toLocaleString("en-US");
+  if (unit.startsWith("µs/") || unit.startsWith("ms CPU"))
+    return x >= 100 ? Math.round(x).toLocaleString("en-US") : x.toFixed(1);
   if (unit === "%") return `${x.toFixed(0)} %`;
   if (unit === "ms") return x >= 100 ? Math.round(x).toLocaleString("en-US") : x >= 10 ? x.toFixed(1) : x.toFixed(2);
   return String(x);
@@ -44,6 +47,10 @@ export function table(doc) {
   const lines = [];
   lines.push(
     `PersonalClaw bench — ${doc.date} — ${doc.machine.nproc} CPU (${doc.machine.cpu}), ${doc.machine.memoryGiB} GiB, Node ${doc.machine.node}, ${doc.machine.workerd}`,
+  );
+  const load = (xs) => xs.map((x) => x.toFixed(1)).join(" ");
+  lines.push(
+    `load average ${load(doc.machine.loadAverageBefore)} before the run, ${load(doc.machine.loadAverageAfter)} after; subject and baseline runs interleaved, CPU per unit from /proc (schedstat, stat)`,
   );
   lines.push(
     `medians of ${doc.settings.runs} runs [min–max]; load: autocannon in a child process, ${doc.settings.connections} connections for ${doc.settings.durationS} s and 1 connection for ${doc.settings.latencyDurationS} s per run`,
@@ -65,6 +72,8 @@ export function table(doc) {
   lines.push(render(header));
   lines.push(`|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);
   for (const r of rows) lines.push(render(r));
+  lines.push("");
+  lines.push(...targetLines(doc.targets));
   if (doc.notes.length > 0) {
     lines.push("");
     for (const n of doc.notes) lines.push(`note: ${n}`);

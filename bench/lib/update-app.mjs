@@ -82,7 +82,13 @@ export async function measureUpdates(scratch, runs) {
   const installed = { manifest: reviewed.manifest, review: reviewed.review, digest: reviewed.digest, enabled: true };
   const ctx = { home, appsDir, preview, parentEnv: env, passthrough: [], log: () => {} };
 
-  const out = { update: [], bareCopy: [], databaseBytes: 10 * 1024 * 1024 };
+  // CPU of this process alone (what the bridge spends on an update; the backends it stops and
+  // starts are processes of their own, measured by the backends section).
+  const out = { update: [], bareCopy: [], updateCpuMs: [], bareCopyCpuMs: [], databaseBytes: 10 * 1024 * 1024 };
+  const ownCpuMs = (since) => {
+    const used = process.cpuUsage(since);
+    return (used.user + used.system) / 1000;
+  };
   for (let r = -1; r < runs; r++) {
     rmSync(appsDir, { recursive: true, force: true });
     mkdirSync(preview.quarantineRoot, { recursive: true });
@@ -92,15 +98,19 @@ export async function measureUpdates(scratch, runs) {
     const bare = join(scratch, "bare-copy");
     rmSync(bare, { recursive: true, force: true });
     let started = process.hrtime.bigint();
+    let cpu = process.cpuUsage();
     cpSync(appDir, bare, { recursive: true });
     if (r >= 0) out.bareCopy.push(msSince(started));
+    if (r >= 0) out.bareCopyCpuMs.push(ownCpuMs(cpu));
     const old = await supervisor.start(spec(reviewed.manifest));
     if (!old.ok || !(await supervisor.waitForHealth("node-notes", 10_000)))
       throw new Error("the installed node-notes backend did not start");
     started = process.hrtime.bigint();
+    cpu = process.cpuUsage();
     await updateApp("node-notes", source, undefined, installed, ctx, backend, () => {});
     await commitUpdate(home, appsDir, "node-notes");
     if (r >= 0) out.update.push(msSince(started));
+    if (r >= 0) out.updateCpuMs.push(ownCpuMs(cpu));
     await supervisor.stop("node-notes");
   }
   await supervisor.stopAll();

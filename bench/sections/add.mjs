@@ -7,7 +7,7 @@
 import { execFile } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { msSince } from "../lib/procs.mjs";
+import { cpuMeter, msSince } from "../lib/procs.mjs";
 import { runCli, startPersonalclaw } from "../lib/gateway.mjs";
 import { importProductModules } from "../lib/product-modules.mjs";
 
@@ -51,25 +51,57 @@ export async function addSection(bench) {
   const preview = [];
   const install = [];
   const baseline = [];
-  for (let r = 0; r < RUNS; r++) {
-    log(`run ${r + 1}/${RUNS}: apps add ${SPEC} (preview, then --yes) and npm ci of its lockfile`);
-    const shown = await runCli(["apps", "add", SPEC, ...ENV, "--json", "--home", home], 180_000);
+  // CPU of each side: this process and what it reaped (the CLI, npm), and the gateway's bridge
+  // and workerd with what they reaped (the confined npm ci).
+  const gatewayPids = [...new Set([process.pid, gateway.child.pid, gateway.bridgePid, gateway.workerdPid])];
+  const cpuMs = { preview: [], install: [], baseline: [] };
+  const metered = async (side, work) => {
+    const cpu = cpuMeter(side === "baseline" ? [process.pid] : gatewayPids);
+    const answer = await work();
+    cpuMs[side].push(cpu.ns() / 1e6);
+    return answer;
+  };
+  const addOnce = async () => {
+    const shown = await metered("preview", () =>
+      runCli(["apps", "add", SPEC, ...ENV, "--json", "--home", home], 180_000),
+    );
     if (!shown.stdout.includes("consent_required"))
       throw new Error(`apps add preview did not ask consent (${shown.code}): ${shown.stdout.slice(0, 400)}`);
     preview.push(shown.ms);
-    const added = await runCli(["apps", "add", SPEC, ...ENV, "--yes", "--json", "--home", home], 300_000);
+    const added = await metered("install", () =>
+      runCli(["apps", "add", SPEC, ...ENV, "--yes", "--json", "--home", home], 300_000),
+    );
     if (added.code !== 0) throw new Error(`apps add --yes failed (${added.code}): ${added.stdout.slice(0, 400)}`);
     install.push(added.ms);
     const removed = await runCli(["apps", "uninstall", "server-memory", "--purge-data", "--home", home], 120_000);
     if (removed.code !== 0) throw new Error(`apps uninstall failed: ${removed.stderr.slice(0, 400)}`);
+  };
+  const npmCiOnce = async (r) => {
     const bare = join(scratch, `npm-ci-${r}`);
     mkdirSync(bare);
     writeFileSync(join(bare, "package.json"), module.closurePackageJson(closure));
     writeFileSync(join(bare, "package-lock.json"), module.closureLockfile(closure));
-    baseline.push(await npmCi(bare));
+    baseline.push(await metered("baseline", () => npmCi(bare)));
     rmSync(bare, { recursive: true, force: true });
+  };
+  // The order flips every other run (AB BA), so drift lands on both sides alike.
+  for (let r = 0; r < RUNS; r++) {
+    log(`run ${r + 1}/${RUNS}: apps add ${SPEC} (preview, then --yes) and npm ci of its lockfile`);
+    if (r % 2 === 0) {
+      await addOnce();
+      await npmCiOnce(r);
+    } else {
+      await npmCiOnce(r);
+      await addOnce();
+    }
   }
-  bench.raw.add = { packages: closure.packages.length, previewMs: preview, installMs: install, npmCiMs: baseline };
+  bench.raw.add = {
+    packages: closure.packages.length,
+    previewMs: preview,
+    installMs: install,
+    npmCiMs: baseline,
+    cpuMs,
+  };
   const packages = `${closure.packages.length} packages`;
   figure(
     "add",
@@ -80,4 +112,12 @@ export async function addSection(bench) {
     "npm ci, same lockfile, bare folder",
   );
   figure("add", `apps add ${SPEC} --yes (${packages})`, "ms", install, baseline, "npm ci, same lockfile, bare folder");
+  figure(
+    "add",
+    `apps add ${SPEC} --yes, CPU (CLI, bridge, workerd, confined npm)`,
+    "ms CPU",
+    cpuMs.install,
+    cpuMs.baseline,
+    "npm ci, same lockfile, bare folder",
+  );
 }

@@ -32,4 +32,21 @@ export async function backendsSection(bench) {
     starts.unsandboxed,
     "the same supervisor, sandbox.mode off",
   );
+  const cpu = "CPU per backend start, spawn -> healthy -> stopped (supervisor + backend)";
+  figure(
+    "backends",
+    `${cpu}, confined + bounded`,
+    "ms CPU",
+    starts.cpuMs.confined,
+    starts.cpuMs.previousShape,
+    "bwrap --ro-bind / / (the sandbox before confinement)",
+  );
+  figure(
+    "backends",
+    `${cpu}, confined + bounded`,
+    "ms CPU",
+    starts.cpuMs.confined,
+    starts.cpuMs.unsandboxed,
+    "the same supervisor, sandbox.mode off",
+  );
 }

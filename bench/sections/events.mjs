@@ -132,6 +132,14 @@ function eventFigures(bench, out) {
     );
     figure(
       "events",
+      `workerd CPU per frame delivered, ${label}`,
+      "µs/frame",
+      col(`product@${rate}`, "serverCpuUsPerFrame"),
+      col(`bare@${rate}`, "serverCpuUsPerFrame"),
+      bareLabel,
+    );
+    figure(
+      "events",
       `bench client CPU share, ${label}`,
       "cores",
       col(`product@${rate}`, "clientCpuShare"),

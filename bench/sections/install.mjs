@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { msSince } from "../lib/procs.mjs";
+import { cpuMeter, msSince } from "../lib/procs.mjs";
 import { repoRoot } from "../lib/workerd.mjs";
 import { runCli } from "../lib/gateway.mjs";
 import { generateBundle } from "../lib/bundle.mjs";
@@ -47,15 +47,22 @@ export async function installSection(bench) {
   mkdirSync(home);
   const preview = [];
   const baseline = [];
+  // CPU of each side: this process and the children it reaped (the CLI and whatever it ran).
+  const previewCpuMs = [];
+  const baselineCpuMs = [];
   const fixture = [];
   const nodeStart = [];
   await walkReadHash(bundle); // the page cache holds the tree for both sides from here on
   for (let r = 0; r < RUNS; r++) {
     log(`run ${r + 1}/${RUNS}: install preview`);
     const started = process.hrtime.bigint();
+    let cpu = cpuMeter([process.pid]);
     const walked = await walkReadHash(bundle);
     baseline.push(msSince(started));
+    baselineCpuMs.push(cpu.ns() / 1e6);
+    cpu = cpuMeter([process.pid]);
     const answer = await runCli(["apps", "preview", bundle, "--json", "--home", home], 180_000);
+    previewCpuMs.push(cpu.ns() / 1e6);
     if (answer.code !== 0)
       throw new Error(
         `apps preview failed (${answer.code}): ${answer.stdout.slice(0, 400)} ${answer.stderr.slice(0, 400)}`,
@@ -80,10 +87,20 @@ export async function installSection(bench) {
     generated,
     previewMs: preview,
     baselineMs: baseline,
+    previewCpuMs,
+    baselineCpuMs,
     fixturePreviewMs: fixture,
     nodeStartMs: nodeStart,
   };
   figure("install", "apps preview, 10 000 files / 100 MiB", "ms", preview, baseline, "walk + read + sha256 in-process");
+  figure(
+    "install",
+    "apps preview, 10 000 files / 100 MiB, CPU (the CLI and what it ran)",
+    "ms CPU",
+    previewCpuMs,
+    baselineCpuMs,
+    "walk + read + sha256 in-process",
+  );
   figure(
     "install",
     "apps preview, node-notes (4 files): CLI fixed cost",

@@ -3,7 +3,7 @@
 // once, in an order rotated per run, so drift on a shared machine lands on subject and baseline
 // alike. Each section then reads its figures from those runs.
 import { summarize } from "../lib/stats.mjs";
-import { msSince, schedNs } from "../lib/procs.mjs";
+import { cpuMeter, msSince, schedNs } from "../lib/procs.mjs";
 import { runLoad } from "../lib/load.mjs";
 import { startLoadTargets } from "./load-targets.mjs";
 
@@ -50,10 +50,10 @@ async function runTargets(bench, targets) {
       bench.log(`run ${r + 1}/${RUNS}: ${target.id}`);
       if (standard && target.id !== "gateway-sessions") {
         // workerd's own CPU per request (its threads' on-CPU time), read across the loaded run.
-        const cpuBefore = target.pid ? schedNs(target.pid).onCpu : 0;
+        const cpu = target.pid ? cpuMeter([target.pid]) : null;
         const loaded = await runLoad(target, { connections: CONNECTIONS, duration: DURATION_S, warmup: 1 });
         runs[target.id].loaded.push(loaded);
-        if (target.pid) runs[target.id].cpuUs.push((schedNs(target.pid).onCpu - cpuBefore) / 1000 / loaded.requests);
+        if (cpu) runs[target.id].cpuUs.push(cpu.ns() / 1000 / loaded.requests);
         runs[target.id].single.push(
           await runLoad(target, { connections: 1, duration: LATENCY_DURATION_S, warmup: 0.5 }),
         );
@@ -90,6 +90,15 @@ function loadFigures(bench, runs, section, subjectId, baselineId, label) {
     pick(runs, baselineId, "loaded", "rps"),
     label,
   );
+  if (runs[subjectId].cpuUs.length > 0 && runs[baselineId].cpuUs.length > 0 && section !== "proxy")
+    figure(
+      section,
+      `workerd CPU per request, ${CONNECTIONS} connections`,
+      "µs/request",
+      runs[subjectId].cpuUs,
+      runs[baselineId].cpuUs,
+      label,
+    );
   for (const [kind, tag] of [
     ["single", "1 connection"],
     ["loaded", `${CONNECTIONS} connections`],

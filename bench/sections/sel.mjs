@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { httpGet, msSince, schedNs } from "../lib/procs.mjs";
+import { cpuMeter, httpGet, msSince } from "../lib/procs.mjs";
 import { buildBenchWorker, loopbackListen, minimalConfig, startWorkerd } from "../lib/workerd.mjs";
 
 const PER_CALL = 2_000;
@@ -65,11 +65,11 @@ export async function selSection(bench) {
     for (let i = 0; i < PAIRS; i++) {
       for (const chained of i % 2 === 0 ? [true, false] : [false, true]) {
         const side = chained ? "chained" : "unchained";
-        const cpuBefore = schedNs(worker.pid).onCpu;
+        const cpu = cpuMeter([worker.pid]);
         const started = process.hrtime.bigint();
         const answer = await call(chained ? chainedObject : plainObject, PER_CALL, chained);
         elapsed[side] += msSince(started);
-        cpuNs[side] += schedNs(worker.pid).onCpu - cpuBefore;
+        cpuNs[side] += cpu.ns();
         if (chained) rows += answer.n;
       }
     }

@@ -16,4 +16,12 @@ export async function updateSection(bench) {
     updates.bareCopy,
     "cp -r of the same files",
   );
+  figure(
+    "update",
+    "update node-notes, the updating process's own CPU",
+    "ms CPU",
+    updates.updateCpuMs,
+    updates.bareCopyCpuMs,
+    "cp -r of the same files, in-process",
+  );
 }
