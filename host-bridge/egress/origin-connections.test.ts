@@ -48,4 +48,19 @@ describe("kept origin connections", () => {
       pool.close();
     }
   });
+
+  it("keeps every connection a burst of concurrent requests opened: the next burst opens none", async () => {
+    const pool = new OriginConnections();
+    const a = { ...(parseSecretOrigin("https://a.example.com") as SecretOrigin), port };
+    const opened: string[] = [];
+    try {
+      const burst = () => Promise.all(Array.from({ length: 10 }, () => get(pool, a, opened)));
+      expect((await burst()).every((reused) => !reused)).toBe(true);
+      expect(opened).toHaveLength(10);
+      expect((await burst()).every((reused) => reused)).toBe(true);
+      expect(opened).toHaveLength(10);
+    } finally {
+      pool.close();
+    }
+  });
 });

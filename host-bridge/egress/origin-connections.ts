@@ -19,7 +19,9 @@ interface OriginRequestOptions extends http.RequestOptions {
 
 /** One broker's kept connections to its secret origins. */
 export class OriginConnections {
-  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 16, maxFreeSockets: 4, timeout: IDLE_MS });
+  // As many kept as may be open: with fewer, an app making ten requests at once paid a TLS
+  // handshake for six of every ten (bench section `secrets`, 10 connections: p50 33 -> 7 ms).
+  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 16, maxFreeSockets: 16, timeout: IDLE_MS });
 
   constructor() {
     this.agent.getName = (options) => (options as OriginRequestOptions).pool;
