@@ -7,8 +7,13 @@ import { startBroker, type EgressBroker, type EgressDecision } from "./broker";
 import type { OriginTrust } from "./origin-tls";
 import type { PlacedSecret } from "./secret-placeholders";
 
+/** The most refusals a broker keeps for the run it served: enough to name the cause of a failure. */
+const REFUSALS_KEPT = 8;
+
 export class EgressBrokers {
   private readonly open = new Map<string, EgressBroker>();
+  /** What each open broker refused during its run, so a failed run can name it (not only the security log). */
+  private readonly refusals = new Map<string, EgressDecision[]>();
 
   /** `originTrust` is asked only when a broker first writes a secret (origin-tls.ts); it may read files. */
   constructor(
@@ -33,16 +38,26 @@ export class EgressBrokers {
       `egress-${createHash("sha256").update(key).digest("hex").slice(0, 12)}.sock`,
     );
     const trust = secrets.length > 0 && this.originTrust ? { trust: this.originTrust() } : {};
-    const broker = await startBroker({ app, grant, socketPath, onDecision: this.onDecision, secrets, ...trust });
+    const refused: EgressDecision[] = [];
+    const onDecision = (decision: EgressDecision) => {
+      this.onDecision(decision);
+      if (decision.outcome === "refused" && refused.length < REFUSALS_KEPT) refused.push(decision);
+    };
+    const broker = await startBroker({ app, grant, socketPath, onDecision, secrets, ...trust });
     this.open.set(key, broker);
+    this.refusals.set(key, refused);
     return socketPath;
   }
 
-  async stop(key: string): Promise<void> {
+  /** Stops the broker for `key`; answers the connections it refused during its run (the first few). */
+  async stop(key: string): Promise<EgressDecision[]> {
     const broker = this.open.get(key);
-    if (!broker) return;
+    const refused = this.refusals.get(key) ?? [];
+    this.refusals.delete(key);
+    if (!broker) return refused;
     this.open.delete(key);
     await broker.close();
+    return refused;
   }
 
   async stopAll(): Promise<void> {

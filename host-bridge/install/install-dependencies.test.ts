@@ -8,7 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sandboxAvailability } from "../sandbox/bubblewrap";
 import { boundsAvailability, DEFAULT_LIMITS } from "../sandbox/bounds";
 import type { ConfinementContext } from "../sandbox/run-confined";
-import { installNpmPackages, installPythonDependencies } from "./install-dependencies";
+import { installerRun, installNpmPackages, installPythonDependencies } from "./install-dependencies";
+import { EgressBrokers } from "../egress/brokers";
+import type { EgressDecision } from "../egress/broker";
+import { grantPatterns } from "../../kernel/rules/network-grant";
 
 let root: string;
 let home: string;
@@ -171,5 +174,47 @@ describe("npm", () => {
     const result = await installNpmPackages("npm-outside", appDir, [`file:${outside}`], ctx);
     expect(result.ok).toBe(false);
     expect(existsSync(path.join(appDir, "node_modules", "private-pkg", "secret.txt"))).toBe(false);
+  });
+});
+
+describe("an installer's failed fetch", () => {
+  // What npm prints when the proxy answers its CONNECT with 403: its own words, not the cause.
+  const FETCHER = `
+    const http = require("node:http");
+    const proxy = new URL(process.env.HTTPS_PROXY);
+    const req = http.request({ host: proxy.hostname, port: proxy.port, method: "CONNECT", path: "evil.example.net:443" });
+    req.on("connect", (res) => {
+      console.error("npm error code E" + res.statusCode);
+      console.error("npm error 403 Forbidden - GET https://evil.example.net/pkg.tgz - blocked by a security policy");
+      process.exit(1);
+    });
+    req.on("error", (error) => { console.error(String(error)); process.exit(1); });
+    req.end();
+  `;
+
+  it("names the address the egress rules refused, before the installer's own generic words", async () => {
+    const decisions: EgressDecision[] = [];
+    const runtimeDir = path.join(root, "run");
+    mkdirSync(runtimeDir, { recursive: true });
+    const egress = new EgressBrokers(runtimeDir, (d) => decisions.push(d));
+    const appDir = makeApp("npm-refused");
+    const result = await installerRun(
+      "npm-refused",
+      appDir,
+      process.execPath,
+      ["-e", FETCHER],
+      path.join(appDir, "node_modules"),
+      grantPatterns(["registry.npmjs.org"]),
+      { ...ctx, egress },
+    );
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(decisions).toMatchObject([
+      { host: "evil.example.net", port: 443, outcome: "refused", code: "egress_not_declared" },
+    ]);
+    expect(result.reason).toMatch(/^the egress rules refused evil\.example\.net:443 \(egress_not_declared[:)]/);
+    // The installer's own words stay, after the cause.
+    expect(result.reason).toContain("403 Forbidden");
+    expect(result.reason.indexOf("egress rules refused")).toBeLessThan(result.reason.indexOf("403 Forbidden"));
   });
 });

@@ -52,11 +52,16 @@ export async function installerRun(
   );
   if (result.ok) return { ok: true };
   const tail = result.lastLines.slice(-3).join(" / ");
+  // An address the egress rules refused is the cause; the installer's own words for it ("403
+  // Forbidden", "security policy", "connection refused") come after it.
+  const refused = result.egressRefused?.length
+    ? `the egress rules refused ${result.egressRefused.join("; ")}, which it tried to reach; `
+    : "";
   return {
     ok: false,
     exitCode: result.exitCode,
     timedOut: result.timedOut,
-    reason: tail ? `${result.reason}: ${tail}` : result.reason,
+    reason: `${refused}${tail ? `${result.reason}: ${tail}` : result.reason}`,
     lastLines: result.lastLines,
   };
 }

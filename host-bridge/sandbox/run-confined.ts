@@ -76,6 +76,8 @@ export type ConfinedResult =
       limitsReached: LimitHit[];
       reason: string;
       lastLines: string[];
+      /** What its egress broker refused during the run, in words ("host:port: why"), the likeliest cause of a failed fetch. */
+      egressRefused?: string[];
     };
 
 /**
@@ -193,9 +195,14 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
     egressSocket = await ctx.egress.start(brokerKey, run.app.name, run.egress);
     Object.assign(env, egressEnvironment());
   }
-  // The run's broker ends with the run, whichever step ends it.
+  // The run's broker ends with the run, whichever step ends it, and says what it refused.
+  let egressRefused: string[] = [];
   const stopBroker = async () => {
-    if (egressSocket) await ctx.egress?.stop(brokerKey);
+    if (!egressSocket) return;
+    const refused = (await ctx.egress?.stop(brokerKey)) ?? [];
+    egressRefused = refused.map(
+      (d) => `${d.host}:${d.port} (${d.code ?? "egress_refused"}${d.reason ? `: ${d.reason}` : ""})`,
+    );
   };
 
   // 2-3. The filesystem view, namespaces and bounds.
@@ -261,7 +268,16 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
         ? `killed by ${end.signal}`
         : `exit status ${end.code}`;
   if (reached) ctx.log(`${run.tag}: ${reason}`);
-  return { ok: false, exitCode: end.code, signal: end.signal, timedOut, limitsReached, reason, lastLines };
+  return {
+    ok: false,
+    exitCode: end.code,
+    signal: end.signal,
+    timedOut,
+    limitsReached,
+    reason,
+    lastLines,
+    ...(egressRefused.length > 0 ? { egressRefused } : {}),
+  };
 }
 
 /**
