@@ -22,7 +22,7 @@ import { boundsAvailability, removeStaleGroups, type BoundsAvailability } from "
 import { EgressBrokers } from "./egress/brokers";
 import { originTrustOf } from "./egress/origin-tls";
 import type { BrokeredSecret } from "./egress/secret-placeholders";
-import { brokeredSecrets, placeholderSecretNames } from "./secrets/brokered-secrets";
+import { brokeredSecrets } from "./secrets/brokered-secrets";
 import { appNetworkGrant, grantPatterns, type HostPattern } from "../kernel/rules/network-grant";
 import type {
   GatewayCallbackAnswer,
@@ -33,6 +33,7 @@ import { BackendSupervisor, type SupervisedBackendStatus } from "./supervisor/ba
 import type { HomePaths } from "./home";
 import { childLimits, type OwnerConfig } from "./owner-config";
 import { SecretStore, secretStorePaths } from "./secrets/secret-store";
+import { HeldSecrets, startHeldSecretNames } from "./secrets/held-secrets";
 import { McpJson } from "./mcp/mcp-json";
 import { bridgeOperationRegistry, callGatewayRoute, GatewayCallbackFailed, type CallGateway } from "./bridge-contract";
 import { BridgeReporting } from "./bridge-reporting";
@@ -114,6 +115,8 @@ export class BridgeRuntime {
   /** Transitions whose request went away, and whatever journals a workerd restart left. */
   readonly settlement: TransitionSettlement;
   readonly secrets: SecretStore;
+  /** What each backend was started with of its secrets, for "restart pending". */
+  readonly heldSecrets = new HeldSecrets();
   readonly mcpJson: McpJson;
 
   constructor(readonly opts: BridgeRuntimeOptions) {
@@ -289,8 +292,8 @@ export class BridgeRuntime {
    * open for exactly this app and consent digest is left out, and is a security-log row.
    */
   async secretsFor(name: string, manifest: AppManifest, digest: string | undefined): Promise<Record<string, string>> {
-    const brokered = placeholderSecretNames(manifest);
-    const declared = (manifest.secrets ?? []).map((s) => s.name).filter((as) => !brokered.has(as));
+    const declared = startHeldSecretNames(manifest);
+    this.heldSecrets.started(name, {});
     if (declared.length === 0 || digest === undefined) return {};
     let opened: { env: Record<string, string>; refused: string[] };
     try {
@@ -302,6 +305,7 @@ export class BridgeRuntime {
       return {};
     }
     await this.bindingsRefused(name, opened.refused);
+    this.heldSecrets.started(name, opened.env);
     return opened.env;
   }
 

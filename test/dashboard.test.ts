@@ -365,7 +365,7 @@ describe("the dashboard in Chromium", () => {
     expect(await cspViolations(page)).toEqual([]);
   });
 
-  it("Uninstall asks first, sends {} unless 'Also delete its data' is ticked, keeps the data, and a native app offers no Uninstall", async () => {
+  it("Uninstall asks first with focus on Cancel, sends {} unless 'Also delete its data' is ticked, keeps the data and says where, and a native app offers no Uninstall", async () => {
     const { page } = await signedInPage();
     const apps = page.locator("#apps");
     const item = apps.locator("li[data-app=node-notes]");
@@ -379,6 +379,11 @@ describe("the dashboard in Chromium", () => {
     await item.getByRole("button", { name: "Uninstall node-notes" }).click();
     await item.getByRole("button", { name: "Cancel uninstalling node-notes" }).click();
     await item.getByRole("button", { name: "Uninstall node-notes" }).click();
+    // Focus lands on Cancel, never on the button that uninstalls: a stray Enter cancels.
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.getAttribute("aria-label")))
+      .toBe("Cancel uninstalling node-notes");
+    expect(await item.locator(".confirm-note").textContent()).toContain("the stored secrets stay");
     const purge = item.getByLabel("Also delete its data");
     expect(await purge.isChecked()).toBe(false);
     const stillListed = (await (await gw.fetch("/api/apps")).json()) as { apps: Array<{ name: string }> };
@@ -392,7 +397,10 @@ describe("the dashboard in Chromium", () => {
     expect(sent.postData()).toBe("{}");
     const result = apps.locator("[data-uninstalled=node-notes]");
     await result.waitFor({ timeout: 30_000 });
-    await expect(result.textContent()).resolves.toBe("Uninstalled Node Notes: data kept.");
+    await expect(result.locator(".uninstalled-summary").textContent()).resolves.toBe(
+      "Uninstalled Node Notes: data kept.",
+    );
+    expect(await result.textContent()).toContain("parked in the PersonalClaw home at apps/.node-notes.data");
     await item.waitFor({ state: "detached" });
 
     const listed = (await (await gw.fetch("/api/apps")).json()) as { apps: Array<{ name: string }> };

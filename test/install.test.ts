@@ -378,7 +378,7 @@ describe("consent to exact bytes, the native app and uninstall", () => {
 
     const kept = await del(gw, "/api/apps/node-notes", {});
     expect(kept.status, JSON.stringify(kept.body)).toBe(200);
-    expect(kept.body).toEqual({ removed: "node-notes", data_kept: true });
+    expect(kept.body).toEqual({ removed: "node-notes", data_kept: true, secrets_taken_back: [] });
     expect(existsSync(appDir)).toBe(false);
     expect((await gw.fetch("/api/apps/node-notes")).status).toBe(404);
     expect(copiesOf('["keep me"]\n')).toEqual([".node-notes.data/notes.json"]);
@@ -394,7 +394,7 @@ describe("consent to exact bytes, the native app and uninstall", () => {
     await notes('["purge me"]\n');
     const purged = await del(gw, "/api/apps/node-notes", { purge_data: true });
     expect(purged.status).toBe(200);
-    expect(purged.body).toEqual({ removed: "node-notes", data_kept: false });
+    expect(purged.body).toEqual({ removed: "node-notes", data_kept: false, secrets_taken_back: [] });
     expect(existsSync(appDir)).toBe(false);
     expect(copiesOf('["purge me"]\n')).toEqual([]);
     const rows = (await securityEvents(gw, "app_uninstalled")).filter((e) => e.subject === "node-notes");

@@ -140,6 +140,7 @@ describe("every route answers what its row declares", () => {
       "/api/apps/:name/consent": { path: `/api/apps/${APP}/consent` },
       "/api/apps/:name/logs": { path: `/api/apps/${APP}/logs?lines=20` },
       "/api/apps/:name/folders": { path: `/api/apps/${APP}/folders` },
+      "/api/apps/:name/secrets": { path: `/api/apps/${APP}/secrets` },
       "/api/internal/apps/:name/folders": { path: `/api/internal/apps/${APP}/folders`, init: asInternal },
       "/api/internal/apps/startable": { path: "/api/internal/apps/startable", init: asInternal },
       "/api/approvals": { path: "/api/approvals" },
@@ -321,6 +322,7 @@ describe("every route answers what its row declares", () => {
       expect(await expectDeclaredAnswer("DELETE", "/api/apps/:name", removed)).toEqual({
         removed: "notes-copy",
         data_kept: true,
+        secrets_taken_back: [],
       });
       const parked = await expectDeclaredAnswer("GET", "/api/apps/parked", await gw.fetch("/api/apps/parked"));
       expect(parked).toMatchObject({ parked: [{ name: "notes-copy" }] });

@@ -662,4 +662,65 @@ describe("Settings and Secrets in the dashboard (Chromium)", () => {
     expect(declared).toMatchObject({ origins: ["https://eu.example.com"], origins_from: "owner" });
     expect(problems).toEqual([]);
   });
+
+  it("an app's page shows what it asks for, assigns a stored secret and restarts it in one action, says when a restart is pending, and its uninstall says the assignment was taken back while the secret stays", async () => {
+    const folder = join(mkdtempSync(join(tmpdir(), "pc-secret-panel-")), "panel-holder");
+    cpSync(holder, folder, { recursive: true });
+    writeFileSync(
+      join(folder, "app.json"),
+      JSON.stringify({ ...JSON.parse(readFileSync(join(holder, "app.json"), "utf8")), name: "panel-holder" }),
+    );
+    await install(gw.home, folder);
+    const firstValue = "panel-first-Hx7Kq2Lm9Zp4";
+    const secondValue = "panel-second-Rt5Vb1Nc4Hd6";
+    const store = (value: string) =>
+      gw.fetch("/api/secrets/PANEL_KEY", { method: "PUT", headers: json, body: JSON.stringify({ value }) });
+    expect((await store(firstValue)).status).toBe(200);
+    const envHash = async () => {
+      const row = (await waitForRow(gw, "panel-holder", (r) => r.healthy))!;
+      return JSON.parse((await getFromBackend(gw.home, row, "/env")).body).sha256 as string | null;
+    };
+    const sha = (value: string) => createHash("sha256").update(value).digest("hex");
+    expect(await envHash()).toBeNull();
+
+    await page.goto(`${gw.url}#/apps/panel-holder`);
+    const ask = page.locator('#app-secrets li[data-secret="WEATHER_API_KEY"]');
+    await ask.locator(".secret-state", { hasText: "Not assigned" }).waitFor();
+    await expect(ask.textContent()).resolves.toContain("to ask the weather service for your forecast");
+    await ask.getByLabel("Stored secret for WEATHER_API_KEY").selectOption("PANEL_KEY");
+    await ask.getByRole("button", { name: "Assign and restart: WEATHER_API_KEY of panel-holder" }).click();
+    await page.locator("#app-secrets .notice-info", { hasText: "its backend was restarted with it" }).waitFor({
+      timeout: 30_000,
+    });
+    await ask.locator(".secret-state", { hasText: "Assigned: PANEL_KEY." }).waitFor();
+    expect(await envHash()).toBe(sha(firstValue));
+    expect(await page.locator("[data-restart-pending]").count()).toBe(0);
+
+    // A value replaced in Settings reaches the backend only at its next start: the page says so until then.
+    expect((await store(secondValue)).status).toBe(200);
+    await page.reload();
+    const pending = page.locator('[data-restart-pending="panel-holder"]');
+    await pending.waitFor();
+    expect(await envHash()).toBe(sha(firstValue));
+    await pending.getByRole("button", { name: "Restart panel-holder now" }).click();
+    await pending.waitFor({ state: "detached", timeout: 30_000 });
+    expect(await envHash()).toBe(sha(secondValue));
+
+    // Uninstalled from its page: the Apps page says the data was kept and where, and that the
+    // assignment was taken back while the stored secret stays.
+    await page.getByRole("button", { name: "Uninstall panel-holder" }).click();
+    await page.getByRole("button", { name: "Yes, uninstall panel-holder" }).click();
+    const said = page.locator('#apps [data-uninstalled="panel-holder"]');
+    await said.waitFor({ timeout: 30_000 });
+    await expect(said.locator(".uninstalled-summary").textContent()).resolves.toBe(
+      "Uninstalled Secret holder: data kept.",
+    );
+    await expect(said.locator("[data-secrets-taken-back]").textContent()).resolves.toBe(
+      "Its secret assignments were taken back (PANEL_KEY as WEATHER_API_KEY); the stored secrets stay in Settings.",
+    );
+    const listing = await (await gw.fetch("/api/secrets")).json();
+    expect(listing.secrets).toContainEqual({ name: "PANEL_KEY", stored: true, used_by: [] });
+    expect(await page.content()).not.toContain(secondValue);
+    expect(problems).toEqual([]);
+  });
 });

@@ -1,16 +1,17 @@
 // One app's page: its status and backend (restarts, last exit), the live last lines of its
 // backend log with search, what the owner consented to, data an earlier install left parked,
-// the folders granted to it, its MCP tools and their policy, its MCP servers and jobs, and Update,
+// the secrets it asks for, the folders granted to it, its MCP tools and their policy, its MCP servers and jobs, and Update,
 // Restart, Enable/Disable and Uninstall.
 import { el, errorNotice, infoNotice, listOf, replaceChildren } from "./element.js";
 import { formatRelative, formatTime } from "./format.js";
 import { installReview } from "./install-review.js";
-import { backendSummary, openLink, requiresLine } from "./apps-section.js";
+import { backendSummary, openLink, requiresLine, uninstalledNotice } from "./apps-section.js";
 import { uninstallControl } from "./uninstall-control.js";
 import { updateControl } from "./update-control.js";
 import { sourceUpdatePart } from "./source-update-part.js";
 import { jobsPart, mcpServersPart } from "./app-extensions.js";
 import { foldersPart } from "./folders-part.js";
+import { appSecretsPart } from "./app-secrets-part.js";
 import { mcpToolsPart } from "./mcp-tools-part.js";
 
 const LOG_POLL_MS = 3000;
@@ -33,11 +34,13 @@ export function appDetailPage(api, name, changed, openAdd) {
   // A grant restarts the backend: the summary above is read again after one.
   page.folders = foldersPart(api, name, () => refresh(page, { keepNotices: true, statusOnly: true }));
   page.tools = mcpToolsPart(api, name);
+  // Assigning a secret restarts the backend: the summary above is read again after one.
+  page.secrets = appSecretsPart(api, name, () => refresh(page, { keepNotices: true, statusOnly: true }));
   Object.assign(
     page,
     pageLayout(
       name,
-      [page.folders.section, page.tools.section],
+      [page.secrets.section, page.folders.section, page.tools.section],
       () => void readLog(page),
       sourceUpdatePart(api, name, openAdd),
     ),
@@ -210,7 +213,7 @@ function controls(page, app) {
             if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
             return false;
           }
-          changed();
+          changed(uninstalledNotice(app, answer.data));
           location.hash = "#/apps";
           return true;
         }),
@@ -352,6 +355,7 @@ async function refresh(page, opts = {}) {
       readConsent(page),
       readParked(page),
       readExtensions(page),
+      page.secrets.refresh(),
       page.folders.refresh(),
       page.tools.refresh(),
     ]);

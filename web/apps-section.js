@@ -61,7 +61,12 @@ export function appsSection(api, statusChanged) {
     apps,
     appsLayout(() => refresh(apps)),
   );
-  return { section: apps.section, refresh: (opts) => refresh(apps, opts) };
+  return {
+    section: apps.section,
+    refresh: (opts) => refresh(apps, opts),
+    /** Shows `notice` above the list (what another page did, such as an uninstall). */
+    notify: (notice) => replaceChildren(apps.notices, notice),
+  };
 }
 
 /** The section's frame: heading with Refresh, notices, the list (still loading) and the Install link. */
@@ -107,6 +112,39 @@ async function restart(apps, app) {
   await refresh(apps, { keepNotices: true });
 }
 
+/**
+ * What an uninstall did, said after it: the app is gone, its data kept (and where) or deleted,
+ * and the secret assignments it took back while the stored secrets stay.
+ */
+export function uninstalledNotice(app, answer) {
+  const isDataKept = answer.data_kept === true;
+  const takenBack = listOf(answer.secrets_taken_back).filter((s) => s && typeof s.as === "string");
+  return el(
+    "div",
+    { class: "notice notice-info", role: "status", "data-uninstalled": app.name },
+    el(
+      "p",
+      { class: "uninstalled-summary" },
+      `Uninstalled ${app.displayName || app.name}: `,
+      el("strong", { text: isDataKept ? "data kept" : "data deleted" }),
+      ".",
+    ),
+    isDataKept
+      ? el("p", {
+          text: `Its data is parked in the PersonalClaw home at apps/.${app.name}.data; installing ${app.name} again offers to adopt it.`,
+        })
+      : null,
+    takenBack.length > 0
+      ? el("p", {
+          "data-secrets-taken-back": app.name,
+          text: `Its secret assignments were taken back (${takenBack
+            .map(({ as, secret: stored }) => (stored && stored !== as ? `${stored} as ${as}` : (stored ?? as)))
+            .join(", ")}); the stored secrets stay in Settings.`,
+        })
+      : null,
+  );
+}
+
 /** Answers true when the app is gone, so its control need not ask again. */
 async function uninstall(apps, app, purgeData) {
   const { api, notices } = apps;
@@ -115,17 +153,7 @@ async function uninstall(apps, app, purgeData) {
     if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
     return false;
   }
-  const isDataKept = answer.data.data_kept === true;
-  replaceChildren(
-    notices,
-    el(
-      "p",
-      { class: "notice notice-info", role: "status", "data-uninstalled": app.name },
-      `Uninstalled ${app.displayName || app.name}: `,
-      el("strong", { text: isDataKept ? "data kept" : "data deleted" }),
-      ".",
-    ),
-  );
+  replaceChildren(notices, uninstalledNotice(app, answer.data));
   await refresh(apps, { keepNotices: true });
   apps.statusChanged();
   apps.section.querySelector("#apps-title")?.focus();

@@ -78,7 +78,9 @@ async function showDashboard() {
   nav.hidden = false;
   const refreshStatus = () => statusHeader?.refresh();
   const apps = appsSection(api, refreshStatus);
-  const changed = () => {
+  // `notice`: what a page did that the Apps page says next (an uninstall from an app's page).
+  const changed = (notice) => {
+    if (notice) apps.notify(notice);
     void apps.refresh({ keepNotices: true });
     refreshStatus();
   };

@@ -1,5 +1,7 @@
-// Uninstall for one app: a first press only asks, with "Also delete its data" unticked, so
-// an app's data is deleted only by a second, deliberate press with the box ticked.
+// Uninstall for one app: a first press only asks, with "Also delete its data" unticked and focus
+// on Cancel, so an app's data is deleted only by a second, deliberate press with the box ticked,
+// and a stray Enter or Space after the first press cancels rather than uninstalls. The question
+// says what else goes: the secrets assigned to it are taken back, the stored secrets stay.
 import { el, replaceChildren } from "./element.js";
 
 /**
@@ -37,23 +39,28 @@ export function uninstallControl(name, uninstall) {
         if (!isDone) for (const control of wrap.querySelectorAll("button, input")) control.disabled = false;
       },
     });
+    const cancel = el("button", {
+      type: "button",
+      text: "Cancel",
+      "aria-label": `Cancel uninstalling ${name}`,
+      onClick: () => {
+        showButton();
+        wrap.querySelector("button")?.focus();
+      },
+    });
     wrap.classList.add("is-asking");
     replaceChildren(
       wrap,
       el("span", { class: "confirm-question", text: `Uninstall ${name}?` }),
+      el("span", {
+        class: "muted confirm-note",
+        text: "Its data is kept unless you tick the box; secrets assigned to it are taken back, and the stored secrets stay in Settings.",
+      }),
       el("label", { class: "purge-choice", for: checkboxId }, purge, " Also delete its data"),
       confirm,
-      el("button", {
-        type: "button",
-        text: "Cancel",
-        "aria-label": `Cancel uninstalling ${name}`,
-        onClick: () => {
-          showButton();
-          wrap.querySelector("button")?.focus();
-        },
-      }),
+      cancel,
     );
-    confirm.focus();
+    cancel.focus();
   }
 
   showButton();

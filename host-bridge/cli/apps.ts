@@ -269,11 +269,28 @@ export async function runAppAction(
       : await callGateway(home, `apps-${action}`, "POST", `/api/apps/${name}/${action}`, {});
   if (answer.status !== 200) return answerError(answer, json);
   if (json) process.stdout.write(`${JSON.stringify(answer.body)}\n`);
-  else if (action === "uninstall")
-    process.stdout.write(`Uninstalled ${appName}${answer.body.data_kept ? " (its data/ was kept)" : ""}.\n`);
+  else if (action === "uninstall") process.stdout.write(uninstalledText(appName, answer.body));
   else if (action === "restart") process.stdout.write(`${appName}'s backend was restarted.\n`);
   else process.stdout.write(`${appName} is ${action}d${answer.body.changed === false ? " (it already was)" : ""}.\n`);
   return 0;
+}
+
+/** What an uninstall did, in sentences: the data kept (and where) and the secret assignments taken back. */
+function uninstalledText(
+  appName: string,
+  body: { data_kept?: boolean; secrets_taken_back?: Array<{ as: string; secret: string | null }> },
+): string {
+  const lines = [
+    body.data_kept
+      ? `Uninstalled ${appName}; its data was kept, parked at apps/.${appName}.data in the PersonalClaw home (installing ${appName} again offers to adopt it).`
+      : `Uninstalled ${appName}; its data was deleted.`,
+  ];
+  const takenBack = body.secrets_taken_back ?? [];
+  if (takenBack.length > 0)
+    lines.push(
+      `Its secret assignments were taken back (${takenBack.map(({ as, secret: stored }) => (stored && stored !== as ? `${stored} as ${as}` : (stored ?? as))).join(", ")}); the stored secrets stay.`,
+    );
+  return `${lines.join("\n")}\n`;
 }
 
 /** `apps list --parked`: the data/ folders keep-data uninstalls left, with whose install each is. */

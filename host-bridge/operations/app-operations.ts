@@ -160,7 +160,11 @@ type RemoveRequest = BridgeParsedRequest<"POST /apps/remove">;
 async function removeApp(
   rt: BridgeRuntime,
   { name, purgeData, manifest, version, consentDigest, installId }: RemoveRequest,
-): Promise<{ removed: true; uninstallHook: string | null }> {
+): Promise<{
+  removed: true;
+  uninstallHook: string | null;
+  secretsTakenBack: Array<{ as: string; secret: string | null }>;
+}> {
   const { paths } = rt.opts;
   const note = rt.progress.sink("uninstall", installId);
   // Checked before anything is torn down: parking over an earlier install's data would destroy it.
@@ -186,9 +190,9 @@ async function removeApp(
   await note({ step: "remove_files", status: "done", at: now() });
   // Its sealed copies of the owner's secrets go with it (a recovery that finishes this
   // removal does the same: recover-transitions.ts); the owner's own stored copies stay.
-  rt.secrets.forgetApp(name);
+  const secretsTakenBack = rt.secrets.forgetApp(name);
   rt.digests.delete(name);
-  return { removed: true, uninstallHook: hookResult };
+  return { removed: true, uninstallHook: hookResult, secretsTakenBack };
 }
 
 /**

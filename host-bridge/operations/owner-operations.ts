@@ -2,6 +2,7 @@
 // now, written for the next start; the running supervisor keeps this start's), the sealed
 // secrets (values come in and are sealed; nothing answers one back) and the log's anchor.
 import { GatewayError } from "../../kernel/contracts/errors";
+import type { AppManifest } from "../../kernel/contracts/manifest";
 import { readOwnerConfig, settingsDocument, writeOwnerSetting } from "../owner-config";
 import { readAnchor } from "../sel-anchor";
 import type { HandlersUnder } from "../bridge-contract";
@@ -27,6 +28,13 @@ export function ownerOperations(
       return { assigned: true };
     },
     "POST /secrets/unassign": async ({ body: { app, as } }) => ({ unassigned: rt.secrets.unassign(app, as) }),
+    "POST /secrets/pending": async ({ body: { name, manifest, digest } }) => {
+      const running = rt.supervisor.status(name)?.running === true;
+      return {
+        running,
+        restartPending: running && rt.heldSecrets.restartPending(name, rt.secrets, manifest as AppManifest, digest),
+      };
+    },
     "POST /secrets/rebind": async ({ body: { app, fromDigest, toDigest, declared } }) => {
       rt.digests.set(app, toDigest);
       return rt.secrets.rebind(app, fromDigest, toDigest, declared);

@@ -263,11 +263,18 @@ export class SecretStore {
     return removePrivateFile(this.slotFile(app, as));
   }
 
-  /** An uninstalled app keeps no copy of anything. */
-  forgetApp(app: string): void {
-    if (!APP_NAME_PATTERN.test(app) || !existsSync(join(this.paths.apps, app))) return;
+  /**
+   * An uninstalled app keeps no copy of anything; answers the assignments taken back (the name
+   * the app knew each by and the owner's stored secret, which stays).
+   */
+  forgetApp(app: string): Array<{ as: string; secret: string | null }> {
+    if (!APP_NAME_PATTERN.test(app) || !existsSync(join(this.paths.apps, app))) return [];
+    const takenBack = this.slots()
+      .filter((s) => s.app === app)
+      .map((s) => ({ as: s.as, secret: s.secret }));
     rmSync(join(this.paths.apps, app), { recursive: true, force: true });
     syncFolder(this.paths.apps);
+    return takenBack;
   }
 
   /**

@@ -163,7 +163,12 @@ export const BRIDGE_OPERATIONS = {
       consentDigest: Digest,
       installId: InstallId.optional(),
     }),
-    answer: z.object({ removed: z.literal(true), uninstallHook: z.string().nullable() }),
+    answer: z.object({
+      removed: z.literal(true),
+      uninstallHook: z.string().nullable(),
+      /** The assignments its sealed copies held, taken back with it; the owner's stored secrets stay. */
+      secretsTakenBack: z.array(z.object({ as: z.string(), secret: z.string().nullable() })),
+    }),
   },
   // <home>/mcp.json: the gateway names the app and its manifest; the bridge writes exactly the entries it declares.
   "POST /mcp/register": {
@@ -219,6 +224,12 @@ export const BRIDGE_OPERATIONS = {
     method: "POST",
     request: SecretUnassignRequestSchema,
     answer: z.object({ unassigned: z.boolean() }),
+  },
+  // Whether a running backend holds other secrets than a start now would give it (never a value).
+  "POST /secrets/pending": {
+    method: "POST",
+    request: NameRequest.extend({ manifest: AnyObject, digest: Digest }),
+    answer: z.object({ running: z.boolean(), restartPending: z.boolean() }),
   },
   "POST /secrets/rebind": {
     method: "POST",

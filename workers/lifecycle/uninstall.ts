@@ -49,10 +49,15 @@ export async function uninstallApp(req: RouteRequest<unknown, unknown>, name: st
           jobs_removed: jobsRemoved,
           approvals_removed: forgotten.approvals,
           grants_removed: forgotten.grants,
+          secrets_taken_back: removed.secretsTakenBack.map((s) => `${s.as}:${s.secret ?? "unknown"}`),
         },
       });
       await emitEvent(req.env, "app.uninstalled", { app: record.name });
-      return { removed: record.name, data_kept: !purgeData };
+      return {
+        removed: record.name,
+        data_kept: !purgeData,
+        secrets_taken_back: removed.secretsTakenBack.map((s) => ({ as: s.as, secret: s.secret })),
+      };
     }),
   );
 }

@@ -455,8 +455,14 @@ export const appRoutes = [
     internal: true,
     body: UninstallBody,
     contract:
-      'Uninstalls an app: stops it, revokes its tokens, removes its files; data/ is kept unless the body is exactly {"purge_data": true}. All or nothing up to its files: its servers leave mcp.json, its jobs are removed, then the bridge runs its hook, stops it and removes its files, and only then is its record forgotten; a refusal before the files go (mcp.json unreadable, parked data in the way, the bridge unreachable) puts its servers and jobs back and leaves the app as it was. A native app is refused: disable it instead.',
-    answer: { schema: z.strictObject({ removed: z.string(), data_kept: z.boolean() }) },
+      'Uninstalls an app: stops it, revokes its tokens, removes its files; data/ is kept unless the body is exactly {"purge_data": true}. Its secret assignments are taken back and answered in `secrets_taken_back` (the name it knew each by, the stored secret); the stored secrets themselves stay. All or nothing up to its files: its servers leave mcp.json, its jobs are removed, then the bridge runs its hook, stops it and removes its files, and only then is its record forgotten; a refusal before the files go (mcp.json unreadable, parked data in the way, the bridge unreachable) puts its servers and jobs back and leaves the app as it was. A native app is refused: disable it instead.',
+    answer: {
+      schema: z.strictObject({
+        removed: z.string(),
+        data_kept: z.boolean(),
+        secrets_taken_back: z.array(z.strictObject({ as: z.string(), secret: z.string().nullable() })),
+      }),
+    },
     refuses: [
       "app_not_found",
       "app_locked",

@@ -112,7 +112,42 @@ async function declarations(env: Env, listing: z.infer<typeof SecretListingSchem
   return out;
 }
 
+const AppSecretsAnswer = z.strictObject({
+  app: z.string(),
+  asks: SecretsAnswer.shape.declared,
+  stored: z.array(z.string()),
+  running: z.boolean(),
+  restart_pending: z.boolean(),
+});
+
 export const secretRoutes = [
+  route({
+    method: "GET",
+    path: "/api/apps/:name/secrets",
+    family: "secrets",
+    authz: { kind: "owner" },
+    internal: true,
+    contract:
+      "One app's secrets panel — never a value: `asks`, each secret its manifest asks for with why, the stored secret assigned to it (or null), who holds it and where it goes; `stored`, the names of the owner's stored secrets one could assign; `running`, whether its backend runs; and `restart_pending`, true when its running backend holds other secrets than a start now would give it (an assignment, a taking back or a replaced value since it started).",
+    answer: { schema: AppSecretsAnswer },
+    refuses: ["app_not_found", "secret_store_unreadable", "bridge_unavailable"],
+    async handle({ env, params }) {
+      const record = await requireRecord(env, params.name);
+      const listing = await bridgeCall(env, "POST /secrets/list", {});
+      const pending = await bridgeCall(env, "POST /secrets/pending", {
+        name: record.name,
+        manifest: record.manifest,
+        digest: record.consentDigest,
+      });
+      return {
+        app: record.name,
+        asks: (await declarations(env, listing)).filter((d) => d.app === record.name),
+        stored: listing.secrets.filter((s) => s.stored).map((s) => s.name),
+        running: pending.running,
+        restart_pending: pending.restartPending,
+      };
+    },
+  }),
   route({
     method: "GET",
     path: "/api/secrets",
