@@ -26,6 +26,12 @@ export interface Env {
   ASSETS: Fetcher;
   /** Installed apps' files, read-only and without dot files (a workerd disk service over <home>/apps). */
   APP_FILES: Fetcher;
+  /**
+   * The folder of the tool stamp (a workerd disk service over <home>/run/tool-stamp, writable):
+   * the AppRegistry rewrites the stamp after each change a tool call's verdict reads. Only a
+   * local start binds it (durable/app-registry/tool-stamp.ts).
+   */
+  TOOL_STAMP?: Fetcher;
   /** The internal credential of this start (contents of <home>/.local_secret). */
   INTERNAL_SECRET: string;
   /** Base URL of the host bridge on loopback, e.g. http://127.0.0.1:41234. */
@@ -58,7 +64,7 @@ export interface Env {
 }
 
 /** Bindings a local start wires to its own workerd services (a disk, UNIX sockets); the wrangler config has none of them. */
-export type LocalOnlyBinding = "APP_FILES" | `APP_SLOT_${number}`;
+export type LocalOnlyBinding = "APP_FILES" | "TOOL_STAMP" | `APP_SLOT_${number}`;
 
 type Holds<T extends true> = T;
 /** Compiles only while Env gives every binding wrangler.jsonc declares a type wrangler's view accepts. */

@@ -38,6 +38,8 @@ export const homePaths = (home: string) => ({
   apps: join(home, "apps"),
   quarantine: join(home, "apps", ".quarantine"),
   workerdConfig: join(home, "run", "workerd.capnp"),
+  /** The folder of the tool stamp the AppRegistry rewrites (kernel/contracts/mcp-tools.ts); a local start's workerd writes it. */
+  toolStamp: join(home, "run", "tool-stamp"),
   gatewayLog: join(home, "logs", "gateway.log"),
   /** The MCP server map agents read (docs/mcp-servers.md); app servers are `<app>:<server>` entries. */
   mcpJson: join(home, "mcp.json"),

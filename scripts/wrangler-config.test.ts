@@ -33,8 +33,12 @@ interface WranglerConfigView {
 }
 const wrangler = unstable_readConfig({ config: join(root, "wrangler.jsonc") }) as WranglerConfigView;
 
-/** Bindings only a local start has: a workerd disk service and the backends' UNIX-socket slots. */
-const LOCAL_ONLY = ["APP_FILES", ...Array.from({ length: BACKEND_SLOTS }, (_, slot) => slotBinding(slot))];
+/** Bindings only a local start has: workerd disk services and the backends' UNIX-socket slots. */
+const LOCAL_ONLY = [
+  "APP_FILES",
+  "TOOL_STAMP",
+  ...Array.from({ length: BACKEND_SLOTS }, (_, slot) => slotBinding(slot)),
+];
 /** Values that belong to one local start, not to the worker: the edge gets them another way. */
 const PER_START = ["BRIDGE_URL", "GATEWAY_PORT", "STARTED_AT"];
 

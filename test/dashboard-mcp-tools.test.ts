@@ -1,7 +1,8 @@
 // An app's MCP tools in the dashboard (issue 39), in a real Chromium against a real gateway and a
 // real confined server driven by the official MCP SDK client as the agent: the app page shows
 // each pinned tool's state and policy switch; the owner flips a switch; a call whose policy is
-// ask waits until the owner approves it in the Inbox, then completes; the recent calls show it.
+// ask waits until the owner approves it in the Inbox, then completes; the recent calls show it;
+// the owner turns on the logging of a tool's argument values and the recent calls show them.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -92,5 +93,25 @@ describe("an app's MCP tools on its page and an ask call in the Inbox", () => {
     await expect
       .poll(() => page.locator("#app-tools .tool-calls li[data-outcome=approved]").count())
       .toBeGreaterThanOrEqual(1);
+  });
+
+  it("the owner turns on the logging of a tool's argument values; the recent calls then show them", async () => {
+    const page = await signedInPage(`#/apps/${APP}`);
+    const read = page.locator("#app-tools tr[data-tool=describe_me]");
+    const logged = read.getByLabel("log argument values");
+    expect(await logged.isChecked()).toBe(false);
+    await logged.check();
+    await page.locator("#app-tools .notices", { hasText: "argument values are logged" }).waitFor();
+    await agent.callTool({ name: "describe_me", arguments: { text: "shown to the owner" } });
+    await page.reload();
+    await expect
+      .poll(() => page.locator("#app-tools .tool-calls li", { hasText: "shown to the owner" }).count(), {
+        timeout: 15_000,
+      })
+      .toBe(1);
+    expect(
+      await page.locator("#app-tools tr[data-tool=describe_me]").getByLabel("log argument values").isChecked(),
+    ).toBe(true);
+    expect(await seriousViolations(page)).toEqual([]);
   });
 });

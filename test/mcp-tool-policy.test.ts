@@ -333,6 +333,102 @@ describe("tool calls through mcp run pass the owner's policy", () => {
       expect(kinds).toContain(outcome);
   });
 
+  // Run after the outcome rows above are read: their own groups stay within the log's groups per server.
+  it("an allow kept between calls ends with the owner's change: the very next call is refused, the server never reached", async () => {
+    const stamp = () => readFileSync(join(home, "run", "tool-stamp", "stamp"), "utf8");
+    const reached = (a: Agent) => (a.stderr().match(/called read_note/g) ?? []).length;
+    const a = await agent(APP);
+    try {
+      await a.client.listTools();
+      const allowed = await cli(["mcp", "policy", APP, "tools", "read_note", "allow", "--json"]);
+      expect(allowed.code, allowed.stderr).toBe(0);
+      // Repeated calls of an allowed tool: from the second on, the run answers from its kept allow.
+      for (let i = 0; i < 5; i++) expect(await textOf(a, "read_note")).toBe("the note");
+      const before = stamp();
+      // The owner's tightening, over REST at once (well inside the time an allow is kept).
+      const set = await gw.fetch(`/api/mcp/${APP}/tools/tools/read_note/policy`, {
+        method: "POST",
+        headers: json,
+        body: JSON.stringify({ policy: "deny" }),
+      });
+      expect(set.status).toBe(200);
+      // The gateway rewrote the stamp before it answered the change.
+      expect(stamp()).not.toBe(before);
+      const denied = await callError(a, "read_note");
+      expect(denied.data?.code).toBe("mcp_tool_denied_by_policy");
+      await new Promise((r) => setTimeout(r, 500));
+      expect(reached(a)).toBe(5);
+      const back = await cli(["mcp", "policy", APP, "tools", "read_note", "allow", "--json"]);
+      expect(back.code, back.stderr).toBe(0);
+      expect(await textOf(a, "read_note")).toBe("the note");
+    } finally {
+      await a.close();
+    }
+  }, 120_000);
+
+  it("calls faster than their evidence travels: 60 calls at once are 60 lines of the app's recent calls", async () => {
+    const recentReads = async () =>
+      ((await (await gw.fetch(`/api/mcp/${APP}/calls`)).json()) as { calls: Array<{ tool: string }> }).calls.filter(
+        (c) => c.tool === "huge",
+      ).length;
+    const before = await recentReads();
+    const a = await agent(APP);
+    try {
+      await a.client.listTools();
+      const answers = await Promise.all(Array.from({ length: 60 }, () => textOf(a, "huge", { bytes: 3 })));
+      expect(answers.every((t) => t === "xxx")).toBe(true);
+    } finally {
+      await a.close();
+    }
+    // mcp run sends what it holds before it ends: every end is there once the agent's session is over.
+    expect(await recentReads()).toBe(before + 60);
+  }, 120_000);
+
+  it("argument values are kept only for a tool the owner logs, credentials masked, each call its own row", async () => {
+    const path = `/api/mcp/${APP}/tools/tools/describe_me/arguments-log`;
+    const withoutPresence = await gw.fetch(path, {
+      method: "POST",
+      owner: false,
+      headers: { ...json, "x-internal-secret": localSecret(), [WORK_HEADER]: "cli:test" },
+      body: JSON.stringify({ log: true }),
+    });
+    expect(withoutPresence.status).toBe(401);
+    expect(((await withoutPresence.json()) as { error: { code: string } }).error.code).toBe("fresh_sign_in_required");
+    const on = await cli(["mcp", "log-arguments", APP, "tools", "describe_me", "on", "--json"]);
+    expect(on.code, on.stderr).toBe(0);
+    expect(JSON.parse(on.stdout)).toMatchObject({ tool: { name: "describe_me", logArguments: true } });
+    const token = `ghp_${"a1B2".repeat(9)}`;
+    const a = await agent(APP);
+    try {
+      await a.client.listTools();
+      await a.client.callTool({ name: "describe_me", arguments: { text: `apples ${token}` } });
+      await a.client.callTool({ name: "describe_me", arguments: { text: "pears" } });
+      const off = await cli(["mcp", "log-arguments", APP, "tools", "describe_me", "off"]);
+      expect(off.code, off.stderr).toBe(0);
+      expect(off.stdout).toContain("only a digest of the arguments is logged");
+      await a.client.callTool({ name: "describe_me", arguments: { text: "plums" } });
+    } finally {
+      await a.close();
+    }
+    const calls = (await rows()).filter((r) => r.detail.tool === "describe_me");
+    const kept = calls.map((r) => r.detail.arguments).filter((v) => v !== undefined);
+    expect(kept).toHaveLength(2);
+    expect(String(kept.find((v) => String(v).includes("apples")))).not.toContain(token);
+    expect(kept.some((v) => String(v).includes("pears"))).toBe(true);
+    expect(JSON.stringify(calls)).not.toContain("plums");
+    expect(JSON.stringify(calls)).not.toContain(token);
+    const recent = (await (await gw.fetch(`/api/mcp/${APP}/calls`)).json()) as {
+      calls: Array<{ tool: string; arguments: string | null }>;
+    };
+    // Newest first: the three calls above, then the earlier tests' calls of the tool.
+    expect(
+      recent.calls
+        .filter((c) => c.tool === "describe_me")
+        .map((c) => c.arguments !== null)
+        .slice(0, 3),
+    ).toEqual([false, true, true]);
+  }, 120_000);
+
   it("uninstalled, the app leaves no grant its tool calls were given to an app installed later under its name", async () => {
     const grants = async () =>
       ((await (await gw.fetch("/api/approvals/grants")).json()) as { grants: Array<{ asked_by: string }> }).grants

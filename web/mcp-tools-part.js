@@ -1,8 +1,10 @@
 // An app's MCP tools on its page (issue 39): each server's tools as pinned at consent, with
 // their state (pinned; new, changed or removed and waiting in the Inbox; a name conflict) and
-// the owner's allow / ask / deny switch of each, and the app's recent tool calls (never their
-// arguments, only a digest). A switch applies to the agent's next call. Loosening a switch
-// (to ask from deny, or to allow) needs a recent sign-in, as other loosenings do.
+// the owner's allow / ask / deny switch of each and whether its argument values are logged, and
+// the app's recent tool calls (a digest of their arguments; the values only for a tool whose
+// values are logged). A switch applies to the agent's next call. Loosening a switch (to ask
+// from deny, or to allow) or turning the logging of values on needs a recent sign-in, as other
+// loosenings do.
 import { el, errorNotice, infoNotice, listOf, replaceChildren, timeElement } from "./element.js";
 
 const POLICIES = ["allow", "ask", "deny"];
@@ -31,17 +33,29 @@ export function mcpToolsPart(api, appName) {
   );
   section.hidden = true;
 
-  async function setPolicy(server, tool, policy) {
-    const path = `${base}/${encodeURIComponent(server)}/tools/${encodeURIComponent(tool)}/policy`;
-    const answer = await api.post(path, { policy });
+  /** Sends one switch of a tool (`policy` or `arguments-log`) and says what changed, or why not. */
+  async function setSwitch(server, tool, which, body, done) {
+    const path = `${base}/${encodeURIComponent(server)}/tools/${encodeURIComponent(tool)}/${which}`;
+    const answer = await api.post(path, body);
     if (!answer.ok) {
       if (!answer.isAuthRequired) replaceChildren(notices, errorNotice(answer));
       await refresh();
       return;
     }
-    replaceChildren(notices, infoNotice(`${tool} of ${appName}:${server} is now ${policy}, from the next call on.`));
+    replaceChildren(notices, infoNotice(`${tool} of ${appName}:${server}: ${done}, from the next call on.`));
     await refresh();
   }
+  const switches = {
+    setPolicy: (server, tool, policy) => setSwitch(server, tool, "policy", { policy }, `now ${policy}`),
+    setLogged: (server, tool, log) =>
+      setSwitch(
+        server,
+        tool,
+        "arguments-log",
+        { log },
+        log ? "argument values are logged" : "only a digest of the arguments is logged",
+      ),
+  };
 
   async function refresh() {
     const [tools, recent] = await Promise.all([api.get(`${base}/tools`), api.get(`${base}/calls`)]);
@@ -53,7 +67,7 @@ export function mcpToolsPart(api, appName) {
     section.hidden = list.length === 0;
     replaceChildren(
       servers,
-      list.map((server) => serverPart(appName, server, setPolicy)),
+      list.map((server) => serverPart(appName, server, switches)),
     );
     const recentCalls = recent.ok ? listOf(recent.data.calls) : [];
     replaceChildren(
@@ -72,7 +86,7 @@ export function mcpToolsPart(api, appName) {
 }
 
 /** One tool's allow / ask / deny switch; choosing one sets it at once. */
-function policySwitch(server, tool, setPolicy) {
+function policySwitch(server, tool, { setPolicy }) {
   const name = `tool-policy-${server}-${tool.name}`;
   return el(
     "fieldset",
@@ -93,7 +107,19 @@ function policySwitch(server, tool, setPolicy) {
   );
 }
 
-function toolRow(server, tool, setPolicy) {
+/** Whether a tool's calls keep their argument values in the log; off by default. */
+function loggedSwitch(server, tool, { setLogged }) {
+  const id = `tool-log-${server}-${tool.name}`;
+  const input = el("input", {
+    id,
+    type: "checkbox",
+    onChange: () => void setLogged(server, tool.name, input.checked),
+  });
+  input.checked = tool.logArguments === true;
+  return el("span", { class: "log-switch" }, input, el("label", { for: id, text: "log argument values" }));
+}
+
+function toolRow(server, tool, switches) {
   const definition = tool.pinned ?? tool.offered;
   return el(
     "tr",
@@ -108,13 +134,14 @@ function toolRow(server, tool, setPolicy) {
     el(
       "td",
       {},
-      tool.pinned ? policySwitch(server, tool, setPolicy) : el("span", { class: "muted", text: tool.policy }),
+      tool.pinned ? policySwitch(server, tool, switches) : el("span", { class: "muted", text: tool.policy }),
       el("span", { class: "muted", text: tool.policySetBy === "owner" ? " (set by you)" : " (default)" }),
+      tool.pinned ? loggedSwitch(server, tool, switches) : null,
     ),
   );
 }
 
-function serverPart(appName, server, setPolicy) {
+function serverPart(appName, server, switches) {
   const tools = listOf(server.tools);
   return el(
     "div",
@@ -137,7 +164,7 @@ function serverPart(appName, server, setPolicy) {
           el(
             "tbody",
             {},
-            tools.map((tool) => toolRow(server.server, tool, setPolicy)),
+            tools.map((tool) => toolRow(server.server, tool, switches)),
           ),
         ),
   );
@@ -151,6 +178,8 @@ function callItem(call) {
     " ",
     el("code", { text: `${call.server} ${call.tool}` }),
     ` ${call.outcome}, ${call.durationMs} ms, arguments `,
-    el("code", { class: "mono", text: String(call.argumentsDigest).slice(0, 19) }),
+    typeof call.arguments === "string"
+      ? el("code", { class: "mono wrap", text: call.arguments })
+      : el("code", { class: "mono", text: String(call.argumentsDigest).slice(0, 19) }),
   );
 }

@@ -199,33 +199,41 @@ export async function decideToolCall(
   return byGrant ? { decision: "allow", outcome: "approved" } : { decision: "ask", approvalId: approval.id };
 }
 
-/** One call's evidence: a security-log row (counted under volume like refusals), a live event, the app's recent list. */
-export async function recordToolCall(
+/**
+ * The ends of calls, in the order they ended: each a security-log row (counted under volume like
+ * refusals; the argument values only for a tool whose values the owner logs), a line of the
+ * app's recent calls and a live event.
+ */
+export async function recordToolCalls(
   env: Env,
   app: string,
   server: string,
-  call: ToolCallRecord,
+  calls: ToolCallRecord[],
   now: number,
 ): Promise<void> {
   const key = mcpKey(app, server);
-  const outcome =
-    call.outcome === "server_error" ? "error" : REFUSED_OUTCOMES.has(call.outcome) ? "refused" : "allowed";
-  await audit(env, {
-    kind: "mcp_tool_called",
-    outcome,
-    principal: toolAsker(app, server),
-    subject: `${key} ${call.tool}`.slice(0, 300),
-    group: `${key} ${call.tool} ${call.outcome}`.slice(0, 300),
-    detail: {
-      app,
-      server,
-      tool: call.tool,
-      arguments_digest: call.argumentsDigest,
-      outcome: call.outcome,
-      duration_ms: call.durationMs,
-      approval_id: call.approvalId,
-    },
-  });
-  await appRegistry(env).toolCallRecorded(app, server, call, now);
-  await emitEvent(env, "mcp.tool_called", { app, server, tool: call.tool, outcome: call.outcome });
+  const logged = await appRegistry(env).toolCallsRecorded(app, server, calls, now);
+  for (const [index, call] of calls.entries()) {
+    const outcome =
+      call.outcome === "server_error" ? "error" : REFUSED_OUTCOMES.has(call.outcome) ? "refused" : "allowed";
+    const values = logged[index] ?? null;
+    await audit(env, {
+      kind: "mcp_tool_called",
+      outcome,
+      principal: toolAsker(app, server),
+      subject: `${key} ${call.tool}`.slice(0, 300),
+      group: `${key} ${call.tool} ${call.outcome}`.slice(0, 300),
+      detail: {
+        app,
+        server,
+        tool: call.tool,
+        arguments_digest: call.argumentsDigest,
+        ...(values !== null ? { arguments: values } : {}),
+        outcome: call.outcome,
+        duration_ms: call.durationMs,
+        approval_id: call.approvalId,
+      },
+    });
+    await emitEvent(env, "mcp.tool_called", { app, server, tool: call.tool, outcome: call.outcome });
+  }
 }

@@ -26,6 +26,7 @@ import { Inboxes, type DeliveryResult } from "./inboxes";
 import { JobSchedule } from "./job-schedule";
 import { McpServers } from "./mcp-servers";
 import { ToolPins, type OfferedTool, type PinVerdict } from "./tool-pins";
+import { publishToolStamp } from "./tool-stamp";
 import type { RecentCall, ToolCallRecord, ToolPolicy } from "../../kernel/contracts/mcp-tools";
 import type { McpLaunchVerdict } from "./jobs-and-mcp";
 import type { JobView } from "../../kernel/contracts/scheduled-jobs";
@@ -119,6 +120,7 @@ export class AppRegistry extends DurableObject<Env> {
   async add(record: AppRecord): Promise<boolean> {
     if (this.records.has(record.name)) return false;
     this.write(record);
+    await this.toolsChanged();
     return true;
   }
 
@@ -127,6 +129,7 @@ export class AppRegistry extends DurableObject<Env> {
     const before = this.records.get(record.name);
     this.write(record);
     this.mcp.resetChanged(before, record);
+    await this.toolsChanged();
   }
 
   async remove(name: string): Promise<boolean> {
@@ -140,6 +143,7 @@ export class AppRegistry extends DurableObject<Env> {
     this.schedule.removeOf(name);
     this.mcp.removeOf(name);
     this.tools.removeOf(name);
+    await this.toolsChanged();
     return existed;
   }
 
@@ -148,6 +152,7 @@ export class AppRegistry extends DurableObject<Env> {
     if (!record) return null;
     this.write({ ...record, enabled });
     this.tokenEpochs.bump(name);
+    await this.toolsChanged();
     return this.view(this.records.get(name)!);
   }
 
@@ -365,7 +370,9 @@ export class AppRegistry extends DurableObject<Env> {
   async toolsReport(app: string, server: string, consent: string, offered: OfferedTool[], now: number) {
     const record = this.records.get(app);
     if (!record || !this.declares(app, server)) return false;
-    return this.tools.report(record, server, consent, offered, now);
+    const taken = this.tools.report(record, server, consent, offered, now);
+    await this.toolsChanged();
+    return taken;
   }
 
   // The two reads below answer definitions whose schemas are open JSON objects, which defeat RPC's
@@ -381,6 +388,7 @@ export class AppRegistry extends DurableObject<Env> {
 
   async toolChangeApproved(app: string, server: string, tool: string, digest: string): Promise<void> {
     this.tools.acceptChange(app, server, tool, digest);
+    await this.toolsChanged();
   }
 
   /** Each declared server's tools with policy and state (ServerToolsView[]); null when no such app is installed. */
@@ -398,15 +406,40 @@ export class AppRegistry extends DurableObject<Env> {
 
   async toolSetPolicy(app: string, server: string, tool: string, policy: ToolPolicy): Promise<ToolPolicy | null> {
     const record = this.records.get(app);
-    return record ? this.tools.setPolicy(record, server, tool, policy) : null;
+    const before = record ? this.tools.setPolicy(record, server, tool, policy) : null;
+    await this.toolsChanged();
+    return before;
   }
 
-  async toolCallRecorded(app: string, server: string, call: ToolCallRecord, now: number): Promise<void> {
-    if (this.records.has(app)) this.tools.recordCall(app, server, call, now);
+  /** The owner's switch for logging a tool's argument values; the one it replaced, or null when there is no such tool. */
+  async toolSetLogArguments(app: string, server: string, tool: string, log: boolean): Promise<boolean | null> {
+    const record = this.records.get(app);
+    const before = record ? this.tools.setLogArguments(record, server, tool, log) : null;
+    await this.toolsChanged();
+    return before;
+  }
+
+  /** Keeps the ends of calls for the recent view; answers, per call, the argument values the owner logs (or null). */
+  async toolCallsRecorded(
+    app: string,
+    server: string,
+    calls: ToolCallRecord[],
+    now: number,
+  ): Promise<(string | null)[]> {
+    if (!this.records.has(app)) return calls.map(() => null);
+    return calls.map((call) => this.tools.recordCall(app, server, call, now));
   }
 
   async toolRecentCalls(app: string): Promise<RecentCall[]> {
     return this.tools.recentCalls(app);
+  }
+
+  /**
+   * Every method that changes what toolVerdict reads (the records, the pins, the policies)
+   * ends here before it answers: `mcp run`'s kept verdicts end with the stamp (tool-stamp.ts).
+   */
+  private async toolsChanged(): Promise<void> {
+    await publishToolStamp(this.env.TOOL_STAMP);
   }
 
   private declares(app: string, server: string): boolean {

@@ -113,4 +113,12 @@ export const APP_REGISTRY_SCHEMA_STEPS: readonly SchemaStep[] = [
     does: "apps, backends, the gateway start, app config, transitions, jobs, MCP servers and their tools, inbox",
     apply: [APP_REGISTRY_SCHEMA],
   },
+  {
+    step: 2,
+    does: "the owner's switch to log a tool's argument values, and the values of the recent calls it logged",
+    apply: [
+      "ALTER TABLE mcp_tool_pins ADD COLUMN log_arguments INTEGER NOT NULL DEFAULT 0",
+      "ALTER TABLE mcp_tool_calls ADD COLUMN arguments TEXT",
+    ],
+  },
 ];

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { memorySql } from "../../test/helpers/memory-sql";
 import type { AppRecord } from "../../kernel/contracts/app-record";
 import { toolDefinitionDigest, type ToolDefinition } from "../../kernel/contracts/mcp-tools";
-import { APP_REGISTRY_SCHEMA } from "./schema";
+import { APP_REGISTRY_SCHEMA_STEPS } from "./schema";
 import { ToolPins } from "./tool-pins";
 
 function record(name: string, consentDigest: string, installedAt: string): AppRecord {
@@ -28,7 +28,8 @@ const offered = (tools: ToolDefinition[]) =>
 
 function fresh() {
   const sql = memorySql();
-  sql.db.exec(APP_REGISTRY_SCHEMA);
+  // Every step's statements, in order (the steps' own bookkeeping is tested in schema-steps.test.ts).
+  for (const step of APP_REGISTRY_SCHEMA_STEPS) sql.db.exec((step.apply as readonly string[]).join(";\n"));
   return new ToolPins(sql);
 }
 
@@ -128,14 +129,49 @@ describe("tool pins", () => {
       pins.recordCall(
         "a",
         "s",
-        { tool: "t", argumentsDigest: digest, outcome: "allowed", durationMs: i, approvalId: null },
+        {
+          tool: "t",
+          argumentsDigest: digest,
+          outcome: "allowed",
+          durationMs: i,
+          approvalId: null,
+          argumentsShown: "{}",
+        },
         i,
       );
     const recent = pins.recentCalls("a");
     expect(recent).toHaveLength(100);
     expect(recent[0]!.durationMs).toBe(104);
+    expect(recent[0]!.arguments).toBeNull();
     pins.removeOf("a");
     expect(pins.recentCalls("a")).toEqual([]);
     expect(pins.views(new Map([["a", app]]), app)[0]!.consentDigest).toBeNull();
+  });
+
+  it("keeps a tool's argument values only while the owner logs them, and the switch outlives a re-pin", async () => {
+    const pins = fresh();
+    const app = record("a", "sha256:1", "2026-01-01T00:00:00Z");
+    const records = new Map([["a", app]]);
+    pins.report(app, "s", "sha256:1", await offered([tool("t"), tool("u")]), 1);
+    const call = (tool: string, shown: string) => ({
+      tool,
+      argumentsDigest: `sha256:${"1".repeat(64)}`,
+      outcome: "allowed" as const,
+      durationMs: 1,
+      approvalId: null,
+      argumentsShown: shown,
+    });
+    expect(pins.recordCall("a", "s", call("t", '{"q":"before"}'), 2)).toBeNull();
+    expect(pins.setLogArguments(app, "s", "t", true)).toBe(false);
+    expect(pins.setLogArguments(app, "s", "nope", true)).toBeNull();
+    expect(pins.recordCall("a", "s", call("t", '{"q":"kept"}'), 3)).toBe('{"q":"kept"}');
+    expect(pins.recordCall("a", "s", call("u", '{"q":"not kept"}'), 4)).toBeNull();
+    expect(pins.recentCalls("a").map((c) => c.arguments)).toEqual([null, '{"q":"kept"}', null]);
+    // An update re-pins: the owner's switch carries over, as a policy the owner chose does.
+    const updated = record("a", "sha256:2", "2026-01-01T00:00:00Z");
+    pins.report(updated, "s", "sha256:2", await offered([tool("t", "t does it, v2")]), 5);
+    expect(pins.views(records, updated)[0]!.tools[0]).toMatchObject({ name: "t", logArguments: true });
+    expect(pins.setLogArguments(updated, "s", "t", false)).toBe(true);
+    expect(pins.recordCall("a", "s", call("t", '{"q":"off again"}'), 6)).toBeNull();
   });
 });

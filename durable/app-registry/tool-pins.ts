@@ -37,12 +37,19 @@ export interface ToolChange {
 export type PinVerdict =
   { visible: true; policy: ToolPolicy } | { visible: false; state: ToolState | "unknown"; conflictWith: string | null };
 
+/** What the owner chose for a tool, kept across a re-pin (an update, an approved change). */
+interface OwnerChoice {
+  policy: ToolPolicy | null;
+  logArguments: boolean;
+}
+
 interface PinRow {
   tool: string;
   definition: ToolDefinition;
   digest: string;
   policy: ToolPolicy;
   policySetBy: "default" | "owner";
+  logArguments: boolean;
 }
 
 const REMOVED = "removed";
@@ -59,7 +66,12 @@ function parsePin(row: Record<string, unknown>): PinRow {
     digest: String(row.digest),
     policy: String(row.policy) as ToolPolicy,
     policySetBy: String(row.policy_set_by) === "owner" ? "owner" : "default",
+    logArguments: Number(row.log_arguments) === 1,
   };
+}
+
+function ownerChoiceOf(pin: PinRow | undefined): OwnerChoice {
+  return { policy: pin?.policySetBy === "owner" ? pin.policy : null, logArguments: pin?.logArguments ?? false };
 }
 
 /** True when `a` was installed before `b` (ties by name), so `a` keeps a name both offer. */
@@ -93,9 +105,7 @@ export class ToolPins {
     const app = record.name;
     const pinned = this.pinnedFor(app, server);
     if (pinned === null || pinned.consent !== consent) {
-      const ownerChoices = new Map(
-        [...this.pins(app, server).values()].filter((p) => p.policySetBy === "owner").map((p) => [p.tool, p.policy]),
-      );
+      const before = this.pins(app, server);
       this.sql.exec("DELETE FROM mcp_tool_pins WHERE app = ? AND server = ?", app, server);
       this.sql.exec("DELETE FROM mcp_tool_changes WHERE app = ? AND server = ?", app, server);
       this.sql.exec(
@@ -105,16 +115,7 @@ export class ToolPins {
         consent,
         now,
       );
-      for (const tool of offered) {
-        const owner = ownerChoices.get(tool.definition.name);
-        this.writePin(
-          app,
-          server,
-          tool,
-          owner ?? defaultToolPolicy(tool.definition.annotations),
-          owner ? "owner" : "default",
-        );
-      }
+      for (const tool of offered) this.writePin(app, server, tool, ownerChoiceOf(before.get(tool.definition.name)));
       return true;
     }
     const pins = this.pins(app, server);
@@ -130,16 +131,18 @@ export class ToolPins {
     return true;
   }
 
-  private writePin(app: string, server: string, tool: OfferedTool, policy: ToolPolicy, setBy: "default" | "owner") {
+  /** Pins a definition: the owner's choices carry over; a policy the owner never chose follows the annotations. */
+  private writePin(app: string, server: string, tool: OfferedTool, owner: OwnerChoice) {
     this.sql.exec(
-      "INSERT OR REPLACE INTO mcp_tool_pins (app, server, tool, definition, digest, policy, policy_set_by) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      "INSERT OR REPLACE INTO mcp_tool_pins (app, server, tool, definition, digest, policy, policy_set_by, log_arguments) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       app,
       server,
       tool.definition.name,
       JSON.stringify(tool.definition),
       tool.digest,
-      policy,
-      setBy,
+      owner.policy ?? defaultToolPolicy(tool.definition.annotations),
+      owner.policy !== null ? "owner" : "default",
+      owner.logArguments ? 1 : 0,
     );
   }
 
@@ -210,14 +213,7 @@ export class ToolPins {
     if (change.after === null) {
       this.sql.exec("DELETE FROM mcp_tool_pins WHERE app = ? AND server = ? AND tool = ?", app, server, tool);
     } else {
-      const owner = pin?.policySetBy === "owner" ? pin.policy : null;
-      this.writePin(
-        app,
-        server,
-        { definition: change.after, digest: proposedDigest },
-        owner ?? defaultToolPolicy(change.after.annotations),
-        owner ? "owner" : "default",
-      );
+      this.writePin(app, server, { definition: change.after, digest: proposedDigest }, ownerChoiceOf(pin));
     }
     this.forgetChange(app, server, tool);
   }
@@ -263,6 +259,7 @@ export class ToolPins {
             offered: change?.after ?? null,
             approvalId: change?.approvalId ?? null,
             conflictWith,
+            logArguments: pin.logArguments,
           });
         }
         for (const change of changes.filter((c) => !pins.has(c.tool) && c.after !== null)) {
@@ -275,6 +272,7 @@ export class ToolPins {
             offered: change.after,
             approvalId: change.approvalId,
             conflictWith: this.conflictOf(records, record, change.tool),
+            logArguments: false,
           });
         }
         tools.sort((a, b) => a.name.localeCompare(b.name));
@@ -299,11 +297,16 @@ export class ToolPins {
     return { visible: true, policy: pin.policy } satisfies PinVerdict;
   }
 
+  /** A pinned tool of the app's current install, or undefined. */
+  private currentPin(record: AppRecord, server: string, tool: string): PinRow | undefined {
+    const pinned = this.pinnedFor(record.name, server);
+    if (pinned === null || pinned.consent !== record.consentDigest) return undefined;
+    return this.pins(record.name, server).get(tool);
+  }
+
   /** The owner's policy for a pinned tool of the current install; the one it replaced, or null when there is no such tool. */
   setPolicy(record: AppRecord, server: string, tool: string, policy: ToolPolicy): ToolPolicy | null {
-    const pinned = this.pinnedFor(record.name, server);
-    if (pinned === null || pinned.consent !== record.consentDigest) return null;
-    const pin = this.pins(record.name, server).get(tool);
+    const pin = this.currentPin(record, server, tool);
     if (!pin) return null;
     this.sql.exec(
       "UPDATE mcp_tool_pins SET policy = ?, policy_set_by = 'owner' WHERE app = ? AND server = ? AND tool = ?",
@@ -315,15 +318,37 @@ export class ToolPins {
     return pin.policy;
   }
 
-  /** Keeps one call for the owner's recent view; the oldest beyond RECENT_CALLS_KEPT per app go. */
-  recordCall(app: string, server: string, call: ToolCallRecord, now: number): void {
+  /** The owner's switch for logging a pinned tool's argument values; the one it replaced, or null when there is no such tool. */
+  setLogArguments(record: AppRecord, server: string, tool: string, log: boolean): boolean | null {
+    const pin = this.currentPin(record, server, tool);
+    if (!pin) return null;
     this.sql.exec(
-      "INSERT INTO mcp_tool_calls (app, server, tool, outcome, arguments_digest, duration_ms, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      "UPDATE mcp_tool_pins SET log_arguments = ? WHERE app = ? AND server = ? AND tool = ?",
+      log ? 1 : 0,
+      record.name,
+      server,
+      tool,
+    );
+    return pin.logArguments;
+  }
+
+  /**
+   * Keeps one call for the owner's recent view (its argument values only when the owner logs
+   * that tool's); the oldest beyond RECENT_CALLS_KEPT per app go. Answers the values kept, or null.
+   */
+  recordCall(app: string, server: string, call: ToolCallRecord, now: number): string | null {
+    const logged = this.sql
+      .exec("SELECT log_arguments FROM mcp_tool_pins WHERE app = ? AND server = ? AND tool = ?", app, server, call.tool)
+      .toArray()[0];
+    const values = Number(logged?.log_arguments) === 1 ? call.argumentsShown : null;
+    this.sql.exec(
+      "INSERT INTO mcp_tool_calls (app, server, tool, outcome, arguments_digest, arguments, duration_ms, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       app,
       server,
       call.tool,
       call.outcome,
       call.argumentsDigest,
+      values,
       call.durationMs,
       now,
     );
@@ -333,6 +358,7 @@ export class ToolPins {
       app,
       RECENT_CALLS_KEPT,
     );
+    return values;
   }
 
   /** The app's recent calls, newest first. */
@@ -346,6 +372,7 @@ export class ToolPins {
         tool: String(row.tool),
         outcome: String(row.outcome) as RecentCall["outcome"],
         argumentsDigest: String(row.arguments_digest),
+        arguments: row.arguments === null || row.arguments === undefined ? null : String(row.arguments),
         durationMs: Number(row.duration_ms),
       }));
   }

@@ -34,8 +34,14 @@ export const ALLOWED_COUNTED_KIND = "sel.allowed_counted";
 /** Allowed kinds counted like refusals: each is one per action a process takes at its will. */
 export const COUNTED_ALLOWED_KINDS: ReadonlySet<string> = new Set(["egress_allowed", "mcp_tool_called"]);
 
-/** Whether an event is counted in a window rather than always written as its own row. */
-export function isCounted(event: { kind: string; outcome: string }): boolean {
+/**
+ * Whether an event is counted in a window rather than always written as its own row. A tool
+ * call whose argument values the owner chose to keep (`mcp log-arguments`) is its own row
+ * whatever its outcome: a count would drop the values the owner asked for, and only the owner's
+ * switch (never the app) puts them there.
+ */
+export function isCounted(event: { kind: string; outcome: string; detail?: JsonObject }): boolean {
+  if (event.kind === "mcp_tool_called" && event.detail?.arguments !== undefined) return false;
   return event.outcome === "refused" || (event.outcome === "allowed" && COUNTED_ALLOWED_KINDS.has(event.kind));
 }
 

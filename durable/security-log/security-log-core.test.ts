@@ -12,7 +12,7 @@ import { REDACTED, WITHHELD } from "./redact";
 import { ROTATED_KIND, SEGMENT_REMOVED_KIND, verifyChain } from "../../kernel/chain/verify-chain";
 import { hexToBytes, importMacKey, singleKey } from "../../kernel/chain/epoch-key";
 import { CoalescingLog } from "./coalescing-log";
-import { REFUSALS_COUNTED_KIND } from "./refusal-windows";
+import { ALLOWED_COUNTED_KIND, REFUSALS_COUNTED_KIND } from "./refusal-windows";
 
 const KEY = "0f".repeat(32);
 const DAY = 24 * 60 * 60 * 1000;
@@ -690,6 +690,39 @@ describe("refusal windows", () => {
       });
       expect(refusalsIn(rowsOf(sql), "host_not_allowed")).toBe(10_000);
       expect(await log.verify(null)).toMatchObject({ ok: true, checked: 2 });
+    }),
+  );
+
+  it(
+    "counts an agent's repeated tool calls, but keeps each call whose argument values the owner logs as its own row",
+    inScratchStore(async (store) => {
+      const { log } = await openCounting(store);
+      const call = (i: number, logged: boolean, outcome: "allowed" | "refused") => ({
+        kind: "mcp_tool_called",
+        principal: "internal:mcp:notes:tools",
+        outcome,
+        subject: "notes:tools search",
+        group: `notes:tools search ${outcome}`,
+        detail: { tool: "search", arguments_digest: `d${i}`, ...(logged ? { arguments: `{"q":"query ${i}"}` } : {}) },
+      });
+      for (let i = 0; i < 4; i++) await log.append(call(i, false, "allowed"));
+      for (let i = 0; i < 3; i++) await log.append(call(10 + i, true, "allowed"));
+      for (let i = 0; i < 2; i++) await log.append(call(20 + i, true, "refused"));
+      const rows = (await log.query({ limit: 50 })).events.reverse();
+      const logged = rows.filter((r) => r.kind === "mcp_tool_called" && (r.detail as { arguments?: string }).arguments);
+      expect(logged.map((r) => (r.detail as { arguments: string }).arguments)).toEqual([
+        '{"q":"query 10"}',
+        '{"q":"query 11"}',
+        '{"q":"query 12"}',
+        '{"q":"query 20"}',
+        '{"q":"query 21"}',
+      ]);
+      // The unlogged repeats: the first its own row, the other three one count, written before the next other row.
+      expect(
+        rows.filter((r) => r.kind === "mcp_tool_called" && !(r.detail as { arguments?: string }).arguments),
+      ).toHaveLength(1);
+      expect(rows.find((r) => r.kind === ALLOWED_COUNTED_KIND)).toMatchObject({ subject: "3 × mcp_tool_called" });
+      expect(await log.verify(null)).toMatchObject({ ok: true });
     }),
   );
 

@@ -1,9 +1,9 @@
 // The `mcp` commands in the CLI's command table (commands.ts): where agents find the server
 // map, the servers' state, running one for an agent, and letting a failed one start again;
-// each server's pinned tools and the owner's policy of one tool.
+// each server's pinned tools, the owner's policy of one tool and whether its argument values are logged.
 import { defineCommand, jsonFlag, type CommandSpec } from "./command-table";
 import { runMcpList, runMcpPath, runMcpRetry, runMcpRun } from "./mcp";
-import { runMcpPolicy, runMcpTools } from "./mcp-tools";
+import { runMcpLogArguments, runMcpPolicy, runMcpTools } from "./mcp-tools";
 
 /** The mcp commands, in the order help lists them. */
 export const MCP_COMMANDS: readonly CommandSpec[] = [
@@ -55,6 +55,21 @@ export const MCP_COMMANDS: readonly CommandSpec[] = [
     reads: false,
     run: ({ flags, args }, { home }) =>
       runMcpPolicy(home, { app: args[0], server: args[1], tool: args[2], policy: args[3] }, flags),
+  }),
+  defineCommand({
+    words: ["mcp", "log-arguments"],
+    summary:
+      "Keep one MCP tool's argument values in the security log (on) or only their digest (off, the default); from the next call on.",
+    args: [
+      { name: "app", help: "the installed app" },
+      { name: "server", help: "a server the app declares" },
+      { name: "tool", help: "a pinned tool of the server" },
+      { name: "state", help: "on or off" },
+    ],
+    flags: { json: jsonFlag },
+    reads: false,
+    run: ({ flags, args }, { home }) =>
+      runMcpLogArguments(home, { app: args[0], server: args[1], tool: args[2], state: args[3] }, flags),
   }),
   defineCommand({
     words: ["mcp", "retry"],

@@ -1,7 +1,7 @@
 // The CLI's door to its home's running gateway: loopback only, through node:http directly
 // (no environment proxy, no redirect followed), with the internal credential and the
 // command named as its work (INT-08).
-import { request } from "node:http";
+import { request, type Agent } from "node:http";
 import { readFileSync } from "node:fs";
 import { homePaths } from "../home";
 import { GatewayError } from "../../kernel/contracts/errors";
@@ -84,6 +84,7 @@ function send(
   path: string,
   headers: Record<string, string | number>,
   body?: unknown,
+  agent?: Agent,
 ): Promise<GatewayAnswer> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolvePromise, reject) => {
@@ -93,6 +94,7 @@ function send(
         port,
         method,
         path,
+        ...(agent ? { agent } : {}),
         headers: {
           Host: `127.0.0.1:${port}`,
           ...(payload === undefined
@@ -129,6 +131,8 @@ export interface CallOptions {
   headers?: Record<string, string>;
   /** Presents the local secret as X-Local-Secret: the owner is at this machine. */
   provePresence?: boolean;
+  /** A keep-alive agent, for a caller that asks many times (`mcp run`); one connection per call otherwise. */
+  agent?: Agent;
 }
 
 /** Calls the gateway of `home` as the CLI; throws GatewayNotRunning when none is running there. */
@@ -154,6 +158,7 @@ export async function callGateway(
       ...options.headers,
     },
     body,
+    options.agent,
   );
 }
 

@@ -1,7 +1,12 @@
 // The gateway's side of `mcp run`'s tool mediation (host-bridge/mcp/tool-mediator.ts): the
 // listing reported and answered with each tool's state, the verdict asked before each call, the
-// owner's answer waited for, each call's evidence sent. Every question goes to the gateway
-// at the moment it is asked, so a policy or a pin the owner changes applies to the next call.
+// owner's answer waited for, each call's evidence sent. A verdict is asked at the moment of the
+// call, except an `allow` by policy, kept while the tool stamp (host-bridge/mcp/tool-stamp.ts)
+// holds the value read before it was asked: the AppRegistry rewrites the stamp before it
+// answers any change a verdict reads, so a policy or a pin the owner changes still applies to
+// the next call. Evidence goes in order, one report at a time, carrying every call that ended
+// while the previous report was on its way.
+import { Agent } from "node:http";
 import { PassThrough } from "node:stream";
 import { z } from "zod";
 import { MCP_FIRST_START_MS, type McpLaunchAnswer } from "../../kernel/contracts/mcp";
@@ -11,11 +16,15 @@ import { mediate } from "../mcp/tool-mediator";
 import { packageVersion } from "./package-facts";
 import { APPROVAL_STATES, MAX_WAIT_SECONDS } from "../../kernel/contracts/approvals";
 import {
+  MAX_CALLS_PER_REPORT,
+  TOOL_VERDICT_KEPT_MS,
   ToolCallVerdictSchema,
   ToolViewSchema,
   type ToolCallRecord,
   type ToolDefinition,
 } from "../../kernel/contracts/mcp-tools";
+import { homePaths } from "../home";
+import { readToolStamp } from "../mcp/tool-stamp";
 import type { MediatorGate } from "../mcp/tool-mediator";
 import { callGateway, parseAnswer, type GatewayAnswer } from "./gateway-client";
 
@@ -24,29 +33,66 @@ function refused(answer: GatewayAnswer): Error {
   return new Error(`${error?.code ?? `status ${answer.status}`}: ${error?.message ?? "unexpected answer"}`);
 }
 
+/** An `allow` by policy kept for one tool: good while the stamp and the definition are the ones it was asked under. */
+interface KeptAllow {
+  definitionDigest: string;
+  stamp: string;
+  until: number;
+}
+
 /** The gate of one run: its app, server, the install it serves and how long an `ask` waits. */
 export function gatewayToolGate(
   home: string,
   run: { app: string; server: string; consentDigest: string; askTimeoutSeconds: number },
-): MediatorGate & { flush: () => Promise<void> } {
+): MediatorGate & { flush: () => Promise<void>; close: () => void } {
   const work = `mcp:${run.app}:${run.server}`;
   const base = `/api/internal/mcp/${run.app}/${run.server}`;
-  const records = new Set<Promise<unknown>>();
+  const stampDir = homePaths(home).toolStamp;
+  const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+  const call = (method: string, path: string, body?: unknown) => callGateway(home, work, method, path, body, { agent });
+  const kept = new Map<string, KeptAllow>();
+  const pending: ToolCallRecord[] = [];
+  let reporting: Promise<void> | null = null;
+
+  const report = async () => {
+    while (pending.length > 0) {
+      const calls = pending.splice(0, MAX_CALLS_PER_REPORT);
+      const lost = (why: string) =>
+        process.stderr.write(`personalclaw: ${calls.length} tool call(s) were not recorded: ${why}\n`);
+      try {
+        const answer = await call("POST", `${base}/calls/record`, { calls });
+        if (answer.status !== 200) lost(refused(answer).message);
+      } catch (error) {
+        lost(String(error));
+      }
+    }
+    reporting = null;
+  };
+
   return {
     async report(tools: ToolDefinition[]) {
-      const answer = await callGateway(home, work, "POST", `${base}/tools`, {
-        consentDigest: run.consentDigest,
-        tools,
-      });
+      const answer = await call("POST", `${base}/tools`, { consentDigest: run.consentDigest, tools });
       const parsed = parseAnswer(answer, z.object({ tools: z.array(ToolViewSchema) }));
       if (!parsed.ok) throw refused(parsed.answer);
       return parsed.body.tools;
     },
-    async decide(call) {
-      const answer = await callGateway(home, work, "POST", `${base}/calls`, {
+    async decide(asked) {
+      // Read before asking: a change the gateway answers after this read rewrites the stamp.
+      const stamp = readToolStamp(stampDir);
+      const allow = kept.get(asked.tool);
+      if (
+        allow !== undefined &&
+        stamp === allow.stamp &&
+        asked.definitionDigest === allow.definitionDigest &&
+        Date.now() < allow.until
+      )
+        return { decision: "allow", outcome: "allowed" };
+      kept.delete(asked.tool);
+      const until = Date.now() + TOOL_VERDICT_KEPT_MS;
+      const answer = await call("POST", `${base}/calls`, {
         consentDigest: run.consentDigest,
         askTimeoutSeconds: run.askTimeoutSeconds,
-        ...call,
+        ...asked,
       });
       const parsed = parseAnswer(answer, ToolCallVerdictSchema);
       // A gateway that cannot say yes is a no: the call is withheld, never passed on unchecked.
@@ -56,6 +102,9 @@ export function gatewayToolGate(
           outcome: "withheld",
           reason: `the gateway did not answer (${refused(parsed.answer).message})`,
         };
+      // Only the policy's own allow is kept: a grant's can be taken back without a stamp.
+      if (stamp !== null && parsed.body.decision === "allow" && parsed.body.outcome === "allowed")
+        kept.set(asked.tool, { definitionDigest: asked.definitionDigest, stamp, until });
       return parsed.body;
     },
     async awaitAnswer(approvalId, timeoutMs, signal) {
@@ -64,9 +113,7 @@ export function gatewayToolGate(
         const left = Math.ceil((deadline - Date.now()) / 1000);
         if (left <= 0) return "expired";
         const wait = Math.min(left, MAX_WAIT_SECONDS);
-        const answer = await callGateway(home, work, "GET", `${base}/calls/${approvalId}?wait=${wait}`).catch(
-          () => null,
-        );
+        const answer = await call("GET", `${base}/calls/${approvalId}?wait=${wait}`).catch(() => null);
         const parsed = answer ? parseAnswer(answer, z.object({ state: z.enum(APPROVAL_STATES) })) : null;
         if (parsed?.ok) {
           const state = parsed.body.state;
@@ -75,18 +122,15 @@ export function gatewayToolGate(
       }
       return "expired";
     },
-    record(call: ToolCallRecord) {
-      const sent = callGateway(home, work, "POST", `${base}/calls/record`, call)
-        .then((answer) => {
-          if (answer.status !== 200)
-            process.stderr.write(`personalclaw: a tool call was not recorded: ${refused(answer).message}\n`);
-        })
-        .catch((error) => process.stderr.write(`personalclaw: a tool call was not recorded: ${String(error)}\n`))
-        .finally(() => records.delete(sent));
-      records.add(sent);
+    record(ended: ToolCallRecord) {
+      pending.push(ended);
+      reporting ??= report();
     },
     async flush() {
-      await Promise.all([...records]);
+      while (reporting !== null) await reporting;
+    },
+    close() {
+      agent.destroy();
     },
   };
 }
@@ -129,6 +173,7 @@ export function mediatedStdio(home: string, app: string, server: string, launch:
     end: async () => {
       await mediation.close();
       await gate.flush();
+      gate.close();
     },
   };
 }

@@ -1,6 +1,7 @@
-// `personalclaw mcp tools <app>` and `mcp policy <app> <server> <tool> allow|ask|deny` (issue
-// 39): each server's pinned tools with their policy and state, and the owner's choice for one
-// tool. A loosening proves the owner's presence with the local secret, as other loosenings do.
+// `personalclaw mcp tools <app>`, `mcp policy <app> <server> <tool> allow|ask|deny` and
+// `mcp log-arguments <app> <server> <tool> on|off` (issue 39): each server's pinned tools with
+// their policy, state and logging switch, and the owner's choice for one tool. A loosening
+// proves the owner's presence with the local secret, as other loosenings do.
 import { z } from "zod";
 import { ServerToolsViewSchema, ToolPolicySchema, ToolViewSchema } from "../../kernel/contracts/mcp-tools";
 import { safeLine } from "../../kernel/text/text-safety";
@@ -42,8 +43,9 @@ export async function runMcpTools(home: string, app: string, values: { json?: bo
     for (const tool of server.tools) {
       const conflict = tool.conflictWith ? ` (the name is ${safeLine(tool.conflictWith)}'s)` : "";
       const setBy = tool.policySetBy === "owner" ? "set by you" : "default";
+      const logged = tool.logArguments ? "  argument values logged" : "";
       process.stdout.write(
-        `  ${safeLine(tool.name)}  ${tool.policy} (${setBy})  ${STATE_WORDS[tool.state]}${conflict}\n`,
+        `  ${safeLine(tool.name)}  ${tool.policy} (${setBy})  ${STATE_WORDS[tool.state]}${conflict}${logged}\n`,
       );
       const description = tool.pinned?.description ?? tool.offered?.description;
       if (description) process.stdout.write(`    ${safeLine(description.slice(0, 200))}\n`);
@@ -52,23 +54,54 @@ export async function runMcpTools(home: string, app: string, values: { json?: bo
   return 0;
 }
 
-export async function runMcpPolicy(
+type ToolNamed = { app: string; server: string; tool: string };
+
+/** Sends one switch of a tool and prints what holds from the next call on. */
+async function setToolSwitch(
   home: string,
-  args: { app: string; server: string; tool: string; policy: string },
+  args: ToolNamed,
+  which: { path: "policy" | "arguments-log"; body: object; said: (tool: z.infer<typeof ToolViewSchema>) => string },
   values: { json?: boolean },
 ): Promise<number> {
-  const policy = ToolPolicySchema.safeParse(args.policy);
-  if (!policy.success)
-    throw new UsageError(`the policy is allow, ask or deny, not '${args.policy}'`, ["mcp", "policy"]);
-  const path = `/api/mcp/${encodeURIComponent(args.app)}/${encodeURIComponent(args.server)}/tools/${encodeURIComponent(args.tool)}/policy`;
+  const path = `/api/mcp/${encodeURIComponent(args.app)}/${encodeURIComponent(args.server)}/tools/${encodeURIComponent(args.tool)}/${which.path}`;
   // Presence is proved for every change: the gateway asks for it only when the change loosens.
-  const answer = await callGateway(home, "mcp-policy", "POST", path, { policy: policy.data }, { provePresence: true });
+  const answer = await callGateway(home, `mcp-${which.path}`, "POST", path, which.body, { provePresence: true });
   const parsed = parseAnswer(answer, z.object({ tool: ToolViewSchema }));
   if (!parsed.ok) return fail(parsed.answer, Boolean(values.json));
   process.stdout.write(
     values.json
       ? `${JSON.stringify(answer.body)}\n`
-      : `${safeLine(`${args.app}:${args.server} ${args.tool}`)}: ${parsed.body.tool.policy}, from the next call on.\n`,
+      : `${safeLine(`${args.app}:${args.server} ${args.tool}`)}: ${which.said(parsed.body.tool)}, from the next call on.\n`,
   );
   return 0;
+}
+
+export async function runMcpPolicy(
+  home: string,
+  args: ToolNamed & { policy: string },
+  values: { json?: boolean },
+): Promise<number> {
+  const policy = ToolPolicySchema.safeParse(args.policy);
+  if (!policy.success)
+    throw new UsageError(`the policy is allow, ask or deny, not '${args.policy}'`, ["mcp", "policy"]);
+  return setToolSwitch(home, args, { path: "policy", body: { policy: policy.data }, said: (t) => t.policy }, values);
+}
+
+export async function runMcpLogArguments(
+  home: string,
+  args: ToolNamed & { state: string },
+  values: { json?: boolean },
+): Promise<number> {
+  if (args.state !== "on" && args.state !== "off")
+    throw new UsageError(`say on or off, not '${args.state}'`, ["mcp", "log-arguments"]);
+  return setToolSwitch(
+    home,
+    args,
+    {
+      path: "arguments-log",
+      body: { log: args.state === "on" },
+      said: (t) => (t.logArguments ? "argument values are logged" : "only a digest of the arguments is logged"),
+    },
+    values,
+  );
 }

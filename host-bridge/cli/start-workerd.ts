@@ -66,6 +66,7 @@ export function workerdConfigFor(
     stateDir: paths.state,
     webDir: webFolder,
     appsDir: paths.apps,
+    toolStampDir: paths.toolStamp,
     runtimeDir: run.runtimeFolder,
     listen: `${bindHost.includes(":") ? `[${bindHost}]` : bindHost}:${port}`,
     bindings: {

@@ -25,6 +25,7 @@ import { becomeReady, recordStateManifest, reportStartFailure } from "./start-re
 import { stopGateway } from "./start-shutdown";
 import { superviseWorkerd, workerdConfigFor } from "./start-workerd";
 import { renderWorkerdConfig } from "./workerd-config";
+import { resetToolStamp } from "../mcp/tool-stamp";
 
 export interface StartOptions {
   settings: Settings;
@@ -71,6 +72,7 @@ async function runGateway(options: StartOptions): Promise<number> {
 
   const startedAt = new Date().toISOString();
   const workerdConfig = workerdConfigFor(plan, settings, { runtimeFolder, secret, bridgePort: bridge.port, startedAt });
+  resetToolStamp(paths.toolStamp);
   writePrivateFile(paths.workerdConfig, renderWorkerdConfig(workerdConfig));
   if (selKey.firstSeed !== null && settings.seedPassphrase !== "")
     sealSeed(paths.home, selKey.firstSeed, settings.seedPassphrase);

@@ -20,6 +20,8 @@ export interface WorkerdConfigInput {
   stateDir: string;
   webDir: string;
   appsDir: string;
+  /** The tool stamp's folder (<home>/run/tool-stamp), the only one the worker may write outside its state. */
+  toolStampDir: string;
   /** The bridge's runtime folder, where confined backends' slot sockets live. */
   runtimeDir: string;
   listen: string;
@@ -38,6 +40,7 @@ export function renderWorkerdConfig(input: WorkerdConfigInput): string {
     ),
     `(name = "ASSETS", service = "web")`,
     `(name = "APP_FILES", service = "app-files")`,
+    `(name = "TOOL_STAMP", service = "tool-stamp")`,
     ...slots.map((slot) => `(name = ${capnpText(slotBinding(slot))}, service = "app-slot-${slot}")`),
     ...Object.entries(input.bindings).map(([name, value]) => `(name = ${capnpText(name)}, text = ${capnpText(value)})`),
   ];
@@ -49,6 +52,7 @@ const config :Workerd.Config = (
     (name = "state", disk = (path = ${capnpText(input.stateDir)}, writable = true)),
     (name = "web", disk = (path = ${capnpText(input.webDir)}, writable = false)),
     (name = "app-files", disk = (path = ${capnpText(input.appsDir)}, writable = false, allowDotfiles = false)),
+    (name = "tool-stamp", disk = (path = ${capnpText(input.toolStampDir)}, writable = true, allowDotfiles = false)),
     (name = "loopback", network = (allow = ["local"], deny = [])),
 ${slots.map((slot) => `    (name = "app-slot-${slot}", external = (address = ${capnpText(`unix:${join(input.runtimeDir, slotSocketName(slot))}`)}, http = ())),`).join("\n")}
   ],

@@ -65,6 +65,7 @@ export async function mediateCall(
 ): Promise<CallToolResult> {
   const started = Date.now();
   const digest = await argumentsDigest(call.args ?? {});
+  const shown = argumentsShown(call.args);
   let approvalId: string | null = null;
   const vars = { tool: call.name.slice(0, 128), key: ctx.key, app: ctx.app };
   const end = (outcome: CallOutcome) =>
@@ -74,6 +75,7 @@ export async function mediateCall(
       outcome,
       durationMs: Date.now() - started,
       approvalId,
+      argumentsShown: shown,
     });
   if (call.definitionDigest === null) {
     end("withheld");
@@ -83,7 +85,7 @@ export async function mediateCall(
     tool: call.name,
     definitionDigest: call.definitionDigest,
     argumentsDigest: digest,
-    argumentsShown: argumentsShown(call.args),
+    argumentsShown: shown,
   });
   let allowedAs: "allowed" | "approved";
   if (verdict.decision === "refuse") {

@@ -19,6 +19,16 @@ export const MAX_TOOLS_PER_SERVER = 256;
 export const MAX_TOOL_TEXT = 16_384;
 /** How much of a call's arguments an approval shows (after the text-safety module). */
 export const ARGUMENTS_SHOWN_CHARS = 600;
+/**
+ * The tool stamp (docs/design/tool-policy.md, "What it costs"): a file the AppRegistry rewrites
+ * with a fresh random value, before it answers, after every change a call's verdict reads (an
+ * app installed, updated, switched or removed; a listing reported; a change approved; a policy
+ * or logging switch set). `mcp run` keeps an `allow` while the file still holds the value it
+ * read before asking, and at most TOOL_VERDICT_KEPT_MS.
+ */
+export const TOOL_STAMP_FILE = "stamp";
+export const TOOL_VERDICT_KEPT_MS = 2000;
+
 /** How many recent calls the gateway keeps per app for the owner's view. */
 export const RECENT_CALLS_KEPT = 100;
 
@@ -106,6 +116,8 @@ export const ToolViewSchema = z.strictObject({
   approvalId: z.string().nullable(),
   /** For a conflict: the app whose tool has the name, or "platform". */
   conflictWith: z.string().nullable(),
+  /** The owner's switch: each call's row keeps the arguments as the approval shows them (off: their digest only). */
+  logArguments: z.boolean(),
 });
 export type ToolView = z.infer<typeof ToolViewSchema>;
 
@@ -181,8 +193,18 @@ export const ToolCallRecordSchema = z.strictObject({
   outcome: CallOutcomeSchema,
   durationMs: z.number().int().min(0).max(86_400_000),
   approvalId: z.string().max(80).nullable(),
+  /** The arguments as an approval shows them; kept only for a tool whose values the owner logs. */
+  argumentsShown: z.string().max(ARGUMENTS_SHOWN_CHARS + 20),
 });
 export type ToolCallRecord = z.infer<typeof ToolCallRecordSchema>;
+
+/** At most this many calls' ends travel in one report: `mcp run` sends what ended while its last report was on its way. */
+export const MAX_CALLS_PER_REPORT = 256;
+
+/** `mcp run` reports the ends of one or more calls, in the order they ended. */
+export const ToolCallReportSchema = z.strictObject({
+  calls: z.array(ToolCallRecordSchema).min(1).max(MAX_CALLS_PER_REPORT),
+});
 
 /** One recent call as the owner's view shows it: never the arguments, only their digest. */
 export const RecentCallSchema = z.strictObject({
@@ -191,12 +213,17 @@ export const RecentCallSchema = z.strictObject({
   tool: z.string(),
   outcome: CallOutcomeSchema,
   argumentsDigest: z.string(),
+  /** The arguments as shown, for a tool whose values the owner logs; null otherwise. */
+  arguments: z.string().nullable(),
   durationMs: z.number().int(),
 });
 export type RecentCall = z.infer<typeof RecentCallSchema>;
 
 /** The owner sets one tool's policy (POST /api/mcp/:app/:server/tools/:tool/policy). */
 export const SetToolPolicySchema = z.strictObject({ policy: ToolPolicySchema });
+
+/** The owner turns the logging of one tool's argument values on or off (POST /api/mcp/:app/:server/tools/:tool/arguments-log). */
+export const SetArgumentsLogSchema = z.strictObject({ log: z.boolean() });
 
 /** The approval kind of a call to one tool: grants match on it, so it names the tool (any name, made a kind). */
 export async function toolCallKind(tool: string): Promise<string> {

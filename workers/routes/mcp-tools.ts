@@ -13,18 +13,20 @@ import {
   RecentCallSchema,
   ServerToolsViewSchema,
   type ServerToolsView,
+  SetArgumentsLogSchema,
   SetToolPolicySchema,
-  ToolCallRecordSchema,
+  ToolCallReportSchema,
   ToolCallRequestSchema,
   ToolCallVerdictSchema,
   ToolsReportSchema,
   ToolViewSchema,
+  type ToolView,
   toolAsker,
   toolDefinitionDigest,
 } from "../../kernel/contracts/mcp-tools";
 import { appNotFound, readRecord } from "../app-registry";
 import { assertOwnerPresence } from "../guards/owner-presence";
-import { decideToolCall, recordToolCall, settleToolChanges } from "../mcp-tool-calls";
+import { decideToolCall, recordToolCalls, settleToolChanges } from "../mcp-tool-calls";
 import { route, type RouteRequest } from "../route-row";
 
 type Params = { app: string; server: string; tool?: string };
@@ -46,6 +48,38 @@ async function serversOf(req: RouteRequest<unknown, unknown>, app: string): Prom
   for (const server of before)
     if (server.consentDigest !== null) await settleToolChanges(req.env, app, server.server, req.now, false);
   return (await toolViews(req.env, app)) ?? [];
+}
+
+/**
+ * One owner's switch of a pinned tool of the current install: a loosening needs owner presence,
+ * the change is a row, and the answer is the tool as it is now.
+ */
+async function setToolSwitch<T>(
+  req: RouteRequest<unknown, unknown>,
+  change: {
+    kind: string;
+    loosens: (current: ToolView) => boolean;
+    set: (registry: ReturnType<typeof appRegistry>, named: Required<Params>) => Promise<T | null>;
+    to: T;
+  },
+): Promise<{ tool: ToolView }> {
+  const named = paramsOf(req) as Required<Params>;
+  const { app, server, tool } = named;
+  const notFound = () => new GatewayError("mcp_tool_not_found", { vars: { key: mcpKey(app, server), tool } });
+  const servers = await serversOf(req, app);
+  const current = servers.find((s) => s.server === server)?.tools.find((t) => t.name === tool && t.pinned);
+  if (!current) throw notFound();
+  if (change.loosens(current)) assertOwnerPresence(req);
+  const before = await change.set(appRegistry(req.env), named);
+  if (before === null) throw notFound();
+  await req.audit({
+    kind: change.kind,
+    outcome: "allowed",
+    subject: `${mcpKey(app, server)} ${tool}`.slice(0, 300),
+    detail: { app, server, tool, from: before, to: change.to },
+  });
+  const after = (await toolViews(req.env, app)) ?? [];
+  return { tool: after.find((s) => s.server === server)!.tools.find((t) => t.name === tool)! };
 }
 
 export const mcpToolRoutes = [
@@ -123,15 +157,15 @@ export const mcpToolRoutes = [
     family: "internal",
     authz: { kind: "internal-only" },
     internal: true,
-    body: ToolCallRecordSchema,
+    body: ToolCallReportSchema,
     contract:
-      "`mcp run` reports how a call ended: an `mcp_tool_called` security-log row (app, server, tool, the arguments' sha-256 digest, outcome, duration; never the values), counted under volume like refusals, an `mcp.tool_called` event and a line of the app's recent calls.",
-    answer: { schema: z.strictObject({ recorded: z.literal(true) }) },
+      "`mcp run` reports how calls ended (one report carries the calls that ended while its last one was on its way): per call an `mcp_tool_called` security-log row (app, server, tool, the arguments' sha-256 digest, outcome, duration; the values only for a tool whose values the owner logs), counted under volume like refusals, an `mcp.tool_called` event and a line of the app's recent calls.",
+    answer: { schema: z.strictObject({ recorded: z.number().int() }) },
     refuses: [],
     async handle(req) {
       const { app, server } = paramsOf(req);
-      await recordToolCall(req.env, app, server, req.body, req.now);
-      return { recorded: true };
+      await recordToolCalls(req.env, app, server, req.body.calls, req.now);
+      return { recorded: req.body.calls.length };
     },
   }),
   route({
@@ -160,24 +194,32 @@ export const mcpToolRoutes = [
       "Sets one pinned tool's policy: allow (calls go through), ask (each call waits for the owner's approval), deny. It applies to the next call, in running sessions too. A loosening (deny to ask, anything to allow) needs owner presence (401 fresh_sign_in_required).",
     answer: { schema: z.strictObject({ tool: ToolViewSchema }) },
     refuses: ["app_not_found", "mcp_tool_not_found", "fresh_sign_in_required"],
-    async handle(req) {
-      const { app, server, tool } = paramsOf(req) as Required<Params>;
-      const servers = await serversOf(req as RouteRequest<unknown, unknown>, app);
-      const current = servers.find((s) => s.server === server)?.tools.find((t) => t.name === tool && t.pinned);
-      if (!current) throw new GatewayError("mcp_tool_not_found", { vars: { key: mcpKey(app, server), tool } });
-      if (POLICY_RANK[req.body.policy] > POLICY_RANK[current.policy])
-        assertOwnerPresence(req as RouteRequest<unknown, unknown>);
-      const before = await appRegistry(req.env).toolSetPolicy(app, server, tool, req.body.policy);
-      if (before === null) throw new GatewayError("mcp_tool_not_found", { vars: { key: mcpKey(app, server), tool } });
-      await req.audit({
+    handle: (req) =>
+      setToolSwitch(req as RouteRequest<unknown, unknown>, {
         kind: "mcp_tool_policy_set",
-        outcome: "allowed",
-        subject: `${mcpKey(app, server)} ${tool}`.slice(0, 300),
-        detail: { app, server, tool, from: before, to: req.body.policy },
-      });
-      const after = (await toolViews(req.env, app)) ?? [];
-      return { tool: after.find((s) => s.server === server)!.tools.find((t) => t.name === tool)! };
-    },
+        loosens: (current) => POLICY_RANK[req.body.policy] > POLICY_RANK[current.policy],
+        set: (registry, { app, server, tool }) => registry.toolSetPolicy(app, server, tool, req.body.policy),
+        to: req.body.policy,
+      }),
+  }),
+  route({
+    method: "POST",
+    path: "/api/mcp/:app/:server/tools/:tool/arguments-log",
+    family: "mcp",
+    authz: { kind: "owner" },
+    internal: true,
+    body: SetArgumentsLogSchema,
+    contract:
+      "Turns the logging of one pinned tool's argument values on or off. On, each call's security-log row and recent-calls line keep the arguments as an approval shows them (through the text-safety module, credentials masked, cut to 600 characters) beside their digest; off (the default), only the digest. It applies to the next call, in running sessions too. Turning it on needs owner presence (401 fresh_sign_in_required).",
+    answer: { schema: z.strictObject({ tool: ToolViewSchema }) },
+    refuses: ["app_not_found", "mcp_tool_not_found", "fresh_sign_in_required"],
+    handle: (req) =>
+      setToolSwitch(req as RouteRequest<unknown, unknown>, {
+        kind: "mcp_tool_arguments_log_set",
+        loosens: (current) => req.body.log && !current.logArguments,
+        set: (registry, { app, server, tool }) => registry.toolSetLogArguments(app, server, tool, req.body.log),
+        to: req.body.log,
+      }),
   }),
   route({
     method: "GET",
@@ -186,7 +228,7 @@ export const mcpToolRoutes = [
     authz: { kind: "owner" },
     internal: true,
     contract:
-      "The app's recent tool calls through `mcp run`, newest first (at most 100): server, tool, outcome, the arguments' digest and the duration; never the arguments.",
+      "The app's recent tool calls through `mcp run`, newest first (at most 100): server, tool, outcome, the arguments' digest and the duration; the arguments themselves only for a tool whose values the owner logs.",
     answer: { schema: z.strictObject({ calls: z.array(RecentCallSchema) }) },
     refuses: ["app_not_found"],
     async handle(req) {
