@@ -9,6 +9,8 @@ export class BackendReports {
   private readonly secrets = new Map<string, string>();
   // Until the host bridge has reported once, how many backends run is not known (null, never 0).
   private reportedAll = false;
+  /** Who waits for a backend's first healthy report (whenHealthy); woken by set(). */
+  private readonly healthWaiters = new Map<string, Set<() => void>>();
 
   constructor(private readonly sql: SqlStorage) {}
 
@@ -55,10 +57,40 @@ export class BackendReports {
     return this.secrets.get(name) ?? null;
   }
 
+  /**
+   * Resolves once the backend is reported healthy, it stops running, or `timeoutMs` passes,
+   * whichever is first (at once when it is not spawned-and-waiting-for-its-health-check).
+   */
+  whenHealthy(name: string, timeoutMs: number): Promise<void> {
+    const starting = (status: BackendStatus | undefined) => status?.running === true && !status.healthy;
+    if (!starting(this.statuses.get(name))) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiters = this.healthWaiters.get(name) ?? new Set<() => void>();
+      this.healthWaiters.set(name, waiters);
+      const finish = () => {
+        clearTimeout(timer);
+        waiters.delete(check);
+        if (waiters.size === 0) this.healthWaiters.delete(name);
+        resolve();
+      };
+      const check = () => {
+        if (!starting(this.statuses.get(name))) finish();
+      };
+      const timer = setTimeout(finish, timeoutMs);
+      waiters.add(check);
+    });
+  }
+
+  /** Wakes whoever waits for the backend's health: it was reported again, or forgotten. */
+  private wake(name: string): void {
+    for (const check of [...(this.healthWaiters.get(name) ?? [])]) check();
+  }
+
   /** A stopped backend's secret goes with it: a later one gets a new secret. */
   set(name: string, status: BackendStatus, secret?: string): void {
     registryEpoch.bump();
     this.statuses.set(name, status);
+    this.wake(name);
     if (secret !== undefined) this.secrets.set(name, secret);
     if (!status.running) this.secrets.delete(name);
     this.sql.exec(
@@ -72,6 +104,7 @@ export class BackendReports {
   forget(name: string): void {
     registryEpoch.bump();
     this.statuses.delete(name);
+    this.wake(name);
     this.secrets.delete(name);
     this.sql.exec("DELETE FROM backends WHERE name = ?", name);
   }

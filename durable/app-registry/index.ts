@@ -314,7 +314,12 @@ export class AppRegistry extends DurableObject<Env> {
       isEnabled: (app) => this.records.get(app)?.enabled === true,
       heldBy: (app) => this.transitions.heldBy(app, Date.now()),
       isInstalled: (app) => this.records.has(app),
-      fire: async (app, request) => jobFirer()(this.env, (await this.proxyTarget(app))!, { app, ...request }),
+      fire: async (app, request) => {
+        // A fire due while the app's backend starts (spawned, its health check not answered yet:
+        // an install or an enable that just returned) waits for it, within the job's timeout.
+        await this.backends.whenHealthy(app, request.timeoutMs);
+        return jobFirer()(this.env, (await this.proxyTarget(app))!, { app, ...request });
+      },
     });
   }
 
