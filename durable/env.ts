@@ -10,6 +10,7 @@ import type { SessionStore } from "./session-store/index";
 import type { AppRegistry } from "./app-registry/index";
 import type { ApprovalStore } from "./approval-store/index";
 import type { EventHub } from "./event-hub/index";
+import type { BridgeLink } from "./bridge-link/index";
 
 export interface Env {
   /** Durable Object namespace holding sessions, sign-in links and the signing key. */
@@ -22,6 +23,12 @@ export interface Env {
   APPROVALS: DurableObjectNamespace<ApprovalStore>;
   /** Durable Object namespace holding the live-event WebSockets and their scopes. */
   EVENTS: DurableObjectNamespace<EventHub>;
+  /** Durable Object namespace holding the links to paired machines' bridges (edge mode). */
+  BRIDGE_LINKS: DurableObjectNamespace<BridgeLink>;
+  /** This worker's link door: a paired bridge's calls back, delivered by its BridgeLink (workers/guards/link-door.ts). */
+  LINK_DOOR: Fetcher;
+  /** The one-time secret that pairs the first machine with an edge worker (a wrangler secret; empty locally). */
+  PERSONALCLAW_PAIRING_SECRET: string;
   /** The dashboard's static files (a workerd disk service over web/). */
   ASSETS: Fetcher;
   /** Installed apps' files, read-only and without dot files (a workerd disk service over <home>/apps). */

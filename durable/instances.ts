@@ -26,3 +26,13 @@ export function approvalStore(env: Env) {
 export function eventHub(env: Env) {
   return env.EVENTS.get(env.EVENTS.idFromName("events"));
 }
+
+/** The BridgeLink that keeps the paired machines and their keys (edge mode). */
+export function bridgeLinkPairing(env: Env) {
+  return env.BRIDGE_LINKS.get(env.BRIDGE_LINKS.idFromName("pairing"));
+}
+
+/** The BridgeLink holding the link to paired `machine`'s bridge (edge mode). */
+export function bridgeLinkOf(env: Env, machine: string) {
+  return env.BRIDGE_LINKS.get(env.BRIDGE_LINKS.idFromName(`machine:${machine}`));
+}

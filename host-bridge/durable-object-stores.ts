@@ -9,6 +9,8 @@ export const DURABLE_OBJECT_CLASSES = [
   { binding: "SECURITY_LOG", className: "SecurityLog", uniqueKey: "personalclaw-security-log" },
   { binding: "APPROVALS", className: "ApprovalStore", uniqueKey: "personalclaw-approval-store" },
   { binding: "EVENTS", className: "EventHub", uniqueKey: "personalclaw-event-hub" },
+  // Edge mode only (a paired machine's link); a local start never creates one.
+  { binding: "BRIDGE_LINKS", className: "BridgeLink", uniqueKey: "personalclaw-bridge-link" },
 ] as const;
 
 /** The folder under `stateDir` where workerd keeps the storage of `className`'s objects. */

@@ -43,6 +43,8 @@ export const homePaths = (home: string) => ({
   gatewayLog: join(home, "logs", "gateway.log"),
   /** The MCP server map agents read (docs/mcp-servers.md); app servers are `<app>:<server>` entries. */
   mcpJson: join(home, "mcp.json"),
+  /** The edge this machine is paired with and the machine's private key (docs/deploy-cloudflare.md). */
+  edge: join(home, "edge.json"),
 });
 export type HomePaths = ReturnType<typeof homePaths>;
 

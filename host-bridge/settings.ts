@@ -31,6 +31,11 @@ export interface Settings {
   /** npm_command and npm_lifecycle_event, which npm sets: whether the CLI runs under `npx` or `npm start`. */
   npmCommand: string;
   npmLifecycleEvent: string;
+  /**
+   * PERSONALCLAW_EDGE_CONNECT_TO: host:port at which to reach the paired edge instead of the
+   * address its name resolves to (a tunnel, a test); TLS still checks the edge's own name.
+   */
+  edgeConnectTo: string;
   /** PATH, to tell whether `personalclaw` is on it (the hints the CLI prints use what works). */
   path: string;
 }
@@ -56,6 +61,7 @@ export function readSettings(env: Readonly<Record<string, string | undefined>> =
     npmCommand: env.npm_command ?? "",
     npmLifecycleEvent: env.npm_lifecycle_event ?? "",
     path: env.PATH ?? "",
+    edgeConnectTo: env.PERSONALCLAW_EDGE_CONNECT_TO ?? "",
     hookTimeoutSeconds:
       Number.isInteger(hookTimeout) && hookTimeout >= 1 && hookTimeout <= 3600
         ? hookTimeout

@@ -30,6 +30,7 @@ interface WranglerConfigView {
   vars: Record<string, unknown>;
   secrets?: { required?: string[] };
   assets?: { directory?: string; binding?: string; run_worker_first?: boolean };
+  services?: Array<{ binding: string; service: string; entrypoint?: string }>;
 }
 const wrangler = unstable_readConfig({ config: join(root, "wrangler.jsonc") }) as WranglerConfigView;
 
@@ -74,7 +75,8 @@ function gatewayWorker(capnp: string) {
   return {
     compatibilityDate: /compatibilityDate = "([^"]+)"/.exec(worker)?.[1],
     classes: [...section("durableObjectNamespaces").matchAll(/className = "([^"]+)"/g)].map((m) => m[1]),
-    bindings: [...section("bindings").matchAll(/\(name = "([^"]+)"/g)].map((m) => m[1]!),
+    // One binding a line; a service designator's own (name = ...) inside a binding is not one.
+    bindings: [...section("bindings").matchAll(/^\s+\(name = "([^"]+)"/gm)].map((m) => m[1]!),
     namespaces: [...section("bindings").matchAll(/\(name = "([^"]+)", durableObjectNamespace = "([^"]+)"\)/g)].map(
       (m) => ({ name: m[1], class_name: m[2] }),
     ),
@@ -115,7 +117,7 @@ describe("wrangler.jsonc and the workerd config a start renders", () => {
     expect(wrangler.compatibility_date).toBe(workerd.compatibilityDate);
   });
 
-  it("bind the same five Durable Object classes under the same names", () => {
+  it("bind the same Durable Object classes under the same names", () => {
     expect(workerd.classes).toEqual(DURABLE_OBJECT_CLASSES.map((d) => d.className));
     expect(wrangler.durable_objects.bindings).toEqual(workerd.namespaces);
   });
@@ -132,13 +134,19 @@ describe("wrangler.jsonc and the workerd config a start renders", () => {
       wrangler.assets?.binding,
       ...Object.keys(wrangler.vars),
       ...(wrangler.secrets?.required ?? []),
+      ...(wrangler.services ?? []).map((s) => s.binding),
     ];
     expect([...declared, ...LOCAL_ONLY].sort()).toEqual([...workerd.bindings].sort());
     expect(new Set(declared).size).toBe(declared.length);
   });
 
-  it("keep the two credentials out of the file: they are secrets set at deploy", () => {
-    expect(wrangler.secrets?.required).toEqual(["INTERNAL_SECRET", "SEL_KEY"]);
+  it("keep the credentials and the pairing secret out of the file: they are secrets set at deploy", () => {
+    expect(wrangler.secrets?.required).toEqual(["INTERNAL_SECRET", "SEL_KEY", "PERSONALCLAW_PAIRING_SECRET"]);
+  });
+
+  it("wire the link door to the worker's own linkDoor entrypoint, as the workerd config does", () => {
+    expect(wrangler.services).toEqual([{ binding: "LINK_DOOR", service: "personalclaw", entrypoint: "linkDoor" }]);
+    expect(rendered.text).toContain('(name = "LINK_DOOR", service = (name = "gateway", entrypoint = "linkDoor"))');
   });
 
   it("give the edge worker a default start's settings and this package's version", () => {
@@ -165,7 +173,7 @@ describe("wrangler's own tools over the config", () => {
     expect(output).toContain("up to date");
   }, 60_000);
 
-  it("wrangler deploy --dry-run, with no network and no login, uploads the built worker unchanged with its five Durable Objects", async () => {
+  it("wrangler deploy --dry-run, with no network and no login, uploads the built worker unchanged with its Durable Objects", async () => {
     const outdir = mkdtempSync(join(tmpdir(), "pc-wrangler-out-"));
     try {
       const { exitCode, output } = await runWrangler(["deploy", "--dry-run", "--outdir", outdir]);

@@ -1,5 +1,5 @@
-// The gateway's calls to the host bridge: loopback only, with the internal credential and
-// the work named, each one a row of the bridge contract whose answer schema parses what
+// The gateway's calls to the host bridge: over loopback with the internal credential and the
+// work named, or at the edge over the paired machine's link, each one a row of the bridge contract whose answer schema parses what
 // comes back, like any other boundary.
 import { GatewayError } from "../kernel/contracts/errors";
 import {
@@ -10,6 +10,8 @@ import {
 } from "../kernel/contracts/bridge-operations";
 import type { Env } from "../durable/env";
 import { WORK_HEADER } from "../kernel/contracts/internal-work";
+import { bridgeLinkOf, bridgeLinkPairing } from "../durable/instances";
+import { readPublicOrigin } from "../kernel/rules/public-origin";
 
 /** Sends one bridge operation; a bridge that cannot be reached is bridge_unavailable. */
 async function send<N extends BridgeOperationName>(
@@ -18,6 +20,8 @@ async function send<N extends BridgeOperationName>(
   body: BridgeRequest<N>,
   timeoutMs: number,
 ): Promise<Response> {
+  if (readPublicOrigin(env.PERSONALCLAW_PUBLIC_ORIGIN).mode !== "local")
+    return sendOverLink(env, operation, body, timeoutMs);
   const contract = BRIDGE_OPERATIONS[operation];
   try {
     return await fetch(`${env.BRIDGE_URL}${operation.slice(contract.method.length + 1)}`, {
@@ -37,6 +41,34 @@ async function send<N extends BridgeOperationName>(
       cause: error,
     });
   }
+}
+
+// The machine whose bridge the edge calls: the first one paired. Kept once found (a pairing is never undone).
+let pairedMachine: string | null = null;
+
+/**
+ * Edge mode: the operation crosses the paired machine's link (durable/bridge-link). No machine
+ * paired, no bridge connected, a link that closes mid-call or a call past its time are all
+ * bridge_unavailable at once, never a wait; the answer is then read exactly as a loopback one.
+ */
+async function sendOverLink<N extends BridgeOperationName>(
+  env: Env,
+  operation: N,
+  body: BridgeRequest<N>,
+  timeoutMs: number,
+): Promise<Response> {
+  pairedMachine ??= await bridgeLinkPairing(env).firstMachine();
+  if (pairedMachine === null)
+    throw new GatewayError("bridge_unavailable", { vars: { reason: "no machine is paired with this edge" } });
+  const result = await bridgeLinkOf(env, pairedMachine).call(
+    operation,
+    body === undefined ? null : JSON.stringify(body),
+    timeoutMs,
+  );
+  if (!result.ok) throw new GatewayError("bridge_unavailable", { vars: { reason: result.reason } });
+  const bytes =
+    "text" in result.body ? result.body.text : Uint8Array.from(atob(result.body.base64), (ch) => ch.charCodeAt(0));
+  return new Response(bytes, { status: result.status });
 }
 
 /** The error a refused answer raises: the bridge's own code when it sent an envelope, bridge_unavailable otherwise. */

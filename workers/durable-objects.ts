@@ -10,3 +10,4 @@ export { AppRegistry } from "../durable/app-registry/index";
 export { SecurityLog } from "../durable/security-log/security-log";
 export { ApprovalStore } from "../durable/approval-store/index";
 export { EventHub } from "../durable/event-hub/index";
+export { BridgeLink } from "../durable/bridge-link/index";

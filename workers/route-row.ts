@@ -25,7 +25,8 @@ export type RouteFamily =
   | "secrets"
   | "mcp"
   | "jobs"
-  | "durability";
+  | "durability"
+  | "edge";
 
 /**
  * What a route answers when it succeeds: a JSON body matching `schema` with `status` (200

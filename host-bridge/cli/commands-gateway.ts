@@ -7,6 +7,7 @@ import { startGateway } from "./start";
 import { runStatus, runVersion } from "./status";
 import { runStop } from "./stop";
 import { runRotateKey, runToken } from "./token";
+import { runEdgeToken } from "../edge/edge-token";
 
 /** start, stop, status, doctor, version, token and auth rotate-key, in the order help lists them. */
 export const GATEWAY_COMMANDS: readonly CommandSpec[] = [
@@ -22,6 +23,10 @@ export const GATEWAY_COMMANDS: readonly CommandSpec[] = [
         parse: portValue,
       },
       "json-ready": { type: "boolean", help: "print the ready line as JSON (url, port, home, pid)" },
+      edge: {
+        type: "boolean",
+        help: "also link this machine's bridge to the edge it is paired with (personalclaw edge pair)",
+      },
       "accept-state-loss": {
         type: "boolean",
         help: "start although a store the state manifest knows is missing, empty or replaced",
@@ -33,6 +38,7 @@ export const GATEWAY_COMMANDS: readonly CommandSpec[] = [
         settings: { ...settings, home, ...(flags.port !== undefined ? { port: flags.port } : {}) },
         jsonReady: Boolean(flags["json-ready"]),
         acceptStateLoss: Boolean(flags["accept-state-loss"]),
+        edge: Boolean(flags.edge),
       }),
   }),
   defineCommand({
@@ -80,10 +86,15 @@ export const GATEWAY_COMMANDS: readonly CommandSpec[] = [
         help: "how long the session lasts, such as 30m, 20h or 7d (default 20h, at most 90d)",
         parse: durationValue,
       },
+      edge: {
+        type: "boolean",
+        help: "a link for the edge this machine is paired with, minted over the machine's link (its public URL)",
+      },
       json: jsonFlag,
     },
+    exclusive: [["ttl", "edge"]],
     reads: true,
-    run: ({ flags }, { home }) => runToken(home, flags),
+    run: ({ flags }, { home, settings }) => (flags.edge ? runEdgeToken(home, settings, flags) : runToken(home, flags)),
   }),
   defineCommand({
     words: ["auth", "rotate-key"],

@@ -6,6 +6,7 @@ import { APPS_COMMANDS } from "./commands-apps";
 import { APPROVALS_COMMANDS } from "./commands-approvals";
 import { completionCommand } from "./commands-completion";
 import { DURABILITY_COMMANDS } from "./commands-durability";
+import { EDGE_COMMANDS } from "./commands-edge";
 import { GATEWAY_COMMANDS } from "./commands-gateway";
 import { MCP_COMMANDS } from "./commands-mcp";
 import { SECURITY_COMMANDS } from "./commands-security";
@@ -19,5 +20,6 @@ export const COMMANDS: readonly CommandSpec[] = checkTable([
   ...APPROVALS_COMMANDS,
   ...SETTINGS_COMMANDS,
   ...DURABILITY_COMMANDS,
+  ...EDGE_COMMANDS,
   completionCommand(() => COMMANDS),
 ]);

@@ -2,6 +2,7 @@
 // record that the steps to readiness (start-ready.ts) and the stop (start-shutdown.ts) share.
 import type { Server } from "node:http";
 import type { BridgeRuntime } from "../bridge-runtime";
+import type { EdgeLink } from "../edge/edge-link";
 import type { GatewayLog } from "../gateway-log";
 import type { startAnchorWriter } from "../sel-anchor";
 import type { startWitnessPoster } from "../sel-witness";
@@ -22,6 +23,8 @@ export interface GatewayRun {
   runtime: BridgeRuntime;
   reserve: StorageReserve;
   bridge: { server: Server; port: number };
+  /** The bridge's link to its paired edge (start --edge), or null. */
+  edgeLink: EdgeLink | null;
   workerdConfig: WorkerdConfigInput;
   workerd: WorkerdSupervisor;
   /** The gateway.json this start writes (workerd's pid and start time follow each spawn). */

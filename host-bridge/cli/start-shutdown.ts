@@ -19,6 +19,7 @@ export async function stopGateway(run: GatewayRun, exitCode: number): Promise<vo
   try {
     if (run.state.manifestTimer) clearInterval(run.state.manifestTimer);
     run.reserve.stop();
+    run.edgeLink?.stop();
     await run.runtime
       .stopAll()
       .catch((error) => log(`stopping backends: ${error instanceof Error ? error.message : String(error)}`));

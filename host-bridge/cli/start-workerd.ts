@@ -78,6 +78,8 @@ export function workerdConfigFor(
       ALLOWED_HOSTS: settings.allowedHosts,
       // Edge mode is off on this machine: the Host, Origin and client address rules stay loopback's.
       PERSONALCLAW_PUBLIC_ORIGIN: "",
+      // Pairing is an edge worker's: with no public origin the pairing route refuses every request.
+      PERSONALCLAW_PAIRING_SECRET: "",
       VERSION: packageVersion(),
       STARTED_AT: run.startedAt,
       SESSION_TTL_S: String(sessionTtlInForce(config).seconds),

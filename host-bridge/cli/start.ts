@@ -6,6 +6,9 @@
 // workerd's config and supervision (start-workerd.ts), the way to the ready line
 // (start-ready.ts), and the stop (start-shutdown.ts).
 import { storageFullReason } from "../../kernel/contracts/storage-full";
+import { edgeDispatcher } from "../edge/edge-dispatcher";
+import { startEdgeLink } from "../edge/edge-link";
+import { readEdgeRecord } from "../edge/edge-record";
 import { safeLines } from "../../kernel/text/text-safety";
 import { openGatewayLog } from "../gateway-log";
 import { formatLogLine } from "../gateway-log-line";
@@ -32,6 +35,8 @@ export interface StartOptions {
   jsonReady: boolean;
   /** --accept-state-loss: start although a store the state manifest knows is missing, empty or replaced. */
   acceptStateLoss?: boolean;
+  /** --edge: also link the bridge to the edge this home is paired with (host-bridge/edge/). */
+  edge?: boolean;
 }
 
 /** Runs the gateway until a signal; returns the exit status. A full disk is a sentence, not a crash. */
@@ -66,10 +71,27 @@ async function runGateway(options: StartOptions): Promise<number> {
   noteStartConditions(plan, log);
   const anchorLost = settleLostAnchor(plan, log);
   const setpriv = findSetprivOrWarn(log);
+  const edge = options.edge ? readEdgeRecord(paths.edge) : null;
+  if (edge !== null && edge.found !== "record") {
+    process.stderr.write(
+      `personalclaw: cannot start --edge: ${edge.found === "none" ? `this home is paired with no edge; run \`${commandHint("edge", "pair")} <url>\` first` : `edge.json is unreadable (${edge.reason})`}.\n`,
+    );
+    return 1;
+  }
   const runtimeFolder = claimRuntimeFolder(paths);
   if (runtimeFolder === null) return 1;
   const { runtime, reserve, bridge } = await startBridge(plan, settings, runtimeFolder, secret, log);
 
+  const edgeLink =
+    edge === null
+      ? null
+      : startEdgeLink({
+          record: edge.value,
+          bridgeUrl: `http://127.0.0.1:${bridge.port}`,
+          secret,
+          dispatcher: edgeDispatcher(settings.edgeConnectTo),
+          log,
+        });
   const startedAt = new Date().toISOString();
   const workerdConfig = workerdConfigFor(plan, settings, { runtimeFolder, secret, bridgePort: bridge.port, startedAt });
   resetToolStamp(paths.toolStamp);
@@ -115,6 +137,7 @@ async function runGateway(options: StartOptions): Promise<number> {
     runtime,
     reserve,
     bridge,
+    edgeLink,
     workerdConfig,
     workerd,
     record,

@@ -41,6 +41,8 @@ export function renderWorkerdConfig(input: WorkerdConfigInput): string {
     `(name = "ASSETS", service = "web")`,
     `(name = "APP_FILES", service = "app-files")`,
     `(name = "TOOL_STAMP", service = "tool-stamp")`,
+    // A BridgeLink delivers a paired bridge's calls back through this door (edge mode; workers/guards/link-door.ts).
+    `(name = "LINK_DOOR", service = (name = "gateway", entrypoint = "linkDoor"))`,
     ...slots.map((slot) => `(name = ${capnpText(slotBinding(slot))}, service = "app-slot-${slot}")`),
     ...Object.entries(input.bindings).map(([name, value]) => `(name = ${capnpText(name)}, text = ${capnpText(value)})`),
   ];

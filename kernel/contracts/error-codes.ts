@@ -448,6 +448,25 @@ export const ERROR_CODES = {
     status: 409,
     message: "A gateway is running for {home}; a replace restore needs it stopped first: {stop}",
   },
+  // Edge mode: the worker on Cloudflare and the links of paired machines (docs/deploy-cloudflare.md).
+  edge_mode_off: {
+    status: 404,
+    message: "This gateway is not an edge worker (PERSONALCLAW_PUBLIC_ORIGIN is not set): it pairs no machine.",
+  },
+  edge_pairing_refused: {
+    status: 403,
+    message:
+      "The pairing was refused: the pairing secret is not the one this edge was given, none was set, or it was already spent.",
+  },
+  edge_machine_unknown: { status: 403, message: "No machine with that key is paired with this edge." },
+  edge_link_upgrade_required: {
+    status: 426,
+    message: "GET /api/edge/link is a WebSocket offering the personalclaw.link.v1 subprotocol.",
+  },
+  internal_credential_off_link: {
+    status: 403,
+    message: "At the edge the internal credential opens nothing: a paired machine's calls come over its link.",
+  },
   // Package sources (`apps add`, host-bridge/sources/): their own module, spread here in place.
   ...PACKAGE_SOURCE_ERROR_CODES,
 } as const satisfies Record<string, { status: number; message: string }>;

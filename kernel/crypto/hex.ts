@@ -29,3 +29,10 @@ export async function sha256Hex(bytes: Uint8Array): Promise<string> {
   const view = bytes.buffer instanceof ArrayBuffer ? (bytes as Uint8Array<ArrayBuffer>) : new Uint8Array(bytes);
   return hexOf(new Uint8Array(await crypto.subtle.digest("SHA-256", view)));
 }
+
+/** The bytes lower-case (or upper-case) hex spells; the caller has checked it is hex of even length. */
+export function bytesOfHex(hex: string): Uint8Array<ArrayBuffer> {
+  const bytes = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return bytes;
+}

@@ -3,6 +3,7 @@
 import { buildGateway } from "../../workers/routes/pipeline";
 import { ROUTES } from "../../workers/routes/table";
 import { backendDoorEntrypoint } from "../../workers/guards/backend-door";
+import { linkDoorEntrypoint } from "../../workers/guards/link-door";
 import { testRoutes } from "./test-routes";
 
 export * from "../../workers/durable-objects";
@@ -13,3 +14,6 @@ export default gateway;
 
 /** What the `backends` socket (app backends' door) delivers to, as in the shipped entry. */
 export const backendDoor = backendDoorEntrypoint(gateway);
+
+/** What LINK_DOOR (a paired bridge's calls back, edge mode) delivers to, as in the shipped entry. */
+export const linkDoor = linkDoorEntrypoint(gateway);

@@ -19,7 +19,7 @@ export function markBackendDoor(request: Request): void {
 }
 
 /** The gateway's fetch, as both entrypoints call it. */
-type GatewayFetch<E> = (request: Request, env: E, ctx: ExecutionContext) => Response | Promise<Response>;
+export type GatewayFetch<E> = (request: Request, env: E, ctx: ExecutionContext) => Response | Promise<Response>;
 
 /**
  * The entrypoint the `backends` socket is wired to (exported as `backendDoor` by every build of

@@ -9,6 +9,8 @@ import { equalsInConstantTime } from "./constant-time";
 import type { Principal } from "./principal";
 import { refusalGroup } from "../refusal-group";
 import { namedWork } from "../../kernel/contracts/internal-work";
+import { publicOriginOf } from "./public-origin";
+import { isLinkDoorRequest } from "./link-door";
 
 const WORK_NAME = /^[a-z][a-z0-9._:-]{0,63}$/i;
 
@@ -22,11 +24,20 @@ export async function internalPrincipal(
   const presented = request.headers.get("x-internal-secret");
   if (presented === null) return null;
   const subject = `${request.method} ${path}`;
-  const refuse = async (code: "internal_route_refused" | "internal_secret_invalid" | "internal_call_names_no_work") => {
+  const refuse = async (
+    code:
+      | "internal_route_refused"
+      | "internal_secret_invalid"
+      | "internal_call_names_no_work"
+      | "internal_credential_off_link",
+  ) => {
     const group = refusalGroup(request.method, path, [], row);
     await audit(env, { kind: code, outcome: "refused", principal: "anonymous", subject, secrets: [presented], group });
     return new GatewayError(code, { vars: { method: request.method, path } });
   };
+  // At the edge the worker's own processes are paired bridges, and they reach it only over their links.
+  if (publicOriginOf(env).mode !== "local" && !isLinkDoorRequest(request))
+    throw await refuse("internal_credential_off_link");
   if (!row?.internal) throw await refuse("internal_route_refused");
   if (!equalsInConstantTime(presented, env.INTERNAL_SECRET)) throw await refuse("internal_secret_invalid");
   const work = namedWork((name) => request.headers.get(name));

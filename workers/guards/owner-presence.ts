@@ -6,6 +6,7 @@ import { PRESENCE_WINDOW_MS } from "../../kernel/contracts/session";
 import { equalsInConstantTime } from "./constant-time";
 import type { RouteRequest } from "../route-row";
 import { clientAddress } from "./client-address";
+import { publicOriginOf } from "./public-origin";
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
 
@@ -14,6 +15,8 @@ export function assertOwnerPresence(req: RouteRequest<unknown, unknown>): void {
   const local = req.c.req.header("x-local-secret");
   if (
     local !== undefined &&
+    // At the edge no request comes from this machine's loopback: only a fresh sign-in proves presence.
+    publicOriginOf(req.env).mode === "local" &&
     LOOPBACK.test(clientAddress(req.c.req.raw, req.env)) &&
     equalsInConstantTime(local, req.env.INTERNAL_SECRET)
   )

@@ -6,7 +6,8 @@ import { GatewayError } from "../../kernel/contracts/errors";
 import { clientAddress } from "./client-address";
 import { checkHost, checkOrigin, hostsOf, isOwnOrigin } from "./host-origin";
 import { parseRequest } from "./parsed-request";
-import { readPublicOrigin, signInBaseUrl } from "./public-origin";
+import { signInBaseUrl } from "./public-origin";
+import { readPublicOrigin } from "../../kernel/rules/public-origin";
 
 const LOCAL = { GATEWAY_PORT: "10000", ALLOWED_HOSTS: "", PERSONALCLAW_PUBLIC_ORIGIN: "" };
 const EDGE = { GATEWAY_PORT: "443", ALLOWED_HOSTS: "", PERSONALCLAW_PUBLIC_ORIGIN: "https://claw.example.workers.dev" };

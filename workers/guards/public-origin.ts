@@ -4,31 +4,7 @@
 // carry the public URL. A local start binds the variable empty: edge mode is off, and nothing
 // here reads a header a local client could forge.
 
-/** The public origin of an edge worker: `https://name[:port]` and its Host value. */
-export interface PublicOrigin {
-  origin: string;
-  host: string;
-}
-
-export type PublicOriginSetting =
-  { mode: "local" } | { mode: "edge"; public: PublicOrigin } | { mode: "invalid"; reason: string };
-
-/** Reads the variable: empty is local; anything but a bare https:// origin is invalid (and refuses every Host). */
-export function readPublicOrigin(value: string | undefined): PublicOriginSetting {
-  const text = (value ?? "").trim();
-  if (text === "") return { mode: "local" };
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return { mode: "invalid", reason: "not a URL" };
-  }
-  if (url.protocol !== "https:") return { mode: "invalid", reason: "not https://" };
-  if (url.username !== "" || url.password !== "") return { mode: "invalid", reason: "it carries credentials" };
-  if (url.origin !== text.replace(/\/$/, "").toLowerCase() || url.search !== "" || url.hash !== "")
-    return { mode: "invalid", reason: "an origin has no path, query or fragment" };
-  return { mode: "edge", public: { origin: url.origin, host: url.host } };
-}
+import { readPublicOrigin, type PublicOriginSetting } from "../../kernel/rules/public-origin";
 
 let cached: { value: string | undefined; setting: PublicOriginSetting } | null = null;
 

@@ -18,6 +18,7 @@ import { pipelineRefusals } from "./pipeline-refusals";
 import { securityRoutes } from "./security";
 import { secretRoutes } from "./secrets";
 import { durabilityRoutes } from "./durability";
+import { edgeRoutes } from "./edge";
 import { settingsRoutes } from "./settings";
 import { sourceRoutes } from "./sources";
 import { statusRoutes } from "./status";
@@ -39,6 +40,7 @@ const baseRows: ReadonlyArray<AnyRouteRow> = [
   ...durabilityRoutes,
   ...sourceRoutes,
   ...mcpToolRoutes,
+  ...edgeRoutes,
 ];
 
 /** One route as data: what GET /api/manifest answers and docs/api-routes.md renders. */

@@ -1,0 +1,255 @@
+// BridgeLink (edge mode only): the link to one paired machine's bridge. The machine dials out one
+// WebSocket to its instance; the instance sends a fresh challenge, and only a socket whose hello
+// is the machine's Ed25519 signature over that challenge carries calls (a replayed hello signs an
+// old challenge and takes nothing over). Calls are the rows of BRIDGE_OPERATIONS; a call with no
+// proven socket answers unavailable at once, and a socket that closes fails every call it carried.
+// The instance named "pairing" keeps the paired machines and their keys (bridgeLinkPairing()).
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+import { applySchemaSteps, storageSchemaStore } from "../schema-steps";
+import { BRIDGE_LINK_SCHEMA_STEPS } from "./schema";
+import {
+  BridgeFrameSchema,
+  freshNonce,
+  linkProofMessage,
+  LINK_MACHINE_HEADER,
+  LINK_ORIGIN_HEADER,
+  LINK_REPLACED_CLOSE,
+  LINK_SUBPROTOCOL,
+  MAX_LINK_FRAME_CHARS,
+  type BridgeFrame,
+  type CarriedBody,
+  type EdgeFrame,
+} from "../../kernel/contracts/bridge-link";
+import { WORK_HEADER } from "../../kernel/contracts/internal-work";
+import { bytesOfHex } from "../../kernel/crypto/hex";
+import { audit } from "../security-log/audit";
+import { bridgeLinkPairing } from "../instances";
+
+/** What a call over the link came to: the bridge's answer, or why there was none. */
+export type LinkCallResult = { ok: true; status: number; body: CarriedBody } | { ok: false; reason: string };
+
+/** The pairing instance's answer to a first pairing. */
+export type PairResult = { ok: true; pairedAt: string } | { ok: false; reason: "spent" };
+
+interface SocketState {
+  machine: string;
+  origin: string;
+  nonce: string;
+  proven: boolean;
+  /** Whether this socket carries the edge's calls (the bridge's link) or only calls back (a command's). */
+  serves: boolean;
+}
+
+interface Pending {
+  socket: WebSocket;
+  settle: (result: LinkCallResult) => void;
+}
+
+export class BridgeLink extends DurableObject<Env> {
+  private nextId = 1;
+  private pending = new Map<number, Pending>();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.blockConcurrencyWhile(async () => applySchemaSteps(storageSchemaStore(ctx.storage), BRIDGE_LINK_SCHEMA_STEPS));
+  }
+
+  /** Pairing instance: records the first machine, which spends the pairing secret; any later pairing is refused. */
+  async pairFirst(machine: string, publicKey: string, now: number): Promise<PairResult> {
+    const sql = this.ctx.storage.sql;
+    if (sql.exec("SELECT COUNT(*) AS n FROM machines").one().n !== 0) return { ok: false, reason: "spent" };
+    const pairedAt = new Date(now).toISOString();
+    sql.exec(
+      "INSERT INTO machines (machine, public_key, paired_at, paired_by) VALUES (?, ?, ?, 'pairing_secret')",
+      machine,
+      publicKey,
+      pairedAt,
+    );
+    return { ok: true, pairedAt };
+  }
+
+  /** Pairing instance: a paired machine's public key, or null. */
+  async keyOf(machine: string): Promise<string | null> {
+    const rows = this.ctx.storage.sql.exec("SELECT public_key FROM machines WHERE machine = ?", machine).toArray();
+    return rows.length === 0 ? null : String(rows[0]!.public_key);
+  }
+
+  /** Pairing instance: the machine paired first, which runs the bridge the worker calls; null before any pairing. */
+  async firstMachine(): Promise<string | null> {
+    const rows = this.ctx.storage.sql
+      .exec("SELECT machine FROM machines ORDER BY paired_at, machine LIMIT 1")
+      .toArray();
+    return rows.length === 0 ? null : String(rows[0]!.machine);
+  }
+
+  /** Machine instance: accepts the machine's socket and challenges it. The worker checked the machine is paired. */
+  override async fetch(request: Request): Promise<Response> {
+    const machine = request.headers.get(LINK_MACHINE_HEADER) ?? "";
+    const origin = request.headers.get(LINK_ORIGIN_HEADER) ?? "";
+    const pair = new WebSocketPair();
+    const [client, server] = [pair[0], pair[1]];
+    this.ctx.acceptWebSocket(server);
+    const state: SocketState = { machine, origin, nonce: freshNonce(), proven: false, serves: false };
+    server.serializeAttachment(state);
+    send(server, { type: "challenge", nonce: state.nonce });
+    return new Response(null, {
+      status: 101,
+      webSocket: client,
+      headers: { "Sec-WebSocket-Protocol": LINK_SUBPROTOCOL },
+    });
+  }
+
+  /** Machine instance: sends one bridge operation over the proven socket and waits for its answer. */
+  async call(operation: string, body: string | null, timeoutMs: number): Promise<LinkCallResult> {
+    const socket = this.provenSocket();
+    if (socket === null) return { ok: false, reason: "no bridge is connected to this edge" };
+    const id = this.nextId++;
+    return new Promise<LinkCallResult>((settle) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        settle({ ok: false, reason: `the bridge did not answer within ${timeoutMs} ms` });
+      }, timeoutMs);
+      this.pending.set(id, {
+        socket,
+        settle: (result) => {
+          clearTimeout(timer);
+          this.pending.delete(id);
+          settle(result);
+        },
+      });
+      try {
+        send(socket, { type: "call", id, operation, body });
+      } catch (error) {
+        this.pending.get(id)?.settle({ ok: false, reason: `the link failed: ${String(error)}` });
+      }
+    });
+  }
+
+  /** Machine instance: whether a bridge has proved its key on a socket that is still open. */
+  async isConnected(): Promise<boolean> {
+    return this.provenSocket() !== null;
+  }
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    const state = ws.deserializeAttachment() as SocketState;
+    const frame = readFrame(message);
+    if (frame === null) return closeRefused(ws, "a frame that is not the link's");
+    if (!state.proven) return this.hello(ws, state, frame);
+    if (frame.type === "answer")
+      this.pending.get(frame.id)?.settle({ ok: true, status: frame.status, body: frame.body });
+    else if (frame.type === "callback") await this.callBack(ws, state, frame);
+    else closeRefused(ws, "a second hello");
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    this.failCallsOn(ws, "the bridge's link closed");
+    try {
+      ws.close(code === 1005 || code === 1006 ? 1000 : code, reason);
+    } catch {
+      // already closed
+    }
+  }
+
+  override async webSocketError(ws: WebSocket): Promise<void> {
+    this.failCallsOn(ws, "the bridge's link failed");
+  }
+
+  /** The first frame must be the machine's signature over this socket's challenge; then the socket is the machine's link. */
+  private async hello(ws: WebSocket, state: SocketState, frame: BridgeFrame): Promise<void> {
+    if (frame.type !== "hello" || frame.machine !== state.machine) return closeRefused(ws, "no hello for this machine");
+    const publicKey = await bridgeLinkPairing(this.env).keyOf(state.machine);
+    if (
+      publicKey === null ||
+      !(await verifies(publicKey, frame.signature, linkProofMessage(state.origin, state.machine, state.nonce)))
+    ) {
+      await audit(this.env, {
+        kind: "edge_link_refused",
+        outcome: "refused",
+        subject: state.machine,
+        detail: { reason: "the hello did not sign this socket's challenge with the machine's key" },
+        group: "edge_link_unproven",
+      });
+      return closeRefused(ws, "the hello is not this machine's signature over this challenge");
+    }
+    // One serving link per machine: a newer one replaces the older, whose calls fail at once.
+    if (frame.serves)
+      for (const other of this.ctx.getWebSockets()) {
+        if (other === ws || !(other.deserializeAttachment() as SocketState).serves) continue;
+        this.failCallsOn(other, "the bridge connected again");
+        other.close(LINK_REPLACED_CLOSE, "replaced by a newer link of this machine");
+      }
+    ws.serializeAttachment({ ...state, proven: true, serves: frame.serves, nonce: "" } satisfies SocketState);
+    send(ws, { type: "welcome", machine: state.machine });
+    await audit(this.env, {
+      kind: "edge_link_connected",
+      outcome: "allowed",
+      subject: state.machine,
+      detail: { serves: frame.serves },
+    });
+  }
+
+  /** A call back from the bridge: delivered to the worker through its link door, with the internal credential only the edge holds. */
+  private async callBack(ws: WebSocket, state: SocketState, frame: Extract<BridgeFrame, { type: "callback" }>) {
+    let status = 502;
+    let body: string;
+    try {
+      const answer = await this.env.LINK_DOOR.fetch(
+        new Request(`${state.origin}${frame.path}`, {
+          method: frame.method,
+          headers: {
+            // A service binding's request carries no Host of its own; the worker's Host guard reads this one.
+            Host: new URL(state.origin).host,
+            "X-Internal-Secret": this.env.INTERNAL_SECRET,
+            [WORK_HEADER]: frame.work,
+            ...(frame.body === null ? {} : { "Content-Type": "application/json" }),
+          },
+          body: frame.body,
+        }),
+      );
+      status = answer.status;
+      body = await answer.text();
+    } catch (error) {
+      body = JSON.stringify({ error: { code: "bridge_unavailable", message: String(error) } });
+    }
+    try {
+      send(ws, { type: "callback_answer", id: frame.id, status, body });
+    } catch {
+      // the link closed meanwhile; the bridge's call fails on its side
+    }
+  }
+
+  private provenSocket(): WebSocket | null {
+    for (const ws of this.ctx.getWebSockets())
+      if ((ws.deserializeAttachment() as SocketState).serves && ws.readyState === WebSocket.READY_STATE_OPEN) return ws;
+    return null;
+  }
+
+  private failCallsOn(ws: WebSocket, reason: string): void {
+    for (const entry of [...this.pending.values()]) if (entry.socket === ws) entry.settle({ ok: false, reason });
+  }
+}
+
+function send(ws: WebSocket, frame: EdgeFrame): void {
+  ws.send(JSON.stringify(frame));
+}
+
+function readFrame(message: string | ArrayBuffer): BridgeFrame | null {
+  if (typeof message !== "string" || message.length > MAX_LINK_FRAME_CHARS) return null;
+  try {
+    const parsed = BridgeFrameSchema.safeParse(JSON.parse(message));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+function closeRefused(ws: WebSocket, reason: string): void {
+  // 1008: policy violation. The reason is ours, never an echo of what the peer sent.
+  ws.close(1008, reason.slice(0, 120));
+}
+
+async function verifies(publicKeyHex: string, signatureHex: string, message: Uint8Array): Promise<boolean> {
+  const key = await crypto.subtle.importKey("raw", bytesOfHex(publicKeyHex), { name: "Ed25519" }, false, ["verify"]);
+  return crypto.subtle.verify("Ed25519", key, bytesOfHex(signatureHex), message as Uint8Array<ArrayBuffer>);
+}

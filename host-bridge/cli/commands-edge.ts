@@ -1,0 +1,40 @@
+// Edge mode in the CLI's command table (commands.ts): pairing this machine with a gateway worker
+// deployed to Cloudflare (docs/deploy-cloudflare.md). `start --edge` then keeps the link up.
+import { safeLine } from "../../kernel/text/text-safety";
+import { edgeDispatcher } from "../edge/edge-dispatcher";
+import { pairWithEdge } from "../edge/edge-pair";
+import { homePaths } from "../home";
+import { defineCommand, jsonFlag, type CommandSpec } from "./command-table";
+import { readSecretValue } from "./settings";
+
+export const EDGE_COMMANDS: readonly CommandSpec[] = [
+  defineCommand({
+    words: ["edge", "pair"],
+    summary: "Pair this machine with an edge worker: its own Ed25519 key, proved with the one-time pairing secret.",
+    details: [
+      "The pairing secret (set at deploy with `wrangler secret put PERSONALCLAW_PAIRING_SECRET`) is read from a prompt or standard input, never from the command line; the edge spends it on this pairing.",
+      "The pairing is kept in <home>/edge.json (0600); `personalclaw start --edge` then links this machine's bridge to the edge.",
+    ],
+    args: [{ name: "url", help: "the edge's public https:// origin" }],
+    flags: { json: jsonFlag },
+    reads: false,
+    run: async ({ args, flags }, { home, settings }) => {
+      const outcome = await pairWithEdge({
+        edgeFile: homePaths(home).edge,
+        url: args[0]!,
+        pairingSecret: await readSecretValue("the pairing secret"),
+        dispatcher: edgeDispatcher(settings.edgeConnectTo),
+      });
+      if (!outcome.ok) {
+        if (flags.json)
+          process.stdout.write(`${JSON.stringify({ error: { code: outcome.code, message: outcome.message } })}\n`);
+        else process.stderr.write(`personalclaw: ${safeLine(outcome.message)} (${safeLine(outcome.code)})\n`);
+        return 1;
+      }
+      const { origin, machine, paired_at } = outcome.record;
+      if (flags.json) process.stdout.write(`${JSON.stringify({ origin, machine, paired_at })}\n`);
+      else process.stdout.write(`Paired this machine (${machine}) with ${origin}.\n`);
+      return 0;
+    },
+  }),
+];

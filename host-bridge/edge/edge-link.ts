@@ -1,0 +1,194 @@
+// The bridge's one outbound link to its paired edge (edge mode). It dials the edge's WebSocket,
+// answers the edge's challenge with the machine's signature, then serves the edge's calls: each
+// must name a row of BRIDGE_OPERATIONS, and is handed to this machine's own bridge on loopback
+// with the local internal credential, so the bridge parses and refuses it exactly as it does a
+// local gateway's call. A link that closes is dialled again after a growing pause (0.5 s doubling
+// to 30 s, with jitter), and the pause starts over once the edge welcomes the machine.
+import { WebSocket, type Dispatcher } from "undici";
+import { BRIDGE_OPERATIONS, type BridgeOperationName } from "../../kernel/contracts/bridge-operations";
+import {
+  EdgeFrameSchema,
+  LINK_PATH,
+  LINK_REPLACED_CLOSE,
+  LINK_SUBPROTOCOL,
+  MAX_LINK_FRAME_CHARS,
+  type BridgeFrame,
+  type EdgeFrame,
+} from "../../kernel/contracts/bridge-link";
+import { WORK_HEADER } from "../../kernel/contracts/internal-work";
+import { signChallenge, type EdgeRecord } from "./edge-record";
+
+export interface EdgeLinkOptions {
+  record: EdgeRecord;
+  /** This machine's bridge on loopback, and the credential it takes. */
+  bridgeUrl: string;
+  secret: string;
+  dispatcher: Dispatcher | undefined;
+  log: (line: string) => void;
+  /** Whether this link carries the edge's calls (the bridge's) or only calls back (a command's); default true. */
+  serves?: boolean;
+}
+
+export interface EdgeLink {
+  /** True while the edge has welcomed this machine on an open socket. */
+  isLinked(): boolean;
+  /** Resolves at the next welcome (at once when linked now). */
+  linked(): Promise<void>;
+  /**
+   * Calls one internal route of the edge's gateway over the link (the edge adds its own internal
+   * credential): its status and body, or null when the link is down or closes first.
+   */
+  callGateway(
+    method: "GET" | "POST",
+    path: string,
+    work: string,
+    body: unknown,
+  ): Promise<{ status: number; body: string } | null>;
+  stop(): void;
+}
+
+const FIRST_PAUSE_MS = 500;
+const LONGEST_PAUSE_MS = 30_000;
+
+/** Dials the edge and keeps the link up until stop(). */
+export function startEdgeLink(options: EdgeLinkOptions): EdgeLink {
+  let socket: WebSocket | null = null;
+  let isLinked = false;
+  let stopped = false;
+  let pause = FIRST_PAUSE_MS;
+  let timer: NodeJS.Timeout | null = null;
+  let waiters: Array<() => void> = [];
+  let nextCallback = 1;
+  const callbacks = new Map<number, (answer: { status: number; body: string } | null) => void>();
+  const url = `${options.record.origin.replace(/^https:/, "wss:")}${LINK_PATH}?machine=${options.record.machine}`;
+
+  const dial = () => {
+    timer = null;
+    if (stopped) return;
+    const ws = new WebSocket(url, { protocols: [LINK_SUBPROTOCOL], dispatcher: options.dispatcher });
+    socket = ws;
+    ws.addEventListener("message", (event) => {
+      const frame = readFrame(event.data);
+      if (frame === null) return ws.close(1008, "a frame that is not the link's");
+      void onFrame(ws, frame);
+    });
+    ws.addEventListener("close", (event) => {
+      if (socket === ws) socket = null;
+      for (const settle of callbacks.values()) settle(null);
+      callbacks.clear();
+      const wasLinked = isLinked;
+      isLinked = false;
+      if (stopped) return;
+      if (event.code === LINK_REPLACED_CLOSE) {
+        stopped = true;
+        return options.log(
+          "edge link replaced by a newer link of this machine (another bridge with its key); not dialling again",
+        );
+      }
+      const wait = Math.round(pause * (0.75 + Math.random() / 2));
+      options.log(
+        `edge link ${wasLinked ? "lost" : "refused or unreachable"} (close ${event.code}${event.reason ? `: ${event.reason}` : ""}); dialling again in ${wait} ms`,
+      );
+      pause = Math.min(pause * 2, LONGEST_PAUSE_MS);
+      timer = setTimeout(dial, wait);
+    });
+    // An error is followed by close, which schedules the next dial.
+    ws.addEventListener("error", () => undefined);
+  };
+
+  const onFrame = async (ws: WebSocket, frame: EdgeFrame) => {
+    switch (frame.type) {
+      case "challenge":
+        return send(ws, {
+          type: "hello",
+          machine: options.record.machine,
+          signature: signChallenge(options.record, frame.nonce),
+          serves: options.serves ?? true,
+        });
+      case "welcome":
+        isLinked = true;
+        pause = FIRST_PAUSE_MS;
+        options.log(`edge link up: ${options.record.origin} as machine ${options.record.machine}`);
+        for (const wake of waiters) wake();
+        waiters = [];
+        return;
+      case "call":
+        // A command's link serves nothing, whatever the edge asks.
+        if (options.serves === false) return;
+        return send(ws, await serveCall(options, frame));
+      case "callback_answer":
+        callbacks.get(frame.id)?.(frame);
+        callbacks.delete(frame.id);
+        return;
+    }
+  };
+
+  dial();
+  return {
+    isLinked: () => isLinked,
+    linked: () => (isLinked ? Promise.resolve() : new Promise<void>((wake) => waiters.push(wake))),
+    callGateway(method, path, work, body) {
+      const ws = socket;
+      if (!isLinked || ws === null) return Promise.resolve(null);
+      const id = nextCallback++;
+      return new Promise((settle) => {
+        callbacks.set(id, (answer) => settle(answer === null ? null : { status: answer.status, body: answer.body }));
+        send(ws, { type: "callback", id, method, path, work, body: body === undefined ? null : JSON.stringify(body) });
+      });
+    },
+    stop() {
+      stopped = true;
+      if (timer !== null) clearTimeout(timer);
+      socket?.close(1000, "the bridge stops");
+    },
+  };
+}
+
+/** Serves one call of the edge on this machine's bridge; an operation the contract does not list is refused here. */
+async function serveCall(options: EdgeLinkOptions, frame: Extract<EdgeFrame, { type: "call" }>): Promise<BridgeFrame> {
+  const refuse = (status: number, code: string, message: string): BridgeFrame => ({
+    type: "answer",
+    id: frame.id,
+    status,
+    body: { text: JSON.stringify({ error: { code, message } }) },
+  });
+  if (!Object.hasOwn(BRIDGE_OPERATIONS, frame.operation))
+    return refuse(404, "not_found", "The bridge has no such operation.");
+  const contract = BRIDGE_OPERATIONS[frame.operation as BridgeOperationName];
+  try {
+    const answer = await fetch(`${options.bridgeUrl}${frame.operation.slice(contract.method.length + 1)}`, {
+      method: contract.method,
+      headers: {
+        "X-Internal-Secret": options.secret,
+        [WORK_HEADER]: "gateway",
+        "Content-Type": "application/json",
+      },
+      body: frame.body ?? undefined,
+      redirect: "manual",
+    });
+    const bytes = Buffer.from(await answer.arrayBuffer());
+    const isJson = (answer.headers.get("content-type") ?? "").includes("json");
+    return {
+      type: "answer",
+      id: frame.id,
+      status: answer.status,
+      body: isJson ? { text: bytes.toString("utf8") } : { base64: bytes.toString("base64") },
+    };
+  } catch (error) {
+    return refuse(502, "bridge_unavailable", `The bridge did not answer: ${String(error)}`);
+  }
+}
+
+function send(ws: WebSocket, frame: BridgeFrame): void {
+  if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(frame));
+}
+
+function readFrame(data: unknown): EdgeFrame | null {
+  if (typeof data !== "string" || data.length > MAX_LINK_FRAME_CHARS) return null;
+  try {
+    const parsed = EdgeFrameSchema.safeParse(JSON.parse(data));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,71 @@
+// `personalclaw token --edge`: a sign-in link for the paired edge, minted over a short link of this
+// machine's own (it proves the machine's key like the bridge's link, but carries no call of the
+// edge, so it never displaces the running bridge's link). The link carries the edge's public URL
+// and, like every sign-in link, binds to the first address that opens it.
+import { ErrorEnvelopeSchema } from "../../kernel/contracts/errors";
+import { MintedTokenAnswerSchema } from "../../kernel/contracts/session";
+import { parseStrictJson } from "../../kernel/text/strict-json";
+import { safeLine } from "../../kernel/text/text-safety";
+import { homePaths } from "../home";
+import type { Settings } from "../settings";
+import { edgeDispatcher } from "./edge-dispatcher";
+import { startEdgeLink } from "./edge-link";
+import { readEdgeRecord } from "./edge-record";
+
+const LINK_WAIT_MS = 30_000;
+
+function fail(json: boolean, code: string, message: string): number {
+  if (json) process.stdout.write(`${JSON.stringify({ error: { code, message } })}\n`);
+  else process.stderr.write(`personalclaw: ${safeLine(message)} (${code})\n`);
+  return 1;
+}
+
+export async function runEdgeToken(home: string, settings: Settings, options: { json?: boolean }): Promise<number> {
+  const json = Boolean(options.json);
+  const record = readEdgeRecord(homePaths(home).edge);
+  if (record.found !== "record")
+    return fail(
+      json,
+      "edge_not_paired",
+      record.found === "none" ? "This home is paired with no edge." : `edge.json is unreadable (${record.reason}).`,
+    );
+  const lines: string[] = [];
+  const link = startEdgeLink({
+    record: record.value,
+    bridgeUrl: "",
+    secret: "",
+    dispatcher: edgeDispatcher(settings.edgeConnectTo),
+    log: (line) => lines.push(line),
+    serves: false,
+  });
+  try {
+    let timer: NodeJS.Timeout | undefined;
+    const up = await Promise.race([
+      link.linked().then(() => true),
+      new Promise<false>((resolvePromise) => (timer = setTimeout(() => resolvePromise(false), LINK_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
+    if (!up)
+      return fail(
+        json,
+        "edge_unreachable",
+        `No link to ${record.value.origin} within 30 s: ${lines.at(-1) ?? "no answer"}.`,
+      );
+    const answer = await link.callGateway("POST", "/api/auth/startup-link", "cli:token", {});
+    if (answer === null) return fail(json, "edge_unreachable", "The link closed before the edge minted a link.");
+    const body = parseStrictJson(answer.body);
+    const minted = MintedTokenAnswerSchema.safeParse(body.ok ? body.value : null);
+    if (!minted.success) {
+      const envelope = ErrorEnvelopeSchema.safeParse(body.ok ? body.value : null);
+      return envelope.success
+        ? fail(json, envelope.data.error.code, envelope.data.error.message)
+        : fail(json, "unexpected_answer", `The edge answered ${answer.status}.`);
+    }
+    const { url, lasts, expires_at, explains } = minted.data;
+    if (json) process.stdout.write(`${JSON.stringify({ url, lasts, expires_at, explains })}\n`);
+    else process.stdout.write(`${url}\n`);
+    return 0;
+  } finally {
+    link.stop();
+  }
+}

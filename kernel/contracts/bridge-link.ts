@@ -1,0 +1,97 @@
+// The link between an edge worker and a paired machine's bridge (edge mode): the bridge dials out
+// one WebSocket to the machine's BridgeLink Durable Object and, once it has proved its Ed25519
+// key against a fresh challenge, serves the rows of BRIDGE_OPERATIONS over it and sends its
+// calls back (GATEWAY_CALLBACKS) over it. Every frame either side sends is one of these schemas;
+// the side that receives a frame parses it. Imports nothing but zod and its siblings.
+import { z } from "zod";
+import { bytesOfHex, hexOf, sha256Hex } from "../crypto/hex";
+
+/** Headers the worker's connect route hands a BridgeLink: the machine that dials and the edge's origin. */
+export const LINK_MACHINE_HEADER = "X-PersonalClaw-Link-Machine";
+export const LINK_ORIGIN_HEADER = "X-PersonalClaw-Link-Origin";
+
+/** The WebSocket subprotocol of the link; a connect that does not offer it is refused. */
+export const LINK_SUBPROTOCOL = "personalclaw.link.v1";
+
+/** The path a bridge dials (GET, Upgrade: websocket) and the one it pairs at (POST). */
+export const LINK_PATH = "/api/edge/link";
+export const PAIR_PATH = "/api/edge/pair";
+
+const Hex = (bytes: number) => z.string().regex(new RegExp(`^[0-9a-f]{${2 * bytes}}$`));
+/** A machine's Ed25519 public key: its 32 raw bytes in lower-case hex. */
+export const MachinePublicKeySchema = Hex(32);
+/** A machine's id: the first 16 bytes of the SHA-256 of its public key, in hex. */
+export const MachineIdSchema = Hex(16);
+
+/** The body of POST /api/edge/pair: the one-time pairing secret and the machine's public key. */
+export const PairRequestSchema = z.strictObject({
+  pairing_secret: z.string().min(1).max(512),
+  public_key: MachinePublicKeySchema,
+});
+export type PairRequest = z.infer<typeof PairRequestSchema>;
+
+export const PairAnswerSchema = z.strictObject({ machine: MachineIdSchema, paired_at: z.string() });
+export type PairAnswer = z.infer<typeof PairAnswerSchema>;
+
+/** The id of the machine holding `publicKeyHex`: the key names the machine, so no second name can be claimed for it. */
+export async function machineIdOf(publicKeyHex: string): Promise<string> {
+  return (await sha256Hex(bytesOfHex(publicKeyHex))).slice(0, 32);
+}
+
+/**
+ * The bytes a machine signs to connect: the link's version, the edge's public origin, the machine
+ * and the challenge the edge sent on this socket. A signature over one socket's challenge proves
+ * nothing on another, and one made for another edge proves nothing on this one.
+ */
+export function linkProofMessage(origin: string, machine: string, nonce: string): Uint8Array {
+  return new TextEncoder().encode(`${LINK_SUBPROTOCOL}\n${origin}\n${machine}\n${nonce}`);
+}
+
+/** A fresh challenge: 32 random bytes in hex. */
+export function freshNonce(): string {
+  return hexOf(crypto.getRandomValues(new Uint8Array(32)));
+}
+
+const CallId = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
+/** A body crossing the link: JSON text, or bytes in base64 (a backup archive). */
+const CarriedBody = z.strictObject({ text: z.string() }).or(z.strictObject({ base64: z.string() }));
+export type CarriedBody = z.infer<typeof CarriedBody>;
+
+/** Frames the edge sends the bridge. */
+export const EdgeFrameSchema = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("challenge"), nonce: Hex(32) }),
+  z.strictObject({ type: z.literal("welcome"), machine: MachineIdSchema }),
+  /** One bridge operation: its row's name ("POST /apps/stage") and its request, as JSON text. */
+  z.strictObject({ type: z.literal("call"), id: CallId, operation: z.string().max(200), body: z.string().nullable() }),
+  /** The gateway's answer to one of the bridge's calls back. */
+  z.strictObject({ type: z.literal("callback_answer"), id: CallId, status: z.number().int(), body: z.string() }),
+]);
+export type EdgeFrame = z.infer<typeof EdgeFrameSchema>;
+
+/** Frames the bridge sends the edge. */
+export const BridgeFrameSchema = z.discriminatedUnion("type", [
+  /**
+   * The machine's signature over this socket's challenge. `serves`: the socket carries the edge's
+   * calls (the bridge's link, one per machine: a newer one replaces the older); false for a
+   * command's short link that only calls back (`personalclaw token --edge`).
+   */
+  z.strictObject({ type: z.literal("hello"), machine: MachineIdSchema, signature: Hex(64), serves: z.boolean() }),
+  /** The bridge's answer to a call: the status and body its operation answered. */
+  z.strictObject({ type: z.literal("answer"), id: CallId, status: z.number().int(), body: CarriedBody }),
+  /** A call back to the gateway: one internal route, the work it names, its JSON body. */
+  z.strictObject({
+    type: z.literal("callback"),
+    id: CallId,
+    method: z.enum(["GET", "POST"]),
+    path: z.string().startsWith("/api/").max(2000),
+    work: z.string().max(64),
+    body: z.string().nullable(),
+  }),
+]);
+export type BridgeFrame = z.infer<typeof BridgeFrameSchema>;
+
+/** The close code of a serving link another serving link of the same machine replaced: it does not dial again. */
+export const LINK_REPLACED_CLOSE = 4001;
+
+/** The largest frame either side accepts, in characters (a backup archive crosses in one). */
+export const MAX_LINK_FRAME_CHARS = 32 * 1024 * 1024;

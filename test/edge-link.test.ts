@@ -1,0 +1,310 @@
+// Edge mode's link, end to end: the built worker under Miniflare with the bindings wrangler.jsonc
+// declares (as `wrangler dev` runs it), in edge mode on https://claw.example (TLS from a test CA,
+// reached through PERSONALCLAW_EDGE_CONNECT_TO), and a real gateway's bridge on this machine
+// paired with `personalclaw edge pair` and dialling out with `personalclaw start --edge`.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { randomBytes } from "node:crypto";
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { Miniflare } from "miniflare";
+import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import { fetch as undiciFetch, WebSocket, type Dispatcher } from "undici";
+import { makeTestCertificates, type TestCertificates } from "./helpers/test-ca";
+import {
+  eventually,
+  makeHome,
+  removeHome,
+  repoRoot,
+  runCliWithInput,
+  startGateway,
+  type RunningGateway,
+} from "./helpers/gateway";
+import { edgeDispatcher } from "../host-bridge/edge/edge-dispatcher";
+import { startEdgeLink, type EdgeLink } from "../host-bridge/edge/edge-link";
+import { EdgeRecordSchema, newMachineKey, signChallenge, type EdgeRecord } from "../host-bridge/edge/edge-record";
+import { LINK_PATH, LINK_SUBPROTOCOL, machineIdOf } from "../kernel/contracts/bridge-link";
+
+const ORIGIN = "https://claw.example";
+const PAIRING_SECRET = randomBytes(24).toString("hex");
+const INTERNAL_SECRET = randomBytes(32).toString("hex");
+
+let certs: TestCertificates;
+let edge: Miniflare;
+let edgePort: number;
+let dispatcher: Dispatcher;
+let cliEnv: NodeJS.ProcessEnv;
+let home: string;
+let record: EdgeRecord;
+let gateway: RunningGateway | null = null;
+let owner = "";
+
+/** A request to the edge by its public name. */
+async function edgeFetch(
+  path: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+) {
+  const answer = await undiciFetch(`${ORIGIN}${path}`, { ...init, dispatcher, redirect: "manual" });
+  const text = await answer.text();
+  let body: { error?: { code?: string } } & Record<string, unknown> = {};
+  try {
+    body = JSON.parse(text) as typeof body;
+  } catch {
+    // not JSON
+  }
+  return { status: answer.status, body };
+}
+
+/** An owner call whose handler asks the bridge (GET /api/secrets: the bridge's POST /secrets/list). */
+function ownerBridgeCall() {
+  return edgeFetch("/api/secrets", { headers: { Authorization: `Bearer ${owner}` } });
+}
+
+/** A link of this test process's own, with this machine's key, to `bridgeUrl`. */
+function testLink(bridgeUrl: string, secret: string, serves = true): EdgeLink {
+  return startEdgeLink({ record, bridgeUrl, secret, dispatcher, log: () => undefined, serves });
+}
+
+/** Opens a raw link socket and answers its challenge with `hello(nonce)`; resolves with how it ended or was welcomed. */
+function rawLink(machine: string, hello: (nonce: string) => unknown): Promise<{ welcomed: boolean; code: number }> {
+  return new Promise((resolvePromise) => {
+    const ws = new WebSocket(`wss://claw.example${LINK_PATH}?machine=${machine}`, {
+      protocols: [LINK_SUBPROTOCOL],
+      dispatcher,
+    });
+    ws.addEventListener("message", (event) => {
+      const frame = JSON.parse(String(event.data)) as { type: string; nonce?: string };
+      if (frame.type === "challenge") ws.send(JSON.stringify(hello(frame.nonce!)));
+      if (frame.type === "welcome") {
+        resolvePromise({ welcomed: true, code: 0 });
+        ws.close(1000);
+      }
+    });
+    ws.addEventListener("close", (event) => resolvePromise({ welcomed: false, code: event.code }));
+  });
+}
+
+/** A stand-in bridge on loopback: counts requests, answers each with `answer` (or never, when null). */
+function standInBridge(answer: string | null): Promise<{ server: Server; url: string; seen: IncomingMessage[] }> {
+  const seen: IncomingMessage[] = [];
+  const server = createServer((req, res) => {
+    seen.push(req);
+    if (answer !== null) res.writeHead(200, { "Content-Type": "application/json" }).end(answer);
+  });
+  return new Promise((resolvePromise) =>
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      resolvePromise({ server, url: `http://127.0.0.1:${port}`, seen });
+    }),
+  );
+}
+
+beforeAll(async () => {
+  certs = makeTestCertificates({ names: ["claw.example"] });
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(join(repoRoot, "wrangler.jsonc"));
+  edge = new Miniflare({
+    ...(workerOptions as object),
+    name: "personalclaw",
+    modules: true,
+    scriptPath: join(repoRoot, "dist", "worker.js"),
+    bindings: {
+      ...(workerOptions.bindings as Record<string, string>),
+      PERSONALCLAW_PUBLIC_ORIGIN: ORIGIN,
+      PERSONALCLAW_PAIRING_SECRET: PAIRING_SECRET,
+      INTERNAL_SECRET,
+      SEL_KEY: randomBytes(32).toString("hex"),
+    },
+    host: "127.0.0.1",
+    port: 0,
+    https: true,
+    httpsKey: certs.key,
+    httpsCert: certs.cert,
+  } as ConstructorParameters<typeof Miniflare>[0]);
+  edgePort = Number((await edge.ready).port);
+  dispatcher = edgeDispatcher(`127.0.0.1:${edgePort}`, certs.caPem)!;
+  home = makeHome("pc-edge-");
+  cliEnv = {
+    PERSONALCLAW_HOME: home,
+    PERSONALCLAW_EDGE_CONNECT_TO: `127.0.0.1:${edgePort}`,
+    NODE_EXTRA_CA_CERTS: certs.caPath,
+  };
+}, 60_000);
+
+afterAll(async () => {
+  await gateway?.stop();
+  await edge?.dispose();
+  removeHome(home);
+});
+
+describe("pairing a machine with an edge", () => {
+  it("a wrong pairing secret pairs nothing", async () => {
+    const answer = await edgeFetch("/api/edge/pair", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Origin: ORIGIN },
+      body: JSON.stringify({ pairing_secret: "not-the-secret", public_key: newMachineKey().publicKeyHex }),
+    });
+    expect([answer.status, answer.body.error?.code]).toEqual([403, "edge_pairing_refused"]);
+  });
+
+  it("`edge pair` reads the secret from stdin, pairs the machine with its own key and keeps the pairing 0600", async () => {
+    const paired = await runCliWithInput(["edge", "pair", ORIGIN, "--json"], `${PAIRING_SECRET}\n`, cliEnv);
+    expect(paired.code, paired.stderr).toBe(0);
+    const file = join(home, "edge.json");
+    record = EdgeRecordSchema.parse(JSON.parse(readFileSync(file, "utf8")));
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(paired.stdout)).toMatchObject({ origin: ORIGIN, machine: record.machine });
+    expect(paired.stdout + paired.stderr).not.toContain(PAIRING_SECRET);
+  });
+
+  it("the secret is spent: a second machine presenting it is refused", async () => {
+    const other = makeHome("pc-edge-other-");
+    try {
+      const again = await runCliWithInput(["edge", "pair", ORIGIN, "--json"], PAIRING_SECRET, {
+        ...cliEnv,
+        PERSONALCLAW_HOME: other,
+      });
+      expect(again.code).toBe(1);
+      expect(JSON.parse(again.stdout)).toMatchObject({ error: { code: "edge_pairing_refused" } });
+    } finally {
+      removeHome(other);
+    }
+  });
+});
+
+describe("the link", () => {
+  it("`start --edge` links the machine's real bridge; `token --edge` mints a sign-in link on the public URL", async () => {
+    gateway = await startGateway({ home, args: ["--edge"], env: cliEnv, detached: true });
+    const token = await runCliWithInput(["token", "--edge", "--json"], "", cliEnv);
+    expect([token.code, token.stdout, token.stderr]).toEqual([0, expect.anything(), ""]);
+    const url = new URL((JSON.parse(token.stdout) as { url: string }).url);
+    expect(url.origin).toBe(ORIGIN);
+    owner = url.searchParams.get("token")!;
+    const listed = await eventually(ownerBridgeCall, (a) => a.status === 200, 30_000);
+    expect(listed).toMatchObject({ status: 200, body: { secrets: [] } });
+  }, 90_000);
+
+  it("the internal credential sent from the internet opens nothing, even with the edge's real value", async () => {
+    const answer = await edgeFetch("/api/auth/startup-link", {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        "X-Internal-Secret": INTERNAL_SECRET,
+        "X-PersonalClaw-Work": "cli:token",
+      },
+      body: "{}",
+    });
+    expect([answer.status, answer.body.error?.code]).toEqual([403, "internal_credential_off_link"]);
+    expect(answer.body).not.toHaveProperty("token");
+  });
+
+  it("an unpaired machine is refused before any upgrade, and a paired machine id with another key is closed 1008", async () => {
+    const stranger = await machineIdOf(newMachineKey().publicKeyHex);
+    const status = await new Promise<number>((resolvePromise, reject) => {
+      const req = httpsRequest({
+        host: "127.0.0.1",
+        port: edgePort,
+        servername: "claw.example",
+        ca: certs.caPem,
+        path: `${LINK_PATH}?machine=${stranger}`,
+        headers: {
+          Host: "claw.example",
+          Connection: "Upgrade",
+          Upgrade: "websocket",
+          "Sec-WebSocket-Version": "13",
+          "Sec-WebSocket-Key": randomBytes(16).toString("base64"),
+          "Sec-WebSocket-Protocol": LINK_SUBPROTOCOL,
+        },
+      });
+      req.on("response", (res) => resolvePromise(res.statusCode ?? 0));
+      req.on("upgrade", () => resolvePromise(101));
+      req.on("error", reject);
+      req.end();
+    });
+    expect(status).toBe(403);
+    const impostor: EdgeRecord = { ...record, private_key: newMachineKey().privateKeyPem };
+    const ended = await rawLink(record.machine, (nonce) => ({
+      type: "hello",
+      machine: record.machine,
+      signature: signChallenge(impostor, nonce),
+      serves: true,
+    }));
+    expect(ended).toEqual({ welcomed: false, code: 1008 });
+    expect((await ownerBridgeCall()).status).toBe(200);
+  });
+
+  it("a replayed connect takes nothing over: a hello signed for another socket's challenge is closed 1008", async () => {
+    let captured = "";
+    // A first socket's challenge, signed by the real key, never sent on that socket...
+    const first = await rawLink(record.machine, (nonce) => {
+      captured = signChallenge(record, nonce);
+      return { type: "hello", machine: record.machine, signature: captured, serves: false };
+    });
+    expect(first.welcomed).toBe(true);
+    // ...is worthless on the next socket, whose challenge is fresh.
+    const replayed = await rawLink(record.machine, () => ({
+      type: "hello",
+      machine: record.machine,
+      signature: captured,
+      serves: true,
+    }));
+    expect(replayed).toEqual({ welcomed: false, code: 1008 });
+    expect((await ownerBridgeCall()).status).toBe(200);
+  });
+
+  it("the bridge killed: a call answers 502 bridge_unavailable at once, and a restarted bridge links again", async () => {
+    const pgid = gateway!.process.pid!;
+    process.kill(-pgid, "SIGKILL");
+    await gateway!.stop().catch(() => null);
+    gateway = null;
+    const started = Date.now();
+    const refused = await eventually(ownerBridgeCall, (a) => a.status === 502, 15_000);
+    expect([refused.status, refused.body.error?.code]).toEqual([502, "bridge_unavailable"]);
+    const unavailableAt = Date.now();
+    const again = await ownerBridgeCall();
+    expect([again.status, again.body.error?.code]).toEqual([502, "bridge_unavailable"]);
+    expect(Date.now() - unavailableAt).toBeLessThan(2_000);
+    expect(unavailableAt - started).toBeLessThan(15_000);
+    gateway = await startGateway({ home, args: ["--edge"], env: cliEnv, detached: true });
+    expect((await eventually(ownerBridgeCall, (a) => a.status === 200, 30_000)).status).toBe(200);
+  }, 90_000);
+
+  it("a link that closes mid-call fails the call with 502 instead of leaving it waiting", async () => {
+    await gateway!.stop();
+    gateway = null;
+    const stalling = await standInBridge(null);
+    const link = testLink(stalling.url, "s");
+    try {
+      await link.linked();
+      const call = ownerBridgeCall();
+      await eventually(
+        async () => stalling.seen.length,
+        (n) => n > 0,
+        10_000,
+      );
+      const closedAt = Date.now();
+      link.stop();
+      const answer = await call;
+      expect([answer.status, answer.body.error?.code]).toEqual([502, "bridge_unavailable"]);
+      expect(Date.now() - closedAt).toBeLessThan(5_000);
+    } finally {
+      link.stop();
+      stalling.server.closeAllConnections();
+      stalling.server.close();
+    }
+  }, 60_000);
+
+  it("an answer that does not match its contract row is bridge_unavailable, never a half-read object", async () => {
+    const lying = await standInBridge(JSON.stringify({ secrets: "all of them" }));
+    const link = testLink(lying.url, "s");
+    try {
+      await link.linked();
+      const answer = await eventually(ownerBridgeCall, (a) => a.status !== 200 || lying.seen.length > 0, 10_000);
+      expect([answer.status, answer.body.error?.code]).toEqual([502, "bridge_unavailable"]);
+      expect(lying.seen.length).toBe(1);
+    } finally {
+      link.stop();
+      lying.server.close();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,103 @@
+// Edge-mode routes: pairing a machine with the one-time pairing secret, and the WebSocket a paired
+// machine's bridge dials (durable/bridge-link). Both are reachable by anyone on the internet, so
+// each refuses everything but its one proof: the secret for the first pairing, the machine's key
+// over a fresh challenge for a link. A local gateway answers both edge_mode_off.
+import { z } from "zod";
+import { GatewayError } from "../../kernel/contracts/errors";
+import {
+  LINK_MACHINE_HEADER,
+  LINK_ORIGIN_HEADER,
+  LINK_PATH,
+  LINK_SUBPROTOCOL,
+  machineIdOf,
+  MachineIdSchema,
+  PAIR_PATH,
+  PairAnswerSchema,
+  PairRequestSchema,
+} from "../../kernel/contracts/bridge-link";
+import { bridgeLinkOf, bridgeLinkPairing } from "../../durable/instances";
+import { equalsInConstantTime } from "../guards/constant-time";
+import { publicOriginOf } from "../guards/public-origin";
+import type { PublicOrigin } from "../../kernel/rules/public-origin";
+import { route, type AnyRouteRow } from "../route-row";
+import type { Env } from "../../durable/env";
+
+function edgeOrigin(env: Env): PublicOrigin {
+  const setting = publicOriginOf(env);
+  if (setting.mode !== "edge") throw new GatewayError("edge_mode_off");
+  return setting.public;
+}
+
+export const edgeRoutes: AnyRouteRow[] = [
+  route({
+    method: "POST",
+    path: PAIR_PATH,
+    family: "edge",
+    authz: {
+      kind: "bootstrap",
+      why: "the one-time pairing secret in the body is the credential; the first machine it pairs spends it",
+    },
+    internal: false,
+    body: PairRequestSchema,
+    contract:
+      "Pairs the first machine with this edge worker: the body carries the pairing secret set at deploy (PERSONALCLAW_PAIRING_SECRET) and the machine's Ed25519 public key; the answer names the machine (derived from its key). The secret pairs one machine only: a wrong, unset or spent secret is 403 edge_pairing_refused; a local gateway answers 404 edge_mode_off.",
+    answer: { status: 201, schema: PairAnswerSchema },
+    refuses: ["edge_mode_off", "edge_pairing_refused"],
+    async handle({ env, body, now, audit }) {
+      edgeOrigin(env);
+      const machine = await machineIdOf(body.public_key);
+      const configured = env.PERSONALCLAW_PAIRING_SECRET ?? "";
+      const refuse = async (reason: string) => {
+        await audit({ kind: "edge_pairing_refused", outcome: "refused", subject: machine, detail: { reason } });
+        return new GatewayError("edge_pairing_refused");
+      };
+      if (configured === "" || !equalsInConstantTime(body.pairing_secret, configured))
+        throw await refuse(configured === "" ? "no pairing secret is set" : "not the pairing secret");
+      const paired = await bridgeLinkPairing(env).pairFirst(machine, body.public_key, now);
+      if (!paired.ok) throw await refuse("the pairing secret was spent");
+      await audit({ kind: "edge_machine_paired", outcome: "allowed", subject: machine });
+      return new Response(JSON.stringify({ machine, paired_at: paired.pairedAt }), {
+        status: 201,
+        headers: { "Content-Type": "application/json" },
+      });
+    },
+  }),
+  route({
+    method: "GET",
+    path: LINK_PATH,
+    family: "edge",
+    authz: {
+      kind: "bootstrap",
+      why: "the machine proves its paired key inside the socket, over a fresh challenge, before any call crosses it",
+    },
+    internal: false,
+    query: z.strictObject({ machine: MachineIdSchema }),
+    contract:
+      "The WebSocket a paired machine's bridge dials (subprotocol personalclaw.link.v1). The edge sends a fresh challenge; the bridge's first frame must be its Ed25519 signature over it, or the socket closes 1008; then the edge's calls of the bridge contract cross it. An unpaired machine is 403 edge_machine_unknown before any upgrade.",
+    answer: { streamed: "101 Switching Protocols: the machine's link" },
+    refuses: ["edge_mode_off", "edge_link_upgrade_required", "edge_machine_unknown"],
+    async handle({ c, env, query, audit }) {
+      const origin = edgeOrigin(env);
+      const protocols = c.req.header("sec-websocket-protocol") ?? "";
+      if (
+        c.req.header("upgrade")?.toLowerCase() !== "websocket" ||
+        !protocols.split(",").some((part) => part.trim() === LINK_SUBPROTOCOL)
+      )
+        throw new GatewayError("edge_link_upgrade_required");
+      if ((await bridgeLinkPairing(env).keyOf(query.machine)) === null) {
+        await audit({
+          kind: "edge_link_refused",
+          outcome: "refused",
+          subject: query.machine,
+          group: "edge_link_unknown",
+        });
+        throw new GatewayError("edge_machine_unknown");
+      }
+      return bridgeLinkOf(env, query.machine).fetch(
+        new Request("http://bridge-link/connect", {
+          headers: { upgrade: "websocket", [LINK_MACHINE_HEADER]: query.machine, [LINK_ORIGIN_HEADER]: origin.origin },
+        }),
+      );
+    },
+  }),
+];
