@@ -48,7 +48,9 @@ export function gatewayToolGate(
   const work = `mcp:${run.app}:${run.server}`;
   const base = `/api/internal/mcp/${run.app}/${run.server}`;
   const stampDir = homePaths(home).toolStamp;
-  const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+  // Kept connections idle at most 2 s: workerd closes an idle one after 5 s, and a request sent
+  // on a connection closing under it would fail (a call withheld) where a fresh one would not.
+  const agent = new Agent({ keepAlive: true, maxSockets: 4, timeout: 2000 });
   const call = (method: string, path: string, body?: unknown) => callGateway(home, work, method, path, body, { agent });
   const kept = new Map<string, KeptAllow>();
   const pending: ToolCallRecord[] = [];
