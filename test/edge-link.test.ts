@@ -184,6 +184,53 @@ describe("the link", () => {
     expect(listed).toMatchObject({ status: 200, body: { secrets: [] } });
   }, 90_000);
 
+  it("the edge is its public origin: Host without a port, https:// Origins only, the sign-in link bound to CF-Connecting-IP", async () => {
+    const withPort = await undiciFetch(`${ORIGIN}:443/api/status`, {
+      dispatcher,
+      headers: { Host: "claw.example:443" },
+    });
+    expect(withPort.status).toBe(403);
+    for (const origin of ["http://claw.example", "https://evil.example"]) {
+      const write = await edgeFetch("/api/auth/logout", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Origin: origin, Authorization: `Bearer ${owner}` },
+        body: "{}",
+      });
+      expect([origin, write.status, write.body.error?.code]).toEqual([origin, 403, "origin_not_allowed"]);
+    }
+    // A phone opens the link: it is exchanged for a Secure session cookie bound to Cloudflare's client address.
+    const opened = await undiciFetch(`${ORIGIN}/?token=${owner}`, {
+      dispatcher,
+      redirect: "manual",
+      headers: { "CF-Connecting-IP": "198.51.100.7", "Sec-Fetch-Site": "none" },
+    });
+    expect(opened.status).toBe(302);
+    expect(opened.headers.get("location")).toBe("/");
+    const cookies = opened.headers.getSetCookie();
+    expect(cookies.some((c) => c.includes("; Secure;"))).toBe(true);
+    const cookie = cookies.map((c) => c.split(";")[0]!).join("; ");
+    const devices = await edgeFetch("/api/auth/sessions", {
+      headers: { Cookie: cookie, "CF-Connecting-IP": "198.51.100.7" },
+    });
+    expect(devices.status).toBe(200);
+    const rows = (devices.body as unknown as { sessions: Array<{ kind: string; first_address: string | null }> })
+      .sessions;
+    expect(rows.filter((r) => r.kind === "browser").map((r) => r.first_address)).toEqual(["198.51.100.7"]);
+    // The same link from another address signs no one in.
+    const elsewhere = await undiciFetch(`${ORIGIN}/api/status?token=${owner}`, {
+      dispatcher,
+      redirect: "manual",
+      headers: { "CF-Connecting-IP": "203.0.113.9" },
+    });
+    const refusal = (await elsewhere.json()) as { error: { code: string; detail?: { reason?: string } } };
+    expect([elsewhere.status, refusal.error.code, refusal.error.detail?.reason]).toEqual([
+      403,
+      "session_required",
+      "link_used",
+    ]);
+    expect(elsewhere.headers.getSetCookie()).toEqual([]);
+  });
+
   it("the internal credential sent from the internet opens nothing, even with the edge's real value", async () => {
     const answer = await edgeFetch("/api/auth/startup-link", {
       method: "POST",
