@@ -30,25 +30,42 @@ import { backupSection } from "./sections/backup.mjs";
 const bench = startBenchRun();
 const { wants, cleanups, raw } = bench;
 
-/** Runs the wanted sections in order; every process they started is stopped and the scratch folder removed, whatever happens. */
+/**
+ * The sections in the order they run: which `--only` names want each step, and the step. A new
+ * section is one row here and one name in SECTIONS (lib/bench-run.mjs).
+ */
+function steps() {
+  let runtime = null;
+  return [
+    [["proxy", "auth", "runtime", "tail"], () => loadSections(bench)],
+    [["runtime", "start"], async () => void (runtime = await runtimeStartups(bench))],
+    [["runtime"], async () => runtimeFigures(bench, runtime)],
+    [["install"], () => installSection(bench)],
+    [["sel"], () => selSection(bench)],
+    [["start"], () => startSection(bench, runtime)],
+    [["start30"], () => start30Section(bench)],
+    [["backends"], () => backendsSection(bench)],
+    [["events"], () => eventsSection(bench)],
+    [["update"], () => updateSection(bench)],
+    [["broker"], () => brokerSection(bench)],
+    [["secrets"], () => secretsSection(bench)],
+    [["mcp"], () => mcpSection(bench)],
+    [["add"], () => addSection(bench)],
+    [["backup"], () => backupSection(bench)],
+  ];
+}
+
+/** Runs the wanted sections in order, timing each; every process they started is stopped and the scratch folder removed, whatever happens. */
 async function runSections() {
+  raw.sectionSeconds = {};
   try {
-    if (wants("proxy") || wants("auth") || wants("runtime") || wants("tail")) await loadSections(bench);
-    let runtime = null;
-    if (wants("runtime") || wants("start")) runtime = await runtimeStartups(bench);
-    if (wants("runtime")) runtimeFigures(bench, runtime);
-    if (wants("install")) await installSection(bench);
-    if (wants("sel")) await selSection(bench);
-    if (wants("start")) await startSection(bench, runtime);
-    if (wants("start30")) await start30Section(bench);
-    if (wants("backends")) await backendsSection(bench);
-    if (wants("events")) await eventsSection(bench);
-    if (wants("update")) await updateSection(bench);
-    if (wants("broker")) await brokerSection(bench);
-    if (wants("secrets")) await secretsSection(bench);
-    if (wants("mcp")) await mcpSection(bench);
-    if (wants("add")) await addSection(bench);
-    if (wants("backup")) await backupSection(bench);
+    for (const [names, run] of steps()) {
+      if (!names.some(wants)) continue;
+      const started = process.hrtime.bigint();
+      await run();
+      const label = names.filter(wants).join(",");
+      raw.sectionSeconds[label] = (raw.sectionSeconds[label] ?? 0) + msSince(started) / 1000;
+    }
   } finally {
     for (const stop of cleanups.reverse()) await stop().catch(() => undefined);
     rmSync(bench.scratch, { recursive: true, force: true });

@@ -78,6 +78,7 @@ export function table(doc) {
     lines.push("");
     for (const n of doc.notes) lines.push(`note: ${n}`);
   }
-  lines.push(`total bench time: ${doc.elapsedS.toFixed(0)} s`);
+  const times = Object.entries(doc.raw.sectionSeconds ?? {}).map(([name, sec]) => `${name} ${sec.toFixed(0)} s`);
+  lines.push(`total bench time: ${doc.elapsedS.toFixed(0)} s (${times.join(", ")})`);
   return lines.join("\n");
 }

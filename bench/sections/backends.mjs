@@ -32,7 +32,7 @@ export async function backendsSection(bench) {
     starts.unsandboxed,
     "the same supervisor, sandbox.mode off",
   );
-  const cpu = "CPU per backend start, spawn -> healthy -> stopped (supervisor + backend)";
+  const cpu = "CPU per backend start, spawn -> healthy (supervisor + the processes it started)";
   figure(
     "backends",
     `${cpu}, confined + bounded`,
