@@ -41,6 +41,57 @@ function startCpuMeter() {
   };
 }
 
+/** One start of the previous sandbox shape (`bwrap --ro-bind / /`), spawn to healthy; answers ms and CPU ms. */
+async function previousShapeStart(appDir, spec, env) {
+  const port = await freePort();
+  const started = process.hrtime.bigint();
+  const cpu = startCpuMeter();
+  const child = spawn(
+    "bwrap",
+    [
+      "--ro-bind",
+      "/",
+      "/",
+      "--dev",
+      "/dev",
+      "--proc",
+      "/proc",
+      "--tmpfs",
+      "/tmp",
+      "--ro-bind",
+      appDir,
+      appDir,
+      "--bind",
+      spec.dataDir,
+      spec.dataDir,
+      "--unshare-all",
+      "--share-net",
+      "--die-with-parent",
+      "--new-session",
+      "--chdir",
+      appDir,
+      "--",
+      process.execPath,
+      "server.mjs",
+    ],
+    {
+      env: {
+        ...env,
+        PORT: String(port),
+        PERSONALCLAW_APP_SECRET: "b".repeat(64),
+        PERSONALCLAW_APP_NAME: "node-notes",
+        PERSONALCLAW_APP_DATA_DIR: spec.dataDir,
+      },
+      stdio: "ignore",
+      detached: true,
+    },
+  );
+  if (!(await healthyWithin(port, 10_000))) throw new Error("the previous-shape backend never answered /health");
+  const result = { ms: msSince(started), cpuMs: cpu.ms() };
+  await stopChild(child);
+  return result;
+}
+
 /** Runs `runs` starts of each launch; answers ms arrays keyed by launch. */
 export async function measureBackendStarts(scratch, runs) {
   const { BackendSupervisor } = await loadSupervisor();
@@ -89,65 +140,30 @@ export async function measureBackendStarts(scratch, runs) {
       startupPollMs: 5,
     }),
   };
-  for (let r = -1; r < runs; r++) {
-    for (const [key, sup] of Object.entries(supervisors)) {
-      const started = process.hrtime.bigint();
-      const cpu = startCpuMeter();
-      const result = await sup.start(spec);
-      if (!result.ok) throw new Error(`${key} start failed: ${result.reason}`);
-      // The supervisor's own probe: a confined backend has no host port, only its slot's socket.
-      if (!(await sup.waitForHealth(spec.name, 10_000))) throw new Error(`${key} backend never answered /health`);
-      if (r >= 0) out[key].push(msSince(started));
-      if (r >= 0) cpuMs[key].push(cpu.ms());
-      await sup.stop(spec.name);
-    }
-    const port = await freePort();
-    const started = process.hrtime.bigint();
-    const cpu = startCpuMeter();
-    const child = spawn(
-      "bwrap",
-      [
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--tmpfs",
-        "/tmp",
-        "--ro-bind",
-        appDir,
-        appDir,
-        "--bind",
-        spec.dataDir,
-        spec.dataDir,
-        "--unshare-all",
-        "--share-net",
-        "--die-with-parent",
-        "--new-session",
-        "--chdir",
-        appDir,
-        "--",
-        process.execPath,
-        "server.mjs",
-      ],
-      {
-        env: {
-          ...env,
-          PORT: String(port),
-          PERSONALCLAW_APP_SECRET: "b".repeat(64),
-          PERSONALCLAW_APP_NAME: "node-notes",
-          PERSONALCLAW_APP_DATA_DIR: spec.dataDir,
-        },
-        stdio: "ignore",
-        detached: true,
+  const launches = [
+    ...Object.entries(supervisors).map(([key, sup]) => [
+      key,
+      async () => {
+        const started = process.hrtime.bigint();
+        const cpu = startCpuMeter();
+        const result = await sup.start(spec);
+        if (!result.ok) throw new Error(`${key} start failed: ${result.reason}`);
+        // The supervisor's own probe: a confined backend has no host port, only its slot's socket.
+        if (!(await sup.waitForHealth(spec.name, 10_000))) throw new Error(`${key} backend never answered /health`);
+        const measured = { ms: msSince(started), cpuMs: cpu.ms() };
+        await sup.stop(spec.name);
+        return measured;
       },
-    );
-    if (!(await healthyWithin(port, 10_000))) throw new Error("the previous-shape backend never answered /health");
-    if (r >= 0) out.previousShape.push(msSince(started));
-    if (r >= 0) cpuMs.previousShape.push(cpu.ms());
-    await stopChild(child);
+    ]),
+    ["previousShape", () => previousShapeStart(appDir, spec, env)],
+  ];
+  // Run -1 warms every launch up and is not counted; the order flips every other run.
+  for (let r = -1; r < runs; r++) {
+    for (const [key, launch] of r % 2 === 0 ? launches : [...launches].reverse()) {
+      const measured = await launch();
+      if (r >= 0) out[key].push(measured.ms);
+      if (r >= 0) cpuMs[key].push(measured.cpuMs);
+    }
   }
   return { ...out, cpuMs };
 }
