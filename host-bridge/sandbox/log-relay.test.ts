@@ -1,6 +1,6 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createLogRelay } from "./log-relay.js";
+import { createLogRelay, levelOfLine } from "./log-relay.js";
 
 describe("createLogRelay", () => {
   it("relays stdout at info and stderr at warning, tagged, line by line", async () => {
@@ -61,6 +61,36 @@ describe("createLogRelay", () => {
     await relay.finished();
     expect(got).toHaveLength(3);
     expect(got[0]).toContain("[line cut at 100 characters]");
+  });
+});
+
+describe("a stderr line's level", () => {
+  it.each([
+    ["INFO:     Uvicorn running on http://127.0.0.1:8000", "info"],
+    ["WARNING:root:disk almost full", "warning"],
+    ["2026-12-06 12:00:01,002 ERROR app: boom", "error"],
+    ["[warn] retrying", "warning"],
+    ["time=2026-12-06T12:00:00Z level=debug msg=tick", "debug"],
+    ["error: the config file is missing", "error"],
+    ["Traceback (most recent call last):", "error"],
+    ["TypeError: x is not a function", "error"],
+    ["Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'x'", "error"],
+    // No level word: info, however it reads.
+    ["no error found in 12 files", "info"],
+    ["notes listening on 127.0.0.1:4000", "info"],
+    ["GET /api/notes 200 3 ms", "info"],
+  ])("%s reads as %s", (line, level) => {
+    expect(levelOfLine(line)).toBe(level);
+  });
+
+  it("a relay attached 'from-line' tags each line at its own level, info when it names none", async () => {
+    const got: Array<[string, string]> = [];
+    const relay = createLogRelay({ tag: "app notes backend (pid 7)", sink: (l, s) => got.push([l, s]), secrets: [] });
+    const err = new PassThrough();
+    relay.attach(err, "from-line");
+    err.end("listening\nWARNING: slow disk\nTraceback (most recent call last):\n");
+    await relay.finished();
+    expect(got.map(([level]) => level)).toEqual(["info", "warning", "error"]);
   });
 });
 

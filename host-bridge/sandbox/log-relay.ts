@@ -12,8 +12,48 @@ import {
   maskWordsAtCut,
 } from "../../kernel/text/text-safety.js";
 
-export type RelayLevel = "info" | "warning";
+export type RelayLevel = "debug" | "info" | "warning" | "error";
 export type RelaySink = (level: RelayLevel, line: string) => void;
+
+/** Level words a logger writes near the start of its line, mapped to the bridge's levels. */
+const LEVEL_WORDS: Record<string, RelayLevel> = {
+  trace: "debug",
+  debug: "debug",
+  info: "info",
+  notice: "info",
+  warn: "warning",
+  warning: "warning",
+  error: "error",
+  err: "error",
+  critical: "error",
+  fatal: "error",
+};
+/**
+ * A level word as loggers write it, one of a line's first words: `[warn]`, `(info)`, `level=error`,
+ * `ERROR`, `WARNING:root:`, or a lower-case word with a colon (`error:`); "no error found" is none.
+ */
+const LEVEL_TOKEN = /^(?:\[(\w+)\]|\((\w+)\)|<(\w+)>|level=(\w+)|([A-Z]{3,8})(?![A-Za-z])|([a-z]+):)/;
+const LEVEL_TOKENS_READ = 3;
+/** An uncaught error's first line: Python's traceback, Node's `TypeError: ...` or `Error [CODE]: ...`. */
+const ERROR_START = /^(?:Traceback \(most recent call last\)|(?:[A-Z][A-Za-z]*)?Error(?: \[[A-Z_]+\])?: )/;
+
+/**
+ * The level a child's line says it is at (its logger's level word, or the start of an uncaught
+ * error), else `fallback`: a stderr line is not a warning only because it went to stderr.
+ */
+export function levelOfLine(line: string, fallback: RelayLevel = "info"): RelayLevel {
+  const text = line.trimStart();
+  if (ERROR_START.test(text)) return "error";
+  for (const token of text.split(/\s+/, LEVEL_TOKENS_READ)) {
+    const word = LEVEL_TOKEN.exec(token)
+      ?.slice(1)
+      .find((group) => group !== undefined)
+      ?.toLowerCase();
+    const level = word === undefined ? undefined : LEVEL_WORDS[word];
+    if (level) return level;
+  }
+  return fallback;
+}
 
 export interface LogRelayOptions {
   /** e.g. `app notes backend (pid 123)`; prefixed to every line. */
@@ -30,8 +70,11 @@ export interface LogRelayOptions {
 }
 
 export interface LogRelay {
-  /** Reads a stream to its end, relaying each line at `level`. Never pauses the stream. */
-  attach(stream: Readable, level: RelayLevel): void;
+  /**
+   * Reads a stream to its end, relaying each line at `level`, or with "from-line" at the level
+   * the line names (levelOfLine, else info). Never pauses the stream.
+   */
+  attach(stream: Readable, level: RelayLevel | "from-line"): void;
   /** The last lines, masked and escaped (all lines, including ones the rate limit dropped). */
   lastLines(): string[];
   /** Lines the rate limit dropped so far. */
@@ -114,7 +157,7 @@ export function createLogRelay(opts: LogRelayOptions): LogRelay {
     attach(stream, level) {
       const decoder = new StringDecoder("utf8");
       const lines = createLineSplitter(maxChars, opts.secrets, (piece, cutWords, note) =>
-        emit(level, piece, cutWords, note),
+        emit(level === "from-line" ? levelOfLine(piece) : level, piece, cutWords, note),
       );
       ends.push(
         new Promise<void>((resolve) => {

@@ -241,7 +241,7 @@ export async function runConfined(run: ConfinedRun, ctx: ConfinementContext): Pr
     secrets: credentialValuesOf(env),
   });
   if (child.stdout) relay.attach(child.stdout, "info");
-  if (child.stderr) relay.attach(child.stderr, "warning");
+  if (child.stderr) relay.attach(child.stderr, "from-line");
   const exited = childEnd(child);
 
   if (group) {

@@ -356,7 +356,8 @@ describe("BackendSupervisor: what a backend sees and prints", () => {
     expect(text).not.toContain(parentEnv.DEMO_API_TOKEN);
     expect(text).not.toContain("\u001b");
     const stderrLine = relayed.find((l) => l.msg.includes("red alert"));
-    expect(stderrLine).toMatchObject({ level: "warning" });
+    // A stderr line that names no level is info: stderr alone does not make it a warning.
+    expect(stderrLine).toMatchObject({ level: "info" });
     expect(stderrLine?.msg).toContain("\\x1b[31mred alert\\x1b[0m and a bell \\x07");
     expect(relayed.find((l) => l.msg.endsWith(": READY"))?.level).toBe("info");
   });

@@ -55,7 +55,8 @@ export function trackRun(
   });
   t.relay = relay;
   if (child.stdout) relay.attach(child.stdout, "info");
-  if (child.stderr) relay.attach(child.stderr, "warning");
+  // A backend's own level word decides (many loggers write everything to stderr); none is info.
+  if (child.stderr) relay.attach(child.stderr, "from-line");
 
   let resolveExited: () => void = () => {};
   t.exited = new Promise<void>((resolve) => (resolveExited = resolve));
