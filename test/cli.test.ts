@@ -170,6 +170,19 @@ describe("apps new and apps dev against a real gateway", () => {
     return last.body;
   }
 
+  it("a list with nothing in it says so in a sentence instead of printing nothing", async () => {
+    const said = async (args: string[]) => {
+      const result = await runCli([...args, "--home", gw.home]);
+      expect(result.code, result.stderr).toBe(0);
+      return result.stdout;
+    };
+    expect(await said(["apps", "list", "--parked"])).toBe("No data is parked: no uninstall kept an app's data.\n");
+    expect(await said(["secrets", "list"])).toMatch(/^No secrets are stored/);
+    expect(await said(["security", "events", "--kind", "no_such_kind"])).toBe(
+      "No security events match these filters.\n",
+    );
+  });
+
   for (const kind of ["node", "python"] as const) {
     it(`a ${kind} app from \`apps new\` passes its own test, previews, installs and answers through the gateway`, async () => {
       const name = `fresh-${kind}`;

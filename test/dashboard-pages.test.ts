@@ -52,10 +52,40 @@ describe("every dashboard page, for accessibility", () => {
     return page;
   }
 
-  /** Checks the page with axe, then saves its screenshot; fails on any serious or critical violation. */
+  /**
+   * Checks the page at a phone's width (390 px) and a laptop's (1280 px): axe, then no sideways
+   * scroll, then its screenshot at each; fails on any serious or critical violation or on a page
+   * wider than the window. The page's own width comes back afterwards.
+   */
   async function audit(page: Page, name: string): Promise<void> {
-    await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-    expect(await seriousViolations(page), name).toEqual([]);
+    const before = page.viewportSize();
+    try {
+      for (const width of [390, 1280]) {
+        await page.setViewportSize({ width, height: 844 });
+        await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
+        expect(await seriousViolations(page), `${name} at ${width} px`).toEqual([]);
+        expect(await sidewaysOverflow(page), `${name} at ${width} px scrolls sideways`).toEqual([]);
+      }
+    } finally {
+      if (before) await page.setViewportSize(before);
+    }
+  }
+
+  /** The elements wider than the window (none when the page does not scroll sideways). */
+  async function sidewaysOverflow(page: Page): Promise<string[]> {
+    return page.evaluate(() => {
+      const root = document.documentElement;
+      if (root.scrollWidth <= root.clientWidth) return [];
+      const widest: string[] = [];
+      for (const node of document.querySelectorAll("body *")) {
+        const box = node.getBoundingClientRect();
+        if (box.right > root.clientWidth + 1 && widest.length < 5)
+          widest.push(
+            `${node.tagName.toLowerCase()}${node.id ? `#${node.id}` : ""}.${[...node.classList].join(".")} right=${Math.round(box.right)}`,
+          );
+      }
+      return [`scrollWidth ${root.scrollWidth} > ${root.clientWidth}`, ...widest];
+    });
   }
 
   it("the accessibility check itself fails a page with a serious violation", async () => {
@@ -138,6 +168,8 @@ describe("every dashboard page, for accessibility", () => {
     await audit(page, "apps");
     const pages: Array<[string, string, string]> = [
       ["Install", "#install", "Install an app · PersonalClaw"],
+      ["Add", "#add", "Add an MCP server · PersonalClaw"],
+      ["Store", "#store", "Store · PersonalClaw"],
       ["Inbox", "#inbox", "Inbox · PersonalClaw"],
       ["Devices", "#devices table", "Devices · PersonalClaw"],
       ["Security log", "#security-log tbody tr", "Security log · PersonalClaw"],
@@ -192,8 +224,16 @@ describe("every dashboard page, for accessibility", () => {
       expect.arrayContaining(["Permissions", "Backend", "UI"]),
     );
     await detail.getByText("No data of an earlier install of this app is parked.").waitFor();
+    // Open keeps the dashboard: the app's page opens in a new tab.
+    const open = detail.getByRole("link", { name: "Open node-notes (in a new tab)" });
+    expect(await open.getAttribute("target")).toBe("_blank");
+    const [appTab] = await Promise.all([page.context().waitForEvent("page"), open.click()]);
+    await appTab.waitForLoadState();
+    expect(new URL(appTab.url()).pathname).toBe("/apps/node-notes/");
+    expect(new URL(page.url()).hash).toBe("#/apps/node-notes");
+    await appTab.close();
     for (const control of [
-      "Open node-notes",
+      "Open node-notes (in a new tab)",
       "Disable node-notes",
       "Restart node-notes",
       "Update node-notes",

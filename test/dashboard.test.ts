@@ -160,7 +160,7 @@ describe("the dashboard in Chromium", () => {
     await expect(result.textContent()).resolves.toMatch(/Chain ok: \d+ events in \d+ segments? verified/);
   });
 
-  it("shows markup in logged text as text: a hostile subject and detail neither render nor run", async () => {
+  it("shows markup in logged text as text: a hostile subject and detail neither render nor run; the detail reads as facts and the log filters by app, outcome and time", async () => {
     const hostile = `<img src=x onerror="window.__pwned=1"><b>bold</b>`;
     const secret = readFileSync(join(gw.home, ".local_secret"), "utf8").trim();
     const appended = await gw.fetch("/api/internal/sel/append", {
@@ -181,8 +181,24 @@ describe("the dashboard in Chromium", () => {
     const row = page.locator("#security-log tbody tr[data-kind=dashboard_escape_probe]");
     await row.waitFor();
     await expect(row.locator("td").nth(5).textContent()).resolves.toBe(hostile);
-    await expect(row.locator("td").nth(6).textContent()).resolves.toContain(JSON.stringify(hostile).slice(1, -1));
+    // The detail reads as named facts, not JSON.
+    await expect(row.locator("td").nth(6).textContent()).resolves.toBe(`note: ${hostile}`);
     expect(await page.locator("#security-log img, #security-log b").count()).toBe(0);
+    // Filters beyond the kind: the app (subject), the outcome and how recent.
+    const log = page.locator("#security-log");
+    await log.getByLabel("App or subject").fill(hostile);
+    await log.getByLabel("Outcome").selectOption("refused");
+    await log.getByLabel("From").selectOption({ label: "the last hour" });
+    await log.getByRole("button", { name: "Filter" }).click();
+    await expect
+      .poll(async () => log.locator("p.muted[aria-live]").textContent())
+      .toMatch(/^1 event about .*, refused, from the last hour, newest first\.$/);
+    expect(await log.locator("tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-kind")))).toEqual([
+      "dashboard_escape_probe",
+    ]);
+    await log.getByLabel("Outcome").selectOption("allowed");
+    await log.getByRole("button", { name: "Filter" }).click();
+    await expect.poll(async () => log.locator("p.muted[aria-live]").textContent()).toMatch(/^No events about /);
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
   });
 
@@ -275,6 +291,19 @@ describe("the dashboard in Chromium", () => {
     expect(recorded.steps.filter((s) => s.status !== "started").map((s) => s.step)).toEqual(
       stepsWhenListed!.map(([step]) => step),
     );
+    // The same folder again: the page says the app is installed before any review, and points to Update.
+    await installing.getByLabel("Folder path").fill(appFolder);
+    await installing.getByRole("button", { name: "Preview" }).click();
+    const already = installing.locator("[data-already-installed=node-notes]");
+    await already.waitFor({ timeout: 30_000 });
+    await expect(already.textContent()).resolves.toMatch(
+      /^node-notes is already installed \(version [^)]+\): installing it again would be refused\.To install this folder as its new version, use Update on the page of node-notes/,
+    );
+    expect(await already.getByRole("link", { name: "the page of node-notes" }).getAttribute("href")).toBe(
+      "#/apps/node-notes",
+    );
+    expect(await installing.locator(".review").count()).toBe(0);
+    expect(await installing.getByRole("button", { name: "Install", exact: true }).count()).toBe(0);
     await show(page, "Apps");
     const item = page.locator("#apps li[data-app=node-notes]");
     await item.waitFor();

@@ -575,6 +575,12 @@ describe("Settings and Secrets in the dashboard (Chromium)", () => {
         page.locator(`#settings tr[data-setting="${spec.path}"] .setting-meaning`).textContent(),
       ).resolves.toContain(spec.meaning);
     }
+    // Words for the owner: no requirement ids, a path as it is written (not shouted), "1 second" not "1 seconds".
+    const text = (await page.locator("#settings").textContent()) ?? "";
+    expect(text).not.toMatch(/\([A-Z]{2,}-\d{2}/);
+    expect(text).not.toMatch(/\b1 (seconds|days|MiB?s)\b/);
+    expect(text).toMatch(/Between 1 second and /);
+    expect(await row.locator("th").evaluate((th) => getComputedStyle(th).textTransform)).toBe("none");
     await row.locator("input").fill("4096");
     await row.getByRole("button", { name: "Save" }).click();
     const dialog = page.locator('.consent-dialog[data-consent-field="sandbox.limits.memory_mb"]');

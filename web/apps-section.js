@@ -8,11 +8,15 @@ import { jobsPart, mcpServersPart } from "./app-extensions.js";
 /** The Open link of an enabled app's UI, naming its current revision. */
 export function openLink(name, ui) {
   const revision = ui.revision ? `?rev=${encodeURIComponent(ui.revision)}` : "";
+  // A new tab: the app's page replaces nothing of the dashboard, which stays where it was.
   return el("a", {
     class: "button-link",
     href: `/apps/${encodeURIComponent(name)}/${revision}`,
+    target: "_blank",
+    rel: "noopener",
     text: "Open",
-    "aria-label": `Open ${name}`,
+    title: "Opens in a new tab",
+    "aria-label": `Open ${name} (in a new tab)`,
   });
 }
 

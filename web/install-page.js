@@ -1,7 +1,7 @@
 // Install: a folder is previewed (what the app needs, gets and runs), the owner reads the
 // review with every disclosure, and Install sends the review's digest as consent while the
 // progress list shows each step. Nothing is installed before that press.
-import { el, errorNotice, replaceChildren } from "./element.js";
+import { el, errorNotice, listOf, replaceChildren } from "./element.js";
 import { findingsPart, installReview } from "./install-review.js";
 import { installFailureNotice, installProgressView, newInstallId, withInstallProgress } from "./install-progress.js";
 
@@ -97,6 +97,24 @@ export function showReview(page, source, review, digest, warning) {
   );
 }
 
+/** The notice for a folder whose app is installed already: installing it again is refused; Update is on its page. */
+function alreadyInstalled(name, app) {
+  return el(
+    "div",
+    { class: "notice notice-warn", role: "status", tabindex: "-1", "data-already-installed": name },
+    el("p", {
+      text: `${name} is already installed (version ${app.version ?? "unknown"}): installing it again would be refused.`,
+    }),
+    el(
+      "p",
+      {},
+      "To install this folder as its new version, use Update on ",
+      el("a", { href: `#/apps/${encodeURIComponent(name)}`, text: `the page of ${name}` }),
+      ": it shows what the new version changes before anything runs.",
+    ),
+  );
+}
+
 function showRefusal(page, answer) {
   const detail = answer.detail && typeof answer.detail === "object" ? answer.detail : null;
   const findings = detail?.findings ?? detail?.review?.findings;
@@ -126,6 +144,16 @@ async function preview(page) {
   }
   replaceChildren(installNotices);
   const review = answer.data.review && typeof answer.data.review === "object" ? answer.data.review : {};
+  // An app of this name is installed: an install would be refused (app_exists) after the whole
+  // review, so say it first and point to its Update, which shows what the new version changes.
+  const name = typeof review.app?.name === "string" ? review.app.name : "";
+  const listed = name ? await page.api.get("/api/apps") : null;
+  const installed = listed?.ok ? listOf(listed.data.apps).find((app) => app?.name === name) : undefined;
+  if (installed) {
+    replaceChildren(reviewHost, alreadyInstalled(name, installed));
+    reviewHost.querySelector(".notice")?.focus();
+    return;
+  }
   showReview(page, source, review, answer.data.digest);
   reviewHost.querySelector(".review-title")?.setAttribute("tabindex", "-1");
   reviewHost.querySelector(".review-title")?.focus();

@@ -11,8 +11,13 @@ function valueAt(config, path) {
 
 function describeValue(spec, value) {
   if (Array.isArray(value)) return value.length === 0 ? "none" : value.join(", ");
-  if (spec.unit === "seconds" && value >= 86400 && value % 86400 === 0) return `${value / 86400} days`;
-  return spec.unit && spec.unit !== "processes" ? `${value} ${spec.unit}` : String(value);
+  if (spec.unit === "seconds" && value >= 86400 && value % 86400 === 0) return counted(value / 86400, "days");
+  return spec.unit && spec.unit !== "processes" ? counted(value, spec.unit) : String(value);
+}
+
+/** "1 second", "2 seconds": a plural unit reads singular for exactly one. */
+function counted(value, unit) {
+  return `${value} ${value === 1 && /[a-z]s$/.test(unit) ? unit.slice(0, -1) : unit}`;
 }
 
 /** Builds the Settings section. */

@@ -105,6 +105,10 @@ export function queryRows(sql: SqlPort, filter: ReturnType<typeof SecurityEventQ
     where.push("principal = ?");
     bindings.push(filter.principal);
   }
+  if (filter.subject !== undefined) {
+    where.push("subject = ?");
+    bindings.push(filter.subject);
+  }
   if (filter.outcome !== undefined) {
     where.push("outcome = ?");
     bindings.push(filter.outcome);

@@ -234,6 +234,8 @@ export async function runAppsList(home: string, values: { json?: boolean; parked
     process.stdout.write(`${JSON.stringify(answer.body)}\n`);
     return 0;
   }
+  if (answer.body.apps.length === 0)
+    process.stdout.write("No apps installed. Install one with `personalclaw apps install <folder>`.\n");
   for (const app of answer.body.apps) {
     const backend = app.backend
       ? app.backend.running
@@ -301,6 +303,7 @@ async function runParkedList(home: string, json: boolean): Promise<number> {
     process.stdout.write(`${JSON.stringify(answer.body)}\n`);
     return 0;
   }
+  if (answer.body.parked.length === 0) process.stdout.write("No data is parked: no uninstall kept an app's data.\n");
   for (const p of answer.body.parked) process.stdout.write(safeRow([p.name, p.version, p.parkedAt, p.consentDigest]));
   return 0;
 }

@@ -22,6 +22,7 @@ export const SECURITY_COMMANDS: readonly CommandSpec[] = [
     flags: {
       kind: { type: "string", value: "KIND", help: "only events of this kind" },
       principal: { type: "string", value: "WHO", help: "only events of this principal (owner, app:<name>, cli ...)" },
+      subject: { type: "string", value: "SUBJECT", help: "only events about this subject (for most, an app's name)" },
       outcome: {
         type: "string",
         value: "OUTCOME",

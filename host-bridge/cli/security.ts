@@ -25,6 +25,7 @@ import { clearUnacknowledgedAnchor, readUnacknowledgedAnchor } from "../sel-anch
 export interface EventsFilter {
   kind?: string;
   principal?: string;
+  subject?: string;
   outcome?: string;
   since?: string;
   limit?: number;
@@ -33,7 +34,8 @@ export interface EventsFilter {
 
 export async function runSecurityEvents(home: string, values: EventsFilter): Promise<number> {
   const query = new URLSearchParams();
-  for (const key of ["kind", "principal", "outcome", "since"] as const) if (values[key]) query.set(key, values[key]);
+  for (const key of ["kind", "principal", "subject", "outcome", "since"] as const)
+    if (values[key]) query.set(key, values[key]);
   if (values.limit !== undefined) query.set("limit", String(values.limit));
   const answer = await callGateway(
     home,
@@ -46,6 +48,12 @@ export async function runSecurityEvents(home: string, values: EventsFilter): Pro
     process.stdout.write(`${JSON.stringify(answer.body)}\n`);
     return 0;
   }
+  if (answer.body.events.length === 0)
+    process.stdout.write(
+      [...query.keys()].some((key) => key !== "limit")
+        ? "No security events match these filters.\n"
+        : "No security events yet.\n",
+    );
   for (const event of answer.body.events) {
     // Stored subjects are already one escaped line; escaping again is harmless and keeps a row from an older log safe.
     process.stdout.write(

@@ -180,6 +180,9 @@ export async function runSecretsList(home: string, values: { json?: boolean }): 
     process.stdout.write(`${JSON.stringify(answer.raw)}\n`);
     return 0;
   }
+  if (answer.body.secrets.length === 0 && answer.body.declared.length === 0)
+    process.stdout.write("No secrets are stored, and no installed app asks for one.\n");
+  else if (answer.body.secrets.length === 0) process.stdout.write("No secrets are stored.\n");
   for (const s of answer.body.secrets) {
     const users = s.used_by.map((u) => (u.as === s.name ? u.app : `${u.app} as ${u.as}`)).join(", ");
     process.stdout.write(safeRow([s.name, s.stored ? "stored" : "not stored", users || "no app"]));

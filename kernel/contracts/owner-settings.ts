@@ -192,7 +192,7 @@ export const OWNER_SETTINGS: readonly SettingSpec[] = [
     default: [],
     item: { pattern: ENV_NAME, what: "an environment variable name", maxItems: 64 },
     meaning:
-      "Environment variables of yours handed to every app child as they are (cloud session keys, the SSH agent and GnuPG are withheld regardless). Operator-only: no app may declare it (CFG-07).",
+      "Environment variables of yours handed to every app child as they are (cloud session keys, the SSH agent and GnuPG are withheld regardless). Only you set it: no app may declare it.",
     security: true,
     loosens: addsNames,
     consent: "env_passthrough_add",
@@ -320,7 +320,7 @@ export const OWNER_SETTINGS: readonly SettingSpec[] = [
     values: ["off", "staged"],
     default: "off",
     meaning:
-      "Whether PersonalClaw may stage its own updates unattended (CFG-03). This build has no unattended updater yet: the value is kept for it and changes nothing now.",
+      "Whether PersonalClaw may stage its own updates unattended. This build has no unattended updater yet: the value is kept for it and changes nothing now.",
     security: false,
     loosens: never,
     consent: "updates_auto",

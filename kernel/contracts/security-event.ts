@@ -95,6 +95,8 @@ export const MAX_QUERY_LIMIT = 500;
 export const SecurityEventQuerySchema = z.object({
   kind: z.string().max(80).optional(),
   principal: z.string().max(160).optional(),
+  /** Exactly this subject (for most rows, the app the event is about). */
+  subject: z.string().max(300).optional(),
   outcome: SecurityOutcomeSchema.optional(),
   /** ISO-8601 time; rows at or after it. */
   since: z

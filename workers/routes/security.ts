@@ -47,7 +47,8 @@ export const securityRoutes = [
     authz: { kind: "owner" },
     internal: true,
     query: SecurityEventQueryTextSchema,
-    contract: "Security events newest first, filtered by kind, principal, outcome and since; paged by before_seq.",
+    contract:
+      "Security events newest first, filtered by kind, principal, subject (for most rows the app the event is about), outcome and since; paged by before_seq.",
     answer: { schema: SecurityEventPageSchema },
     refuses: [],
     async handle({ env, query }) {
