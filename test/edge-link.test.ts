@@ -182,6 +182,17 @@ describe("the link", () => {
     owner = url.searchParams.get("token")!;
     const listed = await eventually(ownerBridgeCall, (a) => a.status === 200, 30_000);
     expect(listed).toMatchObject({ status: 200, body: { secrets: [] } });
+    // The machine's own gateway is no edge: the pairing secret pairs nothing there.
+    const local = await gateway.fetch("/api/edge/pair", {
+      method: "POST",
+      owner: false,
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ pairing_secret: PAIRING_SECRET, public_key: newMachineKey().publicKeyHex }),
+    });
+    expect([local.status, ((await local.json()) as { error: { code: string } }).error.code]).toEqual([
+      404,
+      "edge_mode_off",
+    ]);
   }, 90_000);
 
   it("the edge is its public origin: Host without a port, https:// Origins only, the sign-in link bound to CF-Connecting-IP", async () => {

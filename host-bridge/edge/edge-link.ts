@@ -145,7 +145,10 @@ export function startEdgeLink(options: EdgeLinkOptions): EdgeLink {
 }
 
 /** Serves one call of the edge on this machine's bridge; an operation the contract does not list is refused here. */
-async function serveCall(options: EdgeLinkOptions, frame: Extract<EdgeFrame, { type: "call" }>): Promise<BridgeFrame> {
+export async function serveCall(
+  options: EdgeLinkOptions,
+  frame: Extract<EdgeFrame, { type: "call" }>,
+): Promise<BridgeFrame> {
   const refuse = (status: number, code: string, message: string): BridgeFrame => ({
     type: "answer",
     id: frame.id,
