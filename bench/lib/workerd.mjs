@@ -129,10 +129,13 @@ export async function productConfig({ scratch, configPath, workerBundle, listen 
   // The product's config also listens on the backends' gateway socket; each config its own folder.
   const runtimeDir = join(scratch, `hello-product-run-${Math.random().toString(36).slice(2, 8)}`);
   mkdirSync(join(runtimeDir, "gateway"), { recursive: true });
+  const toolStampDir = join(runtimeDir, "tool-stamp");
+  mkdirSync(toolStampDir, { recursive: true });
   return renderWorkerdConfig({
     configPath,
     workerBundle,
     stateDir,
+    toolStampDir,
     webDir: join(repoRoot, "web"),
     appsDir,
     runtimeDir,
