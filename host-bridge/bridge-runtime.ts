@@ -45,6 +45,7 @@ import { folderOperations } from "./operations/folder-operations";
 import { durabilityOperations } from "./operations/durability-operations";
 import { sourceOperations } from "./operations/source-operations";
 import type { FolderGrant } from "../kernel/contracts/folder-grants";
+import { installPendingPackages, packagesHoldBack } from "./durability/restore-packages";
 
 export interface BridgeRuntimeOptions {
   paths: HomePaths;
@@ -375,17 +376,21 @@ export class BridgeRuntime {
         subject: name,
         detail: { setting: "sandbox.network_all" },
       });
-    const result = await this.supervisor.start({
-      name,
-      appDir,
-      dataDir: join(appDir, "data"),
-      hasStorage: manifest.permissions?.storage === true,
-      backend: backendCommand(appDir, manifest),
-      network,
-      secrets: await this.secretsFor(name, manifest, digest),
-      brokered: await this.brokeredSecretsFor(name, manifest, digest),
-      folders: await this.foldersFor(name),
-    });
+    // A restored app whose packages are not in yet is refused like any start that cannot be made.
+    const heldBack = packagesHoldBack(this.opts.paths.home, name);
+    const result = heldBack
+      ? { ok: false as const, code: heldBack.code, reason: heldBack.message }
+      : await this.supervisor.start({
+          name,
+          appDir,
+          dataDir: join(appDir, "data"),
+          hasStorage: manifest.permissions?.storage === true,
+          backend: backendCommand(appDir, manifest),
+          network,
+          secrets: await this.secretsFor(name, manifest, digest),
+          brokered: await this.brokeredSecretsFor(name, manifest, digest),
+          folders: await this.foldersFor(name),
+        });
     if (!result.ok) {
       this.opts.log(`bridge: ${name}'s backend did not start: ${result.code} ${result.reason}`);
       await this.reporting.audit({
@@ -435,8 +440,14 @@ export class BridgeRuntime {
     );
     this.recovery = null;
     const apps = (await this.tellGateway("startableApps", undefined))?.apps ?? [];
-    await Promise.all(apps.map((app) => this.startBackend(app.name, app.manifest as AppManifest, app.digest)));
+    const start = (list: typeof apps) =>
+      Promise.all(list.map((app) => this.startBackend(app.name, app.manifest as AppManifest, app.digest)));
+    await start(apps);
     await this.tellGateway("backendsReported", {});
+    // Not awaited: the ready line does not wait for packages; a restored app starts once its own are in.
+    void installPendingPackages(this.opts.paths, this.hookContext(), (row) => this.reporting.audit(row))
+      .then((done) => start(apps.filter((a) => done.includes(a.name))))
+      .catch((error) => this.opts.log(`bridge: restoring packages failed: ${String(error)}`));
   }
 
   /**

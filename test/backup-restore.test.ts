@@ -1,12 +1,27 @@
 // Backup and restore of the whole gateway (docs/backup-and-restore.md), end to end: a real
 // gateway with a confined Python backend writing rows into data/app.db the whole time and holding
-// an assigned secret, and a Node backend with notes in data/, is backed up while it runs; the
-// archive is refused when a byte is flipped or the passphrase is wrong, a replace is refused on a
-// running gateway, and a replace into a fresh home on another port gives back the apps with their
-// data, the secret, and a security log that continues its chain and extends the archived
-// checkpoint offline.
+// an assigned secret, a Node backend with notes in data/, and the published filesystem MCP server
+// (`apps add npm:...` from the local registry stand-in, its pinned npm closure installed
+// confined) given one folder of the owner's, is backed up while it runs; the archive is refused
+// when a byte is flipped or the passphrase is wrong, a replace is refused on a running gateway,
+// and a replace into a fresh home on another port — the registry gone — gives back the apps with
+// their data, the secret, the MCP server with its closure installed again from the archive and
+// its folder grant (reported while the folder is missing, refused rather than widened), and a
+// security log that continues its chain and extends the archived checkpoint offline.
+//
+// The homes live under /var/tmp, not /tmp: the sandbox gives every child a private /tmp.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,12 +30,24 @@ import { repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/g
 import { appTokenOf, install, waitForRow } from "./helpers/backends";
 import { APP, dbRows, expectNoRowLost, proxied, sleep, waitHealthy, writeProbe, type Json } from "./helpers/probe-app";
 import { OpenedArchive } from "../host-bridge/durability/archive-reader";
+import { startNpmRegistry, type NpmRegistryStandIn } from "./helpers/npm-registry";
+import { agentFromMcpJson, type McpAgent } from "./helpers/mcp-agent";
+import { allowEveryTool } from "./helpers/mcp-tool-policy";
 
 const PASSPHRASE = "correct horse battery staple";
 const SECRET_VALUE = "probe-secret-value-7d1f3c";
 const NOTE_TEXT = "a note the restore must bring back";
 /** 12 800 rows of 4 KiB: a 50 MB database. */
 const BIG_ROWS = 12_800;
+const FS_SPEC = "npm:@modelcontextprotocol/server-filesystem@2025.3.28";
+const FS_APP = "server-filesystem";
+const FS_KEY = `${FS_APP}:${FS_APP}`;
+
+/** A tool's answer as text. */
+async function toolText(agent: McpAgent, name: string, args: Record<string, unknown>): Promise<string> {
+  const answer = (await agent.client.callTool({ name, arguments: args })) as { content: Array<{ text: string }> };
+  return answer.content.map((c) => c.text).join("\n");
+}
 
 /** A file of the home, counted as the test sees it (a restore must not have written into a home it refused). */
 function listing(home: string): string[] {
@@ -55,12 +82,57 @@ describe("backup and restore of the whole gateway", () => {
   let rowsAtBackup = 0;
   let ownerToken = "";
   let approvalId = "";
+  let ownerHome: string;
+  let documents: string;
+  let registry: NpmRegistryStandIn | null = null;
+  const replaceInto = (target: string, ...flags: string[]) =>
+    runCli(["restore", archive, "--mode", "replace", "--passphrase-file", passFile, ...flags, "--home", target]);
 
   beforeAll(async () => {
-    root = mkdtempSync(join(tmpdir(), "pc-backup-"));
+    root = mkdtempSync("/var/tmp/pc-backup-");
     passFile = join(root, "pass");
     writeFileSync(passFile, `${PASSPHRASE}\n`);
-    gw = await startGateway();
+    // The owner's home with one folder to grant; a root gateway's children run as nobody, so the owner opens it to them.
+    ownerHome = join(root, "owner");
+    documents = join(ownerHome, "Documents");
+    mkdirSync(documents, { recursive: true });
+    writeFileSync(join(documents, "notes.txt"), "buy stamps\n");
+    for (const folder of [root, ownerHome]) chmodSync(folder, 0o755);
+    chmodSync(documents, 0o777);
+    registry = await startNpmRegistry();
+    const home = join(root, "home");
+    mkdirSync(home, { mode: 0o700 });
+    writeFileSync(join(home, "config.json"), JSON.stringify({ install: { npm_registry: registry.url } }));
+    gw = await startGateway({ home, env: { HOME: ownerHome } });
+    const added = await runCli(
+      [
+        "apps",
+        "add",
+        FS_SPEC,
+        "--folder",
+        "documents:read-write",
+        "--arg",
+        "/folders/documents",
+        "--yes",
+        "--home",
+        home,
+      ],
+      { HOME: ownerHome },
+      300_000,
+    );
+    expect(added.code, added.stderr).toBe(0);
+    const granted = await runCli(
+      ["apps", "folders", FS_APP, "set", "documents", documents, "--read-write", "--json", "--home", home],
+      { HOME: ownerHome },
+    );
+    expect(granted.code, granted.stdout + granted.stderr).toBe(0);
+    const agent = await agentFromMcpJson(home, FS_KEY, ownerHome);
+    try {
+      await allowEveryTool(gw, agent.client, FS_APP, FS_APP);
+      expect(await toolText(agent, "read_file", { path: "/folders/documents/notes.txt" })).toBe("buy stamps\n");
+    } finally {
+      await agent.close();
+    }
     const secrets = [{ name: "PROBE_API_KEY", why: "the backup suite gives it one" }];
     await install(gw.home, await writeProbe(root, "1.0.0", { secrets }));
     await install(gw.home, join(repoRoot, "apps", "fixtures", "node-notes"));
@@ -142,8 +214,8 @@ describe("backup and restore of the whole gateway", () => {
   afterAll(async () => {
     await restored?.stop();
     await gw?.stop();
-    await rm(root, { recursive: true, force: true });
-    await rm(gw?.home ?? "/nonexistent", { recursive: true, force: true });
+    await registry?.close();
+    rmSync(root, { recursive: true, force: true });
   });
 
   it("writes one archive while the probe writes, sealed: no secret value, no note and no -wal in it", async () => {
@@ -174,6 +246,11 @@ describe("backup and restore of the whole gateway", () => {
       expect(paths).toContain("apps/node-notes/data/notes.json");
       expect(paths.filter((p) => /-(wal|shm)$/.test(p) || p.includes("/venv/") || p.startsWith("logs/"))).toEqual([]);
       expect(paths).not.toContain(".local_secret");
+      // The npm closure's tarballs are carried (npm's cache, by integrity); what npm installed is not.
+      const modules = paths.filter((p) => p.startsWith(`apps/${FS_APP}/node_modules/`));
+      expect(modules.length).toBeGreaterThan(0);
+      expect(modules.filter((p) => !p.startsWith(`apps/${FS_APP}/node_modules/.personalclaw-npm-cache/`))).toEqual([]);
+      expect(opened.manifest.apps.find((a) => a.name === FS_APP)?.packages).toEqual(["npm-closure:npm-closure.json"]);
       for (const part of opened.manifest.parts) expect(part.sha256).toMatch(/^[0-9a-f]{64}$/);
       expect(opened.manifest.log.head.seq).toBeGreaterThan(0);
     } finally {
@@ -357,20 +434,25 @@ describe("backup and restore of the whole gateway", () => {
   }, 180_000);
 
   it("replaces a fresh home on another port: the apps answer with their data, the secret arrives, the log verifies", async () => {
-    const target = join(mkdtempSync(join(tmpdir(), "pc-restore-")), "home");
-    const result = await runCli([
-      "restore",
-      archive,
-      "--mode",
-      "replace",
-      "--passphrase-file",
-      passFile,
-      "--json",
-      "--home",
-      target,
-    ]);
+    // Another machine: no registry to fetch from, and the granted folder not there (yet).
+    await registry?.close();
+    registry = null;
+    renameSync(documents, `${documents}.elsewhere`);
+    const target = join(mkdtempSync(join(root, "restore-")), "home");
+    const result = await replaceInto(target, "--json");
     expect(result.code, result.stderr).toBe(0);
-    expect((JSON.parse(result.stdout) as Json).plan.counts.log_rows).toBeGreaterThan(2000);
+    const { plan } = JSON.parse(result.stdout) as Json;
+    expect(plan.counts.log_rows).toBeGreaterThan(2000);
+    expect(plan.apps.find((a: Json) => a.name === FS_APP).packages_from).toBe("archive");
+    // The grant is kept as consented, and reported: its folder is not on this machine.
+    expect(plan.folder_grants).toEqual([
+      { app: FS_APP, need: "documents", path: documents, access: "read-write", exists: false },
+    ]);
+    expect(JSON.parse(readFileSync(join(target, "restore-packages.json"), "utf8")).apps).toEqual([{ name: FS_APP }]);
+    expect(existsSync(join(target, "apps", FS_APP, "node_modules", "@modelcontextprotocol"))).toBe(false);
+    // The agent's server map names this home, not the archived one.
+    const entry = JSON.parse(readFileSync(join(target, "mcp.json"), "utf8")).mcpServers[FS_KEY];
+    expect(entry.args).toEqual(["mcp", "run", FS_APP, FS_APP, "--home", target]);
     const db = join(target, "apps", APP, "data", "app.db");
     expect(integrityOf(db)).toBe("ok");
     expect(countOf(db, "big")).toBe(BIG_ROWS);
@@ -388,7 +470,7 @@ describe("backup and restore of the whole gateway", () => {
     const offline = await runCli(["security", "verify", "--checkpoint", join(root, "cp.note"), "--home", target]);
     expect(offline.code, offline.stdout + offline.stderr).toBe(0);
 
-    restored = await startGateway({ home: target });
+    restored = await startGateway({ home: target, env: { HOME: ownerHome } });
     expect(restored.port).not.toBe(gw.port);
     await waitHealthy(restored);
     const state = await proxied(restored);
@@ -408,5 +490,53 @@ describe("backup and restore of the whole gateway", () => {
     const events = (await (await restored.fetch("/api/security/events?limit=500")).json()) as { events: Json[] };
     expect(Math.max(...events.events.map((e) => e.seq))).toBeGreaterThan(head.seq);
     expect(events.events.some((e) => e.kind === "backup_started")).toBe(true);
-  }, 180_000);
+
+    // The MCP server's closure is installed again, confined, from the tarballs the archive carried.
+    await expect.poll(() => existsSync(join(target, "restore-packages.json")), { timeout: 120_000 }).toBe(false);
+    const installed = (await (
+      await restored.fetch("/api/security/events?kind=app_packages_restored&limit=10")
+    ).json()) as { events: Json[] };
+    expect(installed.events.map((e) => e.subject)).toEqual([FS_APP]);
+    // Its folder is missing: the start is refused, never run with another folder or none.
+    await expect(agentFromMcpJson(target, FS_KEY, ownerHome)).rejects.toThrow(/folder_grant_changed/);
+    renameSync(`${documents}.elsewhere`, documents);
+    const agent = await agentFromMcpJson(target, FS_KEY, ownerHome);
+    try {
+      expect(await toolText(agent, "read_file", { path: "/folders/documents/notes.txt" })).toBe("buy stamps\n");
+    } finally {
+      await agent.close();
+    }
+  }, 300_000);
+
+  it("an app whose packages cannot be had is reported with its code, stays stopped and has nothing half installed", async () => {
+    await restored?.stop();
+    restored = null;
+    const target = join(mkdtempSync(join(root, "restore-")), "home");
+    const result = await replaceInto(target);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(
+      `app ${FS_APP}: packages installed again at its first start, from the pinned files`,
+    );
+    // An archive that carried only the lock, and no registry to reach.
+    const appDir = join(target, "apps", FS_APP);
+    rmSync(join(appDir, "node_modules", ".personalclaw-npm-cache"), { recursive: true, force: true });
+    restored = await startGateway({ home: target, env: { HOME: ownerHome } });
+    await expect
+      .poll(
+        async () =>
+          (
+            (await (
+              await restored!.fetch("/api/security/events?kind=app_packages_restore_failed&limit=10")
+            ).json()) as { events: Json[] }
+          ).events,
+        { timeout: 120_000 },
+      )
+      .toEqual([expect.objectContaining({ subject: FS_APP, detail: { code: "install_step_failed" } })]);
+    const pending = JSON.parse(readFileSync(join(target, "restore-packages.json"), "utf8")) as Json;
+    expect(pending.apps).toEqual([
+      { name: FS_APP, failed: { code: "install_step_failed", reason: expect.stringContaining("npm_closure") } },
+    ]);
+    expect(readdirSync(join(appDir, "node_modules")).filter((e) => e !== ".personalclaw-npm-cache")).toEqual([]);
+    await expect(agentFromMcpJson(target, FS_KEY, ownerHome)).rejects.toThrow(/packages_not_restored/);
+  }, 300_000);
 });

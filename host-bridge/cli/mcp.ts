@@ -42,6 +42,7 @@ import { isHeld, registerRun } from "../mcp/running-servers";
 import { parentEnvironment } from "../settings";
 import { callGateway, parseAnswer, type GatewayAnswer } from "./gateway-client";
 import { UsageError } from "./usage-error";
+import { packagesHoldBack } from "../durability/restore-packages";
 
 const EXIT_REFUSED = 3;
 /** How often a running server asks whether it may go on. */
@@ -281,6 +282,20 @@ function endWhenNoLongerAllowed(
   };
 }
 
+/** A restored app runs only once its packages are installed again (restore-packages.ts): said, and put on the server's row. */
+async function heldBackForPackages(home: string, app: string, server: string, startId: string): Promise<boolean> {
+  const heldBack = packagesHoldBack(home, app);
+  if (heldBack === null) return false;
+  process.stderr.write(`personalclaw: ${safeLine(heldBack.message)} (${heldBack.code})\n`);
+  await callGateway(home, `mcp:${app}:${server}`, "POST", `/api/internal/mcp/${app}/${server}/started`, {
+    startId,
+    ok: false,
+    exitCode: null,
+    reason: `${heldBack.code}: ${heldBack.message}`.slice(0, 500),
+  }).catch(() => {});
+  return true;
+}
+
 export async function runMcpRun(home: string, app: string, server: string): Promise<number> {
   if (!AppManifestSchema.shape.name.safeParse(app).success || !SERVER_NAME.test(server))
     throw new UsageError(`'mcp run' needs an app name and a server name it declares, not '${app}' '${server}'`, [
@@ -290,6 +305,7 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
   const answer = await askToLaunch(home, app, server, await definitionOnDisk(home, app, server));
   if (answer.status !== 200) return fail(answer, false);
   const launch = McpLaunchAnswerSchema.parse(answer.body);
+  if (await heldBackForPackages(home, app, server, launch.startId)) return EXIT_REFUSED;
 
   const config = readOwnerConfig(home);
   if (!config.ok) {

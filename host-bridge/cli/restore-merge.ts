@@ -115,6 +115,7 @@ async function mergeSecrets(home: string, checked: CheckedArchive, app: string, 
         why: "absent from this home: sealed again to this home's key",
       });
     }
+    if (TEST_BUILD) await pauseAtNamedStep(home, "merge:secrets", (line) => process.stderr.write(`${line}\n`));
     const assign = await callGateway(
       home,
       "restore",
@@ -151,7 +152,7 @@ export async function mergeIntoHome(
   const settled = await settleMerge(home, (name) => installed.has(name));
   if (settled === "in_progress")
     throw new GatewayError("bad_request", { vars: { reason: "another merge into this home is under way" } });
-  for (const name of settled)
+  for (const name of settled.removed)
     report.push({
       item: `app ${name}`,
       outcome: "unchanged",
@@ -184,7 +185,9 @@ export async function mergeIntoHome(
       });
     else absent.push(app.name);
   }
-  writeMergeJournal(home, absent);
+  // Owed by a merge killed while handing them out: handed out below, with this merge's own.
+  const owed = settled.secretsOwed.filter((name) => records.has(name));
+  writeMergeJournal(home, absent, owed);
   await placeApps(home, checked, absent);
   if (TEST_BUILD) await pauseAtNamedStep(home, "merge:placed", (line) => process.stderr.write(`${line}\n`));
   const merged = parseAnswer(
@@ -202,17 +205,27 @@ export async function mergeIntoHome(
   );
   if (!merged.ok) {
     for (const name of absent) await rm(join(homePaths(home).apps, name), { recursive: true, force: true });
-    clearMergeJournal(home);
+    writeMergeJournal(home, [], owed);
     throw refused(merged.answer);
   }
   for (const app of merged.body.apps) {
     report.push({ item: `app ${app.name}`, outcome: app.outcome, why: app.why });
     if (app.outcome !== "merged") await rm(join(homePaths(home).apps, app.name), { recursive: true, force: true });
   }
-  // Every placed folder now has its record or is gone.
+  // Every placed folder now has its record or is gone; the merged apps are owed their secrets.
+  const owing = [...owed, ...merged.body.apps.filter((a) => a.outcome === "merged").map((a) => a.name)];
+  writeMergeJournal(home, [], owing);
+  for (const name of owed)
+    report.push({
+      item: `secrets for ${name}`,
+      outcome: "merged",
+      why: "a merge killed while handing them out left them owed: handed out now",
+    });
+  for (const [index, name] of owing.entries()) {
+    await mergeSecrets(home, checked, name, String(records.get(name)!.consentDigest), report);
+    writeMergeJournal(home, [], owing.slice(index + 1));
+  }
   clearMergeJournal(home);
-  for (const app of merged.body.apps.filter((a) => a.outcome === "merged"))
-    await mergeSecrets(home, checked, app.name, String(records.get(app.name)!.consentDigest), report);
   report.push({
     item: "security log",
     outcome: "unchanged",

@@ -19,6 +19,24 @@ import { mergeIntoHome } from "./restore-merge";
 export const RESTORE_MODES = ["replace", "merge"] as const;
 export type RestoreMode = (typeof RESTORE_MODES)[number];
 
+function packagesLine(app: RestorePlan["apps"][number]): string {
+  const from =
+    app.packages_from === "archive"
+      ? "from the pinned files in the archive, no network needed"
+      : "fetched from its registry (the archive carries only their pins)";
+  return `packages installed again at its first start, ${from}: ${app.packages.map((p) => safeLine(p)).join(", ")}`;
+}
+
+/** A granted folder this machine lacks: the grant is kept as consented, and that app's starts are refused until the owner grants one again. */
+function missingFolderLines(plan: RestorePlan): string[] {
+  return plan.folder_grants
+    .filter((g) => !g.exists)
+    .map(
+      (g) =>
+        `folder grant ${safeLine(g.app)}/${safeLine(g.need)}: ${safeLine(g.path)} does not exist on this machine; ${safeLine(g.app)} does not start with it (folder_grant_changed) until you grant a folder again: ${commandHint("apps", "folders", g.app, "set", g.need, "<folder>")}`,
+    );
+}
+
 function planText(plan: RestorePlan): string {
   const lines = [
     `Archive of ${plan.created_at} (PersonalClaw ${safeLine(plan.gateway_version)}): it verifies.`,
@@ -29,8 +47,9 @@ function planText(plan: RestorePlan): string {
     lines.push(
       `app ${safeLine(app.name)} ${safeLine(app.version ?? "?")}: ${app.data_files} data files${app.enabled ? "" : ", disabled"}${
         app.in_home ? "; already in this home (merge leaves it unchanged)" : ""
-      }${app.packages.length ? `; packages to fetch again: ${app.packages.map((p) => safeLine(p)).join(", ")}` : ""}`,
+      }${app.packages.length ? `; ${packagesLine(app)}` : ""}`,
     );
+  lines.push(...missingFolderLines(plan));
   for (const secret of plan.secrets)
     lines.push(
       `secret ${safeLine(secret.name)}${secret.in_home ? ": already in this home (merge keeps the home's)" : ""}`,
@@ -82,7 +101,12 @@ export async function runRestore(
       if (json) process.stdout.write(`${JSON.stringify({ restored: "replace", ...result, plan })}\n`);
       else
         process.stdout.write(
-          `Restored ${home} from the archive: ${result.parts} files, apps: ${result.apps.map((a) => safeLine(a)).join(", ") || "none"}, security log to row ${result.log_head}. Start it with: ${commandHint("start")}\n`,
+          [
+            `Restored ${home} from the archive: ${result.parts} files, apps: ${result.apps.map((a) => safeLine(a)).join(", ") || "none"}, security log to row ${result.log_head}.`,
+            ...plan.apps.filter((a) => a.packages.length > 0).map((a) => `app ${safeLine(a.name)}: ${packagesLine(a)}`),
+            ...missingFolderLines(plan),
+            `Start it with: ${commandHint("start")}`,
+          ].join("\n") + "\n",
         );
       return 0;
     } finally {

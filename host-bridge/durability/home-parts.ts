@@ -3,7 +3,8 @@
 // database through the online backup API, one file with no -wal or -shm — into a staging folder
 // no app sees, and read from there. Installed packages (venv/, and node_modules/ where npm made
 // it), quarantine, rollback copies, parked data, journals, logs and runtime files are left out:
-// the first are rebuilt from the pinned closure, the rest are this machine's, not the owner's.
+// the first are rebuilt from the pinned closure (whose npm tarballs, kept in node_modules/
+// .personalclaw-npm-cache/, are carried), the rest are this machine's, not the owner's.
 import { constants } from "node:fs";
 import { lstat, open, readdir } from "node:fs/promises";
 import { join, relative } from "node:path";
@@ -11,6 +12,7 @@ import { APP_NAME_PATTERN } from "../../kernel/rules/app-name";
 import { AppManifestSchema } from "../../kernel/contracts/manifest";
 import { NPM_CLOSURE_FILE } from "../../kernel/contracts/npm-closure";
 import { copyAppData } from "../install/copy-app-data";
+import { NPM_CLOSURE_CACHE } from "../install/install-dependencies";
 import type { PartKind } from "./archive-format";
 
 /** The owner's files at the top of the home that a backup keeps (secrets/ is walked as well). */
@@ -121,8 +123,10 @@ async function planApp(
   const { packages, npmInstalled } = await packagesOf(appDir);
   plan.apps.push({ name, digest, packages });
   const leaveOut = (rel: string) => {
-    const top = rel.split("/")[0];
-    return top === "data" || top === "venv" || (npmInstalled && top === "node_modules");
+    const [top, second] = rel.split("/");
+    if (top === "data" || top === "venv") return true;
+    // What npm installed is rebuilt at restore; the closure's tarballs it kept are carried for that.
+    return npmInstalled && top === "node_modules" && second !== undefined && second !== NPM_CLOSURE_CACHE;
   };
   const bytes = found();
   await walkFiles(appDir, appDir, leaveOut, bytes);

@@ -1,8 +1,11 @@
 // The journal of a merge restore (<home>/run/restore-merge.json, 0600): the apps whose archived
-// folders it is about to move into apps/, written before the first move and removed once the
-// gateway has answered for their records. A merge killed in between leaves folders without a
-// record; the next merge removes those (never a folder whose record came), so a kill at any step
-// leaves every app either absent or merged whole.
+// folders it is about to move into apps/, written before the first move, and the merged apps
+// whose secrets are still to be handed out, each taken off once all of its secrets are given and
+// it restarted with them. A merge killed between a move and the gateway's answer leaves folders
+// without a record; the next merge removes those (never a folder whose record came). A merge
+// killed while handing out secrets leaves apps owed them; the next merge hands them out (a
+// secret already copied is kept and given again), so a kill at any step leaves every app either
+// absent or merged whole, and a re-run completes what was owed.
 import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -16,15 +19,17 @@ const MergeJournalSchema = z.strictObject({
   version: z.literal(1),
   pid: z.number().int(),
   placed: z.array(z.string().regex(APP_NAME_PATTERN)),
+  /** Merged apps whose archived secrets are not all handed out yet. */
+  secrets: z.array(z.string().regex(APP_NAME_PATTERN)).optional(),
 });
 
 export function mergeJournalPath(home: string): string {
   return join(homePaths(home).run, "restore-merge.json");
 }
 
-export function writeMergeJournal(home: string, placed: readonly string[]): void {
+export function writeMergeJournal(home: string, placed: readonly string[], secrets: readonly string[] = []): void {
   makePrivateFolder(homePaths(home).run);
-  writePrivateFile(mergeJournalPath(home), `${JSON.stringify({ version: 1, pid: process.pid, placed })}\n`);
+  writePrivateFile(mergeJournalPath(home), `${JSON.stringify({ version: 1, pid: process.pid, placed, secrets })}\n`);
 }
 
 export function clearMergeJournal(home: string): void {
@@ -40,16 +45,24 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** What settling an interrupted merge found: the folders removed, and the apps still owed their secrets. */
+export interface SettledMerge {
+  removed: string[];
+  secretsOwed: string[];
+}
+
 /**
  * Settles a merge a kill interrupted: each folder it placed whose app has no record is removed.
- * Answers the removed names, or `in_progress` while the merge that wrote the journal still runs.
+ * Answers the removed names and the recorded apps still owed their secrets (the journal stays
+ * until the caller writes its own, which carries them), or `in_progress` while the merge that
+ * wrote the journal still runs.
  */
 export async function settleMerge(
   home: string,
   hasRecord: (name: string) => boolean,
-): Promise<string[] | "in_progress"> {
+): Promise<SettledMerge | "in_progress"> {
   const path = mergeJournalPath(home);
-  if (!existsSync(path)) return [];
+  if (!existsSync(path)) return { removed: [], secretsOwed: [] };
   const journal = readPrivateRecord(path, MergeJournalSchema);
   if (journal !== null && journal.pid !== process.pid && isAlive(journal.pid)) return "in_progress";
   const removed: string[] = [];
@@ -60,6 +73,5 @@ export async function settleMerge(
     await rm(folder, { recursive: true, force: true });
     removed.push(name);
   }
-  removePrivateFile(path);
-  return removed;
+  return { removed, secretsOwed: (journal?.secrets ?? []).filter(hasRecord) };
 }

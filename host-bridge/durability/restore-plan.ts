@@ -1,8 +1,11 @@
 // What a checked archive would restore into a home, item by item: the plan `personalclaw
 // restore <archive>` prints without a mode, and the list a merge works through.
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { z } from "zod";
 import type { GatewayStateExport, TableExport } from "../../kernel/contracts/durability";
+import { FolderGrantSchema } from "../../kernel/contracts/folder-grants";
+import { NPM_CLOSURE_CACHE } from "../install/install-dependencies";
 import type { CheckedArchive } from "./archive-check";
 
 export interface PlannedAppRestore {
@@ -10,8 +13,10 @@ export interface PlannedAppRestore {
   version: string | null;
   enabled: boolean;
   data_files: number;
-  /** Packages its install fetched (venv, node_modules): not in the archive, fetched again. */
+  /** Packages its install fetched (venv, node_modules): installed again at the restored gateway's first start. */
   packages: string[];
+  /** Where they come from then: the pinned files the archive carries, or the registry (null: none). */
+  packages_from: "archive" | "registry" | null;
   /** Already installed in the target home (a merge leaves it unchanged; a replace replaces it). */
   in_home: boolean;
 }
@@ -22,6 +27,8 @@ export interface RestorePlan {
   log: { head_seq: number; checkpoint_seq: number; public_key: string };
   apps: PlannedAppRestore[];
   secrets: Array<{ name: string; in_home: boolean }>;
+  /** Each folder the owner granted an app, and whether that folder exists on this machine. */
+  folder_grants: Array<{ app: string; need: string; path: string; access: string; exists: boolean }>;
   settings: boolean;
   counts: { sessions: number; approvals: number; grants: number; log_rows: number };
   skipped: string[];
@@ -57,6 +64,37 @@ function homeSecretNames(home: string): Set<string> {
   );
 }
 
+/** Whether the archive carries the pinned files of every kind of package the app lists. */
+function packagesFrom(manifest: CheckedArchive["archive"]["manifest"], app: string, packages: readonly string[]) {
+  if (packages.length === 0) return null;
+  const carries = (prefix: string) => manifest.parts.some((p) => p.path.startsWith(`apps/${app}/${prefix}`));
+  const carried = packages.every((p) =>
+    p.startsWith("python:")
+      ? carries("wheels/")
+      : p.startsWith("npm-closure:")
+        ? carries(`node_modules/${NPM_CLOSURE_CACHE}/`)
+        : false,
+  );
+  return carried ? "archive" : "registry";
+}
+
+/** The folder grants the archived records hold, each checked against this machine. */
+function folderGrantsOf(records: Map<string, Record<string, unknown>>): RestorePlan["folder_grants"] {
+  const out: RestorePlan["folder_grants"] = [];
+  for (const [app, record] of records) {
+    const grants = z.array(FolderGrantSchema).safeParse(record.folderGrants ?? []);
+    for (const grant of grants.success ? grants.data : [])
+      out.push({
+        app,
+        need: grant.need,
+        path: grant.path,
+        access: grant.access,
+        exists: statSync(grant.path, { throwIfNoEntry: false })?.isDirectory() === true,
+      });
+  }
+  return out;
+}
+
 export function planRestore(home: string, checked: CheckedArchive): RestorePlan {
   const { manifest } = checked.archive;
   const records = archivedRecords(checked.state);
@@ -84,10 +122,12 @@ export function planRestore(home: string, checked: CheckedArchive): RestorePlan 
         enabled: record?.enabled === true,
         data_files: manifest.parts.filter((p) => p.kind === "app-data" && p.app === app.name).length,
         packages: app.packages,
+        packages_from: packagesFrom(manifest, app.name, app.packages),
         in_home: existsSync(join(home, "apps", app.name)),
       };
     }),
     secrets,
+    folder_grants: folderGrantsOf(records),
     settings: manifest.parts.some((p) => p.path === "config.json"),
     counts: {
       sessions: rows("SessionStore", "sessions"),

@@ -12,6 +12,9 @@ import type { CheckedArchive } from "./archive-check";
 import { restoreFolders, restoreJournalPath, writeRestoreJournal, type RestoreJournal } from "./restore-journal";
 import { writeStoreFile } from "./store-files";
 import { writeArchiveFiles } from "./archive-files";
+import { writePendingPackages } from "./restore-packages";
+import { rehomeMcpEntries } from "../mcp/mcp-json";
+import { packageRoot } from "../package-root";
 
 export const RESTORE_STEPS = ["build", "build_parts", "swap", "moved_aside", "finish"] as const;
 export type RestoreStep = (typeof RESTORE_STEPS)[number];
@@ -20,6 +23,8 @@ export interface ReplaceResult {
   home: string;
   parts: number;
   apps: string[];
+  /** Apps whose packages the next start installs before it starts them (restore-packages.ts). */
+  packages_pending: string[];
   log_head: number;
 }
 
@@ -59,9 +64,17 @@ export async function replaceHome(
     },
   );
   writeStores(staged, checked);
+  // The archived mcp.json names the archived home: its servers are started against this one.
+  rehomeMcpEntries(join(staged, "mcp.json"), { cli: join(packageRoot, "bin", "personalclaw.mjs"), home });
   // The anchor is the exported head: the restored log is exactly as long as the anchor says.
   const { head } = checked.archive.manifest.log;
   writePrivateFile(join(staged, "sel_anchor.json"), `${JSON.stringify({ seq: head.seq, mac: head.mac })}\n`);
+  // Written in the staged home: it arrives with the swap, so no restored app starts without its packages.
+  const pending = checked.archive.manifest.apps.filter((a) => a.packages.length > 0).map((a) => a.name);
+  writePendingPackages(
+    staged,
+    pending.map((name) => ({ name })),
+  );
   syncFolder(staged);
   writeRestoreJournal({ ...journal, phase: "swap" });
   await step("swap");
@@ -74,5 +87,11 @@ export async function replaceHome(
   await rm(previous, { recursive: true, force: true });
   await rm(restoreJournalPath(home), { force: true });
   syncFolder(dirname(home));
-  return { home, parts, apps: checked.archive.manifest.apps.map((a) => a.name), log_head: head.seq };
+  return {
+    home,
+    parts,
+    apps: checked.archive.manifest.apps.map((a) => a.name),
+    packages_pending: pending,
+    log_head: head.seq,
+  };
 }

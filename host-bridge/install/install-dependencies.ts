@@ -162,6 +162,13 @@ export async function installNpmPackages(
 export const NPM_PREFIX = ".personalclaw-npm";
 
 /**
+ * npm's cache for an app's pinned closure, kept inside its node_modules/: the tarballs it
+ * fetched, stored by their integrity, which a backup carries so that a restore installs the
+ * same closure without a registry (docs/backup-and-restore.md, "Packages").
+ */
+export const NPM_CLOSURE_CACHE = ".personalclaw-npm-cache";
+
+/**
  * Moves what npm installed into node_modules/: a package replaces its namesake, and a folder
  * that holds several (a scope's `@name`, `.bin`) is merged entry by entry, so a package the
  * bundle ships beside them stays. npm's record of the tree it made (`.package-lock.json`) stays

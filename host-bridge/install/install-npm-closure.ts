@@ -10,7 +10,14 @@ import type { AppManifest } from "../../kernel/contracts/manifest";
 import { NPM_CLOSURE_FILE, type NpmClosure } from "../../kernel/contracts/npm-closure";
 import { parseHostPattern, type HostPattern } from "../../kernel/rules/network-grant";
 import { closureLockfile, closurePackageJson, packageWithIntegrity } from "../sources/npm-lockfile";
-import { installerRun, moveInstalled, npmCli, NPM_PREFIX, type InstallerContext } from "./install-dependencies";
+import {
+  installerRun,
+  moveInstalled,
+  npmCli,
+  NPM_CLOSURE_CACHE,
+  NPM_PREFIX,
+  type InstallerContext,
+} from "./install-dependencies";
 import { parseNpmClosure } from "./npm-closure-file";
 
 /** The one host the installer may reach: the registry the closure was pinned from. */
@@ -79,8 +86,12 @@ export async function installNpmClosure(app: string, appDir: string, ctx: Instal
     // The lockfile's URLs are fetched as written, never moved to another host.
     "--replace-registry-host",
     "never",
+    // The tarballs stay in the app's own cache (only this app's installer writes it), and a
+    // tarball already there is used without asking the registry: npm checks its integrity
+    // either way, so a restore from an archive that carried them needs no network.
     "--cache",
-    "/tmp/npm-cache",
+    join(modules, NPM_CLOSURE_CACHE),
+    "--prefer-offline",
     "--logs-dir",
     join(prefix, "logs"),
     "--prefix",

@@ -48,7 +48,8 @@ export async function listUiFiles(appDir: string, uiFolder: string): Promise<UiF
   return refused ?? { ok: true, files };
 }
 
-async function hashNoFollow(path: string): Promise<string | null> {
+/** The SHA-256 (hex) of a regular file opened without following a link; null for anything else. */
+export async function hashNoFollow(path: string): Promise<string | null> {
   let fh;
   try {
     fh = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);

@@ -55,6 +55,33 @@ export interface McpLaunchCommand {
   home: string;
 }
 
+/** A stdio server's entry: `personalclaw mcp run <app> <server> --home <home>`, which starts it in the app's sandbox. */
+function launchEntry(launch: McpLaunchCommand, name: string, server: string) {
+  return { command: launch.cli, args: ["mcp", "run", name, server, "--home", launch.home] };
+}
+
+/**
+ * Points every `mcp run` entry of a home that was written elsewhere (a restored archive) at
+ * `launch`: an entry still naming the archived home would start its servers against that home.
+ * Answers the keys it changed; every other entry and key is kept.
+ */
+export function rehomeMcpEntries(path: string, launch: McpLaunchCommand): string[] {
+  if (!existsSync(path)) return [];
+  const file = readMcpFile(path);
+  const changed: string[] = [];
+  for (const [key, entry] of Object.entries(file.servers)) {
+    const args = entry.args;
+    if (!Array.isArray(args) || args.length !== 6 || args[0] !== "mcp" || args[1] !== "run" || args[4] !== "--home")
+      continue;
+    const [name, server] = [String(args[2]), String(args[3])];
+    if (mcpKey(name, server) !== key) continue;
+    file.servers[key] = { ...entry, ...launchEntry(launch, name, server) };
+    changed.push(key);
+  }
+  if (changed.length > 0) writeMcpFile(path, file);
+  return changed;
+}
+
 function ownerFlags(entry: Record<string, unknown> | undefined): Record<string, unknown> {
   const kept: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(entry ?? {})) if (!(WRITTEN_FIELDS as readonly string[]).includes(k)) kept[k] = v;
@@ -130,11 +157,7 @@ export class McpJson {
           }
           file.servers[key] = { ...kept, type: "http", url: definition.url };
         } else {
-          file.servers[key] = {
-            ...kept,
-            command: this.launch.cli,
-            args: ["mcp", "run", name, server, "--home", this.launch.home],
-          };
+          file.servers[key] = { ...kept, ...launchEntry(this.launch, name, server) };
         }
         result.registered.push(key);
       }

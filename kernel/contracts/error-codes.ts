@@ -467,6 +467,11 @@ export const ERROR_CODES = {
     status: 403,
     message: "At the edge the internal credential opens nothing: a paired machine's calls come over its link.",
   },
+  packages_not_restored: {
+    status: 409,
+    message:
+      "The app '{name}' was restored without its packages and is not started until a start of the gateway installs them: {why}.",
+  },
   // Package sources (`apps add`, host-bridge/sources/): their own module, spread here in place.
   ...PACKAGE_SOURCE_ERROR_CODES,
 } as const satisfies Record<string, { status: number; message: string }>;
