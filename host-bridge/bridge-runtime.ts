@@ -376,7 +376,6 @@ export class BridgeRuntime {
         subject: name,
         detail: { setting: "sandbox.network_all" },
       });
-    // A restored app whose packages are not in yet is refused like any start that cannot be made.
     const heldBack = packagesHoldBack(this.opts.paths.home, name);
     const result = heldBack
       ? { ok: false as const, code: heldBack.code, reason: heldBack.message }
@@ -440,14 +439,11 @@ export class BridgeRuntime {
     );
     this.recovery = null;
     const apps = (await this.tellGateway("startableApps", undefined))?.apps ?? [];
-    const start = (list: typeof apps) =>
-      Promise.all(list.map((app) => this.startBackend(app.name, app.manifest as AppManifest, app.digest)));
-    await start(apps);
+    const start = (app: (typeof apps)[number]) => this.startBackend(app.name, app.manifest as AppManifest, app.digest);
+    await Promise.all(apps.map(start));
     await this.tellGateway("backendsReported", {});
     // Not awaited: the ready line does not wait for packages; a restored app starts once its own are in.
-    void installPendingPackages(this.opts.paths, this.hookContext(), (row) => this.reporting.audit(row))
-      .then((done) => start(apps.filter((a) => done.includes(a.name))))
-      .catch((error) => this.opts.log(`bridge: restoring packages failed: ${String(error)}`));
+    void installPendingPackages(this.opts.paths, this.hookContext(), this.reporting, apps, start);
   }
 
   /**

@@ -183,25 +183,35 @@ export type PackagesAuditRow = {
   detail?: Record<string, unknown>;
 };
 
-/** The start's step: installs what the list names, each outcome a bridge line and a row; answers the apps now complete. */
-export async function installPendingPackages(
+/**
+ * The start's step, run beside it: installs what the list names, each outcome a bridge line and
+ * a security-log row, then starts each of `startable` (the enabled apps) whose packages are in.
+ */
+export async function installPendingPackages<A extends { name: string }>(
   paths: { home: string; apps: string },
   ctx: InstallerContext,
-  audit: (row: PackagesAuditRow) => Promise<void>,
-): Promise<string[]> {
-  const outcomes = await restorePendingPackages(paths.home, paths.apps, ctx);
-  for (const outcome of outcomes) {
-    ctx.log(
-      outcome.ok
-        ? `bridge: ${outcome.name}'s packages were installed again from its pinned closure`
-        : `bridge: ${outcome.name}'s packages could not be installed again, it stays stopped: ${outcome.code} ${outcome.reason}`,
-    );
-    await audit({
-      kind: outcome.ok ? "app_packages_restored" : "app_packages_restore_failed",
-      outcome: outcome.ok ? "allowed" : "refused",
-      subject: outcome.name,
-      ...(outcome.ok ? {} : { detail: { code: outcome.code } }),
-    });
+  reporting: { audit: (row: PackagesAuditRow) => Promise<void> },
+  startable: readonly A[],
+  start: (app: A) => Promise<unknown>,
+): Promise<void> {
+  try {
+    const outcomes = await restorePendingPackages(paths.home, paths.apps, ctx);
+    for (const outcome of outcomes) {
+      ctx.log(
+        outcome.ok
+          ? `bridge: ${outcome.name}'s packages were installed again from its pinned closure`
+          : `bridge: ${outcome.name}'s packages could not be installed again, it stays stopped: ${outcome.code} ${outcome.reason}`,
+      );
+      await reporting.audit({
+        kind: outcome.ok ? "app_packages_restored" : "app_packages_restore_failed",
+        outcome: outcome.ok ? "allowed" : "refused",
+        subject: outcome.name,
+        ...(outcome.ok ? {} : { detail: { code: outcome.code } }),
+      });
+    }
+    const done = new Set(outcomes.filter((o) => o.ok).map((o) => o.name));
+    await Promise.all(startable.filter((app) => done.has(app.name)).map(start));
+  } catch (error) {
+    ctx.log(`bridge: restoring packages failed: ${error instanceof Error ? error.message : String(error)}`);
   }
-  return outcomes.filter((o) => o.ok).map((o) => o.name);
 }
