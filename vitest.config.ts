@@ -108,8 +108,8 @@ export default defineConfig({
             wrangler: { configPath: "wrangler.jsonc" },
             miniflare: {
               durableObjects: { SCRATCH: { className: "SqlScratch", useSQLite: true } },
-              // The two secrets wrangler.jsonc requires, as a deploy sets them (test values).
-              bindings: { INTERNAL_SECRET: "1".repeat(64), SEL_KEY: "0f".repeat(32) },
+              // The secrets wrangler.jsonc requires, as a deploy sets them (test values).
+              bindings: { INTERNAL_SECRET: "1".repeat(64), SEL_KEY: "0f".repeat(32), PERSONALCLAW_PAIRING_SECRET: "" },
             },
           }),
         ],
