@@ -1,15 +1,18 @@
 // A newcomer's first hour, as the README tells it, in a fresh clone of this repository with a
 // temporary home: `npm start` (the shipped build, made on first run), the sign-in link it
 // prints, `apps new` scaffolding an app, `apps install`, and the app opened in Chromium from
-// the dashboard. Every command's output is checked for a stack trace. The clone shares this
+// the dashboard; then the author's day: a new version that asks for a secret, updated from the
+// app's page after reading what changes, the secret stored and assigned from the app's page, and
+// an update whose backend fails its health check, its reason shown while the old version still
+// answers. Every command's output is checked for a stack trace. The clone shares this
 // checkout's node_modules: `npm ci` needs the registry, which the suite never depends on.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import type { Browser } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { repoRoot } from "./helpers/gateway";
 import { launchChromium } from "./helpers/browser";
 
@@ -25,6 +28,8 @@ describe("a newcomer following the README", () => {
   let gateway: ChildProcess | undefined;
   let browser: Browser | undefined;
   let startOutput = "";
+  let page: Page | undefined;
+  let base = "";
 
   /** Runs `node bin/personalclaw.mjs …` in the clone, as the README says to inside the repository. */
   function cli(args: string[]): { code: number; output: string } {
@@ -103,16 +108,105 @@ describe("a newcomer following the README", () => {
 
   it("signs in with the printed link and opens the new app from the dashboard in Chromium", async () => {
     const link = /sign in: (\S+)/.exec(startOutput)![1]!;
-    const base = new URL(link).origin;
+    base = new URL(link).origin;
     browser = await launchChromium();
-    const page = await browser.newPage();
+    page = await browser.newPage();
     page.setDefaultTimeout(20_000);
     await page.goto(link);
     await page.goto(`${base}/#/apps/hello-notes`);
-    await page.getByRole("link", { name: /open/i }).first().click();
-    await page.waitForURL(/\/apps\/hello-notes\//);
-    await expect.poll(() => page.locator("#answer").textContent(), { timeout: 20_000 }).toMatch(/hello/i);
+    // Open keeps the dashboard: the app opens in a tab of its own.
+    const [appTab] = await Promise.all([
+      page.context().waitForEvent("page"),
+      page.getByRole("link", { name: /open/i }).first().click(),
+    ]);
+    await appTab.waitForURL(/\/apps\/hello-notes\//);
+    await expect.poll(() => appTab.locator("#answer").textContent(), { timeout: 20_000 }).toMatch(/hello/i);
+    await appTab.close();
+    expect(new URL(page.url()).hash).toBe("#/apps/hello-notes");
   }, 120_000);
+
+  /** The app's answer as the owner's browser gets it, through the gateway. */
+  async function hello(): Promise<{ status: number; body: Record<string, unknown> }> {
+    return page!.evaluate(async () => {
+      const response = await fetch("/apps/hello-notes/api/hello");
+      return { status: response.status, body: (await response.json().catch(() => ({}))) as Record<string, unknown> };
+    });
+  }
+
+  /** The author changes the app: a new version of app.json and of the backend's source. */
+  function editApp(version: string, manifest: (m: Record<string, unknown>) => void, source: (s: string) => string) {
+    const manifestPath = join(appFolder, "app.json");
+    const parsed = JSON.parse(readFileSync(manifestPath, "utf8")) as Record<string, unknown>;
+    parsed.version = version;
+    manifest(parsed);
+    writeFileSync(manifestPath, `${JSON.stringify(parsed, null, 2)}\n`);
+    const serverPath = join(appFolder, "server.mjs");
+    writeFileSync(serverPath, source(readFileSync(serverPath, "utf8")));
+  }
+
+  /** Update from the app's page: the folder, what changes, then Update now. */
+  async function updateFromAppPage(): Promise<void> {
+    const detail = page!.locator("#app-detail[data-app=hello-notes]");
+    await detail.getByRole("button", { name: "Update hello-notes" }).click();
+    await detail.getByLabel("Folder of the new version of hello-notes").fill(appFolder);
+    await detail.getByRole("button", { name: "Preview update" }).click();
+    await detail.locator(".update-changes").waitFor({ timeout: 60_000 });
+    await detail.getByRole("button", { name: "Update hello-notes now" }).click();
+  }
+
+  it("as the app's author: a version that asks for a secret is updated from its page, and the secret is stored and assigned there", async () => {
+    editApp(
+      "0.2.0",
+      (m) => (m.secrets = [{ name: "HELLO_KEY", why: "to greet you with a word you chose" }]),
+      (s) => s.replace('hello: "world"', 'hello: "world", keyed: process.env.HELLO_KEY !== undefined'),
+    );
+    await page!.goto(`${base}/#/apps/hello-notes`);
+    const detail = page!.locator("#app-detail[data-app=hello-notes]");
+    await detail.waitFor();
+    await updateFromAppPage();
+    await detail.getByText("Updated hello-notes to 0.2.0.").waitFor({ timeout: 90_000 });
+    expect((await hello()).body.keyed).toBe(false);
+
+    // The secret is stored in Settings, then assigned from the app's page, which restarts it.
+    await page!.goto(`${base}/#/settings`);
+    await page!.locator("#secret-name").fill("HELLO_KEY");
+    await page!.locator("#secret-value").fill("newcomer-key-Zq8Wd3Lp");
+    await page!.locator("#secret-form").getByRole("button", { name: "Store" }).click();
+    await page!.locator('#secrets tr[data-secret="HELLO_KEY"]').waitFor();
+    await page!.goto(`${base}/#/apps/hello-notes`);
+    const ask = page!.locator('#app-secrets li[data-secret="HELLO_KEY"]');
+    await ask.locator(".secret-state", { hasText: "Not assigned" }).waitFor();
+    await ask.getByRole("button", { name: "Assign and restart: HELLO_KEY of hello-notes" }).click();
+    await ask.locator(".secret-state", { hasText: "Assigned: HELLO_KEY." }).waitFor({ timeout: 60_000 });
+    await expect.poll(async () => (await hello()).body.keyed, { timeout: 30_000 }).toBe(true);
+  }, 240_000);
+
+  it("as the app's author: an update whose backend fails its health check shows what it answered, and the old version keeps answering", async () => {
+    editApp(
+      "0.3.0",
+      () => undefined,
+      (s) =>
+        s.replace(
+          '"GET /health": (req, res) => send(res, 200, { ok: true }),',
+          '"GET /health": (req, res) => send(res, 500, { error: "the notes database is not migrated" }),',
+        ),
+    );
+    await page!.goto(`${base}/#/apps/hello-notes`);
+    const detail = page!.locator("#app-detail[data-app=hello-notes]");
+    await detail.waitFor();
+    await updateFromAppPage();
+    const failure = detail.locator(".update-review .notice-error");
+    await failure.waitFor({ timeout: 120_000 });
+    const said = (await failure.textContent()) ?? "";
+    expect(said).toContain("500");
+    expect(said).toContain("the notes database is not migrated");
+    expect(said).not.toMatch(STACK_TRACE);
+    const now = await hello();
+    expect(now.status).toBe(200);
+    expect(now.body).toMatchObject({ hello: "world", keyed: true });
+    const listed = cli(["apps", "list"]);
+    expect(listed.output).toMatch(/hello-notes\s+0\.2\.0/);
+  }, 240_000);
 
   it("answers a mistyped command with one sentence, and stops the gateway", () => {
     const typo = cli(["apps", "instal", appFolder]);
