@@ -268,6 +268,11 @@ describe("every dashboard page, for accessibility", () => {
         timeout: 15_000,
       })
       .toBeGreaterThan(before);
+    // The restart's SIGTERM is the owner's doing: its exit reads as a stop on request, not a crash.
+    await expect
+      .poll(() => detail.locator(".backend").textContent(), { timeout: 15_000 })
+      .toContain("last stopped on request");
+    expect(await detail.locator(".backend").textContent()).not.toContain("last exit");
 
     await page.goto(`${gw.base}/#/apps/not-installed-here`);
     await page.getByText("No app named not-installed-here is installed.").waitFor();

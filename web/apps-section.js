@@ -35,7 +35,8 @@ export function backendSummary(backend, hasBackend) {
     facts.push(`${backend.restarts} ${backend.restarts === 1 ? "restart" : "restarts"}`);
   if (backend.exit && typeof backend.exit === "object") {
     const how = backend.exit.signal ? `signal ${backend.exit.signal}` : `code ${backend.exit.code}`;
-    facts.push(`last exit ${how}`);
+    // A stop, restart or update ends it with SIGTERM (143): that is the owner's doing, not a crash.
+    facts.push(backend.exit.requested === true ? `last stopped on request (${how}), not a crash` : `last exit ${how}`);
   }
   if (typeof backend.reason === "string" && backend.reason) facts.push(backend.reason);
   return el("span", {}, badges, facts.length ? el("span", { class: "muted", text: ` ${facts.join(" · ")}` }) : null);

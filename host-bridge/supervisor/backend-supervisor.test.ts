@@ -171,6 +171,8 @@ describe("BackendSupervisor: start, stop and the watchdog", () => {
     const stopped = await sup.stop(spec.name);
     expect(stopped).toMatchObject({ ok: true, wasRunning: true, killed: false });
     expect(stopped.exit?.code).toBe(0);
+    // Asked for: the owner reads its exit as a stop, not a crash.
+    expect(stopped.exit?.requested).toBe(true);
     const status = sup.status(spec.name);
     expect(status).toMatchObject({ running: false, healthy: false, reason: "stopped" });
     expect(status?.lastLines).toContain("got SIGTERM, closing");
@@ -203,6 +205,8 @@ describe("BackendSupervisor: start, stop and the watchdog", () => {
     });
     const status = sup.status(spec.name) as SupervisedBackendStatus;
     expect(status.exit?.signal ?? String(status.exit?.code)).toBeTruthy();
+    // Nobody asked for this one: it is no stop on request.
+    expect(status.exit?.requested).toBeUndefined();
     expect(await get(status, "/health")).toBe(200);
     // The secret survives a watchdog restart, so the gateway's copy stays valid.
     expect(started.ok && readFileSync(path.join(spec.appDir, ".app_secret"), "utf8")).toBe(

@@ -27,7 +27,7 @@ export function handleExit(
   clearTimers(t);
   t.running = false;
   t.healthy = false;
-  t.exit = { code, signal, at: new Date().toISOString() };
+  t.exit = { code, signal, at: new Date().toISOString(), ...(t.stopping ? { requested: true } : {}) };
   removeRunRecord(sup.opts.home, t.spec.name);
   const name = t.spec.name;
   settleLimitsAtExit(sup, t);

@@ -15,7 +15,15 @@ export const BackendStatusSchema = z.object({
   startedAt: z.string().nullable(),
   restarts: z.number().int(),
   lastLines: z.array(z.string()),
-  exit: z.object({ code: z.number().int().nullable(), signal: z.string().nullable(), at: z.string() }).nullable(),
+  exit: z
+    .object({
+      code: z.number().int().nullable(),
+      signal: z.string().nullable(),
+      at: z.string(),
+      /** True when it ended because it was asked to (a stop, restart or update): SIGTERM's 143 is then no crash. */
+      requested: z.boolean().optional(),
+    })
+    .nullable(),
   reason: z.string().nullable().optional(),
 });
 export type BackendStatus = z.infer<typeof BackendStatusSchema>;
