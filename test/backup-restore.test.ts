@@ -538,5 +538,9 @@ describe("backup and restore of the whole gateway", () => {
     ]);
     expect(readdirSync(join(appDir, "node_modules")).filter((e) => e !== ".personalclaw-npm-cache")).toEqual([]);
     await expect(agentFromMcpJson(target, FS_KEY, ownerHome)).rejects.toThrow(/packages_not_restored/);
+    // Uninstalled, it owes nothing: a new install of the name is not held back.
+    const removed = await runCli(["apps", "uninstall", FS_APP, "--json", "--home", target]);
+    expect(removed.code, removed.stdout + removed.stderr).toBe(0);
+    expect(existsSync(join(target, "restore-packages.json"))).toBe(false);
   }, 300_000);
 });

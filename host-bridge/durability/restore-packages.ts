@@ -60,6 +60,16 @@ export function writePendingPackages(home: string, apps: readonly PendingApp[]):
   writePrivateFile(pendingPackagesPath(home), `${JSON.stringify({ version: 1, apps }, null, 2)}\n`);
 }
 
+/** Takes `name` off the list: its folder was removed, or an update installed its packages into a new copy. */
+export function dropPendingPackages(home: string, name: string): void {
+  const pending = readPendingPackages(home);
+  if (pending === "unreadable" || !pending.some((p) => p.name === name)) return;
+  writePendingPackages(
+    home,
+    pending.filter((p) => p.name !== name),
+  );
+}
+
 /** Why `name` may not start yet, or null: its packages are still to be installed. */
 export function packagesHoldBack(home: string, name: string): GatewayError | null {
   const pending = readPendingPackages(home);

@@ -7,6 +7,7 @@ import type { AppManifest } from "../../kernel/contracts/manifest";
 import type { InstallReview } from "../../kernel/contracts/install-review";
 import { previewBundle } from "../install/preview";
 import { installApp, removeAppFiles, undoInstall } from "../install/install-app";
+import { dropPendingPackages } from "../durability/restore-packages";
 import { commitUpdate, undoUpdate, updateApp, updateNeedsConsent } from "../install/update-app";
 import { clearJournal, readJournal, writeJournal } from "../install/transition-journal";
 import { listParkedData, parkedDataDir, purgeParkedData } from "../install/parked-data";
@@ -141,6 +142,8 @@ async function updateFromRequest(rt: BridgeRuntime, request: BridgeParsedRequest
     rt.backendControl(),
     rt.progress.sink("update", request.installId),
   );
+  // The new copy was installed with its packages, as any update's is.
+  dropPendingPackages(rt.opts.paths.home, request.name);
   return {
     manifest: updated.manifest,
     review: updated.review,
@@ -192,6 +195,8 @@ async function removeApp(
   // removal does the same: recover-transitions.ts); the owner's own stored copies stay.
   const secretsTakenBack = rt.secrets.forgetApp(name);
   rt.digests.delete(name);
+  // A restored app still owed its packages owes nothing once gone: a new install of the name starts.
+  dropPendingPackages(paths.home, name);
   return { removed: true, uninstallHook: hookResult, secretsTakenBack };
 }
 
