@@ -85,6 +85,15 @@ describe("a newcomer following the README", () => {
     });
     expect(line).toMatch(/^PersonalClaw is running at http:\/\/127\.0\.0\.1:\d+\/ — sign in: http:\/\/\S+token=\S+/);
     expect(startOutput).not.toMatch(STACK_TRACE);
+    // The first start says what the code it prints is for, before the sign-in link.
+    const codeAt = startOutput.indexOf("security log's verification code");
+    expect(codeAt).toBeGreaterThanOrEqual(0);
+    expect(codeAt).toBeLessThan(startOutput.indexOf("sign in:"));
+    expect(startOutput).toContain("It is not a password");
+    expect(startOutput).toContain("security verify --seed <code>");
+    // Its hints name this clone's own script: `npx personalclaw` outside the clone would fetch from the registry.
+    expect(startOutput).not.toContain("npx personalclaw");
+    expect(line).toContain(`node ${join(clone, "bin", "personalclaw.mjs")} token`);
     // The shipped build was made on first run, and it is not the test build.
     expect(existsSync(join(clone, "dist", "worker.js"))).toBe(true);
     expect(readFileSync(join(clone, "dist", "worker.js"), "utf8")).not.toContain("/api/test/");

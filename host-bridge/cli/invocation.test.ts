@@ -24,11 +24,11 @@ describe("describeInvocation", () => {
     expect(describeInvocation({ ...facts, path: `/nowhere:${dir}` }).launcher).toEqual(["personalclaw"]);
   });
 
-  it("names npx under npm exec, and npm start -- for start under npm start", () => {
-    expect(describeInvocation({ ...facts, npmCommand: "exec" }).launcher).toEqual(["npx", "personalclaw"]);
+  it("never names npx, which outside the clone would fetch an unrelated package: node and the script's own path under npm exec and npm start, npm start -- for start", () => {
+    expect(describeInvocation({ ...facts, npmCommand: "exec" }).launcher).toEqual(["node", script]);
     recordInvocation(describeInvocation({ ...facts, npmLifecycleEvent: "start", home: "/tmp/my home" }));
     expect(commandHint("start")).toBe("npm start -- --home '/tmp/my home'");
-    expect(commandHint("token")).toBe("npx personalclaw token --home '/tmp/my home'");
+    expect(commandHint("token")).toBe(`node ${script} token --home '/tmp/my home'`);
   });
 
   it("leaves the default home out and placeholders unquoted", () => {

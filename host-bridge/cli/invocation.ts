@@ -1,6 +1,7 @@
 // How the owner ran this CLI, worked out once at its start, so that every command it suggests
 // ("start it with: ...") can be pasted back as it is: the same launcher (`personalclaw` on PATH,
-// `npx personalclaw`, `node /abs/bin/personalclaw.mjs`, `npm start --`) and the same home.
+// `node /abs/bin/personalclaw.mjs`, `npm start --`) and the same home. Never `npx personalclaw`:
+// pasted outside the clone, npx would fetch whatever package of that name the registry holds.
 import { existsSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -35,9 +36,10 @@ function isSameFile(a: string, b: string): boolean {
 /** Works out the launcher from what npm and the shell left in the environment. */
 export function describeInvocation(facts: InvocationFacts): Invocation {
   const home = facts.home === defaultHome() ? null : facts.home;
+  // Under npm (npm start, npx in the clone) the script's own absolute path runs from anywhere.
   if (facts.npmLifecycleEvent === "start")
-    return { launcher: ["npx", "personalclaw"], startLauncher: ["npm", "start", "--"], home };
-  if (facts.npmCommand === "exec") return { launcher: ["npx", "personalclaw"], startLauncher: null, home };
+    return { launcher: ["node", facts.script], startLauncher: ["npm", "start", "--"], home };
+  if (facts.npmCommand === "exec") return { launcher: ["node", facts.script], startLauncher: null, home };
   const onPath = facts.path
     .split(":")
     .filter((dir) => dir.startsWith("/"))
@@ -58,7 +60,7 @@ export function recordInvocation(invocation: Invocation): void {
   current = invocation;
 }
 
-/** The launcher alone, for usage lines: `npx personalclaw`. */
+/** The launcher alone, for usage lines: `personalclaw` or `node /abs/bin/personalclaw.mjs`. */
 export function programName(): string {
   return current.launcher.map(shellWord).join(" ");
 }

@@ -81,6 +81,21 @@ async function recordStartInLog(run: GatewayRun): Promise<void> {
     .catch((error) => run.log(`sel anchor: ${error instanceof Error ? error.message : String(error)}`));
 }
 
+/**
+ * What the first start prints before the sign-in link: the log's verification code, what it is
+ * for and what to do with it, so it is not mistaken for a sign-in code or a password.
+ */
+export function securityLogCodeText(code: string, sealed: boolean): string {
+  return [
+    "This is a new home. Its security log's verification code, shown only now:",
+    `  ${code}`,
+    "Keep it somewhere other than this computer (a password manager, paper). It is not a password and signs",
+    `nobody in: with it, \`${commandHint("security", "verify", "--seed", "<code>")}\` proves that no row of the`,
+    `log was edited, removed or reordered, even by someone who had this computer.${sealed ? " A copy is sealed to your passphrase in sel_seed.sealed." : ""}`,
+    "",
+  ].join("\n");
+}
+
 /** The one ready line (JSON with --json-ready); at a home's first start the log's verification code, to the terminal only. */
 function printReadyLine(run: GatewayRun, url: string): void {
   const { paths, port, selKey } = run.plan;
@@ -89,9 +104,7 @@ function printReadyLine(run: GatewayRun, url: string): void {
   // The seed is shown once, at the first start, to the owner's terminal only (never to gateway.log).
   const code = selKey.firstSeed === null ? null : verificationCode(selKey.firstSeed);
   if (code !== null && !options.jsonReady) {
-    process.stdout.write(
-      `The security log's verification code (write it down; it is shown only now${settings.seedPassphrase ? "; sealed to your passphrase in sel_seed.sealed" : ""}):\n  ${code}\n`,
-    );
+    process.stdout.write(securityLogCodeText(code, settings.seedPassphrase ? true : false));
   }
   if (options.jsonReady) {
     process.stdout.write(
