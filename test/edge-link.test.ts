@@ -139,12 +139,15 @@ afterAll(async () => {
 
 describe("pairing a machine with an edge", () => {
   it("a wrong pairing secret pairs nothing", async () => {
-    const answer = await edgeFetch("/api/edge/pair", {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Origin: ORIGIN },
-      body: JSON.stringify({ pairing_secret: "not-the-secret", public_key: newMachineKey().publicKeyHex }),
-    });
-    expect([answer.status, answer.body.error?.code]).toEqual([403, "edge_pairing_refused"]);
+    // Three guesses, each with a fresh key: one security-log row and a count, not one row each (checked below).
+    for (let guess = 0; guess < 3; guess++) {
+      const answer = await edgeFetch("/api/edge/pair", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Origin: ORIGIN },
+        body: JSON.stringify({ pairing_secret: `not-the-secret-${guess}`, public_key: newMachineKey().publicKeyHex }),
+      });
+      expect([answer.status, answer.body.error?.code]).toEqual([403, "edge_pairing_refused"]);
+    }
   });
 
   it("`edge pair` reads the secret from stdin, pairs the machine with its own key and keeps the pairing 0600", async () => {
@@ -240,6 +243,15 @@ describe("the link", () => {
       "link_used",
     ]);
     expect(elsewhere.headers.getSetCookie()).toEqual([]);
+  });
+
+  it("the edge's security log holds the pairing, the link and the refused guesses as one row", async () => {
+    const page = await edgeFetch("/api/security/events", { headers: { Authorization: `Bearer ${owner}` } });
+    expect(page.status).toBe(200);
+    const events = (page.body as unknown as { events: Array<{ kind: string; detail?: { reason?: string } }> }).events;
+    const refusedReasons = events.filter((e) => e.kind === "edge_pairing_refused").map((e) => e.detail?.reason);
+    expect(refusedReasons.sort()).toEqual(["not the pairing secret", "the pairing secret was spent"]);
+    expect(events.map((e) => e.kind)).toEqual(expect.arrayContaining(["edge_machine_paired", "edge_link_connected"]));
   });
 
   it("the internal credential sent from the internet opens nothing, even with the edge's real value", async () => {

@@ -48,7 +48,14 @@ export const edgeRoutes: AnyRouteRow[] = [
       const machine = await machineIdOf(body.public_key);
       const configured = env.PERSONALCLAW_PAIRING_SECRET ?? "";
       const refuse = async (reason: string) => {
-        await audit({ kind: "edge_pairing_refused", outcome: "refused", subject: machine, detail: { reason } });
+        // Grouped by reason, not by key: a flood of guesses, each with a fresh key, is one row and a count.
+        await audit({
+          kind: "edge_pairing_refused",
+          outcome: "refused",
+          subject: machine,
+          detail: { reason },
+          group: `POST ${PAIR_PATH} ${reason}`,
+        });
         return new GatewayError("edge_pairing_refused");
       };
       if (configured === "" || !equalsInConstantTime(body.pairing_secret, configured))
