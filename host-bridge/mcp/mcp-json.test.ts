@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GatewayError } from "../../kernel/contracts/errors";
 import { AppManifestSchema, type AppManifest } from "../../kernel/contracts/manifest";
-import { McpJson } from "./mcp-json";
+import { McpJson, rehomeMcpEntries } from "./mcp-json";
 
 const manifest = (extra: Record<string, unknown>): AppManifest =>
   AppManifestSchema.parse({ name: "demo", version: "1.0.0", ...extra });
@@ -21,6 +21,33 @@ describe("mcp.json", () => {
     file = new McpJson(path, { cli: "/pkg/bin/personalclaw.mjs", home: "/h" });
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("a restored file's `mcp run` entries are pointed at the new home and command; the owner's entries and flags stay", async () => {
+    await file.register("demo", stdio, []);
+    const doc = read();
+    doc.theme = 1;
+    doc.mcpServers.mine = { command: "x", args: ["mcp", "run", "other", "thing", "--home", "/h"] };
+    doc.mcpServers["demo:notes"].disabledTools = ["delete"];
+    writeFileSync(path, JSON.stringify(doc));
+    const changed = rehomeMcpEntries(path, { cli: "/new/bin/personalclaw.mjs", home: "/restored" });
+    expect(changed).toEqual(["demo:notes", "demo:search"]);
+    expect(read()).toEqual({
+      theme: 1,
+      mcpServers: {
+        "demo:notes": {
+          command: "/new/bin/personalclaw.mjs",
+          args: ["mcp", "run", "demo", "notes", "--home", "/restored"],
+          disabledTools: ["delete"],
+        },
+        "demo:search": {
+          command: "/new/bin/personalclaw.mjs",
+          args: ["mcp", "run", "demo", "search", "--home", "/restored"],
+        },
+        // Not under its own key: not a PersonalClaw entry, left as the owner wrote it.
+        mine: { command: "x", args: ["mcp", "run", "other", "thing", "--home", "/h"] },
+      },
+    });
+  });
 
   it("writes each declared server as `personalclaw mcp run`, 0600, keeping other entries, keys and the owner's flags", async () => {
     writeFileSync(
