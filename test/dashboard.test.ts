@@ -367,7 +367,7 @@ describe("the dashboard in Chromium", () => {
     );
     await page.waitForTimeout(500);
     expect((await backendOf())!.pid).toBe(pidBefore); // shown, not run
-    await item.getByRole("button", { name: "Update node-notes now" }).click();
+    await item.getByRole("button", { name: "Update now: node-notes" }).click();
     await apps.getByText(/^Updated node-notes to /).waitFor({ timeout: 60_000 });
 
     // A new permission and a new host, a new version: each change in words, and nothing happens until "Update now".
@@ -388,7 +388,7 @@ describe("the dashboard in Chromium", () => {
     const consented = await digestOf();
     await page.waitForTimeout(500);
     expect(await digestOf()).toBe(consented); // shown, not yet installed
-    await item.getByRole("button", { name: "Update node-notes now" }).click();
+    await item.getByRole("button", { name: "Update now: node-notes" }).click();
     await expect.poll(digestOf, { timeout: 60_000 }).not.toBe(consented);
     await apps.getByText(/^Updated node-notes to /).waitFor({ timeout: 60_000 });
     expect(await cspViolations(page)).toEqual([]);

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { launchChromium } from "./helpers/browser";
+import { seriousViolations } from "./helpers/axe";
 import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
@@ -708,7 +709,15 @@ describe("Settings and Secrets in the dashboard (Chromium)", () => {
     const pending = page.locator('[data-restart-pending="panel-holder"]');
     await pending.waitFor();
     expect(await envHash()).toBe(sha(firstValue));
-    await pending.getByRole("button", { name: "Restart panel-holder now" }).click();
+    // The page with its Secrets part and the pending notice passes axe at a phone's width and a laptop's.
+    for (const width of [390, 1280]) {
+      await page.setViewportSize({ width, height: 844 });
+      expect(await seriousViolations(page), `app page at ${width} px`).toEqual([]);
+      expect(
+        await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth),
+      ).toBe(true);
+    }
+    await pending.getByRole("button", { name: "Restart now: panel-holder" }).click();
     await pending.waitFor({ state: "detached", timeout: 30_000 });
     expect(await envHash()).toBe(sha(secondValue));
 

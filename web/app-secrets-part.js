@@ -114,7 +114,7 @@ function restartPendingNotice(part) {
     el("button", {
       type: "button",
       text: "Restart now",
-      "aria-label": `Restart ${part.appName} now`,
+      "aria-label": `Restart now: ${part.appName}`,
       onClick: async () => {
         if (!(await restart(part))) return;
         replaceChildren(

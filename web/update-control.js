@@ -73,7 +73,7 @@ export function updateControl(api, name, updated, installed = null) {
             type: "button",
             class: "button-primary",
             text: "Update now",
-            "aria-label": `Update ${name} now`,
+            "aria-label": `Update now: ${name}`,
             onClick: () => run(source, preview.digest),
           }),
           el("button", {
