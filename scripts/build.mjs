@@ -45,6 +45,10 @@ export const WORKER_BUILD = {
  * How the CLI (with the host bridge it runs) is bundled for Node: one file with its libraries in
  * it, so `personalclaw start` parses one module instead of resolving and loading ~100 package
  * files one by one (docs/performance.md "Start and idle memory": 0.3 s sooner, 8 MiB less).
+ * What a command reaches only through `import()` (the MCPB signature and archive readers, the
+ * MCP SDK of `mcp run`, the edge link's undici) is split into chunk-*.mjs files beside it, so
+ * `start` and the short commands compile only what they run. A chunk's name holds its hash and
+ * an old one is left in place: a running gateway may still import the chunks of its own build.
  * Left outside: better-sqlite3 (a native addon), workerd (its binary is found by path) and
  * esbuild (loaded only to build). The banner gives the bundled CommonJS libraries a `require`.
  */
@@ -59,14 +63,17 @@ const NODE_BUILD = {
   },
 };
 
+/** The CLI alone is split: cli.mjs and the chunks its `import()`s load (the render scripts stay one file each). */
+const CLI_SPLIT = { splitting: true, chunkNames: "chunk-[hash]" };
+
 /** The shipped bundles and the test build's, as esbuild options. */
 const BUNDLES = {
   shipped: [
     { ...WORKER_BUILD, outfile: "dist/worker.js" },
+    { ...NODE_BUILD, ...CLI_SPLIT, entryPoints: { cli: "host-bridge/cli/main.ts" }, outdir: "dist" },
     {
       ...NODE_BUILD,
       entryPoints: {
-        cli: "host-bridge/cli/main.ts",
         "render-routes": "scripts/render-routes.ts",
         "render-manifest": "scripts/render-manifest.ts",
         "render-child-env": "scripts/render-child-env.ts",
@@ -80,7 +87,7 @@ const BUNDLES = {
   ],
   test: [
     { ...WORKER_BUILD, entryPoints: ["test/build/worker.ts"], outfile: "dist/test/worker.js" },
-    { ...NODE_BUILD, entryPoints: { cli: "host-bridge/cli/main.ts" }, outdir: "dist/test" },
+    { ...NODE_BUILD, ...CLI_SPLIT, entryPoints: { cli: "host-bridge/cli/main.ts" }, outdir: "dist/test" },
   ],
 };
 

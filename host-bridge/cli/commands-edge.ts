@@ -1,8 +1,6 @@
 // Edge mode in the CLI's command table (commands.ts): pairing this machine with a gateway worker
 // deployed to Cloudflare (docs/deploy-cloudflare.md). `start --edge` then keeps the link up.
 import { safeLine } from "../../kernel/text/text-safety";
-import { edgeDispatcher } from "../edge/edge-dispatcher";
-import { pairWithEdge } from "../edge/edge-pair";
 import { homePaths } from "../home";
 import { defineCommand, jsonFlag, type CommandSpec } from "./command-table";
 import { readSecretValue } from "./settings";
@@ -19,6 +17,11 @@ export const EDGE_COMMANDS: readonly CommandSpec[] = [
     flags: { json: jsonFlag },
     reads: false,
     run: async ({ args, flags }, { home, settings }) => {
+      // Loaded by this command alone: undici is the CLI's largest library.
+      const [{ pairWithEdge }, { edgeDispatcher }] = await Promise.all([
+        import("../edge/edge-pair"),
+        import("../edge/edge-dispatcher"),
+      ]);
       const outcome = await pairWithEdge({
         edgeFile: homePaths(home).edge,
         url: args[0]!,

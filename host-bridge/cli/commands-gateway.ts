@@ -7,7 +7,6 @@ import { startGateway } from "./start";
 import { runStatus, runVersion } from "./status";
 import { runStop } from "./stop";
 import { runRotateKey, runToken } from "./token";
-import { runEdgeToken } from "../edge/edge-token";
 
 /** start, stop, status, doctor, version, token and auth rotate-key, in the order help lists them. */
 export const GATEWAY_COMMANDS: readonly CommandSpec[] = [
@@ -94,7 +93,9 @@ export const GATEWAY_COMMANDS: readonly CommandSpec[] = [
     },
     exclusive: [["ttl", "edge"]],
     reads: true,
-    run: ({ flags }, { home, settings }) => (flags.edge ? runEdgeToken(home, settings, flags) : runToken(home, flags)),
+    run: async ({ flags }, { home, settings }) =>
+      // The edge's modules (with undici) are loaded for --edge only.
+      flags.edge ? (await import("../edge/edge-token")).runEdgeToken(home, settings, flags) : runToken(home, flags),
   }),
   defineCommand({
     words: ["auth", "rotate-key"],

@@ -12,7 +12,6 @@ import { z } from "zod";
 import { MCP_FIRST_START_MS, type McpLaunchAnswer } from "../../kernel/contracts/mcp";
 import { safeLine } from "../../kernel/text/text-safety";
 import type { OwnerConfig } from "../owner-config";
-import { mediate } from "../mcp/tool-mediator";
 import { packageVersion } from "./package-facts";
 import { APPROVAL_STATES, MAX_WAIT_SECONDS } from "../../kernel/contracts/approvals";
 import {
@@ -142,7 +141,15 @@ export function gatewayToolGate(
  * towards the streams the confined server's stdio is relayed through. `end` closes both sides
  * and waits until every call's evidence has been sent.
  */
-export function mediatedStdio(home: string, app: string, server: string, launch: McpLaunchAnswer, config: OwnerConfig) {
+export async function mediatedStdio(
+  home: string,
+  app: string,
+  server: string,
+  launch: McpLaunchAnswer,
+  config: OwnerConfig,
+) {
+  // Loaded by `mcp run` alone: the MCP SDK (with ajv) is compiled by no other command.
+  const { mediate } = await import("../mcp/tool-mediator");
   const toChild = new PassThrough();
   const fromChild = new PassThrough();
   const gate = gatewayToolGate(home, {

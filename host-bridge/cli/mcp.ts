@@ -339,7 +339,7 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
     return 1;
   }
   const stopping = endWhenNoLongerAllowed(home, app, server, launch);
-  const mediation = mediatedStdio(home, app, server, launch, config.config);
+  const mediation = await mediatedStdio(home, app, server, launch, config.config);
   try {
     // The sandbox probe can take seconds on a loaded machine: a stop meanwhile kills it.
     const sandbox = await sandboxAvailability(parentEnv.PATH, stopping.signal);

@@ -6,8 +6,7 @@
 // workerd's config and supervision (start-workerd.ts), the way to the ready line
 // (start-ready.ts), and the stop (start-shutdown.ts).
 import { storageFullReason } from "../../kernel/contracts/storage-full";
-import { edgeDispatcher } from "../edge/edge-dispatcher";
-import { startEdgeLink } from "../edge/edge-link";
+import type { EdgeLinkOptions } from "../edge/edge-link";
 import { readEdgeRecord } from "../edge/edge-record";
 import { safeLines } from "../../kernel/text/text-safety";
 import { openGatewayLog } from "../gateway-log";
@@ -37,6 +36,22 @@ export interface StartOptions {
   acceptStateLoss?: boolean;
   /** --edge: also link the bridge to the edge this home is paired with (host-bridge/edge/). */
   edge?: boolean;
+}
+
+/** The link to the edge this home is paired with; its modules (with undici) are loaded for --edge only. */
+async function startEdgeLinkOf(
+  record: EdgeLinkOptions["record"],
+  bridgePort: number,
+  secret: string,
+  settings: Settings,
+  log: (line: string) => void,
+) {
+  const [{ startEdgeLink }, { edgeDispatcher }] = await Promise.all([
+    import("../edge/edge-link"),
+    import("../edge/edge-dispatcher"),
+  ]);
+  const dispatcher = edgeDispatcher(settings.edgeConnectTo);
+  return startEdgeLink({ record, bridgeUrl: `http://127.0.0.1:${bridgePort}`, secret, dispatcher, log });
 }
 
 /** Runs the gateway until a signal; returns the exit status. A full disk is a sentence, not a crash. */
@@ -82,16 +97,8 @@ async function runGateway(options: StartOptions): Promise<number> {
   if (runtimeFolder === null) return 1;
   const { runtime, reserve, bridge } = await startBridge(plan, settings, runtimeFolder, secret, log);
 
-  const edgeLink =
-    edge === null
-      ? null
-      : startEdgeLink({
-          record: edge.value,
-          bridgeUrl: `http://127.0.0.1:${bridge.port}`,
-          secret,
-          dispatcher: edgeDispatcher(settings.edgeConnectTo),
-          log,
-        });
+  // Loaded under --edge only: the link's undici is the CLI's largest library.
+  const edgeLink = edge === null ? null : await startEdgeLinkOf(edge.value, bridge.port, secret, settings, log);
   const startedAt = new Date().toISOString();
   const workerdConfig = workerdConfigFor(plan, settings, { runtimeFolder, secret, bridgePort: bridge.port, startedAt });
   resetToolStamp(paths.toolStamp);

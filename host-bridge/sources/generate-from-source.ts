@@ -11,7 +11,6 @@ import { readOwnerConfig } from "../owner-config";
 import { generateNpmApp, writeGeneratedApp, type GeneratedApp, type OwnerChoices } from "./npm-app";
 import { generatePypiApp } from "./pypi-app";
 import { generateMcpbApp } from "./mcpb-app";
-import { signatureTrustOf } from "./mcpb-signature";
 import { parentEnvironment } from "../settings";
 import { isMcpbLocation, readMcpbSource } from "./mcpb-fetch";
 import { resolvePypiClosure } from "./pypi-resolve";
@@ -79,7 +78,11 @@ export async function generateFromSource(
   if (!config.ok) throw new GatewayError("config_file_invalid", { vars: { reason: config.reason } });
   let app: GeneratedApp;
   // A signed .mcpb's signer is checked against what the egress broker trusts: the system store and egress.extra_ca_certs.
-  const trust = () => signatureTrustOf(config.config.egress.extra_ca_certs, parentEnvironment().SSL_CERT_FILE);
+  const trust = async () =>
+    (await import("./mcpb-signature")).signatureTrustOf(
+      config.config.egress.extra_ca_certs,
+      parentEnvironment().SSL_CERT_FILE,
+    );
   if (source.kind === "mcpb") app = await generateMcpbApp(await readMcpbSource(source.location, cwd), choices, trust);
   else if (source.kind === "registry") app = await generateRegistryApp(config.config.install, source, choices, trust);
   else if (source.kind === "pypi") {

@@ -25,9 +25,8 @@ import {
 import { secretReference } from "../../kernel/contracts/mcp-server-secrets";
 import { SECRET_NAME } from "../../kernel/contracts/secrets";
 import type { OwnerConfig } from "../owner-config";
-import { generateMcpbApp } from "./mcpb-app";
+import { generateMcpbApp, type TrustOf } from "./mcpb-app";
 import { readMcpbSource } from "./mcpb-fetch";
-import type { SignatureTrust } from "./mcpb-signature";
 import { choosePackage, resolveRegistryEntry, type ChosenPackage, type RegistrySpec } from "./mcp-registry-resolve";
 import { generateNpmApp, type GeneratedApp, type OwnerChoices } from "./npm-app";
 import { resolveNpmClosure } from "./npm-resolve";
@@ -158,7 +157,7 @@ async function generateEntryBundle(
   server: RegistryServer,
   chosen: Extract<ChosenPackage, { kind: "mcpb" }>,
   choices: OwnerChoices,
-  trust?: () => SignatureTrust,
+  trust?: TrustOf,
 ): Promise<GeneratedApp> {
   // The entry's URL is not the owner's: only the registry URL the owner named may make a local address reachable.
   const bundle = await readMcpbSource(chosen.url, "/", { source: registry });
@@ -175,7 +174,7 @@ async function generatePackageApp(
   found: { registry: string; server: RegistryServer },
   chosen: ChosenPackage,
   choices: OwnerChoices,
-  trust?: () => SignatureTrust,
+  trust?: TrustOf,
 ): Promise<{ app: GeneratedApp; resolvedTo: string }> {
   const given = choices.userConfig?.[0];
   if (given && chosen.kind !== "mcpb")
@@ -207,7 +206,7 @@ export async function generateRegistryApp(
   install: OwnerConfig["install"],
   spec: RegistrySpec,
   choices: OwnerChoices,
-  trust?: () => SignatureTrust,
+  trust?: TrustOf,
 ): Promise<GeneratedApp> {
   const { registry, server } = await resolveRegistryEntry({ registries: install.mcp_registries, ...spec });
   const chosen = choosePackage(server);

@@ -16,7 +16,7 @@ import { folderInside } from "../../kernel/contracts/folder-grants";
 import { MCPB_BUNDLE_FILE, type McpbBundleRecord } from "../../kernel/contracts/mcpb-bundle";
 import { DATA_PLACEHOLDER } from "../sandbox/server-env";
 import { MCPB_CAPS, readMcpbArchive, type McpbArchive, type McpbCaps, type McpbFile } from "./mcpb-archive";
-import { signatureTrustOf, verifyMcpbSignature, type SignatureTrust } from "./mcpb-signature";
+import type { SignatureTrust } from "./mcpb-signature";
 import { parseMcpbManifest, type McpbManifest } from "./mcpb-manifest";
 import {
   configRefused,
@@ -144,15 +144,20 @@ function folderNeeds(needs: readonly FolderNeed[], choices: McpbOwnerChoices, so
 /** The signature's state and signer; a block that does not sign the bundle's bytes is refused (mcpb_signature_invalid). */
 async function signatureOf(
   archive: McpbArchive,
-  trust: () => SignatureTrust,
+  trust: TrustOf,
 ): Promise<Pick<McpbBundleRecord, "signature" | "signer">> {
   if (archive.signed === null) return { signature: "unsigned" };
-  const { state, ...signer } = await verifyMcpbSignature(archive.signed.zip, archive.signed.block, trust());
+  // Loaded for a signed bundle only: pkijs and asn1js are the CLI's largest libraries after undici.
+  const { verifyMcpbSignature } = await import("./mcpb-signature");
+  const { state, ...signer } = await verifyMcpbSignature(archive.signed.zip, archive.signed.block, await trust());
   return { signature: state, signer };
 }
 
 /** The system's trust store alone, for a caller that names no owner's extra authorities. */
-const systemTrust = () => signatureTrustOf("", undefined);
+const systemTrust: TrustOf = async () => (await import("./mcpb-signature")).signatureTrustOf("", undefined);
+
+/** Gives the authorities a signature may chain to; asked only for a signed bundle. */
+export type TrustOf = () => SignatureTrust | Promise<SignatureTrust>;
 
 /**
  * The generated app of one bundle and the owner's choices; throws a GatewayError naming what is
@@ -161,7 +166,7 @@ const systemTrust = () => signatureTrustOf("", undefined);
 export async function generateMcpbApp(
   bundle: McpbSource,
   choices: McpbOwnerChoices,
-  trust: () => SignatureTrust = systemTrust,
+  trust: TrustOf = systemTrust,
   caps: McpbCaps = MCPB_CAPS,
 ): Promise<GeneratedApp & { record: McpbBundleRecord }> {
   const archive = await readMcpbArchive(bundle.bytes, caps);

@@ -7,7 +7,7 @@
 // names two filesystems read as one (case, NFC/NFD), and bytes that do not match the archive's
 // own CRC-32. Every refusal is a GatewayError with a stable code naming the entry.
 import { crc32 } from "node:zlib";
-import yauzl from "yauzl";
+import type yauzl from "yauzl";
 import { GatewayError } from "../../kernel/contracts/errors";
 import { isNeverInstalled } from "../staging/never-installed";
 import { DEFAULT_STAGING_CAPS } from "../staging/survey-tree";
@@ -121,9 +121,11 @@ function collisionKey(path: string): string {
   return path.normalize("NFC").toUpperCase().toLowerCase();
 }
 
-function openZip(zip: Buffer): Promise<yauzl.ZipFile> {
+async function openZip(zip: Buffer): Promise<yauzl.ZipFile> {
+  // Loaded on first use: only the commands that read a bundle compile yauzl.
+  const { default: yauzlLib } = await import("yauzl");
   return new Promise((resolve, reject) =>
-    yauzl.fromBuffer(
+    yauzlLib.fromBuffer(
       zip,
       { lazyEntries: true, decodeStrings: false, validateEntrySizes: true, strictFileNames: false },
       (error, zipfile) => (error ? reject(invalid(`it is not a zip archive (${error.message})`)) : resolve(zipfile)),
