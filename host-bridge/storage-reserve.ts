@@ -4,7 +4,7 @@
 // be uninstalled, so the owner cannot remove the cause through PersonalClaw. The bridge keeps a
 // ballast file of RESERVE_BYTES in the home, removes it when the home's free space runs low,
 // which hands that space to the gateway's own writes, and makes it again once space returns.
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 import { open, rename, rm, stat, statfs } from "node:fs/promises";
 import { join } from "node:path";
 
@@ -29,15 +29,19 @@ export async function availableBytes(folder: string): Promise<number> {
 
 /**
  * Writes the ballast whole or not at all (staged, then renamed). Its bytes are random: a
- * compressing filesystem would store zeros in no space at all.
+ * compressing filesystem would store zeros in no space at all. One buffer is refilled for each
+ * MiB (a write completes before the next fill), so a fresh home's first start allocates no 32 MiB.
  */
 export async function makeReserve(file: string, bytes = RESERVE_BYTES): Promise<boolean> {
   const staged = `${file}.new`;
   try {
     const handle = await open(staged, "w", 0o600);
     try {
-      for (let written = 0; written < bytes; written += 1024 * 1024)
-        await handle.write(randomBytes(Math.min(1024 * 1024, bytes - written)));
+      const chunk = Buffer.allocUnsafe(1024 * 1024);
+      for (let written = 0; written < bytes; written += chunk.length) {
+        const part = chunk.subarray(0, Math.min(chunk.length, bytes - written));
+        await handle.write(randomFillSync(part));
+      }
       await handle.sync();
     } finally {
       await handle.close();
