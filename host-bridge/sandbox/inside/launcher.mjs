@@ -34,7 +34,7 @@ if (!program) {
 // is queued first (destroySoon); only an error tears both down at once. `from` is accepted with
 // allowHalfOpen, so a client that shuts its writing side after the request still gets the answer.
 function relay(from, connectTo, answersBack = (answers, client) => answers.pipe(client)) {
-  const to = net.connect({ ...connectTo, allowHalfOpen: true });
+  const to = net.connect({ ...connectTo, allowHalfOpen: true, noDelay: true });
   const fail = () => {
     from.destroy();
     to.destroy();
@@ -48,8 +48,9 @@ function relay(from, connectTo, answersBack = (answers, client) => answers.pipe(
 }
 
 /**
- * A server that relays each connection it accepts to `connectTo`, with TCP_NODELAY: a small
- * answer waiting on Nagle's algorithm for the next ACK costs tens of milliseconds.
+ * A server that relays each connection it accepts to `connectTo`, with TCP_NODELAY on both the
+ * accepted and the dialled socket: a small request or answer waiting on Nagle's algorithm for
+ * the next ACK costs tens of milliseconds.
  */
 function relayServer(connectTo, answersBack) {
   return net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => relay(socket, connectTo, answersBack));
