@@ -14,6 +14,7 @@ import { APP_NAME_PATTERN } from "../../kernel/rules/app-name";
 import { homePaths } from "../home";
 import { makePrivateFolder, removePrivateFile, writePrivateFile } from "../private-file";
 import { readPrivateRecord } from "../private-record";
+import { isPidAlive } from "../supervisor/process-identity";
 
 const MergeJournalSchema = z.strictObject({
   version: z.literal(1),
@@ -36,15 +37,6 @@ export function clearMergeJournal(home: string): void {
   removePrivateFile(mergeJournalPath(home));
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /** What settling an interrupted merge found: the folders removed, and the apps still owed their secrets. */
 export interface SettledMerge {
   removed: string[];
@@ -64,7 +56,7 @@ export async function settleMerge(
   const path = mergeJournalPath(home);
   if (!existsSync(path)) return { removed: [], secretsOwed: [] };
   const journal = readPrivateRecord(path, MergeJournalSchema);
-  if (journal !== null && journal.pid !== process.pid && isAlive(journal.pid)) return "in_progress";
+  if (journal !== null && journal.pid !== process.pid && isPidAlive(journal.pid)) return "in_progress";
   const removed: string[] = [];
   for (const name of journal?.placed ?? []) {
     if (hasRecord(name)) continue;

@@ -10,6 +10,7 @@ import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import { removePrivateFile, syncFolder, writePrivateFile } from "../private-file";
 import { readPrivateRecord } from "../private-record";
+import { isPidAlive } from "../supervisor/process-identity";
 
 export const RestoreJournalSchema = z.strictObject({
   version: z.literal(1),
@@ -40,15 +41,6 @@ export function writeRestoreJournal(journal: RestoreJournal): void {
 
 export type RestoreRecovery = "none" | "rolled_back" | "completed" | "in_progress";
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /**
  * Settles a restore a kill interrupted: before the swap its staged copy goes and the home stays
  * as it was; from the swap on, the staged copy is moved in if it is not yet, and the old home
@@ -63,7 +55,7 @@ export async function recoverRestore(home: string): Promise<RestoreRecovery> {
     removePrivateFile(path);
     return "none";
   }
-  if (journal.pid !== process.pid && isAlive(journal.pid)) return "in_progress";
+  if (journal.pid !== process.pid && isPidAlive(journal.pid)) return "in_progress";
   let outcome: RestoreRecovery;
   if (journal.phase === "build") {
     await rm(journal.staged, { recursive: true, force: true });

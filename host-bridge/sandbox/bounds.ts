@@ -12,6 +12,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { findOnPath } from "./interpreter";
+import { isPidAlive } from "../supervisor/process-identity";
 
 export type BoundsMechanism = "cgroup" | "systemd-scope" | "rlimit" | "none";
 
@@ -249,15 +250,6 @@ function removeGroupFolder(folder: string): void {
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /** A group's folder name: the app, the bridge that made it, and what makes it unique. */
 const GROUP_NAME = /^[a-z0-9-]+-(\d+)-[a-z0-9]+-[a-z0-9]+$/;
 
@@ -279,7 +271,7 @@ export function removeStaleGroups(bounds: BoundsAvailability): string[] {
     }
     for (const entry of entries) {
       const creator = Number(GROUP_NAME.exec(entry)?.[1]);
-      if (!Number.isInteger(creator) || creator === process.pid || isAlive(creator)) continue;
+      if (!Number.isInteger(creator) || creator === process.pid || isPidAlive(creator)) continue;
       removeGroupFolder(path.join(root, entry));
       removed.push(entry);
     }

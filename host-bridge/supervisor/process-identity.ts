@@ -52,6 +52,20 @@ export function readExecutable(pid: number): string | null {
   }
 }
 
+/**
+ * Whether some process has the pid now (signal 0; EPERM is someone else's, alive). It cannot
+ * tell a reused pid from the process that had it: isRecordedProcessAlive can, where a start
+ * time was recorded.
+ */
+export function isPidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /** Who a recorded pid was: its start time and, when known, its executable. */
 export interface RecordedProcess {
   pid: number;
