@@ -85,11 +85,12 @@ export function gatewayToolGate(
         allow !== undefined &&
         stamp === allow.stamp &&
         asked.definitionDigest === allow.definitionDigest &&
-        Date.now() < allow.until
+        performance.now() < allow.until
       )
         return { decision: "allow", outcome: "allowed" };
       kept.delete(asked.tool);
-      const until = Date.now() + TOOL_VERDICT_KEPT_MS;
+      // On the monotonic clock: setting the wall clock back must not stretch a kept allow.
+      const until = performance.now() + TOOL_VERDICT_KEPT_MS;
       const answer = await call("POST", `${base}/calls`, {
         consentDigest: run.consentDigest,
         askTimeoutSeconds: run.askTimeoutSeconds,
