@@ -155,13 +155,14 @@ export interface PackagesOutcome {
 
 /**
  * Installs the packages of every app the list names, one after the other, and writes back the
- * list of those still waiting (with why). Answers each app's outcome, for the log and the
- * security log.
+ * list of those still waiting (with why). Each app's outcome is handed to `reported` and awaited
+ * before the list is written, so an app off the list has its outcome on record.
  */
-export async function restorePendingPackages(
+async function restorePendingPackages(
   home: string,
   appsDir: string,
   ctx: InstallerContext,
+  reported: (outcome: PackagesOutcome) => Promise<void>,
 ): Promise<PackagesOutcome[]> {
   const pending = readPendingPackages(home);
   if (pending === "unreadable" || pending.length === 0) return [];
@@ -170,15 +171,18 @@ export async function restorePendingPackages(
   for (const app of pending) {
     const appDir = join(appsDir, app.name);
     if (!existsSync(appDir)) continue; // uninstalled meanwhile: nothing to hold back
+    let outcome: PackagesOutcome;
     try {
       await reinstallPackages(app.name, appDir, ctx);
-      outcomes.push({ name: app.name, ok: true });
+      outcome = { name: app.name, ok: true };
     } catch (error) {
       const code = error instanceof GatewayError ? error.code : "install_step_failed";
       const reason = (error instanceof Error ? error.message : String(error)).slice(0, 2000);
-      outcomes.push({ name: app.name, ok: false, code, reason });
+      outcome = { name: app.name, ok: false, code, reason };
       left.push({ name: app.name, failed: { code, reason } });
     }
+    outcomes.push(outcome);
+    await reported(outcome);
     // Written after each app: a kill between two leaves the finished ones off the list.
     writePendingPackages(home, [...left, ...pending.slice(pending.indexOf(app) + 1)]);
   }
@@ -205,8 +209,7 @@ export async function installPendingPackages<A extends { name: string }>(
   start: (app: A) => Promise<unknown>,
 ): Promise<void> {
   try {
-    const outcomes = await restorePendingPackages(paths.home, paths.apps, ctx);
-    for (const outcome of outcomes) {
+    const outcomes = await restorePendingPackages(paths.home, paths.apps, ctx, async (outcome) => {
       ctx.log(
         outcome.ok
           ? `bridge: ${outcome.name}'s packages were installed again from its pinned closure`
@@ -218,7 +221,7 @@ export async function installPendingPackages<A extends { name: string }>(
         subject: outcome.name,
         ...(outcome.ok ? {} : { detail: { code: outcome.code } }),
       });
-    }
+    });
     const done = new Set(outcomes.filter((o) => o.ok).map((o) => o.name));
     await Promise.all(startable.filter((app) => done.has(app.name)).map(start));
   } catch (error) {
