@@ -4,7 +4,16 @@
 // TEST_BUILD true, and a worker whose route table adds test/build/test-routes.ts
 // (docs/design/test-build.md). The shipped bundles are built with TEST_BUILD false, so every
 // branch it guards is gone from them.
-import { mkdirSync, readdirSync, statSync, writeFileSync, existsSync } from "node:fs";
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  existsSync,
+} from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { execFileSync } from "node:child_process";
@@ -47,8 +56,9 @@ export const WORKER_BUILD = {
  * files one by one (docs/performance.md "Start and idle memory": 0.3 s sooner, 8 MiB less).
  * What a command reaches only through `import()` (the MCPB signature and archive readers, the
  * MCP SDK of `mcp run`, the edge link's undici) is split into chunk-*.mjs files beside it, so
- * `start` and the short commands compile only what they run. A chunk's name holds its hash and
- * an old one is left in place: a running gateway may still import the chunks of its own build.
+ * `start` and the short commands compile only what they run. A chunk's name holds its hash; one
+ * the new build did not write is removed once no process runs this tree's CLI (pruneOldChunks):
+ * a running gateway may still import the chunks of its own build.
  * Left outside: better-sqlite3 (a native addon), workerd (its binary is found by path) and
  * esbuild (loaded only to build). The banner gives the bundled CommonJS libraries a `require`.
  */
@@ -119,11 +129,57 @@ async function buildBundles(build) {
     target: "es2022",
     absWorkingDir: root,
     sourcemap: "linked",
+    metafile: true,
   };
-  await Promise.all([
+  const results = await Promise.all([
     ...BUNDLES.shipped.map((options) => build({ ...common, ...options, define: { TEST_BUILD: "false" } })),
     ...BUNDLES.test.map((options) => build({ ...common, ...options, define: { TEST_BUILD: "true" } })),
   ]);
+  const written = new Set(
+    results.flatMap((result) => Object.keys(result.metafile.outputs)).map((out) => join(root, out)),
+  );
+  pruneOldChunks(written);
+}
+
+/** This tree's CLI entries: a process naming one of them in its command line may import chunks. */
+const CLI_ENTRIES = ["bin/personalclaw.mjs", "dist/cli.mjs", "dist/test/cli.mjs"].map((p) => join(root, p));
+
+/** True when a process other than this one runs this tree's CLI (its command line names an entry). */
+export function cliRunsElsewhere() {
+  const entries = new Set(CLI_ENTRIES.map((p) => (existsSync(p) ? realpathSync(p) : p)));
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    let args;
+    try {
+      args = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+    } catch {
+      continue; // ended meanwhile, or not ours to read
+    }
+    for (const arg of args.slice(1)) {
+      if (!arg.endsWith(".mjs")) continue;
+      try {
+        if (entries.has(realpathSync(arg))) return true;
+      } catch {
+        // a relative path or a file gone: not one of ours
+      }
+    }
+  }
+  return false;
+}
+
+/**
+ * Removes the chunk files of earlier builds from dist/ and dist/test/ (those `written` does not
+ * hold), unless another process runs this tree's CLI: it may still `import()` one of them.
+ */
+function pruneOldChunks(written) {
+  if (cliRunsElsewhere()) return;
+  for (const dir of [join(root, "dist"), join(root, "dist", "test")]) {
+    for (const name of readdirSync(dir)) {
+      if (!/^chunk-[A-Z0-9]+\.mjs(\.map)?$/.test(name)) continue;
+      const path = join(dir, name);
+      if (!written.has(path)) rmSync(path, { force: true });
+    }
+  }
 }
 
 /** Builds when stale; returns whether it built. */
