@@ -24,6 +24,7 @@ import {
 import { edgeDispatcher } from "../host-bridge/edge/edge-dispatcher";
 import { startEdgeLink, type EdgeLink } from "../host-bridge/edge/edge-link";
 import { EdgeRecordSchema, newMachineKey, signChallenge, type EdgeRecord } from "../host-bridge/edge/edge-record";
+import type { RelayPlaces } from "../host-bridge/edge/link-relay";
 import { LINK_PATH, LINK_SUBPROTOCOL, machineIdOf } from "../kernel/contracts/bridge-link";
 
 const ORIGIN = "https://claw.example";
@@ -61,9 +62,28 @@ function ownerBridgeCall() {
   return edgeFetch("/api/secrets", { headers: { Authorization: `Bearer ${owner}` } });
 }
 
-/** A link of this test process's own, with this machine's key, to `bridgeUrl`. */
-function testLink(bridgeUrl: string, secret: string, serves = true): EdgeLink {
-  return startEdgeLink({ record, bridgeUrl, secret, dispatcher, log: () => undefined, serves });
+/** A link of this test process's own, with this machine's key, to `bridgeUrl` (and its relays to `relay`). */
+function testLink(bridgeUrl: string, secret: string, serves = true, relay?: RelayPlaces): EdgeLink {
+  return startEdgeLink({ record, bridgeUrl, secret, dispatcher, log: () => undefined, serves, relay });
+}
+
+const NOTES_SOURCE = join(repoRoot, "apps", "fixtures", "node-notes");
+
+/** An owner's request to the edge (the sign-in link's token as Bearer; writes carry the public Origin). */
+function ownerFetch(path: string, init: { method?: string; body?: unknown } = {}) {
+  return edgeFetch(path, {
+    method: init.method,
+    headers: {
+      Authorization: `Bearer ${owner}`,
+      ...(init.body === undefined ? {} : { "Content-Type": "application/json", Origin: ORIGIN }),
+    },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
+}
+
+/** node-notes' echo through the edge's proxy: what its backend on this machine received. */
+function echoThroughEdge() {
+  return ownerFetch("/apps/node-notes/api/echo");
 }
 
 /** Opens a raw link socket and answers its challenge with `hello(nonce)`; resolves with how it ended or was welcomed. */
@@ -98,6 +118,34 @@ function standInBridge(answer: string | null): Promise<{ server: Server; url: st
       resolvePromise({ server, url: `http://127.0.0.1:${port}`, seen });
     }),
   );
+}
+
+/**
+ * Makes `call` while `link` is the machine's link, closes the link once `stalling` (which never
+ * answers) received what the call sent, and answers how the call ended and how long after the close.
+ */
+async function closeLinkMidCall<T>(
+  link: EdgeLink,
+  stalling: { server: Server; seen: IncomingMessage[] },
+  call: () => Promise<T>,
+): Promise<{ answer: T; afterClose: number }> {
+  try {
+    await link.linked();
+    const pending = call();
+    await eventually(
+      async () => stalling.seen.length,
+      (n) => n > 0,
+      10_000,
+    );
+    const closedAt = Date.now();
+    link.stop();
+    const answer = await pending;
+    return { answer, afterClose: Date.now() - closedAt };
+  } finally {
+    link.stop();
+    stalling.server.closeAllConnections();
+    stalling.server.close();
+  }
 }
 
 beforeAll(async () => {
@@ -197,6 +245,56 @@ describe("the link", () => {
       "edge_mode_off",
     ]);
   }, 90_000);
+
+  it("an app installed at the edge runs on the machine: its backend answers through the link, signed, and its UI loads", async () => {
+    const preview = await ownerFetch("/api/apps/preview", { method: "POST", body: { source: NOTES_SOURCE } });
+    expect(preview.status, JSON.stringify(preview.body)).toBe(200);
+    const installed = await ownerFetch("/api/apps", {
+      method: "POST",
+      body: { source: NOTES_SOURCE, consent: preview.body.digest },
+    });
+    expect(installed.status, JSON.stringify(installed.body)).toBe(200);
+    // The backend's health reached the edge's record over the link: the machine's bridge reported it there.
+    const row = await eventually(
+      () => ownerFetch("/api/apps/node-notes"),
+      (a) => (a.body as { backend?: { healthy?: boolean } }).backend?.healthy === true,
+      30_000,
+    );
+    expect(row.body).toMatchObject({ backend: { running: true, healthy: true } });
+    const echo = await echoThroughEdge();
+    expect(echo.status).toBe(200);
+    expect(echo.body).toMatchObject({
+      method: "GET",
+      target: "/api/echo",
+      headers: { "x-personalclaw-app": "node-notes", "x-personalclaw-proxy": true, cookie: null },
+    });
+    // A body crosses whole: the backend verified the signature over it and kept the note.
+    const text = `from a phone ${randomBytes(4).toString("hex")}`;
+    const written = await ownerFetch("/apps/node-notes/api/notes", { method: "POST", body: { text } });
+    expect(written.status, JSON.stringify(written.body)).toBeLessThan(300);
+    const notes = await ownerFetch("/apps/node-notes/api/notes");
+    expect((notes.body as unknown as { notes: Array<{ text: string }> }).notes.map((n) => n.text)).toContain(text);
+    // The UI's files come from the installed copy on the machine, checked against the bytes listed at install.
+    const page = await undiciFetch(`${ORIGIN}/apps/node-notes/`, {
+      dispatcher,
+      headers: { Authorization: `Bearer ${owner}` },
+    });
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-security-policy")).toContain("sandbox");
+    expect(await page.text()).toBe(readFileSync(join(NOTES_SOURCE, "ui", "index.html"), "utf8"));
+    const script = await undiciFetch(`${ORIGIN}/apps/node-notes/app.js`, {
+      dispatcher,
+      headers: { Authorization: `Bearer ${owner}` },
+    });
+    expect([script.status, await script.text()]).toEqual([
+      200,
+      readFileSync(join(NOTES_SOURCE, "ui", "app.js"), "utf8"),
+    ]);
+    const absent = await ownerFetch("/apps/node-notes/server.mjs");
+    expect([absent.status, absent.body.error?.code]).toEqual([404, "app_ui_not_found"]);
+    // The records are the edge's: the machine's own gateway never heard of the app.
+    expect((await gateway!.fetch("/api/apps/node-notes")).status).toBe(404);
+  }, 120_000);
 
   it("the edge is its public origin: Host without a port, https:// Origins only, the sign-in link bound to CF-Connecting-IP", async () => {
     const withPort = await undiciFetch(`${ORIGIN}:443/api/status`, {
@@ -335,33 +433,41 @@ describe("the link", () => {
     expect([again.status, again.body.error?.code]).toEqual([502, "bridge_unavailable"]);
     expect(Date.now() - unavailableAt).toBeLessThan(2_000);
     expect(unavailableAt - started).toBeLessThan(15_000);
+    // The app's traffic too: its record still says healthy (nobody reported the kill), and the link is gone.
+    const proxied = await echoThroughEdge();
+    expect([proxied.status, proxied.body.error?.code]).toEqual([502, "bridge_unavailable"]);
     gateway = await startGateway({ home, args: ["--edge"], env: cliEnv, detached: true });
     expect((await eventually(ownerBridgeCall, (a) => a.status === 200, 30_000)).status).toBe(200);
-  }, 90_000);
+    // The restarted bridge starts the edge's enabled apps and reports them there: the app answers again.
+    expect((await eventually(echoThroughEdge, (a) => a.status === 200, 30_000)).status).toBe(200);
+  }, 120_000);
+
+  it("a link that closes while a backend's answer is awaited fails the request with 502, never a hang", async () => {
+    const pgid = gateway!.process.pid!;
+    process.kill(-pgid, "SIGKILL");
+    await gateway!.stop().catch(() => null);
+    gateway = null;
+    await eventually(ownerBridgeCall, (a) => a.status === 502, 15_000);
+    const stalling = await standInBridge(null);
+    const { port } = stalling.server.address() as { port: number };
+    const link = testLink(stalling.url, "s", true, { endpointOf: () => ({ port }), appsDir: join(home, "apps") });
+    const { answer, afterClose } = await closeLinkMidCall(link, stalling, echoThroughEdge);
+    // What reached the machine is the request the edge signed, as a local proxy would send it.
+    expect(stalling.seen[0]!.headers["x-personalclaw-proxy"]).toBeTruthy();
+    expect(stalling.seen[0]!.url).toBe("/api/echo");
+    expect([answer.status, answer.body.error?.code]).toEqual([502, "bridge_unavailable"]);
+    expect(afterClose).toBeLessThan(5_000);
+    gateway = await startGateway({ home, args: ["--edge"], env: cliEnv, detached: true });
+    expect((await eventually(echoThroughEdge, (a) => a.status === 200, 30_000)).status).toBe(200);
+  }, 120_000);
 
   it("a link that closes mid-call fails the call with 502 instead of leaving it waiting", async () => {
     await gateway!.stop();
     gateway = null;
     const stalling = await standInBridge(null);
-    const link = testLink(stalling.url, "s");
-    try {
-      await link.linked();
-      const call = ownerBridgeCall();
-      await eventually(
-        async () => stalling.seen.length,
-        (n) => n > 0,
-        10_000,
-      );
-      const closedAt = Date.now();
-      link.stop();
-      const answer = await call;
-      expect([answer.status, answer.body.error?.code]).toEqual([502, "bridge_unavailable"]);
-      expect(Date.now() - closedAt).toBeLessThan(5_000);
-    } finally {
-      link.stop();
-      stalling.server.closeAllConnections();
-      stalling.server.close();
-    }
+    const { answer, afterClose } = await closeLinkMidCall(testLink(stalling.url, "s"), stalling, ownerBridgeCall);
+    expect([answer.status, answer.body.error?.code]).toEqual([502, "bridge_unavailable"]);
+    expect(afterClose).toBeLessThan(5_000);
   }, 60_000);
 
   it("an answer that does not match its contract row is bridge_unavailable, never a half-read object", async () => {

@@ -12,6 +12,7 @@ import type { Env } from "../durable/env";
 import { WORK_HEADER } from "../kernel/contracts/internal-work";
 import { bridgeLinkOf, bridgeLinkPairing } from "../durable/instances";
 import { readPublicOrigin } from "../kernel/rules/public-origin";
+import type { RelayAnswer, RelayRequest } from "../kernel/contracts/bridge-link";
 
 /** Sends one bridge operation; a bridge that cannot be reached is bridge_unavailable. */
 async function send<N extends BridgeOperationName>(
@@ -46,6 +47,26 @@ async function send<N extends BridgeOperationName>(
 // The machine whose bridge the edge calls: the first one paired. Kept once found (a pairing is never undone).
 let pairedMachine: string | null = null;
 
+/** The link of the machine whose bridge the edge calls; bridge_unavailable while none is paired. */
+async function pairedLink(env: Env) {
+  pairedMachine ??= await bridgeLinkPairing(env).firstMachine();
+  if (pairedMachine === null)
+    throw new GatewayError("bridge_unavailable", { vars: { reason: "no machine is paired with this edge" } });
+  return bridgeLinkOf(env, pairedMachine);
+}
+
+/**
+ * Edge mode: relays one request to an app's backend or files on the paired machine and answers
+ * what the machine answered. No machine, no link, a link that closes first or an answer past
+ * `timeoutMs` are bridge_unavailable at once.
+ */
+export async function relayOverLink(env: Env, request: RelayRequest, timeoutMs: number): Promise<RelayAnswer> {
+  const result = await (await pairedLink(env)).relay(request, timeoutMs);
+  if (!result.ok) throw new GatewayError("bridge_unavailable", { vars: { reason: result.reason } });
+  // Parsed by the BridgeLink as it arrived; RPC typing widens its header pairs to arrays.
+  return result.answer as RelayAnswer;
+}
+
 /**
  * Edge mode: the operation crosses the paired machine's link (durable/bridge-link). No machine
  * paired, no bridge connected, a link that closes mid-call or a call past its time are all
@@ -57,14 +78,9 @@ async function sendOverLink<N extends BridgeOperationName>(
   body: BridgeRequest<N>,
   timeoutMs: number,
 ): Promise<Response> {
-  pairedMachine ??= await bridgeLinkPairing(env).firstMachine();
-  if (pairedMachine === null)
-    throw new GatewayError("bridge_unavailable", { vars: { reason: "no machine is paired with this edge" } });
-  const result = await bridgeLinkOf(env, pairedMachine).call(
-    operation,
-    body === undefined ? null : JSON.stringify(body),
-    timeoutMs,
-  );
+  const result = await (
+    await pairedLink(env)
+  ).call(operation, body === undefined ? null : JSON.stringify(body), timeoutMs);
   if (!result.ok) throw new GatewayError("bridge_unavailable", { vars: { reason: result.reason } });
   const bytes =
     "text" in result.body ? result.body.text : Uint8Array.from(atob(result.body.base64), (ch) => ch.charCodeAt(0));

@@ -20,6 +20,8 @@ import {
   type BridgeFrame,
   type CarriedBody,
   type EdgeFrame,
+  type RelayAnswer,
+  type RelayRequest,
 } from "../../kernel/contracts/bridge-link";
 import { WORK_HEADER } from "../../kernel/contracts/internal-work";
 import { bytesOfHex } from "../../kernel/crypto/hex";
@@ -28,6 +30,9 @@ import { bridgeLinkPairing } from "../instances";
 
 /** What a call over the link came to: the bridge's answer, or why there was none. */
 export type LinkCallResult = { ok: true; status: number; body: CarriedBody } | { ok: false; reason: string };
+
+/** What a relay over the link came to: the machine's answer, or why there was none. */
+export type LinkRelayResult = { ok: true; answer: RelayAnswer } | { ok: false; reason: string };
 
 /** The pairing instance's answer to a first pairing. */
 export type PairResult = { ok: true; pairedAt: string } | { ok: false; reason: "spent" };
@@ -41,9 +46,12 @@ interface SocketState {
   serves: boolean;
 }
 
+type Failure = { ok: false; reason: string };
+
 interface Pending {
   socket: WebSocket;
-  settle: (result: LinkCallResult) => void;
+  /** Settles the waiting call with what its answer frame carried (already parsed), or a failure. */
+  settle: (result: { ok: true; frame: BridgeFrame } | Failure) => void;
 }
 
 export class BridgeLink extends DurableObject<Env> {
@@ -102,10 +110,34 @@ export class BridgeLink extends DurableObject<Env> {
 
   /** Machine instance: sends one bridge operation over the proven socket and waits for its answer. */
   async call(operation: string, body: string | null, timeoutMs: number): Promise<LinkCallResult> {
+    const result = await this.exchange((id) => ({ type: "call", id, operation, body }), timeoutMs);
+    if (!result.ok) return result;
+    if (result.frame.type !== "answer") return { ok: false, reason: "the bridge answered a call with another frame" };
+    return { ok: true, status: result.frame.status, body: result.frame.body };
+  }
+
+  /** Machine instance: relays one request to an app's backend or files on the machine and waits for the answer. */
+  async relay(request: RelayRequest, timeoutMs: number): Promise<LinkRelayResult> {
+    const result = await this.exchange((id) => ({ type: "relay", id, request }), timeoutMs);
+    if (!result.ok) return result;
+    if (result.frame.type !== "relay_answer")
+      return { ok: false, reason: "the bridge answered a relay with another frame" };
+    return { ok: true, answer: result.frame.answer };
+  }
+
+  /**
+   * Sends one frame numbered by the link over the proven socket and waits for the frame answering
+   * that number: unavailable at once with no socket, failed at once when the socket closes, and
+   * failed at `timeoutMs`. Never a wait without an end.
+   */
+  private exchange(
+    frameOf: (id: number) => EdgeFrame,
+    timeoutMs: number,
+  ): Promise<{ ok: true; frame: BridgeFrame } | Failure> {
     const socket = this.provenSocket();
-    if (socket === null) return { ok: false, reason: "no bridge is connected to this edge" };
+    if (socket === null) return Promise.resolve({ ok: false, reason: "no bridge is connected to this edge" });
     const id = this.nextId++;
-    return new Promise<LinkCallResult>((settle) => {
+    return new Promise((settle) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
         settle({ ok: false, reason: `the bridge did not answer within ${timeoutMs} ms` });
@@ -119,7 +151,7 @@ export class BridgeLink extends DurableObject<Env> {
         },
       });
       try {
-        send(socket, { type: "call", id, operation, body });
+        send(socket, frameOf(id));
       } catch (error) {
         this.pending.get(id)?.settle({ ok: false, reason: `the link failed: ${String(error)}` });
       }
@@ -136,8 +168,8 @@ export class BridgeLink extends DurableObject<Env> {
     const frame = readFrame(message);
     if (frame === null) return closeRefused(ws, "a frame that is not the link's");
     if (!state.proven) return this.hello(ws, state, frame);
-    if (frame.type === "answer")
-      this.pending.get(frame.id)?.settle({ ok: true, status: frame.status, body: frame.body });
+    if (frame.type === "answer" || frame.type === "relay_answer")
+      this.pending.get(frame.id)?.settle({ ok: true, frame });
     else if (frame.type === "callback") await this.callBack(ws, state, frame);
     else closeRefused(ws, "a second hello");
   }

@@ -7,6 +7,7 @@ import { clearGatewaySocket, runtimeDir, type HomePaths } from "../home";
 import { startBridgeServer } from "../server";
 import { parentEnvironment, type Settings } from "../settings";
 import { keepStorageReserve, type StorageReserve } from "../storage-reserve";
+import type { CallGateway } from "../bridge-contract";
 import { callGateway } from "./gateway-client";
 import { packageRoot, packageVersion } from "./package-facts";
 import type { StartPlan } from "./start-preflight";
@@ -25,13 +26,17 @@ export function claimRuntimeFolder(paths: HomePaths): string | null {
   }
 }
 
-/** Prepares the bridge's runtime, keeps the storage reserve and starts the internal API the worker calls. */
+/**
+ * Prepares the bridge's runtime, keeps the storage reserve and starts the internal API the worker
+ * calls. Its calls back go to this machine's gateway, or to `callBack` when given (the edge's link).
+ */
 export async function startBridge(
   plan: StartPlan,
   settings: Settings,
   runtimeFolder: string,
   secret: string,
   log: (line: string) => void,
+  callBack?: CallGateway,
 ): Promise<{ runtime: BridgeRuntime; reserve: StorageReserve; bridge: { server: Server; port: number } }> {
   const { paths } = plan;
   const runtime = new BridgeRuntime({
@@ -45,7 +50,7 @@ export async function startBridge(
     skipBackends: settings.skipAppBackends,
     hookTimeoutSeconds: settings.hookTimeoutSeconds,
     log,
-    callGateway: (method, path, body) => callGateway(paths.home, "bridge", method, path, body),
+    callGateway: callBack ?? ((method, path, body) => callGateway(paths.home, "bridge", method, path, body)),
   });
   await runtime.prepare();
   // Disk space kept back for the gateway's own state, handed to it when the disk fills (storage-reserve.ts).

@@ -6,7 +6,8 @@
 // workerd's config and supervision (start-workerd.ts), the way to the ready line
 // (start-ready.ts), and the stop (start-shutdown.ts).
 import { storageFullReason } from "../../kernel/contracts/storage-full";
-import type { EdgeLinkOptions } from "../edge/edge-link";
+import type { EdgeLink, EdgeLinkOptions } from "../edge/edge-link";
+import { callBackOverLink } from "../edge/edge-call-back";
 import { readEdgeRecord } from "../edge/edge-record";
 import { safeLines } from "../../kernel/text/text-safety";
 import { openGatewayLog } from "../gateway-log";
@@ -28,6 +29,7 @@ import { stopGateway } from "./start-shutdown";
 import { superviseWorkerd, workerdConfigFor } from "./start-workerd";
 import { renderWorkerdConfig } from "./workerd-config";
 import { resetToolStamp } from "../mcp/tool-stamp";
+import type { BridgeRuntime } from "../bridge-runtime";
 
 export interface StartOptions {
   settings: Settings;
@@ -38,10 +40,14 @@ export interface StartOptions {
   edge?: boolean;
 }
 
-/** The link to the edge this home is paired with; its modules (with undici) are loaded for --edge only. */
+/**
+ * The link to the edge this home is paired with; its modules (with undici) are loaded for --edge
+ * only. It serves the edge's bridge operations and its relays to this machine's apps, and tells
+ * the edge every backend's state again after a lost link.
+ */
 async function startEdgeLinkOf(
   record: EdgeLinkOptions["record"],
-  bridgePort: number,
+  bridge: { port: number; runtime: BridgeRuntime },
   secret: string,
   settings: Settings,
   log: (line: string) => void,
@@ -50,8 +56,19 @@ async function startEdgeLinkOf(
     import("../edge/edge-link"),
     import("../edge/edge-dispatcher"),
   ]);
-  const dispatcher = edgeDispatcher(settings.edgeConnectTo);
-  return startEdgeLink({ record, bridgeUrl: `http://127.0.0.1:${bridgePort}`, secret, dispatcher, log });
+  const { runtime } = bridge;
+  return startEdgeLink({
+    record,
+    bridgeUrl: `http://127.0.0.1:${bridge.port}`,
+    secret,
+    dispatcher: edgeDispatcher(settings.edgeConnectTo),
+    log,
+    relay: { endpointOf: (app) => runtime.supervisor.endpoint(app), appsDir: runtime.opts.paths.apps },
+    onRelinked: () =>
+      void runtime
+        .reportAllBackends()
+        .catch((error: unknown) => log(`warning edge link: backends not reported again: ${String(error)}`)),
+  });
 }
 
 /** Runs the gateway until a signal; returns the exit status. A full disk is a sentence, not a crash. */
@@ -95,10 +112,14 @@ async function runGateway(options: StartOptions): Promise<number> {
   }
   const runtimeFolder = claimRuntimeFolder(paths);
   if (runtimeFolder === null) return 1;
-  const { runtime, reserve, bridge } = await startBridge(plan, settings, runtimeFolder, secret, log);
+  // Under --edge the bridge's calls back (health, security-log rows, progress) go to the edge over its link.
+  let edgeLink: EdgeLink | null = null;
+  const callBack = edge === null ? undefined : callBackOverLink(() => edgeLink);
+  const { runtime, reserve, bridge } = await startBridge(plan, settings, runtimeFolder, secret, log, callBack);
 
   // Loaded under --edge only: the link's undici is the CLI's largest library.
-  const edgeLink = edge === null ? null : await startEdgeLinkOf(edge.value, bridge.port, secret, settings, log);
+  edgeLink =
+    edge === null ? null : await startEdgeLinkOf(edge.value, { port: bridge.port, runtime }, secret, settings, log);
   const startedAt = new Date().toISOString();
   const workerdConfig = workerdConfigFor(plan, settings, { runtimeFolder, secret, bridgePort: bridge.port, startedAt });
   resetToolStamp(paths.toolStamp);

@@ -17,6 +17,7 @@ import {
 } from "../../kernel/contracts/bridge-link";
 import { WORK_HEADER } from "../../kernel/contracts/internal-work";
 import { signChallenge, type EdgeRecord } from "./edge-record";
+import { serveRelay, type RelayPlaces } from "./link-relay";
 
 export interface EdgeLinkOptions {
   record: EdgeRecord;
@@ -27,6 +28,10 @@ export interface EdgeLinkOptions {
   log: (line: string) => void;
   /** Whether this link carries the edge's calls (the bridge's) or only calls back (a command's); default true. */
   serves?: boolean;
+  /** Where the edge's relays to apps are delivered (the serving bridge's backends and app folders). */
+  relay?: RelayPlaces;
+  /** Called at every welcome after the first: the edge may have missed what changed while the link was down. */
+  onRelinked?: () => void;
 }
 
 export interface EdgeLink {
@@ -59,6 +64,7 @@ export function startEdgeLink(options: EdgeLinkOptions): EdgeLink {
   let timer: NodeJS.Timeout | null = null;
   let waiters: Array<() => void> = [];
   let nextCallback = 1;
+  let welcomes = 0;
   const callbacks = new Map<number, (answer: { status: number; body: string } | null) => void>();
   const url = `${options.record.origin.replace(/^https:/, "wss:")}${LINK_PATH}?machine=${options.record.machine}`;
 
@@ -106,6 +112,7 @@ export function startEdgeLink(options: EdgeLinkOptions): EdgeLink {
           serves: options.serves ?? true,
         });
       case "welcome":
+        if (welcomes++ > 0) options.onRelinked?.();
         isLinked = true;
         pause = FIRST_PAUSE_MS;
         options.log(`edge link up: ${options.record.origin} as machine ${options.record.machine}`);
@@ -116,6 +123,9 @@ export function startEdgeLink(options: EdgeLinkOptions): EdgeLink {
         // A command's link serves nothing, whatever the edge asks.
         if (options.serves === false) return;
         return send(ws, await serveCall(options, frame));
+      case "relay":
+        if (options.serves === false || options.relay === undefined) return;
+        return send(ws, { type: "relay_answer", id: frame.id, answer: await serveRelay(options.relay, frame.request) });
       case "callback_answer":
         callbacks.get(frame.id)?.(frame);
         callbacks.delete(frame.id);

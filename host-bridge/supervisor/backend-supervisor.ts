@@ -24,6 +24,8 @@ import { emit, statusOf } from "./status-report.js";
 import { stopBackend, stopEveryBackend } from "./stop-backend.js";
 import { createSupervision, type Supervision } from "./supervision.js";
 import { newTracked } from "./tracked-backend.js";
+import { endpointOf } from "./backend-address.js";
+import type { HealthEndpoint } from "./health-probe.js";
 import { scheduleRestart } from "./watchdog.js";
 
 export type SupervisorLogLevel = "debug" | "info" | "warning" | "error";
@@ -222,6 +224,12 @@ export class BackendSupervisor {
   secretOf(name: string): string | null {
     const t = this.sup.tracked.get(name);
     return t && t.running ? t.secret : null;
+  }
+
+  /** Where the backend's current run answers (its slot's socket or its loopback port); null when it is not running. */
+  endpoint(name: string): HealthEndpoint | null {
+    const t = this.sup.tracked.get(name);
+    return t && t.running && (t.slot !== null || t.port !== null) ? endpointOf(this.sup, t) : null;
   }
 
   status(name: string): SupervisedBackendStatus | null {

@@ -5,6 +5,7 @@
 // the side that receives a frame parses it. Imports nothing but zod and its siblings.
 import { z } from "zod";
 import { bytesOfHex, hexOf, sha256Hex } from "../crypto/hex";
+import { APP_NAME_PATTERN } from "../rules/app-name";
 
 /** Headers the worker's connect route hands a BridgeLink: the machine that dials and the edge's origin. */
 export const LINK_MACHINE_HEADER = "X-PersonalClaw-Link-Machine";
@@ -57,12 +58,59 @@ const CallId = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
 const CarriedBody = z.strictObject({ text: z.string() }).or(z.strictObject({ base64: z.string() }));
 export type CarriedBody = z.infer<typeof CarriedBody>;
 
+/**
+ * The most bytes a relayed request or answer body may hold (an app backend's exchange, or one UI
+ * file). Bodies cross the link whole, in base64, never streamed: an answer larger than this is
+ * refused by the bridge (502 at the edge), and a request body is already capped by the proxy.
+ */
+export const MAX_RELAY_BODY_BYTES = 16 * 1024 * 1024;
+
+/** Header pairs crossing the link with a relay, in order (a name may repeat, as Set-Cookie does). */
+const RelayHeaders = z.array(z.tuple([z.string().max(256), z.string().max(16 * 1024)])).max(256);
+
+/**
+ * Where a relay goes on the machine: the app's running backend (a signed request the edge's proxy
+ * built, sent as it is), or one file of the app's installed copy (a UI file, which the edge then
+ * checks against the bytes listed at install).
+ */
+export const RelayTargetSchema = z.enum(["backend", "app_file"]);
+
+/** One relayed request: what the edge's proxy would have sent a local backend or disk service. */
+export const RelayRequestSchema = z.strictObject({
+  app: z.string().regex(APP_NAME_PATTERN),
+  to: RelayTargetSchema,
+  method: z.enum(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]),
+  /** The path and query: on the backend (`/api/...?q`), or inside the app's folder (`ui/index.html`). */
+  target: z.string().min(1).max(8192),
+  headers: RelayHeaders,
+  /** The body's bytes in base64, or null for none. */
+  body: z
+    .string()
+    .max(Math.ceil(MAX_RELAY_BODY_BYTES / 3) * 4 + 4)
+    .nullable(),
+});
+export type RelayRequest = z.infer<typeof RelayRequestSchema>;
+
+/**
+ * What the machine answered a relay: the backend's (or file's) status, headers and bytes in
+ * base64; or, when nothing answered, the refusal the edge raises in its own name.
+ */
+export const RelayAnswerSchema = z.strictObject({
+  status: z.number().int().min(100).max(599),
+  headers: RelayHeaders,
+  body: z.string(),
+  refused: z.enum(["app_backend_unavailable", "app_answer_too_large", "app_ui_not_found"]).optional(),
+});
+export type RelayAnswer = z.infer<typeof RelayAnswerSchema>;
+
 /** Frames the edge sends the bridge. */
 export const EdgeFrameSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("challenge"), nonce: Hex(32) }),
   z.strictObject({ type: z.literal("welcome"), machine: MachineIdSchema }),
   /** One bridge operation: its row's name ("POST /apps/stage") and its request, as JSON text. */
   z.strictObject({ type: z.literal("call"), id: CallId, operation: z.string().max(200), body: z.string().nullable() }),
+  /** One request for an app's backend or one of its files (RelayRequestSchema). */
+  z.strictObject({ type: z.literal("relay"), id: CallId, request: RelayRequestSchema }),
   /** The gateway's answer to one of the bridge's calls back. */
   z.strictObject({ type: z.literal("callback_answer"), id: CallId, status: z.number().int(), body: z.string() }),
 ]);
@@ -78,6 +126,8 @@ export const BridgeFrameSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("hello"), machine: MachineIdSchema, signature: Hex(64), serves: z.boolean() }),
   /** The bridge's answer to a call: the status and body its operation answered. */
   z.strictObject({ type: z.literal("answer"), id: CallId, status: z.number().int(), body: CarriedBody }),
+  /** The machine's answer to a relay. */
+  z.strictObject({ type: z.literal("relay_answer"), id: CallId, answer: RelayAnswerSchema }),
   /** A call back to the gateway: one internal route, the work it names, its JSON body. */
   z.strictObject({
     type: z.literal("callback"),

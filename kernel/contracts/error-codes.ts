@@ -196,6 +196,10 @@ export const ERROR_CODES = {
   },
   app_source_invalid: { status: 400, message: "The source must be an absolute path to a folder on this machine." },
   app_backend_unavailable: { status: 503, message: "The app '{name}' has no healthy backend right now." },
+  app_answer_too_large: {
+    status: 502,
+    message: "The app '{name}' answered more than the {limit} bytes one answer may carry over the edge's link.",
+  },
   proxy_path_ambiguous: {
     status: 400,
     message: "The path has an encoded slash, backslash or dot segment that could route differently than it was signed.",

@@ -26,7 +26,7 @@ export async function fireJob(env: Env, target: ProxyTarget, fire: JobFire): Pro
     durationMs: Date.now() - started,
     error,
   });
-  const transport = backendTransport(env, target);
+  const transport = backendTransport(env, fire.app, target);
   if (!target.healthy || transport === null || !target.secret)
     return done("failed", null, "the app's backend is not running and healthy");
   const url = new URL(`${transport.origin}${fire.route}`);

@@ -15,6 +15,8 @@ import { isAmbiguousPath } from "./app-target";
 import { isAppBackendPath } from "../guards/request-path";
 import { inertAnswer, keptLocation } from "./backend-answer-headers";
 import { enterSelfCall, releasedWhenDone, type SelfCallSlot } from "./self-call-bound";
+import { linkBackendTransport } from "./link-relay";
+import { publicOriginOf } from "../guards/public-origin";
 
 export const PROXY_BODY_LIMIT = 16 * 1024 * 1024;
 // A GET or HEAD carries no body: its signed bytes are this one empty view, never written.
@@ -27,9 +29,16 @@ function isSelfCall(principal: Principal, app: string): boolean {
 
 /**
  * How a backend is reached: a confined one through its socket slot's service binding (it has
- * no port on the host's loopback), an unconfined one (sandbox.mode "off") on its loopback port.
+ * no port on the host's loopback), an unconfined one (sandbox.mode "off") on its loopback port;
+ * at the edge, either one over the paired machine's link, where the bridge finds it by name.
  */
-export function backendTransport(env: Env, target: Pick<ProxyTarget, "slot" | "port">): BackendTransport | null {
+export function backendTransport(
+  env: Env,
+  app: string,
+  target: Pick<ProxyTarget, "slot" | "port">,
+): BackendTransport | null {
+  if (publicOriginOf(env).mode === "edge")
+    return target.slot !== null || target.port !== null ? linkBackendTransport(env, app) : null;
   if (target.slot !== null) {
     const binding = env[slotBinding(target.slot)];
     if (!binding) return null;
@@ -63,7 +72,7 @@ export async function forwardToBackend(
   const target = await proxyTargetOf(env, app);
   if (!target) throw appNotFound(app);
   if (!target.enabled) throw new GatewayError("app_disabled", { vars: { name: app } });
-  const transport = backendTransport(env, target);
+  const transport = backendTransport(env, app, target);
   if (!target.healthy || transport === null || !target.secret)
     throw new GatewayError("app_backend_unavailable", { vars: { name: app } });
 

@@ -54,7 +54,8 @@ export async function addAppCredentials(
 /**
  * Sends `request`'s method, filtered headers and `body` (the exact bytes that are signed) to
  * `url` and answers the backend's answer as it came. Refused: 504 `app_backend_timeout` when no
- * answer started in time, 503 `app_backend_unavailable` when the backend could not be reached.
+ * answer started in time, 503 `app_backend_unavailable` when the backend could not be reached,
+ * 502 `bridge_unavailable` when the edge's link to the machine failed.
  */
 export async function sendSigned(
   transport: BackendTransport,
@@ -81,11 +82,13 @@ export async function sendSigned(
       redirect: "manual",
       signal: aborter.signal,
     });
-  } catch {
+  } catch (error) {
     if (timedOut)
       throw new GatewayError("app_backend_timeout", {
         vars: { name: owed.app, seconds: owed.responseTimeoutMs / 1000 },
       });
+    // At the edge the last hop is the machine's link: its failure is said as such (502 bridge_unavailable).
+    if (error instanceof GatewayError) throw error;
     throw new GatewayError("app_backend_unavailable", { vars: { name: owed.app } });
   } finally {
     clearTimeout(timer);

@@ -14,6 +14,8 @@ import type { Env } from "../../durable/env";
 import { contentTypeOf } from "../content-type";
 import { isAmbiguousPath } from "./app-target";
 import { SANDBOXED_UI_CSP, allowSandboxedUi } from "./sandboxed-ui";
+import { publicOriginOf } from "../guards/public-origin";
+import { readAppFileOverLink } from "./link-relay";
 
 // Fetch destinations that load a page (a document or a frame), not a subresource of one.
 const PAGE_DESTINATIONS = new Set(["document", "iframe", "frame", "embed", "object", "fencedframe"]);
@@ -75,7 +77,11 @@ export async function serveUiFile(env: Env, record: AppRecord, pathname: string,
   const expected = target ? record.uiFiles?.[target.file] : undefined;
   if (!target || expected === undefined) throw notFound();
   const diskPath = `${target.folder}${target.file}`.split("/").map(encodeURIComponent).join("/");
-  const answer = await env.APP_FILES.fetch(new Request(`http://app-files/${record.name}/${diskPath}`));
+  // At the edge the installed copy is on the paired machine: the same bytes come over its link.
+  const answer =
+    publicOriginOf(env).mode === "edge"
+      ? await readAppFileOverLink(env, record.name, diskPath)
+      : await env.APP_FILES.fetch(new Request(`http://app-files/${record.name}/${diskPath}`));
   if (!answer.ok) throw notFound();
   const bytes = await answer.arrayBuffer();
   // The disk service follows links: bytes that are not the listed ones mean this path now
