@@ -125,12 +125,18 @@ describe("tool calls through mcp run pass the owner's policy", () => {
       expect(await textOf(a, "read_note")).toBe("the note");
       const withheld = await callError(a, "personalclaw_status");
       expect(withheld.data?.code).toBe("mcp_tool_withheld");
+      // Names that read as read_note's (a Cyrillic о, a zero-width space) are neither listed nor callable.
+      for (const shadow of ["read_n\u043Ete", "read\u200Bnote"])
+        expect((await callError(a, shadow)).data?.code).toBe("mcp_tool_withheld");
       // Resources are relayed as the server offers them.
       const resources = await a.client.listResources();
       expect(resources.resources.map((r: { uri: string }) => r.uri)).toEqual(["note://hello"]);
       await new Promise((r) => setTimeout(r, 300));
       expect(a.stderr()).toContain("called read_note");
       expect(a.stderr()).not.toContain("called personalclaw_status");
+      expect(a.stderr()).not.toContain("called read_n\u043Ete");
+      expect(a.stderr()).not.toContain("called read\u200Bnote");
+      expect(a.stderr()).toContain("is withheld: its name is not printable ASCII");
     } finally {
       await a.close();
     }

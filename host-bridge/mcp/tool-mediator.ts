@@ -128,7 +128,7 @@ async function connectBoth(options: MediatorOptions, client: Client, connected: 
       if (definition) definitions.push(definition);
       else
         options.log(
-          `personalclaw: ${key}: the tool '${safeLine(String(tool.name).slice(0, 128))}' is not readable and is withheld`,
+          `personalclaw: ${key}: the tool '${safeLine(String(tool.name).slice(0, 128))}' is withheld: its name is not printable ASCII without spaces, or its definition is not readable`,
         );
     }
     const digests = new Map<string, string>();

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { ApprovalKindSchema } from "./approvals";
-import { defaultToolPolicy, isReservedToolName, toolCallKind, toolDefinitionDigest } from "./mcp-tools";
+import {
+  ToolDefinitionSchema,
+  defaultToolPolicy,
+  isReservedToolName,
+  toolCallKind,
+  toolDefinitionDigest,
+} from "./mcp-tools";
 
 describe("tool policy defaults and names", () => {
   it("allows by default only a tool that says it is read-only and says it does not reach an open world", () => {
@@ -24,6 +30,23 @@ describe("tool policy defaults and names", () => {
     const c = await toolDefinitionDigest({ name: "t", description: "d!", inputSchema: { type: "object", a: 1 } });
     expect(a).toBe(b);
     expect(a).not.toBe(c);
+  });
+
+  it("pins only names of printable ASCII without spaces: none a model reads as another's", () => {
+    const takes = (name: string) => ToolDefinitionSchema.safeParse({ name, inputSchema: { type: "object" } }).success;
+    for (const name of ["read_file", "Read-File.v2", "github/create_issue", "ns:tool", "x".repeat(128)])
+      expect(takes(name), name).toBe(true);
+    const shadows = [
+      "read_f\u0456le", // Cyrillic і
+      "read\u200Bfile", // zero-width space
+      "read_file\u202E", // right-to-left override
+      "read file",
+      "read_file\n",
+      "ｒｅａｄ_file", // fullwidth
+      "",
+      "x".repeat(129),
+    ];
+    for (const name of shadows) expect(takes(name), JSON.stringify(name)).toBe(false);
   });
 
   it("keeps names that start with personalclaw for the platform", () => {

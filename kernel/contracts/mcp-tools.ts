@@ -53,10 +53,20 @@ export const ToolAnnotationsSchema = z
   })
   .strip();
 
+/**
+ * A tool's name as a pin takes it: printable ASCII without spaces, 1-128 characters. The MCP
+ * specification (revision 2025-11-25) asks for letters, digits, `_`, `-` and `.`; names it only
+ * advises against (a `/` or `:` some servers publish) are taken, but not a name the model could
+ * read as another's: a letter of another script, an invisible or bidirectional character, a
+ * space. So no app shadows another's `read_file` with `read_fіle` (a Cyrillic і): such a tool is
+ * withheld. Names compare case-insensitively for conflicts (tool-pins.ts).
+ */
+const TOOL_NAME = /^[\x21-\x7E]{1,128}$/;
+
 /** One tool's definition as pinned: what the model reads (name, title, description) and what it may send (schemas). */
 export const ToolDefinitionSchema = z
   .object({
-    name: z.string().min(1).max(128),
+    name: z.string().regex(TOOL_NAME),
     title: z.string().max(500).optional(),
     description: z.string().max(MAX_TOOL_TEXT).optional(),
     inputSchema: jsonObject,
