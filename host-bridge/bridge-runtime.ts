@@ -11,7 +11,6 @@ import { uiFolderOf, type AppManifest } from "../kernel/contracts/manifest";
 import { reservedAppNames } from "./reserved-app-names";
 import type { BridgeOperation, BridgeRefusal } from "./server";
 import { previewBundle, type PreviewOptions } from "./install/preview";
-import type { BackendControl } from "./install/update-app";
 import { recoverTransitions, type PendingRecovery } from "./install/recover-transitions";
 import { journalQuestion, TransitionSettlement } from "./install/transition-settlement";
 import { listUiFiles } from "./install/ui-files";
@@ -29,7 +28,12 @@ import type {
   GatewayCallbackName,
   GatewayCallbackRequest,
 } from "../kernel/contracts/bridge-operations";
-import { BackendSupervisor, type SupervisedBackendStatus } from "./supervisor/backend-supervisor";
+import {
+  BackendSupervisor,
+  type BackendSpec,
+  type StartResult,
+  type SupervisedBackendStatus,
+} from "./supervisor/backend-supervisor";
 import type { HomePaths } from "./home";
 import { childLimits, type OwnerConfig } from "./owner-config";
 import { SecretStore, secretStorePaths } from "./secrets/secret-store";
@@ -255,39 +259,6 @@ export class BridgeRuntime {
     };
   }
 
-  backendControl(): BackendControl {
-    return {
-      stop: (name) => this.stopBackend(name),
-      start: async (name, manifest) => {
-        await this.startBackend(name, manifest, this.digests.get(name));
-      },
-      startHealthy: async (name, manifest, timeoutMs) => {
-        const started = await this.startBackend(name, manifest, this.digests.get(name));
-        if (!started.started) return { ok: false, reason: started.reason ?? "it did not start" };
-        const deadline = Date.now() + timeoutMs;
-        for (;;) {
-          const status = this.supervisor.status(name);
-          if (status?.healthy) return { ok: true };
-          if (status && !status.running && status.exit) {
-            return {
-              ok: false,
-              reason: `its backend ${status.exit.signal ? `was killed by ${status.exit.signal}` : `exited with code ${status.exit.code}`} before it answered its health check`,
-            };
-          }
-          if (Date.now() >= deadline) {
-            // What the backend answered instead is the owner's best clue (a 500 with its reason, say).
-            const miss = this.supervisor.lastHealthMiss(name);
-            return {
-              ok: false,
-              reason: `its backend did not answer its health check (GET ${manifest.backend?.healthCheck ?? "/health"}) with 2xx within ${Math.round(timeoutMs / 1000)} s${miss ? `; last it ${miss}` : ""}`,
-            };
-          }
-          await new Promise((r) => setTimeout(r, 50));
-        }
-      },
-    };
-  }
-
   /**
    * The secrets the owner assigned to this install, opened for its start. A copy that does not
    * open for exactly this app and consent digest is left out, and is a security-log row.
@@ -360,13 +331,45 @@ export class BridgeRuntime {
   ): Promise<{ started: boolean; reason?: string; code?: string }> {
     if (!manifest.backend) return { started: false, reason: "the app has no backend" };
     if (this.opts.skipBackends) return { started: false, reason: "PERSONALCLAW_SKIP_APP_BACKENDS=1" };
-    const appDir = join(this.opts.paths.apps, name);
     // Enabling an app whose backend already runs changes nothing: its current status is reported again.
     const current = this.supervisor.status(name);
     if (current?.running) {
       await this.report(name, current);
       return { started: true, reason: "already running" };
     }
+    const result = await this.launchBackend(name, manifest, digest, (spec) => this.supervisor.start(spec));
+    if (!result.ok) {
+      await this.reporting.reportBackend(name, {
+        status: notStarted(`${result.code}: ${result.reason}`),
+        secret: null,
+      });
+      return { started: false, reason: result.reason, code: result.code };
+    }
+    await this.report(name, this.supervisor.status(name)!);
+    return { started: true };
+  }
+
+  /**
+   * Starts an update's new version beside the running backend (supervisor/successor.ts): the
+   * gateway is told nothing until it takes over, so a refusal is logged and audited only.
+   */
+  async startSuccessor(name: string, manifest: AppManifest): Promise<{ started: boolean; reason?: string }> {
+    if (!manifest.backend) return { started: false, reason: "the app has no backend" };
+    if (this.opts.skipBackends) return { started: false, reason: "PERSONALCLAW_SKIP_APP_BACKENDS=1" };
+    const result = await this.launchBackend(name, manifest, this.digests.get(name), (spec) =>
+      this.supervisor.startSuccessor(spec),
+    );
+    return result.ok ? { started: true } : { started: false, reason: result.reason };
+  }
+
+  /** The spec of an app's backend as its manifest and the owner's grants make it, started by `start`; a refusal is a row. */
+  private async launchBackend(
+    name: string,
+    manifest: AppManifest,
+    digest: string | undefined,
+    start: (spec: BackendSpec) => Promise<StartResult>,
+  ): Promise<StartResult | { ok: false; code: string; reason: string }> {
+    const appDir = join(this.opts.paths.apps, name);
     const network = this.networkOf(name, manifest);
     // The owner's explicit widening is evidence every time it takes effect.
     if (network === "all")
@@ -379,7 +382,7 @@ export class BridgeRuntime {
     const heldBack = packagesHoldBack(this.opts.paths.home, name);
     const result = heldBack
       ? { ok: false as const, code: heldBack.code, reason: heldBack.message }
-      : await this.supervisor.start({
+      : await start({
           name,
           appDir,
           dataDir: join(appDir, "data"),
@@ -398,14 +401,8 @@ export class BridgeRuntime {
         subject: name,
         detail: { code: result.code },
       });
-      await this.reporting.reportBackend(name, {
-        status: notStarted(`${result.code}: ${result.reason}`),
-        secret: null,
-      });
-      return { started: false, reason: result.reason, code: result.code };
     }
-    await this.report(name, this.supervisor.status(name)!);
-    return { started: true };
+    return result;
   }
 
   /** The hosts an app's backend may reach: its consented grant, or any public host when the owner set it so in config.json. */

@@ -9,6 +9,7 @@ import { showReview } from "./install-page.js";
 import { installReview } from "./install-review.js";
 import { installFailureNotice, installProgressView, newInstallId, withInstallProgress } from "./install-progress.js";
 import { changeList } from "./update-changes.js";
+import { updatingText } from "./update-control.js";
 
 const EXAMPLE = "npm:@modelcontextprotocol/server-memory@2025.8.4";
 
@@ -197,12 +198,13 @@ function showUpdateReview(page, name, source, preview) {
 
 async function update(page, name, source, digest) {
   for (const button of page.reviewHost.querySelectorAll("button")) button.disabled = true;
+  const installed = await page.api.get(`/api/apps/${encodeURIComponent(name)}`);
   replaceChildren(
     page.installNotices,
     el("p", {
       class: "muted",
       role: "status",
-      text: "Updating… its backend is down while the new version starts (up to 30 s); if it does not become healthy, the previous version comes back with its data.",
+      text: updatingText(installed.ok && installed.data?.updateKeepsServing === true),
     }),
   );
   const installId = newInstallId();

@@ -7,9 +7,25 @@ import { installReview } from "./install-review.js";
 import { changeList } from "./update-changes.js";
 
 /**
+ * What the owner is told while an update runs, from the app view's updateKeepsServing (the rule
+ * is the gateway's: a backend and no storage): whether the current version keeps answering.
+ * @param {boolean} keepsServing
+ */
+export function updatingText(keepsServing) {
+  return keepsServing
+    ? "Updating… the current version keeps answering until the new one passes its health check (up to 30 s); if it does not, the current version simply stays."
+    : "Updating… this app keeps data, so its backend stops while its data is copied and is down until the new version passes its health check (up to 30 s); if it does not, the previous version comes back with its data.";
+}
+
+/**
  * The Update control for `name`; `updated(message)` shows the outcome in the section's notices
  * and refreshes the list (which rebuilds this control, so the message cannot live here);
- * `installed` (the app as listed: version, consentDigest) lets the review say what changes.
+ * `installed` (the app as listed: version, consentDigest) lets the review say what changes, and
+ * its updateKeepsServing what the owner is told while the update runs.
+ * @param {any} api
+ * @param {string} name
+ * @param {(message: string) => Promise<void>} updated
+ * @param {any} [installed]
  */
 export function updateControl(api, name, updated, installed = null) {
   const wrap = el("span", { class: "update", "data-update": name });
@@ -28,7 +44,7 @@ export function updateControl(api, name, updated, installed = null) {
       el("p", {
         class: "muted",
         role: "status",
-        text: "Updating… its backend is down while the new version starts (up to 30 s); if it does not become healthy, the previous version comes back with its data.",
+        text: updatingText(installed?.updateKeepsServing === true),
       }),
     );
     const answer = await api.post(

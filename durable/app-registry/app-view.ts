@@ -3,6 +3,7 @@
 import type { AppGrants, AppRecord, AppView, BackendStatus } from "../../kernel/contracts/app-record";
 import { configGrantPaths } from "../../kernel/contracts/manifest";
 import { effectiveGrants } from "../../kernel/contracts/folder-grants";
+import { oldVersionServesThroughUpdate } from "../../kernel/rules/update-serving";
 
 /** The record as `GET /api/apps` shows it, with the backend the bridge last reported. */
 export function appView(record: AppRecord, backend: BackendStatus | undefined): AppView {
@@ -21,6 +22,7 @@ export function appView(record: AppRecord, backend: BackendStatus | undefined): 
     consentDigest: record.consentDigest,
     installedAt: record.installedAt,
     hasBackend: Boolean(manifest.backend),
+    updateKeepsServing: oldVersionServesThroughUpdate(manifest),
     ui: manifest.ui?.entry ? { entry: manifest.ui.entry, revision: record.uiRevision } : null,
     backend: manifest.backend ? (backend ?? null) : null,
     folders: (manifest.permissions?.folders ?? []).map((need) => {

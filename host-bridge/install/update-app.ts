@@ -29,6 +29,8 @@ import type { ReadyUpdate } from "../../kernel/contracts/bridge-operations";
 import { reviewChanges } from "./review-changes";
 import { storageFullReason } from "../../kernel/contracts/storage-full";
 import { mebibytes, UPDATE_ROOM_MARGIN_BYTES, updateRoom } from "./update-room";
+import type { BackendControl } from "./update-backend-control";
+import { oldVersionServesThroughUpdate } from "../../kernel/rules/update-serving";
 
 /** DESIGN.md: an update is kept only when its backend answers its health check within 30 s. */
 export const UPDATE_HEALTH_SECONDS = 30;
@@ -46,17 +48,14 @@ export interface InstalledCopy {
   enabled: boolean;
 }
 
-/** How an update reaches the app's backend (the bridge's supervisor). */
-export interface BackendControl {
-  stop(name: string): Promise<void>;
-  /** Starts the backend of the folder now at apps/<name> and waits for its health check; the reason says why not. */
-  startHealthy(
-    name: string,
-    manifest: AppManifest,
-    timeoutMs: number,
-  ): Promise<{ ok: true } | { ok: false; reason: string }>;
-  /** Starts it without waiting (the old version, after a rollback). */
-  start(name: string, manifest: AppManifest): Promise<void>;
+/**
+ * True when the old version keeps serving until the new one is healthy: the app runs, the new
+ * version has a backend to wait for, and the rule of kernel/rules/update-serving.ts holds (no
+ * storage, so nothing can change data/ after its copy). Otherwise the old backend is stopped
+ * before the copy (docs/design/app-lifecycle.md).
+ */
+export function oldServesThroughGate(installed: InstalledCopy, next: AppManifest): boolean {
+  return installed.enabled && next.backend !== undefined && oldVersionServesThroughUpdate(installed.manifest);
 }
 
 export interface UpdatedApp {
@@ -147,6 +146,8 @@ interface UpdateReach {
   step: string;
   journaled: boolean;
   oldStopped: boolean;
+  /** The old backend is held but serving while the new one starts beside it. */
+  oldServing: boolean;
   venvMoved: boolean;
 }
 
@@ -176,7 +177,13 @@ export async function updateApp(
       InstallProgressEvent | { step: string; status: InstallProgressEvent["status"]; at: string; message?: string },
   ) => void | Promise<void>,
 ): Promise<UpdatedApp> {
-  const reached: UpdateReach = { step: "stage", journaled: false, oldStopped: false, venvMoved: false };
+  const reached: UpdateReach = {
+    step: "stage",
+    journaled: false,
+    oldStopped: false,
+    oldServing: false,
+    venvMoved: false,
+  };
   const note: UpdateNote = async (noted, status, message) => {
     if (status === "started") reached.step = noted;
     return progress({ step: noted, status, at: new Date().toISOString(), message });
@@ -228,10 +235,13 @@ export async function updateApp(
     });
     if (runsBackend) await note("health", "done");
     else await note("health", "skipped", installed.enabled ? "no backend" : "the app is disabled");
+    // Recorded forward first, so a crash from here on keeps the new version, never the old one.
+    if (reached.oldServing) await switchStep(run);
     return updated;
   } catch (error) {
     throw await rollBack(run, error);
   } finally {
+    if (reached.oldServing) backend.release(name);
     release(ctx.home, name);
   }
 }
@@ -322,11 +332,28 @@ async function diskSpaceStep({ name, appDir, ctx, note }: UpdateRun): Promise<vo
  */
 async function stopOldStep(run: UpdateRun): Promise<void> {
   await run.note("stop_old", "started");
-  run.reached.oldStopped = true;
-  await run.backend.stop(run.name);
+  const serving = oldServesThroughGate(run.installed, run.manifest);
+  if (serving) {
+    // Held, not stopped: the watchdog must not start it again from a folder that is about to move.
+    run.reached.oldServing = true;
+    run.backend.hold(run.name);
+  } else {
+    run.reached.oldStopped = true;
+    await run.backend.stop(run.name);
+  }
   const mcpStopped = await holdAndStop(run.ctx.home, run.name);
-  await run.note("stop_old", "done", mcpStopped > 0 ? `${mcpStopped} MCP server run(s) ended` : undefined);
+  const said = [
+    serving ? OLD_SERVES_NOTE : run.installed.enabled && run.installed.manifest.backend ? OLD_STOPS_NOTE : undefined,
+    mcpStopped > 0 ? `${mcpStopped} MCP server run(s) ended` : undefined,
+  ].filter((part) => part !== undefined);
+  await run.note("stop_old", serving ? "skipped" : "done", said.length > 0 ? said.join("; ") : undefined);
 }
+
+/** What the stop_old step says when the old backend keeps serving, and when it cannot. */
+export const OLD_SERVES_NOTE =
+  "the app declares no storage: its current version keeps answering until the new one is healthy";
+export const OLD_STOPS_NOTE =
+  "the app declares storage: its backend is stopped before data/ is copied and is down until the new version is healthy";
 
 /** copy_data: the new copy gets its own copy of data/ (copy-app-data.ts), or an empty one when it has storage. */
 async function copyDataStep({ name, appDir, stagedDir, manifest, note }: UpdateRun): Promise<void> {
@@ -391,17 +418,35 @@ async function moveIntoPlaceStep({ appDir, stagedDir, ctx, note }: UpdateRun): P
  * health: an enabled app's new backend is started and kept only when it answers its health
  * check within 30 s. Answers whether a backend was started (its step is noted done once ready).
  */
-async function healthStep({ name, manifest, installed, backend, note }: UpdateRun): Promise<boolean> {
+async function healthStep({ name, manifest, installed, backend, note, reached }: UpdateRun): Promise<boolean> {
   const runsBackend = installed.enabled && manifest.backend !== undefined;
   if (!runsBackend) return false;
   await note("health", "started");
-  const healthy = await backend.startHealthy(name, manifest, UPDATE_HEALTH_SECONDS * 1000);
+  const timeoutMs = UPDATE_HEALTH_SECONDS * 1000;
+  const healthy = reached.oldServing
+    ? await backend.startBesideHealthy(name, manifest, timeoutMs)
+    : await backend.startHealthy(name, manifest, timeoutMs);
   if (!healthy.ok)
     throw new GatewayError("update_unhealthy", {
       vars: { name, reason: healthy.reason },
-      detail: { step: "health" },
+      // Whether the previous version answered throughout, or was down for the gate (an app with storage).
+      detail: { step: "health", kept_answering: reached.oldServing },
     });
   return true;
+}
+
+/**
+ * switch: the new backend, healthy, takes over from the old one, which stops only then. It comes
+ * after the journal says ready, so it never throws into the rollback: the update stands.
+ */
+async function switchStep({ name, backend, note }: UpdateRun): Promise<void> {
+  await note("switch", "started");
+  try {
+    await backend.switchToNew(name);
+    await note("switch", "done", "the new version answers; the old one stopped");
+  } catch (error) {
+    await note("switch", "failed", error instanceof Error ? error.message : String(error));
+  }
 }
 
 /**
@@ -414,6 +459,8 @@ async function rollBack(run: UpdateRun, error: unknown): Promise<unknown> {
   const failedAt = reached.step;
   if (reached.journaled) {
     await note("rollback", "started", error instanceof Error ? error.message : String(error));
+    // A new backend started beside the old one goes; the old one answered throughout.
+    if (reached.oldServing) await backend.dropNew(name);
     if (reached.oldStopped) await backend.stop(name);
     await restoreRollback(ctx.appsDir, name, run.stagedDir, reached.venvMoved);
     await clearJournal(ctx.home, name);

@@ -8,6 +8,7 @@ import type { InstallReview } from "../../kernel/contracts/install-review";
 import { previewBundle } from "../install/preview";
 import { installApp, removeAppFiles, undoInstall } from "../install/install-app";
 import { dropPendingPackages } from "../durability/restore-packages";
+import { updateBackendControl } from "../install/update-backend-control";
 import { commitUpdate, undoUpdate, updateApp, updateNeedsConsent } from "../install/update-app";
 import { clearJournal, readJournal, writeJournal } from "../install/transition-journal";
 import { listParkedData, parkedDataDir, purgeParkedData } from "../install/parked-data";
@@ -79,7 +80,7 @@ export function appOperations(rt: BridgeRuntime): HandlersUnder<"/apps/"> {
         paths.apps,
         name,
         { ...installed, manifest: installed.manifest as AppManifest, review: null },
-        rt.backendControl(),
+        updateBackendControl(rt),
       );
       return { undone: true };
     },
@@ -139,7 +140,7 @@ async function updateFromRequest(rt: BridgeRuntime, request: BridgeParsedRequest
     request.consent,
     installed,
     rt.hookContext(),
-    rt.backendControl(),
+    updateBackendControl(rt),
     rt.progress.sink("update", request.installId),
   );
   // The new copy was installed with its packages, as any update's is.

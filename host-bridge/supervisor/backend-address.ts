@@ -26,7 +26,11 @@ export function endpointOf(sup: Supervision, t: Tracked): HealthEndpoint {
 /** The slot an app keeps while it is tracked here, or a free one; null when every slot is taken. */
 function slotFor(sup: Supervision, t: Tracked): number | null {
   if (t.slot !== null) return t.slot;
-  const taken = new Set([...sup.tracked.values()].map((other) => other.slot).filter((s): s is number => s !== null));
+  const taken = new Set(
+    [...sup.tracked.values(), ...sup.successors.values()]
+      .map((other) => other.slot)
+      .filter((s): s is number => s !== null),
+  );
   for (let slot = 0; slot < BACKEND_SLOTS; slot += 1) if (!taken.has(slot)) return slot;
   return null;
 }

@@ -27,6 +27,7 @@ import { newTracked } from "./tracked-backend.js";
 import { endpointOf } from "./backend-address.js";
 import type { HealthEndpoint } from "./health-probe.js";
 import { scheduleRestart } from "./watchdog.js";
+import { dropSuccessor, promoteSuccessor, startSuccessor, successorStatus } from "./successor.js";
 
 export type SupervisorLogLevel = "debug" | "info" | "warning" | "error";
 
@@ -190,6 +191,30 @@ export class BackendSupervisor {
       emit(this.sup, t);
     }
     return launched;
+  }
+
+  /**
+   * Starts an update's new version beside the app's running backend, on its own socket slot or
+   * port; the gateway keeps routing to the running one until promote (successor.ts).
+   */
+  async startSuccessor(spec: BackendSpec): Promise<StartResult> {
+    if (!APP_NAME_PATTERN.test(spec.name)) throw new TypeError(`not an app name: ${JSON.stringify(spec.name)}`);
+    return startSuccessor(this.sup, spec);
+  }
+
+  /** The waiting new version's status and last missed health probe, or null. */
+  successorStatus(name: string): ReturnType<typeof successorStatus> {
+    return successorStatus(this.sup, name);
+  }
+
+  /** The waiting new version becomes the app's backend (reported to the gateway), then the old one stops. */
+  promoteSuccessor(name: string): Promise<boolean> {
+    return promoteSuccessor(this.sup, name, this.sup.opts.stopGraceMs);
+  }
+
+  /** Stops a waiting new version; the running backend is untouched. */
+  dropSuccessor(name: string): Promise<void> {
+    return dropSuccessor(this.sup, name, this.sup.opts.stopGraceMs);
   }
 
   /** A held backend is never restarted by the watchdog (unload, update, core-incompatible). */

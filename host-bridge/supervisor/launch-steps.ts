@@ -154,7 +154,7 @@ export function openFolders(
  */
 export async function startEgressBroker(
   sup: Supervision,
-  spec: BackendSpec,
+  { spec, runKey }: Pick<Tracked, "spec" | "runKey">,
   sandbox: SandboxAvailability | null,
   env: Record<string, string>,
 ): Promise<{ ok: true; socket: string | undefined } | LaunchRefusal> {
@@ -167,7 +167,7 @@ export async function startEgressBroker(
   }
   try {
     const { placed, env: placeholders } = placeSecrets(brokered);
-    const socket = await sup.opts.egress.start(spec.name, spec.name, grant, placed);
+    const socket = await sup.opts.egress.start(runKey, spec.name, grant, placed);
     Object.assign(env, egressEnvironment());
     // Never over a name the bridge set, as for a secret's value (buildChildEnv).
     for (const [name, value] of Object.entries(placeholders)) if (!(name in env)) env[name] = value;

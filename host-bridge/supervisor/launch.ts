@@ -70,7 +70,7 @@ export async function launchRun(sup: Supervision, t: Tracked): Promise<LaunchRes
   );
   const env = childEnvironment(sup, t, address.port, sandbox.availability !== null);
   Object.assign(env, folderEnvironment(granted.folders, sandbox.availability !== null));
-  const egress = await startEgressBroker(sup, t.spec, sandbox.availability, env);
+  const egress = await startEgressBroker(sup, t, sandbox.availability, env);
   if (!egress.ok) {
     closeGrantedFolders(granted.folders);
     group.group?.remove();

@@ -4,7 +4,7 @@
 // a pid reused by an unrelated process, or a backend whose bridge is still alive, is left alone.
 import { setTimeout as sleep } from "node:timers/promises";
 import { isSameProcess, readProcStat } from "./process-identity.js";
-import { readRunRecords, removeRunRecord, type RunRecord } from "./run-records.js";
+import { appOfRunKey, readRunRecords, removeRunRecord, type RunRecord } from "./run-records.js";
 import { signalProcessGroup } from "../process-group.js";
 
 export interface ReapReport {
@@ -62,7 +62,7 @@ export async function reapOrphans(
     // Re-verified before the SIGKILL: the pid may have exited and been reused during the grace.
     if (isSameProcess(record.pid, record.startTime)) signalProcessGroup(record.pgid, "SIGKILL");
     removeRunRecord(home, record.name);
-    report.killed.push(record.name);
+    report.killed.push(appOfRunKey(record.name));
   }
   return report;
 }

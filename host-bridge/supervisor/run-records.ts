@@ -19,6 +19,19 @@ export const RunRecordSchema = z.object({
 });
 export type RunRecord = z.infer<typeof RunRecordSchema>;
 
+/**
+ * The key of an update's new version started beside the running one: its run record and egress
+ * broker must not take the place of the running version's. An app name never holds a dot.
+ */
+export function successorRunKey(name: string, runningKey: string | undefined): string {
+  return runningKey === name ? `${name}.next` : name;
+}
+
+/** The app a run key belongs to. */
+export function appOfRunKey(runKey: string): string {
+  return runKey.endsWith(".next") ? runKey.slice(0, -".next".length) : runKey;
+}
+
 export function runRecordDir(home: string): string {
   return path.join(home, "run", "backends");
 }

@@ -94,7 +94,7 @@ function recordRun(sup: Supervision, t: Tracked): void {
   if (!stat || t.pid === null || t.pgid === null) return;
   try {
     writeRunRecord(sup.opts.home, {
-      name: t.spec.name,
+      name: t.runKey,
       pid: t.pid,
       pgid: t.pgid,
       ...(t.sandboxPgid !== null ? { sandboxPgid: t.sandboxPgid } : {}),

@@ -7,7 +7,12 @@ import type { Tracked } from "./tracked-backend.js";
 /** A backend's status as the gateway sees it, or null when the supervisor never started it. */
 export function statusOf(sup: Supervision, name: string): SupervisedBackendStatus | null {
   const t = sup.tracked.get(name);
-  if (!t) return null;
+  return t ? statusOfRun(sup, t) : null;
+}
+
+/** One tracked backend's status, the gateway's view of it (an update's new version's too, before it takes over). */
+export function statusOfRun(sup: Supervision, t: Tracked): SupervisedBackendStatus {
+  const name = t.spec.name;
   const status: SupervisedBackendStatus = {
     name,
     running: t.running,
@@ -25,10 +30,14 @@ export function statusOf(sup: Supervision, name: string): SupervisedBackendStatu
   return status;
 }
 
-/** Reports the backend's status; resolves once the report is delivered (as far as onChange says). */
+/**
+ * Reports the backend's status; resolves once the report is delivered (as far as onChange says).
+ * Only the app's current backend is reported: an update's new version, until it takes over, and
+ * the old one it replaced are not what the gateway routes to.
+ */
 export async function announce(sup: Supervision, t: Tracked): Promise<void> {
-  const status = statusOf(sup, t.spec.name);
-  if (!status) return;
+  if (sup.tracked.get(t.spec.name) !== t) return;
+  const status = statusOfRun(sup, t);
   t.reportedLastLine = status.lastLines.at(-1) ?? "";
   t.reportedLineCount = status.lastLines.length;
   try {

@@ -5,7 +5,7 @@ import { signalProcessGroup } from "../process-group.js";
 import type { StopResult } from "./backend-supervisor.js";
 import { announce } from "./status-report.js";
 import type { Supervision } from "./supervision.js";
-import { clearTimers, exitedWithin, withTimeout } from "./tracked-backend.js";
+import { clearTimers, exitedWithin, withTimeout, type Tracked } from "./tracked-backend.js";
 
 /** How long a stop waits for the gateway to learn that the backend is stopping before it signals it. */
 const STOPPING_REPORT_WAIT_MS = 1_000;
@@ -14,6 +14,11 @@ const STOPPING_REPORT_WAIT_MS = 1_000;
 export async function stopBackend(sup: Supervision, name: string, graceMs: number): Promise<StopResult> {
   const t = sup.tracked.get(name);
   if (!t) return { ok: true, wasRunning: false, killed: false, exit: null };
+  return stopRun(sup, t, graceMs);
+}
+
+/** Stops one tracked backend, the app's current one or an update's new version (successor.ts). */
+export async function stopRun(sup: Supervision, t: Tracked, graceMs: number): Promise<StopResult> {
   t.stopping = true;
   clearTimers(t);
   if (!t.running) {
@@ -42,7 +47,7 @@ export async function stopBackend(sup: Supervision, name: string, graceMs: numbe
   }
   // Anything the backend started in its group and left behind goes with it.
   signalProcessGroup(t.pgid, "SIGKILL");
-  await sup.opts.egress?.stop(name);
+  await sup.opts.egress?.stop(t.runKey);
   // Its last lines and the drop note reach the log before stop returns (bounded: a grandchild
   // that kept the pipes open must not hold the stop).
   if (t.relay) await withTimeout(t.relay.finished(), 500, undefined);
@@ -53,10 +58,10 @@ export async function stopBackend(sup: Supervision, name: string, graceMs: numbe
 export async function stopEveryBackend(sup: Supervision): Promise<void> {
   const budget = sup.opts.stopAllBudgetMs;
   const grace = Math.max(0, Math.min(sup.opts.stopGraceMs, budget - 3_500)); // grace + kill waits + log drain fit the budget
-  const names = [...sup.tracked.keys()];
-  const stops = Promise.allSettled(names.map((name) => stopBackend(sup, name, grace))).then(() => undefined);
+  const runs = [...sup.tracked.values(), ...sup.successors.values()];
+  const stops = Promise.allSettled(runs.map((t) => stopRun(sup, t, grace))).then(() => undefined);
   await withTimeout(stops, budget, undefined);
-  for (const t of sup.tracked.values()) {
+  for (const t of runs) {
     if (!t.running) continue;
     sup.log("warning", `app ${t.spec.name} backend (pid ${t.pid}) outlived the stop budget; killed`);
     signalProcessGroup(t.sandboxPgid, "SIGKILL");

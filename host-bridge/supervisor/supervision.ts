@@ -22,6 +22,8 @@ export type ResolvedOptions = Required<
 export interface Supervision {
   readonly opts: ResolvedOptions;
   readonly tracked: Map<string, Tracked>;
+  /** An update's new version per app, started beside the tracked one until it takes over (successor.ts). */
+  readonly successors: Map<string, Tracked>;
   /** Backends the watchdog never restarts while a transition holds them. */
   readonly held: Set<string>;
   /** healthCheck paths already warned about, so a refused one is logged once. */
@@ -71,6 +73,7 @@ export function createSupervision(
       maxFailedStarts: options.maxFailedStarts ?? 3,
     },
     tracked: new Map(),
+    successors: new Map(),
     held: new Set(),
     warnedHealthPaths: new Set(),
     availability: null,

@@ -10,6 +10,13 @@ import type { BackendExit, BackendSpec } from "./backend-supervisor.js";
 
 export interface Tracked {
   spec: BackendSpec;
+  /**
+   * What names this backend's run record and egress broker: the app's name, or its successor's
+   * key (run-records.ts) for a new version started beside the running one during an update.
+   */
+  runKey: string;
+  /** True while it is an update's new version, started beside the running one: the gateway is not told of it. */
+  successor: boolean;
   secret: string;
   generation: number;
   child: ChildProcess | null;
@@ -48,9 +55,16 @@ export interface Tracked {
 }
 
 /** A backend about to be started: a fresh secret, nothing running yet, and the revivals it had here before. */
-export function newTracked(spec: BackendSpec, revivals: number): Tracked {
+export function newTracked(
+  spec: BackendSpec,
+  revivals: number,
+  runKey: string = spec.name,
+  successor = false,
+): Tracked {
   return {
     spec: { ...spec, backend: { ...spec.backend, args: [...(spec.backend.args ?? [])] } },
+    runKey,
+    successor,
     secret: generateAppSecret(),
     generation: 0,
     child: null,

@@ -28,7 +28,7 @@ export function handleExit(
   t.running = false;
   t.healthy = false;
   t.exit = { code, signal, at: new Date().toISOString(), ...(t.stopping ? { requested: true } : {}) };
-  removeRunRecord(sup.opts.home, t.spec.name);
+  removeRunRecord(sup.opts.home, t.runKey);
   const name = t.spec.name;
   settleLimitsAtExit(sup, t);
   if (t.stopping) {

@@ -76,6 +76,12 @@ export const AppViewSchema = z.strictObject({
   consentDigest: z.string(),
   installedAt: z.string(),
   hasBackend: z.boolean(),
+  /**
+   * True when an update keeps this version answering until the new one passes its health check
+   * (a backend and no storage: kernel/rules/update-serving.ts); false when its backend is down
+   * from the data copy until then.
+   */
+  updateKeepsServing: z.boolean(),
   ui: z.object({ entry: z.string(), revision: z.string().nullable() }).nullable(),
   backend: BackendStatusSchema.nullable(),
   /**

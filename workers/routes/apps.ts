@@ -422,7 +422,7 @@ export const appRoutes = [
     internal: true,
     body: UpdateBody,
     contract:
-      "Updates an installed app from a folder (UPD-01..08). An update that changes nothing the owner consented to and scans clean needs no consent; otherwise 409 consent_required with the review and its changes until `consent` is the new digest. The old version is kept until the new backend answers its health check within 30 s, else it is restored with its data and the answer says why (what the backend last answered its health check: status and first body line); the backend does not serve from the stop before the data copy until then. 400 app_update_locked for a native app; 409 app_busy during another change.",
+      "Updates an installed app from a folder (UPD-01..08). An update that changes nothing the owner consented to and scans clean needs no consent; otherwise 409 consent_required with the review and its changes until `consent` is the new digest. The old version is kept until the new backend answers its health check within 30 s, else it is restored with its data and the answer says why (what the backend last answered its health check: status and first body line). An app that declares no storage (the row's `updateKeepsServing`) keeps answering from its old backend until the new one, started beside it, is healthy, and then switches to it; an app with storage does not serve from the stop before its data copy until then. 400 app_update_locked for a native app; 409 app_busy during another change.",
     answer: { schema: z.strictObject({ app: AppViewSchema, digest: z.string(), changes: z.array(AnyObject) }) },
     refuses: [
       "app_source_invalid",
