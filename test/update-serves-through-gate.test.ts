@@ -42,7 +42,7 @@ describe("an update of an app without storage: the old version answers through t
     await rm(root, { recursive: true, force: true });
   });
 
-  it("the app's row says an update keeps it answering; an app with storage says it does not", async () => {
+  it("the app's row says an update keeps it answering (an app with storage: the last test)", async () => {
     expect((await row(gw)).updateKeepsServing).toBe(true);
   });
 
