@@ -27,6 +27,8 @@ export interface Env {
   BRIDGE_LINKS: DurableObjectNamespace<BridgeLink>;
   /** This worker's link door: a paired bridge's calls back, delivered by its BridgeLink (workers/guards/link-door.ts). */
   LINK_DOOR: Fetcher;
+  /** This worker's backend door: a paired machine's app backends' calls, delivered by its BridgeLink (workers/guards/backend-door.ts). */
+  APP_DOOR: Fetcher;
   /** The one-time secret that pairs the first machine with an edge worker (a wrangler secret; empty locally). */
   PERSONALCLAW_PAIRING_SECRET: string;
   /** The dashboard's static files (a workerd disk service over web/). */

@@ -144,9 +144,13 @@ describe("wrangler.jsonc and the workerd config a start renders", () => {
     expect(wrangler.secrets?.required).toEqual(["INTERNAL_SECRET", "SEL_KEY", "PERSONALCLAW_PAIRING_SECRET"]);
   });
 
-  it("wire the link door to the worker's own linkDoor entrypoint, as the workerd config does", () => {
-    expect(wrangler.services).toEqual([{ binding: "LINK_DOOR", service: "personalclaw", entrypoint: "linkDoor" }]);
+  it("wire the link door and the backend door to the worker's own entrypoints, as the workerd config does", () => {
+    expect(wrangler.services).toEqual([
+      { binding: "LINK_DOOR", service: "personalclaw", entrypoint: "linkDoor" },
+      { binding: "APP_DOOR", service: "personalclaw", entrypoint: "backendDoor" },
+    ]);
     expect(rendered.text).toContain('(name = "LINK_DOOR", service = (name = "gateway", entrypoint = "linkDoor"))');
+    expect(rendered.text).toContain('(name = "APP_DOOR", service = (name = "gateway", entrypoint = "backendDoor"))');
   });
 
   it("give the edge worker a default start's settings and this package's version", () => {

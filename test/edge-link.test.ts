@@ -3,7 +3,7 @@
 // reached through PERSONALCLAW_EDGE_CONNECT_TO), and a real gateway's bridge on this machine
 // paired with `personalclaw edge pair` and dialling out with `personalclaw start --edge`.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { randomBytes } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
@@ -25,6 +25,8 @@ import { edgeDispatcher } from "../host-bridge/edge/edge-dispatcher";
 import { startEdgeLink, type EdgeLink } from "../host-bridge/edge/edge-link";
 import { EdgeRecordSchema, newMachineKey, signChallenge, type EdgeRecord } from "../host-bridge/edge/edge-record";
 import type { RelayPlaces } from "../host-bridge/edge/link-relay";
+import { runtimeDir } from "../host-bridge/home";
+import { GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME } from "../kernel/contracts/backend-slots";
 import { LINK_PATH, LINK_SUBPROTOCOL, machineIdOf } from "../kernel/contracts/bridge-link";
 
 const ORIGIN = "https://claw.example";
@@ -118,6 +120,27 @@ function standInBridge(answer: string | null): Promise<{ server: Server; url: st
       resolvePromise({ server, url: `http://127.0.0.1:${port}`, seen });
     }),
   );
+}
+
+/** A POST an app backend on the machine could make to its gateway: the gateway's socket in the runtime folder. */
+function throughAppDoor(path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const req = httpRequest(
+      {
+        socketPath: join(runtimeDir(home, process.env.XDG_RUNTIME_DIR), GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME),
+        path,
+        method: "POST",
+        headers: { ...headers, "Content-Type": "application/json" },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () => resolvePromise({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+      },
+    );
+    req.on("error", reject);
+    req.end("{}");
+  });
 }
 
 /**
@@ -295,6 +318,50 @@ describe("the link", () => {
     // The records are the edge's: the machine's own gateway never heard of the app.
     expect((await gateway!.fetch("/api/apps/node-notes")).status).toBe(404);
   }, 120_000);
+
+  it("an app on the machine raises an approval at the edge, and the owner's yes there reaches it", async () => {
+    const source = join(repoRoot, "test", "fixtures", "backend-apps", "approval-asker");
+    const preview = await ownerFetch("/api/apps/preview", { method: "POST", body: { source } });
+    expect(preview.status, JSON.stringify(preview.body)).toBe(200);
+    const installed = await ownerFetch("/api/apps", { method: "POST", body: { source, consent: preview.body.digest } });
+    expect(installed.status, JSON.stringify(installed.body)).toBe(200);
+    await eventually(
+      () => ownerFetch("/api/apps/approval-asker"),
+      (a) => (a.body as { backend?: { healthy?: boolean } }).backend?.healthy === true,
+      30_000,
+    );
+    // The backend calls its gateway at the address it always has; under --edge that call crosses the link.
+    const asked = await ownerFetch("/apps/approval-asker/api/publish", { method: "POST", body: { text: "from afar" } });
+    expect(asked.status, JSON.stringify(asked.body)).toBe(202);
+    const id = (asked.body as unknown as { approval: { id: string } }).approval.id;
+    const pending = await ownerFetch(`/api/approvals/${id}`);
+    expect(pending.body).toMatchObject({ approval: { state: "pending", asked_by: "app:approval-asker" } });
+    const approved = await ownerFetch(`/api/approvals/${id}/approve`, { method: "POST", body: { scope: "once" } });
+    expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+    const published = await eventually(
+      () => ownerFetch("/apps/approval-asker/api/published"),
+      (a) => (a.body as unknown as { published: Array<{ text: string }> }).published.length > 0,
+      30_000,
+    );
+    expect((published.body as unknown as { published: unknown[] }).published).toEqual([
+      { text: "from afar", id, by: "you" },
+    ]);
+  }, 120_000);
+
+  it("at the app door on the machine only an app token counts: the internal credential and an owner's token open nothing", async () => {
+    for (const [carrier, headers] of [
+      ["the internal credential", { "X-Internal-Secret": INTERNAL_SECRET, "X-PersonalClaw-Work": "cli:token" }],
+      ["an owner's token", { Authorization: `Bearer ${owner}` }],
+    ] as const) {
+      const answer = await throughAppDoor("/api/auth/startup-link", headers);
+      expect([carrier, answer.status, (JSON.parse(answer.body) as { error: { code: string } }).error.code]).toEqual([
+        carrier,
+        403,
+        "backend_door_owner_credential",
+      ]);
+      expect(answer.body).not.toContain("token=");
+    }
+  });
 
   it("the edge is its public origin: Host without a port, https:// Origins only, the sign-in link bound to CF-Connecting-IP", async () => {
     const withPort = await undiciFetch(`${ORIGIN}:443/api/status`, {

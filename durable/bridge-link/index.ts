@@ -17,6 +17,7 @@ import {
   LINK_REPLACED_CLOSE,
   LINK_SUBPROTOCOL,
   MAX_LINK_FRAME_CHARS,
+  MAX_RELAY_BODY_BYTES,
   type BridgeFrame,
   type CarriedBody,
   type EdgeFrame,
@@ -27,6 +28,24 @@ import { WORK_HEADER } from "../../kernel/contracts/internal-work";
 import { bytesOfHex } from "../../kernel/crypto/hex";
 import { audit } from "../security-log/audit";
 import { bridgeLinkPairing } from "../instances";
+import { fromBase64, toBase64 } from "../../kernel/chain/checkpoint";
+
+// Headers of an app backend's call that describe the machine's socket, or that only Cloudflare may
+// set at the edge (the client address): never handed on to the backend door.
+const DOOR_DROPPED_HEADERS = new Set([
+  "host",
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "upgrade",
+  "content-length",
+  "cf-connecting-ip",
+  "x-forwarded-for",
+  "x-real-ip",
+]);
+
+/** The longest an app backend's call may take at the edge (a long-poll for an approval waits up to 30 s). */
+const DOOR_CALL_MS = 60_000;
 
 /** What a call over the link came to: the bridge's answer, or why there was none. */
 export type LinkCallResult = { ok: true; status: number; body: CarriedBody } | { ok: false; reason: string };
@@ -171,6 +190,7 @@ export class BridgeLink extends DurableObject<Env> {
     if (frame.type === "answer" || frame.type === "relay_answer")
       this.pending.get(frame.id)?.settle({ ok: true, frame });
     else if (frame.type === "callback") await this.callBack(ws, state, frame);
+    else if (frame.type === "door") await this.throughAppDoor(ws, state, frame);
     else closeRefused(ws, "a second hello");
   }
 
@@ -251,6 +271,49 @@ export class BridgeLink extends DurableObject<Env> {
     }
   }
 
+  /**
+   * An app backend's call from the machine: handed to the worker's backend door, where, as at the
+   * local backends socket, only an app token counts (an owner carrier or the internal credential
+   * is refused there). Only the machine's serving link carries such calls.
+   */
+  private async throughAppDoor(ws: WebSocket, state: SocketState, frame: Extract<BridgeFrame, { type: "door" }>) {
+    if (!state.serves) return closeRefused(ws, "an app's call on a link that serves nothing");
+    const { method, target, headers: sent, body } = frame.request;
+    let answer: RelayAnswer;
+    try {
+      const headers = new Headers();
+      for (const [name, value] of sent)
+        if (!DOOR_DROPPED_HEADERS.has(name.toLowerCase()))
+          try {
+            headers.append(name, value);
+          } catch {
+            // a header the Fetch API refuses is dropped
+          }
+      headers.set("Host", new URL(state.origin).host);
+      const bytes = body === null ? null : fromBase64(body);
+      const response = await this.env.APP_DOOR.fetch(
+        new Request(`${state.origin}${target}`, {
+          method,
+          headers,
+          body: method === "GET" || method === "HEAD" ? null : bytes,
+          signal: AbortSignal.timeout(DOOR_CALL_MS),
+        }),
+      );
+      const answered = new Uint8Array(await response.arrayBuffer());
+      answer =
+        answered.byteLength > MAX_RELAY_BODY_BYTES
+          ? doorFailure("the gateway's answer is larger than the link carries")
+          : { status: response.status, headers: [...response.headers.entries()], body: toBase64(answered) };
+    } catch (error) {
+      answer = doorFailure(String(error));
+    }
+    try {
+      send(ws, { type: "door_answer", id: frame.id, answer });
+    } catch {
+      // the link closed meanwhile; the app's call fails on the machine
+    }
+  }
+
   private provenSocket(): WebSocket | null {
     for (const ws of this.ctx.getWebSockets())
       if ((ws.deserializeAttachment() as SocketState).serves && ws.readyState === WebSocket.READY_STATE_OPEN) return ws;
@@ -260,6 +323,16 @@ export class BridgeLink extends DurableObject<Env> {
   private failCallsOn(ws: WebSocket, reason: string): void {
     for (const entry of [...this.pending.values()]) if (entry.socket === ws) entry.settle({ ok: false, reason });
   }
+}
+
+/** A door call the gateway gave no answer to: 502 bridge_unavailable in the gateway's envelope. */
+function doorFailure(reason: string): RelayAnswer {
+  const envelope = { error: { code: "bridge_unavailable", message: `The gateway did not answer: ${reason}.` } };
+  return {
+    status: 502,
+    headers: [["content-type", "application/json"]],
+    body: toBase64(new TextEncoder().encode(JSON.stringify(envelope))),
+  };
 }
 
 function send(ws: WebSocket, frame: EdgeFrame): void {

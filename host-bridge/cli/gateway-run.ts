@@ -25,6 +25,8 @@ export interface GatewayRun {
   bridge: { server: Server; port: number };
   /** The bridge's link to its paired edge (start --edge), or null. */
   edgeLink: EdgeLink | null;
+  /** The gateway's socket for app backends when the bridge holds it for the edge (start --edge), or null. */
+  appDoor: Server | null;
   workerdConfig: WorkerdConfigInput;
   workerd: WorkerdSupervisor;
   /** The gateway.json this start writes (workerd's pid and start time follow each spawn). */

@@ -19,10 +19,12 @@ export async function stopGateway(run: GatewayRun, exitCode: number): Promise<vo
   try {
     if (run.state.manifestTimer) clearInterval(run.state.manifestTimer);
     run.reserve.stop();
-    run.edgeLink?.stop();
     await run.runtime
       .stopAll()
       .catch((error) => log(`stopping backends: ${error instanceof Error ? error.message : String(error)}`));
+    // After the backends: under --edge their stops are reported to the edge over the link.
+    run.edgeLink?.stop();
+    run.appDoor?.close();
     await appendSecurityRow(paths.home, "gateway_stopped", { port }).catch(() => undefined);
     await run.anchor.flush().catch(() => undefined);
   } finally {

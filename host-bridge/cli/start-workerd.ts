@@ -57,7 +57,7 @@ export async function waitForGateway(
 export function workerdConfigFor(
   plan: StartPlan,
   settings: Settings,
-  run: { runtimeFolder: string; secret: string; bridgePort: number; startedAt: string },
+  run: { runtimeFolder: string; secret: string; bridgePort: number; startedAt: string; edge?: boolean },
 ): WorkerdConfigInput {
   const { paths, config, bindHost, port } = plan;
   return {
@@ -69,6 +69,8 @@ export function workerdConfigFor(
     toolStampDir: paths.toolStamp,
     runtimeDir: run.runtimeFolder,
     listen: `${bindHost.includes(":") ? `[${bindHost}]` : bindHost}:${port}`,
+    // Under --edge the backends' calls go to the edge (host-bridge/edge/app-door.ts), not to this workerd.
+    servesBackends: !run.edge,
     bindings: {
       INTERNAL_SECRET: run.secret,
       BRIDGE_URL: `http://127.0.0.1:${run.bridgePort}`,
@@ -105,6 +107,8 @@ export function superviseWorkerd(opts: {
   runtime: BridgeRuntime;
   log: (line: string) => void;
   isStopping: () => boolean;
+  /** Whether workerd listens on the backends' socket (false under --edge, where the bridge holds it). */
+  servesBackends: boolean;
 }): { workerd: WorkerdSupervisor; record: GatewayFile } {
   const { plan, runtimeFolder, log, runtime } = opts;
   const { paths, port } = plan;
@@ -133,7 +137,8 @@ export function superviseWorkerd(opts: {
     env: { PATH: parentEnvironment().PATH ?? "/usr/bin:/bin" },
     setpriv: opts.setpriv,
     log,
-    beforeSpawn: () => clearGatewaySocket(runtimeFolder),
+    // A dead workerd's socket would refuse its successor's bind; the bridge's own (--edge) stays.
+    beforeSpawn: () => (opts.servesBackends ? clearGatewaySocket(runtimeFolder) : undefined),
     onSpawn: (child) => {
       if (child.stdout) workerdLog.attach(child.stdout, "info");
       if (child.stderr) workerdLog.attach(child.stderr, "warning");

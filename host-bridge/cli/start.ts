@@ -29,6 +29,7 @@ import { stopGateway } from "./start-shutdown";
 import { superviseWorkerd, workerdConfigFor } from "./start-workerd";
 import { renderWorkerdConfig } from "./workerd-config";
 import { resetToolStamp } from "../mcp/tool-stamp";
+import { openGatewayDoor } from "../sandbox/child-identity";
 import type { BridgeRuntime } from "../bridge-runtime";
 
 export interface StartOptions {
@@ -69,6 +70,14 @@ async function startEdgeLinkOf(
         .reportAllBackends()
         .catch((error: unknown) => log(`warning edge link: backends not reported again: ${String(error)}`)),
   });
+}
+
+/** The gateway's socket for app backends, held by the bridge and carried to the edge (--edge only). */
+async function serveAppDoorOf(runtimeFolder: string, link: EdgeLink) {
+  const { serveAppDoor } = await import("../edge/app-door");
+  const server = await serveAppDoor(runtimeFolder, link);
+  openGatewayDoor(runtimeFolder);
+  return server;
 }
 
 /** Runs the gateway until a signal; returns the exit status. A full disk is a sentence, not a crash. */
@@ -120,8 +129,16 @@ async function runGateway(options: StartOptions): Promise<number> {
   // Loaded under --edge only: the link's undici is the CLI's largest library.
   edgeLink =
     edge === null ? null : await startEdgeLinkOf(edge.value, { port: bridge.port, runtime }, secret, settings, log);
+  // Under --edge the apps' calls to the gateway go to the edge too: the bridge holds their socket, not workerd.
+  const appDoor = edgeLink === null ? null : await serveAppDoorOf(runtimeFolder, edgeLink);
   const startedAt = new Date().toISOString();
-  const workerdConfig = workerdConfigFor(plan, settings, { runtimeFolder, secret, bridgePort: bridge.port, startedAt });
+  const workerdConfig = workerdConfigFor(plan, settings, {
+    runtimeFolder,
+    secret,
+    bridgePort: bridge.port,
+    startedAt,
+    edge: edgeLink !== null,
+  });
   resetToolStamp(paths.toolStamp);
   writePrivateFile(paths.workerdConfig, renderWorkerdConfig(workerdConfig));
   if (selKey.firstSeed !== null && settings.seedPassphrase !== "")
@@ -137,6 +154,7 @@ async function runGateway(options: StartOptions): Promise<number> {
     runtime,
     log,
     isStopping: () => state.stopping,
+    servesBackends: workerdConfig.servesBackends !== false,
   });
   const witness = startWitnessPoster(
     paths.selWitness,
@@ -166,6 +184,7 @@ async function runGateway(options: StartOptions): Promise<number> {
     reserve,
     bridge,
     edgeLink,
+    appDoor,
     workerdConfig,
     workerd,
     record,

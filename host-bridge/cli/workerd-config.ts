@@ -26,6 +26,11 @@ export interface WorkerdConfigInput {
   runtimeDir: string;
   listen: string;
   bindings: Record<string, string>;
+  /**
+   * Whether workerd listens on the gateway's UNIX socket for backends' calls (default). Not under
+   * `start --edge`: the bridge listens there and sends the calls to the edge over its link.
+   */
+  servesBackends?: boolean;
 }
 
 const capnpText = (value: string) => JSON.stringify(value);
@@ -43,6 +48,8 @@ export function renderWorkerdConfig(input: WorkerdConfigInput): string {
     `(name = "TOOL_STAMP", service = "tool-stamp")`,
     // A BridgeLink delivers a paired bridge's calls back through this door (edge mode; workers/guards/link-door.ts).
     `(name = "LINK_DOOR", service = (name = "gateway", entrypoint = "linkDoor"))`,
+    // A BridgeLink delivers a paired machine's app backends' calls through this door (edge mode).
+    `(name = "APP_DOOR", service = (name = "gateway", entrypoint = "backendDoor"))`,
     ...slots.map((slot) => `(name = ${capnpText(slotBinding(slot))}, service = "app-slot-${slot}")`),
     ...Object.entries(input.bindings).map(([name, value]) => `(name = ${capnpText(name)}, text = ${capnpText(value)})`),
   ];
@@ -60,8 +67,12 @@ ${slots.map((slot) => `    (name = "app-slot-${slot}", external = (address = ${c
   ],
   sockets = [
     (name = "http", address = ${capnpText(input.listen)}, http = (), service = "gateway"),
-    (name = "backends", address = ${capnpText(`unix:${join(input.runtimeDir, GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME)}`)}, http = (), service = (name = "gateway", entrypoint = "backendDoor")),
-  ],
+${
+  input.servesBackends === false
+    ? ""
+    : `    (name = "backends", address = ${capnpText(`unix:${join(input.runtimeDir, GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME)}`)}, http = (), service = (name = "gateway", entrypoint = "backendDoor")),
+`
+}  ],
 );
 
 const gateway :Workerd.Worker = (

@@ -13,7 +13,9 @@ import {
   LINK_SUBPROTOCOL,
   MAX_LINK_FRAME_CHARS,
   type BridgeFrame,
+  type DoorRequest,
   type EdgeFrame,
+  type RelayAnswer,
 } from "../../kernel/contracts/bridge-link";
 import { WORK_HEADER } from "../../kernel/contracts/internal-work";
 import { signChallenge, type EdgeRecord } from "./edge-record";
@@ -49,6 +51,8 @@ export interface EdgeLink {
     work: string,
     body: unknown,
   ): Promise<{ status: number; body: string } | null>;
+  /** Sends an app backend's call to the edge's gateway (its backend door): the answer, or null when the link is down or closes first. */
+  callDoor(request: DoorRequest): Promise<RelayAnswer | null>;
   stop(): void;
 }
 
@@ -66,6 +70,7 @@ export function startEdgeLink(options: EdgeLinkOptions): EdgeLink {
   let nextCallback = 1;
   let welcomes = 0;
   const callbacks = new Map<number, (answer: { status: number; body: string } | null) => void>();
+  const doors = new Map<number, (answer: RelayAnswer | null) => void>();
   const url = `${options.record.origin.replace(/^https:/, "wss:")}${LINK_PATH}?machine=${options.record.machine}`;
 
   const dial = () => {
@@ -82,6 +87,8 @@ export function startEdgeLink(options: EdgeLinkOptions): EdgeLink {
       if (socket === ws) socket = null;
       for (const settle of callbacks.values()) settle(null);
       callbacks.clear();
+      for (const settle of doors.values()) settle(null);
+      doors.clear();
       const wasLinked = isLinked;
       isLinked = false;
       if (stopped) return;
@@ -130,6 +137,10 @@ export function startEdgeLink(options: EdgeLinkOptions): EdgeLink {
         callbacks.get(frame.id)?.(frame);
         callbacks.delete(frame.id);
         return;
+      case "door_answer":
+        doors.get(frame.id)?.(frame.answer);
+        doors.delete(frame.id);
+        return;
     }
   };
 
@@ -144,6 +155,15 @@ export function startEdgeLink(options: EdgeLinkOptions): EdgeLink {
       return new Promise((settle) => {
         callbacks.set(id, (answer) => settle(answer === null ? null : { status: answer.status, body: answer.body }));
         send(ws, { type: "callback", id, method, path, work, body: body === undefined ? null : JSON.stringify(body) });
+      });
+    },
+    callDoor(request) {
+      const ws = socket;
+      if (!isLinked || ws === null || options.serves === false) return Promise.resolve(null);
+      const id = nextCallback++;
+      return new Promise((settle) => {
+        doors.set(id, settle);
+        send(ws, { type: "door", id, request });
       });
     },
     stop() {

@@ -103,6 +103,16 @@ export const RelayAnswerSchema = z.strictObject({
 });
 export type RelayAnswer = z.infer<typeof RelayAnswerSchema>;
 
+/**
+ * One call an app's backend on the machine makes to the gateway (raising an approval, reading its
+ * config): what it sent to the gateway's socket in its sandbox. The edge hands it to the worker's
+ * backend door, where, as locally, only an app token counts.
+ */
+export const DoorRequestSchema = RelayRequestSchema.omit({ app: true, to: true }).extend({
+  target: z.string().startsWith("/").max(8192),
+});
+export type DoorRequest = z.infer<typeof DoorRequestSchema>;
+
 /** Frames the edge sends the bridge. */
 export const EdgeFrameSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("challenge"), nonce: Hex(32) }),
@@ -111,6 +121,8 @@ export const EdgeFrameSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("call"), id: CallId, operation: z.string().max(200), body: z.string().nullable() }),
   /** One request for an app's backend or one of its files (RelayRequestSchema). */
   z.strictObject({ type: z.literal("relay"), id: CallId, request: RelayRequestSchema }),
+  /** The gateway's answer to an app backend's call (a `door` frame), as RelayAnswerSchema. */
+  z.strictObject({ type: z.literal("door_answer"), id: CallId, answer: RelayAnswerSchema }),
   /** The gateway's answer to one of the bridge's calls back. */
   z.strictObject({ type: z.literal("callback_answer"), id: CallId, status: z.number().int(), body: z.string() }),
 ]);
@@ -128,6 +140,8 @@ export const BridgeFrameSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("answer"), id: CallId, status: z.number().int(), body: CarriedBody }),
   /** The machine's answer to a relay. */
   z.strictObject({ type: z.literal("relay_answer"), id: CallId, answer: RelayAnswerSchema }),
+  /** An app backend's call to the gateway, on a serving link only. */
+  z.strictObject({ type: z.literal("door"), id: CallId, request: DoorRequestSchema }),
   /** A call back to the gateway: one internal route, the work it names, its JSON body. */
   z.strictObject({
     type: z.literal("callback"),

@@ -23,3 +23,8 @@ export default {
 export const linkDoor = {
   fetch: () => new Response(null, { status: 404 }),
 };
+
+/** wrangler.jsonc binds APP_DOOR to the worker's backendDoor entrypoint; nothing here calls it. */
+export const backendDoor = {
+  fetch: () => new Response(null, { status: 404 }),
+};
