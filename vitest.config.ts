@@ -72,6 +72,7 @@ const FAULTS = [
   "test/lifecycle-killed-at-every-step.test.ts",
   "test/transition-half-dies.test.ts",
   "test/backup-restore-killed.test.ts",
+  "test/update-gate-killed.test.ts",
 ];
 
 export default defineConfig({
