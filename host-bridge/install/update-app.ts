@@ -4,7 +4,9 @@
 // of data/ (databases through SQLite's backup API) and, when the Python dependencies are the
 // same, the old venv/ by rename; it re-runs onInstall in the sandbox and starts the new
 // backend. Only a backend that answers its health check within 30 s is kept; otherwise the old
-// folder, its untouched data and its backend come back. The journal written before the old
+// folder, its untouched data and its backend come back. An app without storage keeps its old
+// backend answering meanwhile (the new one starts beside it and takes over once healthy); an
+// app with storage is stopped before its data/ is copied. The journal written before the old
 // backend stops lets the next start finish or undo a swap a crash interrupted.
 import { existsSync } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
