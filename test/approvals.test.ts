@@ -368,7 +368,7 @@ describe("approvals through a running gateway", () => {
     expect((await (await waiting).json()).approval.state).toBe("denied");
 
     const again = await runCli(["approvals", "approve", id, "--json", "--home", gw.home]);
-    expect(again.code).toBe(3);
+    expect(again.code).toBe(1);
     expect(JSON.parse(again.stdout).error.code).toBe("approval_not_pending");
 
     const grants = await runCli(["approvals", "grants", "--json", "--home", gw.home]);

@@ -576,14 +576,14 @@ describe("personalclaw apps preview with no gateway running", () => {
     expect(readdirSync(home)).toEqual([]);
   });
 
-  it("a hostile fixture exits 3 with the error envelope naming the path", async () => {
+  it("a hostile fixture exits 1 with the error envelope naming the path", async () => {
     const home = makeHome("pc-offline-");
     homes.push(home);
     const sb = await makeSandbox("link-escapes");
     sandboxes.push(sb);
     const before = await sb.snapshot();
     const result = await runCli(["apps", "preview", sb.bundle, "--json", "--home", home]);
-    expect(result.code).toBe(3);
+    expect(result.code).toBe(1);
     const body = JSON.parse(result.stdout) as Json;
     expect(body).toEqual({ error: { code: "bundle_link_escapes", message: expect.any(String), path: "stolen" } });
     expect(await sb.snapshot()).toBe(before);

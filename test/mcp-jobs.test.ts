@@ -224,7 +224,7 @@ describe("app MCP servers and scheduled jobs", () => {
     expect((await post("/api/mcp/mcp-notes/notes/toggle", { enabled: false })).status).toBe(200);
     expect(mcpJson().mcpServers["mcp-notes:notes"]!.disabled).toBe(true);
     const refused = await cli(["mcp", "run", "mcp-notes", "notes"]);
-    expect(refused.code).toBe(3);
+    expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("mcp_server_off");
     expect((await post("/api/mcp/mcp-notes/notes/toggle", { enabled: true })).status).toBe(200);
     expect(mcpJson().mcpServers["mcp-notes:notes"]!.disabled).toBeUndefined();
@@ -267,7 +267,7 @@ describe("app MCP servers and scheduled jobs", () => {
       lastStart: { ok: false, exitCode: 7, reason: "broken: the settings file is missing" },
     });
     const refused = await cli(["mcp", "run", "mcp-broken", "broken"]);
-    expect(refused.code).toBe(3);
+    expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("mcp_server_failing");
     const retried = await cli(["mcp", "retry", "mcp-broken", "broken", "--json"]);
     expect(retried.code).toBe(0);
@@ -306,7 +306,7 @@ describe("app MCP servers and scheduled jobs", () => {
     writeFileSync(installedManifest, JSON.stringify(edited));
     try {
       const refused = await cli(["mcp", "run", "mcp-notes", "notes"]);
-      expect(refused.code).toBe(3);
+      expect(refused.code).toBe(1);
       expect(refused.stderr).toContain("mcp_definition_changed");
     } finally {
       writeFileSync(installedManifest, original);
@@ -386,7 +386,7 @@ describe("app MCP servers and scheduled jobs", () => {
     expect(file.mcpServers["owner-tool"]).toEqual(OWNER_ENTRIES["owner-tool"]);
     expect(file.mcpServers["mcp-notes:custom"]).toEqual(OWNER_ENTRIES["mcp-notes:custom"]);
     const refused = await cli(["mcp", "run", "mcp-notes", "notes"]);
-    expect(refused.code).toBe(3);
+    expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("app_disabled");
     const paused = (await jobs(Date.now() + 30 * 24 * 3600_000))[0]!;
     expect(paused).toMatchObject({ paused: true, nextFire: null });
@@ -444,7 +444,7 @@ describe("app MCP servers and scheduled jobs", () => {
       .events;
     expect(rows.find((r) => r.subject === "mcp-notes")?.detail).toMatchObject({ jobs_removed: 1 });
     const refused = await cli(["mcp", "run", "mcp-notes", "notes"]);
-    expect(refused.code).toBe(3);
+    expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("mcp_server_not_found");
   });
 

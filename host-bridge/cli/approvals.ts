@@ -12,8 +12,6 @@ import { safeLine } from "../../kernel/text/text-safety";
 import { asOwnerSession, parseAnswer, type GatewayAnswer } from "./gateway-client";
 import { printRefusal } from "./print";
 
-const EXIT_REFUSED = 3;
-
 function isAnswer(value: unknown): value is GatewayAnswer {
   return typeof value === "object" && value !== null && "status" in value && "body" in value;
 }
@@ -29,13 +27,10 @@ async function ownerCall(
   return isAnswer(answer) ? answer : { status: 500, body: answer };
 }
 
-/** Prints a refusal (4xx exits 3), or the answer parsed with its route's schema: as JSON it came, or as text. */
+/** Prints a refusal, or the answer parsed with its route's schema: as JSON it came, or as text. */
 function finish<T>(answer: GatewayAnswer, schema: z.ZodType<T>, json: boolean, text: (body: T) => string): number {
   const parsed = parseAnswer(answer, schema);
-  if (!parsed.ok) {
-    printRefusal(parsed.answer, json);
-    return parsed.answer.status >= 400 && parsed.answer.status < 500 ? EXIT_REFUSED : 1;
-  }
+  if (!parsed.ok) return printRefusal(parsed.answer, json);
   process.stdout.write(json ? `${JSON.stringify(answer.body)}\n` : text(parsed.body));
   return 0;
 }

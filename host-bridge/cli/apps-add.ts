@@ -13,9 +13,10 @@ import { GatewayError } from "../../kernel/contracts/errors";
 import type { OwnerChoices } from "../sources/npm-app";
 import { isMcpbLocation } from "../sources/mcpb-fetch";
 import { generateFromSource } from "../sources/generate-from-source";
-import { emitError, runAppsInstall, runAppsUpdate, type ConsentOptions } from "./apps";
+import { runAppsInstall, runAppsUpdate, type ConsentOptions } from "./apps";
 import { callGateway } from "./gateway-client";
 import { commandHint } from "./invocation";
+import { printError } from "./print";
 
 export interface AddOptions extends ConsentOptions {
   env?: Array<[string, string]>;
@@ -53,18 +54,15 @@ function updateSpecHint(spec: string): string {
 
 function failWith(json: boolean) {
   return (error: GatewayError) =>
-    emitError(
+    printError(
       {
-        error: {
-          code: error.code,
-          message: error.message,
-          ...(error.detail && typeof error.detail === "object" && "package" in error.detail
-            ? { path: String((error.detail as { package: unknown }).package) }
-            : {}),
-        },
+        code: error.code,
+        message: error.message,
+        ...(error.detail && typeof error.detail === "object" && "package" in error.detail
+          ? { path: String((error.detail as { package: unknown }).package) }
+          : {}),
       },
       json,
-      error.status,
     );
 }
 

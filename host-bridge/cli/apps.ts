@@ -9,36 +9,17 @@ import { homePaths } from "../home";
 import { previewBundle } from "../install/preview";
 import { callGateway, GatewayNotRunning, type GatewayAnswer } from "./gateway-client";
 import { safeLine } from "../../kernel/text/text-safety";
-import { safeRow } from "./print";
+import { printError, safeRow } from "./print";
 import { registryEntryChangeLine, reviewText } from "./review-text";
 import { closureDiffText } from "./closure-diff-text";
 import { packageRoot, packageVersion } from "./package-facts";
 import { commandHint } from "./invocation";
 
-const EXIT_REFUSED = 3;
-
-export function emitError(
-  envelope: { error: { code: string; message: string; path?: string } },
-  json: boolean,
-  status: number,
-): number {
-  if (json) process.stdout.write(`${JSON.stringify(envelope)}\n`);
-  // A message or path can quote a bundle or a child's output: printed as one safe line.
-  else
-    process.stderr.write(
-      `personalclaw: ${safeLine(envelope.error.message)} (${safeLine(envelope.error.code)}${envelope.error.path ? `, ${safeLine(envelope.error.path)}` : ""})\n`,
-    );
-  return status >= 400 && status < 500 && status !== 409 ? EXIT_REFUSED : 1;
-}
-
+/** A refusal as the apps commands print it: the file or package it names beside the sentence. */
 function answerError(answer: GatewayAnswer, json: boolean): number {
   const error = answer.body?.error ?? { code: "unexpected_answer", message: `The gateway answered ${answer.status}.` };
   const path = error.detail?.path ?? undefined;
-  return emitError(
-    { error: { code: error.code, message: error.message, ...(path ? { path } : {}) } },
-    json,
-    answer.status,
-  );
+  return printError({ code: error.code, message: error.message, ...(path ? { path } : {}) }, json);
 }
 
 // Without a gateway, a bundle is still checked: read under staging's checks, scanned and
@@ -96,15 +77,12 @@ export async function runAppsInstall(
     if (reviewed.status !== 200) return answerError(reviewed, json);
     if (!json) process.stderr.write(reviewText(reviewed.body.review, reviewed.body.digest));
     if (!values.yes) {
-      return emitError(
+      return printError(
         {
-          error: {
-            code: "consent_required",
-            message: `Nothing installed. To install exactly these bytes run: ${commandHint(...(retryWords ?? ["apps", "install", source]), "--consent", reviewed.body.digest)}`,
-          },
+          code: "consent_required",
+          message: `Nothing installed. To install exactly these bytes run: ${commandHint(...(retryWords ?? ["apps", "install", source]), "--consent", reviewed.body.digest)}`,
         },
         json,
-        409,
       );
     }
     // --yes installs only the digest it just showed: a change since then is refused.
@@ -178,15 +156,12 @@ export async function runAppsUpdate(
         for (const change of reviewed.body.changes ?? []) process.stderr.write(changeLine(change));
       }
       if (!values.yes) {
-        return emitError(
+        return printError(
           {
-            error: {
-              code: "consent_required",
-              message: `Nothing updated. To update to exactly these bytes run: ${commandHint(...(retryWords ?? ["apps", "update", name, source]), "--consent", reviewed.body.digest)}`,
-            },
+            code: "consent_required",
+            message: `Nothing updated. To update to exactly these bytes run: ${commandHint(...(retryWords ?? ["apps", "update", name, source]), "--consent", reviewed.body.digest)}`,
           },
           json,
-          409,
         );
       }
       consent = reviewed.body.digest as string;

@@ -86,9 +86,12 @@ export function cliReference(table: readonly CommandSpec[]): string {
     "regenerates it and compares the bytes.",
     "",
     "Every command takes `--home DIR` (default `~/.personalclaw`, or `PERSONALCLAW_HOME`) and `--help` (`-h`).",
-    "A command line the CLI cannot read exits 2 with one sentence naming the problem. A read command takes",
-    '`--json`: it then prints its answer as one JSON line, or an error as `{"error":{"code","message"}}`, and exits',
-    "non-zero on an error. `personalclaw --version` prints the version.",
+    "A read command takes `--json`: it then prints its answer as one JSON line, or an error as",
+    '`{"error":{"code","message"}}`. `personalclaw --version` prints the version.',
+    "",
+    "Every command exits 0 when it did what it was asked; 1 when the gateway refused it or it failed, with",
+    "one sentence (a refusal names its stable code in brackets; under `--json`, `error.code` says which",
+    "and why); 2 when its command line cannot be read, with one sentence naming the problem.",
     "",
   ];
   for (const spec of table) {

@@ -16,8 +16,7 @@ import { describeInvocation, programName, recordInvocation } from "./invocation"
 import { parseCommandLine, type ParsedCommandLine } from "./parse-command-line";
 import { runVersion } from "./status";
 import { EXIT_USAGE, UsageError } from "./usage-error";
-
-const EXIT_FAILED = 1;
+import { EXIT_FAILED } from "./print";
 
 function printHelp(words: readonly string[]): number {
   const program = programName();
@@ -29,8 +28,8 @@ function printHelp(words: readonly string[]): number {
   return 0;
 }
 
-/** Prints one error: the sentence on stderr, or its envelope on stdout when --json was asked. */
-function printError(code: string, message: string, json: boolean): void {
+/** Prints one of the CLI's own errors (a command line, a bug): the sentence on stderr, or its envelope on stdout when --json was asked. */
+function printCliError(code: string, message: string, json: boolean): void {
   if (json) process.stdout.write(`${JSON.stringify({ error: { code, message } })}\n`);
   else process.stderr.write(`personalclaw: ${safeLine(message)}\n`);
 }
@@ -38,7 +37,7 @@ function printError(code: string, message: string, json: boolean): void {
 function printUsageError(error: UsageError, json: boolean): number {
   const help = [programName(), ...error.words, "--help"].join(" ");
   const message = new GatewayError("cli_usage", { vars: { problem: error.message, help } }).message;
-  printError("cli_usage", message, json);
+  printCliError("cli_usage", message, json);
   return EXIT_USAGE;
 }
 
@@ -62,7 +61,7 @@ function printInternalError(error: unknown, command: string, home: string, json:
       // The sentence still tells how to see them.
     }
   }
-  printError(
+  printCliError(
     "cli_internal_error",
     new GatewayError("cli_internal_error", { vars: { command, reason, details } }).message,
     json,
@@ -96,12 +95,12 @@ export async function main(argv: string[], script: string = process.argv[1] ?? "
   } catch (error) {
     if (error instanceof UsageError) return printUsageError(error, json);
     if (error instanceof GatewayNotRunning) {
-      printError(error.code, error.message, json);
+      printCliError(error.code, error.message, json);
       return EXIT_FAILED;
     }
     const full = storageFullReason(error);
     if (full !== null) {
-      printError("storage_full", `the disk holding ${home} is full (${full}); free some space and try again.`, json);
+      printCliError("storage_full", `the disk holding ${home} is full (${full}); free some space and try again.`, json);
       return EXIT_FAILED;
     }
     if (settings.debug) throw error;

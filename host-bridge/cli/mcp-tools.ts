@@ -5,17 +5,9 @@
 import { z } from "zod";
 import { ServerToolsViewSchema, ToolPolicySchema, ToolViewSchema } from "../../kernel/contracts/mcp-tools";
 import { safeLine } from "../../kernel/text/text-safety";
-import { callGateway, parseAnswer, type GatewayAnswer } from "./gateway-client";
+import { callGateway, parseAnswer } from "./gateway-client";
 import { UsageError } from "./usage-error";
-
-const EXIT_REFUSED = 3;
-
-function fail(answer: GatewayAnswer, json: boolean): number {
-  const error = answer.body?.error ?? { code: "unexpected_answer", message: `The gateway answered ${answer.status}.` };
-  if (json) process.stdout.write(`${JSON.stringify({ error })}\n`);
-  else process.stderr.write(`personalclaw: ${safeLine(String(error.message))} (${safeLine(String(error.code))})\n`);
-  return answer.status >= 400 && answer.status < 500 ? EXIT_REFUSED : 1;
-}
+import { printRefusal } from "./print";
 
 const STATE_WORDS: Record<string, string> = {
   pinned: "pinned",
@@ -28,7 +20,7 @@ const STATE_WORDS: Record<string, string> = {
 export async function runMcpTools(home: string, app: string, values: { json?: boolean }): Promise<number> {
   const answer = await callGateway(home, "mcp-tools", "GET", `/api/mcp/${encodeURIComponent(app)}/tools`);
   const parsed = parseAnswer(answer, z.object({ app: z.string(), servers: z.array(ServerToolsViewSchema) }));
-  if (!parsed.ok) return fail(parsed.answer, Boolean(values.json));
+  if (!parsed.ok) return printRefusal(parsed.answer, Boolean(values.json));
   if (values.json) {
     process.stdout.write(`${JSON.stringify(answer.body)}\n`);
     return 0;
@@ -67,7 +59,7 @@ async function setToolSwitch(
   // Presence is proved for every change: the gateway asks for it only when the change loosens.
   const answer = await callGateway(home, `mcp-${which.path}`, "POST", path, which.body, { provePresence: true });
   const parsed = parseAnswer(answer, z.object({ tool: ToolViewSchema }));
-  if (!parsed.ok) return fail(parsed.answer, Boolean(values.json));
+  if (!parsed.ok) return printRefusal(parsed.answer, Boolean(values.json));
   process.stdout.write(
     values.json
       ? `${JSON.stringify(answer.body)}\n`

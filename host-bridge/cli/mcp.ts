@@ -43,18 +43,11 @@ import { parentEnvironment } from "../settings";
 import { callGateway, parseAnswer, type GatewayAnswer } from "./gateway-client";
 import { UsageError } from "./usage-error";
 import { packagesHoldBack } from "../durability/restore-packages";
+import { EXIT_FAILED, printRefusal } from "./print";
 
-const EXIT_REFUSED = 3;
 /** How often a running server asks whether it may go on. */
 const MCP_ALIVE_POLL_MS = 2_000;
 const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
-function fail(answer: GatewayAnswer, json: boolean): number {
-  const error = answer.body?.error ?? { code: "unexpected_answer", message: `The gateway answered ${answer.status}.` };
-  if (json) process.stdout.write(`${JSON.stringify({ error })}\n`);
-  else process.stderr.write(`personalclaw: ${safeLine(String(error.message))} (${safeLine(String(error.code))})\n`);
-  return answer.status >= 400 && answer.status < 500 ? EXIT_REFUSED : 1;
-}
 
 /** `mcp path`: where the server map is, for an agent's settings. */
 export async function runMcpPath(home: string, values: { json?: boolean }): Promise<number> {
@@ -66,7 +59,7 @@ export async function runMcpPath(home: string, values: { json?: boolean }): Prom
 export async function runMcpList(home: string, values: { json?: boolean }): Promise<number> {
   const answer = await callGateway(home, "mcp-list", "GET", "/api/mcp");
   const parsed = parseAnswer(answer, z.object({ servers: z.array(McpServerViewSchema) }));
-  if (!parsed.ok) return fail(parsed.answer, Boolean(values.json));
+  if (!parsed.ok) return printRefusal(parsed.answer, Boolean(values.json));
   if (values.json) {
     process.stdout.write(`${JSON.stringify(answer.body)}\n`);
     return 0;
@@ -97,7 +90,7 @@ export async function runMcpRetry(
     `/api/mcp/${encodeURIComponent(app)}/${encodeURIComponent(server)}/retry`,
     {},
   );
-  if (answer.status !== 200) return fail(answer, Boolean(values.json));
+  if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
   process.stdout.write(
     values.json
       ? `${JSON.stringify(answer.body)}\n`
@@ -121,7 +114,7 @@ export async function runAppsJobs(
     `/api/apps/${encodeURIComponent(name)}/jobs${query.size ? `?${query}` : ""}`,
   );
   const parsed = parseAnswer(answer, z.object({ jobs: z.array(JobViewSchema) }));
-  if (!parsed.ok) return fail(parsed.answer, Boolean(values.json));
+  if (!parsed.ok) return printRefusal(parsed.answer, Boolean(values.json));
   if (values.json) {
     process.stdout.write(`${JSON.stringify(answer.body)}\n`);
     return 0;
@@ -303,9 +296,9 @@ export async function runMcpRun(home: string, app: string, server: string): Prom
       "run",
     ]);
   const answer = await askToLaunch(home, app, server, await definitionOnDisk(home, app, server));
-  if (answer.status !== 200) return fail(answer, false);
+  if (answer.status !== 200) return printRefusal(answer, false);
   const launch = McpLaunchAnswerSchema.parse(answer.body);
-  if (await heldBackForPackages(home, app, server, launch.startId)) return EXIT_REFUSED;
+  if (await heldBackForPackages(home, app, server, launch.startId)) return EXIT_FAILED;
 
   const config = readOwnerConfig(home);
   if (!config.ok) {
