@@ -3,6 +3,7 @@
 // attacker could — a byte flipped, a manifest re-signed to send a part outside the home or
 // where no part of its kind may go, a manifest signed by a key that is not the log's inside.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -176,5 +177,108 @@ describe("a restore's checks refuse a hostile archive before anything is written
     const refused = await refusal(to);
     expect(refused.code).toBe("archive_invalid");
     expect(refused.message).toContain("signature");
+  });
+});
+
+describe("a carried package file that is not the one its app pins is refused before anything is written", () => {
+  let root: string;
+  const WHEEL = "pc_words-1.0.0-py3-none-any.whl";
+  const wheelBytes = Buffer.from("a wheel's bytes, as the index served them");
+  const tarball = Buffer.from("a tarball's bytes, as the registry served them");
+  const sha512 = createHash("sha512").update(tarball).digest();
+  const integrity = `sha512-${sha512.toString("base64")}`;
+  const hex = sha512.toString("hex");
+  const cached = join("node_modules", ".personalclaw-npm-cache", "_cacache", "content-v2", "sha512", hex.slice(0, 2));
+
+  /** A home with a generated Python app (wheels/ pinned by pypi-closure.json) and an npm closure's kept cache, then `alter`ed, archived. */
+  async function archiveOf(name: string, alter: (home: string) => void = () => undefined): Promise<string> {
+    const home = join(root, name);
+    const words = join(home, "apps", "pc-words");
+    mkdirSync(join(words, "wheels"), { recursive: true });
+    writeFileSync(join(words, "app.json"), '{"name":"pc-words","version":"1.0.0"}');
+    writeFileSync(join(words, "wheels", WHEEL), wheelBytes);
+    const pin = { name: "pc-words", version: "1.0.0", file: WHEEL, url: "http://127.0.0.2/w.whl", size: 42 };
+    writeFileSync(
+      join(words, "pypi-closure.json"),
+      JSON.stringify({
+        source: "pypi:pc-words==1.0.0",
+        index: "http://127.0.0.2/simple/",
+        wheels: [{ ...pin, sha256: createHash("sha256").update(wheelBytes).digest("hex") }],
+      }),
+    );
+    const server = join(home, "apps", "pc-server");
+    mkdirSync(join(server, cached, hex.slice(2, 4)), { recursive: true });
+    writeFileSync(join(server, "app.json"), '{"name":"pc-server","version":"1.0.0"}');
+    writeFileSync(join(server, cached, hex.slice(2, 4), hex.slice(4)), tarball);
+    const registry = "http://127.0.0.1:4873/";
+    writeFileSync(
+      join(server, "npm-closure.json"),
+      JSON.stringify({
+        registry,
+        root: { name: "pc-server", version: "1.0.0" },
+        packages: [
+          {
+            path: "node_modules/pc-server",
+            name: "pc-server",
+            version: "1.0.0",
+            resolved: `${registry}pc-server/-/pc-server-1.0.0.tgz`,
+            integrity,
+            size: tarball.length,
+            native: false,
+          },
+        ],
+      }),
+    );
+    alter(home);
+    const log = await logOf("33333333-3333-4333-8333-333333333333");
+    const path = join(root, `${name}.pcbackup`);
+    await writeArchive(path, {
+      home,
+      state: log.state,
+      passphrase: PASSPHRASE,
+      version: "test",
+      step: async () => undefined,
+    });
+    return path;
+  }
+
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), "pc-archive-carried-"));
+  });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it("accepts wheels and cached tarballs that are the pinned bytes", async () => {
+    expect(await refusal(await archiveOf("whole"))).toEqual({ code: "accepted", message: "" });
+  });
+
+  it("a wheel altered in the home before the backup (its part matches the manifest) is refused pypi_hash_mismatch", async () => {
+    const archive = await archiveOf("wheel-altered", (home) =>
+      writeFileSync(
+        join(home, "apps", "pc-words", "wheels", WHEEL),
+        Buffer.from("a wheel's bytes, as someone changed them"),
+      ),
+    );
+    const refused = await refusal(archive);
+    expect(refused.code).toBe("pypi_hash_mismatch");
+    expect(refused.message).toContain(WHEEL);
+  });
+
+  it("a wheel no closure record pins is refused archive_invalid", async () => {
+    const archive = await archiveOf("wheel-unpinned", (home) =>
+      writeFileSync(join(home, "apps", "pc-words", "wheels", "other-1.0-py3-none-any.whl"), "an extra wheel"),
+    );
+    expect(await refusal(archive)).toMatchObject({ code: "archive_invalid" });
+  });
+
+  it("a cached tarball whose bytes are not the integrity npm looks it up by is refused npm_integrity_mismatch, naming the package", async () => {
+    const archive = await archiveOf("tarball-altered", (home) =>
+      writeFileSync(
+        join(home, "apps", "pc-server", cached, hex.slice(2, 4), hex.slice(4)),
+        Buffer.from("a tarball's bytes, as someone changed them"),
+      ),
+    );
+    const refused = await refusal(archive);
+    expect(refused.code).toBe("npm_integrity_mismatch");
+    expect(refused.message).toContain("pc-server@1.0.0");
   });
 });

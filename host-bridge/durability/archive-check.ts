@@ -2,8 +2,9 @@
 // the archive's container and signature, every part's SHA-256, the passphrase, where each part
 // may go, each Durable Object's export, and that the security log inside is the log that signed
 // the manifest — its key is the checkpoint's, its newest row is the head the manifest names, and
-// its rows extend the checkpoint. Any failure is `archive_invalid` (or
-// `archive_passphrase_wrong`), thrown before the caller has written anything.
+// its rows extend the checkpoint; and that every package file it carries is the one its app pins
+// (carried-packages.ts). Any failure is `archive_invalid` (or `archive_passphrase_wrong`,
+// `pypi_hash_mismatch`, `npm_integrity_mismatch`), thrown before the caller has written anything.
 import { z } from "zod";
 import type { StoredRow } from "../../kernel/chain/chain-mac";
 import { openCheckpoint } from "../../kernel/chain/checkpoint";
@@ -14,6 +15,7 @@ import { DURABLE_OBJECT_CLASSES } from "../durable-object-stores";
 import type { PartEntry } from "./archive-format";
 import { OpenedArchive, invalid } from "./archive-reader";
 import { publicRawOf, verifierRaw } from "./archive-signature";
+import { checkCarriedPackages } from "./carried-packages";
 import { HOME_FILES, HOME_FOLDERS } from "./home-parts";
 
 export interface CheckedArchive {
@@ -116,6 +118,7 @@ export async function checkArchive(
     const key = archive.unlock(passphrase);
     for (const part of archive.manifest.parts)
       if (!partAllowed(part)) throw invalid(`the part ${JSON.stringify(part.path)} would go where no part may`);
+    await checkCarriedPackages(archive, key);
     const stores: Record<string, unknown> = {};
     for (const part of archive.manifest.parts.filter((p) => p.kind === "store")) {
       const name = part.path.slice("state/".length, -".json".length);
