@@ -4,7 +4,9 @@
 // name, and the gateway starts again whole (its log verifies, the probe's rows have no gap); the
 // next backup sweeps what the killed one left. A restore killed anywhere leaves its home as it was
 // (killed while building) or completely restored (killed from the swap on) once the next
-// `restore` or `start` settles its journal, and nothing beside the home.
+// `restore` or `start` settles its journal, and nothing beside the home. A merge killed before the
+// packages of an app it added are installed leaves that app held back, and the next merge
+// installs them.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -13,6 +15,10 @@ import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { runCli, startGateway, testBuildCliPath, type RunningGateway } from "./helpers/gateway";
 import { install } from "./helpers/backends";
+import { agentFromMcpJson } from "./helpers/mcp-agent";
+import { allowEveryTool } from "./helpers/mcp-tool-policy";
+import type { PypiIndexStandIn } from "./helpers/pypi-index";
+import { startWordsIndex, WORDS_APP, WORDS_SPEC } from "./helpers/pypi-words-app";
 import {
   APP,
   dbRows,
@@ -328,4 +334,83 @@ describe("a merge killed after placing an app's folder, before its record, or wh
       rmSync(root, { recursive: true, force: true });
     }
   }, 240_000);
+});
+
+describe("a merge killed after its app's record, before that app's packages are installed", () => {
+  it("leaves the app recorded and held back (packages_not_restored), nothing installed; the next merge installs them from the archive and it answers", async () => {
+    const root = mkdtempSync("/var/tmp/pc-merge-packages-kill-");
+    const ownerHome = join(root, "owner");
+    const passFile = join(root, "pass");
+    writeFileSync(passFile, `${PASSPHRASE}\n`);
+    const key = `${WORDS_APP}:${WORDS_APP}`;
+    let index: PypiIndexStandIn | null = (await startWordsIndex(root)).index;
+    let source: RunningGateway | null = null;
+    let target: RunningGateway | null = null;
+    try {
+      const sourceHome = join(root, "source");
+      mkdirSync(sourceHome, { recursive: true });
+      writeFileSync(join(sourceHome, "config.json"), JSON.stringify({ install: { pypi_index: index!.url } }));
+      source = await startGateway({ home: sourceHome, env: { HOME: ownerHome } });
+      const added = await runCli(
+        ["apps", "add", WORDS_SPEC, "--yes", "--home", sourceHome],
+        { HOME: ownerHome },
+        300_000,
+      );
+      expect(added.code, added.stderr).toBe(0);
+      const agent = await agentFromMcpJson(sourceHome, key, ownerHome);
+      try {
+        await allowEveryTool(source, agent.client, WORDS_APP, WORDS_APP);
+      } finally {
+        await agent.close();
+      }
+      const archive = join(root, "words.pcbackup");
+      const backup = await runCli(["backup", "--out", archive, "--passphrase-file", passFile, "--home", sourceHome]);
+      expect(backup.code, backup.stderr).toBe(0);
+      await source.stop();
+      source = null;
+      await index!.close();
+      index = null;
+
+      mkdirSync(join(root, "target"), { mode: 0o700 });
+      target = await startGateway({ home: join(root, "target"), env: { HOME: ownerHome } });
+      const home = target.home;
+      writeFileSync(join(home, "test-pause-at"), "merge:packages");
+      const cli = spawnCli(
+        ["restore", archive, "--mode", "merge", "--passphrase-file", passFile, "--home", home],
+        "merge:packages",
+      );
+      await cli.paused;
+      cli.child.kill("SIGKILL");
+      rmSync(join(home, "test-pause-at"), { force: true });
+      // Recorded, listed as owed its packages, none installed, and refused a start until they are.
+      expect((await target.fetch(`/api/apps/${WORDS_APP}`)).status).toBe(200);
+      expect(JSON.parse(readFileSync(join(home, "restore-packages.json"), "utf8")).apps).toEqual([{ name: WORDS_APP }]);
+      expect(existsSync(join(home, "apps", WORDS_APP, "venv"))).toBe(false);
+      await expect(agentFromMcpJson(home, key, ownerHome)).rejects.toThrow(/packages_not_restored/);
+
+      const again = await runCli(
+        ["restore", archive, "--mode", "merge", "--passphrase-file", passFile, "--json", "--home", home],
+        { HOME: ownerHome },
+      );
+      expect(again.code, again.stderr + again.stdout).toBe(0);
+      const items = (JSON.parse(again.stdout) as { items: Array<{ item: string; outcome: string }> }).items;
+      expect(items.find((i) => i.item === `app ${WORDS_APP}`)?.outcome).toBe("unchanged");
+      expect(items.find((i) => i.item === `packages for ${WORDS_APP}`)?.outcome).toBe("merged");
+      expect(existsSync(join(home, "restore-packages.json"))).toBe(false);
+      expect(existsSync(join(home, "run", "restore-merge.json"))).toBe(false);
+      const restored = await agentFromMcpJson(home, key, ownerHome);
+      try {
+        await allowEveryTool(target, restored.client, WORDS_APP, WORDS_APP);
+        const counted = await restored.client.callTool({ name: "count_words", arguments: { text: "one two three" } });
+        expect((counted.content as Array<{ text: string }>)[0]!.text).toBe("3");
+      } finally {
+        await restored.close();
+      }
+    } finally {
+      await source?.stop();
+      await target?.stop();
+      await index?.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  }, 420_000);
 });

@@ -338,11 +338,12 @@ describe("backup and restore of the whole gateway", () => {
     expect(readdirSync(join(gw.home, "..")).filter((f) => f.includes(".restore"))).toEqual([]);
   }, 60_000);
 
-  it("an app token never reaches the backup or the merge route", async () => {
+  it("an app token never reaches the backup, the merge or the packages route", async () => {
     const token = await appTokenOf(gw, "node-notes");
     for (const [path, body] of [
       ["/api/durability/backup", { passphrase: PASSPHRASE }],
       ["/api/durability/merge", { apps: [] }],
+      ["/api/durability/packages", {}],
     ] as const) {
       const response = await gw.fetch(path, {
         method: "POST",
@@ -371,7 +372,7 @@ describe("backup and restore of the whole gateway", () => {
     expect(existsSync(backups) ? readdirSync(backups) : []).toEqual(before);
   }, 60_000);
 
-  it("merges into a running gateway that has one of the apps: that app keeps its data, the absent one arrives with its data and secret", async () => {
+  it("merges into a running gateway that has one of the apps: that app keeps its data, the absent ones arrive with their data, secret and packages", async () => {
     const other = await startGateway();
     try {
       await install(other.home, join(repoRoot, "apps", "fixtures", "node-notes"));
@@ -383,6 +384,7 @@ describe("backup and restore of the whole gateway", () => {
         body: JSON.stringify({ text: "this home's own note" }),
       });
       expect(own.status).toBe(201);
+      const asked = registry!.requests.length;
       const result = await runCli([
         "restore",
         archive,
@@ -401,6 +403,29 @@ describe("backup and restore of the whole gateway", () => {
       expect(outcome(`app ${APP}`)).toBe("merged");
       expect(outcome("secret PROBE_API_KEY")).toBe("copied");
       expect(outcome(`secret PROBE_API_KEY for ${APP}`)).toBe("merged");
+      // The MCP server whose install fetched its npm closure arrives too: its closure installed
+      // again, confined, from the tarballs the archive carried, before anything starts it.
+      expect(outcome(`app ${FS_APP}`)).toBe("merged");
+      expect(items.find((i) => i.item === `packages for ${FS_APP}`)).toEqual({
+        item: `packages for ${FS_APP}`,
+        outcome: "merged",
+        why: "installed confined from the pinned files the archive carried, their hashes checked",
+      });
+      expect(existsSync(join(other.home, "restore-packages.json"))).toBe(false);
+      expect(registry!.requests.slice(asked).filter((r) => r.endsWith(".tgz"))).toEqual([]);
+      expect(existsSync(join(other.home, "apps", FS_APP, "node_modules", "@modelcontextprotocol"))).toBe(true);
+      const restoredRows = (await (
+        await other.fetch("/api/security/events?kind=app_packages_restored&limit=10")
+      ).json()) as { events: Json[] };
+      expect(restoredRows.events.map((e) => e.subject)).toEqual([FS_APP]);
+      const agent = await agentFromMcpJson(other.home, FS_KEY, ownerHome);
+      try {
+        // Its tool pins and policy are this home's to make: pinned at this first listing, then allowed.
+        await allowEveryTool(other, agent.client, FS_APP, FS_APP);
+        expect(await toolText(agent, "read_file", { path: "/folders/documents/notes.txt" })).toBe("buy stamps\n");
+      } finally {
+        await agent.close();
+      }
       const notes = (await (await other.fetch("/apps/node-notes/api/notes")).json()) as { notes: Json[] };
       expect(notes.notes.map((n) => n.text)).toEqual(["this home's own note"]);
       await waitHealthy(other);

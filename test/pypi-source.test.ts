@@ -6,18 +6,17 @@
 // official MCP SDK client started from mcp.json runs the server with the app's venv.
 //
 // Homes live under /var/tmp, not /tmp: the sandbox gives every child a private /tmp.
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
-import { startPypiIndex, type PypiIndexStandIn } from "./helpers/pypi-index";
-import { buildWheel } from "./helpers/python-wheel";
+import { runCli, startGateway, type RunningGateway } from "./helpers/gateway";
+import type { PypiIndexStandIn } from "./helpers/pypi-index";
+import { startWordsIndex, WORDS_APP, WORDS_SPEC } from "./helpers/pypi-words-app";
 import { agentFromMcpJson } from "./helpers/mcp-agent";
 import { allowEveryTool } from "./helpers/mcp-tool-policy";
 
-const FIXTURE = join(repoRoot, "test", "fixtures", "py-mcp-words");
-const SPEC = "pypi:pc-mcp-words-server==1.0.0";
-const APP = "pc-mcp-words-server";
+const SPEC = WORDS_SPEC;
+const APP = WORDS_APP;
 
 describe("apps add pypi: a Python MCP server installs pinned by sha256, consented and confined", () => {
   let root: string;
@@ -34,17 +33,7 @@ describe("apps add pypi: a Python MCP server installs pinned by sha256, consente
     ownerHome = join(root, "owner");
     home = join(ownerHome, ".personalclaw");
     mkdirSync(home, { recursive: true });
-    const wheels = join(root, "wheels");
-    toolsWheel = buildWheel(wheels, "pc-word-tools", "1.0.0", join(FIXTURE, "wheel-src"));
-    const tooNew = buildWheel(wheels, "pc-word-tools", "2.0.0", join(FIXTURE, "wheel-src"));
-    const serverSrc = join(root, "server-src");
-    mkdirSync(join(serverSrc, "pc_mcp_words_server"), { recursive: true });
-    copyFileSync(join(FIXTURE, "app", "server.py"), join(serverSrc, "pc_mcp_words_server", "__init__.py"));
-    const serverWheel = buildWheel(wheels, "pc-mcp-words-server", "1.0.0", serverSrc, {
-      requires: ["pc-word-tools (>=1.0,<2)", 'pc-word-tools-docs ; extra == "docs"'],
-      scripts: ["pc-mcp-words-server=pc_mcp_words_server:main"],
-    });
-    index = await startPypiIndex([serverWheel, toolsWheel, tooNew]);
+    ({ index, toolsWheel } = await startWordsIndex(root));
     // The owner names the stand-in's loopback address as the index: the one way a local address is reached.
     writeFileSync(join(home, "config.json"), JSON.stringify({ install: { pypi_index: index.url } }));
     gw = await startGateway({ home, env: { HOME: ownerHome } });

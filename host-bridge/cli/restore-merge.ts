@@ -5,12 +5,16 @@
 // /api/durability/merge), which starts it; a record refused takes the folder away again. An app
 // the home has keeps its own bytes and data. The secrets a merged app was given come along:
 // opened with the archive's own key (in a private folder removed at once), a secret the home
-// lacks is stored again — sealed to this home's key by the gateway — and given to the app.
+// lacks is stored again — sealed to this home's key by the gateway — and given to the app. An app
+// whose install fetched packages is listed in restore-packages.json before its folder moves in (so
+// nothing starts it without them), and once its record is in the gateway installs them, confined,
+// from the pinned files the archive carried: it starts only when they are in.
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
+import { PackagesOutcomeSchema } from "../../kernel/contracts/durability";
 import { GatewayError } from "../../kernel/contracts/errors";
 import { safeLine } from "../../kernel/text/text-safety";
 import { homePaths } from "../home";
@@ -19,6 +23,7 @@ import type { CheckedArchive } from "../durability/archive-check";
 import { writeArchiveFiles } from "../durability/archive-files";
 import { archivedRecords, type RestorePlan } from "../durability/restore-plan";
 import { clearMergeJournal, settleMerge, writeMergeJournal } from "../durability/merge-journal";
+import { addPendingPackages, dropPendingPackages, readPendingPackages } from "../durability/restore-packages";
 import { pauseAtNamedStep } from "../install/test-pause";
 import { callGateway, parseAnswer } from "./gateway-client";
 
@@ -29,6 +34,7 @@ export interface MergeItem {
 }
 
 const AppsAnswer = z.object({ apps: z.array(z.object({ name: z.string() })) });
+const PackagesAnswer = z.object({ apps: z.array(PackagesOutcomeSchema) });
 const MergeAnswer = z.object({
   apps: z.array(z.object({ name: z.string(), outcome: z.enum(["merged", "unchanged"]), why: z.string() })),
 });
@@ -139,6 +145,47 @@ async function mergeSecrets(home: string, checked: CheckedArchive, app: string, 
   }
 }
 
+/** Takes away a folder this merge placed whose record did not come, and its entry on the packages list. */
+async function removePlaced(home: string, name: string): Promise<void> {
+  await rm(join(homePaths(home).apps, name), { recursive: true, force: true });
+  dropPendingPackages(home, name);
+}
+
+/**
+ * Has the gateway install the packages of every app the list names (POST /api/durability/packages:
+ * confined, from the files the archive carried, hashes checked) and reports each; false when one
+ * is held back.
+ */
+async function mergePackages(home: string, plan: RestorePlan, report: MergeItem[]): Promise<boolean> {
+  const pending = readPendingPackages(home);
+  if (pending !== "unreadable" && pending.length === 0) return true;
+  const answer = parseAnswer(
+    await callGateway(home, "restore", "POST", "/api/durability/packages", {}, { provePresence: true }),
+    PackagesAnswer,
+  );
+  if (!answer.ok) throw refused(answer.answer);
+  for (const app of answer.body.apps) {
+    const from = plan.apps.find((a) => a.name === app.name)?.packages_from;
+    report.push(
+      app.ok
+        ? {
+            item: `packages for ${app.name}`,
+            outcome: "merged",
+            why:
+              from === "registry"
+                ? "installed confined, fetched from the registry they were pinned from"
+                : "installed confined from the pinned files the archive carried, their hashes checked",
+          }
+        : {
+            item: `packages for ${app.name}`,
+            outcome: "unchanged",
+            why: `not installed (${app.code}: ${app.reason}); nothing half installed, and ${app.name} is not started (packages_not_restored) until a merge or a start installs them`,
+          },
+    );
+  }
+  return answer.body.apps.every((a) => a.ok);
+}
+
 export async function mergeIntoHome(
   home: string,
   checked: CheckedArchive,
@@ -146,18 +193,21 @@ export async function mergeIntoHome(
   json: boolean,
 ): Promise<number> {
   const report: MergeItem[] = [];
+  let failed = false;
   const listed = parseAnswer(await callGateway(home, "restore", "GET", "/api/apps"), AppsAnswer);
   if (!listed.ok) throw refused(listed.answer);
   const installed = new Set(listed.body.apps.map((a) => a.name));
   const settled = await settleMerge(home, (name) => installed.has(name));
   if (settled === "in_progress")
     throw new GatewayError("bad_request", { vars: { reason: "another merge into this home is under way" } });
-  for (const name of settled.removed)
+  for (const name of settled.removed) {
+    dropPendingPackages(home, name);
     report.push({
       item: `app ${name}`,
       outcome: "unchanged",
       why: "a merge killed before its record left this folder; it was removed and is merged again below",
     });
+  }
   const records = archivedRecords(checked.state);
   const configs = archivedConfigs(checked);
   const absent: string[] = [];
@@ -177,17 +227,16 @@ export async function mergeIntoHome(
       });
     else if (record?.origin !== "local")
       report.push({ item: `app ${app.name}`, outcome: "unchanged", why: "a native app comes with the package" });
-    else if (app.packages.length > 0)
-      report.push({
-        item: `app ${app.name}`,
-        outcome: "unchanged",
-        why: `its packages (${app.packages.join(", ")}) must be fetched again: install it anew`,
-      });
     else absent.push(app.name);
   }
   // Owed by a merge killed while handing them out: handed out below, with this merge's own.
   const owed = settled.secretsOwed.filter((name) => records.has(name));
   writeMergeJournal(home, absent, owed);
+  // Listed before their folders move in: no start runs an app whose packages are not in yet.
+  addPendingPackages(
+    home,
+    plan.apps.filter((a) => absent.includes(a.name) && a.packages.length > 0).map((a) => a.name),
+  );
   await placeApps(home, checked, absent);
   if (TEST_BUILD) await pauseAtNamedStep(home, "merge:placed", (line) => process.stderr.write(`${line}\n`));
   const merged = parseAnswer(
@@ -204,17 +253,20 @@ export async function mergeIntoHome(
     MergeAnswer,
   );
   if (!merged.ok) {
-    for (const name of absent) await rm(join(homePaths(home).apps, name), { recursive: true, force: true });
+    for (const name of absent) await removePlaced(home, name);
     writeMergeJournal(home, [], owed);
     throw refused(merged.answer);
   }
   for (const app of merged.body.apps) {
     report.push({ item: `app ${app.name}`, outcome: app.outcome, why: app.why });
-    if (app.outcome !== "merged") await rm(join(homePaths(home).apps, app.name), { recursive: true, force: true });
+    if (app.outcome !== "merged") await removePlaced(home, app.name);
   }
   // Every placed folder now has its record or is gone; the merged apps are owed their secrets.
   const owing = [...owed, ...merged.body.apps.filter((a) => a.outcome === "merged").map((a) => a.name)];
   writeMergeJournal(home, [], owing);
+  if (TEST_BUILD) await pauseAtNamedStep(home, "merge:packages", (line) => process.stderr.write(`${line}\n`));
+  // Every app still listed — this merge's, and any a killed merge or a start left — installed now.
+  if (!(await mergePackages(home, plan, report))) failed = true;
   for (const name of owed)
     report.push({
       item: `secrets for ${name}`,
@@ -234,5 +286,6 @@ export async function mergeIntoHome(
   if (json) process.stdout.write(`${JSON.stringify({ restored: "merge", items: report })}\n`);
   else
     for (const line of report) process.stdout.write(`${line.outcome}\t${safeLine(line.item)}\t${safeLine(line.why)}\n`);
-  return 0;
+  // An app held back for its packages is a merge not finished: said above, and by the exit status.
+  return failed ? 1 : 0;
 }

@@ -13,6 +13,7 @@ import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { GatewayError } from "../../kernel/contracts/errors";
+import type { PackagesOutcome } from "../../kernel/contracts/durability";
 import { AppManifestSchema, type AppManifest } from "../../kernel/contracts/manifest";
 import { PypiClosureRecordSchema } from "../../kernel/contracts/pypi-closure";
 import { APP_NAME_PATTERN } from "../../kernel/rules/app-name";
@@ -58,6 +59,29 @@ export function writePendingPackages(home: string, apps: readonly PendingApp[]):
     return;
   }
   writePrivateFile(pendingPackagesPath(home), `${JSON.stringify({ version: 1, apps }, null, 2)}\n`);
+}
+
+/** Puts `names` on the list (a merge restore, before it places their folders), each once, without a failure yet. */
+export function addPendingPackages(home: string, names: readonly string[]): void {
+  if (names.length === 0) return;
+  const pending = readPendingPackages(home);
+  const kept = pending === "unreadable" ? [] : pending.filter((p) => !names.includes(p.name));
+  writePendingPackages(home, [...kept, ...names.map((name) => ({ name }))]);
+}
+
+/**
+ * Writes one app's outcome into the list as it is now (read again: a merge may have added apps
+ * since it was read): off the list once installed, kept with its failure otherwise.
+ */
+function settlePendingEntry(home: string, name: string, failed: PendingApp["failed"]): void {
+  const pending = readPendingPackages(home);
+  if (pending === "unreadable") return;
+  writePendingPackages(
+    home,
+    failed === undefined
+      ? pending.filter((p) => p.name !== name)
+      : pending.map((p) => (p.name === name ? { name, failed } : p)),
+  );
 }
 
 /** Takes `name` off the list: its folder was removed, or an update installed its packages into a new copy. */
@@ -146,13 +170,6 @@ export async function reinstallPackages(name: string, appDir: string, ctx: Insta
   }
 }
 
-export interface PackagesOutcome {
-  name: string;
-  ok: boolean;
-  code?: string;
-  reason?: string;
-}
-
 /**
  * Installs the packages of every app the list names, one after the other, and writes back the
  * list of those still waiting (with why). Each app's outcome is handed to `reported` and awaited
@@ -167,7 +184,6 @@ async function restorePendingPackages(
   const pending = readPendingPackages(home);
   if (pending === "unreadable" || pending.length === 0) return [];
   const outcomes: PackagesOutcome[] = [];
-  const left: PendingApp[] = [];
   for (const app of pending) {
     const appDir = join(appsDir, app.name);
     if (!existsSync(appDir)) continue; // uninstalled meanwhile: nothing to hold back
@@ -179,12 +195,11 @@ async function restorePendingPackages(
       const code = error instanceof GatewayError ? error.code : "install_step_failed";
       const reason = (error instanceof Error ? error.message : String(error)).slice(0, 2000);
       outcome = { name: app.name, ok: false, code, reason };
-      left.push({ name: app.name, failed: { code, reason } });
     }
     outcomes.push(outcome);
     await reported(outcome);
     // Written after each app: a kill between two leaves the finished ones off the list.
-    writePendingPackages(home, [...left, ...pending.slice(pending.indexOf(app) + 1)]);
+    settlePendingEntry(home, app.name, outcome.ok ? undefined : { code: outcome.code!, reason: outcome.reason! });
   }
   return outcomes;
 }
@@ -197,17 +212,39 @@ export type PackagesAuditRow = {
   detail?: Record<string, unknown>;
 };
 
+/** The run under way for each home in this process: a start's and a merge's never install the same app at once. */
+const runs = new Map<string, Promise<unknown>>();
+
 /**
- * The start's step, run beside it: installs what the list names, each outcome a bridge line and
- * a security-log row, then starts each of `startable` (the enabled apps) whose packages are in.
+ * Installs what the list names, each outcome a bridge line and a security-log row, then starts
+ * each of `startable` (the enabled apps, asked when the run begins) whose packages are in;
+ * answers the outcomes. Run beside a start (not awaited) and by a merge restore (awaited), one
+ * run after the other.
  */
-export async function installPendingPackages<A extends { name: string }>(
+export function installPendingPackages<A extends { name: string }>(
+  paths: { home: string; apps: string },
+  ctx: InstallerContext,
+  reporting: { audit: (row: PackagesAuditRow) => Promise<void> },
+  startable: readonly A[] | (() => Promise<readonly A[]>),
+  start: (app: A) => Promise<unknown>,
+): Promise<PackagesOutcome[]> {
+  const run = (runs.get(paths.home) ?? Promise.resolve()).then(async () =>
+    runPendingPackages(paths, ctx, reporting, typeof startable === "function" ? await startable() : startable, start),
+  );
+  runs.set(
+    paths.home,
+    run.catch(() => undefined),
+  );
+  return run;
+}
+
+async function runPendingPackages<A extends { name: string }>(
   paths: { home: string; apps: string },
   ctx: InstallerContext,
   reporting: { audit: (row: PackagesAuditRow) => Promise<void> },
   startable: readonly A[],
   start: (app: A) => Promise<unknown>,
-): Promise<void> {
+): Promise<PackagesOutcome[]> {
   try {
     const outcomes = await restorePendingPackages(paths.home, paths.apps, ctx, async (outcome) => {
       ctx.log(
@@ -224,7 +261,9 @@ export async function installPendingPackages<A extends { name: string }>(
     });
     const done = new Set(outcomes.filter((o) => o.ok).map((o) => o.name));
     await Promise.all(startable.filter((app) => done.has(app.name)).map(start));
+    return outcomes;
   } catch (error) {
     ctx.log(`bridge: restoring packages failed: ${error instanceof Error ? error.message : String(error)}`);
+    return [];
   }
 }

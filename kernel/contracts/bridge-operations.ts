@@ -29,7 +29,7 @@ import {
   SecretStoreRequestSchema,
   SecretUnassignRequestSchema,
 } from "./secrets";
-import { BackupRequestSchema, GatewayStateExportSchema } from "./durability";
+import { BackupRequestSchema, GatewayStateExportSchema, PackagesOutcomeSchema } from "./durability";
 import { AppendResultSchema, SecurityEventInputSchema, SecurityLogAnchorSchema } from "./security-event";
 
 const AnyObject = z.record(z.string(), z.unknown());
@@ -238,6 +238,12 @@ export const BRIDGE_OPERATIONS = {
   },
   // A backup archive of the whole home: answered as the archive's bytes (application/octet-stream), not JSON.
   "POST /durability/backup": { method: "POST", request: BackupRequestSchema, answer: z.unknown() },
+  // Installs now the packages of every app restore-packages.json lists (a merge restore's apps), then starts those enabled.
+  "POST /durability/packages": {
+    method: "POST",
+    request: z.strictObject({}),
+    answer: z.object({ apps: z.array(PackagesOutcomeSchema) }),
+  },
 } as const satisfies Record<string, OperationContract>;
 
 export type BridgeOperationName = keyof typeof BRIDGE_OPERATIONS;

@@ -58,3 +58,12 @@ export type GatewayStateExport = z.infer<typeof GatewayStateExportSchema>;
 /** The passphrase that seals an archive: given by the owner, never stored, never an argument. */
 export const BackupPassphraseSchema = z.string().min(8).max(1024);
 export const BackupRequestSchema = z.strictObject({ passphrase: BackupPassphraseSchema });
+
+/** One restored app's packages, installed again or not (with the failure's stable code and sentence). */
+export const PackagesOutcomeSchema = z.strictObject({
+  name: z.string().max(64),
+  ok: z.boolean(),
+  code: z.string().max(64).optional(),
+  reason: z.string().max(2000).optional(),
+});
+export type PackagesOutcome = z.infer<typeof PackagesOutcomeSchema>;

@@ -5,8 +5,12 @@
 // second internal-only. The passphrase passes through this worker on its way to the bridge only.
 import { z } from "zod";
 import { approvalStore, appRegistry, eventHub, securityLog, sessionStore } from "../../durable/instances";
-import { BackupRequestSchema, GatewayStateExportSchema } from "../../kernel/contracts/durability";
-import { bridgeStream } from "../bridge-client";
+import {
+  BackupRequestSchema,
+  GatewayStateExportSchema,
+  PackagesOutcomeSchema,
+} from "../../kernel/contracts/durability";
+import { bridgeCall, bridgeStream } from "../bridge-client";
 import { assertOwnerPresence } from "../guards/owner-presence";
 import { route } from "../route-row";
 import { mergeArchivedApp } from "../lifecycle/merge-from-backup";
@@ -18,6 +22,11 @@ const MergeBody = z.strictObject({
 const MergeAnswer = z.strictObject({
   apps: z.array(z.strictObject({ name: z.string(), outcome: z.enum(["merged", "unchanged"]), why: z.string() })),
 });
+
+const PackagesAnswer = z.strictObject({ apps: z.array(PackagesOutcomeSchema) });
+
+/** Installs of several apps' packages, one after the other, each bounded by the installer's own 10 minutes. */
+const PACKAGES_TIMEOUT_MS = 60 * 60 * 1000;
 
 /** A backup of a large home takes minutes (a 50 MB database is sealed in seconds; the bound is for slow disks). */
 const BACKUP_TIMEOUT_MS = 60 * 60 * 1000;
@@ -70,6 +79,22 @@ export const durabilityRoutes = [
       const apps = [];
       for (const app of req.body.apps) apps.push(await mergeArchivedApp(req, app));
       return { apps } satisfies z.input<typeof MergeAnswer>;
+    },
+  }),
+  route({
+    method: "POST",
+    path: "/api/durability/packages",
+    family: "durability",
+    authz: { kind: "owner" },
+    internal: true,
+    body: z.strictObject({}),
+    contract:
+      "A merge restore's packages step (`personalclaw restore --mode merge`, after its records): the host bridge installs now, confined, the packages of every app restore-packages.json lists — from the pinned wheels or npm tarballs the archive carried (hashes checked), else from the registry they were pinned from — and starts each enabled app whose packages are in; an app that fails keeps its entry with the failure's code, has nothing half installed and stays stopped (packages_not_restored). Answers each app's outcome. Needs owner presence: 401 fresh_sign_in_required.",
+    answer: { schema: PackagesAnswer },
+    refuses: ["fresh_sign_in_required", "bridge_unavailable"],
+    async handle(req) {
+      assertOwnerPresence(req);
+      return await bridgeCall(req.env, "POST /durability/packages", {}, PACKAGES_TIMEOUT_MS);
     },
   }),
   route({
