@@ -45,6 +45,8 @@ export const homePaths = (home: string) => ({
   mcpJson: join(home, "mcp.json"),
   /** The edge this machine is paired with and the machine's private key (docs/deploy-cloudflare.md). */
   edge: join(home, "edge.json"),
+  /** The anchor of the paired edge's security log, kept on this machine under `start --edge` (sel-anchor.ts). */
+  edgeSelAnchor: join(home, "edge_sel_anchor.json"),
 });
 export type HomePaths = ReturnType<typeof homePaths>;
 

@@ -71,6 +71,11 @@ export function clearUnacknowledgedAnchor(home: string): void {
   rmSync(unacknowledgedAnchorPath(home), { force: true });
 }
 
+/** The gateway route answering the log's head and where the log stands against `held`. */
+export function headPath(held: SecurityLogAnchor | null): string {
+  return `/api/internal/sel/head${held ? `?anchor_seq=${held.seq}&anchor_mac=${held.mac}` : ""}`;
+}
+
 /** Keeps the anchor file current; `flush()` writes the latest head now. `readHead(anchor)` answers the head and its standing against `anchor`. */
 export function startAnchorWriter(
   path: string,

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { randomBytes } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions } from "wrangler";
@@ -347,6 +347,27 @@ describe("the link", () => {
       { text: "from afar", id, by: "you" },
     ]);
   }, 120_000);
+
+  it("the edge's security log verifies against the anchor the machine keeps of it, apart from its own log's", async () => {
+    const edgeAnchorFile = join(home, "edge_sel_anchor.json");
+    const held = await eventually(
+      async () =>
+        existsSync(edgeAnchorFile) ? (JSON.parse(readFileSync(edgeAnchorFile, "utf8")) as { seq: number }) : null,
+      (a) => a !== null && a.seq > 1,
+      15_000,
+    );
+    expect(held!.seq).toBeGreaterThan(1);
+    expect(readFileSync(edgeAnchorFile, "utf8")).not.toBe(readFileSync(join(home, "sel_anchor.json"), "utf8"));
+    const verified = await ownerFetch("/api/security/events/verify");
+    expect(verified.body).toMatchObject({ ok: true });
+    const cli = await runCliWithInput(["security", "verify", "--edge", "--json"], "", cliEnv);
+    expect([cli.code, cli.stderr]).toEqual([0, ""]);
+    expect(JSON.parse(cli.stdout)).toMatchObject({ ok: true });
+    expect((JSON.parse(cli.stdout) as { checked: number }).checked).toBeGreaterThanOrEqual(held!.seq);
+    // The machine's own log still verifies against its own anchor.
+    const local = await runCliWithInput(["security", "verify", "--json"], "", cliEnv);
+    expect([local.code, JSON.parse(local.stdout).ok]).toEqual([0, true]);
+  });
 
   it("at the app door on the machine only an app token counts: the internal credential and an owner's token open nothing", async () => {
     for (const [carrier, headers] of [

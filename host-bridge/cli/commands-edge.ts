@@ -24,6 +24,7 @@ export const EDGE_COMMANDS: readonly CommandSpec[] = [
       ]);
       const outcome = await pairWithEdge({
         edgeFile: homePaths(home).edge,
+        edgeAnchorFile: homePaths(home).edgeSelAnchor,
         url: args[0]!,
         pairingSecret: await readSecretValue("the pairing secret"),
         dispatcher: edgeDispatcher(settings.edgeConnectTo),

@@ -53,10 +53,19 @@ export const SECURITY_COMMANDS: readonly CommandSpec[] = [
       },
       seed: { type: "string", value: "CODE", help: "the verification code shown at the first start" },
       "epoch0-key": { type: "string", value: "FILE", help: "a log started before epochs: its sel_hmac.key" },
+      edge: {
+        type: "boolean",
+        help: "verify the paired edge's log, against the anchor this machine keeps of it (start --edge)",
+      },
       json: jsonFlag,
     },
+    exclusive: [
+      ["edge", "checkpoint"],
+      ["edge", "seed"],
+      ["edge", "epoch0-key"],
+    ],
     reads: true,
-    run: ({ flags }, { home }) => runSecurityVerify(home, flags),
+    run: ({ flags }, { home, settings }) => runSecurityVerify(home, flags, settings),
   }),
   defineCommand({
     words: ["security", "checkpoint"],

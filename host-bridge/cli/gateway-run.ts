@@ -33,6 +33,8 @@ export interface GatewayRun {
   record: GatewayFile;
   witness: ReturnType<typeof startWitnessPoster>;
   anchor: ReturnType<typeof startAnchorWriter>;
+  /** The anchor of the paired edge's log (start --edge), or null. */
+  edgeAnchor: ReturnType<typeof startAnchorWriter> | null;
   /** How the security-log anchor was lost before this start, or null. */
   anchorLost: string | null;
   /** Writes the state manifest now (a failure is a log line). */

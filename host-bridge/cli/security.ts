@@ -15,7 +15,9 @@ import { readAnchor } from "../sel-anchor";
 import { readStoredRows, securityLogFile } from "../sel-offline";
 import { sealedSeedPath, unsealSeed } from "../sel-seed";
 import { postToWitness, readWitnessConfig, writeWitnessConfig } from "../sel-witness";
-import { asOwnerSession, callGateway, parseAnswer } from "./gateway-client";
+import { asOwnerSession, callGateway, parseAnswer, type GatewayAnswer } from "./gateway-client";
+import { parseStrictJson } from "../../kernel/text/strict-json";
+import type { Settings } from "../settings";
 import { safeLine } from "../../kernel/text/text-safety";
 import { printRefusal } from "./print";
 import { httpUrlValue } from "./flag-values";
@@ -68,12 +70,30 @@ export interface VerifyOptions {
   "public-key"?: string;
   seed?: string;
   "epoch0-key"?: string;
+  /** Verify the paired edge's log, with the anchor this machine keeps of it (start --edge). */
+  edge?: boolean;
   json?: boolean;
 }
 
-export async function runSecurityVerify(home: string, values: VerifyOptions): Promise<number> {
+/** The verification of the paired edge's log by its gateway, asked over a short link of this machine's own. */
+async function askEdgeToVerify(home: string, settings: Settings, json: boolean) {
+  const { callEdgeOnce } = await import("../edge/edge-token");
+  const answer = await callEdgeOnce(home, settings, json, {
+    work: "cli:security-verify",
+    method: "GET",
+    path: "/api/security/events/verify",
+  });
+  if ("failed" in answer) return answer;
+  const body = parseStrictJson(answer.body);
+  return { status: answer.status, body: body.ok ? (body.value as GatewayAnswer["body"]) : null };
+}
+
+export async function runSecurityVerify(home: string, values: VerifyOptions, settings: Settings): Promise<number> {
   if (values.checkpoint || values.seed || values["epoch0-key"]) return runOfflineVerify(home, values);
-  const answer = await callGateway(home, "security-verify", "GET", "/api/security/events/verify");
+  const answer = values.edge
+    ? await askEdgeToVerify(home, settings, Boolean(values.json))
+    : await callGateway(home, "security-verify", "GET", "/api/security/events/verify");
+  if ("failed" in answer) return answer.failed;
   if (answer.status !== 200) return printRefusal(answer, Boolean(values.json));
   const result = answer.body;
   if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);

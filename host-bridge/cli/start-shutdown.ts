@@ -23,6 +23,8 @@ export async function stopGateway(run: GatewayRun, exitCode: number): Promise<vo
       .stopAll()
       .catch((error) => log(`stopping backends: ${error instanceof Error ? error.message : String(error)}`));
     // After the backends: under --edge their stops are reported to the edge over the link.
+    await run.edgeAnchor?.flush().catch(() => undefined);
+    run.edgeAnchor?.stop();
     run.edgeLink?.stop();
     run.appDoor?.close();
     await appendSecurityRow(paths.home, "gateway_stopped", { port }).catch(() => undefined);

@@ -14,7 +14,7 @@ import { openGatewayLog } from "../gateway-log";
 import { formatLogLine } from "../gateway-log-line";
 import { writeFreshLocalSecret } from "../home";
 import { writePrivateFile } from "../private-file";
-import { startAnchorWriter } from "../sel-anchor";
+import { headPath, startAnchorWriter } from "../sel-anchor";
 import { sealSeed } from "../sel-seed";
 import { startWitnessPoster } from "../sel-witness";
 import type { Settings } from "../settings";
@@ -163,17 +163,14 @@ async function runGateway(options: StartOptions): Promise<number> {
   );
   const anchor = startAnchorWriter(
     paths.selAnchor,
-    async (held) =>
-      (
-        await callGateway(
-          paths.home,
-          "sel-anchor",
-          "GET",
-          `/api/internal/sel/head${held ? `?anchor_seq=${held.seq}&anchor_mac=${held.mac}` : ""}`,
-        )
-      ).body,
+    async (held) => (await callGateway(paths.home, "sel-anchor", "GET", headPath(held))).body,
     log,
   );
+  // Under --edge the edge's log is anchored here too, apart: its verify reads this one (owner-operations.ts).
+  const edgeAnchor =
+    callBack === undefined
+      ? null
+      : startAnchorWriter(paths.edgeSelAnchor, async (held) => (await callBack("GET", headPath(held))).body, log);
   const run: GatewayRun = {
     options,
     plan,
@@ -190,6 +187,7 @@ async function runGateway(options: StartOptions): Promise<number> {
     record,
     witness,
     anchor,
+    edgeAnchor,
     anchorLost,
     recordState: () => recordStateManifest(paths, log),
     state,

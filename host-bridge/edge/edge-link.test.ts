@@ -49,7 +49,7 @@ describe("the link serves the bridge contract's rows only", () => {
       method: "POST",
       url: "/secrets/list",
       body: "{}",
-      headers: { "x-internal-secret": "local-secret", "x-personalclaw-work": "gateway" },
+      headers: { "x-internal-secret": "local-secret", "x-personalclaw-work": "edge" },
     });
   });
 });

@@ -17,7 +17,7 @@ import {
   type EdgeFrame,
   type RelayAnswer,
 } from "../../kernel/contracts/bridge-link";
-import { WORK_HEADER } from "../../kernel/contracts/internal-work";
+import { EDGE_WORK, WORK_HEADER } from "../../kernel/contracts/internal-work";
 import { signChallenge, type EdgeRecord } from "./edge-record";
 import { serveRelay, type RelayPlaces } from "./link-relay";
 
@@ -193,7 +193,7 @@ export async function serveCall(
       method: contract.method,
       headers: {
         "X-Internal-Secret": options.secret,
-        [WORK_HEADER]: "gateway",
+        [WORK_HEADER]: EDGE_WORK,
         "Content-Type": "application/json",
       },
       body: frame.body ?? undefined,

@@ -2,6 +2,7 @@
 // the one-time pairing secret to the edge, and keeps the pairing in <home>/edge.json. The secret
 // is read from a prompt or standard input by the caller, never from the command line, and is not
 // kept: the edge spends it on this pairing.
+import { rmSync } from "node:fs";
 import { fetch, type Dispatcher } from "undici";
 import { PAIR_PATH, PairAnswerSchema, type PairRequest } from "../../kernel/contracts/bridge-link";
 import { readPublicOrigin } from "../../kernel/rules/public-origin";
@@ -13,6 +14,8 @@ export type PairOutcome =
 /** Pairs the home's machine with the edge at `url`; a home already paired is refused before anything is sent. */
 export async function pairWithEdge(input: {
   edgeFile: string;
+  /** The anchor of a former edge's log: a new edge's log starts its own. */
+  edgeAnchorFile: string;
   url: string;
   pairingSecret: string;
   dispatcher: Dispatcher | undefined;
@@ -71,5 +74,6 @@ export async function pairWithEdge(input: {
     private_key: key.privateKeyPem,
   };
   writeEdgeRecord(input.edgeFile, record);
+  rmSync(input.edgeAnchorFile, { force: true });
   return { ok: true, record };
 }

@@ -5,6 +5,7 @@ import { GatewayError } from "../../kernel/contracts/errors";
 import type { AppManifest } from "../../kernel/contracts/manifest";
 import { readOwnerConfig, settingsDocument, writeOwnerSetting } from "../owner-config";
 import { readAnchor } from "../sel-anchor";
+import { EDGE_WORK } from "../../kernel/contracts/internal-work";
 import type { HandlersUnder } from "../bridge-contract";
 import type { BridgeRuntime } from "../bridge-runtime";
 
@@ -13,7 +14,8 @@ export function ownerOperations(
 ): HandlersUnder<"/config/"> & HandlersUnder<"/secrets/"> & HandlersUnder<"/sel/"> {
   const { paths } = rt.opts;
   return {
-    "GET /sel/anchor": async () => readAnchor(paths.selAnchor),
+    // The edge's log has an anchor of its own: the machine's local one would call the edge's log forked.
+    "GET /sel/anchor": async ({ work }) => readAnchor(work === EDGE_WORK ? paths.edgeSelAnchor : paths.selAnchor),
     "POST /config/read": async () => {
       const read = readOwnerConfig(paths.home);
       if (!read.ok) throw new GatewayError("config_file_invalid", { vars: { reason: read.reason } });

@@ -3,6 +3,9 @@
 // The header names that work, not a session; its earlier name is still read when the new one is
 // absent, so a script written against it keeps working.
 
+/** The work of the edge's calls that a paired bridge's link hands to it (edge mode): the edge's gateway, not this machine's. */
+export const EDGE_WORK = "edge";
+
 /** The header an internal call names its work in. */
 export const WORK_HEADER = "X-PersonalClaw-Work";
 
