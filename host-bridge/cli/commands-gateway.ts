@@ -3,7 +3,6 @@
 import { defineCommand, jsonFlag, type CommandSpec } from "./command-table";
 import { runDoctor } from "./doctor";
 import { durationValue, portValue } from "./flag-values";
-import { startGateway } from "./start";
 import { runStatus, runVersion } from "./status";
 import { runStop } from "./stop";
 import { runRotateKey, runToken } from "./token";
@@ -32,8 +31,9 @@ export const GATEWAY_COMMANDS: readonly CommandSpec[] = [
       },
     },
     reads: false,
-    run: ({ flags }, { settings, home }) =>
-      startGateway({
+    // Loaded when run: the bridge, supervisor and sandbox are not compiled for the other commands.
+    run: async ({ flags }, { settings, home }) =>
+      (await import("./start")).startGateway({
         settings: { ...settings, home, ...(flags.port !== undefined ? { port: flags.port } : {}) },
         jsonReady: Boolean(flags["json-ready"]),
         acceptStateLoss: Boolean(flags["accept-state-loss"]),
