@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { launchChromium } from "./helpers/browser";
-import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeHome, removeHome, repoRoot, runCli, startGateway, type RunningGateway } from "./helpers/gateway";
 
@@ -376,10 +376,24 @@ describe("the dashboard in Chromium", () => {
     manifest.permissions.network = ["api.example.com"];
     manifest.version = "0.1.1";
     writeFileSync(join(appFolder, "app.json"), JSON.stringify(manifest, null, 2));
+    // Its files: 26 added (one named with a right-to-left override, which would show its name
+    // reversed), one removed, app.json changed. The list is bounded and the name made visible.
+    writeFileSync(join(appFolder, "aa\u202egnp.js"), "// a name that reads backwards\n");
+    mkdirSync(join(appFolder, "extra"), { recursive: true });
+    for (let n = 0; n < 25; n += 1)
+      writeFileSync(join(appFolder, "extra", `note-${String(n).padStart(2, "0")}.txt`), `${n}\n`);
+    rmSync(join(appFolder, "vendor", "app-sdk", "README.md"));
     await item.getByRole("button", { name: "Update node-notes" }).click();
     await folderField.fill(appFolder);
     await folderField.press("Enter");
     await changes.locator("li", { hasText: "Writes its own data/ folder" }).waitFor({ timeout: 30_000 });
+    const added = [
+      "aa\\u202egnp.js",
+      ...Array.from({ length: 19 }, (_, n) => `extra/note-${String(n).padStart(2, "0")}.txt`),
+    ];
+    expect(await changes.locator("li", { hasText: "Its files" }).textContent()).toBe(
+      `Its files: adds ${added.join(", ")} and 6 more; changes app.json; removes vendor/app-sdk/README.md`,
+    );
     const lines = await changes.locator("li").allTextContents();
     expect(lines).toContain("Version: 0.1.0 → 0.1.1");
     expect(lines).toContain("Reaches hosts (enforced): adds api.example.com");

@@ -57,6 +57,8 @@ describe("an update of an app without storage: the old version answers through t
     // The CLI's step lines say why the old version kept answering.
     expect(cli.stderr).toContain("stop old: skipped (the app declares no storage");
     expect(cli.stderr).toContain("switch: done");
+    // And which of its files change, against the installed copy.
+    expect(cli.stderr).toContain("  Files: changes app.json, server.mjs\n");
     // A few answers after the update's own answer, which come from the new version.
     await waitForRow(gw, BESIDE, (b) => b.running && b.healthy, 10_000);
     await sleep(300);

@@ -104,6 +104,28 @@ export function changeText(change) {
   return clip(`${valueText(change.before)} → ${valueText(change.after)}`);
 }
 
+const FILE_VERBS = [
+  ["added", "adds"],
+  ["changed", "changes"],
+  ["removed", "removes"],
+];
+
+/**
+ * The update's files against the installed copy's, as the gateway answers them (`files`: each
+ * path already through its text-safety rules, at most 20 a list, with totals): "adds a, b;
+ * changes c; removes d and 3 more".
+ */
+export function filesText(files) {
+  const parts = [];
+  for (const [kind, verb] of FILE_VERBS) {
+    const total = Number(files.totals?.[kind] ?? 0);
+    if (!total) continue;
+    const listed = Array.isArray(files[kind]) ? files[kind].map(String) : [];
+    parts.push(`${verb} ${listed.join(", ")}${total > listed.length ? ` and ${total - listed.length} more` : ""}`);
+  }
+  return parts.length ? parts.join("; ") : "the same files it runs now";
+}
+
 /**
  * What an update changes: its version, its files and each disclosure field, one line each.
  * `installed` is the app as listed (version, consentDigest), or null when unknown.
@@ -117,7 +139,8 @@ export function changeList(preview, installed) {
       "Version",
       installed.version === nextVersion ? `stays ${nextVersion}` : `${installed.version} → ${nextVersion}`,
     ]);
-  if (installed?.consentDigest !== undefined)
+  if (preview.files && typeof preview.files === "object") items.push(["Its files", filesText(preview.files)]);
+  else if (installed?.consentDigest !== undefined)
     items.push([
       "Its files",
       installed.consentDigest === preview.digest

@@ -10,7 +10,7 @@ import { previewBundle } from "../install/preview";
 import { callGateway, GatewayNotRunning, type GatewayAnswer } from "./gateway-client";
 import { safeLine } from "../../kernel/text/text-safety";
 import { printError, safeRow } from "./print";
-import { registryEntryChangeLine, reviewText } from "./review-text";
+import { fileChangesLine, registryEntryChangeLine, reviewText } from "./review-text";
 import { closureDiffText } from "./closure-diff-text";
 import { packageRoot, packageVersion } from "./package-facts";
 import { commandHint } from "./invocation";
@@ -150,6 +150,8 @@ export async function runAppsUpdate(
   if (consent === undefined) {
     const reviewed = await callGateway(home, "apps-update", "POST", "/api/apps/preview", { source, name });
     if (reviewed.status !== 200) return answerError(reviewed, json);
+    // What the update changes of the app's files is shown whether or not it needs consent.
+    if (!json) process.stderr.write(fileChangesLine(reviewed.body.files));
     if (reviewed.body.consentNeeded) {
       if (!json) {
         process.stderr.write(reviewText(reviewed.body.review, reviewed.body.digest));

@@ -2,7 +2,7 @@
 // grants and runs, then the findings and the digest the owner consents to. Every string
 // the bundle supplied goes through safeLine: a CR, an ANSI erase or a bidi override in a
 // manifest field could otherwise rewrite a line above it ("Backend process: none").
-import type { InstallReview } from "../../kernel/contracts/install-review";
+import type { FileChanges, InstallReview } from "../../kernel/contracts/install-review";
 import { escapeControls, safeLine } from "../../kernel/text/text-safety";
 import { FINDINGS_WORDS, GRANT_WORDS } from "../../kernel/contracts/review-words";
 import { McpRegistryEntryReviewSchema } from "../../kernel/contracts/mcp-registry";
@@ -213,3 +213,21 @@ export function reviewText(review: RenderableReview, digest: string): string {
   lines.push(`Consent digest: ${escapeControls(String(digest))}`);
   return `${lines.join("\n")}\n`;
 }
+
+/**
+ * The update's files against the installed copy's, as one line: "Files: adds a, b; changes c;
+ * removes d and 3 more". Paths arrive made safe by the bridge and are made safe again here.
+ */
+export function fileChangesLine(files: FileChanges | undefined): string {
+  if (!files) return "";
+  const parts = (["added", "changed", "removed"] as const).flatMap((kind) => {
+    const total = files.totals[kind];
+    if (total === 0) return [];
+    const listed = files[kind].map((path) => safeLine(path));
+    const more = total > listed.length ? ` and ${total - listed.length} more` : "";
+    return [`${FILE_VERBS[kind]} ${listed.join(", ")}${more}`];
+  });
+  return `  Files: ${parts.length > 0 ? parts.join("; ") : "the same files it runs now"}\n`;
+}
+
+const FILE_VERBS = { added: "adds", changed: "changes", removed: "removes" } as const;

@@ -9,6 +9,7 @@ import { previewBundle } from "../install/preview";
 import { installApp, removeAppFiles, undoInstall } from "../install/install-app";
 import { dropPendingPackages } from "../durability/restore-packages";
 import { updateBackendControl } from "../install/update-backend-control";
+import { updateFileChanges } from "../install/file-changes";
 import { commitUpdate, undoUpdate, updateApp, updateNeedsConsent } from "../install/update-app";
 import { clearJournal, readJournal, writeJournal } from "../install/transition-journal";
 import { listParkedData, parkedDataDir, purgeParkedData } from "../install/parked-data";
@@ -41,13 +42,23 @@ function now(): string {
 export function appOperations(rt: BridgeRuntime): HandlersUnder<"/apps/"> {
   const { paths } = rt.opts;
   return {
-    "POST /apps/preview": async ({ body: { source, installedReview } }) => {
+    "POST /apps/preview": async ({ body: { source, installedReview, installedName } }) => {
       const result = await previewBundle(source, rt.previewOptions);
       if (!result.ok) throw refusalError(result);
       if (installedReview === undefined) return { review: result.review, digest: result.digest };
-      // Previewed as an update: what changes against the review the owner consented to.
+      // Previewed as an update: what changes against the review the owner consented to, and its files.
       const { needed, changes } = updateNeedsConsent(installedReview as InstallReview | null, result.review);
-      return { review: result.review, digest: result.digest, changes, consentNeeded: needed };
+      const files =
+        installedName === undefined
+          ? null
+          : await updateFileChanges(paths.apps, installedName, installedReview, result.review, result.listing);
+      return {
+        review: result.review,
+        digest: result.digest,
+        changes,
+        consentNeeded: needed,
+        ...(files ? { files } : {}),
+      };
     },
     "POST /apps/install": async ({ body, caller }) =>
       rt.settlement.track(

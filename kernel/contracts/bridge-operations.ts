@@ -8,7 +8,7 @@ import { z } from "zod";
 import { APP_NAME_PATTERN } from "../rules/app-name";
 import { AppLogAnswerSchema, AppLogRequestSchema } from "./app-log";
 import { BackendStatusSchema, UiFilesSchema } from "./app-record";
-import { InstallReviewSchema, ReviewChangeSchema } from "./install-review";
+import { FileChangesSchema, InstallReviewSchema, ReviewChangeSchema } from "./install-review";
 import { McpRegistrationSchema } from "./mcp";
 import { FolderGrantSchema, FolderResolvedSchema, FolderResolveRequestSchema } from "./folder-grants";
 import { SettingWriteSchema, SettingWrittenSchema, SettingsDocumentSchema } from "./owner-settings";
@@ -80,14 +80,20 @@ export type ReadyUpdate = z.output<typeof ReadyUpdateSchema>;
 export const BRIDGE_OPERATIONS = {
   "GET /sel/anchor": { method: "GET", request: NoBody, answer: SecurityLogAnchorSchema.nullable() },
   // With installedReview (the record's, which may predate this schema), previewed as an update: what changes against the review the owner consented to.
+  // With installedName too, its files are compared with the installed copy's (`files`).
   "POST /apps/preview": {
     method: "POST",
-    request: z.object({ source: Source, installedReview: AnyObject.nullable().optional() }),
+    request: z.object({
+      source: Source,
+      installedReview: AnyObject.nullable().optional(),
+      installedName: z.string().regex(APP_NAME_PATTERN).optional(),
+    }),
     answer: z.object({
       review: InstallReviewSchema,
       digest: z.string(),
       changes: z.array(ReviewChangeSchema).optional(),
       consentNeeded: z.boolean().optional(),
+      files: FileChangesSchema.optional(),
     }),
   },
   "POST /apps/install": {

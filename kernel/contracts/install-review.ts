@@ -164,3 +164,21 @@ export const ReviewChangeSchema = z.object({
   after: z.unknown(),
 });
 export type ReviewChange = z.infer<typeof ReviewChangeSchema>;
+
+/** The most paths each list of FileChanges carries; its totals count them all. */
+export const FILE_CHANGES_LISTED = 20;
+
+const FileCountSchema = z.number().int().nonnegative();
+
+/**
+ * How an update's files differ from the installed copy's, by path: added, changed (bytes, mode
+ * or link target) and removed. Each path is written through the text-safety rules (safeLine),
+ * at most FILE_CHANGES_LISTED per list; `totals` counts every one.
+ */
+export const FileChangesSchema = z.object({
+  added: z.array(z.string()).max(FILE_CHANGES_LISTED),
+  changed: z.array(z.string()).max(FILE_CHANGES_LISTED),
+  removed: z.array(z.string()).max(FILE_CHANGES_LISTED),
+  totals: z.object({ added: FileCountSchema, changed: FileCountSchema, removed: FileCountSchema }),
+});
+export type FileChanges = z.infer<typeof FileChangesSchema>;

@@ -133,7 +133,7 @@ export const appRoutes = [
     internal: true,
     body: PreviewBody,
     contract:
-      "Stages a folder in quarantine and answers its review and consent digest; installs nothing. With `name` (an installed app), it also answers `changes` against the review the owner consented to and whether an update needs consent.",
+      "Stages a folder in quarantine and answers its review and consent digest; installs nothing. With `name` (an installed app), it also answers `changes` against the review the owner consented to, whether an update needs consent, and `files`: the paths the update adds, changes and removes against the installed copy (at most 20 each, with totals).",
     answer: { schema: PreviewAnswer },
     refuses: ["app_source_invalid", "app_not_found", ...BUNDLE_REFUSALS, "bridge_unavailable"],
     async handle(req) {
@@ -144,7 +144,7 @@ export const appRoutes = [
           req.env,
           "POST /apps/preview",
           installed
-            ? { source: req.body.source, installedReview: installed.review ?? null }
+            ? { source: req.body.source, installedReview: installed.review ?? null, installedName: installed.name }
             : { source: req.body.source },
           300_000,
         ),

@@ -91,7 +91,9 @@ export const sourceRoutes = [
         const preview = await bridgeCall(
           req.env,
           "POST /apps/preview",
-          record ? { source: staged.source, installedReview: record.review ?? null } : { source: staged.source },
+          record
+            ? { source: staged.source, installedReview: record.review ?? null, installedName: record.name }
+            : { source: staged.source },
           300_000,
         );
         return { ...preview, name: staged.name, source: staged.source, installed: record !== null };
