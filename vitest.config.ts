@@ -34,6 +34,7 @@ const INTEGRATION = [
   "host-bridge/supervisor/backend-supervisor.test.ts",
   "host-bridge/supervisor/process-identity.test.ts",
   "host-bridge/supervisor/reap-orphans.test.ts",
+  "host-bridge/supervisor/successor.test.ts",
   "scripts/build-service.test.ts",
   "scripts/check-runtime-imports.test.ts",
   "scripts/shipped-bundles.test.ts",
