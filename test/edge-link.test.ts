@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { randomBytes } from "node:crypto";
+import { connect, createServer as createNetServer, type Socket } from "node:net";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { Miniflare } from "miniflare";
@@ -27,7 +28,14 @@ import { EdgeRecordSchema, newMachineKey, signChallenge, type EdgeRecord } from 
 import type { RelayPlaces } from "../host-bridge/edge/link-relay";
 import { runtimeDir } from "../host-bridge/home";
 import { GATEWAY_SOCKET_FOLDER, GATEWAY_SOCKET_NAME } from "../kernel/contracts/backend-slots";
-import { LINK_PATH, LINK_SUBPROTOCOL, machineIdOf } from "../kernel/contracts/bridge-link";
+import {
+  LINK_PATH,
+  LINK_PING_INTERVAL_MS,
+  LINK_SILENT_CLOSE,
+  LINK_SILENT_MS,
+  LINK_SUBPROTOCOL,
+  machineIdOf,
+} from "../kernel/contracts/bridge-link";
 
 const ORIGIN = "https://claw.example";
 const PAIRING_SECRET = randomBytes(24).toString("hex");
@@ -141,6 +149,37 @@ function throughAppDoor(path: string, headers: Record<string, string>): Promise<
     req.on("error", reject);
     req.end("{}");
   });
+}
+
+/** A TCP path to the edge whose open connections a test can freeze: no byte crosses either way, and none closes. */
+function freezablePath(): Promise<{ port: number; freeze(): void; connections(): number; close(): void }> {
+  const carried: Socket[] = [];
+  let count = 0;
+  const server = createNetServer((client) => {
+    count += 1;
+    const upstream = connect(edgePort, "127.0.0.1");
+    client.pipe(upstream).on("error", () => undefined);
+    upstream.pipe(client).on("error", () => undefined);
+    carried.push(client, upstream);
+  });
+  return new Promise((resolvePromise) =>
+    server.listen(0, "127.0.0.1", () =>
+      resolvePromise({
+        port: (server.address() as { port: number }).port,
+        freeze: () => {
+          for (const socket of carried.splice(0)) {
+            socket.unpipe();
+            socket.pause();
+          }
+        },
+        connections: () => count,
+        close: () => {
+          server.close();
+          for (const socket of carried) socket.destroy();
+        },
+      }),
+    ),
+  );
 }
 
 /**
@@ -571,4 +610,70 @@ describe("the link", () => {
       lying.server.close();
     }
   }, 60_000);
+
+  it("a serving link that sends no heartbeat is dropped by the edge: a call answers 502 at once instead of waiting into it", async () => {
+    const silent = new WebSocket(`wss://claw.example${LINK_PATH}?machine=${record.machine}`, {
+      protocols: [LINK_SUBPROTOCOL],
+      dispatcher,
+    });
+    const closed = new Promise<number>((resolvePromise) =>
+      silent.addEventListener("close", (event) => resolvePromise(event.code)),
+    );
+    await new Promise<void>((resolvePromise) =>
+      silent.addEventListener("message", (event) => {
+        const frame = JSON.parse(String(event.data)) as { type: string; nonce?: string };
+        if (frame.type === "challenge")
+          silent.send(
+            JSON.stringify({
+              type: "hello",
+              machine: record.machine,
+              signature: signChallenge(record, frame.nonce!),
+              serves: true,
+            }),
+          );
+        if (frame.type === "welcome") resolvePromise();
+      }),
+    );
+    // Past the bound with no ping, the edge sends nothing into the link: the call fails at once and the link is closed.
+    await new Promise((wake) => setTimeout(wake, LINK_SILENT_MS + 1_000));
+    const askedAt = Date.now();
+    const answer = await ownerBridgeCall();
+    expect([answer.status, answer.body.error?.code]).toEqual([502, "bridge_unavailable"]);
+    expect(Date.now() - askedAt).toBeLessThan(3_000);
+    expect(await closed).toBe(LINK_SILENT_CLOSE);
+  }, 60_000);
+
+  it("a link whose path goes silent is dropped by the bridge within the heartbeat's bound and dialled again", async () => {
+    const answering = await standInBridge(JSON.stringify({ secrets: [] }));
+    const path = await freezablePath();
+    const lines: string[] = [];
+    const link = startEdgeLink({
+      record,
+      bridgeUrl: answering.url,
+      secret: "s",
+      dispatcher: edgeDispatcher(`127.0.0.1:${path.port}`, certs.caPem)!,
+      log: (line) => lines.push(line),
+    });
+    try {
+      await link.linked();
+      expect((await ownerBridgeCall()).status).toBe(200);
+      // Every byte of the open connection stops, both ways, and the connection stays open: no close ever comes.
+      path.freeze();
+      const frozenAt = Date.now();
+      await eventually(
+        async () => lines.some((line) => line.includes(`close ${LINK_SILENT_CLOSE}`)),
+        (dropped) => dropped,
+        LINK_SILENT_MS + LINK_PING_INTERVAL_MS + 5_000,
+      );
+      expect(Date.now() - frozenAt).toBeLessThan(LINK_SILENT_MS + LINK_PING_INTERVAL_MS + 2_000);
+      // The bridge dialled again over a new connection, and the edge's calls reach it.
+      expect((await eventually(ownerBridgeCall, (a) => a.status === 200, 20_000)).status).toBe(200);
+      expect(path.connections()).toBeGreaterThanOrEqual(2);
+    } finally {
+      link.stop();
+      path.close();
+      answering.server.closeAllConnections();
+      answering.server.close();
+    }
+  }, 90_000);
 });

@@ -14,7 +14,11 @@ import {
   linkProofMessage,
   LINK_MACHINE_HEADER,
   LINK_ORIGIN_HEADER,
+  LINK_PING_FRAME,
+  LINK_PONG_FRAME,
   LINK_REPLACED_CLOSE,
+  LINK_SILENT_CLOSE,
+  LINK_SILENT_MS,
   LINK_SUBPROTOCOL,
   MAX_LINK_FRAME_CHARS,
   MAX_RELAY_BODY_BYTES,
@@ -63,6 +67,8 @@ interface SocketState {
   proven: boolean;
   /** Whether this socket carries the edge's calls (the bridge's link) or only calls back (a command's). */
   serves: boolean;
+  /** When the hello was proved (ms): the heartbeat's start before the first ping. */
+  provenAt?: number;
 }
 
 type Failure = { ok: false; reason: string };
@@ -80,6 +86,8 @@ export class BridgeLink extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.blockConcurrencyWhile(async () => applySchemaSteps(storageSchemaStore(ctx.storage), BRIDGE_LINK_SCHEMA_STEPS));
+    // The heartbeat is answered without waking this object (and without billing its running time).
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(LINK_PING_FRAME, LINK_PONG_FRAME));
   }
 
   /** Pairing instance: records the first machine, which spends the pairing secret; any later pairing is refused. */
@@ -231,7 +239,13 @@ export class BridgeLink extends DurableObject<Env> {
         this.failCallsOn(other, "the bridge connected again");
         other.close(LINK_REPLACED_CLOSE, "replaced by a newer link of this machine");
       }
-    ws.serializeAttachment({ ...state, proven: true, serves: frame.serves, nonce: "" } satisfies SocketState);
+    ws.serializeAttachment({
+      ...state,
+      proven: true,
+      serves: frame.serves,
+      nonce: "",
+      provenAt: Date.now(),
+    } satisfies SocketState);
     send(ws, { type: "welcome", machine: state.machine });
     await audit(this.env, {
       kind: "edge_link_connected",
@@ -314,9 +328,20 @@ export class BridgeLink extends DurableObject<Env> {
     }
   }
 
+  /** The machine's serving socket, if it is open and its heartbeat is recent; a silent one is closed here. */
   private provenSocket(): WebSocket | null {
-    for (const ws of this.ctx.getWebSockets())
-      if ((ws.deserializeAttachment() as SocketState).serves && ws.readyState === WebSocket.READY_STATE_OPEN) return ws;
+    for (const ws of this.ctx.getWebSockets()) {
+      const state = ws.deserializeAttachment() as SocketState;
+      if (!state.serves || ws.readyState !== WebSocket.READY_STATE_OPEN) continue;
+      const lastPing = this.ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() ?? state.provenAt ?? 0;
+      if (Date.now() - lastPing <= LINK_SILENT_MS) return ws;
+      this.failCallsOn(ws, `the bridge's link was silent for more than ${LINK_SILENT_MS / 1000} s`);
+      try {
+        ws.close(LINK_SILENT_CLOSE, "no heartbeat");
+      } catch {
+        // already closing
+      }
+    }
     return null;
   }
 

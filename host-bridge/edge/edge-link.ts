@@ -9,7 +9,11 @@ import { BRIDGE_OPERATIONS, type BridgeOperationName } from "../../kernel/contra
 import {
   EdgeFrameSchema,
   LINK_PATH,
+  LINK_PING_FRAME,
+  LINK_PING_INTERVAL_MS,
   LINK_REPLACED_CLOSE,
+  LINK_SILENT_CLOSE,
+  LINK_SILENT_MS,
   LINK_SUBPROTOCOL,
   MAX_LINK_FRAME_CHARS,
   type BridgeFrame,
@@ -56,6 +60,32 @@ export interface EdgeLink {
   stop(): void;
 }
 
+const REPLACED_NOTICE =
+  "edge link replaced by a newer link of this machine (another bridge with its key); not dialling again";
+
+/** The pause before the next dial: FIRST_PAUSE_MS doubling to LONGEST_PAUSE_MS, with jitter; reset by a welcome. */
+function dialBackoff(): { next(): number; reset(): void } {
+  let pause = FIRST_PAUSE_MS;
+  return {
+    next() {
+      const wait = Math.round(pause * (0.75 + Math.random() / 2));
+      pause = Math.min(pause * 2, LONGEST_PAUSE_MS);
+      return wait;
+    },
+    reset() {
+      pause = FIRST_PAUSE_MS;
+    },
+  };
+}
+
+/** Settles every waiting call with `answer` (null: the link closed first) and forgets them. */
+function settleAll<T>(waiting: Map<number, (answer: T) => void>, answer: T): void {
+  for (const settle of waiting.values()) settle(answer);
+  waiting.clear();
+}
+
+type AnswerFrame = Extract<EdgeFrame, { type: "callback_answer" | "door_answer" }>;
+
 const FIRST_PAUSE_MS = 500;
 const LONGEST_PAUSE_MS = 30_000;
 
@@ -64,13 +94,12 @@ export function startEdgeLink(options: EdgeLinkOptions): EdgeLink {
   let socket: WebSocket | null = null;
   let isLinked = false;
   let stopped = false;
-  let pause = FIRST_PAUSE_MS;
+  const backoff = dialBackoff();
   let timer: NodeJS.Timeout | null = null;
   let waiters: Array<() => void> = [];
   let nextCallback = 1;
   let welcomes = 0;
-  const callbacks = new Map<number, (answer: { status: number; body: string } | null) => void>();
-  const doors = new Map<number, (answer: RelayAnswer | null) => void>();
+  const waiting = new Map<number, (answer: AnswerFrame | null) => void>();
   const url = `${options.record.origin.replace(/^https:/, "wss:")}${LINK_PATH}?machine=${options.record.machine}`;
 
   const dial = () => {
@@ -78,33 +107,36 @@ export function startEdgeLink(options: EdgeLinkOptions): EdgeLink {
     if (stopped) return;
     const ws = new WebSocket(url, { protocols: [LINK_SUBPROTOCOL], dispatcher: options.dispatcher });
     socket = ws;
+    let ended = false;
+    const heartbeat = keepHeartbeat(ws, () =>
+      end(LINK_SILENT_CLOSE, `no answer for more than ${LINK_SILENT_MS / 1000} s`),
+    );
     ws.addEventListener("message", (event) => {
+      heartbeat.heard();
       const frame = readFrame(event.data);
       if (frame === null) return ws.close(1008, "a frame that is not the link's");
       void onFrame(ws, frame);
     });
-    ws.addEventListener("close", (event) => {
+    const end = (code: number, reason: string) => {
+      if (ended) return;
+      ended = true;
+      heartbeat.stop();
       if (socket === ws) socket = null;
-      for (const settle of callbacks.values()) settle(null);
-      callbacks.clear();
-      for (const settle of doors.values()) settle(null);
-      doors.clear();
+      settleAll(waiting, null);
       const wasLinked = isLinked;
       isLinked = false;
       if (stopped) return;
-      if (event.code === LINK_REPLACED_CLOSE) {
+      if (code === LINK_REPLACED_CLOSE) {
         stopped = true;
-        return options.log(
-          "edge link replaced by a newer link of this machine (another bridge with its key); not dialling again",
-        );
+        return options.log(REPLACED_NOTICE);
       }
-      const wait = Math.round(pause * (0.75 + Math.random() / 2));
+      const wait = backoff.next();
       options.log(
-        `edge link ${wasLinked ? "lost" : "refused or unreachable"} (close ${event.code}${event.reason ? `: ${event.reason}` : ""}); dialling again in ${wait} ms`,
+        `edge link ${wasLinked ? "lost" : "refused or unreachable"} (close ${code}${reason ? `: ${reason}` : ""}); dialling again in ${wait} ms`,
       );
-      pause = Math.min(pause * 2, LONGEST_PAUSE_MS);
       timer = setTimeout(dial, wait);
-    });
+    };
+    ws.addEventListener("close", (event) => end(event.code, event.reason));
     // An error is followed by close, which schedules the next dial.
     ws.addEventListener("error", () => undefined);
   };
@@ -121,7 +153,7 @@ export function startEdgeLink(options: EdgeLinkOptions): EdgeLink {
       case "welcome":
         if (welcomes++ > 0) options.onRelinked?.();
         isLinked = true;
-        pause = FIRST_PAUSE_MS;
+        backoff.reset();
         options.log(`edge link up: ${options.record.origin} as machine ${options.record.machine}`);
         for (const wake of waiters) wake();
         waiters = [];
@@ -133,45 +165,67 @@ export function startEdgeLink(options: EdgeLinkOptions): EdgeLink {
       case "relay":
         if (options.serves === false || options.relay === undefined) return;
         return send(ws, { type: "relay_answer", id: frame.id, answer: await serveRelay(options.relay, frame.request) });
-      case "callback_answer":
-        callbacks.get(frame.id)?.(frame);
-        callbacks.delete(frame.id);
+      case "pong":
         return;
+      case "callback_answer":
       case "door_answer":
-        doors.get(frame.id)?.(frame.answer);
-        doors.delete(frame.id);
+        waiting.get(frame.id)?.(frame);
+        waiting.delete(frame.id);
         return;
     }
+  };
+
+  /** Sends one numbered frame and waits for the frame answering it; null at once when not linked. */
+  const ask = <T>(frameOf: (id: number) => BridgeFrame, read: (answer: AnswerFrame) => T | null): Promise<T | null> => {
+    const ws = socket;
+    if (!isLinked || ws === null) return Promise.resolve(null);
+    const id = nextCallback++;
+    return new Promise((settle) => {
+      waiting.set(id, (answer) => settle(answer === null ? null : read(answer)));
+      send(ws, frameOf(id));
+    });
   };
 
   dial();
   return {
     isLinked: () => isLinked,
     linked: () => (isLinked ? Promise.resolve() : new Promise<void>((wake) => waiters.push(wake))),
-    callGateway(method, path, work, body) {
-      const ws = socket;
-      if (!isLinked || ws === null) return Promise.resolve(null);
-      const id = nextCallback++;
-      return new Promise((settle) => {
-        callbacks.set(id, (answer) => settle(answer === null ? null : { status: answer.status, body: answer.body }));
-        send(ws, { type: "callback", id, method, path, work, body: body === undefined ? null : JSON.stringify(body) });
-      });
-    },
-    callDoor(request) {
-      const ws = socket;
-      if (!isLinked || ws === null || options.serves === false) return Promise.resolve(null);
-      const id = nextCallback++;
-      return new Promise((settle) => {
-        doors.set(id, settle);
-        send(ws, { type: "door", id, request });
-      });
-    },
+    callGateway: (method, path, work, body) =>
+      ask(
+        (id) => ({ type: "callback", id, method, path, work, body: body === undefined ? null : JSON.stringify(body) }),
+        (answer) => (answer.type === "callback_answer" ? { status: answer.status, body: answer.body } : null),
+      ),
+    // A command's link carries no app's call.
+    callDoor: (request) =>
+      options.serves === false
+        ? Promise.resolve(null)
+        : ask(
+            (id) => ({ type: "door", id, request }),
+            (answer) => (answer.type === "door_answer" ? answer.answer : null),
+          ),
     stop() {
       stopped = true;
       if (timer !== null) clearTimeout(timer);
       socket?.close(1000, "the bridge stops");
     },
   };
+}
+
+/**
+ * The link's heartbeat (kernel/contracts/bridge-link.ts): a ping each LINK_PING_INTERVAL_MS, and a
+ * link that answers nothing for LINK_SILENT_MS (a path that died without a close, a frozen edge)
+ * is closed and reported silent at once, since its close may never come.
+ */
+function keepHeartbeat(ws: WebSocket, onSilent: () => void): { heard(): void; stop(): void } {
+  let heardAt = Date.now();
+  const timer = setInterval(() => {
+    if (ws.readyState !== WebSocket.OPEN) return;
+    if (Date.now() - heardAt <= LINK_SILENT_MS) return ws.send(LINK_PING_FRAME);
+    ws.close(LINK_SILENT_CLOSE, "no heartbeat");
+    onSilent();
+  }, LINK_PING_INTERVAL_MS);
+  timer.unref();
+  return { heard: () => (heardAt = Date.now()), stop: () => clearInterval(timer) };
 }
 
 /** Serves one call of the edge on this machine's bridge; an operation the contract does not list is refused here. */

@@ -1,11 +1,11 @@
-// `personalclaw token --edge`: a sign-in link for the paired edge, minted over a short link of this
-// machine's own (it proves the machine's key like the bridge's link, but carries no call of the
+// `personalclaw token --edge` (and `security verify --edge`): a sign-in link for the paired edge,
+// minted over a short link of this machine's own (it proves the machine's key like the bridge's link, but carries no call of the
 // edge, so it never displaces the running bridge's link). The link carries the edge's public URL
 // and, like every sign-in link, binds to the first address that opens it.
 import { ErrorEnvelopeSchema } from "../../kernel/contracts/errors";
 import { MintedTokenAnswerSchema } from "../../kernel/contracts/session";
 import { parseStrictJson } from "../../kernel/text/strict-json";
-import { safeLine } from "../../kernel/text/text-safety";
+import { printError } from "../cli/print";
 import { homePaths } from "../home";
 import type { Settings } from "../settings";
 import { edgeDispatcher } from "./edge-dispatcher";
@@ -14,11 +14,7 @@ import { readEdgeRecord } from "./edge-record";
 
 const LINK_WAIT_MS = 30_000;
 
-function fail(json: boolean, code: string, message: string): number {
-  if (json) process.stdout.write(`${JSON.stringify({ error: { code, message } })}\n`);
-  else process.stderr.write(`personalclaw: ${safeLine(message)} (${code})\n`);
-  return 1;
-}
+const fail = (json: boolean, code: string, message: string): number => printError({ code, message }, json);
 
 /**
  * Calls one internal route of the paired edge's gateway as the command `work`, over a short link

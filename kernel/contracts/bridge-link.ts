@@ -123,6 +123,8 @@ export const EdgeFrameSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("relay"), id: CallId, request: RelayRequestSchema }),
   /** The gateway's answer to an app backend's call (a `door` frame), as RelayAnswerSchema. */
   z.strictObject({ type: z.literal("door_answer"), id: CallId, answer: RelayAnswerSchema }),
+  /** The edge's automatic answer to the bridge's heartbeat (LINK_PONG_FRAME). */
+  z.strictObject({ type: z.literal("pong") }),
   /** The gateway's answer to one of the bridge's calls back. */
   z.strictObject({ type: z.literal("callback_answer"), id: CallId, status: z.number().int(), body: z.string() }),
 ]);
@@ -153,6 +155,21 @@ export const BridgeFrameSchema = z.discriminatedUnion("type", [
   }),
 ]);
 export type BridgeFrame = z.infer<typeof BridgeFrameSchema>;
+
+/**
+ * The link's heartbeat. The bridge sends LINK_PING_FRAME every LINK_PING_INTERVAL_MS; the edge
+ * answers LINK_PONG_FRAME without waking its Durable Object (an automatic response). A link with
+ * no pong for LINK_SILENT_MS is dead to the bridge, which drops it and dials again; a serving link
+ * with no ping for as long is dead to the edge, which closes it and answers its calls
+ * bridge_unavailable at once instead of sending them into it.
+ */
+export const LINK_PING_FRAME = '{"type":"ping"}';
+export const LINK_PONG_FRAME = '{"type":"pong"}';
+export const LINK_PING_INTERVAL_MS = 5_000;
+export const LINK_SILENT_MS = 15_000;
+
+/** The close code of a link one side found silent past LINK_SILENT_MS. */
+export const LINK_SILENT_CLOSE = 4002;
 
 /** The close code of a serving link another serving link of the same machine replaced: it does not dial again. */
 export const LINK_REPLACED_CLOSE = 4001;
