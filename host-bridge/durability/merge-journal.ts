@@ -5,9 +5,8 @@
 // without a record; the next merge removes those (never a folder whose record came). A merge
 // killed while handing out secrets leaves apps owed them; the next merge hands them out (a
 // secret already copied is kept and given again), so a kill at any step leaves every app either
-// absent or merged whole, and a re-run completes what was owed. The writer is named by pid AND
-// start time (as gateway.json names the gateway), so a pid the kernel gave to another process
-// after a killed merge does not read as a merge under way.
+// absent or merged whole, and a re-run completes what was owed. The writer is named by pid and
+// start time (journal-writer.ts).
 import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -16,23 +15,15 @@ import { APP_NAME_PATTERN } from "../../kernel/rules/app-name";
 import { homePaths } from "../home";
 import { makePrivateFolder, removePrivateFile, writePrivateFile } from "../private-file";
 import { readPrivateRecord } from "../private-record";
-import { identityOf, isRecordedProcessAlive } from "../supervisor/process-identity";
+import { isOtherWriterAlive, JournalWriterShape, thisJournalWriter } from "./journal-writer";
 
 const MergeJournalSchema = z.strictObject({
   version: z.literal(1),
-  pid: z.number().int(),
-  /** The writer's start time (/proc/<pid>/stat field 22) and executable; a journal without them proves no merge alive. */
-  pid_start_time: z.string().max(32).nullable().default(null),
-  pid_exe: z.string().max(4096).nullable().default(null),
+  ...JournalWriterShape,
   placed: z.array(z.string().regex(APP_NAME_PATTERN)),
   /** Merged apps whose archived secrets are not all handed out yet. */
   secrets: z.array(z.string().regex(APP_NAME_PATTERN)).optional(),
 });
-
-/** Whether the process that wrote the journal still runs: the same pid, start time and executable. */
-function isMergeAlive(journal: z.infer<typeof MergeJournalSchema>): boolean {
-  return isRecordedProcessAlive({ pid: journal.pid, startTime: journal.pid_start_time, exe: journal.pid_exe });
-}
 
 export function mergeJournalPath(home: string): string {
   return join(homePaths(home).run, "restore-merge.json");
@@ -40,15 +31,7 @@ export function mergeJournalPath(home: string): string {
 
 export function writeMergeJournal(home: string, placed: readonly string[], secrets: readonly string[] = []): void {
   makePrivateFolder(homePaths(home).run);
-  const me = identityOf(process.pid);
-  const journal = {
-    version: 1,
-    pid: process.pid,
-    pid_start_time: me?.startTime ?? null,
-    pid_exe: me?.exe ?? null,
-    placed,
-    secrets,
-  };
+  const journal = { version: 1, ...thisJournalWriter(), placed, secrets };
   writePrivateFile(mergeJournalPath(home), `${JSON.stringify(journal)}\n`);
 }
 
@@ -75,7 +58,7 @@ export async function settleMerge(
   const path = mergeJournalPath(home);
   if (!existsSync(path)) return { removed: [], secretsOwed: [] };
   const journal = readPrivateRecord(path, MergeJournalSchema);
-  if (journal !== null && journal.pid !== process.pid && isMergeAlive(journal)) return "in_progress";
+  if (journal !== null && isOtherWriterAlive(journal)) return "in_progress";
   const removed: string[] = [];
   for (const name of journal?.placed ?? []) {
     if (hasRecord(name)) continue;

@@ -18,6 +18,7 @@ import {
   writeRestoreJournal,
   type RestoreJournal,
 } from "./restore-journal";
+import { identityOf } from "../supervisor/process-identity";
 
 describe("a replace restore's journal, settled after a kill", () => {
   let parent: string;
@@ -70,11 +71,37 @@ describe("a replace restore's journal, settled after a kill", () => {
     expect(readdirSync(parent)).toEqual(["home"]);
   });
 
-  it("leaves a restore whose process still runs to it", async () => {
-    writeRestoreJournal({ ...journal, phase: "swap", pid: process.ppid });
+  it("leaves a restore whose process still runs to it (the same pid, start time and executable)", async () => {
+    const writer = identityOf(process.ppid)!;
+    writeRestoreJournal({
+      ...journal,
+      phase: "swap",
+      pid: writer.pid,
+      pid_start_time: writer.startTime,
+      pid_exe: writer.exe,
+    });
     expect(await recoverRestore(home)).toBe("in_progress");
     expect(which()).toBe("old");
     expect(existsSync(restoreJournalPath(home))).toBe(true);
+  });
+
+  it("a pid another process took after the restore was killed is not a restore under way: the journal is settled", async () => {
+    const other = identityOf(process.ppid)!;
+    writeRestoreJournal({
+      ...journal,
+      phase: "swap",
+      pid: other.pid,
+      pid_start_time: String(Number(other.startTime) + 1),
+      pid_exe: other.exe,
+    });
+    expect(await recoverRestore(home)).toBe("completed");
+    expect(which()).toBe("new");
+  });
+
+  it("a journal naming only a live pid proves no restore alive: it is settled, never waited on forever", async () => {
+    writeRestoreJournal({ ...journal, phase: "build", pid: process.ppid });
+    expect(await recoverRestore(home)).toBe("rolled_back");
+    expect(which()).toBe("old");
   });
 
   it("answers none and touches nothing without a journal", async () => {

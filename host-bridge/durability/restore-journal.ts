@@ -10,7 +10,7 @@ import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import { removePrivateFile, syncFolder, writePrivateFile } from "../private-file";
 import { readPrivateRecord } from "../private-record";
-import { isPidAlive } from "../supervisor/process-identity";
+import { isOtherWriterAlive, JournalWriterShape } from "./journal-writer";
 
 export const RestoreJournalSchema = z.strictObject({
   version: z.literal(1),
@@ -18,10 +18,10 @@ export const RestoreJournalSchema = z.strictObject({
   home: z.string(),
   staged: z.string(),
   previous: z.string(),
-  /** The restoring process: while it lives, nobody else settles its journal. */
-  pid: z.number().int(),
+  /** The restoring process (pid and start time): while it lives, nobody else settles its journal. */
+  ...JournalWriterShape,
 });
-export type RestoreJournal = z.infer<typeof RestoreJournalSchema>;
+export type RestoreJournal = z.input<typeof RestoreJournalSchema>;
 
 /** Beside the home: `<parent>/.<home name>.restore.json`. */
 export function restoreJournalPath(home: string): string {
@@ -55,7 +55,7 @@ export async function recoverRestore(home: string): Promise<RestoreRecovery> {
     removePrivateFile(path);
     return "none";
   }
-  if (journal.pid !== process.pid && isPidAlive(journal.pid)) return "in_progress";
+  if (isOtherWriterAlive(journal)) return "in_progress";
   let outcome: RestoreRecovery;
   if (journal.phase === "build") {
     await rm(journal.staged, { recursive: true, force: true });

@@ -13,6 +13,7 @@ import { restoreFolders, restoreJournalPath, writeRestoreJournal, type RestoreJo
 import { writeStoreFile } from "./store-files";
 import { writeArchiveFiles } from "./archive-files";
 import { writePendingPackages } from "./restore-packages";
+import { thisJournalWriter } from "./journal-writer";
 import { rehomeMcpEntries } from "../mcp/mcp-json";
 import { packageRoot } from "../package-root";
 
@@ -50,7 +51,7 @@ export async function replaceHome(
 ): Promise<ReplaceResult> {
   const id = randomBytes(6).toString("hex");
   const { staged, previous } = restoreFolders(home, id);
-  const journal: RestoreJournal = { version: 1, phase: "build", home, staged, previous, pid: process.pid };
+  const journal: RestoreJournal = { version: 1, phase: "build", home, staged, previous, ...thisJournalWriter() };
   // A home on a new machine may not have its parent yet.
   await mkdir(dirname(home), { recursive: true, mode: 0o700 });
   writeRestoreJournal(journal);
