@@ -68,15 +68,16 @@ export async function besideAnswer(gw: RunningGateway): Promise<{ status: number
   }
 }
 
+/** One answer as countAnswers keeps it: when it came (Date.now()), its status and version. */
+export type TimedAnswer = { at: number; status: number; version: string | null };
+
 /** Asks the app one request after another until stopped; answers every answer, in order. */
-export function countAnswers(gw: RunningGateway): {
-  stop: () => Promise<Array<{ status: number; version: string | null }>>;
-} {
-  const seen: Array<{ status: number; version: string | null }> = [];
+export function countAnswers(gw: RunningGateway): { stop: () => Promise<TimedAnswer[]> } {
+  const seen: TimedAnswer[] = [];
   let running = true;
   const loop = (async () => {
     while (running) {
-      seen.push(await besideAnswer(gw));
+      seen.push({ ...(await besideAnswer(gw)), at: Date.now() });
       await sleep(20);
     }
   })();
