@@ -17,7 +17,6 @@ import { runCli, startGateway, testBuildCliPath, type RunningGateway } from "./h
 import { install } from "./helpers/backends";
 import { agentFromMcpJson } from "./helpers/mcp-agent";
 import { allowEveryTool } from "./helpers/mcp-tool-policy";
-import type { PypiIndexStandIn } from "./helpers/pypi-index";
 import { startWordsIndex, WORDS_APP, WORDS_SPEC } from "./helpers/pypi-words-app";
 import {
   APP,
@@ -336,21 +335,24 @@ describe("a merge killed after placing an app's folder, before its record, or wh
   }, 240_000);
 });
 
-describe("a merge killed after its app's record, before that app's packages are installed", () => {
-  it("leaves the app recorded and held back (packages_not_restored), nothing installed; the next merge installs them from the archive and it answers", async () => {
-    const root = mkdtempSync("/var/tmp/pc-merge-packages-kill-");
-    const ownerHome = join(root, "owner");
-    const passFile = join(root, "pass");
+describe("a merge killed after its app's record, before that app's packages are in", () => {
+  const key = `${WORDS_APP}:${WORDS_APP}`;
+  let root: string;
+  let ownerHome: string;
+  let passFile: string;
+  let archive: string;
+
+  beforeAll(async () => {
+    root = mkdtempSync("/var/tmp/pc-merge-packages-kill-");
+    ownerHome = join(root, "owner");
+    passFile = join(root, "pass");
     writeFileSync(passFile, `${PASSPHRASE}\n`);
-    const key = `${WORDS_APP}:${WORDS_APP}`;
-    let index: PypiIndexStandIn | null = (await startWordsIndex(root)).index;
-    let source: RunningGateway | null = null;
-    let target: RunningGateway | null = null;
+    const { index } = await startWordsIndex(root);
+    const sourceHome = join(root, "source");
+    mkdirSync(sourceHome, { recursive: true });
+    writeFileSync(join(sourceHome, "config.json"), JSON.stringify({ install: { pypi_index: index.url } }));
+    const source = await startGateway({ home: sourceHome, env: { HOME: ownerHome } });
     try {
-      const sourceHome = join(root, "source");
-      mkdirSync(sourceHome, { recursive: true });
-      writeFileSync(join(sourceHome, "config.json"), JSON.stringify({ install: { pypi_index: index!.url } }));
-      source = await startGateway({ home: sourceHome, env: { HOME: ownerHome } });
       const added = await runCli(
         ["apps", "add", WORDS_SPEC, "--yes", "--home", sourceHome],
         { HOME: ownerHome },
@@ -363,17 +365,40 @@ describe("a merge killed after its app's record, before that app's packages are 
       } finally {
         await agent.close();
       }
-      const archive = join(root, "words.pcbackup");
+      archive = join(root, "words.pcbackup");
       const backup = await runCli(["backup", "--out", archive, "--passphrase-file", passFile, "--home", sourceHome]);
       expect(backup.code, backup.stderr).toBe(0);
+    } finally {
       await source.stop();
-      source = null;
-      await index!.close();
-      index = null;
+      // From here on there is no index: whatever is installed comes from the archive.
+      await index.close();
+    }
+  }, 420_000);
 
-      mkdirSync(join(root, "target"), { mode: 0o700 });
-      target = await startGateway({ home: join(root, "target"), env: { HOME: ownerHome } });
-      const home = target.home;
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  const mergeInto = (home: string) =>
+    runCli(["restore", archive, "--mode", "merge", "--passphrase-file", passFile, "--json", "--home", home], {
+      HOME: ownerHome,
+    });
+
+  /** The server counts three words for an agent started from mcp.json, its tools allowed by `gw`. */
+  async function answers(gw: RunningGateway): Promise<void> {
+    const agent = await agentFromMcpJson(gw.home, key, ownerHome);
+    try {
+      await allowEveryTool(gw, agent.client, WORDS_APP, WORDS_APP);
+      const counted = await agent.client.callTool({ name: "count_words", arguments: { text: "one two three" } });
+      expect((counted.content as Array<{ text: string }>)[0]!.text).toBe("3");
+    } finally {
+      await agent.close();
+    }
+  }
+
+  it("the CLI killed: the app is recorded and held back (packages_not_restored), nothing installed; the next merge installs them from the archive and it answers", async () => {
+    const home = join(mkdtempSync(join(root, "cli-")), "home");
+    mkdirSync(home, { mode: 0o700 });
+    const target = await startGateway({ home, env: { HOME: ownerHome } });
+    try {
       writeFileSync(join(home, "test-pause-at"), "merge:packages");
       const cli = spawnCli(
         ["restore", archive, "--mode", "merge", "--passphrase-file", passFile, "--home", home],
@@ -388,29 +413,44 @@ describe("a merge killed after its app's record, before that app's packages are 
       expect(existsSync(join(home, "apps", WORDS_APP, "venv"))).toBe(false);
       await expect(agentFromMcpJson(home, key, ownerHome)).rejects.toThrow(/packages_not_restored/);
 
-      const again = await runCli(
-        ["restore", archive, "--mode", "merge", "--passphrase-file", passFile, "--json", "--home", home],
-        { HOME: ownerHome },
-      );
+      const again = await mergeInto(home);
       expect(again.code, again.stderr + again.stdout).toBe(0);
       const items = (JSON.parse(again.stdout) as { items: Array<{ item: string; outcome: string }> }).items;
       expect(items.find((i) => i.item === `app ${WORDS_APP}`)?.outcome).toBe("unchanged");
       expect(items.find((i) => i.item === `packages for ${WORDS_APP}`)?.outcome).toBe("merged");
       expect(existsSync(join(home, "restore-packages.json"))).toBe(false);
       expect(existsSync(join(home, "run", "restore-merge.json"))).toBe(false);
-      const restored = await agentFromMcpJson(home, key, ownerHome);
-      try {
-        await allowEveryTool(target, restored.client, WORDS_APP, WORDS_APP);
-        const counted = await restored.client.callTool({ name: "count_words", arguments: { text: "one two three" } });
-        expect((counted.content as Array<{ text: string }>)[0]!.text).toBe("3");
-      } finally {
-        await restored.close();
-      }
+      await answers(target);
     } finally {
-      await source?.stop();
-      await target?.stop();
-      await index?.close();
-      rmSync(root, { recursive: true, force: true });
+      await target.stop();
     }
-  }, 420_000);
+  }, 240_000);
+
+  it("the gateway killed once the packages are installed, before the list says so: its next start installs them again whole, and it answers", async () => {
+    const home = join(mkdtempSync(join(root, "gateway-")), "home");
+    mkdirSync(home, { mode: 0o700 });
+    let gw = await startGateway({ home, env: { HOME: ownerHome }, detached: true });
+    try {
+      writeFileSync(join(home, "test-pause-at"), "packages:installed");
+      const merge = mergeInto(home);
+      await waitForPause(home, "packages:installed", 180_000);
+      // A mark in what the killed run installed: gone once the next start has installed them anew.
+      const left = join(home, "apps", WORDS_APP, "venv", "left-by-the-killed-run");
+      writeFileSync(left, "");
+      await killGroup(gw);
+      rmSync(join(home, "test-pause-at"), { force: true });
+      expect((await merge).code).not.toBe(0);
+      // Still owed: the list was not written, so the installed venv is not trusted.
+      expect(JSON.parse(readFileSync(join(home, "restore-packages.json"), "utf8")).apps).toEqual([{ name: WORDS_APP }]);
+      gw = await startGateway({ home, env: { HOME: ownerHome }, detached: true });
+      await expect.poll(() => existsSync(join(home, "restore-packages.json")), { timeout: 180_000 }).toBe(false);
+      // Installed again from nothing, not taken as it was left.
+      expect(existsSync(left)).toBe(false);
+      expect(existsSync(join(home, "apps", WORDS_APP, "venv", "pyvenv.cfg"))).toBe(true);
+      expect((await gw.fetch(`/api/apps/${WORDS_APP}`)).status).toBe(200);
+      await answers(gw);
+    } finally {
+      await killGroup(gw);
+    }
+  }, 300_000);
 });

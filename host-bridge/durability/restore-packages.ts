@@ -28,6 +28,7 @@ import {
 } from "../install/install-dependencies";
 import { installNpmClosure } from "../install/install-npm-closure";
 import { hashNoFollow } from "../install/ui-files";
+import { pauseAtNamedStep } from "../install/test-pause";
 
 const PendingAppSchema = z.strictObject({
   name: z.string().regex(APP_NAME_PATTERN),
@@ -190,6 +191,7 @@ async function restorePendingPackages(
     let outcome: PackagesOutcome;
     try {
       await reinstallPackages(app.name, appDir, ctx);
+      if (TEST_BUILD) await pauseAtNamedStep(home, "packages:installed", ctx.log);
       outcome = { name: app.name, ok: true };
     } catch (error) {
       const code = error instanceof GatewayError ? error.code : "install_step_failed";
