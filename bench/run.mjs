@@ -5,7 +5,7 @@
 // Each section measures in its own module (bench/sections/); this runner runs the wanted ones
 // in a fixed order and prints what they recorded.
 //
-//   node bench/run.mjs [--json] [--json-out FILE] [--runs 3] [--duration 4] [--only proxy,auth,tail,runtime,install,sel,start,start30,backends,update,events,broker,secrets,mcp,add,backup]
+//   node bench/run.mjs [--json] [--json-out FILE] [--runs 3] [--duration 4] [--only proxy,auth,tail,runtime,install,sel,start,start30,backends,update,events,broker,secrets,mcp,add,backup,link]
 import { rmSync, writeFileSync } from "node:fs";
 import { msSince } from "./lib/procs.mjs";
 import { startBenchRun } from "./lib/bench-run.mjs";
@@ -26,6 +26,7 @@ import { start30Section } from "./sections/start30.mjs";
 import { mcpSection } from "./sections/mcp.mjs";
 import { addSection } from "./sections/add.mjs";
 import { backupSection } from "./sections/backup.mjs";
+import { linkSection } from "./sections/link.mjs";
 
 const bench = startBenchRun();
 const { wants, cleanups, raw } = bench;
@@ -52,6 +53,7 @@ function steps() {
     [["mcp"], () => mcpSection(bench)],
     [["add"], () => addSection(bench)],
     [["backup"], () => backupSection(bench)],
+    [["link"], () => linkSection(bench)],
   ];
 }
 

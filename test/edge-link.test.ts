@@ -9,8 +9,8 @@ import { randomBytes } from "node:crypto";
 import { connect, createServer as createNetServer, type Socket } from "node:net";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { Miniflare } from "miniflare";
-import { unstable_getMiniflareWorkerOptions } from "wrangler";
+import type { Miniflare } from "miniflare";
+import { startEdgeWorker } from "./helpers/edge-worker";
 import { fetch as undiciFetch, WebSocket, type Dispatcher } from "undici";
 import { makeTestCertificates, type TestCertificates } from "./helpers/test-ca";
 import {
@@ -212,26 +212,13 @@ async function closeLinkMidCall<T>(
 
 beforeAll(async () => {
   certs = makeTestCertificates({ names: ["claw.example"] });
-  const { workerOptions } = unstable_getMiniflareWorkerOptions(join(repoRoot, "wrangler.jsonc"));
-  edge = new Miniflare({
-    ...(workerOptions as object),
-    name: "personalclaw",
-    modules: true,
-    scriptPath: join(repoRoot, "dist", "worker.js"),
-    bindings: {
-      ...(workerOptions.bindings as Record<string, string>),
-      PERSONALCLAW_PUBLIC_ORIGIN: ORIGIN,
-      PERSONALCLAW_PAIRING_SECRET: PAIRING_SECRET,
-      INTERNAL_SECRET,
-      SEL_KEY: randomBytes(32).toString("hex"),
-    },
-    host: "127.0.0.1",
-    port: 0,
-    https: true,
-    httpsKey: certs.key,
-    httpsCert: certs.cert,
-  } as ConstructorParameters<typeof Miniflare>[0]);
-  edgePort = Number((await edge.ready).port);
+  ({ edge, port: edgePort } = await startEdgeWorker({
+    repoRoot,
+    origin: ORIGIN,
+    certs,
+    pairingSecret: PAIRING_SECRET,
+    internalSecret: INTERNAL_SECRET,
+  }));
   dispatcher = edgeDispatcher(`127.0.0.1:${edgePort}`, certs.caPem)!;
   home = makeHome("pc-edge-");
   cliEnv = {

@@ -25,6 +25,7 @@ export const SECTIONS = [
   "mcp",
   "add",
   "backup",
+  "link",
 ];
 
 /** Reads the command line and makes the scratch folder; the bench's one run. */

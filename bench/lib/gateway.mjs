@@ -36,10 +36,11 @@ export function runCli(args, timeoutMs = 120_000, cli = cliPath) {
  * Starts `personalclaw start` and measures spawn -> first 200 of GET /api/status (polled every
  * 10 ms with the internal credential the start writes, as the CLI itself asks) and spawn -> ready line.
  */
-export async function startPersonalclaw(home, cli = cliPath, extraEnv = {}) {
+export async function startPersonalclaw(home, cli = cliPath, extraEnv = {}, extraArgs = []) {
   const port = await freePort();
   const started = process.hrtime.bigint();
-  const child = spawn(process.execPath, [cli, "start", "--port", String(port), "--home", home, "--json-ready"], {
+  const args = [cli, "start", "--port", String(port), "--home", home, "--json-ready", ...extraArgs];
+  const child = spawn(process.execPath, args, {
     env: { ...cliEnv(), ...extraEnv },
     stdio: ["ignore", "pipe", "pipe"],
   });
