@@ -216,6 +216,14 @@ describe("a newcomer following the README", () => {
     expect(said).toContain("the notes database is not migrated");
     expect(said).not.toMatch(STACK_TRACE);
     expect(answers.length).toBeGreaterThan(5);
+    // The update's steps stay below the error: the old version was never stopped, and why.
+    const stopOld = detail.locator('.install-step[data-step="stop_old"]');
+    expect(await stopOld.getAttribute("data-status")).toBe("skipped");
+    expect(await stopOld.locator(".step-message").textContent()).toBe(
+      "the app declares no storage: its current version keeps answering until the new one is healthy",
+    );
+    expect(await detail.locator('.install-step[data-step="health"]').getAttribute("data-status")).toBe("failed");
+    expect(await detail.locator('.install-step[data-step="switch"]').getAttribute("data-status")).toBe("not-run");
     expect(answers.filter((a) => a.status !== 200 || a.body.keyed !== true)).toEqual([]);
     expect((await hello()).body).toMatchObject({ hello: "world", keyed: true });
     const listed = cli(["apps", "list"]);

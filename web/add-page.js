@@ -7,7 +7,13 @@
 import { el, errorNotice, replaceChildren } from "./element.js";
 import { showReview } from "./install-page.js";
 import { installReview } from "./install-review.js";
-import { installFailureNotice, installProgressView, newInstallId, withInstallProgress } from "./install-progress.js";
+import {
+  installFailureNotice,
+  installProgressView,
+  newInstallId,
+  UPDATE_STEPS,
+  withInstallProgress,
+} from "./install-progress.js";
 import { changeList } from "./update-changes.js";
 import { updatingText } from "./update-control.js";
 
@@ -208,7 +214,7 @@ async function update(page, name, source, digest) {
     }),
   );
   const installId = newInstallId();
-  const progress = installProgressView(source);
+  const progress = installProgressView(source, UPDATE_STEPS);
   replaceChildren(page.progressHost, progress.node);
   const { answer, steps } = await withInstallProgress(page.api, installId, progress.update, () =>
     page.api.post(`/api/apps/${encodeURIComponent(name)}/update`, { source, consent: digest, install_id: installId }),

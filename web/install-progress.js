@@ -17,7 +17,29 @@ const STEPS = [
   ["verify", "Verify"],
   ["move_into_place", "Move into place"],
 ];
-const STEP_LABELS = new Map(STEPS);
+/**
+ * The update steps in the order the host bridge runs them (host-bridge/install/update-app.ts).
+ * @type {Array<[string, string]>}
+ */
+export const UPDATE_STEPS = [
+  ["stage", "Stage"],
+  ["consent", "Consent"],
+  ["python_dependencies", "Python dependencies"],
+  ["npm_packages", "npm packages"],
+  ["npm_closure", "Pinned npm closure"],
+  ["disk_space", "Disk space"],
+  ["stop_old", "Stop the old version"],
+  ["copy_data", "Copy its data"],
+  ["keep_rollback", "Keep the old version"],
+  ["move_venv", "Move its venv"],
+  ["install_hook", "Install hook"],
+  ["verify", "Verify"],
+  ["move_into_place", "Move into place"],
+  ["health", "Health check"],
+  ["switch", "Switch to the new version"],
+  ["rollback", "Put the old version back"],
+];
+const STEP_LABELS = new Map([...STEPS, ...UPDATE_STEPS]);
 const STATUS_TONES = { started: "warn", done: "ok", failed: "bad", skipped: "neutral" };
 const POLL_MS = 250;
 
@@ -52,14 +74,17 @@ function latestByStep(steps) {
 }
 
 /**
- * The progress view for one install. `update(steps)` shows the steps reported so far;
- * `finish(answer, steps)` marks how it ended and answers the failed step, if any
- * (error.detail.step, else the step the bridge reported as failed).
+ * The progress view for one install (or, with UPDATE_STEPS, one update). `update(steps)` shows
+ * the steps reported so far; `finish(answer, steps)` marks how it ended and answers the failed
+ * step, if any (error.detail.step, else the step the bridge reported as failed).
+ * @param {string} source
+ * @param {Array<[string, string]>} [stepList]
  */
-export function installProgressView(source) {
+export function installProgressView(source, stepList = STEPS) {
+  const isUpdate = stepList === UPDATE_STEPS;
   const rows = new Map();
   const list = el("ol", { class: "install-steps", "aria-live": "polite", "aria-relevant": "text" });
-  for (const [step, label] of STEPS) {
+  for (const [step, label] of stepList) {
     const badge = el("span", { class: "badge badge-neutral step-status", text: "waiting" });
     const message = el("span", { class: "step-message muted" });
     // Each row is atomic: a change is read with its step's name ("npm packages skipped").
@@ -76,7 +101,7 @@ export function installProgressView(source) {
   const node = el(
     "div",
     { class: "install-progress", "data-install": "running" },
-    el("h4", { class: "install-progress-title", text: "Install progress" }),
+    el("h4", { class: "install-progress-title", text: isUpdate ? "Update progress" : "Install progress" }),
     el("p", { class: "muted mono wrap", text: source }),
     list,
   );
@@ -102,7 +127,7 @@ export function installProgressView(source) {
     const latest = latestByStep(steps);
     if (answer.ok) {
       node.dataset.install = "done";
-      for (const [step] of STEPS) if (!latest.has(step)) setRow(step, "not-run", "");
+      for (const [step] of stepList) if (!latest.has(step)) setRow(step, "not-run", "");
       return null;
     }
     node.dataset.install = "failed";
@@ -115,7 +140,7 @@ export function installProgressView(source) {
     // A step that threw after saying "started" never reports "failed" itself.
     if (failedStep && STEP_LABELS.has(failedStep) && latest.get(failedStep)?.status !== "failed")
       setRow(failedStep, "failed", latest.get(failedStep)?.message ?? "");
-    for (const [step] of STEPS) if (!latest.has(step) && step !== failedStep) setRow(step, "not-run", "");
+    for (const [step] of stepList) if (!latest.has(step) && step !== failedStep) setRow(step, "not-run", "");
     return failedStep;
   }
 

@@ -5,6 +5,7 @@
 import { el, errorNotice, replaceChildren } from "./element.js";
 import { installReview } from "./install-review.js";
 import { changeList } from "./update-changes.js";
+import { installProgressView, newInstallId, UPDATE_STEPS, withInstallProgress } from "./install-progress.js";
 
 /**
  * What the owner is told while an update runs, from the app view's updateKeepsServing (the rule
@@ -15,6 +16,29 @@ export function updatingText(keepsServing) {
   return keepsServing
     ? "Updating… the current version keeps answering until the new one passes its health check (up to 30 s); if it does not, the current version simply stays."
     : "Updating… this app keeps data, so its backend stops while its data is copied and is down until the new version passes its health check (up to 30 s); if it does not, the previous version comes back with its data.";
+}
+
+/**
+ * Runs the update, showing what the owner is told meanwhile and each step the bridge reports;
+ * answers the update's answer and the progress view (kept below an error).
+ */
+async function updateWithProgress(api, host, name, source, consent, installed) {
+  const installId = newInstallId();
+  const progress = installProgressView(source, UPDATE_STEPS);
+  replaceChildren(
+    host,
+    el("p", { class: "muted", role: "status", text: updatingText(installed?.updateKeepsServing === true) }),
+    progress.node,
+  );
+  const { answer, steps } = await withInstallProgress(api, installId, progress.update, () =>
+    api.post(`/api/apps/${encodeURIComponent(name)}/update`, {
+      source,
+      ...(consent ? { consent } : {}),
+      install_id: installId,
+    }),
+  );
+  progress.finish(answer, steps);
+  return { answer, progress };
 }
 
 /**
@@ -39,18 +63,8 @@ export function updateControl(api, name, updated, installed = null) {
   }
 
   async function run(source, consent) {
-    replaceChildren(
-      host,
-      el("p", {
-        class: "muted",
-        role: "status",
-        text: updatingText(installed?.updateKeepsServing === true),
-      }),
-    );
-    const answer = await api.post(
-      `/api/apps/${encodeURIComponent(name)}/update`,
-      consent ? { source, consent } : { source },
-    );
+    const { answer, progress } = await updateWithProgress(api, host, name, source, consent, installed);
+    if (answer.isAuthRequired) return;
     if (answer.ok) {
       replaceChildren(host);
       showButton();
@@ -58,7 +72,8 @@ export function updateControl(api, name, updated, installed = null) {
       return;
     }
     if (answer.code === "consent_required" && answer.detail?.review) return showReview(source, answer.detail);
-    replaceChildren(host, errorNotice(answer));
+    // The steps stay below the error: which one failed, and whether the old version kept answering.
+    replaceChildren(host, errorNotice(answer), progress.node);
   }
 
   function showReview(source, preview) {
