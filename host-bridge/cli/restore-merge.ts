@@ -200,14 +200,12 @@ export async function mergeIntoHome(
   const settled = await settleMerge(home, (name) => installed.has(name));
   if (settled === "in_progress")
     throw new GatewayError("bad_request", { vars: { reason: "another merge into this home is under way" } });
-  for (const name of settled.removed) {
-    dropPendingPackages(home, name);
+  for (const name of settled.removed)
     report.push({
       item: `app ${name}`,
       outcome: "unchanged",
       why: "a merge killed before its record left this folder; it was removed and is merged again below",
     });
-  }
   const records = archivedRecords(checked.state);
   const configs = archivedConfigs(checked);
   const absent: string[] = [];

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { writePrivateFile } from "../private-file";
 import { identityOf } from "../supervisor/process-identity";
 import { mergeJournalPath, settleMerge, writeMergeJournal } from "./merge-journal";
+import { addPendingPackages, readPendingPackages } from "./restore-packages";
 
 describe("a merge's journal names its writer by pid and start time", () => {
   let home: string;
@@ -52,6 +53,20 @@ describe("a merge's journal names its writer by pid and start time", () => {
   it("a live pid under another executable is not the merge either", async () => {
     journalOf({ pid: other.pid, pid_start_time: other.startTime, pid_exe: "/nonexistent/personalclaw" });
     expect(await settleMerge(home, noRecord)).toEqual({ removed: ["placed-app"], secretsOwed: [] });
+  });
+
+  it("an app it listed as owed packages but whose record never came is taken off the list, folder or not", async () => {
+    mkdirSync(join(home, "apps", "recorded-app"), { recursive: true });
+    addPendingPackages(home, ["placed-app", "never-placed", "recorded-app"]);
+    writePrivateFile(
+      mergeJournalPath(home),
+      `${JSON.stringify({ version: 1, pid: 2 ** 22 + 1, placed: ["placed-app", "never-placed", "recorded-app"] })}\n`,
+    );
+    expect(await settleMerge(home, (name) => name === "recorded-app")).toEqual({
+      removed: ["placed-app"],
+      secretsOwed: [],
+    });
+    expect(readPendingPackages(home)).toEqual([{ name: "recorded-app" }]);
   });
 
   it("a journal that names only a pid proves no merge alive: it is settled, never waited on forever", async () => {

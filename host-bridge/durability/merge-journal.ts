@@ -16,6 +16,7 @@ import { homePaths } from "../home";
 import { makePrivateFolder, removePrivateFile, writePrivateFile } from "../private-file";
 import { readPrivateRecord } from "../private-record";
 import { isOtherWriterAlive, JournalWriterShape, thisJournalWriter } from "./journal-writer";
+import { dropPendingPackages } from "./restore-packages";
 
 const MergeJournalSchema = z.strictObject({
   version: z.literal(1),
@@ -46,7 +47,8 @@ export interface SettledMerge {
 }
 
 /**
- * Settles a merge a kill interrupted: each folder it placed whose app has no record is removed.
+ * Settles a merge a kill interrupted: each folder it placed whose app has no record is removed,
+ * and taken off the packages list.
  * Answers the removed names and the recorded apps still owed their secrets (the journal stays
  * until the caller writes its own, which carries them), or `in_progress` while the merge that
  * wrote the journal still runs.
@@ -62,6 +64,9 @@ export async function settleMerge(
   const removed: string[] = [];
   for (const name of journal?.placed ?? []) {
     if (hasRecord(name)) continue;
+    // Listed as owed packages before its folder moved in: without a record it owes nothing, or a
+    // later install of the name would be held back.
+    dropPendingPackages(home, name);
     const folder = join(homePaths(home).apps, name);
     if (!existsSync(folder)) continue;
     await rm(folder, { recursive: true, force: true });
