@@ -110,6 +110,7 @@ describe("update, transitions and restart", () => {
     expect(answer.status, JSON.stringify(answer.body).slice(0, 2000)).toBe(422);
     expect(answer.body.error.code).toBe("update_unhealthy");
     expect(answer.body.error.message).toMatch(/exited with code 7/);
+    expect(answer.body.error.message).toContain("The previous version runs again with its data.");
     expect((await appRow(gw))?.version).toBe("1.2.0");
     await waitHealthy(gw, "1.2.0");
     const served = await proxied(gw);

@@ -95,6 +95,7 @@ describe("an update of an app without storage: the old version answers through t
     expect(answer.body.error.code).toBe("update_unhealthy");
     expect(answer.body.error.message).toContain("last it answered 500: config schema 4 is not supported");
     expect(answer.body.error.message).not.toContain("at migrate");
+    expect(answer.body.error.message).toContain("The previous version answered throughout and still does.");
     expect(answer.body.error.detail).toMatchObject({ step: "health", kept_answering: true });
     // 30 s of answers, every one 200 from the old version.
     expect(seen.at(-1)!.at - seen[0]!.at).toBeGreaterThanOrEqual(29_000);

@@ -430,7 +430,13 @@ async function healthStep({ name, manifest, installed, backend, note, reached }:
     : await backend.startHealthy(name, manifest, timeoutMs);
   if (!healthy.ok)
     throw new GatewayError("update_unhealthy", {
-      vars: { name, reason: healthy.reason },
+      vars: {
+        name,
+        reason: healthy.reason,
+        kept: reached.oldServing
+          ? "The previous version answered throughout and still does."
+          : "The previous version runs again with its data.",
+      },
       // Whether the previous version answered throughout, or was down for the gate (an app with storage).
       detail: { step: "health", kept_answering: reached.oldServing },
     });

@@ -308,7 +308,7 @@ export const ERROR_CODES = {
   },
   update_unhealthy: {
     status: 422,
-    message: "The update of '{name}' was rolled back: {reason}. The previous version runs again with its data.",
+    message: "The update of '{name}' was rolled back: {reason}. {kept}",
   },
   update_step_failed: {
     status: 422,
