@@ -48,6 +48,7 @@ const INTEGRATION = [
  */
 const DURABLE = [
   "durable/schema-steps.test.ts",
+  "durable/bridge-link/pairing-codes.test.ts",
   "durable/security-log/security-log-core.test.ts",
   "durable/security-log/verifiable-log.test.ts",
 ];

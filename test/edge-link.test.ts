@@ -72,9 +72,9 @@ function ownerBridgeCall() {
   return edgeFetch("/api/secrets", { headers: { Authorization: `Bearer ${owner}` } });
 }
 
-/** A link of this test process's own, with this machine's key, to `bridgeUrl` (and its relays to `relay`). */
-function testLink(bridgeUrl: string, secret: string, serves = true, relay?: RelayPlaces): EdgeLink {
-  return startEdgeLink({ record, bridgeUrl, secret, dispatcher, log: () => undefined, serves, relay });
+/** A link of this test process's own, with this machine's key (or `as`'s), to `bridgeUrl` (and its relays to `relay`). */
+function testLink(bridgeUrl: string, secret: string, serves = true, relay?: RelayPlaces, as = record): EdgeLink {
+  return startEdgeLink({ record: as, bridgeUrl, secret, dispatcher, log: () => undefined, serves, relay });
 }
 
 const NOTES_SOURCE = join(repoRoot, "apps", "fixtures", "node-notes");
@@ -395,6 +395,82 @@ describe("the link", () => {
     expect([local.code, JSON.parse(local.stdout).ok]).toEqual([0, true]);
   });
 
+  it("a second machine pairs with a one-time code the signed-in owner created, and the code pairs once", async () => {
+    const created = await ownerFetch("/api/edge/pairing-codes", { method: "POST", body: {} });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const code = String(created.body.code);
+    expect(code).toMatch(/^[A-Z2-7]{4}(-[A-Z2-7]{4}){4}$/);
+    const second = makeHome("pc-edge-second-");
+    const third = makeHome("pc-edge-third-");
+    try {
+      // Typed as a person would: lower case, spaces between the groups.
+      const typed = `${code.toLowerCase().replace(/-/g, " - ")}\n`;
+      const paired = await runCliWithInput(["edge", "pair", ORIGIN, "--code", "--json"], typed, {
+        ...cliEnv,
+        PERSONALCLAW_HOME: second,
+      });
+      expect(paired.code, paired.stdout + paired.stderr).toBe(0);
+      const secondRecord = EdgeRecordSchema.parse(JSON.parse(readFileSync(join(second, "edge.json"), "utf8")));
+      expect(secondRecord.machine).not.toBe(record.machine);
+      // The new machine's own key links it (a link that serves nothing: the edge's calls stay the first machine's).
+      const link = testLink("", "", false, undefined, secondRecord);
+      try {
+        await link.linked();
+      } finally {
+        link.stop();
+      }
+      const reused = await runCliWithInput(["edge", "pair", ORIGIN, "--code", "--json"], `${code}\n`, {
+        ...cliEnv,
+        PERSONALCLAW_HOME: third,
+      });
+      expect([reused.code, JSON.parse(reused.stdout).error.code]).toEqual([1, "edge_pairing_code_refused"]);
+      expect(existsSync(join(third, "edge.json"))).toBe(false);
+    } finally {
+      removeHome(second);
+      removeHome(third);
+    }
+    const page = await ownerFetch("/api/security/events?limit=50");
+    const events = (page.body as unknown as { events: Array<{ kind: string; detail?: Record<string, unknown> }> })
+      .events;
+    expect(events.some((e) => e.kind === "edge_pairing_code_created")).toBe(true);
+    expect(events.filter((e) => e.kind === "edge_machine_paired").map((e) => e.detail?.paired_by ?? "secret")).toEqual(
+      expect.arrayContaining(["pairing_code", "secret"]),
+    );
+    expect(events.some((e) => e.kind === "edge_pairing_refused" && e.detail?.reason === "the code was used")).toBe(
+      true,
+    );
+  }, 60_000);
+
+  it("only the signed-in owner creates a code, and a code not created here pairs nothing", async () => {
+    const nobody = await edgeFetch("/api/edge/pairing-codes", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Origin: ORIGIN },
+      body: "{}",
+    });
+    expect([nobody.status, nobody.body.error?.code]).toEqual([403, "session_required"]);
+    expect(nobody.body).not.toHaveProperty("code");
+    const elsewhere = await edgeFetch("/api/edge/pairing-codes", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Origin: "https://evil.example", Authorization: `Bearer ${owner}` },
+      body: "{}",
+    });
+    expect([elsewhere.status, elsewhere.body.error?.code]).toEqual([403, "origin_not_allowed"]);
+    // The internal credential from the internet makes no code either.
+    const internal = await edgeFetch("/api/edge/pairing-codes", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-Internal-Secret": INTERNAL_SECRET },
+      body: "{}",
+    });
+    expect(internal.status).toBe(403);
+    expect(internal.body).not.toHaveProperty("code");
+    const madeUp = await edgeFetch("/api/edge/pair", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Origin: ORIGIN },
+      body: JSON.stringify({ pairing_code: "AAAA-BBBB-CCCC-DDDD-EEEE", public_key: newMachineKey().publicKeyHex }),
+    });
+    expect([madeUp.status, madeUp.body.error?.code]).toEqual([403, "edge_pairing_code_refused"]);
+  });
+
   it("at the app door on the machine only an app token counts: the internal credential and an owner's token open nothing", async () => {
     for (const [carrier, headers] of [
       ["the internal credential", { "X-Internal-Secret": INTERNAL_SECRET, "X-PersonalClaw-Work": "cli:token" }],
@@ -461,7 +537,9 @@ describe("the link", () => {
     const page = await edgeFetch("/api/security/events", { headers: { Authorization: `Bearer ${owner}` } });
     expect(page.status).toBe(200);
     const events = (page.body as unknown as { events: Array<{ kind: string; detail?: { reason?: string } }> }).events;
-    const refusedReasons = events.filter((e) => e.kind === "edge_pairing_refused").map((e) => e.detail?.reason);
+    const refusedReasons = events
+      .filter((e) => e.kind === "edge_pairing_refused" && String(e.detail?.reason).includes("pairing secret"))
+      .map((e) => e.detail?.reason);
     expect(refusedReasons.sort()).toEqual(["not the pairing secret", "the pairing secret was spent"]);
     expect(events.map((e) => e.kind)).toEqual(expect.arrayContaining(["edge_machine_paired", "edge_link_connected"]));
   });

@@ -1,6 +1,7 @@
 // Devices: every owner sign-in — its name or browser and system, kind, first address, when
 // it was created and used — with naming, sign-out per row, sign out others and everywhere.
 import { el, errorNotice, infoNotice, replaceChildren, timeElement } from "./element.js";
+import { pairingCodePart } from "./pairing-code-part.js";
 
 function timeCell(value) {
   return el("td", {}, timeElement(value));
@@ -50,6 +51,9 @@ export function devicesSection(api, signedOut) {
     devices,
     devicesLayout(() => refresh(devices)),
   );
+  // Kept apart from the body a refresh rewrites: a code shown once stays on the page.
+  const pairing = pairingCodePart(api);
+  if (pairing !== null) devices.section.append(pairing);
   return { section: devices.section, refresh: (opts) => refresh(devices, opts) };
 }
 

@@ -60,6 +60,14 @@ export type LinkRelayResult = { ok: true; answer: RelayAnswer } | { ok: false; r
 /** The pairing instance's answer to a first pairing. */
 export type PairResult = { ok: true; pairedAt: string } | { ok: false; reason: "spent" };
 
+/** The pairing instance's answer to a pairing with a code. */
+export type CodePairResult =
+  | { ok: true; pairedAt: string }
+  | {
+      ok: false;
+      reason: "not a code created here" | "the code was used" | "the code expired" | "the machine is paired";
+    };
+
 interface SocketState {
   machine: string;
   origin: string;
@@ -97,6 +105,36 @@ export class BridgeLink extends DurableObject<Env> {
     const pairedAt = new Date(now).toISOString();
     sql.exec(
       "INSERT INTO machines (machine, public_key, paired_at, paired_by) VALUES (?, ?, ?, 'pairing_secret')",
+      machine,
+      publicKey,
+      pairedAt,
+    );
+    return { ok: true, pairedAt };
+  }
+
+  /** Pairing instance: keeps a code the owner created (its hash only) until `expiresAt`. */
+  async addPairingCode(codeHash: string, now: number, expiresAt: number): Promise<void> {
+    this.ctx.storage.sql.exec(
+      "INSERT INTO pairing_codes (code_hash, created_at, expires_at, used_by) VALUES (?, ?, ?, NULL)",
+      codeHash,
+      now,
+      expiresAt,
+    );
+  }
+
+  /** Pairing instance: pairs `machine` with an unused, unexpired code, which it spends; all in one step. */
+  async pairWithCode(codeHash: string, machine: string, publicKey: string, now: number): Promise<CodePairResult> {
+    const sql = this.ctx.storage.sql;
+    const rows = sql.exec("SELECT expires_at, used_by FROM pairing_codes WHERE code_hash = ?", codeHash).toArray();
+    if (rows.length === 0) return { ok: false, reason: "not a code created here" };
+    if (rows[0]!.used_by !== null) return { ok: false, reason: "the code was used" };
+    if (Number(rows[0]!.expires_at) <= now) return { ok: false, reason: "the code expired" };
+    if (sql.exec("SELECT 1 FROM machines WHERE machine = ?", machine).toArray().length > 0)
+      return { ok: false, reason: "the machine is paired" };
+    const pairedAt = new Date(now).toISOString();
+    sql.exec("UPDATE pairing_codes SET used_by = ? WHERE code_hash = ?", machine, codeHash);
+    sql.exec(
+      "INSERT INTO machines (machine, public_key, paired_at, paired_by) VALUES (?, ?, ?, 'pairing_code')",
       machine,
       publicKey,
       pairedAt,

@@ -8,13 +8,21 @@ import { readSecretValue } from "./settings";
 export const EDGE_COMMANDS: readonly CommandSpec[] = [
   defineCommand({
     words: ["edge", "pair"],
-    summary: "Pair this machine with an edge worker: its own Ed25519 key, proved with the one-time pairing secret.",
+    summary:
+      "Pair this machine with an edge worker: its own Ed25519 key, proved with the one-time pairing secret or a pairing code.",
     details: [
       "The pairing secret (set at deploy with `wrangler secret put PERSONALCLAW_PAIRING_SECRET`) is read from a prompt or standard input, never from the command line; the edge spends it on this pairing.",
+      "Each further machine pairs with --code: a one-time code the signed-in owner creates in the dashboard (Settings, Edge), good for 10 minutes, read the same way.",
       "The pairing is kept in <home>/edge.json (0600); `personalclaw start --edge` then links this machine's bridge to the edge.",
     ],
     args: [{ name: "url", help: "the edge's public https:// origin" }],
-    flags: { json: jsonFlag },
+    flags: {
+      code: {
+        type: "boolean",
+        help: "read a pairing code the owner created in the dashboard instead of the pairing secret",
+      },
+      json: jsonFlag,
+    },
     reads: false,
     run: async ({ args, flags }, { home, settings }) => {
       // Loaded by this command alone: undici is the CLI's largest library.
@@ -26,7 +34,8 @@ export const EDGE_COMMANDS: readonly CommandSpec[] = [
         edgeFile: homePaths(home).edge,
         edgeAnchorFile: homePaths(home).edgeSelAnchor,
         url: args[0]!,
-        pairingSecret: await readSecretValue("the pairing secret"),
+        pairingSecret: await readSecretValue(flags.code ? "the pairing code" : "the pairing secret"),
+        code: Boolean(flags.code),
         dispatcher: edgeDispatcher(settings.edgeConnectTo),
       });
       if (!outcome.ok) {

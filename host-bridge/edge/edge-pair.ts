@@ -17,7 +17,9 @@ export async function pairWithEdge(input: {
   /** The anchor of a former edge's log: a new edge's log starts its own. */
   edgeAnchorFile: string;
   url: string;
+  /** The deploy's pairing secret (the first machine), or a code the owner created (`code`: each further one). */
   pairingSecret: string;
+  code?: boolean;
   dispatcher: Dispatcher | undefined;
 }): Promise<PairOutcome> {
   const setting = readPublicOrigin(input.url.replace(/\/$/, ""));
@@ -38,9 +40,14 @@ export async function pairWithEdge(input: {
           : `This home's edge.json is unreadable (${existing.reason}); move it away to pair again.`,
     };
   if (input.pairingSecret === "")
-    return { ok: false, code: "edge_pairing_refused", message: "No pairing secret was given." };
+    return input.code
+      ? { ok: false, code: "edge_pairing_code_refused", message: "No pairing code was given." }
+      : { ok: false, code: "edge_pairing_refused", message: "No pairing secret was given." };
   const key = newMachineKey();
-  const request: PairRequest = { pairing_secret: input.pairingSecret, public_key: key.publicKeyHex };
+  // A code is typed as it is shown (four groups of four); case and spaces are not the owner's concern.
+  const request: PairRequest = input.code
+    ? { pairing_code: input.pairingSecret.toUpperCase().replace(/\s+/g, ""), public_key: key.publicKeyHex }
+    : { pairing_secret: input.pairingSecret, public_key: key.publicKeyHex };
   let status: number;
   let body: unknown;
   try {

@@ -17,6 +17,25 @@ export const LINK_SUBPROTOCOL = "personalclaw.link.v1";
 /** The path a bridge dials (GET, Upgrade: websocket) and the one it pairs at (POST). */
 export const LINK_PATH = "/api/edge/link";
 export const PAIR_PATH = "/api/edge/pair";
+/** Where the signed-in owner creates a one-time code that pairs one more machine (POST). */
+export const PAIRING_CODES_PATH = "/api/edge/pairing-codes";
+
+/** How long a pairing code the owner created stays good. */
+export const PAIRING_CODE_TTL_MS = 10 * 60 * 1000;
+
+/** A pairing code: 20 base32 characters (100 random bits) in groups of four. */
+export const PairingCodeSchema = z.string().regex(/^[A-Z2-7]{4}(-[A-Z2-7]{4}){4}$/);
+
+const BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+/** A fresh pairing code. */
+export function freshPairingCode(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(20));
+  const chars = [...bytes].map((b) => BASE32[b % 32]).join("");
+  return chars.match(/.{4}/g)!.join("-");
+}
+
+/** The answer to creating a pairing code: shown once, kept at the edge only as its hash. */
+export const PairingCodeAnswerSchema = z.strictObject({ code: PairingCodeSchema, expires_at: z.string() });
 
 const Hex = (bytes: number) => z.string().regex(new RegExp(`^[0-9a-f]{${2 * bytes}}$`));
 /** A machine's Ed25519 public key: its 32 raw bytes in lower-case hex. */
@@ -24,11 +43,14 @@ export const MachinePublicKeySchema = Hex(32);
 /** A machine's id: the first 16 bytes of the SHA-256 of its public key, in hex. */
 export const MachineIdSchema = Hex(16);
 
-/** The body of POST /api/edge/pair: the one-time pairing secret and the machine's public key. */
-export const PairRequestSchema = z.strictObject({
-  pairing_secret: z.string().min(1).max(512),
-  public_key: MachinePublicKeySchema,
-});
+/**
+ * The body of POST /api/edge/pair: the machine's public key with the one-time pairing secret (the
+ * first machine) or with a pairing code the signed-in owner created (each further machine).
+ */
+export const PairRequestSchema = z.union([
+  z.strictObject({ pairing_secret: z.string().min(1).max(512), public_key: MachinePublicKeySchema }),
+  z.strictObject({ pairing_code: PairingCodeSchema, public_key: MachinePublicKeySchema }),
+]);
 export type PairRequest = z.infer<typeof PairRequestSchema>;
 
 export const PairAnswerSchema = z.strictObject({ machine: MachineIdSchema, paired_at: z.string() });

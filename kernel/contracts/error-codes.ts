@@ -463,6 +463,11 @@ export const ERROR_CODES = {
       "The pairing was refused: the pairing secret is not the one this edge was given, none was set, or it was already spent.",
   },
   edge_machine_unknown: { status: 403, message: "No machine with that key is paired with this edge." },
+  edge_pairing_code_refused: {
+    status: 403,
+    message:
+      "The pairing code was refused: it is not one the owner created on this edge, it was already used, or it expired.",
+  },
   edge_link_upgrade_required: {
     status: 426,
     message: "GET /api/edge/link is a WebSocket offering the personalclaw.link.v1 subprotocol.",

@@ -13,8 +13,14 @@ import {
   MachineIdSchema,
   PAIR_PATH,
   PairAnswerSchema,
+  PAIRING_CODE_TTL_MS,
+  PAIRING_CODES_PATH,
+  PairingCodeAnswerSchema,
   PairRequestSchema,
+  freshPairingCode,
 } from "../../kernel/contracts/bridge-link";
+import { sha256Hex } from "../../kernel/crypto/hex";
+import { assertOwnerPresence } from "../guards/owner-presence";
 import { bridgeLinkOf, bridgeLinkPairing } from "../../durable/instances";
 import { equalsInConstantTime } from "../guards/constant-time";
 import { publicOriginOf } from "../guards/public-origin";
@@ -35,17 +41,43 @@ export const edgeRoutes: AnyRouteRow[] = [
     family: "edge",
     authz: {
       kind: "bootstrap",
-      why: "the one-time pairing secret in the body is the credential; the first machine it pairs spends it",
+      why: "the one-time pairing secret or an owner's one-time pairing code in the body is the credential; the machine it pairs spends it",
     },
     internal: false,
     body: PairRequestSchema,
     contract:
-      "Pairs the first machine with this edge worker: the body carries the pairing secret set at deploy (PERSONALCLAW_PAIRING_SECRET) and the machine's Ed25519 public key; the answer names the machine (derived from its key). The secret pairs one machine only: a wrong, unset or spent secret is 403 edge_pairing_refused; a local gateway answers 404 edge_mode_off.",
+      "Pairs a machine with this edge worker: the body carries the machine's Ed25519 public key and either the pairing secret set at deploy (PERSONALCLAW_PAIRING_SECRET, the first machine) or a pairing code the signed-in owner created (each further machine); the answer names the machine (derived from its key). The secret pairs one machine only: a wrong, unset or spent secret is 403 edge_pairing_refused; a code not created here, used or expired is 403 edge_pairing_code_refused; a local gateway answers 404 edge_mode_off.",
     answer: { status: 201, schema: PairAnswerSchema },
-    refuses: ["edge_mode_off", "edge_pairing_refused"],
+    refuses: ["edge_mode_off", "edge_pairing_refused", "edge_pairing_code_refused"],
     async handle({ env, body, now, audit }) {
       edgeOrigin(env);
       const machine = await machineIdOf(body.public_key);
+      const paired = (pairedAt: string) =>
+        new Response(JSON.stringify({ machine, paired_at: pairedAt }), {
+          status: 201,
+          headers: { "Content-Type": "application/json" },
+        });
+      if ("pairing_code" in body) {
+        const codeHash = await sha256Hex(new TextEncoder().encode(body.pairing_code));
+        const result = await bridgeLinkPairing(env).pairWithCode(codeHash, machine, body.public_key, now);
+        if (!result.ok) {
+          await audit({
+            kind: "edge_pairing_refused",
+            outcome: "refused",
+            subject: machine,
+            detail: { reason: result.reason },
+            group: `POST ${PAIR_PATH} ${result.reason}`,
+          });
+          throw new GatewayError("edge_pairing_code_refused");
+        }
+        await audit({
+          kind: "edge_machine_paired",
+          outcome: "allowed",
+          subject: machine,
+          detail: { paired_by: "pairing_code" },
+        });
+        return paired(result.pairedAt);
+      }
       const configured = env.PERSONALCLAW_PAIRING_SECRET ?? "";
       const refuse = async (reason: string) => {
         // Grouped by reason, not by key: a flood of guesses, each with a fresh key, is one row and a count.
@@ -60,12 +92,40 @@ export const edgeRoutes: AnyRouteRow[] = [
       };
       if (configured === "" || !equalsInConstantTime(body.pairing_secret, configured))
         throw await refuse(configured === "" ? "no pairing secret is set" : "not the pairing secret");
-      const paired = await bridgeLinkPairing(env).pairFirst(machine, body.public_key, now);
-      if (!paired.ok) throw await refuse("the pairing secret was spent");
+      const pairedFirst = await bridgeLinkPairing(env).pairFirst(machine, body.public_key, now);
+      if (!pairedFirst.ok) throw await refuse("the pairing secret was spent");
       await audit({ kind: "edge_machine_paired", outcome: "allowed", subject: machine });
-      return new Response(JSON.stringify({ machine, paired_at: paired.pairedAt }), {
+      return paired(pairedFirst.pairedAt);
+    },
+  }),
+  route({
+    method: "POST",
+    path: PAIRING_CODES_PATH,
+    family: "edge",
+    authz: { kind: "owner" },
+    internal: false,
+    body: z.strictObject({}),
+    contract:
+      "The signed-in owner creates a one-time code that pairs one more machine with this edge (personalclaw edge pair <url> --code), good for 10 minutes; only its hash is kept. Needs a sign-in in the last 10 minutes (401 fresh_sign_in_required); a local gateway answers 404 edge_mode_off.",
+    answer: { status: 201, schema: PairingCodeAnswerSchema },
+    refuses: ["edge_mode_off", "fresh_sign_in_required"],
+    async handle(req) {
+      const { env, now, audit } = req;
+      edgeOrigin(env);
+      // A code lets a machine link to this edge: only the owner, here and recently signed in, makes one.
+      assertOwnerPresence(req);
+      const code = freshPairingCode();
+      const expiresAt = now + PAIRING_CODE_TTL_MS;
+      await bridgeLinkPairing(env).addPairingCode(await sha256Hex(new TextEncoder().encode(code)), now, expiresAt);
+      await audit({
+        kind: "edge_pairing_code_created",
+        outcome: "allowed",
+        subject: "edge",
+        detail: { expires_at: new Date(expiresAt).toISOString() },
+      });
+      return new Response(JSON.stringify({ code, expires_at: new Date(expiresAt).toISOString() }), {
         status: 201,
-        headers: { "Content-Type": "application/json" },
+        headers: { "Content-Type": "application/json", "Cache-Control": "no-store" },
       });
     },
   }),
