@@ -63,6 +63,7 @@ const BROWSER = [
   "test/dashboard-pages.test.ts",
   "test/dashboard-sources.test.ts",
   "test/dashboard.test.ts",
+  "test/edge-dashboard.test.ts",
   "test/events.test.ts",
   "test/newcomer.test.ts",
   "test/review-grants.test.ts",

@@ -13,6 +13,7 @@ const CHROMIUM_ARGS = [
   "--disable-sync",
 ];
 
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+/** Starts Chromium; `extraArgs` adds switches (a host resolver rule that sends a test name to loopback, say). */
+export function launchChromium(extraArgs: readonly string[] = []): Promise<Browser> {
+  return chromium.launch({ executablePath: "/usr/bin/chromium", args: [...CHROMIUM_ARGS, ...extraArgs] });
 }
