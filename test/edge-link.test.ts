@@ -219,7 +219,9 @@ beforeAll(async () => {
     pairingSecret: PAIRING_SECRET,
     internalSecret: INTERNAL_SECRET,
   }));
-  dispatcher = edgeDispatcher(`127.0.0.1:${edgePort}`, certs.caPem)!;
+  // The suite pauses between requests (CLI runs, gateway starts): a connection is not kept idle
+  // for a later request, which could go out on it just as the edge closes it.
+  dispatcher = edgeDispatcher(`127.0.0.1:${edgePort}`, certs.caPem, 1)!;
   home = makeHome("pc-edge-");
   cliEnv = {
     PERSONALCLAW_HOME: home,
@@ -740,5 +742,25 @@ describe("the link", () => {
       answering.server.closeAllConnections();
       answering.server.close();
     }
+  }, 90_000);
+
+  it("a gateway whose link is down stops within its bound: its last reports do not wait for the link", async () => {
+    const path = await freezablePath();
+    gateway = await startGateway({
+      home,
+      args: ["--edge"],
+      env: { ...cliEnv, PERSONALCLAW_EDGE_CONNECT_TO: `127.0.0.1:${path.port}` },
+      detached: true,
+    });
+    // Linked, with the edge's two apps started and reported.
+    await eventually(echoThroughEdge, (a) => a.status === 200, 30_000);
+    // The path dies: the open connection is cut and every new one is refused, so the link stays down.
+    path.close();
+    await eventually(ownerBridgeCall, (a) => a.status === 502, 15_000);
+    const stoppingAt = Date.now();
+    expect(await gateway.stop()).toBe(0);
+    gateway = null;
+    // Each backend's stop is a report; waiting 10 s for the link apiece would meet the 9.5 s hard stop.
+    expect(Date.now() - stoppingAt).toBeLessThan(8_000);
   }, 90_000);
 });

@@ -123,7 +123,14 @@ async function runGateway(options: StartOptions): Promise<number> {
   if (runtimeFolder === null) return 1;
   // Under --edge the bridge's calls back (health, security-log rows, progress) go to the edge over its link.
   let edgeLink: EdgeLink | null = null;
-  const callBack = edge === null ? undefined : callBackOverLink(() => edgeLink);
+  const state: GatewayRun["state"] = { stopping: false, manifestTimer: null };
+  const callBack =
+    edge === null
+      ? undefined
+      : callBackOverLink(
+          () => edgeLink,
+          () => state.stopping,
+        );
   const { runtime, reserve, bridge } = await startBridge(plan, settings, runtimeFolder, secret, log, callBack);
 
   // Loaded under --edge only: the link's undici is the CLI's largest library.
@@ -143,7 +150,6 @@ async function runGateway(options: StartOptions): Promise<number> {
   writePrivateFile(paths.workerdConfig, renderWorkerdConfig(workerdConfig));
   if (selKey.firstSeed !== null && settings.seedPassphrase !== "")
     sealSeed(paths.home, selKey.firstSeed, settings.seedPassphrase);
-  const state: GatewayRun["state"] = { stopping: false, manifestTimer: null };
   const { workerd, record } = superviseWorkerd({
     plan,
     runtimeFolder,

@@ -11,13 +11,15 @@ export const CALL_BACK_LINK_WAIT_MS = 10_000;
 /**
  * The bridge's calls back when its machine runs `start --edge`: over the link (named `cli:bridge`,
  * as on loopback), to the edge's gateway. A call made while the link is down waits for it up to
- * CALL_BACK_LINK_WAIT_MS, then fails as an unreachable gateway does (502), never hangs.
+ * CALL_BACK_LINK_WAIT_MS (not at all while the gateway stops), then fails as an unreachable
+ * gateway does (502), never hangs.
  */
-export function callBackOverLink(linkOf: () => EdgeLink | null): CallGateway {
+export function callBackOverLink(linkOf: () => EdgeLink | null, isStopping: () => boolean): CallGateway {
   return async (method, path, body) => {
     const link = linkOf();
     if (link === null || (method !== "GET" && method !== "POST")) return { status: 502, body: null };
-    if (!link.isLinked()) {
+    // A stopping gateway does not wait for a link to come back: its stop is bounded.
+    if (!link.isLinked() && !isStopping()) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
         link.linked(),

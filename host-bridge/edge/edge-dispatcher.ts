@@ -5,9 +5,12 @@ import { Agent, buildConnector } from "undici";
 
 /**
  * An undici dispatcher that connects to `connectTo` instead of the resolved address (undefined for
- * the default); `ca` adds a trusted certificate (PEM) to the system's for this dispatcher only.
+ * the default); `ca` adds a trusted certificate (PEM) to the system's for this dispatcher only;
+ * `idleMs` bounds how long an idle connection is kept for the next request (undici's default if
+ * not given): a caller pausing between requests passes a short one, so no request goes out on a
+ * connection the server is closing as idle.
  */
-export function edgeDispatcher(connectTo: string, ca?: string): Agent | undefined {
+export function edgeDispatcher(connectTo: string, ca?: string, idleMs?: number): Agent | undefined {
   if (connectTo === "") return undefined;
   const colon = connectTo.lastIndexOf(":");
   const hostname = connectTo.slice(0, colon).replace(/^\[|\]$/g, "");
@@ -16,6 +19,7 @@ export function edgeDispatcher(connectTo: string, ca?: string): Agent | undefine
     throw new Error(`PERSONALCLAW_EDGE_CONNECT_TO must be host:port, not ${JSON.stringify(connectTo.slice(0, 80))}`);
   const connector = buildConnector(ca === undefined ? {} : { ca: [...rootCertificates, ca] });
   return new Agent({
+    ...(idleMs === undefined ? {} : { keepAliveTimeout: idleMs, keepAliveMaxTimeout: idleMs }),
     connect: (options, callback) =>
       connector({ ...options, hostname, port, servername: options.servername ?? options.hostname }, callback),
   });
