@@ -362,9 +362,27 @@ describe("the dashboard in Chromium", () => {
     );
     // The new review is there to read, folded: the page does not repeat it open below the changes.
     expect(await item.locator(".update-preview details.update-full-review").getAttribute("open")).toBeNull();
-    expect(await page.evaluate(() => document.activeElement?.textContent ?? "")).toMatch(
-      /^This update changes nothing/,
-    );
+    const focusedText = () => page.evaluate(() => document.activeElement?.textContent ?? "");
+    await expect.poll(focusedText).toMatch(/^This update changes nothing/);
+    // A live re-read of the list (another app disabled, then enabled again) keeps the review and
+    // the owner's place in it: the moved review keeps its focus.
+    const welcomeBadge = () => apps.locator("li[data-app=welcome] .app-head .badge").first().textContent();
+    for (const [action, badge] of [
+      ["disable", "disabled"],
+      ["enable", "enabled"],
+    ] as const) {
+      expect(
+        (
+          await gw.fetch(`/api/apps/welcome/${action}`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: "{}",
+          })
+        ).status,
+      ).toBe(200);
+      await expect.poll(welcomeBadge, { timeout: 30_000 }).toBe(badge);
+    }
+    expect(await focusedText()).toMatch(/^This update changes nothing/);
     await page.waitForTimeout(500);
     expect((await backendOf())!.pid).toBe(pidBefore); // shown, not run
     await item.getByRole("button", { name: "Update now: node-notes" }).click();

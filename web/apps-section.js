@@ -271,6 +271,8 @@ async function refresh(apps, opts = {}) {
   const open = [...listHost.querySelectorAll("[data-control], [data-uninstall]")].filter((control) =>
     control.querySelector("form, input, .update-review > *"),
   );
+  // Moving a node out of the page drops its focus: what the owner was on gets it back after the move.
+  const focused = open.find((control) => control.contains(document.activeElement)) ? document.activeElement : null;
   replaceChildren(
     listHost,
     installed.length === 0
@@ -295,4 +297,5 @@ async function refresh(apps, opts = {}) {
       : `[data-uninstall="${CSS.escape(control.dataset.uninstall)}"]`;
     listHost.querySelector(key)?.replaceWith(control);
   }
+  if (focused instanceof HTMLElement && focused.isConnected) focused.focus({ preventScroll: true });
 }
