@@ -4,7 +4,7 @@
 // Devices page, and a second machine pairs with it through the CLI.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Miniflare } from "miniflare";
 import type { Browser } from "playwright-core";
@@ -87,6 +87,26 @@ describe("the dashboard at the edge", () => {
       });
       expect(again.code, again.stdout + again.stderr).toBe(0);
       expect(existsSync(join(second, "edge.json"))).toBe(true);
+      const secondMachine = (JSON.parse(readFileSync(join(second, "edge.json"), "utf8")) as { machine: string })
+        .machine;
+
+      // The page lists both machines; the second one, lost, is forgotten after a question whose focus is on Cancel.
+      await page.reload();
+      const items = part.locator("li[data-machine]");
+      await expect.poll(() => items.count(), { timeout: 15_000 }).toBe(2);
+      expect(await items.first().textContent()).toContain("runs the apps");
+      const lost = part.locator(`li[data-machine="${secondMachine}"]`);
+      expect(await lost.textContent()).toContain("with a code");
+      await lost.getByRole("button", { name: /^Forget machine/ }).click();
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Cancel");
+      for (const width of [390, 1280]) {
+        await page.setViewportSize({ width, height: 844 });
+        expect(await seriousViolations(page), `Devices asking at ${width} px`).toEqual([]);
+      }
+      await lost.getByRole("button", { name: /^Yes, forget machine/ }).click();
+      await part.getByText(/is forgotten: its links closed/).waitFor({ timeout: 15_000 });
+      await expect.poll(() => lost.textContent()).toContain("forgotten");
+      expect(await lost.getByRole("button").count()).toBe(0);
     } finally {
       await context.close();
     }

@@ -473,6 +473,90 @@ describe("the link", () => {
     expect([madeUp.status, madeUp.body.error?.code]).toEqual([403, "edge_pairing_code_refused"]);
   });
 
+  it("the owner forgets a lost machine: its open link closes 1008, it links and pairs no more, the machine running the apps is untouched", async () => {
+    // A machine paired by a code, linked (a link that serves nothing, as a second machine's is).
+    const created = await ownerFetch("/api/edge/pairing-codes", { method: "POST", body: {} });
+    const key = newMachineKey();
+    const lost: EdgeRecord = {
+      ...record,
+      machine: await machineIdOf(key.publicKeyHex),
+      private_key: key.privateKeyPem,
+    };
+    const paired = await edgeFetch("/api/edge/pair", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Origin: ORIGIN },
+      body: JSON.stringify({ pairing_code: created.body.code, public_key: key.publicKeyHex }),
+    });
+    expect(paired.status, JSON.stringify(paired.body)).toBe(201);
+    const ws = new WebSocket(`wss://claw.example${LINK_PATH}?machine=${lost.machine}`, {
+      protocols: [LINK_SUBPROTOCOL],
+      dispatcher,
+    });
+    const closed = new Promise<number>((resolvePromise) => ws.addEventListener("close", (e) => resolvePromise(e.code)));
+    await new Promise<void>((resolvePromise) =>
+      ws.addEventListener("message", (event) => {
+        const frame = JSON.parse(String(event.data)) as { type: string; nonce?: string };
+        if (frame.type === "challenge")
+          ws.send(
+            JSON.stringify({
+              type: "hello",
+              machine: lost.machine,
+              signature: signChallenge(lost, frame.nonce!),
+              serves: false,
+            }),
+          );
+        if (frame.type === "welcome") resolvePromise();
+      }),
+    );
+    const listed = await ownerFetch("/api/edge/machines");
+    const machines = listed.body.machines as Array<Record<string, unknown>>;
+    expect(machines.find((m) => m.machine === lost.machine)).toMatchObject({
+      paired_by: "pairing_code",
+      runs_apps: false,
+      connected: true,
+      forgotten_at: null,
+    });
+    expect(machines.find((m) => m.machine === record.machine)).toMatchObject({ runs_apps: true, connected: true });
+
+    // Nobody but the signed-in owner forgets a machine.
+    const anonymous = await edgeFetch(`/api/edge/machines/${lost.machine}/forget`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Origin: ORIGIN },
+      body: "{}",
+    });
+    expect([anonymous.status, anonymous.body.error?.code]).toEqual([403, "session_required"]);
+    const forgot = await ownerFetch(`/api/edge/machines/${lost.machine}/forget`, { method: "POST", body: {} });
+    expect(forgot.status, JSON.stringify(forgot.body)).toBe(200);
+    expect(await closed).toBe(1008);
+    const after = (forgot.body.machines as Array<Record<string, unknown>>).find((m) => m.machine === lost.machine)!;
+    expect(after).toMatchObject({ connected: false, runs_apps: false });
+    expect(after.forgotten_at).toEqual(expect.any(String));
+    // Its key links no more (refused before any upgrade), pairs no more, and cannot be forgotten twice.
+    expect(
+      await rawLink(lost.machine, (nonce) => ({
+        type: "hello",
+        machine: lost.machine,
+        signature: signChallenge(lost, nonce),
+        serves: false,
+      })),
+    ).toMatchObject({ welcomed: false });
+    const again = await ownerFetch("/api/edge/pairing-codes", { method: "POST", body: {} });
+    const repaired = await edgeFetch("/api/edge/pair", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Origin: ORIGIN },
+      body: JSON.stringify({ pairing_code: again.body.code, public_key: key.publicKeyHex }),
+    });
+    expect([repaired.status, repaired.body.error?.code]).toEqual([403, "edge_pairing_code_refused"]);
+    const twice = await ownerFetch(`/api/edge/machines/${lost.machine}/forget`, { method: "POST", body: {} });
+    expect([twice.status, twice.body.error?.code]).toEqual([403, "edge_machine_unknown"]);
+    // The machine that runs the apps still answers the edge's calls.
+    expect((await ownerBridgeCall()).status).toBe(200);
+    const events = (await ownerFetch("/api/security/events?kind=edge_machine_forgotten")).body as unknown as {
+      events: Array<{ detail?: Record<string, unknown> }>;
+    };
+    expect(events.events.map((e) => e.detail?.ran_apps)).toEqual([false]);
+  }, 60_000);
+
   it("at the app door on the machine only an app token counts: the internal credential and an owner's token open nothing", async () => {
     for (const [carrier, headers] of [
       ["the internal credential", { "X-Internal-Secret": INTERNAL_SECRET, "X-PersonalClaw-Work": "cli:token" }],

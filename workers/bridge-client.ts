@@ -44,7 +44,8 @@ async function send<N extends BridgeOperationName>(
   }
 }
 
-// The machine whose bridge the edge calls: the first one paired. Kept once found (a pairing is never undone).
+// The machine whose bridge the edge calls: the first one paired of those not forgotten. Kept once
+// found, and read again after a call over its link fails (a forgotten machine's link always does).
 let pairedMachine: string | null = null;
 
 /** The link of the machine whose bridge the edge calls; bridge_unavailable while none is paired. */
@@ -55,6 +56,12 @@ async function pairedLink(env: Env) {
   return bridgeLinkOf(env, pairedMachine);
 }
 
+/** A call over the link failed: bridge_unavailable, and the machine is looked up again next time. */
+function linkFailed(reason: string): GatewayError {
+  pairedMachine = null;
+  return new GatewayError("bridge_unavailable", { vars: { reason } });
+}
+
 /**
  * Edge mode: relays one request to an app's backend or files on the paired machine and answers
  * what the machine answered. No machine, no link, a link that closes first or an answer past
@@ -62,7 +69,7 @@ async function pairedLink(env: Env) {
  */
 export async function relayOverLink(env: Env, request: RelayRequest, timeoutMs: number): Promise<RelayAnswer> {
   const result = await (await pairedLink(env)).relay(request, timeoutMs);
-  if (!result.ok) throw new GatewayError("bridge_unavailable", { vars: { reason: result.reason } });
+  if (!result.ok) throw linkFailed(result.reason);
   // Parsed by the BridgeLink as it arrived; RPC typing widens its header pairs to arrays.
   return result.answer as RelayAnswer;
 }
@@ -81,7 +88,7 @@ async function sendOverLink<N extends BridgeOperationName>(
   const result = await (
     await pairedLink(env)
   ).call(operation, body === undefined ? null : JSON.stringify(body), timeoutMs);
-  if (!result.ok) throw new GatewayError("bridge_unavailable", { vars: { reason: result.reason } });
+  if (!result.ok) throw linkFailed(result.reason);
   const bytes =
     "text" in result.body ? result.body.text : Uint8Array.from(atob(result.body.base64), (ch) => ch.charCodeAt(0));
   return new Response(bytes, { status: result.status });

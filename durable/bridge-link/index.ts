@@ -60,12 +60,25 @@ export type LinkRelayResult = { ok: true; answer: RelayAnswer } | { ok: false; r
 /** The pairing instance's answer to a first pairing. */
 export type PairResult = { ok: true; pairedAt: string } | { ok: false; reason: "spent" };
 
+/** A paired machine as the owner sees it (the pairing instance's rows). */
+export interface PairedMachine {
+  machine: string;
+  pairedAt: string;
+  pairedBy: "pairing_secret" | "pairing_code";
+  forgottenAt: string | null;
+}
+
 /** The pairing instance's answer to a pairing with a code. */
 export type CodePairResult =
   | { ok: true; pairedAt: string }
   | {
       ok: false;
-      reason: "not a code created here" | "the code was used" | "the code expired" | "the machine is paired";
+      reason:
+        | "not a code created here"
+        | "the code was used"
+        | "the code expired"
+        | "the machine is paired"
+        | "the machine was forgotten";
     };
 
 interface SocketState {
@@ -129,8 +142,12 @@ export class BridgeLink extends DurableObject<Env> {
     if (rows.length === 0) return { ok: false, reason: "not a code created here" };
     if (rows[0]!.used_by !== null) return { ok: false, reason: "the code was used" };
     if (Number(rows[0]!.expires_at) <= now) return { ok: false, reason: "the code expired" };
-    if (sql.exec("SELECT 1 FROM machines WHERE machine = ?", machine).toArray().length > 0)
-      return { ok: false, reason: "the machine is paired" };
+    const known = sql.exec("SELECT forgotten_at FROM machines WHERE machine = ?", machine).toArray();
+    if (known.length > 0)
+      return {
+        ok: false,
+        reason: known[0]!.forgotten_at === null ? "the machine is paired" : "the machine was forgotten",
+      };
     const pairedAt = new Date(now).toISOString();
     sql.exec("UPDATE pairing_codes SET used_by = ? WHERE code_hash = ?", machine, codeHash);
     sql.exec(
@@ -142,18 +159,57 @@ export class BridgeLink extends DurableObject<Env> {
     return { ok: true, pairedAt };
   }
 
-  /** Pairing instance: a paired machine's public key, or null. */
+  /** Pairing instance: a paired machine's public key, or null (never paired, or forgotten). */
   async keyOf(machine: string): Promise<string | null> {
-    const rows = this.ctx.storage.sql.exec("SELECT public_key FROM machines WHERE machine = ?", machine).toArray();
+    const rows = this.ctx.storage.sql
+      .exec("SELECT public_key FROM machines WHERE machine = ? AND forgotten_at IS NULL", machine)
+      .toArray();
     return rows.length === 0 ? null : String(rows[0]!.public_key);
   }
 
-  /** Pairing instance: the machine paired first, which runs the bridge the worker calls; null before any pairing. */
+  /**
+   * Pairing instance: the machine paired first of those not forgotten, which runs the bridge the
+   * worker calls; null before any pairing or once every machine was forgotten.
+   */
   async firstMachine(): Promise<string | null> {
     const rows = this.ctx.storage.sql
-      .exec("SELECT machine FROM machines ORDER BY paired_at, machine LIMIT 1")
+      .exec("SELECT machine FROM machines WHERE forgotten_at IS NULL ORDER BY paired_at, machine LIMIT 1")
       .toArray();
     return rows.length === 0 ? null : String(rows[0]!.machine);
+  }
+
+  /** Pairing instance: every machine ever paired, in pairing order, the forgotten ones marked. */
+  async machines(): Promise<PairedMachine[]> {
+    return this.ctx.storage.sql
+      .exec("SELECT machine, paired_at, paired_by, forgotten_at FROM machines ORDER BY paired_at, machine")
+      .toArray()
+      .map((row) => ({
+        machine: String(row.machine),
+        pairedAt: String(row.paired_at),
+        pairedBy: row.paired_by === "pairing_code" ? "pairing_code" : "pairing_secret",
+        forgottenAt: row.forgotten_at === null ? null : String(row.forgotten_at),
+      }));
+  }
+
+  /**
+   * Pairing instance: forgets a paired machine. Its row stays, marked, so its key never pairs again
+   * and the pairing secret stays spent. Answers false for a machine never paired or already forgotten.
+   */
+  async forget(machine: string, now: number): Promise<boolean> {
+    const cursor = this.ctx.storage.sql.exec(
+      "UPDATE machines SET forgotten_at = ? WHERE machine = ? AND forgotten_at IS NULL",
+      new Date(now).toISOString(),
+      machine,
+    );
+    return cursor.rowsWritten > 0;
+  }
+
+  /** Machine instance: closes every socket of a forgotten machine; the calls they carried fail at once. */
+  async disconnect(): Promise<void> {
+    for (const ws of this.ctx.getWebSockets()) {
+      this.failCallsOn(ws, "the owner forgot this machine");
+      closeRefused(ws, "the owner forgot this machine");
+    }
   }
 
   /** Machine instance: accepts the machine's socket and challenges it. The worker checked the machine is paired. */
@@ -226,6 +282,14 @@ export class BridgeLink extends DurableObject<Env> {
   /** Machine instance: whether a bridge has proved its key on a socket that is still open. */
   async isConnected(): Promise<boolean> {
     return this.provenSocket() !== null;
+  }
+
+  /** Machine instance: whether any link of the machine (serving, or a command's) has proved its key and is open. */
+  async isLinked(): Promise<boolean> {
+    if (this.provenSocket() !== null) return true;
+    return this.ctx
+      .getWebSockets()
+      .some((ws) => (ws.deserializeAttachment() as SocketState).proven && ws.readyState === WebSocket.READY_STATE_OPEN);
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {

@@ -61,6 +61,33 @@ describe("a pairing code", () => {
   });
 });
 
+describe("a forgotten machine", () => {
+  it("links no more and never pairs again; the secret stays spent; the next machine runs the apps", async () => {
+    const store = pairing();
+    await store.pairFirst(machine(11), key(11), NOW);
+    await store.addPairingCode("hash-f", NOW, NOW + PAIRING_CODE_TTL_MS);
+    await store.pairWithCode("hash-f", machine(12), key(12), NOW + 1_000);
+    expect(await store.forget(machine(11), NOW + 2_000)).toBe(true);
+    expect(await store.forget(machine(11), NOW + 3_000)).toBe(false);
+    expect(await store.forget(machine(99), NOW + 3_000)).toBe(false);
+    expect(await store.keyOf(machine(11))).toBeNull();
+    expect(await store.firstMachine()).toBe(machine(12));
+    expect((await store.machines()).map((m) => [m.machine, m.forgottenAt])).toEqual([
+      [machine(11), new Date(NOW + 2_000).toISOString()],
+      [machine(12), null],
+    ]);
+    // Its key cannot come back through a code, nor through the pairing secret, even once every machine is forgotten.
+    await store.addPairingCode("hash-g", NOW, NOW + PAIRING_CODE_TTL_MS);
+    expect(await store.pairWithCode("hash-g", machine(11), key(11), NOW + 4_000)).toEqual({
+      ok: false,
+      reason: "the machine was forgotten",
+    });
+    expect(await store.forget(machine(12), NOW + 5_000)).toBe(true);
+    expect(await store.firstMachine()).toBeNull();
+    expect(await store.pairFirst(machine(13), key(13), NOW + 6_000)).toEqual({ ok: false, reason: "spent" });
+  });
+});
+
 describe("BridgeLink's schema step 2", () => {
   it("keeps the machines step 1 paired and lets a machine be paired by a code", () =>
     inScratchStore((sql) => {
@@ -73,7 +100,14 @@ describe("BridgeLink's schema step 2", () => {
       expect(sql.exec("SELECT machine, paired_by FROM machines").toArray()).toEqual([
         { machine: machine(7), paired_by: "pairing_secret" },
       ]);
-      sql.exec("INSERT INTO machines VALUES (?, ?, ?, 'pairing_code')", machine(8), key(8), "2026-12-01T00:00:00Z");
+      sql.exec(
+        "INSERT INTO machines (machine, public_key, paired_at, paired_by) VALUES (?, ?, ?, 'pairing_code')",
+        machine(8),
+        key(8),
+        "2026-12-01T00:00:00Z",
+      );
       expect(sql.exec("SELECT COUNT(*) AS n FROM pairing_codes").toArray()).toEqual([{ n: 0 }]);
+      // Step 3 marks forgotten machines; the machines before it are not.
+      expect(sql.exec("SELECT COUNT(*) AS n FROM machines WHERE forgotten_at IS NULL").toArray()).toEqual([{ n: 2 }]);
     }));
 });

@@ -35,4 +35,6 @@ const PAIRING_CODES_STEP = [
 export const BRIDGE_LINK_SCHEMA_STEPS: readonly SchemaStep[] = [
   { step: 1, does: "paired machines and their public keys", apply: [BRIDGE_LINK_SCHEMA] },
   { step: 2, does: "pairing codes, and machines paired by one", apply: PAIRING_CODES_STEP },
+  // A forgotten machine's row stays, marked: its key never pairs again, and the pairing secret stays spent.
+  { step: 3, does: "machines the owner forgot", apply: ["ALTER TABLE machines ADD COLUMN forgotten_at TEXT"] },
 ];

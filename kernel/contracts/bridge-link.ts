@@ -56,6 +56,22 @@ export type PairRequest = z.infer<typeof PairRequestSchema>;
 export const PairAnswerSchema = z.strictObject({ machine: MachineIdSchema, paired_at: z.string() });
 export type PairAnswer = z.infer<typeof PairAnswerSchema>;
 
+/** Where the signed-in owner lists the paired machines (GET), and forgets one (POST <path>/<machine>/forget). */
+export const MACHINES_PATH = "/api/edge/machines";
+
+/** One paired machine as the owner sees it: whether it runs the edge's apps, is linked now, or was forgotten. */
+export const MachineViewSchema = z.strictObject({
+  machine: MachineIdSchema,
+  paired_at: z.string(),
+  paired_by: z.enum(["pairing_secret", "pairing_code"]),
+  /** The machine the edge's calls, installs and apps go to: the first paired of those not forgotten. */
+  runs_apps: z.boolean(),
+  /** Whether a link of the machine has proved its key and is open now. */
+  connected: z.boolean(),
+  forgotten_at: z.string().nullable(),
+});
+export const MachinesAnswerSchema = z.strictObject({ machines: z.array(MachineViewSchema) });
+
 /** The id of the machine holding `publicKeyHex`: the key names the machine, so no second name can be claimed for it. */
 export async function machineIdOf(publicKeyHex: string): Promise<string> {
   return (await sha256Hex(bytesOfHex(publicKeyHex))).slice(0, 32);

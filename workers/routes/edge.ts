@@ -9,6 +9,8 @@ import {
   LINK_ORIGIN_HEADER,
   LINK_PATH,
   LINK_SUBPROTOCOL,
+  MACHINES_PATH,
+  MachinesAnswerSchema,
   machineIdOf,
   MachineIdSchema,
   PAIR_PATH,
@@ -32,6 +34,25 @@ function edgeOrigin(env: Env): PublicOrigin {
   const setting = publicOriginOf(env);
   if (setting.mode !== "edge") throw new GatewayError("edge_mode_off");
   return setting.public;
+}
+
+/** The paired machines as the owner sees them (MachinesAnswerSchema). */
+async function machinesAnswer(env: Env): Promise<Response> {
+  const pairing = bridgeLinkPairing(env);
+  const [machines, first] = await Promise.all([pairing.machines(), pairing.firstMachine()]);
+  const views = await Promise.all(
+    machines.map(async (m) => ({
+      machine: m.machine,
+      paired_at: m.pairedAt,
+      paired_by: m.pairedBy,
+      runs_apps: m.machine === first,
+      connected: m.forgottenAt === null && (await bridgeLinkOf(env, m.machine).isLinked()),
+      forgotten_at: m.forgottenAt,
+    })),
+  );
+  return new Response(JSON.stringify({ machines: views }), {
+    headers: { "Content-Type": "application/json", "Cache-Control": "no-store" },
+  });
 }
 
 export const edgeRoutes: AnyRouteRow[] = [
@@ -127,6 +148,50 @@ export const edgeRoutes: AnyRouteRow[] = [
         status: 201,
         headers: { "Content-Type": "application/json", "Cache-Control": "no-store" },
       });
+    },
+  }),
+  route({
+    method: "GET",
+    path: MACHINES_PATH,
+    family: "edge",
+    authz: { kind: "owner" },
+    internal: false,
+    contract:
+      "The machines paired with this edge, in pairing order: which one runs the edge's apps (the first paired of those not forgotten), which are linked now, and which the owner forgot. A local gateway answers 404 edge_mode_off.",
+    answer: { status: 200, schema: MachinesAnswerSchema },
+    refuses: ["edge_mode_off"],
+    async handle({ env }) {
+      edgeOrigin(env);
+      return machinesAnswer(env);
+    },
+  }),
+  route({
+    method: "POST",
+    path: `${MACHINES_PATH}/:machine/forget`,
+    family: "edge",
+    authz: { kind: "owner" },
+    internal: false,
+    body: z.strictObject({}),
+    contract:
+      "The owner forgets a paired machine (a lost or stolen one): its key links no more (its open links close at once, 1008, and their calls fail) and never pairs again; the pairing secret stays spent. If it ran the edge's apps, the next machine paired that is not forgotten does from now on (the apps' files are on the forgotten one: they answer 503 until installed again). A machine never paired, or forgotten already, is 403 edge_machine_unknown; a local gateway answers 404 edge_mode_off.",
+    answer: { status: 200, schema: MachinesAnswerSchema },
+    refuses: ["edge_mode_off", "edge_machine_unknown"],
+    async handle({ env, params, now, audit }) {
+      edgeOrigin(env);
+      const id = MachineIdSchema.safeParse(params.machine);
+      if (!id.success) throw new GatewayError("edge_machine_unknown");
+      const machine = id.data;
+      const pairing = bridgeLinkPairing(env);
+      const wasFirst = (await pairing.firstMachine()) === machine;
+      if (!(await pairing.forget(machine, now))) throw new GatewayError("edge_machine_unknown");
+      await bridgeLinkOf(env, machine).disconnect();
+      await audit({
+        kind: "edge_machine_forgotten",
+        outcome: "allowed",
+        subject: machine,
+        detail: { ran_apps: wasFirst },
+      });
+      return machinesAnswer(env);
     },
   }),
   route({
