@@ -80,6 +80,18 @@ const TARGETS = [
   },
   { what: "backup against tar", unit: "×", max: 1.5, read: (F) => ratioOf(find(F, "backup", /^personalclaw backup/)) },
   {
+    what: "a proxied request through the edge's link, p50 added",
+    unit: "ms",
+    max: 0.5,
+    read: (F) => added(find(F, "link", /, p50$/)),
+  },
+  {
+    what: "a proxied request through the edge's link, CPU per request",
+    unit: "×",
+    max: 1.2,
+    read: (F) => ratioOf(find(F, "link", /CPU per request/)),
+  },
+  {
     what: "tool call through mcp run, p50 added",
     unit: "ms",
     max: 0.5,
