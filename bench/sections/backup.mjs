@@ -8,7 +8,7 @@ import { mkdirSync, readdirSync, lstatSync, rmSync, statSync, writeFileSync } fr
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { installApp, runCli, startPersonalclaw, waitHealthy } from "../lib/gateway.mjs";
-import { msSince } from "../lib/procs.mjs";
+import { cpuMeter, msSince } from "../lib/procs.mjs";
 import { repoRoot } from "../lib/workerd.mjs";
 
 const DATABASE_BYTES = 50 * 1024 * 1024;
@@ -42,6 +42,52 @@ function timed(fn) {
   return msSince(started);
 }
 
+/** The CPU a backup and a restore took, against tar's for the same bytes. */
+function cpuFigures(figure, out) {
+  figure(
+    "backup",
+    "personalclaw backup, CPU (the CLI, the bridge, workerd)",
+    "ms CPU",
+    out.backupCpu,
+    out.tarCreateCpu,
+    "tar -cf of the same home, its CPU",
+  );
+  figure(
+    "backup",
+    "personalclaw restore --mode replace, CPU (the CLI)",
+    "ms CPU",
+    out.restoreCpu,
+    out.tarExtractCpu,
+    "tar -xf of that tar, its CPU",
+  );
+}
+
+/** Each run: `restore --mode replace` of the archive into a fresh home against `tar -xf` of the tarball, wall time and CPU. */
+async function measureRestores(RUNS, scratch, { archive, tarball, pass }, out) {
+  for (let r = -1; r < RUNS; r++) {
+    const target = join(scratch, `restored-${r + 1}`);
+    let cpu = cpuMeter([process.pid]);
+    const restore = await runCli(
+      ["restore", archive, "--mode", "replace", "--passphrase-file", pass, "--home", join(target, "home")],
+      600_000,
+    );
+    if (restore.code !== 0) throw new Error(`restore failed: ${restore.stderr}`);
+    const restoreCpu = cpu.ns() / 1e6;
+    const extracted = join(scratch, `extracted-${r + 1}`);
+    mkdirSync(extracted);
+    cpu = cpuMeter([process.pid]);
+    const tarMs = timed(() => execFileSync("tar", ["-xf", tarball, "-C", extracted], { stdio: "ignore" }));
+    const tarCpu = cpu.ns() / 1e6;
+    rmSync(target, { recursive: true, force: true });
+    rmSync(extracted, { recursive: true, force: true });
+    if (r < 0) continue;
+    out.restore.push(restore.ms);
+    out.tarExtract.push(tarMs);
+    out.restoreCpu.push(restoreCpu);
+    out.tarExtractCpu.push(tarCpu);
+  }
+}
+
 export async function backupSection(bench) {
   const { RUNS, scratch, log, figure, cleanups } = bench;
   log(
@@ -62,6 +108,10 @@ export async function backupSection(bench) {
     tarExtract: [],
     cliStart: [],
     nodeStart: [],
+    backupCpu: [],
+    tarCreateCpu: [],
+    restoreCpu: [],
+    tarExtractCpu: [],
     archiveBytes: 0,
     homeBytes: 0,
     tarBytes: 0,
@@ -70,13 +120,18 @@ export async function backupSection(bench) {
   const tarball = join(scratch, "home.tar");
   for (let r = -1; r < RUNS; r++) {
     rmSync(archive, { force: true });
+    // CPU of the CLI (reaped by this process), the bridge and workerd; tar's, reaped by this process.
+    let cpu = cpuMeter([process.pid, gateway.bridgePid, gateway.workerdPid]);
     const backup = await runCli(["backup", "--out", archive, "--passphrase-file", pass, "--home", home], 600_000);
     if (backup.code !== 0) throw new Error(`backup failed: ${backup.stderr}`);
+    const backupCpu = cpu.ns() / 1e6;
     rmSync(tarball, { force: true });
+    cpu = cpuMeter([process.pid]);
     // The same home, read as it is: tar copies the live files (a -wal beside its database too).
     const tarMs = timed(() =>
       execFileSync("tar", ["-cf", tarball, "--warning=no-file-changed", "-C", home, "."], { stdio: "ignore" }),
     );
+    const tarCpu = cpu.ns() / 1e6;
     // The floor every command pays, in the same run: the CLI's own start, and a bare Node process's.
     const version = await runCli(["--version"]);
     if (version.code !== 0) throw new Error(`--version failed: ${version.stderr}`);
@@ -84,6 +139,8 @@ export async function backupSection(bench) {
     if (r < 0) continue; // a warm-up run
     out.backup.push(backup.ms);
     out.tarCreate.push(tarMs);
+    out.backupCpu.push(backupCpu);
+    out.tarCreateCpu.push(tarCpu);
     out.cliStart.push(version.ms);
     out.nodeStart.push(nodeMs);
   }
@@ -91,22 +148,7 @@ export async function backupSection(bench) {
   out.tarBytes = statSync(tarball).size;
   out.homeBytes = treeBytes(home);
   await gateway.stop();
-  for (let r = -1; r < RUNS; r++) {
-    const target = join(scratch, `restored-${r + 1}`);
-    const restore = await runCli(
-      ["restore", archive, "--mode", "replace", "--passphrase-file", pass, "--home", join(target, "home")],
-      600_000,
-    );
-    if (restore.code !== 0) throw new Error(`restore failed: ${restore.stderr}`);
-    const extracted = join(scratch, `extracted-${r + 1}`);
-    mkdirSync(extracted);
-    const tarMs = timed(() => execFileSync("tar", ["-xf", tarball, "-C", extracted], { stdio: "ignore" }));
-    rmSync(target, { recursive: true, force: true });
-    rmSync(extracted, { recursive: true, force: true });
-    if (r < 0) continue;
-    out.restore.push(restore.ms);
-    out.tarExtract.push(tarMs);
-  }
+  await measureRestores(RUNS, scratch, { archive, tarball, pass }, out);
   bench.raw.backup = out;
   figure(
     "backup",
@@ -141,6 +183,7 @@ export async function backupSection(bench) {
     out.tarExtract,
     "tar -xf of that tar",
   );
+  cpuFigures(figure, out);
   const mb = (bytes) => [bytes / (1024 * 1024)];
   figure("backup", "archive size", "MiB", mb(out.archiveBytes), mb(out.homeBytes), "the home's files");
   figure(
