@@ -96,6 +96,26 @@ function echoThroughEdge() {
   return ownerFetch("/apps/node-notes/api/echo");
 }
 
+/** Opens a link socket as `as` and proves its key; resolves once welcomed, with how the socket later closes. */
+async function provenLink(as: EdgeRecord, serves: boolean): Promise<{ ws: WebSocket; closed: Promise<number> }> {
+  const ws = new WebSocket(`wss://claw.example${LINK_PATH}?machine=${as.machine}`, {
+    protocols: [LINK_SUBPROTOCOL],
+    dispatcher,
+  });
+  const closed = new Promise<number>((resolvePromise) => ws.addEventListener("close", (e) => resolvePromise(e.code)));
+  await new Promise<void>((resolvePromise) =>
+    ws.addEventListener("message", (event) => {
+      const frame = JSON.parse(String(event.data)) as { type: string; nonce?: string };
+      if (frame.type === "challenge")
+        ws.send(
+          JSON.stringify({ type: "hello", machine: as.machine, signature: signChallenge(as, frame.nonce!), serves }),
+        );
+      if (frame.type === "welcome") resolvePromise();
+    }),
+  );
+  return { ws, closed };
+}
+
 /** Opens a raw link socket and answers its challenge with `hello(nonce)`; resolves with how it ended or was welcomed. */
 function rawLink(machine: string, hello: (nonce: string) => unknown): Promise<{ welcomed: boolean; code: number }> {
   return new Promise((resolvePromise) => {
@@ -488,26 +508,7 @@ describe("the link", () => {
       body: JSON.stringify({ pairing_code: created.body.code, public_key: key.publicKeyHex }),
     });
     expect(paired.status, JSON.stringify(paired.body)).toBe(201);
-    const ws = new WebSocket(`wss://claw.example${LINK_PATH}?machine=${lost.machine}`, {
-      protocols: [LINK_SUBPROTOCOL],
-      dispatcher,
-    });
-    const closed = new Promise<number>((resolvePromise) => ws.addEventListener("close", (e) => resolvePromise(e.code)));
-    await new Promise<void>((resolvePromise) =>
-      ws.addEventListener("message", (event) => {
-        const frame = JSON.parse(String(event.data)) as { type: string; nonce?: string };
-        if (frame.type === "challenge")
-          ws.send(
-            JSON.stringify({
-              type: "hello",
-              machine: lost.machine,
-              signature: signChallenge(lost, frame.nonce!),
-              serves: false,
-            }),
-          );
-        if (frame.type === "welcome") resolvePromise();
-      }),
-    );
+    const { closed } = await provenLink(lost, false);
     const listed = await ownerFetch("/api/edge/machines");
     const machines = listed.body.machines as Array<Record<string, unknown>>;
     expect(machines.find((m) => m.machine === lost.machine)).toMatchObject({
@@ -763,28 +764,7 @@ describe("the link", () => {
   }, 60_000);
 
   it("a serving link that sends no heartbeat is dropped by the edge: a call answers 502 at once instead of waiting into it", async () => {
-    const silent = new WebSocket(`wss://claw.example${LINK_PATH}?machine=${record.machine}`, {
-      protocols: [LINK_SUBPROTOCOL],
-      dispatcher,
-    });
-    const closed = new Promise<number>((resolvePromise) =>
-      silent.addEventListener("close", (event) => resolvePromise(event.code)),
-    );
-    await new Promise<void>((resolvePromise) =>
-      silent.addEventListener("message", (event) => {
-        const frame = JSON.parse(String(event.data)) as { type: string; nonce?: string };
-        if (frame.type === "challenge")
-          silent.send(
-            JSON.stringify({
-              type: "hello",
-              machine: record.machine,
-              signature: signChallenge(record, frame.nonce!),
-              serves: true,
-            }),
-          );
-        if (frame.type === "welcome") resolvePromise();
-      }),
-    );
+    const { closed } = await provenLink(record, true);
     // Past the bound with no ping, the edge sends nothing into the link: the call fails at once and the link is closed.
     await new Promise((wake) => setTimeout(wake, LINK_SILENT_MS + 1_000));
     const askedAt = Date.now();
