@@ -148,7 +148,7 @@ describe("apps add npm: a published MCP server installs pinned, consented and co
       registry.restore("depd", "2.0.0");
     }
     expect(existsSync(join(home, "apps", APP))).toBe(false);
-  }, 300_000);
+  }, 90_000);
 
   it("--yes installs it; an MCP client started from mcp.json lists its tools and its data lands in the app's data/", async () => {
     const added = await cli(["apps", "add", SPEC, "--env", "MEMORY_FILE_PATH=${DATA}/memory.jsonl", "--yes"]);

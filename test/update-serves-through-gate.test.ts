@@ -111,6 +111,14 @@ describe("an update of an app without storage: the old version answers through t
     expect((await besideAnswer(gw)).version).toBe("2.0.0");
   }, 120_000);
 
+  it("a disabled app answers nothing, so its row says no update keeps it answering; enabled again, it does", async () => {
+    expect((await post(gw, `/api/apps/${BESIDE}/disable`, {})).status).toBe(200);
+    expect(await row(gw)).toMatchObject({ enabled: false, updateKeepsServing: false });
+    expect((await post(gw, `/api/apps/${BESIDE}/enable`, {})).status).toBe(200);
+    await waitForRow(gw, BESIDE, (b) => b.running && b.healthy, 30_000);
+    expect(await row(gw)).toMatchObject({ enabled: true, updateKeepsServing: true });
+  }, 60_000);
+
   it("an app that declares storage is stopped for the gate, and the update's steps say so", async () => {
     const folder = await writeBeside(root, "4.0.0", { storage: true });
     const consented = await post(gw, "/api/apps/preview", { source: folder, name: BESIDE });

@@ -210,7 +210,7 @@ async function update(page, name, source, digest) {
     el("p", {
       class: "muted",
       role: "status",
-      text: updatingText(installed.ok && installed.data?.updateKeepsServing === true),
+      text: updatingText(installed.ok ? installed.data : null),
     }),
   );
   const installId = newInstallId();

@@ -8,12 +8,17 @@ import { changeList } from "./update-changes.js";
 import { installProgressView, newInstallId, UPDATE_STEPS, withInstallProgress } from "./install-progress.js";
 
 /**
- * What the owner is told while an update runs, from the app view's updateKeepsServing (the rule
- * is the gateway's: a backend and no storage): whether the current version keeps answering.
- * @param {boolean} keepsServing
+ * What the owner is told while an update runs, from the app view (`installed`: enabled,
+ * hasBackend, updateKeepsServing; the rule is the gateway's: enabled, a backend and no storage):
+ * whether the current version keeps answering.
+ * @param {any} installed
  */
-export function updatingText(keepsServing) {
-  return keepsServing
+export function updatingText(installed) {
+  if (installed?.enabled === false)
+    return "Updating… this app is disabled, so nothing of it runs meanwhile: the new version is installed and stays disabled until you enable it.";
+  if (installed?.hasBackend === false)
+    return "Updating… this app has no backend: the new version's files replace the current ones.";
+  return installed?.updateKeepsServing === true
     ? "Updating… the current version keeps answering until the new one passes its health check (up to 30 s); if it does not, the current version simply stays."
     : "Updating… this app keeps data, so its backend stops while its data is copied and is down until the new version passes its health check (up to 30 s); if it does not, the previous version comes back with its data.";
 }
@@ -25,11 +30,7 @@ export function updatingText(keepsServing) {
 async function updateWithProgress(api, host, name, source, consent, installed) {
   const installId = newInstallId();
   const progress = installProgressView(source, UPDATE_STEPS);
-  replaceChildren(
-    host,
-    el("p", { class: "muted", role: "status", text: updatingText(installed?.updateKeepsServing === true) }),
-    progress.node,
-  );
+  replaceChildren(host, el("p", { class: "muted", role: "status", text: updatingText(installed) }), progress.node);
   const { answer, steps } = await withInstallProgress(api, installId, progress.update, () =>
     api.post(`/api/apps/${encodeURIComponent(name)}/update`, {
       source,

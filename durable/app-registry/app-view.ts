@@ -22,7 +22,7 @@ export function appView(record: AppRecord, backend: BackendStatus | undefined): 
     consentDigest: record.consentDigest,
     installedAt: record.installedAt,
     hasBackend: Boolean(manifest.backend),
-    updateKeepsServing: oldVersionServesThroughUpdate(manifest),
+    updateKeepsServing: oldVersionServesThroughUpdate({ enabled: record.enabled, manifest }),
     ui: manifest.ui?.entry ? { entry: manifest.ui.entry, revision: record.uiRevision } : null,
     backend: manifest.backend ? (backend ?? null) : null,
     folders: (manifest.permissions?.folders ?? []).map((need) => {

@@ -105,6 +105,21 @@ export async function installPythonDependencies(
   return installerRun(app, appDir, python, pip, venv, offline ? [] : PYPI, ctx);
 }
 
+/**
+ * npm's network retries, bounded for an owner who is waiting: a fetch that fails is tried twice
+ * more, after 1 s and then 4 s. npm's own waits are 10 s and then 60 s, and it fetches a tarball
+ * that fails its integrity twice over, so a tarball that never matches its pin, or a registry
+ * that is gone, was refused only after more than two minutes.
+ */
+export const NPM_FETCH_RETRIES = [
+  "--fetch-retries",
+  "2",
+  "--fetch-retry-mintimeout",
+  "1000",
+  "--fetch-retry-maxtimeout",
+  "4000",
+] as const;
+
 /** npm's own script: the copy beside the bridge's node, else the one `npm` on PATH points to. */
 export function npmCli(pathEnv: string | undefined): string | undefined {
   const beside = join(dirname(realpathSync(process.execPath)), "..", "lib", "node_modules", "npm", "bin", "npm-cli.js");
@@ -141,6 +156,7 @@ export async function installNpmPackages(
     "--no-package-lock",
     // A package is copied in, never linked: a link would name where npm ran, not node_modules/.
     "--install-links",
+    ...NPM_FETCH_RETRIES,
     "--cache",
     "/tmp/npm-cache",
     "--prefix",

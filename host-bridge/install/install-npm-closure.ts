@@ -15,6 +15,7 @@ import {
   moveInstalled,
   npmCli,
   NPM_CLOSURE_CACHE,
+  NPM_FETCH_RETRIES,
   NPM_PREFIX,
   type InstallerContext,
 } from "./install-dependencies";
@@ -86,6 +87,7 @@ export async function installNpmClosure(app: string, appDir: string, ctx: Instal
     // The lockfile's URLs are fetched as written, never moved to another host.
     "--replace-registry-host",
     "never",
+    ...NPM_FETCH_RETRIES,
     // The tarballs stay in the app's own cache (only this app's installer writes it), and a
     // tarball already there is used without asking the registry: npm checks its integrity
     // either way, so a restore from an archive that carried them needs no network.

@@ -51,13 +51,13 @@ export interface InstalledCopy {
 }
 
 /**
- * True when the old version keeps serving until the new one is healthy: the app runs, the new
- * version has a backend to wait for, and the rule of kernel/rules/update-serving.ts holds (no
- * storage, so nothing can change data/ after its copy). Otherwise the old backend is stopped
+ * True when the old version keeps serving until the new one is healthy: the new version has a
+ * backend to wait for, and the rule of kernel/rules/update-serving.ts holds (the app runs and has
+ * no storage, so nothing can change data/ after its copy). Otherwise the old backend is stopped
  * before the copy (docs/design/app-lifecycle.md).
  */
 export function oldServesThroughGate(installed: InstalledCopy, next: AppManifest): boolean {
-  return installed.enabled && next.backend !== undefined && oldVersionServesThroughUpdate(installed.manifest);
+  return next.backend !== undefined && oldVersionServesThroughUpdate(installed);
 }
 
 export interface UpdatedApp {

@@ -78,8 +78,8 @@ export const AppViewSchema = z.strictObject({
   hasBackend: z.boolean(),
   /**
    * True when an update keeps this version answering until the new one passes its health check
-   * (a backend and no storage: kernel/rules/update-serving.ts); false when its backend is down
-   * from the data copy until then.
+   * (enabled, a backend and no storage: kernel/rules/update-serving.ts); false when its backend is
+   * down from the data copy until then, and for a disabled app, which answers nothing meanwhile.
    */
   updateKeepsServing: z.boolean(),
   ui: z.object({ entry: z.string(), revision: z.string().nullable() }).nullable(),
