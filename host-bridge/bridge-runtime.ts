@@ -80,12 +80,13 @@ export interface NativeProof {
 export function backendCommand(
   appDir: string,
   manifest: AppManifest,
-): { command: string; args: string[]; healthCheck?: string } {
+): { command: string; args: string[]; healthCheck?: string; startTimeoutSeconds?: number } {
   const backend = manifest.backend!;
   return {
     command: appInterpreter(appDir, backend.command),
     args: [...(backend.args ?? [])],
     healthCheck: backend.healthCheck,
+    startTimeoutSeconds: backend.startTimeoutSeconds,
   };
 }
 

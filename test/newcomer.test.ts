@@ -194,7 +194,8 @@ describe("a newcomer following the README", () => {
   it("as the app's author: an update whose backend fails its health check shows what it answered, and the old version keeps answering", async () => {
     editApp(
       "0.3.0",
-      () => undefined,
+      // The author gives the backend 5 s to start (30 s unless set), to learn sooner that it failed.
+      (m) => ((m.backend as Record<string, unknown>).startTimeoutSeconds = 5),
       (s) =>
         s.replace(
           '"GET /health": (req, res) => send(res, 200, { ok: true }),',
@@ -214,6 +215,7 @@ describe("a newcomer following the README", () => {
     const said = (await failure.textContent()) ?? "";
     expect(said).toContain("500");
     expect(said).toContain("the notes database is not migrated");
+    expect(said).toContain("within 5 s");
     expect(said).not.toMatch(STACK_TRACE);
     expect(answers.length).toBeGreaterThan(5);
     // The update's steps stay below the error: the old version was never stopped, and why.

@@ -19,8 +19,8 @@ export function updatingText(installed) {
   if (installed?.hasBackend === false)
     return "Updating… this app has no backend: the new version's files replace the current ones.";
   return installed?.updateKeepsServing === true
-    ? "Updating… the current version keeps answering until the new one passes its health check (up to 30 s); if it does not, the current version simply stays."
-    : "Updating… this app keeps data, so its backend stops while its data is copied and is down until the new version passes its health check (up to 30 s); if it does not, the previous version comes back with its data.";
+    ? "Updating… the current version keeps answering until the new one passes its health check (30 s unless the app sets its own start timeout); if it does not, the current version simply stays."
+    : "Updating… this app keeps data, so its backend stops while its data is copied and is down until the new version passes its health check (30 s unless the app sets its own start timeout); if it does not, the previous version comes back with its data.";
 }
 
 /**

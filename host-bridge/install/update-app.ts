@@ -3,7 +3,8 @@
 // The swap keeps the old folder whole at apps/.<name>.rollback, gives the new version a copy
 // of data/ (databases through SQLite's backup API) and, when the Python dependencies are the
 // same, the old venv/ by rename; it re-runs onInstall in the sandbox and starts the new
-// backend. Only a backend that answers its health check within 30 s is kept; otherwise the old
+// backend. Only a backend that answers its health check within its start timeout (30 s unless
+// its manifest's backend.startTimeoutSeconds says otherwise) is kept; otherwise the old
 // folder, its untouched data and its backend come back. An app without storage keeps its old
 // backend answering meanwhile (the new one starts beside it and takes over once healthy); an
 // app with storage is stopped before its data/ is copied. The journal written before the old
@@ -13,6 +14,7 @@ import { mkdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { GatewayError } from "../../kernel/contracts/errors";
 import type { AppManifest } from "../../kernel/contracts/manifest";
+import { backendStartTimeoutMs } from "../../kernel/contracts/manifest-backend-ui";
 import type { InstallReview, ReviewChange } from "../../kernel/contracts/install-review";
 import { installNpmPackages, installPythonDependencies } from "./install-dependencies";
 import { npmClosureStep } from "./install-npm-closure";
@@ -33,9 +35,6 @@ import { storageFullReason } from "../../kernel/contracts/storage-full";
 import { mebibytes, UPDATE_ROOM_MARGIN_BYTES, updateRoom } from "./update-room";
 import type { BackendControl } from "./update-backend-control";
 import { oldVersionServesThroughUpdate } from "../../kernel/rules/update-serving";
-
-/** DESIGN.md: an update is kept only when its backend answers its health check within 30 s. */
-export const UPDATE_HEALTH_SECONDS = 30;
 
 /** Where an update keeps the previous version while it runs. */
 export function rollbackDir(appsDir: string, name: string): string {
@@ -418,13 +417,13 @@ async function moveIntoPlaceStep({ appDir, stagedDir, ctx, note }: UpdateRun): P
 
 /**
  * health: an enabled app's new backend is started and kept only when it answers its health
- * check within 30 s. Answers whether a backend was started (its step is noted done once ready).
+ * check within its start timeout (the new manifest's backend.startTimeoutSeconds, 30 s unless set). Answers whether a backend was started (its step is noted done once ready).
  */
 async function healthStep({ name, manifest, installed, backend, note, reached }: UpdateRun): Promise<boolean> {
   const runsBackend = installed.enabled && manifest.backend !== undefined;
   if (!runsBackend) return false;
   await note("health", "started");
-  const timeoutMs = UPDATE_HEALTH_SECONDS * 1000;
+  const timeoutMs = backendStartTimeoutMs(manifest.backend);
   const healthy = reached.oldServing
     ? await backend.startBesideHealthy(name, manifest, timeoutMs)
     : await backend.startHealthy(name, manifest, timeoutMs);

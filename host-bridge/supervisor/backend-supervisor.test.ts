@@ -265,6 +265,23 @@ describe("BackendSupervisor: health", () => {
     await until("promoted", () => sup.status(spec.name)?.healthy === true, 5_000);
   });
 
+  it("a backend's own startTimeoutSeconds replaces the supervisor's start timeout, and the reason names it", async () => {
+    // The supervisor gives a start 8 s; this backend's manifest gives it 1 s, and its health path answers 404.
+    const { sup } = makeSupervisor();
+    const spec = makeApp("healthy.mjs");
+    spec.backend.healthCheck = "/not-here";
+    spec.backend.startTimeoutSeconds = 1;
+    const started = Date.now();
+    expect((await sup.start(spec)).ok).toBe(true);
+    await until("start timeout reported", () => (sup.status(spec.name)?.reason ?? "").includes("within"), 6_000);
+    expect(Date.now() - started).toBeLessThan(6_000);
+    expect(sup.status(spec.name)).toMatchObject({
+      running: true,
+      healthy: false,
+      reason: "did not answer GET /not-here with 2xx within 1 s; last it answered 404: ok",
+    });
+  });
+
   it("a healthCheck outside the allowed characters is never probed and the backend stays unhealthy", async () => {
     const { sup, logs } = makeSupervisor();
     const spec = makeApp("healthy.mjs");

@@ -39,7 +39,8 @@ export interface BackendSpec {
   /** Absolute path of the app's data folder; writable only when hasStorage. */
   dataDir: string;
   hasStorage: boolean;
-  backend: { command: string; args?: readonly string[]; healthCheck?: string };
+  /** startTimeoutSeconds: the manifest's own start timeout, else the supervisor's startTimeoutMs. */
+  backend: { command: string; args?: readonly string[]; healthCheck?: string; startTimeoutSeconds?: number };
   /** The hosts its egress broker lets through ("all": any public host); none: no network at all. */
   network?: readonly HostPattern[] | "all";
   /** The secrets the owner assigned, opened for this start: environment name → value; masked in its log by value. */

@@ -2,6 +2,7 @@
 // backend first answers (or its start timeout passes), then every healthIntervalMs, where
 // healthMisses misses in a row demote it and one success promotes it again. A probe's answer
 // for a run that is over is dropped.
+import { backendStartTimeoutMs } from "../../kernel/contracts/manifest-backend-ui.js";
 import { endpointOf } from "./backend-address.js";
 import { isAcceptableHealthPath, probeHealth } from "./health-probe.js";
 import { emit, linesMoved } from "./status-report.js";
@@ -24,7 +25,10 @@ export function startupPoll(sup: Supervision, t: Tracked, generation: number): v
     return;
   }
   const { opts } = sup;
-  const deadline = Date.now() + opts.startTimeoutMs;
+  // The manifest's own start timeout, else the supervisor's (the default of kernel/contracts).
+  const startTimeoutMs =
+    t.spec.backend.startTimeoutSeconds === undefined ? opts.startTimeoutMs : backendStartTimeoutMs(t.spec.backend);
+  const deadline = Date.now() + startTimeoutMs;
   const tick = async () => {
     if (generation !== t.generation || !t.running) return;
     const answer = await probeHealth(endpointOf(sup, t), healthPath, opts.probeTimeoutMs, t.masked);
@@ -36,7 +40,7 @@ export function startupPoll(sup: Supervision, t: Tracked, generation: number): v
     }
     t.lastMiss = answer.miss;
     if (Date.now() >= deadline) {
-      t.reason = `did not answer GET ${healthPath} with 2xx within ${Math.round(opts.startTimeoutMs / 1000)} s; last it ${answer.miss}`;
+      t.reason = `did not answer GET ${healthPath} with 2xx within ${Math.round(startTimeoutMs / 1000)} s; last it ${answer.miss}`;
       sup.log("warning", `app ${t.spec.name} backend ${t.reason}`);
       emit(sup, t);
       watch(sup, t, generation, healthPath);

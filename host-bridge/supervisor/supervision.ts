@@ -3,6 +3,7 @@
 // the backends it tracks and holds, and where it reports.
 import os from "node:os";
 import path from "node:path";
+import { backendStartTimeoutMs } from "../../kernel/contracts/manifest-backend-ui.js";
 import { DEFAULT_LIMITS, type LimitHit, type Limits } from "../sandbox/bounds.js";
 import type { SandboxAvailability } from "../sandbox/bubblewrap.js";
 import type { BackendSupervisorOptions, SupervisedBackendStatus, SupervisorLogLevel } from "./backend-supervisor.js";
@@ -63,7 +64,7 @@ export function createSupervision(
       gatewayPort: options.gatewayPort,
       healthIntervalMs: options.healthIntervalMs ?? 10_000,
       healthMisses: options.healthMisses ?? 3,
-      startTimeoutMs: options.startTimeoutMs ?? 30_000,
+      startTimeoutMs: options.startTimeoutMs ?? backendStartTimeoutMs(undefined),
       startupPollMs: options.startupPollMs ?? 250,
       probeTimeoutMs: options.probeTimeoutMs ?? 2_000,
       stopGraceMs: options.stopGraceMs ?? 5_000,

@@ -65,7 +65,27 @@ export const BackendSchema = z.object({
       byDefault: "30",
     })
     .optional(),
+  /** Seconds a start may take to first answer the health check (default BACKEND_START_TIMEOUT_DEFAULT_S). */
+  startTimeoutSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(600)
+    .meta({
+      description:
+        "Seconds the backend has, each time it starts (install, gateway start, restart, an update's health gate), to first answer its health check with 2xx. Past them it is reported unhealthy, and an update is undone. Raise it for a backend that loads a lot before it answers; lower it to learn sooner that an update failed.",
+      byDefault: "30",
+    })
+    .optional(),
 });
+
+/** A backend has this long to first answer its health check unless its manifest says otherwise. */
+export const BACKEND_START_TIMEOUT_DEFAULT_S = 30;
+
+/** How long this backend has, each time it starts, to first answer its health check with 2xx. */
+export function backendStartTimeoutMs(backend: { startTimeoutSeconds?: number | undefined } | undefined): number {
+  return (backend?.startTimeoutSeconds ?? BACKEND_START_TIMEOUT_DEFAULT_S) * 1000;
+}
 
 /** The proxy waits this long for a backend's answer to start unless its manifest says otherwise. */
 export const BACKEND_RESPONSE_TIMEOUT_DEFAULT_S = 30;

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { isEscapingResourcePath, validateManifest, type ValidateManifestOptions } from "./manifest";
+import { backendStartTimeoutMs } from "./manifest-backend-ui";
 import { compareVersions } from "./manifest-versions";
 import { derivedReservedAppNames } from "../../test/helpers/route-table";
 
@@ -161,6 +162,19 @@ describe("validateManifest", () => {
     for (const healthCheck of ["health", "/health?x=1", "/h%2e"]) {
       expect(refusedWith({ ...base, backend: { command: "node", healthCheck } }).field).toBe("backend.healthCheck");
     }
+  });
+
+  it("takes a backend start timeout of 1 to 600 whole seconds, 30 when it says none", () => {
+    for (const startTimeoutSeconds of [0, 601, 2.5, "30"])
+      expect(refusedWith({ ...base, backend: { command: "node", startTimeoutSeconds } }).field).toBe(
+        "backend.startTimeoutSeconds",
+      );
+    for (const startTimeoutSeconds of [1, 600]) {
+      const read = validateManifest({ ...base, backend: { command: "node", startTimeoutSeconds } }, opts);
+      expect(read.ok && backendStartTimeoutMs(read.manifest.backend)).toBe(startTimeoutSeconds * 1000);
+    }
+    const unsaid = validateManifest({ ...base, backend: { command: "node" } }, opts);
+    expect(unsaid.ok && backendStartTimeoutMs(unsaid.manifest.backend)).toBe(30_000);
   });
 
   it("refuses a setup hook written as a shell string", () => {

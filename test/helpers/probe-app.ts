@@ -78,15 +78,27 @@ export function probeManifest(version: string, extra: Json = {}): Json {
 export async function writeProbe(
   root: string,
   version: string,
-  opts: { broken?: boolean; sick?: string; permissions?: Json; secrets?: Json[]; mcpServers?: Json } = {},
+  opts: {
+    broken?: boolean;
+    sick?: string;
+    permissions?: Json;
+    secrets?: Json[];
+    mcpServers?: Json;
+    /** The backend's own start timeout (backend.startTimeoutSeconds). */
+    startTimeoutSeconds?: number;
+  } = {},
 ): Promise<string> {
   const dir = join(
     root,
-    `probe-${version}${opts.broken ? "-broken" : ""}${opts.sick ? "-sick" : ""}${opts.permissions ? "-more" : ""}${opts.secrets ? "-secrets" : ""}${opts.mcpServers ? "-mcp" : ""}`,
+    `probe-${version}${opts.broken ? "-broken" : ""}${opts.sick ? "-sick" : ""}${opts.permissions ? "-more" : ""}${opts.secrets ? "-secrets" : ""}${opts.mcpServers ? "-mcp" : ""}${opts.startTimeoutSeconds ? `-start${opts.startTimeoutSeconds}` : ""}`,
   );
   await mkdir(dir, { recursive: true });
+  const base = probeManifest(version, opts.permissions ?? {});
   const manifest = {
-    ...probeManifest(version, opts.permissions ?? {}),
+    ...base,
+    ...(opts.startTimeoutSeconds
+      ? { backend: { ...(base.backend as Json), startTimeoutSeconds: opts.startTimeoutSeconds } }
+      : {}),
     ...(opts.secrets ? { secrets: opts.secrets } : {}),
     ...(opts.mcpServers ? { mcpServers: opts.mcpServers } : {}),
   };
