@@ -40,7 +40,13 @@ http
 export async function writeBeside(
   root: string,
   version: string,
-  opts: { healthyAfterMs?: number; sick?: string; storage?: boolean } = {},
+  opts: {
+    healthyAfterMs?: number;
+    sick?: string;
+    storage?: boolean;
+    /** The backend's own start timeout (backend.startTimeoutSeconds): an update's gate. */
+    startTimeoutSeconds?: number;
+  } = {},
 ): Promise<string> {
   const dir = join(root, `beside-${version}`);
   await mkdir(dir, { recursive: true });
@@ -49,7 +55,13 @@ export async function writeBeside(
     version,
     displayName: "Beside",
     description: "Answers its version; keeps no data.",
-    backend: { command: "node", args: ["server.mjs"], entryPoint: "server.mjs", healthCheck: "/health" },
+    backend: {
+      command: "node",
+      args: ["server.mjs"],
+      entryPoint: "server.mjs",
+      healthCheck: "/health",
+      ...(opts.startTimeoutSeconds ? { startTimeoutSeconds: opts.startTimeoutSeconds } : {}),
+    },
     permissions: { api: [`/api/apps/${BESIDE}/`], ...(opts.storage ? { storage: true } : {}) },
   };
   await writeFile(join(dir, "app.json"), JSON.stringify(manifest, null, 2));
