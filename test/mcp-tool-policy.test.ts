@@ -249,6 +249,22 @@ describe("tool calls through mcp run pass the owner's policy", () => {
     await rowWith("huge", "answer_too_large");
   }, 120_000);
 
+  it("an agent that asks for progress hears the server's through the mediation, under its own token", async () => {
+    const a = await agent(APP);
+    try {
+      const heard: Array<{ progress: number; total?: number; message?: string }> = [];
+      const result = await a.client.callTool({ name: "slow", arguments: { ms: 600 } }, undefined, {
+        onprogress: (progress) => heard.push(progress),
+      });
+      expect(result.content).toEqual([{ type: "text", text: "slept" }]);
+      expect(heard).toEqual([{ progress: 1, total: 2, message: "halfway" }]);
+      // Without a token, the server is asked for none and none arrives.
+      expect(await textOf(a, "slow", { ms: 200 })).toBe("slept");
+    } finally {
+      await a.close();
+    }
+  }, 60_000);
+
   it("a description changed at the next start is withheld until the owner approves the diff", async () => {
     writeFileSync(
       join(home, "apps", APP, "data", "description.txt"),

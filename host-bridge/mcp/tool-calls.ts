@@ -3,7 +3,7 @@
 // owner up to mcp.ask_timeout_s), only then does the call reach the server, bounded by
 // mcp.call_timeout_s and mcp.max_answer_bytes; whatever the end, it is reported as evidence.
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, McpError, type CallToolResult, type Progress } from "@modelcontextprotocol/sdk/types.js";
 import {
   ARGUMENTS_SHOWN_CHARS,
   argumentsDigest,
@@ -62,6 +62,7 @@ export async function mediateCall(
   ctx: { key: string; app: string; client: Client; gate: ToolGate; bounds: CallBounds },
   call: { name: string; args: Record<string, unknown> | undefined; definitionDigest: string | null },
   signal: AbortSignal,
+  onprogress?: (progress: Progress) => void,
 ): Promise<CallToolResult> {
   const started = Date.now();
   const digest = await argumentsDigest(call.args ?? {});
@@ -108,6 +109,8 @@ export async function mediateCall(
     const result = (await ctx.client.callTool({ name: call.name, arguments: call.args }, undefined, {
       timeout: ctx.bounds.callTimeoutMs,
       signal,
+      // The call's bound stays the owner's: progress is passed on, never a reason to wait longer.
+      ...(onprogress ? { onprogress } : {}),
     })) as CallToolResult;
     end(allowedAs);
     return result;

@@ -28,6 +28,7 @@ import {
   SubscribeRequestSchema,
   ToolListChangedNotificationSchema,
   UnsubscribeRequestSchema,
+  type Progress,
   type ServerCapabilities,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -150,6 +151,15 @@ async function connectBoth(options: MediatorOptions, client: Client, connected: 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await listTools()) as Tool[] }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     if (current === null) await listTools();
+    // An agent that asked for progress hears the server's, under the token it chose.
+    const progressToken = request.params._meta?.progressToken;
+    const onprogress =
+      progressToken === undefined
+        ? undefined
+        : (progress: Progress) =>
+            void extra
+              .sendNotification({ method: "notifications/progress", params: { ...progress, progressToken } })
+              .catch(() => {});
     return mediateCall(
       { key, app: options.app, client, gate: options.gate, bounds: options.bounds },
       {
@@ -158,6 +168,7 @@ async function connectBoth(options: MediatorOptions, client: Client, connected: 
         definitionDigest: current!.get(request.params.name) ?? null,
       },
       extra.signal,
+      onprogress,
     );
   });
   relayTheRest(server, client, offered);
