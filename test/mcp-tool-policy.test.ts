@@ -254,7 +254,7 @@ describe("tool calls through mcp run pass the owner's policy", () => {
     try {
       const heard: Array<{ progress: number; total?: number; message?: string }> = [];
       const result = await a.client.callTool({ name: "slow", arguments: { ms: 600 } }, undefined, {
-        onprogress: (progress) => heard.push(progress),
+        onprogress: (progress: (typeof heard)[number]) => heard.push(progress),
       });
       expect(result.content).toEqual([{ type: "text", text: "slept" }]);
       expect(heard).toEqual([{ progress: 1, total: 2, message: "halfway" }]);
