@@ -50,7 +50,13 @@ async function machinesAnswer(env: Env): Promise<Response> {
       forgotten_at: m.forgottenAt,
     })),
   );
-  return new Response(JSON.stringify({ machines: views }), {
+  return noStoreJson({ machines: views });
+}
+
+/** A JSON answer no cache keeps (it names machines, or carries a pairing code). */
+function noStoreJson(body: unknown, status = 200): Response {
+  return new Response(JSON.stringify(body), {
+    status,
     headers: { "Content-Type": "application/json", "Cache-Control": "no-store" },
   });
 }
@@ -144,10 +150,7 @@ export const edgeRoutes: AnyRouteRow[] = [
         subject: "edge",
         detail: { expires_at: new Date(expiresAt).toISOString() },
       });
-      return new Response(JSON.stringify({ code, expires_at: new Date(expiresAt).toISOString() }), {
-        status: 201,
-        headers: { "Content-Type": "application/json", "Cache-Control": "no-store" },
-      });
+      return noStoreJson({ code, expires_at: new Date(expiresAt).toISOString() }, 201);
     },
   }),
   route({
